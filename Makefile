@@ -1,0 +1,31 @@
+# One-command set-up: `make run` starts the app on the demo session, `make test` runs the tests.
+# Both create .venv and install the project from its own files on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.marginalia-installed
+
+.PHONY: install run test bench-deps bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m app.main --demo
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+bench-deps: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+
+bench: bench-deps
+	$(BIN)/python benchmarks/decoders.py --quick
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

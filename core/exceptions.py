@@ -1,0 +1,106 @@
+"""The project's exception hierarchy.
+
+Every error a user can meet is a :class:`MarginaliaError`. Messages name the
+argument or file, the value received, what was expected and what to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MarginaliaError",
+    "DataFormatError",
+    "ParameterError",
+    "InfeasibleLabelsError",
+    "NotFittedError",
+    "StoreError",
+    "ProjectInUseError",
+    "ProjectVersionError",
+    "ProjectDamagedError",
+    "SourceMovedError",
+    "CancelledError",
+]
+
+
+class MarginaliaError(Exception):
+    """Base class of every error raised on purpose by Marginalia."""
+
+
+class DataFormatError(MarginaliaError, ValueError):
+    """A file or table does not have the expected content.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and how to fix it.
+    path : str, optional
+        The file concerned.
+    where : str, optional
+        The line, record or column where it went wrong (e.g. ``"line 12"``).
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, where: str | None = None):
+        self.path = None if path is None else str(path)
+        self.where = where
+        prefix = ""
+        if self.path:
+            prefix = f"{self.path}"
+            if where:
+                prefix += f", {where}"
+            prefix += ": "
+        elif where:
+            prefix = f"{where}: "
+        super().__init__(prefix + message)
+
+
+class ParameterError(MarginaliaError, ValueError):
+    """A function argument has an invalid value."""
+
+
+class InfeasibleLabelsError(ParameterError):
+    """A set of partial labels that no structure can satisfy.
+
+    Attributes
+    ----------
+    label_ids : tuple of str
+        The ids (or descriptions) of the conflicting labels.
+    """
+
+    def __init__(self, message: str, label_ids=()):
+        self.label_ids = tuple(label_ids)
+        super().__init__(message)
+
+
+class NotFittedError(MarginaliaError, RuntimeError):
+    """A model or learner was used before being trained."""
+
+
+class StoreError(MarginaliaError, RuntimeError):
+    """The project store cannot be read or written."""
+
+
+class ProjectInUseError(StoreError):
+    """Another process holds the project open for writing."""
+
+
+class ProjectVersionError(StoreError):
+    """The project was written by a newer Marginalia (schema version too high)."""
+
+
+class ProjectDamagedError(StoreError):
+    """The project file is damaged. ``backups`` lists the good backups, newest first."""
+
+    def __init__(self, message: str, backups=()):
+        self.backups = tuple(backups)
+        super().__init__(message)
+
+
+class SourceMovedError(StoreError):
+    """An item's source file moved or changed since it was imported."""
+
+    def __init__(self, message: str, items=()):
+        self.items = tuple(items)
+        super().__init__(message)
+
+
+class CancelledError(MarginaliaError):
+    """Long work was cancelled by its caller."""

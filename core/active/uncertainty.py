@@ -1,0 +1,277 @@
+"""Uncertainty of parts and the choice of the next queries (Lou et al. Table 1.2).
+
+A *scorer* reports, for one part, the score of the model's best structure,
+of the runner-up (the best structure different from the best) and of the
+worst structure, with "higher is better" (a decoder that minimises a cost
+reports ``-cost``). From these, each strategy computes a margin ``m >= 0``
+and the uncertainty ``q = exp(-m)`` (so ``q`` lies in ``(0, 1]`` for the
+margin strategies, and larger means "a label here is expected to help more"):
+
+==================  ====================================================
+``"random"``        ``q ~ uniform(0, 1)`` from the seeded generator
+``"scoring"``       ``m = best / (size * scale)``: a low best score per index
+``"best-vs-worst"`` ``m = (best - worst) / (size * scale)``
+``"best-vs-2nd"``   ``m = (best - second) / scale``
+==================  ====================================================
+
+Normalisation, so that parts of different lengths compare:
+
+* ``scale`` is the scorer's unit of score (for penalised segmentation, the
+  change penalty: the price of one change), which makes margins dimensionless
+  and the same numbers meaningful across models and datasets.
+* ``scoring`` and ``best-vs-worst`` compare whole-structure scores, which grow
+  linearly with the part length, so they are divided by ``size`` (per index).
+* ``best-vs-2nd`` is *not* divided by the length: the runner-up differs from the
+  best by one local decision (a change added, removed or moved), so the margin
+  is the price of the closest call in the part and does not grow with length.
+  A part with a single feasible structure (no runner-up) has ``m = inf``,
+  ``q = 0``.
+
+Ties (identical uncertainties, e.g. identical parts) are broken by a seeded
+random permutation, so a query sequence is reproducible from ``random_state``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence as SequenceT, runtime_checkable
+
+import numpy as np
+
+from ..exceptions import ParameterError
+from ..types import Query
+from .parts import Part
+
+__all__ = [
+    "STRATEGIES",
+    "PartScores",
+    "PartScorer",
+    "check_strategy",
+    "uncertainty_from_scores",
+    "pool_uncertainties",
+    "rank_parts",
+    "select_batch",
+    "next_queries",
+]
+
+STRATEGIES = ("random", "scoring", "best-vs-worst", "best-vs-2nd")
+SUPPRESS = ("overlap", "item", None)
+_MAX_EXPONENT = 700.0  # exp(700) is still a finite float64
+
+
+@dataclass(frozen=True)
+class PartScores:
+    """Scores of the structures of one part, higher is better.
+
+    Parameters
+    ----------
+    best : float
+        Score of the best structure.
+    second : float or None
+        Score of the runner-up; ``None`` when the best is the only feasible structure.
+    worst : float or None
+        Score of the worst structure (or of the proxy the scorer documents);
+        ``None`` when the scorer cannot tell (``"best-vs-worst"`` then refuses).
+    size : int
+        Number of indices in the part (samples, frames or events), >= 1.
+    scale : float
+        Unit of score that margins are divided by, > 0.
+    """
+
+    best: float
+    second: float | None = None
+    worst: float | None = None
+    size: int = 1
+    scale: float = 1.0
+
+    def __post_init__(self):
+        if not np.isfinite(self.best):
+            raise ParameterError(f"PartScores.best: expected a finite score, got {self.best!r}")
+        if self.second is not None and not np.isfinite(self.second):
+            raise ParameterError(f"PartScores.second: expected a finite score or None, got {self.second!r}")
+        if self.worst is not None and not np.isfinite(self.worst):
+            raise ParameterError(f"PartScores.worst: expected a finite score or None, got {self.worst!r}")
+        if int(self.size) < 1:
+            raise ParameterError(f"PartScores.size: expected >= 1, got {self.size!r}")
+        if not (np.isfinite(self.scale) and self.scale > 0):
+            raise ParameterError(f"PartScores.scale: expected a finite number > 0, got {self.scale!r}")
+
+
+@runtime_checkable
+class PartScorer(Protocol):
+    """Anything that can score the structures of a part under the current model."""
+
+    def part_scores(self, part: Part) -> PartScores:  # pragma: no cover - protocol
+        ...
+
+
+def check_strategy(strategy) -> str:
+    """Return ``strategy`` if it is a known strategy name, else raise ParameterError listing them."""
+    if strategy not in STRATEGIES:
+        raise ParameterError(f"strategy: expected one of {', '.join(repr(s) for s in STRATEGIES)}, "
+                             f"got {strategy!r}")
+    return strategy
+
+
+def _margin(scores: PartScores, strategy: str) -> float:
+    if strategy == "scoring":
+        return scores.best / (scores.size * scores.scale)
+    if strategy == "best-vs-worst":
+        if scores.worst is None:
+            raise ParameterError("strategy 'best-vs-worst': the scorer gave no worst score for this part; "
+                                 "use a scorer that reports one, or another strategy")
+        return max(scores.best - scores.worst, 0.0) / (scores.size * scores.scale)
+    if scores.second is None:
+        return np.inf
+    return max(scores.best - scores.second, 0.0) / scores.scale
+
+
+def uncertainty_from_scores(scores: PartScores, strategy: str) -> float:
+    """Uncertainty ``q = exp(-m)`` of one part (see the module notes for ``m``).
+
+    Parameters
+    ----------
+    scores : PartScores
+    strategy : {"scoring", "best-vs-worst", "best-vs-2nd"}
+        ``"random"`` needs a generator: use :func:`pool_uncertainties`.
+
+    Returns
+    -------
+    q : float, >= 0
+    """
+    check_strategy(strategy)
+    if strategy == "random":
+        raise ParameterError("strategy 'random' does not depend on scores; use pool_uncertainties(..., "
+                             "random_state=...) to draw it")
+    if not isinstance(scores, PartScores):
+        raise ParameterError(f"scores: expected PartScores, got {type(scores).__name__}")
+    m = _margin(scores, strategy)
+    return float(np.exp(-np.clip(m, -_MAX_EXPONENT, np.inf)))
+
+
+def _rng(random_state) -> np.random.Generator:
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+                                and random_state >= 0):
+        return np.random.default_rng(random_state)
+    raise ParameterError(f"random_state: expected None, an int >= 0 or a numpy Generator, got {random_state!r}")
+
+
+def pool_uncertainties(parts: SequenceT[Part], scorer, strategy: str, *, random_state=None) -> np.ndarray:
+    """Uncertainty of every part of a pool.
+
+    Parameters
+    ----------
+    parts : sequence of Part, length n
+    scorer : PartScorer
+        Not called for ``"random"``.
+    strategy : str
+        One of :data:`STRATEGIES`.
+    random_state : None, int or numpy Generator
+        Source of the ``"random"`` draws.
+
+    Returns
+    -------
+    q : ndarray, shape (n,)
+    """
+    check_strategy(strategy)
+    parts = list(parts)
+    if strategy == "random":
+        return _rng(random_state).random(len(parts))
+    if not hasattr(scorer, "part_scores"):
+        raise ParameterError(f"scorer: expected an object with part_scores(part) -> PartScores, "
+                             f"got {type(scorer).__name__}")
+    return np.array([uncertainty_from_scores(scorer.part_scores(p), strategy) for p in parts], dtype=np.float64)
+
+
+def rank_parts(uncertainties, *, random_state=None) -> np.ndarray:
+    """Order of parts from most to least uncertain, ties broken by a seeded permutation.
+
+    Parameters
+    ----------
+    uncertainties : array_like, shape (n,)
+        NaN is treated as the least uncertain.
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    order : ndarray of int, shape (n,)
+    """
+    q = np.asarray(uncertainties, dtype=np.float64).reshape(-1)
+    tiebreak = _rng(random_state).permutation(q.shape[0])
+    key = np.where(np.isnan(q), -np.inf, q)
+    return np.lexsort((tiebreak, -key))
+
+
+def select_batch(parts: SequenceT[Part], uncertainties, n: int, *, suppress: str | None = "overlap",
+                 random_state=None) -> list:
+    """Indices of the ``n`` most uncertain parts, skipping redundant ones.
+
+    Parameters
+    ----------
+    parts : sequence of Part, length N
+    uncertainties : array_like, shape (N,)
+    n : int
+        Batch size, >= 1 (fewer are returned when the pool runs out).
+    suppress : {"overlap", "item", None}
+        ``"overlap"`` skips a part that overlaps one already chosen (same item,
+        intersecting ranges); ``"item"`` allows at most one part per item;
+        ``None`` takes the top ``n``.
+    random_state : None, int or numpy Generator
+        Tie-breaking.
+
+    Returns
+    -------
+    chosen : list of int, most uncertain first
+    """
+    parts = list(parts)
+    q = np.asarray(uncertainties, dtype=np.float64).reshape(-1)
+    if q.shape[0] != len(parts):
+        raise ParameterError(f"uncertainties: expected {len(parts)} values (one per part), got {q.shape[0]}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ParameterError(f"n: expected an integer >= 1, got {n!r}")
+    if suppress not in SUPPRESS:
+        raise ParameterError(f"suppress: expected one of {SUPPRESS}, got {suppress!r}")
+    chosen: list = []
+    items: set = set()
+    for i in rank_parts(q, random_state=random_state):
+        p = parts[i]
+        if suppress == "overlap" and any(p.overlaps(parts[j]) for j in chosen):
+            continue
+        if suppress == "item" and p.item_id in items:
+            continue
+        chosen.append(int(i))
+        items.add(p.item_id)
+        if len(chosen) == n:
+            break
+    return chosen
+
+
+def next_queries(parts: SequenceT[Part], scorer, n: int = 1, *, strategy: str = "best-vs-2nd",
+                 suppress: str | None = "overlap", random_state=None) -> list:
+    """The next ``n`` parts to ask about, as :class:`~core.types.Query` objects.
+
+    Parameters
+    ----------
+    parts : sequence of Part
+        The unlabelled pool.
+    scorer : PartScorer
+    n : int
+    strategy : str
+        One of :data:`STRATEGIES`.
+    suppress : {"overlap", "item", None}
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    queries : list of Query, rank 0 first
+    """
+    parts = list(parts)
+    if not parts:
+        raise ParameterError("parts: the pool of unlabelled parts is empty; nothing left to query")
+    rng = _rng(random_state)
+    q = pool_uncertainties(parts, scorer, strategy, random_state=rng)
+    chosen = select_batch(parts, q, n, suppress=suppress, random_state=rng)
+    return [Query(item_id=parts[i].item_id, start=parts[i].start, stop=parts[i].stop, uncertainty=float(q[i]),
+                  strategy=strategy, rank=r) for r, i in enumerate(chosen)]

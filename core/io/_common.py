@@ -1,0 +1,75 @@
+"""Helpers shared by the file-format modules: path checks, text decoding, number formatting."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import pathlib
+
+from ..exceptions import DataFormatError, ParameterError
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def existing_file(path, argname: str = "path") -> pathlib.Path:
+    """Return ``path`` as a :class:`pathlib.Path` after checking that it names a readable file.
+
+    Raises
+    ------
+    ParameterError
+        ``path`` is not a str or path-like.
+    DataFormatError
+        The file does not exist or is a directory.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"{argname}: expected a file path (str or os.PathLike), got {type(path).__name__}")
+    p = pathlib.Path(path)
+    if not p.exists():
+        raise DataFormatError("no such file; check the path", path=str(p))
+    if p.is_dir():
+        raise DataFormatError("is a directory, expected a file", path=str(p))
+    return p
+
+
+def output_file(path, argname: str = "path") -> pathlib.Path:
+    """Return ``path`` as a Path for writing, checking that its folder exists."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"{argname}: expected a file path (str or os.PathLike), got {type(path).__name__}")
+    p = pathlib.Path(path)
+    if not p.parent.exists():
+        raise ParameterError(f"{argname}: folder {str(p.parent)!r} does not exist; create it first")
+    if p.is_dir():
+        raise ParameterError(f"{argname}: {str(p)!r} is a directory, expected a file name")
+    return p
+
+
+def read_bytes(path: pathlib.Path) -> bytes:
+    """Read a file, transparently un-gzipping it when it starts with the gzip magic number."""
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    try:
+        if head == GZIP_MAGIC:
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        return path.read_bytes()
+    except (OSError, EOFError) as exc:
+        raise DataFormatError(f"cannot read the file ({exc}); is the .gz archive complete?", path=str(path)) from None
+
+
+def decode_text(raw: bytes, path: pathlib.Path) -> str:
+    """Decode UTF-8 text (a leading byte-order mark is dropped)."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataFormatError(f"not UTF-8 text (byte {exc.start}); expected a text table. Is this a binary file?",
+                              path=str(path), where=f"line {line}") from None
+
+
+def fmt_number(x: float) -> str:
+    """Format a number the shortest way that reads back to the same float (integers without ``.0``)."""
+    x = float(x)
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return repr(x)

@@ -1,0 +1,228 @@
+"""Numba kernels that scan a delimited text buffer without building one Python object per row.
+
+The kernels only *locate* rows and parse the common decimal numbers exactly
+(Clinger's fast path: an integer mantissa below 2**53 times an exact power of
+ten, which gives the same correctly rounded double as :func:`float`). Anything
+unusual (exponents out of range, ``nan``, ``NA``, long mantissas) is flagged
+and re-parsed in Python by the caller, so results never depend on the path.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_POW10 = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+                   1e17, 1e18, 1e19, 1e20, 1e21, 1e22])
+
+# error codes returned by _scan_rows
+OK = 0
+BAD_FIELD_COUNT = 1
+
+
+@numba.njit(cache=True)
+def _parse_decimal(buf, s, e, pow10):
+    """Parse ``buf[s:e]`` as a decimal number; return (value, ok). ``ok`` False means 'ask Python'."""
+    while s < e and (buf[s] == 32 or buf[s] == 9):
+        s += 1
+    while e > s and (buf[e - 1] == 32 or buf[e - 1] == 9):
+        e -= 1
+    if s >= e:
+        return 0.0, False
+    neg = False
+    if buf[s] == 45:  # '-'
+        neg = True
+        s += 1
+    elif buf[s] == 43:  # '+'
+        s += 1
+    mant = 0
+    ndig = 0       # significant digits kept in mant
+    nany = 0       # digits seen at all
+    frac = 0
+    i = s
+    while i < e and 48 <= buf[i] <= 57:
+        d = buf[i] - 48
+        nany += 1
+        if mant != 0 or d != 0:
+            ndig += 1
+            if ndig > 17:
+                return 0.0, False
+            mant = mant * 10 + d
+        i += 1
+    if i < e and buf[i] == 46:  # '.'
+        i += 1
+        while i < e and 48 <= buf[i] <= 57:
+            d = buf[i] - 48
+            nany += 1
+            frac += 1
+            if mant != 0 or d != 0:
+                ndig += 1
+                if ndig > 17:
+                    return 0.0, False
+                mant = mant * 10 + d
+            i += 1
+    if nany == 0:
+        return 0.0, False
+    exp = 0
+    if i < e and (buf[i] == 101 or buf[i] == 69):  # 'e' / 'E'
+        i += 1
+        eneg = False
+        if i < e and (buf[i] == 45 or buf[i] == 43):
+            eneg = buf[i] == 45
+            i += 1
+        nexp = 0
+        while i < e and 48 <= buf[i] <= 57:
+            exp = exp * 10 + (buf[i] - 48)
+            nexp += 1
+            if exp > 10000:
+                return 0.0, False
+            i += 1
+        if nexp == 0:
+            return 0.0, False
+        if eneg:
+            exp = -exp
+    if i != e:
+        return 0.0, False
+    if mant >= 9007199254740992:  # 2**53: not exactly representable
+        return 0.0, False
+    p = exp - frac
+    v = float(mant)
+    if mant == 0:
+        v = 0.0
+    elif 0 <= p <= 22:
+        v = v * pow10[p]
+    elif -22 <= p < 0:
+        v = v / pow10[-p]
+    else:
+        return 0.0, False
+    if neg:
+        v = -v
+    return v, True
+
+
+@numba.njit(cache=True)
+def _fields_equal(buf, a0, a1, b0, b1):
+    if a1 - a0 != b1 - b0:
+        return False
+    for k in range(a1 - a0):
+        if buf[a0 + k] != buf[b0 + k]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flags, row_off, run_start):
+    """Scan data lines of a delimited table.
+
+    Parameters
+    ----------
+    buf : uint8 array, shape (B,)
+    start : int
+        Offset of the first data line (just after the header line).
+    delim : int
+        Delimiter byte.
+    ncols : int
+        Number of fields every non-blank line must have.
+    key_cols : int64 array, shape (K,)
+        Columns whose text forms the grouping key; a new *run* starts whenever it changes.
+    num_cols : int64 array, shape (M,)
+        Columns parsed as numbers into ``values[:, m]``.
+    values : float64 array, shape (R, M)   (output)
+    flags : uint8 array, shape (R, M)      (output) 1 where Python must parse the field
+    row_off : int64 array, shape (R,)      (output) offset of each row's line
+    run_start : int64 array, shape (R,)    (output) first row of each run
+
+    Returns
+    -------
+    n_rows, n_runs, error_code, error_offset, error_nfields
+    """
+    n = buf.shape[0]
+    K = key_cols.shape[0]
+    M = num_cols.shape[0]
+    fs = np.empty(ncols + 1, dtype=np.int64)
+    fe = np.empty(ncols + 1, dtype=np.int64)
+    prev_ks = np.zeros(K, dtype=np.int64)
+    prev_ke = np.zeros(K, dtype=np.int64)
+    row = 0
+    nruns = 0
+    pos = start
+    while pos < n:
+        ls = pos
+        le = pos
+        while le < n and buf[le] != 10:
+            le += 1
+        pos = le + 1
+        ce = le
+        if ce > ls and buf[ce - 1] == 13:
+            ce -= 1
+        blank = True
+        for k in range(ls, ce):
+            if buf[k] != 32 and buf[k] != 9 and buf[k] != 13:
+                blank = False
+                break
+        if blank:
+            continue
+        nf = 0
+        s = ls
+        for k in range(ls, ce + 1):
+            if k == ce or buf[k] == delim:
+                if nf < ncols:
+                    fs[nf] = s
+                    fe[nf] = k
+                nf += 1
+                s = k + 1
+        if nf != ncols:
+            return row, nruns, BAD_FIELD_COUNT, ls, nf
+        row_off[row] = ls
+        for m in range(M):
+            c = num_cols[m]
+            v, ok = _parse_decimal(buf, fs[c], fe[c], pow10)
+            values[row, m] = v
+            flags[row, m] = 0 if ok else 1
+        new_run = row == 0
+        if not new_run:
+            for j in range(K):
+                c = key_cols[j]
+                if not _fields_equal(buf, fs[c], fe[c], prev_ks[j], prev_ke[j]):
+                    new_run = True
+                    break
+        if new_run:
+            run_start[nruns] = row
+            nruns += 1
+            for j in range(K):
+                prev_ks[j] = fs[key_cols[j]]
+                prev_ke[j] = fe[key_cols[j]]
+        row += 1
+    return row, nruns, OK, 0, 0
+
+
+def scan_rows(buf: np.ndarray, start: int, delim: int, ncols: int, key_cols, num_cols):
+    """Validated wrapper of :func:`_scan_rows`; allocates the outputs and trims them.
+
+    Returns
+    -------
+    values : ndarray, shape (R, M)
+    flags : ndarray of uint8, shape (R, M)
+    row_off : ndarray of int64, shape (R,)
+    run_start : ndarray of int64, shape (n_runs,)
+    error : None or (offset, n_fields)
+        Set when a line has a number of fields different from ``ncols``.
+    """
+    key_cols = np.asarray(key_cols, dtype=np.int64)
+    num_cols = np.asarray(num_cols, dtype=np.int64)
+    cap = int(np.count_nonzero(buf[start:] == 10)) + 1
+    values = np.empty((cap, num_cols.shape[0]), dtype=np.float64)
+    flags = np.empty((cap, num_cols.shape[0]), dtype=np.uint8)
+    row_off = np.empty(cap, dtype=np.int64)
+    run_start = np.empty(cap, dtype=np.int64)
+    nrows, nruns, code, eoff, enf = _scan_rows(buf, start, delim, ncols, key_cols, num_cols, _POW10,
+                                               values, flags, row_off, run_start)
+    error = None if code == OK else (int(eoff), int(enf))
+    return values[:nrows], flags[:nrows], row_off[:nrows], run_start[:nruns], error
+
+
+def parse_decimal(text: str):
+    """Parse one number with the kernel's rules (exposed for tests); returns ``None`` when Python must decide."""
+    b = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    v, ok = _parse_decimal(b, 0, b.shape[0], _POW10)
+    return float(v) if ok else None

@@ -1,0 +1,600 @@
+"""aCGH copy-number tables: probe profiles, expert region annotations, predicted segments and breaks.
+
+Formats (the neuroblastoma / SegAnnDB convention)
+--------------------------------------------------
+* profiles: ``profile.id,chromosome,position,logratio`` (extra columns allowed, comma or tab separated,
+  optionally gzip-compressed). Each (profile.id, chromosome) pair is one :class:`~core.types.Sequence`.
+* annotations: ``profile.id,chromosome,min,max,annotation`` where ``[min, max]`` is a closed base-pair
+  interval and annotation is one of ``0breakpoints``, ``normal`` (no change), ``1breakpoint`` (exactly
+  one change), ``breakpoint``, ``>0breakpoints`` (at least one change).
+* segments: ``profile.id,chromosome,chromStart,chromEnd,mean``; breaks: ``profile.id,chromosome,position``;
+  bedGraph for genome browsers.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import DataFormatError, ParameterError
+from ..types import RegionKind, RegionLabel, Segmentation, Sequence
+from . import _csvscan
+from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
+
+__all__ = [
+    "PROFILE_COLUMNS",
+    "ANNOTATION_COLUMNS",
+    "ANNOTATION_KINDS",
+    "CghRegionLabel",
+    "UnsortedPositionsWarning",
+    "read_profiles",
+    "read_annotations",
+    "write_profiles",
+    "write_annotations",
+    "write_segments",
+    "write_breaks",
+    "write_bedgraph",
+]
+
+PROFILE_COLUMNS = ("profile.id", "chromosome", "position", "logratio")
+ANNOTATION_COLUMNS = ("profile.id", "chromosome", "min", "max", "annotation")
+
+#: annotation word -> region kind
+ANNOTATION_KINDS = {
+    "0breakpoints": RegionKind.ZERO,
+    "normal": RegionKind.ZERO,
+    "1breakpoint": RegionKind.ONE,
+    "breakpoint": RegionKind.AT_LEAST_ONE,
+    ">0breakpoints": RegionKind.AT_LEAST_ONE,
+}
+#: region kind -> word written for labels that do not remember their original word
+_CANONICAL_WORD = {
+    RegionKind.ZERO: "0breakpoints",
+    RegionKind.SAME: "0breakpoints",
+    RegionKind.ONE: "1breakpoint",
+    RegionKind.AT_LEAST_ONE: ">0breakpoints",
+}
+
+
+class UnsortedPositionsWarning(UserWarning):
+    """A profile's probes were not sorted by position in the file; they were sorted on reading."""
+
+
+@dataclass(frozen=True)
+class CghRegionLabel(RegionLabel):
+    """A :class:`~core.types.RegionLabel` read from an annotation table, remembering the table's values.
+
+    It *is* a RegionLabel (``[start, stop)`` in probe-index space, ``item_id`` = sequence name); the extra
+    fields let :func:`write_annotations` reproduce the original row exactly.
+
+    Parameters
+    ----------
+    min_bp, max_bp : float
+        The closed base-pair interval of the row.
+    annotation : str
+        The original annotation word (``normal`` and ``0breakpoints`` both mean ZERO).
+    """
+
+    min_bp: float = math.nan
+    max_bp: float = math.nan
+    annotation: str = ""
+
+    def as_region_label(self) -> RegionLabel:
+        """The same label as a plain :class:`RegionLabel` (drops the base-pair fields)."""
+        return RegionLabel(item_id=self.item_id, id=self.id, author=self.author, created=self.created,
+                           start=self.start, stop=self.stop, kind=self.kind)
+
+
+# ------------------------------------------------------------------ reading helpers
+
+
+def _sniff_delimiter(header_line: str) -> str:
+    if "," in header_line:
+        return ","
+    if "\t" in header_line:
+        return "\t"
+    if ";" in header_line:
+        return ";"
+    return ","
+
+
+def _column_indices(header: list, wanted: tuple, path, kind: str) -> list:
+    names = [h.strip() for h in header]
+    lowered = [n.lower() for n in names]
+    idx = []
+    for w in wanted:
+        if w in names:
+            idx.append(names.index(w))
+        elif w.lower() in lowered:
+            idx.append(lowered.index(w.lower()))
+        else:
+            close = difflib.get_close_matches(w, names, n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}? Rename it to {w!r}." if close else ""
+            raise DataFormatError(
+                f"missing column {w!r}; found columns {names}. A {kind} table needs the columns "
+                f"{','.join(wanted)} (extra columns are allowed).{hint}", path=str(path), where="line 1")
+    return idx
+
+
+def _split_header(text: str, path):
+    """Return (header fields, delimiter, offset of the first data line, header line number)."""
+    pos = 0
+    line_no = 0
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        line_no += 1
+        line = text[pos:end].rstrip("\r")
+        if line.strip():
+            delim = _sniff_delimiter(line)
+            header = next(csv.reader([line], delimiter=delim))
+            return header, delim, end + 1, line_no
+        pos = end + 1
+    raise DataFormatError("the file is empty; expected a header line and data rows", path=str(path))
+
+
+def _number(text: str, column: str, path, line_no: int, *, finite: bool = True) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise DataFormatError(f"{column} {text.strip()!r} is not a number; expected a decimal number "
+                              f"such as 12345 or -0.25", path=str(path),
+                              where=f"line {line_no}, column {column}") from None
+    if finite and not math.isfinite(v):
+        raise DataFormatError(f"{column} is {text.strip()!r}; expected a finite number. Remove this probe or "
+                              f"fill in its value", path=str(path), where=f"line {line_no}, column {column}")
+    return v
+
+
+def _rows_python(text: str, start: int, first_line: int, delim: str, ncols: int, key_cols, num_cols,
+                 num_names, path):
+    """Reference row parser (csv module): quoted fields, any oddity. Yields the same data as the kernel.
+
+    Returns
+    -------
+    keys : list of tuple of str, one per row
+    values : ndarray, shape (R, M)
+    """
+    keys, vals = [], []
+    reader = csv.reader(io.StringIO(text[start:]), delimiter=delim)
+    for row in reader:
+        line_no = first_line + reader.line_num
+        if not row or all(not f.strip() for f in row):
+            continue
+        if len(row) != ncols:
+            raise DataFormatError(_field_count_message(len(row), ncols, delim), path=str(path),
+                                  where=f"line {line_no}")
+        keys.append(tuple(row[c].strip() for c in key_cols))
+        vals.append([_number(row[c], name, path, line_no) for c, name in zip(num_cols, num_names)])
+    return keys, np.array(vals, dtype=np.float64).reshape(len(vals), len(num_cols))
+
+
+def _field_count_message(found: int, expected: int, delim: str) -> str:
+    return (f"found {found} fields, expected {expected} like the header; is the line cut short, or does a value "
+            f"contain the delimiter {delim!r}?")
+
+
+def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: bool = False):
+    """Read a delimited table; the first ``n_key`` wanted columns are text keys, the rest numbers.
+
+    Returns
+    -------
+    run_keys : list of tuple of str
+        The key of each run of consecutive rows sharing a key.
+    run_bounds : ndarray of int64, shape (n_runs + 1,)
+        Row ranges of the runs.
+    values : ndarray, shape (R, len(wanted) - n_key)
+    """
+    p = existing_file(path)
+    raw = read_bytes(p)
+    if not raw.strip():
+        raise DataFormatError(f"the file is empty; expected a {kind} table with the header "
+                              f"{','.join(wanted)}", path=str(p))
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    text = decode_text(raw, p)
+    header, delim, data_start, header_line = _split_header(text, p)
+    cols = _column_indices(header, wanted, p, kind)
+    key_cols, num_cols = cols[:n_key], cols[n_key:]
+    num_names = wanted[n_key:]
+    ncols = len(header)
+    if force_python or '"' in text:
+        keys, values = _rows_python(text, data_start, header_line, delim, ncols, key_cols, num_cols, num_names, p)
+        bounds = [0] + [i for i in range(1, len(keys)) if keys[i] != keys[i - 1]] + [len(keys)]
+        run_keys = [keys[b] for b in bounds[:-1]] if keys else []
+        if not keys:
+            bounds = [0]
+    else:
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        byte_start = len(text[:data_start].encode("utf-8"))
+        values, flags, row_off, run_start, error = _csvscan.scan_rows(buf, byte_start, ord(delim), ncols,
+                                                                      key_cols, num_cols)
+
+        def line_of(offset):
+            return int(np.count_nonzero(buf[:offset] == 10)) + 1
+
+        def fields_at(offset):
+            end = raw_find(offset)
+            return bytes(buf[offset:end]).decode("utf-8").rstrip("\r").split(delim)
+
+        def raw_find(offset):
+            nl = np.flatnonzero(buf[offset:offset + 1_000_000] == 10)
+            return offset + int(nl[0]) if nl.size else buf.shape[0]
+
+        if error is not None:
+            off, nf = error
+            raise DataFormatError(_field_count_message(nf, ncols, delim), path=str(p), where=f"line {line_of(off)}")
+        for r, m in zip(*np.nonzero(flags)):
+            off = int(row_off[r])
+            values[r, m] = _number(fields_at(off)[num_cols[m]], num_names[m], p, line_of(off))
+        run_keys = []
+        for r in run_start:
+            f = fields_at(int(row_off[r]))
+            run_keys.append(tuple(f[c].strip() for c in key_cols))
+        bounds = list(run_start) + [values.shape[0]]
+    if values.shape[0] == 0:
+        raise DataFormatError(f"the table has a header but no data rows; expected one row per "
+                              f"{'probe' if kind == 'profile' else 'region'}", path=str(p))
+    return p, run_keys, np.asarray(bounds, dtype=np.int64), values
+
+
+# ------------------------------------------------------------------ profiles
+
+
+def read_profiles(path, *, _force_python: bool = False) -> list:
+    """Read an aCGH probe table into one sequence per (profile, chromosome).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CSV (comma, tab or semicolon separated, ``.gz`` allowed) with at least the columns
+        ``profile.id,chromosome,position,logratio`` (case-insensitive; extra columns are ignored).
+
+    Returns
+    -------
+    sequences : list of Sequence
+        In order of first appearance in the file. Each has ``values`` of shape (T, 1) (the logratio),
+        ``positions`` of shape (T,) in base pairs sorted ascending, ``kind="cgh"``, ``units="bp"``,
+        ``group=chromosome``, ``name=f"{profile}:{chromosome}"``, ``feature_names=("logratio",)`` and
+        ``meta`` with ``profile_id``, ``chromosome`` and ``source`` (the path).
+
+    Warns
+    -----
+    UnsortedPositionsWarning
+        When a profile's probes are not sorted by position; they are sorted (stably) and a warning
+        names the sequences concerned.
+
+    Notes
+    -----
+    Probes sharing a position are *all kept* (in file order): a duplicate is a real second
+    measurement and averaging would hide it from the user; ``Sequence`` allows equal positions.
+    Rows of one sequence need not be contiguous.
+
+    Raises
+    ------
+    DataFormatError
+        Empty file, missing column, wrong number of fields on a line, non-numeric or non-finite
+        position/logratio -- the message names the line and column.
+    """
+    p, run_keys, bounds, values = _read_table(path, PROFILE_COLUMNS, 2, "profile", force_python=_force_python)
+    groups: dict = {}
+    for k, key in enumerate(run_keys):
+        groups.setdefault(key, []).append((int(bounds[k]), int(bounds[k + 1])))
+    out, unsorted = [], []
+    for (pid, chrom), spans in groups.items():
+        if len(spans) == 1:
+            block = values[spans[0][0]:spans[0][1]]
+        else:
+            block = np.concatenate([values[a:b] for a, b in spans])
+        pos, lr = block[:, 0], block[:, 1]
+        if pos.shape[0] > 1 and np.any(pos[1:] < pos[:-1]):
+            order = np.argsort(pos, kind="stable")
+            pos, lr = pos[order], lr[order]
+            unsorted.append(f"{pid}:{chrom}")
+        out.append(Sequence(values=lr[:, None], positions=pos, name=f"{pid}:{chrom}", units="bp", group=chrom,
+                            kind="cgh", feature_names=("logratio",),
+                            meta={"profile_id": pid, "chromosome": chrom, "source": str(p)}))
+    if unsorted:
+        shown = ", ".join(unsorted[:5]) + (f" and {len(unsorted) - 5} more" if len(unsorted) > 5 else "")
+        warnings.warn(f"{p}: probes of {shown} were not sorted by position; they were sorted on reading",
+                      UnsortedPositionsWarning, stacklevel=2)
+    return out
+
+
+def _profile_keys(seq: Sequence) -> tuple:
+    pid = seq.meta.get("profile_id")
+    chrom = seq.meta.get("chromosome")
+    if pid is None or chrom is None:
+        if ":" in seq.name:
+            pid, chrom = seq.name.rsplit(":", 1)
+        else:
+            pid, chrom = seq.name or "profile", seq.group or ""
+    return str(pid), str(chrom)
+
+
+def _check_sequences(sequences, argname="sequences") -> list:
+    if isinstance(sequences, Sequence):
+        sequences = [sequences]
+    if not isinstance(sequences, Iterable):
+        raise ParameterError(f"{argname}: expected a list of Sequence, got {type(sequences).__name__}")
+    seqs = list(sequences)
+    for i, s in enumerate(seqs):
+        if not isinstance(s, Sequence):
+            raise ParameterError(f"{argname}[{i}]: expected a Sequence, got {type(s).__name__}")
+    return seqs
+
+
+def write_profiles(path, sequences) -> None:
+    """Write sequences as a ``profile.id,chromosome,position,logratio`` table (first feature as logratio).
+
+    Parameters
+    ----------
+    path : str or path-like
+    sequences : list of Sequence
+        Profile id and chromosome come from ``meta`` (``profile_id``, ``chromosome``) or the name
+        ``"profile:chromosome"``.
+    """
+    p = output_file(path)
+    seqs = _check_sequences(sequences)
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        fh.write(",".join(PROFILE_COLUMNS) + "\n")
+        for s in seqs:
+            pid, chrom = _profile_keys(s)
+            prefix = f"{pid},{chrom},"
+            fh.write("".join(f"{prefix}{fmt_number(a)},{fmt_number(b)}\n"
+                             for a, b in zip(s.positions.tolist(), s.values[:, 0].tolist())))
+
+
+# ------------------------------------------------------------------ annotations
+
+
+def read_annotations(path, sequences, *, unknown_sequences: str = "error") -> list:
+    """Read region annotations and map them to probe-index space.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A table with columns ``profile.id,chromosome,min,max,annotation`` (extra columns ignored).
+    sequences : list of Sequence
+        The profiles the annotations refer to (as returned by :func:`read_profiles`); a row matches the
+        sequence named ``f"{profile.id}:{chromosome}"``.
+    unknown_sequences : {"error", "skip"}
+        What to do with rows whose profile/chromosome is not among ``sequences``.
+
+    Returns
+    -------
+    labels : list of CghRegionLabel
+        In file order. ``[start, stop)`` are the probes with ``min <= position <= max``; ``kind`` follows
+        :data:`ANNOTATION_KINDS`; ``item_id`` is the sequence name; ``min_bp``, ``max_bp`` and
+        ``annotation`` keep the row's values so :func:`write_annotations` writes it back unchanged.
+
+    Raises
+    ------
+    DataFormatError
+        Unknown annotation word, ``min > max``, non-numeric bounds, a region covering no probe (or a
+        single probe for a region that must hold a change), an unknown profile/chromosome.
+    """
+    if unknown_sequences not in ("error", "skip"):
+        raise ParameterError(f"unknown_sequences: expected 'error' or 'skip', got {unknown_sequences!r}")
+    seqs = _check_sequences(sequences)
+    by_name = {s.name: s for s in seqs}
+    p = existing_file(path)
+    text = decode_text(read_bytes(p), p)
+    if not text.strip():
+        raise DataFormatError("the file is empty; expected an annotation table with the header "
+                              f"{','.join(ANNOTATION_COLUMNS)}", path=str(p))
+    header, delim, data_start, header_line = _split_header(text, p)
+    cols = _column_indices(header, ANNOTATION_COLUMNS, p, "annotation")
+    reader = csv.reader(io.StringIO(text[data_start:]), delimiter=delim)
+    labels = []
+    n_rows = 0
+    for row in reader:
+        line_no = header_line + reader.line_num
+        where = f"line {line_no}"
+        if not row or all(not f.strip() for f in row):
+            continue
+        n_rows += 1
+        if len(row) != len(header):
+            raise DataFormatError(_field_count_message(len(row), len(header), delim), path=str(p), where=where)
+        pid, chrom, lo_t, hi_t, word = (row[c].strip() for c in cols)
+        lo = _number(lo_t, "min", p, line_no)
+        hi = _number(hi_t, "max", p, line_no)
+        if word not in ANNOTATION_KINDS:
+            raise DataFormatError(f"unknown annotation {word!r}; expected one of {sorted(ANNOTATION_KINDS)}",
+                                  path=str(p), where=f"{where}, column annotation")
+        if lo > hi:
+            raise DataFormatError(f"min={lo_t} is greater than max={hi_t}; expected min <= max (swap them?)",
+                                  path=str(p), where=where)
+        name = f"{pid}:{chrom}"
+        seq = by_name.get(name)
+        if seq is None:
+            if unknown_sequences == "skip":
+                continue
+            raise DataFormatError(f"profile {pid!r} chromosome {chrom!r} is not among the {len(seqs)} sequences "
+                                  f"given; pass the profiles these annotations belong to, or "
+                                  f"unknown_sequences='skip'", path=str(p), where=where)
+        start = int(np.searchsorted(seq.positions, lo, side="left"))
+        stop = int(np.searchsorted(seq.positions, hi, side="right"))
+        kind = ANNOTATION_KINDS[word]
+        if stop <= start:
+            raise DataFormatError(f"region [{lo_t}, {hi_t}] covers no probe of {name} (probes span "
+                                  f"{fmt_number(seq.positions[0])}..{fmt_number(seq.positions[-1])}); "
+                                  f"widen it or remove the row", path=str(p), where=where)
+        if kind in (RegionKind.ONE, RegionKind.AT_LEAST_ONE) and stop - start < 2:
+            raise DataFormatError(f"region [{lo_t}, {hi_t}] labelled {word!r} covers a single probe of {name}, "
+                                  f"so it cannot contain a change; widen it to at least 2 probes",
+                                  path=str(p), where=where)
+        labels.append(CghRegionLabel(item_id=name, start=start, stop=stop, kind=kind, min_bp=lo, max_bp=hi,
+                                     annotation=word))
+    if n_rows == 0:
+        raise DataFormatError("the table has a header but no rows; expected one row per labelled region",
+                              path=str(p))
+    return labels
+
+
+def _label_row(label, seq: Sequence) -> tuple:
+    """(min, max, word) for a label: the remembered values when still consistent with the label."""
+    if isinstance(label, CghRegionLabel) and math.isfinite(label.min_bp) and math.isfinite(label.max_bp):
+        start = int(np.searchsorted(seq.positions, label.min_bp, side="left"))
+        stop = int(np.searchsorted(seq.positions, label.max_bp, side="right"))
+        word = label.annotation if ANNOTATION_KINDS.get(label.annotation) == label.kind else _CANONICAL_WORD[label.kind]
+        if (start, stop) == (label.start, label.stop):
+            return label.min_bp, label.max_bp, word
+    return seq.positions[label.start], seq.positions[label.stop - 1], _CANONICAL_WORD[label.kind]
+
+
+def write_annotations(path, labels, sequences) -> None:
+    """Write region labels as an annotation table ``profile.id,chromosome,min,max,annotation``.
+
+    Parameters
+    ----------
+    path : str or path-like
+    labels : list of RegionLabel
+        In the order to write. A :class:`CghRegionLabel` whose base-pair interval still maps to its
+        ``[start, stop)`` is written with its original ``min``, ``max`` and word, so reading a table and
+        writing it back reproduces its values (and its bytes, for a table this function wrote). Other
+        labels are written with ``min``/``max`` = positions of their first/last probe and the words
+        ``0breakpoints``, ``1breakpoint``, ``>0breakpoints``.
+    sequences : list of Sequence
+        The sequences the labels' ``item_id`` refer to (by name).
+    """
+    p = output_file(path)
+    seqs = _check_sequences(sequences)
+    by_name = {s.name: s for s in seqs}
+    if isinstance(labels, RegionLabel) or not isinstance(labels, Iterable):
+        raise ParameterError(f"labels: expected a list of RegionLabel, got {type(labels).__name__}")
+    rows = []
+    for i, lab in enumerate(labels):
+        if not isinstance(lab, RegionLabel):
+            raise ParameterError(f"labels[{i}]: only RegionLabel can be written to an annotation table, "
+                                 f"got {type(lab).__name__}")
+        seq = by_name.get(lab.item_id)
+        if seq is None:
+            raise ParameterError(f"labels[{i}]: item_id {lab.item_id!r} is not the name of any of the "
+                                 f"{len(seqs)} sequences given")
+        if lab.stop > seq.n_samples:
+            raise ParameterError(f"labels[{i}]: region [{lab.start}, {lab.stop}) exceeds the {seq.n_samples} "
+                                 f"probes of {seq.name}")
+        pid, chrom = _profile_keys(seq)
+        lo, hi, word = _label_row(lab, seq)
+        rows.append(f"{pid},{chrom},{fmt_number(lo)},{fmt_number(hi)},{word}\n")
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        fh.write(",".join(ANNOTATION_COLUMNS) + "\n")
+        fh.writelines(rows)
+
+
+# ------------------------------------------------------------------ predictions
+
+
+def _pairs(segmentations_by_sequence, argname="segmentations_by_sequence") -> list:
+    if isinstance(segmentations_by_sequence, Mapping):
+        items = list(segmentations_by_sequence.items())
+    elif isinstance(segmentations_by_sequence, Iterable):
+        items = list(segmentations_by_sequence)
+    else:
+        raise ParameterError(f"{argname}: expected a mapping Sequence -> Segmentation or a list of "
+                             f"(Sequence, Segmentation) pairs, got {type(segmentations_by_sequence).__name__}")
+    out = []
+    for i, item in enumerate(items):
+        try:
+            seq, seg = item
+        except (TypeError, ValueError):
+            raise ParameterError(f"{argname}[{i}]: expected a (Sequence, Segmentation) pair, got {item!r}") from None
+        if not isinstance(seq, Sequence) or not isinstance(seg, Segmentation):
+            raise ParameterError(f"{argname}[{i}]: expected (Sequence, Segmentation), got "
+                                 f"({type(seq).__name__}, {type(seg).__name__})")
+        if seg.n_samples != seq.n_samples:
+            raise ParameterError(f"{argname}[{i}]: segmentation of {seg.n_samples} samples does not fit "
+                                 f"{seq.name!r} with {seq.n_samples} probes")
+        out.append((seq, seg))
+    return out
+
+
+def _segments(seq: Sequence, seg: Segmentation):
+    """Yield (first probe position, last probe position, mean of the first feature) per segment."""
+    starts = np.concatenate([[0], seg.changes[:-1]])
+    csum = np.concatenate([[0.0], np.cumsum(seq.values[:, 0])])
+    for a, b in zip(starts.tolist(), seg.changes.tolist()):
+        yield seq.positions[a], seq.positions[b - 1], (csum[b] - csum[a]) / (b - a)
+
+
+def write_segments(path, segmentations_by_sequence) -> None:
+    """Write predicted segments ``profile.id,chromosome,chromStart,chromEnd,mean``.
+
+    Parameters
+    ----------
+    path : str or path-like
+    segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
+        ``chromStart``/``chromEnd`` are the positions of a segment's first and last probe; ``mean`` is the
+        mean of the first feature (the logratio) over the segment.
+    """
+    p = output_file(path)
+    pairs = _pairs(segmentations_by_sequence)
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        fh.write("profile.id,chromosome,chromStart,chromEnd,mean\n")
+        for seq, seg in pairs:
+            pid, chrom = _profile_keys(seq)
+            for a, b, m in _segments(seq, seg):
+                fh.write(f"{pid},{chrom},{fmt_number(a)},{fmt_number(b)},{fmt_number(m)}\n")
+
+
+def write_breaks(path, segmentations_by_sequence) -> None:
+    """Write predicted breaks ``profile.id,chromosome,position``.
+
+    A break at change index ``c`` is written at ``(positions[c-1] + positions[c]) / 2``, midway between the
+    last probe of the left segment and the first probe of the right one.
+
+    Parameters
+    ----------
+    path : str or path-like
+    segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
+    """
+    p = output_file(path)
+    pairs = _pairs(segmentations_by_sequence)
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        fh.write("profile.id,chromosome,position\n")
+        for seq, seg in pairs:
+            pid, chrom = _profile_keys(seq)
+            for c in seg.breakpoints.tolist():
+                mid = (seq.positions[c - 1] + seq.positions[c]) / 2.0
+                fh.write(f"{pid},{chrom},{fmt_number(mid)}\n")
+
+
+def write_bedgraph(path, segmentations_by_sequence, *, track_name: str = "marginalia") -> None:
+    """Write segment means as bedGraph, one ``track`` per profile, for genome browsers.
+
+    Positions are taken as 1-based probe coordinates, so a segment from probe position ``a`` to ``b`` is
+    the 0-based half-open interval ``[a - 1, b)``. Chromosomes get a ``chr`` prefix when missing.
+
+    Parameters
+    ----------
+    path : str or path-like
+    segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
+    track_name : str
+        Prefix of each track's name (followed by the profile id).
+    """
+    p = output_file(path)
+    if not isinstance(track_name, str) or '"' in track_name:
+        raise ParameterError(f"track_name: expected a str without double quotes, got {track_name!r}")
+    pairs = _pairs(segmentations_by_sequence)
+    by_profile: dict = {}
+    for seq, seg in pairs:
+        by_profile.setdefault(_profile_keys(seq)[0], []).append((seq, seg))
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        for pid, items in by_profile.items():
+            fh.write(f'track type=bedGraph name="{track_name} {pid}" description="segment means of profile {pid}"\n')
+            for seq, seg in items:
+                chrom = _profile_keys(seq)[1]
+                chrom = chrom if chrom.lower().startswith("chr") else f"chr{chrom}"
+                for a, b, m in _segments(seq, seg):
+                    start = max(int(math.floor(a)) - 1, 0)
+                    end = max(int(math.ceil(b)), start + 1)
+                    fh.write(f"{chrom}\t{start}\t{end}\t{fmt_number(m)}\n")
+

@@ -1,0 +1,292 @@
+"""aCGH tables: round trips, the fast scanner against the csv-module reader, and every bad input."""
+
+import gzip
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.exceptions import DataFormatError, ParameterError
+from core.io import _csvscan, cgh
+from core.types import RegionKind, RegionLabel, Segmentation, Sequence
+
+HEADER = "profile.id,chromosome,position,logratio\n"
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _profiles(tmp_path):
+    rows = []
+    for pid in ("1", "7"):
+        for chrom in ("2", "X"):
+            for i in range(6):
+                rows.append(f"{pid},{chrom},{(i + 1) * 1000},{0.1 * i - (0.5 if chrom == 'X' else 0):.3f}\n")
+    return _write(tmp_path, "profiles.csv", HEADER + "".join(rows))
+
+
+# ------------------------------------------------------------------ profiles
+
+
+def test_read_profiles_groups_and_fields(tmp_path):
+    seqs = cgh.read_profiles(_profiles(tmp_path))
+    assert [s.name for s in seqs] == ["1:2", "1:X", "7:2", "7:X"]
+    s = seqs[1]
+    assert s.kind == "cgh" and s.units == "bp" and s.group == "X"
+    assert s.meta["profile_id"] == "1" and s.meta["chromosome"] == "X"
+    assert s.meta["source"].endswith("profiles.csv")
+    np.testing.assert_array_equal(s.positions, [1000, 2000, 3000, 4000, 5000, 6000])
+    np.testing.assert_allclose(s.values[:, 0], [-0.5, -0.4, -0.3, -0.2, -0.1, 0.0])
+
+
+def test_gzip_tab_separated_with_extra_columns(tmp_path):
+    text = "probe\tprofile.id\tchromosome\tposition\tlogratio\n" \
+           "a\t3\t1\t10\t0.5\nb\t3\t1\t20\t-0.25\n"
+    p = tmp_path / "p.tsv.gz"
+    with gzip.open(p, "wt") as fh:
+        fh.write(text)
+    (s,) = cgh.read_profiles(p)
+    assert s.name == "3:1"
+    np.testing.assert_array_equal(s.values[:, 0], [0.5, -0.25])
+
+
+def test_rows_of_a_sequence_need_not_be_contiguous(tmp_path):
+    p = _write(tmp_path, "p.csv", HEADER + "1,1,10,0.1\n1,2,10,0.2\n1,1,20,0.3\n")
+    seqs = cgh.read_profiles(p)
+    assert [s.name for s in seqs] == ["1:1", "1:2"]
+    np.testing.assert_array_equal(seqs[0].values[:, 0], [0.1, 0.3])
+
+
+def test_unsorted_positions_are_sorted_with_a_warning(tmp_path):
+    p = _write(tmp_path, "p.csv", HEADER + "1,1,30,3\n1,1,10,1\n1,1,20,2\n")
+    with pytest.warns(cgh.UnsortedPositionsWarning, match="1:1"):
+        (s,) = cgh.read_profiles(p)
+    np.testing.assert_array_equal(s.positions, [10, 20, 30])
+    np.testing.assert_array_equal(s.values[:, 0], [1, 2, 3])
+
+
+def test_duplicate_positions_are_all_kept_in_file_order(tmp_path):
+    p = _write(tmp_path, "p.csv", HEADER + "1,1,10,1\n1,1,20,2\n1,1,20,5\n1,1,30,3\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (s,) = cgh.read_profiles(p)
+    np.testing.assert_array_equal(s.positions, [10, 20, 20, 30])
+    np.testing.assert_array_equal(s.values[:, 0], [1, 2, 5, 3])
+
+
+def test_quoted_csv_as_written_by_r(tmp_path):
+    p = _write(tmp_path, "p.csv", '"profile.id","chromosome","position","logratio"\n"1","3",5,0.5\n"1","3",9,-1\n')
+    (s,) = cgh.read_profiles(p)
+    assert s.name == "1:3"
+    np.testing.assert_array_equal(s.values[:, 0], [0.5, -1.0])
+
+
+_number_text = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
+    st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: f"{x:.6f}"),
+    st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: f"{x:.4e}"),
+    st.integers(-10**20, 10**20).map(str),
+    st.sampled_from(["0", "-0", ".5", "5.", "+3", "1E5", "00012.50", " 7 ", "1e-30", "123456789012345678"]),
+)
+
+
+@settings(max_examples=300)
+@given(_number_text)
+def test_kernel_number_parser_agrees_with_float(text):
+    v = _csvscan.parse_decimal(text)
+    if v is not None:  # None means 'Python decides'; when the kernel answers it must be exact
+        assert v == float(text) and math.copysign(1, v) == math.copysign(1, float(text))
+
+
+@settings(max_examples=25)
+@given(st.lists(st.tuples(st.sampled_from(["1", "2", "10"]), st.sampled_from(["1", "X"]),
+                          st.integers(1, 50), _number_text), min_size=1, max_size=25))
+def test_fast_reader_equals_csv_module_reader(tmp_path_factory, rows):
+    p = tmp_path_factory.mktemp("fast") / "p.csv"
+    p.write_text(HEADER + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cgh.UnsortedPositionsWarning)
+        fast = cgh.read_profiles(p)
+        slow = cgh.read_profiles(p, _force_python=True)
+    assert [s.name for s in fast] == [s.name for s in slow]
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a.positions, b.positions)
+        np.testing.assert_array_equal(a.values, b.values)
+
+
+@settings(max_examples=20)
+@given(st.lists(st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=8), min_size=1, max_size=4))
+def test_write_then_read_profiles_round_trip(tmp_path_factory, chroms):
+    seqs = [Sequence(values=v, positions=np.arange(len(v)) * 100.0 + 1, name=f"9:{k + 1}", units="bp",
+                     kind="cgh", meta={"profile_id": "9", "chromosome": str(k + 1)}) for k, v in enumerate(chroms)]
+    p = tmp_path_factory.mktemp("rt") / "p.csv"
+    cgh.write_profiles(p, seqs)
+    back = cgh.read_profiles(p)
+    assert [s.name for s in back] == [s.name for s in seqs]
+    for a, b in zip(seqs, back):
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.positions, b.positions)
+
+
+@pytest.mark.parametrize("force_python", [False, True])
+@pytest.mark.parametrize("text, where, match", [
+    ("", None, "empty"),
+    ("\n  \n", None, "empty"),
+    (HEADER, None, "no data rows"),
+    ("profile.id,chromosome,position\n1,1,5\n", "line 1", "missing column 'logratio'"),
+    ("profile.id,chromosome,position,log_ratio\n1,1,5,0.1\n", "line 1", "Did you mean 'log_ratio'"),
+    ("profile,chromosome,position,logratio\n1,1,5,0.1\n", "line 1", "missing column 'profile.id'"),
+    (HEADER + "1,1,5,0.1\n1,1,6,abc\n", "line 3, column logratio", "'abc' is not a number"),
+    (HEADER + "1,1,5,0.1\n\n1,1,6,NA\n", "line 4, column logratio", "'NA' is not a number"),
+    (HEADER + "1,1,5,NaN\n", "line 2, column logratio", "finite"),
+    (HEADER + "1,1,5,-inf\n", "line 2, column logratio", "finite"),
+    (HEADER + "1,1,five,1\n", "line 2, column position", "not a number"),
+    (HEADER + "1,1,5,0.1\n1,1,6\n", "line 3", "found 3 fields, expected 4"),
+    (HEADER + "1,1,5,0.1,7\n", "line 2", "found 5 fields"),
+])
+def test_bad_profile_tables(tmp_path, text, where, match, force_python):
+    p = _write(tmp_path, "bad.csv", text)
+    with pytest.raises(DataFormatError, match=match) as info:
+        cgh.read_profiles(p, _force_python=force_python)
+    assert info.value.path == str(p)
+    assert info.value.where == where
+
+
+def test_missing_file_and_binary_file(tmp_path):
+    with pytest.raises(DataFormatError, match="no such file"):
+        cgh.read_profiles(tmp_path / "nope.csv")
+    p = tmp_path / "bin.csv"
+    p.write_bytes(b"profile.id,chromosome\n\xff\xfe\x00garbage")
+    with pytest.raises(DataFormatError, match="not UTF-8"):
+        cgh.read_profiles(p)
+    with pytest.raises(ParameterError, match="path"):
+        cgh.read_profiles(42)
+
+
+# ------------------------------------------------------------------ annotations
+
+
+def _seq(name, positions):
+    pid, chrom = name.split(":")
+    return Sequence(values=np.zeros(len(positions)), positions=positions, name=name, units="bp", kind="cgh",
+                    meta={"profile_id": pid, "chromosome": chrom})
+
+
+SEQS = [_seq("1:2", [100, 200, 300, 400, 500, 600]), _seq("1:X", [10, 20, 30])]
+ANN_HEADER = "profile.id,chromosome,min,max,annotation\n"
+
+
+def test_read_annotations_maps_words_and_probe_ranges(tmp_path):
+    p = _write(tmp_path, "a.csv", ANN_HEADER + "1,2,150,400,0breakpoints\n1,2,100,600,1breakpoint\n"
+               "1,2,250,700,normal\n1,X,5,30,breakpoint\n1,X,15,30,>0breakpoints\n")
+    labels = cgh.read_annotations(p, SEQS)
+    got = [(lab.item_id, lab.start, lab.stop, lab.kind, lab.annotation) for lab in labels]
+    assert got == [("1:2", 1, 4, RegionKind.ZERO, "0breakpoints"), ("1:2", 0, 6, RegionKind.ONE, "1breakpoint"),
+                   ("1:2", 2, 6, RegionKind.ZERO, "normal"), ("1:X", 0, 3, RegionKind.AT_LEAST_ONE, "breakpoint"),
+                   ("1:X", 1, 3, RegionKind.AT_LEAST_ONE, ">0breakpoints")]
+    assert all(isinstance(lab, RegionLabel) for lab in labels)
+    assert labels[0].as_region_label() == RegionLabel(item_id="1:2", id=labels[0].id, created=labels[0].created,
+                                                      start=1, stop=4, kind=RegionKind.ZERO)
+
+
+def test_annotation_round_trip_is_byte_identical_and_value_identical(tmp_path):
+    # a "real" file: extra columns, bp bounds between probes
+    real = _write(tmp_path, "real.csv", "profile.id,chromosome,min,max,annotation,first.i,last.i\n"
+                  "1,2,150,420,0breakpoints,2.0,4.0\n1,X,5,35.5,normal,1.0,3.0\n")
+    labels = cgh.read_annotations(real, SEQS)
+    out1 = tmp_path / "out1.csv"
+    cgh.write_annotations(out1, labels, SEQS)
+    assert out1.read_text() == ANN_HEADER + "1,2,150,420,0breakpoints\n1,X,5,35.5,normal\n"
+    out2 = tmp_path / "out2.csv"
+    cgh.write_annotations(out2, cgh.read_annotations(out1, SEQS), SEQS)
+    assert out2.read_bytes() == out1.read_bytes()
+
+
+@settings(max_examples=30)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6), st.sampled_from(list(RegionKind))),
+                min_size=1, max_size=6))
+def test_plain_region_labels_survive_write_and_read(tmp_path_factory, spec):
+    labels = []
+    for a, length, kind in spec:
+        stop = min(a + length, 6)
+        if kind in (RegionKind.ONE, RegionKind.AT_LEAST_ONE) and stop - a < 2:
+            continue
+        labels.append(RegionLabel(item_id="1:2", start=a, stop=stop, kind=kind))
+    p = tmp_path_factory.mktemp("ann") / "a.csv"
+    cgh.write_annotations(p, labels, SEQS)
+    back = cgh.read_annotations(p, SEQS)
+    same = {RegionKind.SAME: RegionKind.ZERO}
+    assert [(b.start, b.stop, b.kind) for b in back] == [(a.start, a.stop, same.get(a.kind, a.kind)) for a in labels]
+
+
+def test_edited_cgh_label_is_written_from_its_probes(tmp_path):
+    import dataclasses
+    p = _write(tmp_path, "a.csv", ANN_HEADER + "1,2,150,420,normal\n")
+    (lab,) = cgh.read_annotations(p, SEQS)
+    moved = dataclasses.replace(lab, start=0, kind=RegionKind.ONE)
+    out = tmp_path / "o.csv"
+    cgh.write_annotations(out, [moved], SEQS)
+    assert out.read_text() == ANN_HEADER + "1,2,100,400,1breakpoint\n"
+
+
+@pytest.mark.parametrize("row, where, match", [
+    ("1,2,100,300,2breakpoints", "line 2, column annotation", "unknown annotation '2breakpoints'"),
+    ("1,2,400,300,normal", "line 2", "min=400 is greater than max=300"),
+    ("1,2,410,490,normal", "line 2", "covers no probe"),
+    ("1,2,150,250,1breakpoint", "line 2", "single probe"),
+    ("1,3,100,300,normal", "line 2", "not among the 2 sequences"),
+    ("1,2,abc,300,normal", "line 2, column min", "not a number"),
+    ("1,2,300", "line 2", "found 3 fields"),
+])
+def test_bad_annotation_tables(tmp_path, row, where, match):
+    p = _write(tmp_path, "a.csv", ANN_HEADER + row + "\n")
+    with pytest.raises(DataFormatError, match=match) as info:
+        cgh.read_annotations(p, SEQS)
+    assert info.value.where == where and info.value.path == str(p)
+
+
+def test_annotation_empty_files_and_skip_option(tmp_path):
+    with pytest.raises(DataFormatError, match="empty"):
+        cgh.read_annotations(_write(tmp_path, "e.csv", ""), SEQS)
+    with pytest.raises(DataFormatError, match="no rows"):
+        cgh.read_annotations(_write(tmp_path, "h.csv", ANN_HEADER), SEQS)
+    with pytest.raises(DataFormatError, match="missing column 'annotation'"):
+        cgh.read_annotations(_write(tmp_path, "m.csv", "profile.id,chromosome,min,max\n1,2,1,2\n"), SEQS)
+    p = _write(tmp_path, "s.csv", ANN_HEADER + "5,5,1,2,normal\n1,X,10,20,normal\n")
+    assert [lab.item_id for lab in cgh.read_annotations(p, SEQS, unknown_sequences="skip")] == ["1:X"]
+    with pytest.raises(ParameterError, match="unknown_sequences"):
+        cgh.read_annotations(p, SEQS, unknown_sequences="ignore")
+
+
+# ------------------------------------------------------------------ predictions
+
+
+def test_segments_breaks_and_bedgraph_known_answer(tmp_path):
+    seq = Sequence(values=[1.0, 1.0, 3.0, 3.0, 5.0, 7.0], positions=[100, 200, 300, 400, 500, 600], name="4:7",
+                   units="bp", kind="cgh", meta={"profile_id": "4", "chromosome": "7"})
+    seg = Segmentation([2, 4, 6])
+    cgh.write_segments(tmp_path / "s.csv", {seq: seg})
+    assert (tmp_path / "s.csv").read_text() == ("profile.id,chromosome,chromStart,chromEnd,mean\n"
+                                                "4,7,100,200,1\n4,7,300,400,3\n4,7,500,600,6\n")
+    cgh.write_breaks(tmp_path / "b.csv", [(seq, seg)])
+    assert (tmp_path / "b.csv").read_text() == "profile.id,chromosome,position\n4,7,250\n4,7,450\n"
+    cgh.write_bedgraph(tmp_path / "g.bedGraph", {seq: seg})
+    lines = (tmp_path / "g.bedGraph").read_text().splitlines()
+    assert lines[0].startswith("track type=bedGraph")
+    assert lines[1:] == ["chr7\t99\t200\t1", "chr7\t299\t400\t3", "chr7\t499\t600\t6"]
+
+
+def test_prediction_writers_validate(tmp_path):
+    seq = Sequence(values=[1.0, 2.0, 3.0], name="1:1")
+    with pytest.raises(ParameterError, match="does not fit"):
+        cgh.write_segments(tmp_path / "s.csv", {seq: Segmentation([2, 4])})
+    with pytest.raises(ParameterError, match="Sequence, Segmentation"):
+        cgh.write_breaks(tmp_path / "s.csv", [(seq, [3])])
+    with pytest.raises(ParameterError, match="folder"):
+        cgh.write_segments(tmp_path / "no" / "s.csv", {seq: Segmentation([3])})

@@ -1,0 +1,150 @@
+"""Exact JSON (de)serialisation of the partial-label types of :mod:`core.types`.
+
+A label becomes a flat JSON object with a ``"type"`` tag (the class name) and
+one key per dataclass field; :class:`~core.types.RegionKind` is stored by
+value. Encoding is canonical (sorted keys, no spaces, integers and floats
+normalised by the field's declared type) so equal labels always give the same
+text, which makes :func:`labels_digest` a stable fingerprint of a label set.
+Python's ``repr`` of floats round-trips exactly, so decoding gives back an
+equal label (same id, author and ``created``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from typing import Iterable
+
+from ..exceptions import DataFormatError, ParameterError
+from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
+
+__all__ = [
+    "LABEL_TYPES",
+    "label_to_dict",
+    "label_from_dict",
+    "dumps_label",
+    "loads_label",
+    "canonical_json",
+    "labels_digest",
+    "task_of_label",
+]
+
+#: Label class by the name stored in the ``"type"`` tag.
+LABEL_TYPES = {cls.__name__: cls for cls in (RegionLabel, BoundaryLabel, AnchorLabel, EventSpanLabel,
+                                             WarpAnchorLabel)}
+
+_TASK_OF_TYPE = {
+    "RegionLabel": "segmentation",
+    "BoundaryLabel": "segmentation",
+    "AnchorLabel": "alignment",
+    "EventSpanLabel": "alignment",
+    "WarpAnchorLabel": "warping",
+}
+
+_FIELDS = {name: tuple(dataclasses.fields(cls)) for name, cls in LABEL_TYPES.items()}
+
+
+def task_of_label(label) -> str:
+    """The task (``"segmentation"``, ``"alignment"`` or ``"warping"``) a label belongs to."""
+    name = type(label).__name__
+    if name not in _TASK_OF_TYPE or LABEL_TYPES[name] is not type(label):
+        raise ParameterError(f"label: expected one of {sorted(LABEL_TYPES)}, got {type(label).__name__}")
+    return _TASK_OF_TYPE[name]
+
+
+def _normalise(cls_name: str, field: dataclasses.Field, value):
+    declared = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "")
+    if declared == "float":
+        value = float(value)
+        if not math.isfinite(value):
+            raise ParameterError(f"{cls_name}.{field.name}: must be finite to be stored, got {value}")
+        return value
+    if declared == "int":
+        return int(value)
+    if declared == "str":
+        if not isinstance(value, str):
+            raise ParameterError(f"{cls_name}.{field.name}: expected a str, got {value!r}")
+        return value
+    if isinstance(value, RegionKind):
+        return value.value
+    return value
+
+
+def label_to_dict(label) -> dict:
+    """Encode a label as a JSON-ready dict with a ``"type"`` tag.
+
+    Raises
+    ------
+    ParameterError
+        If ``label`` is not one of :data:`LABEL_TYPES` or holds a non-finite float.
+    """
+    task_of_label(label)  # validates the type
+    name = type(label).__name__
+    out = {"type": name}
+    for f in _FIELDS[name]:
+        out[f.name] = _normalise(name, f, getattr(label, f.name))
+    return out
+
+
+def label_from_dict(data: dict):
+    """Decode a dict made by :func:`label_to_dict`.
+
+    Raises
+    ------
+    DataFormatError
+        If the tag is unknown, a field is unknown or missing, or the values are invalid.
+    """
+    if not isinstance(data, dict):
+        raise DataFormatError(f"label: expected a JSON object, got {type(data).__name__}")
+    name = data.get("type")
+    if name not in LABEL_TYPES:
+        raise DataFormatError(f"label: unknown type {name!r}; expected one of {sorted(LABEL_TYPES)}")
+    names = {f.name for f in _FIELDS[name]}
+    extra = sorted(set(data) - names - {"type"})
+    if extra:
+        raise DataFormatError(f"label of type {name}: unknown field(s) {extra}; expected only {sorted(names)}")
+    missing = sorted(names - set(data))
+    if missing:
+        raise DataFormatError(f"label of type {name}: missing field(s) {missing}")
+    kwargs = {k: v for k, v in data.items() if k != "type"}
+    try:
+        return LABEL_TYPES[name](**kwargs)
+    except (ParameterError, TypeError, ValueError) as exc:
+        raise DataFormatError(f"label of type {name}: invalid values ({exc})") from None
+
+
+def canonical_json(obj) -> str:
+    """Deterministic compact JSON (sorted keys, no NaN) of a JSON-ready object."""
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"value is not JSON-serialisable ({exc}): {obj!r:.200}") from None
+
+
+def dumps_label(label) -> str:
+    """Canonical JSON text of a label."""
+    return canonical_json(label_to_dict(label))
+
+
+def loads_label(text: str):
+    """Decode the JSON text made by :func:`dumps_label`."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise DataFormatError(f"label: not valid JSON ({exc}): {str(text)[:200]!r}") from None
+    return label_from_dict(data)
+
+
+def labels_digest(labels: Iterable) -> str:
+    """sha256 (hex) of the canonical JSON of a set of labels, independent of their order."""
+    encoded = sorted((dumps_label(lab) for lab in labels))
+    h = hashlib.sha256()
+    h.update(b"[")
+    for i, text in enumerate(encoded):
+        if i:
+            h.update(b",")
+        h.update(text.encode("utf-8"))
+    h.update(b"]")
+    return h.hexdigest()

@@ -1,0 +1,100 @@
+"""Layout of the project database and its migrations.
+
+``PRAGMA user_version`` holds the schema version and ``PRAGMA application_id``
+marks the file as a Marginalia project. To change the layout: bump
+:data:`SCHEMA_VERSION`, add a function to :data:`MIGRATIONS` that upgrades
+from the previous version, and extend :data:`CREATE_LATEST` (new projects are
+created directly at the latest version).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["SCHEMA_VERSION", "APPLICATION_ID", "CREATE_V1", "CREATE_LATEST", "MIGRATIONS", "EDIT_OPS"]
+
+#: Current schema version written by this code.
+SCHEMA_VERSION = 2
+#: "MRGN" -- identifies a Marginalia project among SQLite files.
+APPLICATION_ID = 0x4D52474E
+
+#: Operations of the label log. ``add``/``change``/``delete`` are user edits;
+#: ``undo``/``redo`` name the edit they revert or re-apply in ``target``;
+#: ``remove_item`` drops an item's labels and its edits from the undo history.
+EDIT_OPS = ("add", "change", "delete", "undo", "redo", "remove_item")
+
+CREATE_V1 = """
+CREATE TABLE items (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    task TEXT NOT NULL,
+    source_path TEXT,
+    source_hash TEXT,
+    size INTEGER,
+    mtime REAL,
+    meta TEXT NOT NULL DEFAULT '{}',
+    created REAL NOT NULL
+);
+CREATE TABLE label_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    op TEXT NOT NULL CHECK (op IN ('add', 'change', 'delete', 'undo', 'redo', 'remove_item')),
+    label_id TEXT,
+    item_id TEXT NOT NULL,
+    before TEXT,
+    after TEXT,
+    target INTEGER REFERENCES label_log(seq),
+    time REAL NOT NULL,
+    author TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE labels (
+    id TEXT PRIMARY KEY,
+    item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+    label TEXT NOT NULL,
+    seq INTEGER NOT NULL REFERENCES label_log(seq)
+);
+CREATE INDEX labels_by_item ON labels(item_id);
+CREATE TABLE models (
+    id TEXT PRIMARY KEY,
+    task TEXT NOT NULL,
+    created REAL NOT NULL,
+    label_hash TEXT NOT NULL,
+    params TEXT NOT NULL,
+    blob BLOB NOT NULL,
+    version TEXT NOT NULL
+);
+CREATE INDEX models_by_task ON models(task, created);
+CREATE TABLE predictions (
+    item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+    model_id TEXT NOT NULL REFERENCES models(id) ON DELETE CASCADE,
+    blob BLOB NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (item_id, model_id)
+);
+CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+_V2_ADDITIONS = """
+CREATE TABLE store_meta (
+    key TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+INSERT INTO store_meta (key, value) VALUES ('writes', 0);
+"""
+
+#: DDL of a new project at :data:`SCHEMA_VERSION`.
+CREATE_LATEST = CREATE_V1 + _V2_ADDITIONS
+
+
+def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
+    # v2 counts committed write transactions, so a backup is skipped when nothing changed.
+    for statement in _V2_ADDITIONS.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+#: ``MIGRATIONS[v]`` upgrades a database from version ``v`` to ``v + 1`` inside a transaction.
+MIGRATIONS = {1: _migrate_1_to_2}

@@ -1,0 +1,514 @@
+"""The Session: the single owner of a project's mutable state.
+
+Items, labels, models, predictions, settings and the undo/redo history all
+change only through a :class:`Session`. Every change is committed to the
+:class:`~core.session.store.ProjectStore` before the call returns (one
+transaction per label edit), then the in-memory view is updated and events
+are emitted through the session's :class:`~core.events.EventHub`.
+
+Examples
+--------
+>>> from core.types import RegionLabel, RegionKind
+>>> with Session.create(tmp_path / "demo.marginalia") as s:          # doctest: +SKIP
+...     item = s.add_item("chr1", kind="cgh", task="segmentation")
+...     lab = s.add_label(RegionLabel(item, start=0, stop=50, kind=RegionKind.ZERO))
+...     s.undo()
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import threading
+import time
+from pathlib import Path
+from typing import Iterable, Optional
+
+from ..events import EventHub, ItemsChanged, LabelsChanged, ModelChanged, PredictionChanged, SettingChanged, \
+    UndoStateChanged
+from ..exceptions import ParameterError, StoreError
+from .codec import canonical_json, dumps_label, labels_digest, loads_label, task_of_label
+from .records import TASKS, ItemRecord, ModelRecord, PredictionRecord
+from .sources import file_sha256, file_signature
+from .store import LIBRARY_VERSION, ProjectStore
+
+__all__ = ["Session"]
+
+
+def _require_str(name: str, value, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not allow_empty and not value):
+        raise ParameterError(f"{name}: expected a non-empty str, got {value!r}")
+    return value
+
+
+class Session:
+    """Thread-safe owner of one project's items, labels, models and undo history.
+
+    Use :meth:`create` or :meth:`open` (or pass an open store).
+
+    Parameters
+    ----------
+    store : ProjectStore
+        The open project store; the session owns it from now on.
+    hub : EventHub, optional
+        Where events go; a new hub when None (see :attr:`events`).
+    author : str
+        Written into the edit log for every label edit.
+    """
+
+    def __init__(self, store: ProjectStore, *, hub: Optional[EventHub] = None, author: str = ""):
+        if not isinstance(store, ProjectStore):
+            raise ParameterError(f"store: expected a ProjectStore, got {type(store).__name__}")
+        self._store = store
+        self.events = hub if hub is not None else EventHub()
+        self.author = _require_str("author", author, allow_empty=True)
+        self._lock = threading.RLock()
+        self._items: dict = {}
+        self._labels: dict = {}   # label id -> label
+        self._by_item: dict = {}  # item id -> {label id -> label}
+        self._load()
+
+    def _load(self) -> None:
+        for item in self._store.load_items():
+            self._items[item.id] = item
+            self._by_item[item.id] = {}
+        for label_id, item_id, text in self._store.current_labels():
+            label = loads_label(text)
+            self._labels[label_id] = label
+            self._by_item[item_id][label_id] = label
+        self._history = self._store.history()
+
+    # ----------------------------------------------------------- life cycle
+
+    @classmethod
+    def create(cls, path, *, hub: Optional[EventHub] = None, author: str = "", **store_options) -> "Session":
+        """Create a new project file at ``path`` and open a session on it.
+
+        ``store_options`` go to :class:`ProjectStore` (backup frequency...).
+        """
+        return cls(ProjectStore.create(path, **store_options), hub=hub, author=author)
+
+    @classmethod
+    def open(cls, path, *, read_only: bool = False, hub: Optional[EventHub] = None, author: str = "",
+             **store_options) -> "Session":
+        """Open an existing project.
+
+        Raises
+        ------
+        ProjectInUseError
+            Another process has it open for writing (``read_only=True`` still works).
+        ProjectDamagedError
+            The file is damaged; ``exc.backups`` lists good backups, newest first.
+        ProjectVersionError
+            It was written by a newer Marginalia.
+        """
+        store = ProjectStore.open(path, read_only=read_only, **store_options)
+        try:
+            return cls(store, hub=hub, author=author)
+        except BaseException:
+            store.close()
+            raise
+
+    def close(self) -> None:
+        """Close the project (idempotent); the last state is already on disk."""
+        with self._lock:
+            self._store.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def path(self) -> Path:
+        return self._store.path
+
+    @property
+    def read_only(self) -> bool:
+        return self._store.read_only
+
+    @property
+    def store(self) -> ProjectStore:
+        """The underlying store (for backups and diagnostics; do not write through it)."""
+        return self._store
+
+    def _writable(self, what: str) -> None:
+        if self._store.closed:
+            raise StoreError(f"cannot {what}: project {self.path} is closed")
+        if self._store.read_only:
+            raise StoreError(f"cannot {what}: project {self.path} is open read-only")
+
+    def _emit(self, events: Iterable) -> None:
+        for event in events:
+            self.events.emit(event)
+
+    # ---------------------------------------------------------------- items
+
+    def add_item(self, name: str, kind: str, task: str, source_path=None, meta: Optional[dict] = None,
+                 item_id: Optional[str] = None) -> str:
+        """Add an item and return its id.
+
+        Parameters
+        ----------
+        name : str
+        kind : str
+            What the data is (``"cgh"``, ``"audio"``, ``"series"``, ``"audio+score"``...).
+        task : {"segmentation", "alignment", "warping"}
+        source_path : path, optional
+            The file it comes from; its sha256, size and mtime are recorded.
+        meta : dict, optional
+            JSON-serialisable metadata.
+        item_id : str, optional
+            Defaults to a fresh random id.
+        """
+        _require_str("name", name, allow_empty=True)
+        _require_str("kind", kind)
+        if task not in TASKS:
+            raise ParameterError(f"task: expected one of {TASKS}, got {task!r}")
+        meta = {} if meta is None else meta
+        if not isinstance(meta, dict):
+            raise ParameterError(f"meta: expected a dict, got {type(meta).__name__}")
+        canonical_json(meta)  # raises ParameterError if not JSON-serialisable
+        if item_id is None:
+            from ..types import new_id
+            item_id = new_id()
+        _require_str("item_id", item_id)
+        digest = size = mtime = None
+        if source_path is not None:
+            source_path = Path(source_path).absolute()
+            if not source_path.is_file():
+                raise ParameterError(f"source_path: {source_path} is not an existing file")
+            size, mtime = file_signature(source_path)
+            digest = file_sha256(source_path)
+            source_path = str(source_path)
+        record = ItemRecord(id=item_id, name=name, kind=kind, task=task, source_path=source_path,
+                            source_hash=digest, meta=copy.deepcopy(meta), size=size, mtime=mtime,
+                            created=time.time())
+        with self._lock:
+            self._writable("add an item")
+            if item_id in self._items:
+                raise ParameterError(f"item_id: an item with id {item_id!r} already exists")
+            self._store.insert_item(record)
+            self._items[item_id] = record
+            self._by_item[item_id] = {}
+        self._emit([ItemsChanged((item_id,))])
+        return item_id
+
+    def items(self) -> list:
+        """All items, oldest first, as :class:`ItemRecord`."""
+        with self._lock:
+            return [_copy_item(it) for it in self._items.values()]
+
+    def item(self, item_id: str) -> ItemRecord:
+        """One item; :class:`ParameterError` if unknown."""
+        with self._lock:
+            return _copy_item(self._get_item(item_id))
+
+    def _get_item(self, item_id) -> ItemRecord:
+        try:
+            return self._items[item_id]
+        except (KeyError, TypeError):
+            raise ParameterError(f"item_id: no item with id {item_id!r} in {self.path.name}") from None
+
+    def remove_item(self, item_id: str) -> None:
+        """Remove an item, its labels and predictions; its edits leave the undo history."""
+        with self._lock:
+            self._writable("remove an item")
+            self._get_item(item_id)
+            before = (self._history.can_undo, self._history.can_redo)
+            self._store.delete_item(item_id)
+            removed = tuple(self._by_item.pop(item_id))
+            for lid in removed:
+                del self._labels[lid]
+            del self._items[item_id]
+            self._history.item_removed(item_id)
+            events = [ItemsChanged((item_id,))]
+            if removed:
+                events.append(LabelsChanged(item_id, removed))
+            events += self._undo_event(before)
+        self._emit(events)
+
+    def check_sources(self, *, rehash: bool = False) -> list:
+        """Items whose source file is missing or changed (list of :class:`SourceProblem`)."""
+        with self._lock:
+            return self._store.check_sources(rehash=rehash)
+
+    def relocate(self, item_id: str, new_path, *, accept_changed: bool = False) -> ItemRecord:
+        """Point an item at the new location of its source file (verified by sha256).
+
+        Raises
+        ------
+        SourceMovedError
+            The file differs from the imported one and ``accept_changed`` is False.
+        """
+        with self._lock:
+            self._writable("relocate an item")
+            self._get_item(item_id)
+            record = self._store.relocate(item_id, new_path, accept_changed=accept_changed)
+            self._items[item_id] = record
+        self._emit([ItemsChanged((item_id,))])
+        return _copy_item(record)
+
+    # --------------------------------------------------------------- labels
+
+    def _check_label_for_item(self, label) -> None:
+        task = task_of_label(label)
+        item = self._get_item(label.item_id)
+        if item.task != task:
+            raise ParameterError(f"label: a {type(label).__name__} is a {task} label, but item {item.id!r} "
+                                 f"({item.name!r}) is a {item.task} item")
+
+    def _undo_event(self, before: tuple) -> list:
+        after = (self._history.can_undo, self._history.can_redo)
+        return [UndoStateChanged(*after)] if after != before else []
+
+    def add_label(self, label):
+        """Add a new label (durably) and return it.
+
+        Raises
+        ------
+        ParameterError
+            Not a label type, unknown item, task mismatch, or the id is already used.
+        """
+        with self._lock:
+            self._writable("add a label")
+            self._check_label_for_item(label)
+            if label.id in self._labels:
+                raise ParameterError(f"label.id: a label with id {label.id!r} already exists; "
+                                     f"use change_label to modify it")
+            text = dumps_label(label)
+            before = (self._history.can_undo, self._history.can_redo)
+            seq = self._store.apply_edit("add", label.id, label.item_id, None, text, self.author)
+            self._labels[label.id] = label
+            self._by_item[label.item_id][label.id] = label
+            self._history.edited(seq, label.item_id)
+            events = [LabelsChanged(label.item_id, (label.id,))] + self._undo_event(before)
+        self._emit(events)
+        return label
+
+    def change_label(self, label):
+        """Replace the label with the same id by ``label`` (same item); returns it.
+
+        A change to identical content is not recorded.
+        """
+        with self._lock:
+            self._writable("change a label")
+            task_of_label(label)
+            old = self._get_label(label.id)
+            if label.item_id != old.item_id:
+                raise ParameterError(f"label.item_id: a label cannot move between items (label {label.id!r} is on "
+                                     f"{old.item_id!r}, got {label.item_id!r}); delete it and add a new one")
+            self._check_label_for_item(label)
+            old_text, new_text = dumps_label(old), dumps_label(label)
+            if old_text == new_text:
+                return label
+            before = (self._history.can_undo, self._history.can_redo)
+            seq = self._store.apply_edit("change", label.id, label.item_id, old_text, new_text, self.author)
+            self._labels[label.id] = label
+            self._by_item[label.item_id][label.id] = label
+            self._history.edited(seq, label.item_id)
+            events = [LabelsChanged(label.item_id, (label.id,))] + self._undo_event(before)
+        self._emit(events)
+        return label
+
+    def delete_label(self, label_id: str) -> None:
+        """Delete a label (durably)."""
+        with self._lock:
+            self._writable("delete a label")
+            old = self._get_label(label_id)
+            before = (self._history.can_undo, self._history.can_redo)
+            seq = self._store.apply_edit("delete", label_id, old.item_id, dumps_label(old), None, self.author)
+            del self._labels[label_id]
+            del self._by_item[old.item_id][label_id]
+            self._history.edited(seq, old.item_id)
+            events = [LabelsChanged(old.item_id, (label_id,))] + self._undo_event(before)
+        self._emit(events)
+
+    def _get_label(self, label_id):
+        try:
+            return self._labels[label_id]
+        except (KeyError, TypeError):
+            raise ParameterError(f"label_id: no label with id {label_id!r} in {self.path.name}") from None
+
+    def label(self, label_id: str):
+        """The label with this id; :class:`ParameterError` if unknown."""
+        with self._lock:
+            return self._get_label(label_id)
+
+    def labels(self, item_id: Optional[str] = None) -> list:
+        """Current labels (of one item, or all), ordered by creation time then id."""
+        with self._lock:
+            if item_id is None:
+                found = list(self._labels.values())
+            else:
+                self._get_item(item_id)
+                found = list(self._by_item[item_id].values())
+        found.sort(key=lambda lab: (lab.created, lab.id))
+        return found
+
+    def labels_hash(self, item_ids: Optional[Iterable[str]] = None) -> str:
+        """sha256 of the canonical JSON of the current labels (of the given items, or all)."""
+        with self._lock:
+            if item_ids is None:
+                chosen = list(self._labels.values())
+            else:
+                if isinstance(item_ids, str):
+                    raise ParameterError(f"item_ids: expected an iterable of item ids, got the str {item_ids!r}")
+                chosen = []
+                for iid in item_ids:
+                    self._get_item(iid)
+                    chosen.extend(self._by_item[iid].values())
+        return labels_digest(chosen)
+
+    # ------------------------------------------------------------- undo/redo
+
+    @property
+    def can_undo(self) -> bool:
+        with self._lock:
+            return self._history.can_undo
+
+    @property
+    def can_redo(self) -> bool:
+        with self._lock:
+            return self._history.can_redo
+
+    def undo(self) -> bool:
+        """Revert the latest label edit not yet undone; False when there is none."""
+        return self._revisit("undo")
+
+    def redo(self) -> bool:
+        """Re-apply the latest undone edit; False when there is none (or a new edit came since)."""
+        return self._revisit("redo")
+
+    def _revisit(self, kind: str) -> bool:
+        with self._lock:
+            self._writable(kind)
+            target = self._history.next_undo() if kind == "undo" else self._history.next_redo()
+            if target is None:
+                return False
+            before = (self._history.can_undo, self._history.can_redo)
+            apply = self._store.apply_undo if kind == "undo" else self._store.apply_redo
+            _, label_id, item_id, text = apply(target)
+            if text is None:
+                self._labels.pop(label_id, None)
+                self._by_item[item_id].pop(label_id, None)
+            else:
+                label = loads_label(text)
+                self._labels[label_id] = label
+                self._by_item[item_id][label_id] = label
+            if kind == "undo":
+                self._history.undone(target)
+            else:
+                self._history.redone(target)
+            events = [LabelsChanged(item_id, (label_id,))] + self._undo_event(before)
+        self._emit(events)
+        return True
+
+    # --------------------------------------------------------------- models
+
+    def save_model(self, model_id: str, task: str, params: dict, blob: bytes, label_hash: str) -> ModelRecord:
+        """Store a trained model with its provenance (returned without its blob).
+
+        Parameters
+        ----------
+        model_id : str
+            Must be new.
+        task : {"segmentation", "alignment", "warping"}
+        params : dict
+            JSON-serialisable hyper-parameters.
+        blob : bytes
+            The serialised model (the caller's format).
+        label_hash : str
+            :meth:`labels_hash` of the labels it was trained on.
+        """
+        _require_str("model_id", model_id)
+        if task not in TASKS:
+            raise ParameterError(f"task: expected one of {TASKS}, got {task!r}")
+        if not isinstance(params, dict):
+            raise ParameterError(f"params: expected a dict, got {type(params).__name__}")
+        canonical_json(params)
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            raise ParameterError(f"blob: expected bytes, got {type(blob).__name__}")
+        _require_str("label_hash", label_hash)
+        record = ModelRecord(id=model_id, task=task, created=time.time(), label_hash=label_hash,
+                             params=copy.deepcopy(params), version=LIBRARY_VERSION, blob=bytes(blob))
+        with self._lock:
+            self._writable("save a model")
+            if self._store.load_model(model_id) is not None:
+                raise ParameterError(f"model_id: a model with id {model_id!r} already exists")
+            self._store.insert_model(record)
+        self._emit([ModelChanged(model_id)])
+        return dataclasses.replace(record, blob=None)
+
+    def load_model(self, model_id: str) -> ModelRecord:
+        """A stored model with its blob; :class:`ParameterError` if unknown."""
+        with self._lock:
+            record = self._store.load_model(model_id)
+        if record is None:
+            raise ParameterError(f"model_id: no model with id {model_id!r} in {self.path.name}")
+        return record
+
+    def models(self, task: Optional[str] = None) -> list:
+        """Stored models (without blobs), oldest first."""
+        with self._lock:
+            return self._store.list_models(task)
+
+    def latest_model(self, task: str) -> Optional[ModelRecord]:
+        """The newest model of ``task`` with its blob, or None."""
+        if task not in TASKS:
+            raise ParameterError(f"task: expected one of {TASKS}, got {task!r}")
+        with self._lock:
+            return self._store.latest_model(task)
+
+    def save_prediction(self, item_id: str, model_id: str, blob: bytes) -> None:
+        """Cache a prediction of ``item_id`` by the saved model ``model_id``."""
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            raise ParameterError(f"blob: expected bytes, got {type(blob).__name__}")
+        with self._lock:
+            self._writable("save a prediction")
+            self._get_item(item_id)
+            if self._store.load_model(model_id) is None:
+                raise ParameterError(f"model_id: no saved model with id {model_id!r}; save the model first")
+            self._store.put_prediction(item_id, model_id, bytes(blob))
+        self._emit([PredictionChanged(item_id, model_id)])
+
+    def prediction(self, item_id: str, model_id: Optional[str] = None) -> Optional[PredictionRecord]:
+        """The newest cached prediction of ``item_id`` (by ``model_id`` if given), or None."""
+        with self._lock:
+            self._get_item(item_id)
+            return self._store.get_prediction(item_id, model_id)
+
+    # ------------------------------------------------------------- settings
+
+    def get_setting(self, key: str, default=None):
+        _require_str("key", key)
+        with self._lock:
+            return self._store.get_setting(key, default)
+
+    def set_setting(self, key: str, value) -> None:
+        """Store a JSON-serialisable setting."""
+        _require_str("key", key)
+        canonical_json(value)
+        with self._lock:
+            self._writable("change a setting")
+            self._store.set_setting(key, value)
+        self._emit([SettingChanged(key)])
+
+    # ------------------------------------------------------------ integrity
+
+    def integrity_check(self) -> list:
+        """Problems found in the project (empty list when it is sound)."""
+        with self._lock:
+            problems = self._store.integrity_check()
+            stored = {lid: loads_label(text) for lid, _, text in self._store.current_labels()}
+            if stored != self._labels:
+                problems.append("the session's labels differ from the stored labels")
+            history = self._store.history()
+            if (history.undo_stack, history.redo_stack) != (self._history.undo_stack, self._history.redo_stack):
+                problems.append("the session's undo history differs from the edit log")
+        return problems
+
+
+def _copy_item(item: ItemRecord) -> ItemRecord:
+    return dataclasses.replace(item, meta=copy.deepcopy(item.meta))

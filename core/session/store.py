@@ -1,0 +1,633 @@
+"""The project store: one SQLite file per project.
+
+Durability and safety
+---------------------
+* WAL journal, ``synchronous=FULL``: every write transaction is on disk
+  before the call that made it returns, so a crash or SIGKILL loses nothing
+  that was acknowledged.
+* Each label edit is one transaction that appends to the edit log *and*
+  updates the materialised ``labels`` table, so both always agree.
+* One writer per project: an ``flock`` on ``<project>.lock`` (dropped by the
+  OS when the process dies). Other processes may open the project read-only.
+* On open the file is checked (SQLite header, ``PRAGMA quick_check``) with a
+  read-only connection before anything writes to it; a damaged file raises
+  :class:`ProjectDamagedError` listing the good backups and is never written.
+* Backups (online backup API) on open, on close and every ``backup_every_edits``
+  writes or ``backup_every_s`` seconds, keeping the ``keep_backups`` newest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Optional
+
+from ..exceptions import (ParameterError, ProjectDamagedError, ProjectVersionError, SourceMovedError,
+                          StoreError)
+from . import backups as _backups
+from .codec import canonical_json, loads_label
+from .history import EditHistory, replay_log
+from .locking import ProjectLock
+from .records import ItemRecord, ModelRecord, PredictionRecord, SourceProblem
+from .schema import APPLICATION_ID, CREATE_LATEST, MIGRATIONS, SCHEMA_VERSION
+from .sources import file_sha256, file_signature
+
+__all__ = ["ProjectStore", "LIBRARY_VERSION"]
+
+_log = logging.getLogger(__name__)
+
+try:
+    LIBRARY_VERSION = importlib.metadata.version("marginalia")
+except importlib.metadata.PackageNotFoundError:  # running from a checkout that is not installed
+    LIBRARY_VERSION = "unknown"
+
+
+def _positive_int(name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int,)) or value < minimum:
+        raise ParameterError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+class ProjectStore:
+    """Persistent state of one project. Use :meth:`create` or :meth:`open`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The project file.
+    read_only : bool
+        Open with a read-only SQLite connection, without taking the write lock;
+        every write raises :class:`StoreError`.
+    backup_every_edits : int
+        Take a backup after this many write transactions.
+    backup_every_s : float
+        ... or when the newest backup is older than this (checked on each write).
+    keep_backups : int
+        Number of backups kept.
+
+    Notes
+    -----
+    Methods are thread-safe (one lock around the connection). Errors from
+    SQLite surface as :class:`StoreError`.
+    """
+
+    def __init__(self, path, *, read_only: bool = False, backup_every_edits: int = 500,
+                 backup_every_s: float = 600.0, keep_backups: int = 5, _create: bool = False):
+        self.path = Path(path).absolute()
+        self.read_only = bool(read_only)
+        self.backup_every_edits = _positive_int("backup_every_edits", backup_every_edits)
+        if not (isinstance(backup_every_s, (int, float)) and backup_every_s > 0):
+            raise ParameterError(f"backup_every_s: expected a number of seconds > 0, got {backup_every_s!r}")
+        self.backup_every_s = float(backup_every_s)
+        self.keep_backups = _positive_int("keep_backups", keep_backups)
+        if _create and self.read_only:
+            raise ParameterError("read_only: a new project cannot be created read-only")
+        self._lock = threading.RLock()
+        self._conn: Optional[sqlite3.Connection] = None
+        self._file_lock = None if self.read_only else ProjectLock(self.path)
+        self._writes = 0
+        self._writes_at_backup = 0
+        self._last_backup_time = time.monotonic()
+        try:
+            if self._file_lock is not None:
+                self._file_lock.acquire()
+            if _create:
+                self._create_file()
+            self._open_file()
+        except BaseException:
+            self._abort_open()
+            raise
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def create(cls, path, **options) -> "ProjectStore":
+        """Create a new, empty project at ``path`` (which must not exist)."""
+        return cls(path, _create=True, **options)
+
+    @classmethod
+    def open(cls, path, *, read_only: bool = False, **options) -> "ProjectStore":
+        """Open an existing project (see the class for the options)."""
+        return cls(path, read_only=read_only, **options)
+
+    def _abort_open(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
+        if self._file_lock is not None:
+            self._file_lock.release()
+
+    def _create_file(self) -> None:
+        if self.path.exists():
+            raise StoreError(f"cannot create project {self.path}: the file already exists; open it instead")
+        if not self.path.parent.is_dir():
+            raise StoreError(f"cannot create project {self.path}: folder {self.path.parent} does not exist")
+        for suffix in ("-wal", "-shm"):  # a stale log of an older file would be applied to the new one
+            stale = Path(str(self.path) + suffix)
+            if stale.exists():
+                stale.unlink()
+        tmp = Path(str(self.path) + ".creating")
+        if tmp.exists():
+            tmp.unlink()
+        try:
+            conn = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("BEGIN IMMEDIATE")
+                for statement in CREATE_LATEST.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            os.replace(tmp, self.path)  # a crash while creating never leaves a half-made project
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot create project {self.path}: {exc}") from None
+
+    def _open_file(self) -> None:
+        if not self.path.exists():
+            raise StoreError(f"no project at {self.path}: the file does not exist")
+        problem = _backups.check_database_file(self.path)
+        if problem is not None:
+            good = _backups.good_backups(self.path)
+            advice = (f"restore the newest backup ({good[0]})" if good else "no good backup was found")
+            raise ProjectDamagedError(f"project {self.path} is damaged: {problem}; it was not modified; {advice}",
+                                      backups=good)
+        ro_uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
+        try:
+            # identify the file read-only first: a foreign or newer file must not be touched
+            peek = sqlite3.connect(ro_uri, uri=True)
+            try:
+                app_id = peek.execute("PRAGMA application_id").fetchone()[0]
+                version = peek.execute("PRAGMA user_version").fetchone()[0]
+            finally:
+                peek.close()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open project {self.path}: {exc}") from None
+        if app_id != APPLICATION_ID:
+            raise StoreError(f"{self.path} is an SQLite database but not a Marginalia project "
+                             f"(application id {app_id:#x}, expected {APPLICATION_ID:#x})")
+        if version > SCHEMA_VERSION:
+            raise ProjectVersionError(f"{self.path} was written by a newer Marginalia (schema {version} > "
+                                      f"{SCHEMA_VERSION}); update Marginalia")
+        if version < 1:
+            raise StoreError(f"{self.path}: invalid schema version {version}; expected 1..{SCHEMA_VERSION}")
+        try:
+            if self.read_only:
+                self._conn = sqlite3.connect(ro_uri, uri=True, isolation_level=None, check_same_thread=False)
+            else:
+                self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn = self._conn
+            conn.execute("PRAGMA busy_timeout = 10000")
+            if not self.read_only:
+                mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreError(f"cannot switch {self.path} to WAL journal mode (got {mode})")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open project {self.path}: {exc}") from None
+        if version < SCHEMA_VERSION:
+            if self.read_only:
+                raise StoreError(f"{self.path} uses the older schema {version} (current {SCHEMA_VERSION}); "
+                                 f"open it once for writing to upgrade it")
+            self._migrate(version)
+        self._writes = self._read_write_count()
+        if not self.read_only:
+            self._backup_if_changed()
+
+    def _read_write_count(self) -> int:
+        with self._sql("reading the write counter"):
+            row = self._conn.execute("SELECT value FROM store_meta WHERE key = 'writes'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self, version: int) -> None:
+        # keep a copy of the old layout first: a failed migration must be recoverable
+        _backups.write_backup(self._conn, self.path, 0)
+        with self._sql(f"migrating from schema {version} to {SCHEMA_VERSION}"):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for v in range(version, SCHEMA_VERSION):
+                    MIGRATIONS[v](self._conn)
+                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        _log.info("migrated %s from schema %d to %d", self.path, version, SCHEMA_VERSION)
+
+    def close(self) -> None:
+        """Take a last backup if anything changed, then close and release the lock (idempotent)."""
+        with self._lock:
+            if self._conn is None:
+                return
+            try:
+                if not self.read_only:
+                    self._backup_if_changed()
+            except StoreError as exc:
+                _log.warning("no backup on close: %s", exc)
+            finally:
+                try:
+                    self._conn.close()
+                finally:
+                    self._conn = None
+                    if self._file_lock is not None:
+                        self._file_lock.release()
+
+    @property
+    def closed(self) -> bool:
+        return self._conn is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ------------------------------------------------------------ transactions
+
+    @contextlib.contextmanager
+    def _sql(self, what: str):
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"{what} failed on {self.path}: {exc}") from None
+
+    def _require_open(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"project {self.path} is closed")
+        return self._conn
+
+    @contextlib.contextmanager
+    def _write(self, what: str):
+        """One durable write transaction; yields the connection."""
+        with self._lock:
+            conn = self._require_open()
+            if self.read_only:
+                raise StoreError(f"cannot {what}: project {self.path} is open read-only")
+            with self._sql(what):
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("UPDATE store_meta SET value = value + 1 WHERE key = 'writes'")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            self._writes += 1
+            self._maybe_backup()
+
+    def _read(self, what: str, sql: str, args=()) -> list:
+        with self._lock:
+            conn = self._require_open()
+            with self._sql(what):
+                return conn.execute(sql, args).fetchall()
+
+    # ----------------------------------------------------------------- backups
+
+    def _maybe_backup(self) -> None:
+        due = (self._writes - self._writes_at_backup >= self.backup_every_edits or
+               time.monotonic() - self._last_backup_time >= self.backup_every_s)
+        if due:
+            try:
+                self.backup()
+            except StoreError as exc:  # the edit itself is committed; a failed backup must not undo that
+                _log.warning("automatic backup failed: %s", exc)
+
+    def _backup_if_changed(self) -> None:
+        existing = _backups.list_backups(self.path)
+        if existing and _backups.backup_write_count(existing[0]) == self._writes:
+            self._writes_at_backup = self._writes
+            self._last_backup_time = time.monotonic()
+            _backups.prune_backups(self.path, self.keep_backups)
+            return
+        self.backup()
+
+    def backup(self) -> Path:
+        """Write a backup now and drop the oldest beyond ``keep_backups``; returns its path."""
+        with self._lock:
+            conn = self._require_open()
+            path = _backups.write_backup(conn, self.path, self._writes)
+            self._writes_at_backup = self._writes
+            self._last_backup_time = time.monotonic()
+            _backups.prune_backups(self.path, self.keep_backups)
+            return path
+
+    def backups(self) -> list:
+        """Good backups of this project, newest first."""
+        return _backups.good_backups(self.path)
+
+    @staticmethod
+    def restore_backup(backup, dest) -> Path:
+        """Restore ``backup`` as project ``dest``; an existing ``dest`` is moved aside, never overwritten.
+
+        ``dest`` must not be open for writing anywhere (its lock is taken while restoring).
+
+        Returns
+        -------
+        dest : Path
+        """
+        dest = Path(dest).absolute()
+        lock = ProjectLock(dest).acquire()
+        try:
+            return _backups.restore_backup(Path(backup), dest)
+        finally:
+            lock.release()
+
+    @property
+    def write_count(self) -> int:
+        """Number of write transactions committed over the project's life."""
+        return self._writes
+
+    # ------------------------------------------------------------------- items
+
+    def insert_item(self, item: ItemRecord) -> None:
+        with self._write("add an item") as conn:
+            conn.execute(
+                "INSERT INTO items (id, name, kind, task, source_path, source_hash, size, mtime, meta, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (item.id, item.name, item.kind, item.task, item.source_path, item.source_hash, item.size,
+                 item.mtime, canonical_json(item.meta), item.created))
+
+    def delete_item(self, item_id: str) -> None:
+        """Remove an item with its labels and predictions (logged so replays drop its edits)."""
+        with self._write("remove an item") as conn:
+            conn.execute("INSERT INTO label_log (op, item_id, time) VALUES ('remove_item', ?, ?)",
+                         (item_id, time.time()))
+            cur = conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
+            if cur.rowcount != 1:
+                raise StoreError(f"remove_item: no item with id {item_id!r}")
+
+    def load_items(self) -> list:
+        rows = self._read("reading items", "SELECT id, name, kind, task, source_path, source_hash, size, mtime, "
+                                           "meta, created FROM items ORDER BY created, id")
+        return [ItemRecord(id=r[0], name=r[1], kind=r[2], task=r[3], source_path=r[4], source_hash=r[5],
+                           meta=json.loads(r[8]), size=r[6], mtime=r[7], created=r[9]) for r in rows]
+
+    def _update_source(self, item_id, path, digest, size, mtime) -> None:
+        with self._write("relocate an item's source") as conn:
+            cur = conn.execute("UPDATE items SET source_path = ?, source_hash = ?, size = ?, mtime = ? "
+                               "WHERE id = ?", (path, digest, size, mtime, item_id))
+            if cur.rowcount != 1:
+                raise ParameterError(f"item_id: no item with id {item_id!r}")
+
+    def check_sources(self, *, rehash: bool = False) -> list:
+        """Items whose source file is missing or whose content changed.
+
+        Parameters
+        ----------
+        rehash : bool
+            Hash every source file; by default only files whose size or
+            modification time differ from the recorded ones are hashed.
+
+        Returns
+        -------
+        problems : list of SourceProblem
+        """
+        problems = []
+        for item in self.load_items():
+            if item.source_path is None:
+                continue
+            path = Path(item.source_path)
+            if not path.is_file():
+                problems.append(SourceProblem(item.id, item.source_path, "missing", item.source_hash))
+                continue
+            size, mtime = file_signature(path)
+            if rehash or size != item.size or mtime != item.mtime:
+                digest = file_sha256(path)
+                if digest != item.source_hash:
+                    problems.append(SourceProblem(item.id, item.source_path, "changed", item.source_hash, digest))
+        return problems
+
+    def relocate(self, item_id: str, new_path, *, accept_changed: bool = False) -> ItemRecord:
+        """Point an item at its source file's new location.
+
+        Raises
+        ------
+        SourceMovedError
+            If the file's content differs from the imported one and ``accept_changed`` is False.
+        """
+        items = {it.id: it for it in self.load_items()}
+        if item_id not in items:
+            raise ParameterError(f"item_id: no item with id {item_id!r}")
+        new_path = Path(new_path).absolute()
+        if not new_path.is_file():
+            raise ParameterError(f"new_path: {new_path} is not an existing file")
+        size, mtime = file_signature(new_path)
+        digest = file_sha256(new_path)
+        old = items[item_id]
+        if old.source_hash is not None and digest != old.source_hash and not accept_changed:
+            raise SourceMovedError(f"{new_path} differs from the file item {old.name!r} was imported from "
+                                   f"(sha256 {digest[:12]}… != {old.source_hash[:12]}…); pass "
+                                   f"accept_changed=True to use it anyway", items=(item_id,))
+        self._update_source(item_id, str(new_path), digest, size, mtime)
+        return next(it for it in self.load_items() if it.id == item_id)
+
+    # ------------------------------------------------------------------ labels
+
+    def apply_edit(self, op: str, label_id: str, item_id: str, before: Optional[str], after: Optional[str],
+                   author: str = "") -> int:
+        """Log one user edit and apply it to the current labels, in one transaction.
+
+        Parameters
+        ----------
+        op : {"add", "change", "delete"}
+        before, after : str or None
+            Label JSON before and after the edit (None for add / delete respectively).
+
+        Returns
+        -------
+        seq : int
+            The edit's position in the log.
+        """
+        if op not in ("add", "change", "delete"):
+            raise ParameterError(f"op: expected 'add', 'change' or 'delete', got {op!r}")
+        with self._write(f"{op} label {label_id}") as conn:
+            seq = conn.execute(
+                "INSERT INTO label_log (op, label_id, item_id, before, after, time, author) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (op, label_id, item_id, before, after, time.time(), author)
+            ).lastrowid
+            self._apply(conn, op, label_id, item_id, after if op != "delete" else None, seq)
+        return seq
+
+    @staticmethod
+    def _apply(conn, op, label_id, item_id, text, seq) -> None:
+        """Make the materialised labels reflect ``op`` (add: insert ``text``, change: set, delete: remove)."""
+        if op == "add":
+            conn.execute("INSERT INTO labels (id, item_id, label, seq) VALUES (?, ?, ?, ?)",
+                         (label_id, item_id, text, seq))
+            return
+        if op == "change":
+            cur = conn.execute("UPDATE labels SET label = ?, seq = ? WHERE id = ? AND item_id = ?",
+                               (text, seq, label_id, item_id))
+        else:
+            cur = conn.execute("DELETE FROM labels WHERE id = ? AND item_id = ?", (label_id, item_id))
+        if cur.rowcount != 1:
+            raise StoreError(f"{op} of label {label_id!r}: no such label on item {item_id!r}")
+
+    def _revisit(self, kind: str, target: int) -> tuple:
+        with self._write(f"{kind} edit {target}") as conn:
+            row = conn.execute("SELECT op, label_id, item_id, before, after FROM label_log WHERE seq = ? "
+                               "AND op IN ('add', 'change', 'delete')", (target,)).fetchone()
+            if row is None:
+                raise StoreError(f"{kind}: edit {target} is not in the log")
+            op, label_id, item_id, before, after = row
+            seq = conn.execute("INSERT INTO label_log (op, label_id, item_id, target, time) VALUES (?, ?, ?, ?, ?)",
+                               (kind, label_id, item_id, target, time.time())).lastrowid
+            if kind == "undo":
+                inverse = {"add": ("delete", None), "change": ("change", before), "delete": ("add", before)}[op]
+                self._apply(conn, inverse[0], label_id, item_id, inverse[1], seq)
+                now = inverse[1]
+            else:
+                self._apply(conn, op, label_id, item_id, after, seq)
+                now = None if op == "delete" else after
+        return op, label_id, item_id, now
+
+    def apply_undo(self, target: int) -> tuple:
+        """Revert user edit ``target`` in one transaction.
+
+        Returns
+        -------
+        op, label_id, item_id : str
+            The reverted edit.
+        label_json : str or None
+            The label's JSON now, None if it no longer exists.
+        """
+        return self._revisit("undo", int(target))
+
+    def apply_redo(self, target: int) -> tuple:
+        """Re-apply user edit ``target`` in one transaction; returns like :meth:`apply_undo`."""
+        return self._revisit("redo", int(target))
+
+    def current_labels(self) -> list:
+        """``[(label_id, item_id, label_json)]`` from the materialised table."""
+        return self._read("reading labels", "SELECT id, item_id, label FROM labels ORDER BY seq")
+
+    def _log_rows(self, with_labels: bool) -> list:
+        cols = "before, after" if with_labels else "NULL, NULL"
+        return self._read("reading the edit log",
+                          f"SELECT seq, op, label_id, item_id, {cols}, target FROM label_log ORDER BY seq")
+
+    def history(self) -> EditHistory:
+        """Undo/redo stacks rebuilt from the edit log."""
+        return replay_log(self._log_rows(False), with_labels=False)[1]
+
+    def replayed_labels(self) -> dict:
+        """``label_id -> (item_id, label_json)`` derived from the edit log alone."""
+        return replay_log(self._log_rows(True), with_labels=True)[0]
+
+    def log_length(self) -> int:
+        return int(self._read("counting the edit log", "SELECT COUNT(*) FROM label_log")[0][0])
+
+    # --------------------------------------------------- models, predictions, settings
+
+    def insert_model(self, model: ModelRecord) -> None:
+        with self._write(f"save model {model.id}") as conn:
+            conn.execute("INSERT INTO models (id, task, created, label_hash, params, blob, version) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (model.id, model.task, model.created, model.label_hash, canonical_json(model.params),
+                          sqlite3.Binary(model.blob), model.version))
+
+    def load_model(self, model_id: str) -> Optional[ModelRecord]:
+        rows = self._read("reading a model", "SELECT id, task, created, label_hash, params, version, blob "
+                                             "FROM models WHERE id = ?", (model_id,))
+        return _model(rows[0], True) if rows else None
+
+    def list_models(self, task: Optional[str] = None) -> list:
+        """Models without their blobs, oldest first."""
+        sql = "SELECT id, task, created, label_hash, params, version FROM models"
+        args = ()
+        if task is not None:
+            sql += " WHERE task = ?"
+            args = (task,)
+        return [_model(r, False) for r in self._read("listing models", sql + " ORDER BY created, rowid", args)]
+
+    def latest_model(self, task: str) -> Optional[ModelRecord]:
+        rows = self._read("reading a model", "SELECT id, task, created, label_hash, params, version, blob "
+                                             "FROM models WHERE task = ? ORDER BY created DESC, rowid DESC "
+                                             "LIMIT 1", (task,))
+        return _model(rows[0], True) if rows else None
+
+    def put_prediction(self, item_id: str, model_id: str, blob: bytes) -> None:
+        with self._write(f"save a prediction of item {item_id}") as conn:
+            conn.execute("INSERT OR REPLACE INTO predictions (item_id, model_id, blob, created) VALUES (?, ?, ?, ?)",
+                         (item_id, model_id, sqlite3.Binary(blob), time.time()))
+
+    def get_prediction(self, item_id: str, model_id: Optional[str] = None) -> Optional[PredictionRecord]:
+        sql = "SELECT item_id, model_id, blob, created FROM predictions WHERE item_id = ?"
+        args = (item_id,)
+        if model_id is not None:
+            sql += " AND model_id = ?"
+            args += (model_id,)
+        rows = self._read("reading a prediction", sql + " ORDER BY created DESC, rowid DESC LIMIT 1", args)
+        if not rows:
+            return None
+        r = rows[0]
+        return PredictionRecord(item_id=r[0], model_id=r[1], blob=bytes(r[2]), created=r[3])
+
+    def get_setting(self, key: str, default=None):
+        rows = self._read("reading a setting", "SELECT value FROM settings WHERE key = ?", (key,))
+        return json.loads(rows[0][0]) if rows else default
+
+    def set_setting(self, key: str, value) -> None:
+        text = canonical_json(value)
+        with self._write(f"set setting {key}") as conn:
+            conn.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, text))
+
+    # --------------------------------------------------------------- integrity
+
+    def integrity_check(self) -> list:
+        """Problems found in the database (empty list when it is sound).
+
+        Runs SQLite's full ``integrity_check`` and ``foreign_key_check``, decodes
+        every label, and checks that replaying the edit log gives exactly the
+        materialised labels.
+        """
+        problems = []
+        with self._lock:
+            conn = self._require_open()
+            try:
+                rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+                if rows != ["ok"]:
+                    problems.extend(f"sqlite: {r}" for r in rows)
+                for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchall():
+                    problems.append(f"foreign key: row {rowid} of {table} points to a missing {parent}")
+            except sqlite3.Error as exc:
+                return [f"sqlite: {exc}"]
+            try:
+                current = {lid: (item, text) for lid, item, text in self.current_labels()}
+                replayed = self.replayed_labels()
+            except StoreError as exc:
+                return problems + [str(exc)]
+        for lid in sorted(set(current) | set(replayed)):
+            if current.get(lid) != replayed.get(lid):
+                problems.append(f"label {lid}: stored {current.get(lid)!r} but the edit log gives "
+                                f"{replayed.get(lid)!r}")
+        for lid, (_, text) in current.items():
+            try:
+                label = loads_label(text)
+            except Exception as exc:
+                problems.append(f"label {lid}: cannot be decoded ({exc})")
+                continue
+            if label.id != lid:
+                problems.append(f"label {lid}: its JSON carries id {label.id!r}")
+        return problems
+
+
+def _model(row, with_blob: bool) -> ModelRecord:
+    return ModelRecord(id=row[0], task=row[1], created=row[2], label_hash=row[3], params=json.loads(row[4]),
+                       version=row[5], blob=bytes(row[6]) if with_blob else None)

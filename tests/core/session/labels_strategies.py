@@ -1,0 +1,50 @@
+"""Hypothesis strategies producing every label type (shared by the session tests)."""
+
+from hypothesis import strategies as st
+
+from core.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
+
+ids = st.text(alphabet="0123456789abcdef", min_size=1, max_size=8)
+authors = st.text(max_size=6)
+created = st.floats(min_value=1.0, max_value=2e9, allow_nan=False, allow_infinity=False)
+times = st.floats(min_value=0.0, max_value=1e5, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def region_labels(draw, item_id=None):
+    start = draw(st.integers(0, 1000))
+    kind = draw(st.sampled_from(list(RegionKind)))
+    min_len = 2 if kind in (RegionKind.ONE, RegionKind.AT_LEAST_ONE) else 1
+    stop = start + draw(st.integers(min_len, 500))
+    return RegionLabel(item_id or draw(ids), id=draw(ids), author=draw(authors), created=draw(created),
+                       start=start, stop=stop, kind=kind)
+
+
+@st.composite
+def boundary_labels(draw, item_id=None):
+    return BoundaryLabel(item_id or draw(ids), id=draw(ids), author=draw(authors), created=draw(created),
+                         index=draw(st.integers(1, 10**6)))
+
+
+@st.composite
+def anchor_labels(draw, item_id=None):
+    return AnchorLabel(item_id or draw(ids), id=draw(ids), author=draw(authors), created=draw(created),
+                       event=draw(st.integers(0, 5000)), time_s=draw(times), tolerance_s=draw(times))
+
+
+@st.composite
+def event_span_labels(draw, item_id=None):
+    first = draw(st.integers(0, 100))
+    t0 = draw(times)
+    return EventSpanLabel(item_id or draw(ids), id=draw(ids), author=draw(authors), created=draw(created),
+                          first=first, last=first + draw(st.integers(0, 50)), t0_s=t0, t1_s=t0 + draw(times))
+
+
+@st.composite
+def warp_anchor_labels(draw, item_id=None):
+    return WarpAnchorLabel(item_id or draw(ids), id=draw(ids), author=draw(authors), created=draw(created),
+                           ta=draw(st.integers(0, 10**5)), tb=draw(st.integers(0, 10**5)))
+
+
+any_label = st.one_of(region_labels(), boundary_labels(), anchor_labels(), event_span_labels(),
+                      warp_anchor_labels())

@@ -1,0 +1,71 @@
+import json
+
+import pytest
+from hypothesis import given, settings
+
+from core.exceptions import DataFormatError, ParameterError
+from core.session.codec import (dumps_label, label_from_dict, label_to_dict, labels_digest, loads_label,
+                                task_of_label)
+from core.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
+
+from .labels_strategies import any_label
+
+
+@settings(max_examples=150)
+@given(any_label)
+def test_round_trip_is_exact(label):
+    back = loads_label(dumps_label(label))
+    assert type(back) is type(label)
+    assert back == label
+    assert (back.id, back.author, back.created) == (label.id, label.author, label.created)
+    assert dumps_label(back) == dumps_label(label)
+
+
+def test_region_kind_is_stored_by_value_and_restored_as_enum():
+    lab = RegionLabel("it", id="a", created=5.0, start=0, stop=4, kind=RegionKind.AT_LEAST_ONE)
+    data = json.loads(dumps_label(lab))
+    assert data["kind"] == ">=1" and data["type"] == "RegionLabel"
+    assert loads_label(dumps_label(lab)).kind is RegionKind.AT_LEAST_ONE
+
+
+def test_int_and_float_inputs_give_the_same_text():
+    a = AnchorLabel("it", id="x", created=3.0, event=2, time_s=1, tolerance_s=0)
+    b = AnchorLabel("it", id="x", created=3, event=2, time_s=1.0, tolerance_s=0.0)
+    assert dumps_label(a) == dumps_label(b)
+
+
+def test_digest_ignores_order_and_sees_content():
+    a = BoundaryLabel("it", id="a", created=1.0, index=3)
+    b = BoundaryLabel("it", id="b", created=1.0, index=4)
+    c = BoundaryLabel("it", id="b", created=1.0, index=5)
+    assert labels_digest([a, b]) == labels_digest([b, a])
+    assert labels_digest([a, b]) != labels_digest([a, c])
+    assert labels_digest([]) != labels_digest([a])
+
+
+@pytest.mark.parametrize("data, match", [
+    ({"type": "Nope"}, "unknown type 'Nope'"),
+    ([1, 2], "expected a JSON object"),
+    ({"type": "BoundaryLabel", "item_id": "i", "id": "a", "author": "", "created": 1.0}, r"missing field\(s\) \['index'\]"),
+    ({"type": "BoundaryLabel", "item_id": "i", "id": "a", "author": "", "created": 1.0, "index": 2, "x": 1},
+     r"unknown field\(s\) \['x'\]"),
+    ({"type": "BoundaryLabel", "item_id": "i", "id": "a", "author": "", "created": 1.0, "index": 0},
+     "index must be >= 1"),
+])
+def test_bad_dicts_raise_data_format_errors(data, match):
+    with pytest.raises(DataFormatError, match=match):
+        label_from_dict(data)
+
+
+def test_bad_inputs_name_the_problem():
+    with pytest.raises(DataFormatError, match="not valid JSON"):
+        loads_label("{nope")
+    with pytest.raises(ParameterError, match="expected one of"):
+        label_to_dict({"type": "RegionLabel"})
+    with pytest.raises(ParameterError, match="created: must be finite"):
+        dumps_label(BoundaryLabel("i", id="a", created=float("inf"), index=2))
+
+
+def test_task_of_label():
+    assert task_of_label(BoundaryLabel("i", index=2)) == "segmentation"
+    assert task_of_label(AnchorLabel("i", event=0, time_s=1.0)) == "alignment"

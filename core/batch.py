@@ -1,0 +1,352 @@
+"""Run one function over many items, locally or on a Dask cluster, resumably.
+
+The unit of work is a :class:`BatchTask`: a unique key and a few small,
+picklable arguments (file paths, a profile id and a chromosome) -- never the
+data itself, so a worker reads its own input and the scheduler ships bytes,
+not arrays. The task function runs on the worker, writes the item's output
+files itself (with :func:`atomic_write_text`) and returns a small JSON-able
+summary.
+
+After a task succeeds, :func:`run_batch` writes a *marker* for it (again
+atomically) holding the run's ``fingerprint`` (e.g. the model file's hash)
+and the files it wrote. A later run with the same fingerprint skips every
+item whose marker and files are all there, so an interrupted batch resumes
+where it stopped; a different model (another fingerprint) redoes everything.
+
+A failing item never stops the batch: its error is collected in the
+:class:`BatchReport` and the caller reports it at the end.
+
+Examples
+--------
+>>> import tempfile
+>>> def square(x, *, out_dir):
+...     return {"value": x * x}
+>>> out = tempfile.mkdtemp()
+>>> rep = run_batch(square, [BatchTask(str(i), (i,)) for i in range(3)], out_dir=out, fingerprint="f")
+>>> [rep.results[k]["value"] for k in ("0", "1", "2")], rep.failed
+([0, 1, 4], [])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Optional
+
+from .exceptions import MarginaliaError, ParameterError
+
+__all__ = [
+    "BatchTask",
+    "BatchReport",
+    "ClusterError",
+    "run_batch",
+    "open_client",
+    "atomic_write_text",
+    "file_sha256",
+    "safe_key",
+    "marker_path",
+]
+
+MARKER_DIR = ".batch"
+
+
+class ClusterError(MarginaliaError, RuntimeError):
+    """The Dask scheduler cannot be reached or the local cluster cannot start."""
+
+
+@dataclass(frozen=True)
+class BatchTask:
+    """One item of a batch.
+
+    Parameters
+    ----------
+    key : str
+        Unique name of the item in this batch (used for its marker file).
+    args : tuple
+        Small picklable positional arguments of the task function.
+    """
+
+    key: str
+    args: tuple = ()
+
+
+@dataclass
+class BatchReport:
+    """What a batch did.
+
+    Attributes
+    ----------
+    done : list of str
+        Keys computed in this run, in completion order.
+    skipped : list of str
+        Keys whose output was already there with the same fingerprint.
+    failed : list of (str, str)
+        ``(key, one-line error)`` of the items that failed.
+    results : dict
+        ``key -> summary`` returned by the task function (also for skipped items,
+        read back from their markers).
+    wall_s : float
+        Wall time of the run in seconds.
+    """
+
+    done: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
+    results: dict = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+# ------------------------------------------------------------------ files
+
+
+def atomic_write_text(path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file and a rename.
+
+    A reader (or a resumed batch) sees either the old file or the complete new
+    one, never a half-written file, even if the process is killed.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def file_sha256(path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_key(key: str) -> str:
+    """A file-name-safe version of ``key`` (unique: a short hash is appended when characters were replaced)."""
+    cleaned = _UNSAFE.sub("_", key).strip("._") or "item"
+    if cleaned != key:
+        cleaned += "-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:8]
+    return cleaned
+
+
+def marker_path(out_dir, key: str) -> Path:
+    """Where the marker of item ``key`` lives under ``out_dir``."""
+    return Path(out_dir) / MARKER_DIR / f"{safe_key(key)}.json"
+
+
+def _read_marker(out_dir, key: str, fingerprint: str) -> Optional[dict]:
+    """The marker of a finished item with this fingerprint whose files all exist, else None."""
+    path = marker_path(out_dir, key)
+    try:
+        marker = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or marker.get("fingerprint") != fingerprint or marker.get("key") != key:
+        return None
+    for name in marker.get("files", []):
+        if not (Path(out_dir) / name).is_file():
+            return None
+    return marker
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if isinstance(exc, MarginaliaError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _execute(func: Callable, task: BatchTask, out_dir: str, fingerprint: str, debug: bool) -> tuple:
+    """Run one task and write its marker; never raises (errors come back as values).
+
+    Returning errors as values keeps Dask from retrying or logging a failed
+    item as a crashed task; the batch decides what to report.
+    """
+    try:
+        result = func(*task.args, out_dir=out_dir)
+        result = {} if result is None else dict(result)
+        files = [str(f) for f in result.pop("files", [])]
+        marker = {"key": task.key, "fingerprint": fingerprint, "files": files, "result": result,
+                  "finished": time.time()}
+        atomic_write_text(marker_path(out_dir, task.key), json.dumps(marker, sort_keys=True))
+        return task.key, True, result
+    except Exception as exc:  # noqa: BLE001 - one item's failure must not stop the batch
+        message = _one_line(exc)
+        if debug:
+            message += "\n" + traceback.format_exc()
+        return task.key, False, message
+
+
+# ----------------------------------------------------------------- running
+
+
+def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprint: str, client=None,
+              progress=None, resume: bool = True, debug: bool = False) -> BatchReport:
+    """Run ``func(*task.args, out_dir=out_dir)`` for every task, skipping finished ones.
+
+    Parameters
+    ----------
+    func : callable
+        A module-level function (picklable) that writes the item's outputs
+        under ``out_dir`` and returns a dict; its optional ``"files"`` entry
+        lists the written files relative to ``out_dir`` (checked on resume).
+    tasks : iterable of BatchTask
+        Keys must be unique.
+    out_dir : path-like
+        The output folder (created if missing); markers go to ``out_dir/.batch``.
+    fingerprint : str
+        Identifies the run's inputs that change results (e.g. the model hash).
+    client : distributed.Client, optional
+        Run on this Dask client; in this process, one item after another, when None.
+    progress : core.progress.Progress, optional
+        Advanced once per finished item; its total is set to the number of items to run.
+    resume : bool
+        Skip items already finished with the same fingerprint.
+    debug : bool
+        Keep full tracebacks in the failure messages.
+
+    Returns
+    -------
+    BatchReport
+    """
+    tasks = list(tasks)
+    keys = [t.key for t in tasks]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ParameterError(f"run_batch: task keys must be unique, got {dup!r} twice")
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise ParameterError(f"run_batch: fingerprint must be a non-empty string, got {fingerprint!r}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = BatchReport()
+    t0 = time.perf_counter()
+    todo = []
+    for task in tasks:
+        marker = _read_marker(out_dir, task.key, fingerprint) if resume else None
+        if marker is not None:
+            report.skipped.append(task.key)
+            report.results[task.key] = marker.get("result", {})
+        else:
+            todo.append(task)
+    if progress is not None:
+        progress.set_total(len(todo))
+
+    def collect(outcome):
+        key, ok, value = outcome
+        if ok:
+            report.done.append(key)
+            report.results[key] = value
+        else:
+            report.failed.append((key, value))
+        if progress is not None:
+            progress.advance(failed=not ok, message=key)
+
+    if client is None:
+        for task in todo:
+            collect(_execute(func, task, str(out_dir), fingerprint, debug))
+    elif todo:
+        from distributed import as_completed
+        futures = client.map(_execute, [func] * len(todo), todo, [str(out_dir)] * len(todo),
+                             [fingerprint] * len(todo), [debug] * len(todo),
+                             key=[f"marginalia-{safe_key(t.key)}-{fingerprint[:12]}" for t in todo],
+                             pure=False)
+        key_of = {fut.key: task.key for fut, task in zip(futures, todo)}
+        for fut in as_completed(futures):
+            try:
+                collect(fut.result())
+            except Exception as exc:  # noqa: BLE001 - a worker died: report the item, keep going
+                key = key_of[fut.key]
+                collect((key, False, f"the worker running it failed ({_one_line(exc)})"))
+    if progress is not None:
+        progress.close()
+    report.wall_s = time.perf_counter() - t0
+    order = {k: i for i, k in enumerate(keys)}
+    report.failed.sort(key=lambda kv: order[kv[0]])
+    return report
+
+
+# ----------------------------------------------------------------- clusters
+
+
+@contextlib.contextmanager
+def open_client(scheduler: Optional[str] = None, *, n_workers: Optional[int] = None, processes: bool = True,
+                threads_per_worker: int = 1, timeout: float = 5.0) -> Iterator:
+    """A Dask client on an existing scheduler or on a new local cluster (closed on exit).
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running scheduler (``"tcp://host:8786"``). When None, a
+        :class:`distributed.LocalCluster` is started.
+    n_workers : int, optional
+        Local cluster size; the machine's core count by default.
+    processes : bool
+        Local cluster: one process per worker (True) or threads in this process.
+    threads_per_worker : int
+        Local cluster: threads per worker (1: the decoders are single-threaded).
+    timeout : float
+        Seconds to wait for the scheduler before giving up.
+
+    Raises
+    ------
+    ClusterError
+        The scheduler cannot be reached within ``timeout`` or the cluster cannot start.
+    """
+    if n_workers is not None and (not isinstance(n_workers, int) or n_workers < 1):
+        raise ParameterError(f"n_workers: expected an integer >= 1, got {n_workers!r}")
+    if not timeout > 0:
+        raise ParameterError(f"timeout: expected a positive number of seconds, got {timeout!r}")
+    import logging
+
+    from distributed import Client, LocalCluster
+    cluster = None
+    if scheduler is not None:
+        if not isinstance(scheduler, str) or "://" not in scheduler and ":" not in scheduler:
+            raise ParameterError(f"--scheduler: expected an address like tcp://host:8786, got {scheduler!r}")
+        try:
+            client = Client(scheduler, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ClusterError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s "
+                               f"({_one_line(exc)}); start it with `dask scheduler` and check the address") from None
+    else:
+        n = n_workers or os.cpu_count() or 1
+        try:
+            # the scheduler's own chatter (worker start/stop) is not the user's business
+            logging.getLogger("distributed").setLevel(logging.ERROR)
+            cluster = LocalCluster(n_workers=n, threads_per_worker=threads_per_worker, processes=processes,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+            client = Client(cluster, timeout=timeout)
+        except (OSError, TimeoutError, RuntimeError) as exc:
+            if cluster is not None:
+                cluster.close()
+            raise ClusterError(f"cannot start a local Dask cluster with {n} workers ({_one_line(exc)})") from None
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,122 @@
+"""core.batch: resumable runs, per-item failures, atomic writes, clusters that are not there."""
+
+import json
+import os
+import time
+
+import pytest
+
+from core.batch import (BatchTask, ClusterError, atomic_write_text, marker_path, open_client, run_batch,
+                        safe_key)
+from core.exceptions import ParameterError
+from core.progress import NullProgress
+
+
+def write_square(x, *, out_dir):
+    """A task: writes x*x to a file; fails on negative input."""
+    if x < 0:
+        raise ParameterError(f"x: expected >= 0, got {x}")
+    name = f"sq_{x}.txt"
+    atomic_write_text(os.path.join(out_dir, name), str(x * x))
+    return {"files": [name], "value": x * x}
+
+
+def tasks(values):
+    return [BatchTask(f"item {v}", (v,)) for v in values]
+
+
+def test_runs_every_item_and_collects_results(tmp_path):
+    progress = NullProgress()
+    rep = run_batch(write_square, tasks([1, 2, 3]), out_dir=tmp_path, fingerprint="m1", progress=progress)
+    assert rep.ok and sorted(rep.done) == ["item 1", "item 2", "item 3"] and rep.skipped == []
+    assert {k: v["value"] for k, v in rep.results.items()} == {"item 1": 1, "item 2": 4, "item 3": 9}
+    assert (tmp_path / "sq_3.txt").read_text() == "9"
+    assert progress.done == 3 and progress.total == 3
+
+
+def test_a_failing_item_is_reported_and_the_others_finish(tmp_path):
+    rep = run_batch(write_square, tasks([1, -2, 3]), out_dir=tmp_path, fingerprint="m1")
+    assert rep.failed == [("item -2", "x: expected >= 0, got -2")]
+    assert sorted(rep.done) == ["item 1", "item 3"]
+    assert not marker_path(tmp_path, "item -2").exists()
+
+
+def test_resume_skips_finished_items_with_the_same_fingerprint_only(tmp_path):
+    run_batch(write_square, tasks([1, 2]), out_dir=tmp_path, fingerprint="m1")
+    stamp = (tmp_path / "sq_1.txt").stat().st_mtime_ns
+    rep = run_batch(write_square, tasks([1, 2, 3]), out_dir=tmp_path, fingerprint="m1")
+    assert rep.skipped == ["item 1", "item 2"] and rep.done == ["item 3"]
+    assert rep.results["item 2"] == {"value": 4}  # read back from the marker
+    assert (tmp_path / "sq_1.txt").stat().st_mtime_ns == stamp
+    rep = run_batch(write_square, tasks([1, 2, 3]), out_dir=tmp_path, fingerprint="m2")  # another model
+    assert rep.skipped == [] and len(rep.done) == 3
+    rep = run_batch(write_square, tasks([1]), out_dir=tmp_path, fingerprint="m2", resume=False)
+    assert rep.done == ["item 1"]
+
+
+def test_an_item_whose_output_vanished_is_redone(tmp_path):
+    run_batch(write_square, tasks([5]), out_dir=tmp_path, fingerprint="m1")
+    (tmp_path / "sq_5.txt").unlink()
+    rep = run_batch(write_square, tasks([5]), out_dir=tmp_path, fingerprint="m1")
+    assert rep.done == ["item 5"] and (tmp_path / "sq_5.txt").read_text() == "25"
+
+
+def test_a_damaged_marker_means_not_done(tmp_path):
+    run_batch(write_square, tasks([4]), out_dir=tmp_path, fingerprint="m1")
+    marker_path(tmp_path, "item 4").write_text("{not json")
+    assert run_batch(write_square, tasks([4]), out_dir=tmp_path, fingerprint="m1").done == ["item 4"]
+
+
+def test_duplicate_keys_and_empty_fingerprint_are_refused(tmp_path):
+    with pytest.raises(ParameterError, match="unique"):
+        run_batch(write_square, tasks([1, 1]), out_dir=tmp_path, fingerprint="m")
+    with pytest.raises(ParameterError, match="fingerprint"):
+        run_batch(write_square, tasks([1]), out_dir=tmp_path, fingerprint="")
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path):
+    target = tmp_path / "sub" / "out.csv"
+    atomic_write_text(target, "a,b\n")
+    atomic_write_text(target, "c,d\n")
+    assert target.read_text() == "c,d\n"
+    assert os.listdir(target.parent) == ["out.csv"]
+
+
+def test_safe_key_is_file_safe_and_keeps_distinct_keys_distinct():
+    keys = ["1:2", "1_2", "a/b", "a b", "plain"]
+    safe = [safe_key(k) for k in keys]
+    assert len(set(safe)) == len(keys)
+    assert safe_key("plain") == "plain"
+    assert all("/" not in s and ":" not in s and " " not in s for s in safe)
+
+
+def test_marker_records_fingerprint_and_files(tmp_path):
+    run_batch(write_square, tasks([2]), out_dir=tmp_path, fingerprint="abc")
+    marker = json.loads(marker_path(tmp_path, "item 2").read_text())
+    assert marker["fingerprint"] == "abc" and marker["files"] == ["sq_2.txt"] and marker["key"] == "item 2"
+
+
+def test_unreachable_scheduler_fails_fast_with_a_clear_message():
+    t0 = time.perf_counter()
+    with pytest.raises(ClusterError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9"):
+        with open_client("tcp://127.0.0.1:9", timeout=1.0):
+            pass
+    assert time.perf_counter() - t0 < 8.0
+
+
+def test_bad_cluster_arguments_are_refused():
+    with pytest.raises(ParameterError, match="n_workers"):
+        with open_client(n_workers=0):
+            pass
+    with pytest.raises(ParameterError, match="timeout"):
+        with open_client("tcp://127.0.0.1:9", timeout=0):
+            pass
+
+
+def test_thread_cluster_gives_the_same_results_as_in_process(tmp_path):
+    with open_client(n_workers=2, processes=False) as client:
+        rep = run_batch(write_square, tasks([1, -1, 2, 3]), out_dir=tmp_path / "dask", fingerprint="m", client=client)
+    local = run_batch(write_square, tasks([1, -1, 2, 3]), out_dir=tmp_path / "local", fingerprint="m")
+    assert rep.results == local.results and rep.failed == local.failed
+    for name in ("sq_1.txt", "sq_2.txt", "sq_3.txt"):
+        assert (tmp_path / "dask" / name).read_text() == (tmp_path / "local" / name).read_text()

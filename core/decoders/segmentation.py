@@ -1,0 +1,471 @@
+"""Exact segmentation decoders: penalized and fixed-K optimal partitioning, constrained by partial labels.
+
+Every decoder *minimises*
+
+    cost(y) = sum over segments k of sum_{i in k} ||L (x_i - mean_k)||^2  +  penalty * n_segments
+
+where the metric ``L`` is the identity (``metric=None``), a diagonal given as a 1-d array
+``w`` of length ``p`` (column ``j`` scaled by ``w_j``; ``B = diag(w^2)``) or a ``(q, p)`` matrix
+(``B = L^T L``). Samples are transformed once (``X L^T``) and segment scatters come from
+prefix sums, so no ``T x T`` matrix is ever built.
+
+The penalized decoders prune candidate starts PELT-style (exact: a start is dropped only when
+it provably cannot begin the last segment of an optimal solution, with the right delay for
+``min_size`` and for "exactly one change" labels) and evaluate the remaining candidates of a
+block of ends with one matrix product, so sequences without any change stay fast.
+
+A 1-sample sequence is allowed: its only segmentation is ``[1]``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..exceptions import ParameterError
+from ..types import Segmentation, Sequence
+from . import _segmentation_kernels as _k
+from .seg_constraints import SegmentConstraints
+
+__all__ = [
+    "SegmentationResult",
+    "LossAugmentedResult",
+    "segment_penalized",
+    "segment_fixed_k",
+    "segment_loss_augmented",
+    "segment_second_best",
+    "segmentation_cost",
+    "frobenius_loss",
+    "hamming_loss",
+]
+
+_BLOCK = 64          # ends per block of the penalized decoder
+_GEMM_MIN = 96       # candidates above which a block's cross products come from one GEMM
+_FIXED_BLOCK = 128   # ends per block of the fixed-K decoder
+_TOL = 1e-10         # relative slack of the pruning test (rounding of prefix sums)
+
+
+@dataclass(frozen=True)
+class SegmentationResult:
+    """A decoded segmentation and its cost (scatter + penalty × number of segments)."""
+
+    segmentation: Segmentation
+    cost: float
+
+
+@dataclass(frozen=True)
+class LossAugmentedResult:
+    """Result of loss-augmented decoding.
+
+    Attributes
+    ----------
+    segmentation : Segmentation
+    cost : float
+        ``cost(y)`` without the loss.
+    loss : float
+        ``loss(truth, y)``.
+    objective : float
+        ``cost - loss_scale * loss`` (the minimised quantity).
+    """
+
+    segmentation: Segmentation
+    cost: float
+    loss: float
+    objective: float
+
+
+# ------------------------------------------------------------------ validation
+
+
+def _as_matrix(X) -> np.ndarray:
+    if isinstance(X, Sequence):
+        X = X.values
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"X: cannot convert to a float array ({exc})") from None
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ParameterError(f"X: expected shape (T, p) or (T,), got shape {arr.shape}")
+    if arr.shape[0] < 1:
+        raise ParameterError(f"X: the sequence is empty (shape {arr.shape}); need at least one sample")
+    if arr.shape[1] < 1:
+        raise ParameterError(f"X: need at least one feature, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ParameterError(f"X: non-finite value {arr[bad[0], bad[1]]} at sample {bad[0]}, feature {bad[1]}; "
+                             "remove or interpolate NaN/inf first")
+    return arr
+
+
+def _transform(X: np.ndarray, metric) -> np.ndarray:
+    """Centre the samples (costs do not change; prefix sums lose less precision) and apply ``L``."""
+    p = X.shape[1]
+    Xc = X - X.mean(axis=0)
+    if metric is None:
+        return np.ascontiguousarray(Xc)
+    try:
+        L = np.asarray(metric, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"metric: cannot convert to a float array ({exc})") from None
+    if not np.all(np.isfinite(L)):
+        raise ParameterError("metric: contains NaN or inf")
+    if L.ndim == 1:
+        if L.shape[0] != p:
+            raise ParameterError(f"metric: a diagonal metric needs {p} weights (one per feature), got {L.shape[0]}")
+        return np.ascontiguousarray(Xc * L)
+    if L.ndim == 2:
+        if L.shape[1] != p or L.shape[0] < 1:
+            raise ParameterError(f"metric: expected a (q, {p}) matrix L (B = L^T L), got shape {L.shape}")
+        return np.ascontiguousarray(Xc @ L.T)
+    raise ParameterError(f"metric: expected None, a 1-d array of {p} weights or a (q, {p}) matrix, "
+                         f"got shape {L.shape}")
+
+
+def _prefix(Z: np.ndarray):
+    T, q = Z.shape
+    S = np.zeros((T + 1, q))
+    np.cumsum(Z, axis=0, out=S[1:])
+    Q = np.zeros(T + 1)
+    np.cumsum(np.einsum("ij,ij->i", Z, Z), out=Q[1:])
+    return S, Q
+
+
+def _check_penalty(penalty, name="penalty") -> float:
+    try:
+        val = float(penalty)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name}: expected a finite number >= 0, got {penalty!r}") from None
+    if not math.isfinite(val) or val < 0:
+        raise ParameterError(f"{name}: expected a finite number >= 0, got {penalty!r}")
+    return val
+
+
+def _check_min_size(min_size, T) -> int:
+    if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)):
+        raise ParameterError(f"min_size: expected an integer >= 1, got {min_size!r}")
+    m = int(min_size)
+    if m < 1:
+        raise ParameterError(f"min_size: expected an integer >= 1, got {min_size!r}")
+    if m > T:
+        raise ParameterError(f"min_size: a sequence of {T} samples cannot hold a segment of min_size={m} "
+                             f"samples; use min_size <= {T}")
+    return m
+
+
+def _check_constraints(constraints, T, m) -> SegmentConstraints:
+    if constraints is None:
+        cons = SegmentConstraints(T)
+    elif isinstance(constraints, SegmentConstraints):
+        cons = constraints
+        if cons.n_samples != T:
+            raise ParameterError(f"constraints: built for {cons.n_samples} samples, but X has {T}")
+    else:
+        raise ParameterError(f"constraints: expected SegmentConstraints or None, got {type(constraints).__name__}")
+    cons.check_feasible(m)
+    return cons
+
+
+def _check_segmentation(seg, T, name) -> Segmentation:
+    if not isinstance(seg, Segmentation):
+        try:
+            seg = Segmentation(np.asarray(seg, dtype=np.int64), T)
+        except Exception as exc:
+            raise ParameterError(f"{name}: expected a Segmentation of {T} samples ({exc})") from None
+    if seg.n_samples != T:
+        raise ParameterError(f"{name}: has {seg.n_samples} samples, expected {T}")
+    return seg
+
+
+class _Problem:
+    """Validated inputs shared by the decoders."""
+
+    def __init__(self, X, metric, min_size, constraints):
+        X = _as_matrix(X)
+        self.T = X.shape[0]
+        self.Z = _transform(X, metric)
+        self.S, self.Q = _prefix(self.Z)
+        self.m = _check_min_size(min_size, self.T)
+        self.cons = _check_constraints(constraints, self.T, self.m)
+        self.lo, self.hi, self.end_ok, self.one_a, self.one_b = self.cons.transition_bounds(self.m)
+
+
+_EMPTY_I = np.zeros(1, np.int64)
+
+
+def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0, slack=0.0, second=False,
+                   prune=True, block=_BLOCK, gemm_min=_GEMM_MIN):
+    T = pb.T
+    if end_term is None:
+        end_term = np.zeros(T + 1)
+    if truth is None:
+        tid, tstart, tstop = np.zeros(T, np.int64), _EMPTY_I, np.full(1, T, np.int64)
+    else:
+        tid = truth.labels()
+        tstop = truth.changes.astype(np.int64)
+        tstart = np.concatenate(([0], tstop[:-1])).astype(np.int64)
+    return _k._penalized(pb.S, pb.Q, float(beta), pb.m, pb.lo, pb.hi, pb.end_ok, pb.one_a, pb.one_b,
+                         end_term, tid, tstart, tstop, float(frob_w), float(slack), bool(second), bool(prune),
+                         int(block), int(gemm_min), _TOL)
+
+
+def _seg_cost_prefix(S, Q, changes, penalty) -> float:
+    t = np.asarray(changes, dtype=np.int64)
+    s = np.concatenate(([0], t[:-1]))
+    d = S[t] - S[s]
+    scatter = (Q[t] - Q[s]) - np.einsum("ij,ij->i", d, d) / (t - s)
+    return float(np.sum(scatter) + penalty * len(t))
+
+
+def _seg_cost(Z, changes, penalty) -> float:
+    S, Q = _prefix(Z)
+    return _seg_cost_prefix(S, Q, changes, penalty)
+
+
+# ------------------------------------------------------------------ public API
+
+
+def segmentation_cost(X, segmentation, penalty: float = 0.0, *, metric=None) -> float:
+    """Cost of a given segmentation: within-segment scatter under the metric + penalty × n_segments.
+
+    Parameters
+    ----------
+    X : array_like, shape (T, p) or (T,), or Sequence
+    segmentation : Segmentation or array_like of int
+        Segment ends, last == T.
+    penalty : float
+        Cost per segment (>= 0).
+    metric : None, array (p,) or array (q, p)
+
+    Returns
+    -------
+    float
+    """
+    X = _as_matrix(X)
+    seg = _check_segmentation(segmentation, X.shape[0], "segmentation")
+    beta = _check_penalty(penalty)
+    Z = _transform(X, metric)
+    return _seg_cost(Z, seg.changes, beta)
+
+
+def _pair(a, b):
+    if not isinstance(a, Segmentation):
+        try:
+            a = Segmentation(np.asarray(a, dtype=np.int64))
+        except Exception as exc:
+            raise ParameterError(f"a: expected a Segmentation ({exc})") from None
+    return a, _check_segmentation(b, a.n_samples, "b")
+
+
+def frobenius_loss(a, b) -> float:
+    """Frobenius loss between the normalised partition matrices of two segmentations (thesis eq. 4.13).
+
+    ``||M(a) - M(b)||_F^2 = K_a + K_b - 2 sum_{k,l} |A_k ∩ B_l|^2 / (|A_k| |B_l|)``, computed from the
+    overlaps of consecutive segments in O(K_a + K_b).
+
+    Parameters
+    ----------
+    a, b : Segmentation
+        Of the same number of samples.
+
+    Returns
+    -------
+    float
+    """
+    a, b = _pair(a, b)
+    ea, eb = a.changes, b.changes
+    i = j = 0
+    prev = 0
+    sa = sb = 0
+    acc = 0.0
+    while i < len(ea) and j < len(eb):
+        stop = min(ea[i], eb[j])
+        ov = stop - prev
+        acc += ov * ov / ((ea[i] - sa) * (eb[j] - sb))
+        prev = stop
+        if ea[i] == stop:
+            sa = ea[i]
+            i += 1
+        if eb[j] == stop:
+            sb = eb[j]
+            j += 1
+    return float(len(ea) + len(eb) - 2.0 * acc)
+
+
+def hamming_loss(a, b) -> int:
+    """Number of change indices (excluding T) in one segmentation but not in the other."""
+    a, b = _pair(a, b)
+    return int(np.setxor1d(a.breakpoints, b.breakpoints).size)
+
+
+def segment_penalized(X, penalty: float, *, metric=None, min_size: int = 1,
+                      constraints: Optional[SegmentConstraints] = None) -> SegmentationResult:
+    """Exact minimiser of the penalized segmentation cost.
+
+    Parameters
+    ----------
+    X : array_like, shape (T, p) or (T,), or Sequence
+        Finite samples.
+    penalty : float
+        Cost added per segment (>= 0); larger gives fewer segments.
+    metric : None, array (p,) or array (q, p)
+        Identity, diagonal weights ``w`` or linear map ``L``.
+    min_size : int
+        Minimum number of samples per segment.
+    constraints : SegmentConstraints, optional
+        Partial labels the result must satisfy.
+
+    Returns
+    -------
+    SegmentationResult
+
+    Raises
+    ------
+    ParameterError
+        Bad input (empty X, NaN, negative penalty, wrong metric shape, bad min_size).
+    InfeasibleLabelsError
+        No segmentation satisfies the constraints with this ``min_size``.
+    """
+    beta = _check_penalty(penalty)
+    pb = _Problem(X, metric, min_size, constraints)
+    F1, _, bp1, bp2, bp2r, _ = _run_penalized(pb, beta)
+    ends = _k._backtrack(bp1, bp2, bp2r, pb.T, 1)
+    return SegmentationResult(Segmentation(ends, pb.T), _seg_cost_prefix(pb.S, pb.Q, ends, beta))
+
+
+def segment_fixed_k(X, n_segments: int, *, metric=None, min_size: int = 1,
+                    constraints: Optional[SegmentConstraints] = None) -> SegmentationResult:
+    """Exact minimiser of the scatter over segmentations with exactly ``n_segments`` segments.
+
+    Parameters
+    ----------
+    X : array_like, shape (T, p) or (T,), or Sequence
+    n_segments : int
+        ``K``, between 1 and ``T // min_size``.
+    metric, min_size, constraints
+        As in :func:`segment_penalized`.
+
+    Returns
+    -------
+    SegmentationResult
+        ``cost`` is the scatter (no penalty).
+
+    Raises
+    ------
+    ParameterError
+        ``K`` out of range, or no segmentation with ``K`` segments satisfies the constraints.
+    """
+    best, _ = _fixed_k_decode(X, n_segments, metric, min_size, constraints, second=False)
+    return best
+
+
+def _check_k(n_segments, T, m) -> int:
+    if isinstance(n_segments, bool) or not isinstance(n_segments, (int, np.integer)):
+        raise ParameterError(f"n_segments: expected an integer >= 1, got {n_segments!r}")
+    K = int(n_segments)
+    if K < 1 or K * m > T:
+        raise ParameterError(f"n_segments: expected 1 <= n_segments <= T // min_size = {T // m} "
+                             f"(T={T}, min_size={m}), got {n_segments!r}")
+    return K
+
+
+def _fixed_k_decode(X, n_segments, metric, min_size, constraints, second):
+    pb = _Problem(X, metric, min_size, constraints)
+    K = _check_k(n_segments, pb.T, pb.m)
+    F1, F2 = _k._fixed_k(pb.S, pb.Q, K, pb.m, pb.lo, pb.hi, pb.end_ok, _FIXED_BLOCK, bool(second))
+    if not np.isfinite(F1[K, pb.T]):
+        raise ParameterError(f"n_segments: no segmentation with exactly {K} segments (min_size={pb.m}) "
+                             f"satisfies the labels {list(pb.cons.label_ids)}")
+    ends = _k._fixed_k_backtrack(pb.S, pb.Q, F1, F2, K, pb.m, pb.lo, pb.hi, 1)
+    best = SegmentationResult(Segmentation(ends, pb.T), _seg_cost_prefix(pb.S, pb.Q, ends, 0.0))
+    if not second:
+        return best, None
+    if not np.isfinite(F2[K, pb.T]):
+        return best, None
+    ends2 = _k._fixed_k_backtrack(pb.S, pb.Q, F1, F2, K, pb.m, pb.lo, pb.hi, 2)
+    if ends2[0] < 0:
+        return best, None
+    sec = SegmentationResult(Segmentation(ends2, pb.T), _seg_cost_prefix(pb.S, pb.Q, ends2, 0.0))
+    return best, sec
+
+
+def segment_second_best(X, penalty: float = 0.0, *, metric=None, min_size: int = 1,
+                        constraints: Optional[SegmentConstraints] = None,
+                        n_segments: Optional[int] = None):
+    """The best segmentation and the best one different from it.
+
+    Parameters
+    ----------
+    X, penalty, metric, min_size, constraints
+        As in :func:`segment_penalized`.
+    n_segments : int, optional
+        Decode with exactly this many segments instead (``penalty`` is then ignored).
+
+    Returns
+    -------
+    best : SegmentationResult
+    second : SegmentationResult or None
+        None when only one segmentation is feasible.
+    """
+    if n_segments is not None:
+        return _fixed_k_decode(X, n_segments, metric, min_size, constraints, second=True)
+    beta = _check_penalty(penalty)
+    pb = _Problem(X, metric, min_size, constraints)
+    F1, F2, bp1, bp2, bp2r, _ = _run_penalized(pb, beta, second=True)
+    T = pb.T
+    e1 = _k._backtrack(bp1, bp2, bp2r, T, 1)
+    best = SegmentationResult(Segmentation(e1, T), _seg_cost_prefix(pb.S, pb.Q, e1, beta))
+    if not np.isfinite(F2[T]):
+        return best, None
+    e2 = _k._backtrack(bp1, bp2, bp2r, T, 2)
+    return best, SegmentationResult(Segmentation(e2, T), _seg_cost_prefix(pb.S, pb.Q, e2, beta))
+
+
+def segment_loss_augmented(X, penalty: float, truth, *, loss: str = "frobenius", loss_scale: float = 1.0,
+                           metric=None, min_size: int = 1,
+                           constraints: Optional[SegmentConstraints] = None) -> LossAugmentedResult:
+    """Minimise ``cost(y) - loss_scale * loss(truth, y)`` (the SSVM loss-augmented decoding).
+
+    Parameters
+    ----------
+    X, penalty, metric, min_size, constraints
+        As in :func:`segment_penalized`.
+    truth : Segmentation
+        The reference segmentation ``y*`` of the same ``T`` samples.
+    loss : {"frobenius", "hamming"}
+        Frobenius loss between normalised partition matrices (thesis eq. 4.13), or the number of
+        change indices in one segmentation but not the other.
+    loss_scale : float
+        Weight of the loss (>= 0).
+
+    Returns
+    -------
+    LossAugmentedResult
+    """
+    beta = _check_penalty(penalty)
+    lam = _check_penalty(loss_scale, "loss_scale")
+    if loss not in ("frobenius", "hamming"):
+        raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
+    pb = _Problem(X, metric, min_size, constraints)
+    T = pb.T
+    truth = _check_segmentation(truth, T, "truth")
+    if loss == "hamming":
+        # -lam * |B Δ B*| = -lam |B*| + sum over chosen changes of (-lam + 2 lam [t in B*])
+        end_term = np.full(T + 1, -lam)
+        end_term[truth.breakpoints] = lam
+        end_term[T] = 0.0
+        _, _, bp1, bp2, bp2r, _ = _run_penalized(pb, beta, end_term=end_term)
+    else:
+        # -lam (K + K* - 2 sum overlap^2/(n n*)) : per segment -lam + 2 lam overlap/n; the overlap term is
+        # sub-additive with deficit <= 2 lam, hence the pruning slack
+        _, _, bp1, bp2, bp2r, _ = _run_penalized(pb, beta - lam, truth=truth, frob_w=2.0 * lam,
+                                                 slack=2.0 * lam)
+    ends = _k._backtrack(bp1, bp2, bp2r, T, 1)
+    seg = Segmentation(ends, T)
+    cost = _seg_cost_prefix(pb.S, pb.Q, ends, beta)
+    lval = frobenius_loss(truth, seg) if loss == "frobenius" else float(hamming_loss(truth, seg))
+    return LossAugmentedResult(seg, cost, float(lval), float(cost - lam * lval))

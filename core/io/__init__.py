@@ -11,8 +11,14 @@ from .cgh import (
     write_profiles,
     write_segments,
 )
+from .midi import read_alignment_csv, read_midi, warp_score_times, write_alignment_csv, write_midi
 
 __all__ = [
+    "read_alignment_csv",
+    "read_midi",
+    "warp_score_times",
+    "write_alignment_csv",
+    "write_midi",
     "CghRegionLabel",
     "UnsortedPositionsWarning",
     "read_annotations",

@@ -1,0 +1,435 @@
+"""Standard MIDI files <-> :class:`~core.types.Score`, aligned MIDI export and the alignment CSV.
+
+Reading merges all tracks, follows the tempo map (ticks -> seconds), pairs note-on/note-off per
+(track, channel, pitch) first-in first-out (so overlapping notes of one pitch keep their onsets),
+treats a note-on of velocity 0 as a note-off, and closes notes left open at the end of their track.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import struct
+from collections import defaultdict, deque
+
+import mido
+import numpy as np
+
+from ..exceptions import DataFormatError, ParameterError
+from ..types import Score
+from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
+
+__all__ = [
+    "MIN_TEMPO_US",
+    "MAX_DURATION_S",
+    "read_midi",
+    "write_midi",
+    "warp_score_times",
+    "write_alignment_csv",
+    "read_alignment_csv",
+]
+
+#: fastest tempo accepted, in microseconds per quarter note (3000 bpm); faster is taken as corrupt data
+MIN_TEMPO_US = 20_000
+#: longest score accepted, in seconds; longer means a corrupt tempo or tick count
+MAX_DURATION_S = 6 * 3600.0
+_DEFAULT_TEMPO = 500_000
+_ALIGNED_TPB = 960
+
+
+# ------------------------------------------------------------------ reading
+
+
+def _check_chunks(raw: bytes, path) -> tuple:
+    """Validate the chunk structure mido would accept silently or fail on vaguely.
+
+    Returns
+    -------
+    (midi_type, n_tracks, ticks_per_beat)
+    """
+    p = str(path)
+    if len(raw) == 0:
+        raise DataFormatError("the file is empty; expected a Standard MIDI File", path=p)
+    if raw[:4] != b"MThd":
+        raise DataFormatError(f"not a Standard MIDI File: it starts with {raw[:4]!r}, expected b'MThd'", path=p,
+                              where="byte 0")
+    if len(raw) < 14:
+        raise DataFormatError(f"the MIDI header is truncated ({len(raw)} bytes, expected at least 14)", path=p,
+                              where="header")
+    hlen, mtype, ntrk, division = struct.unpack(">IHHH", raw[4:14])
+    if hlen < 6:
+        raise DataFormatError(f"MIDI header length {hlen} < 6", path=p, where="header")
+    if mtype not in (0, 1):
+        raise DataFormatError(f"MIDI type {mtype} is not supported; expected type 0 or 1 "
+                              f"(type 2 holds independent sequences: split it first)", path=p, where="header")
+    if division & 0x8000:
+        raise DataFormatError("SMPTE time division is not supported; expected ticks per quarter note "
+                              "(re-save the file from a sequencer)", path=p, where="header")
+    if division == 0:
+        raise DataFormatError("ticks per quarter note is 0; the header is corrupt", path=p, where="header")
+    pos = 8 + hlen
+    found = 0
+    while pos < len(raw) and found < ntrk:
+        if len(raw) - pos < 8:
+            raise DataFormatError(f"track {found} is truncated: its chunk header is cut after "
+                                  f"{len(raw) - pos} bytes", path=p, where=f"record {found} (track {found})")
+        cid, clen = struct.unpack(">4sI", raw[pos:pos + 8])
+        if cid == b"MTrk":
+            found += 1
+        if pos + 8 + clen > len(raw):
+            raise DataFormatError(f"track {found - 1} is truncated: it declares {clen} bytes but only "
+                                  f"{len(raw) - pos - 8} remain; the file was cut short (download it again)",
+                                  path=p, where=f"record {found - 1} (track {found - 1})")
+        pos += 8 + clen
+    if found < ntrk:
+        raise DataFormatError(f"the header announces {ntrk} tracks but the file holds {found}; the file was cut "
+                              f"short", path=p, where=f"record {found} (track {found})")
+    return mtype, ntrk, division
+
+
+class _TempoMap:
+    """Piecewise-constant tempo: converts ticks <-> seconds.
+
+    Parameters
+    ----------
+    ticks : ndarray of float, shape (M,)
+        Tick of each tempo change, ``ticks[0] == 0``, strictly increasing.
+    tempos : ndarray of float, shape (M,)
+        Microseconds per quarter note from that tick on.
+    tpb : int
+    """
+
+    def __init__(self, ticks, tempos, tpb):
+        self.ticks = np.asarray(ticks, dtype=np.float64)
+        self.tempos = np.asarray(tempos, dtype=np.float64)
+        self.tpb = float(tpb)
+        sec_per_tick = self.tempos / (1e6 * self.tpb)
+        self.seconds = np.concatenate([[0.0], np.cumsum(np.diff(self.ticks) * sec_per_tick[:-1])])
+        self._spt = sec_per_tick
+
+    def to_seconds(self, ticks):
+        t = np.asarray(ticks, dtype=np.float64)
+        k = np.searchsorted(self.ticks, t, side="right") - 1
+        return self.seconds[k] + (t - self.ticks[k]) * self._spt[k]
+
+    def to_ticks(self, seconds):
+        s = np.asarray(seconds, dtype=np.float64)
+        k = np.maximum(np.searchsorted(self.seconds, s, side="right") - 1, 0)
+        return self.ticks[k] + (s - self.seconds[k]) / self._spt[k]
+
+    def rows(self) -> np.ndarray:
+        """Rows ``(beat, seconds, microseconds_per_quarter)``, shape (M, 3)."""
+        return np.column_stack([self.ticks / self.tpb, self.seconds, self.tempos])
+
+
+def _tempo_map(mf, path) -> _TempoMap:
+    changes = []
+    for ti, track in enumerate(mf.tracks):
+        tick = 0
+        for k, msg in enumerate(track):
+            tick += msg.time
+            if msg.type == "set_tempo":
+                if msg.tempo < MIN_TEMPO_US:
+                    bpm = math.inf if msg.tempo == 0 else 6e7 / msg.tempo
+                    raise DataFormatError(f"absurd tempo {msg.tempo} microseconds per quarter ({bpm:.0f} bpm); "
+                                          f"expected at least {MIN_TEMPO_US} (at most {6e7 / MIN_TEMPO_US:.0f} bpm)",
+                                          path=str(path), where=f"record {k} of track {ti} (tick {tick})")
+                changes.append((tick, ti, k, msg.tempo))
+    changes.sort()
+    ticks, tempos = [0], [_DEFAULT_TEMPO]
+    for tick, _, _, tempo in changes:
+        if tick == ticks[-1]:
+            tempos[-1] = tempo  # the last change at a tick wins
+        else:
+            ticks.append(tick)
+            tempos.append(tempo)
+    return _TempoMap(ticks, tempos, mf.ticks_per_beat)
+
+
+def read_midi(path) -> Score:
+    """Read a type 0 or type 1 Standard MIDI File into a :class:`~core.types.Score`.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    score : Score
+        ``onsets_s``/``offsets_s`` from the tempo map, ``onsets_beats``/``offsets_beats`` in quarter notes,
+        ``tracks`` = MIDI track index, ``tempo_map`` rows ``(beat, seconds, microseconds_per_quarter)``,
+        ``ticks_per_beat`` from the file, ``name`` = file stem, ``meta`` with ``source``, ``midi_type``,
+        ``channels`` (tuple, one per note in the score's sorted order) and ``unmatched_note_offs``.
+
+    Raises
+    ------
+    DataFormatError
+        Not a MIDI file, truncated header or track, type 2 or SMPTE timing, absurd tempo (faster than
+        3000 bpm), a duration beyond 6 hours, or no notes at all.
+    """
+    p = existing_file(path)
+    raw = read_bytes(p)
+    mtype, _, tpb = _check_chunks(raw, p)
+    try:
+        mf = mido.MidiFile(file=io.BytesIO(raw))
+    except (EOFError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise DataFormatError(f"cannot parse the MIDI data ({type(exc).__name__}: {exc or 'unexpected end'}); "
+                              f"the file is damaged", path=str(p)) from None
+    tmap = _tempo_map(mf, p)
+    on_t, off_t, pitch, vel, trk, chan = [], [], [], [], [], []
+    unmatched = 0
+    for ti, track in enumerate(mf.tracks):
+        tick = 0
+        open_notes = defaultdict(deque)
+        for msg in track:
+            tick += msg.time
+            if msg.type == "note_on" and msg.velocity > 0:
+                open_notes[(msg.channel, msg.note)].append((tick, msg.velocity))
+            elif msg.type == "note_off" or msg.type == "note_on":
+                queue = open_notes.get((msg.channel, msg.note))
+                if queue:
+                    start, v = queue.popleft()
+                    on_t.append(start), off_t.append(tick), pitch.append(msg.note)
+                    vel.append(v), trk.append(ti), chan.append(msg.channel)
+                else:
+                    unmatched += 1
+        for (channel, note), queue in open_notes.items():
+            for start, v in queue:
+                on_t.append(start), off_t.append(tick), pitch.append(note)
+                vel.append(v), trk.append(ti), chan.append(channel)
+    if not pitch:
+        raise DataFormatError(f"the MIDI file has no notes ({len(mf.tracks)} tracks, no note-on with a velocity "
+                              f"> 0); expected a score with at least one note", path=str(p))
+    on_t = np.asarray(on_t, dtype=np.float64)
+    off_t = np.asarray(off_t, dtype=np.float64)
+    on_s, off_s = tmap.to_seconds(on_t), tmap.to_seconds(off_t)
+    if off_s.max() > MAX_DURATION_S:
+        raise DataFormatError(f"the score lasts {off_s.max() / 3600:.1f} hours; expected at most "
+                              f"{MAX_DURATION_S / 3600:.0f} hours: the tempo or tick values are corrupt", path=str(p))
+    pitch_a = np.asarray(pitch, dtype=np.int64)
+    order = np.lexsort((pitch_a, on_s))  # the order Score stores its notes in
+    return Score(pitches=pitch_a, onsets_s=on_s, offsets_s=off_s, onsets_beats=on_t / tpb,
+                 offsets_beats=off_t / tpb, velocities=np.asarray(vel), tracks=np.asarray(trk), name=p.stem,
+                 tempo_map=tmap.rows(), ticks_per_beat=int(tpb),
+                 meta={"source": str(p), "midi_type": mtype,
+                       "channels": tuple(int(c) for c in np.asarray(chan)[order]),
+                       "unmatched_note_offs": unmatched})
+
+
+# ------------------------------------------------------------------ writing
+
+
+def _check_score(score, argname="score") -> Score:
+    if not isinstance(score, Score):
+        raise ParameterError(f"{argname}: expected a Score, got {type(score).__name__}")
+    return score
+
+
+def _check_times(times_s, score: Score, argname="times_s") -> np.ndarray:
+    try:
+        t = np.asarray(times_s, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{argname}: expected an array of event times in seconds, got "
+                             f"{type(times_s).__name__}") from None
+    if t.shape != (score.n_events,):
+        raise ParameterError(f"{argname}: expected shape ({score.n_events},) (one time per score event), "
+                             f"got {t.shape}")
+    if not np.all(np.isfinite(t)) or np.any(t < 0):
+        raise ParameterError(f"{argname}: expected finite times >= 0, got min={np.nanmin(t) if t.size else 0}")
+    if np.any(np.diff(t) < 0):
+        k = int(np.argmax(np.diff(t) < 0))
+        raise ParameterError(f"{argname}: event times must be non-decreasing, got {t[k]} then {t[k + 1]} at "
+                             f"events {k}, {k + 1}")
+    return t
+
+
+def warp_score_times(score: Score, times_s) -> tuple:
+    """Map every note of ``score`` to audio time, given the audio onset of every event.
+
+    A note keeps its small offset from its event's onset; its end is mapped piecewise-linearly
+    through the (score event onset -> audio onset) anchors, so durations stretch with the local
+    tempo (beyond the last event, with the tempo of the last inter-event span).
+
+    Parameters
+    ----------
+    score : Score
+    times_s : array_like, shape (E,)
+        Audio onset of each event, non-decreasing.
+
+    Returns
+    -------
+    onsets_s, offsets_s : ndarray, shape (N,)
+        In the score's note order.
+    """
+    score = _check_score(score)
+    t = _check_times(times_s, score)
+    ev = score.event_onsets_s
+    ne = score.note_event
+    onsets = t[ne] + (score.onsets_s - ev[ne])
+    if ev.shape[0] >= 2:
+        slope_end = (t[-1] - t[-2]) / (ev[-1] - ev[-2])
+        slope_start = (t[1] - t[0]) / (ev[1] - ev[0])
+    else:
+        slope_end = slope_start = 1.0
+    off = score.offsets_s
+    offsets = np.interp(off, ev, t)
+    offsets = np.where(off > ev[-1], t[-1] + (off - ev[-1]) * slope_end, offsets)
+    offsets = np.where(off < ev[0], t[0] + (off - ev[0]) * slope_start, offsets)
+    onsets = np.maximum(onsets, 0.0)
+    offsets = np.maximum(offsets, onsets)
+    return onsets, offsets
+
+
+def _valid_tempo_map(score: Score):
+    tm = score.tempo_map
+    if tm is None or tm.ndim != 2 or tm.shape[0] < 1 or tm.shape[1] != 3 or not np.all(np.isfinite(tm)):
+        return None
+    beats, tempos = tm[:, 0], tm[:, 2]
+    if beats[0] != 0 or np.any(np.diff(beats) <= 0) or np.any(tempos < MIN_TEMPO_US) or np.any(tempos > 0xFFFFFF):
+        return None
+    return beats, tempos
+
+
+def write_midi(path, score, *, times_s=None) -> None:
+    """Write a score as a type 1 MIDI file; track 0 holds the tempo map, notes keep their track number.
+
+    Parameters
+    ----------
+    path : str or path-like
+    score : Score
+    times_s : array_like, shape (E,), optional
+        Audio onset of each score event. When given, the *aligned* MIDI is written: notes follow the
+        audio (see :func:`warp_score_times`) at a constant 120 bpm with 960 ticks per quarter (0.52 ms
+        per tick). Otherwise notes keep the score's seconds, written against its tempo map (a constant
+        120 bpm when it has none) with its ``ticks_per_beat``.
+
+    Notes
+    -----
+    Score track numbers 0..64 are kept (so MIDI -> Score -> MIDI keeps tracks); others are renumbered
+    from 1. Channels come from ``score.meta["channels"]`` when it holds one channel per note, else 0. At one
+    tick, note-offs are written before note-ons (a re-struck pitch stays two notes), and zero-length
+    notes are closed right after they start.
+    """
+    p = output_file(path)
+    score = _check_score(score)
+    if times_s is not None:
+        onsets, offsets = warp_score_times(score, times_s)
+        tpb = _ALIGNED_TPB
+        tmap = _TempoMap([0], [_DEFAULT_TEMPO], tpb)
+    else:
+        onsets, offsets = score.onsets_s, score.offsets_s
+        tpb = int(score.ticks_per_beat) if 0 < int(score.ticks_per_beat) < 0x8000 else 480
+        valid = _valid_tempo_map(score)
+        if valid is None:
+            tmap = _TempoMap([0], [_DEFAULT_TEMPO], tpb)
+        else:
+            tmap = _TempoMap(np.round(valid[0] * tpb), valid[1], tpb)
+    on_tick = np.round(tmap.to_ticks(onsets)).astype(np.int64)
+    off_tick = np.maximum(np.round(tmap.to_ticks(offsets)).astype(np.int64), on_tick)
+    channels = score.meta.get("channels")
+    if channels is None or len(channels) != score.n_notes:
+        channels = np.zeros(score.n_notes, dtype=np.int64)
+    channels = np.clip(np.asarray(channels, dtype=np.int64), 0, 15)
+    velocities = np.clip(score.velocities, 1, 127)
+
+    track_ids = np.unique(score.tracks)
+    if track_ids[0] >= 0 and track_ids[-1] <= 64:
+        midi_track = score.tracks  # keep the score's track numbers (track 0 also holds the tempo map)
+    else:
+        midi_track = np.searchsorted(track_ids, score.tracks) + 1
+    mf = mido.MidiFile(type=1, ticks_per_beat=tpb)
+    for track_no in range(int(midi_track.max()) + 1):
+        events = []  # (tick, order at the tick, kind, note index or tempo)
+        if track_no == 0:
+            events.append((0, -2, "track_name", 0))
+            for tick, tempo in zip(tmap.ticks.astype(np.int64).tolist(), tmap.tempos.astype(np.int64).tolist()):
+                events.append((tick, -1, "set_tempo", int(tempo)))
+        for i in np.flatnonzero(midi_track == track_no).tolist():
+            zero = off_tick[i] == on_tick[i]
+            events.append((int(on_tick[i]), 1, "note_on", i))
+            events.append((int(off_tick[i]), 2 if zero else 0, "note_off", i))
+        events.sort()
+        track = mido.MidiTrack()
+        last = 0
+        for tick, _, kind, i in events:
+            if kind == "track_name":
+                msg = mido.MetaMessage("track_name", name=score.name or "marginalia")
+            elif kind == "set_tempo":
+                msg = mido.MetaMessage("set_tempo", tempo=i)
+            else:
+                msg = mido.Message(kind, channel=int(channels[i]), note=int(score.pitches[i]),
+                                   velocity=int(velocities[i]) if kind == "note_on" else 0)
+            track.append(msg.copy(time=tick - last))
+            last = tick
+        track.append(mido.MetaMessage("end_of_track", time=0))
+        mf.tracks.append(track)
+    try:
+        mf.save(str(p))
+    except OSError as exc:
+        raise ParameterError(f"path: cannot write {str(p)!r} ({exc})") from None
+
+
+# ------------------------------------------------------------------ alignment CSV
+
+ALIGNMENT_COLUMNS = ("event", "score_time_s", "audio_time_s", "pitches")
+
+
+def write_alignment_csv(path, score, times_s) -> None:
+    """Write one row per score event: ``event,score_time_s,audio_time_s,pitches``.
+
+    Parameters
+    ----------
+    path : str or path-like
+    score : Score
+    times_s : array_like, shape (E,)
+        Audio onset of each event (non-decreasing).
+
+    Notes
+    -----
+    ``pitches`` lists the event's distinct MIDI pitches separated by spaces, e.g. ``"60 64 67"``.
+    """
+    p = output_file(path)
+    score = _check_score(score)
+    t = _check_times(times_s, score)
+    ev = score.event_onsets_s
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        fh.write(",".join(ALIGNMENT_COLUMNS) + "\n")
+        for e in range(score.n_events):
+            pitches = " ".join(str(x) for x in score.event_pitches(e))
+            fh.write(f"{e},{fmt_number(ev[e])},{fmt_number(t[e])},{pitches}\n")
+
+
+def read_alignment_csv(path) -> dict:
+    """Read a file written by :func:`write_alignment_csv`.
+
+    Returns
+    -------
+    table : dict
+        ``event`` (E,) int, ``score_time_s`` (E,), ``audio_time_s`` (E,), ``pitches`` list of E tuples.
+    """
+    p = existing_file(path)
+    text = decode_text(read_bytes(p), p)
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise DataFormatError("the file is empty; expected the header " + ",".join(ALIGNMENT_COLUMNS), path=str(p))
+    header = [h.strip() for h in rows[0]]
+    missing = [c for c in ALIGNMENT_COLUMNS if c not in header]
+    if missing:
+        raise DataFormatError(f"missing column {missing[0]!r}; found {header}, expected "
+                              f"{','.join(ALIGNMENT_COLUMNS)}", path=str(p), where="line 1")
+    cols = [header.index(c) for c in ALIGNMENT_COLUMNS]
+    ev, st, at, pitches = [], [], [], []
+    for n, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        try:
+            ev.append(int(row[cols[0]]))
+            st.append(float(row[cols[1]]))
+            at.append(float(row[cols[2]]))
+            pitches.append(tuple(int(x) for x in row[cols[3]].split()))
+        except (ValueError, IndexError):
+            raise DataFormatError(f"cannot read {row!r}; expected an integer event, two times in seconds and "
+                                  f"space-separated MIDI pitches", path=str(p), where=f"line {n}") from None
+    return {"event": np.asarray(ev, dtype=np.int64), "score_time_s": np.asarray(st),
+            "audio_time_s": np.asarray(at), "pitches": pitches}

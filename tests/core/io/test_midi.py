@@ -1,0 +1,191 @@
+"""MIDI: known answers for tempo maps and pairing, round trips, aligned export and bad files."""
+
+import struct
+
+import mido
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.exceptions import DataFormatError, ParameterError
+from core.io import midi
+from core.types import Score
+
+
+def _save(path, tracks, *, mtype=1, tpb=480):
+    """tracks: list of lists of (delta_ticks, message) ; returns path."""
+    mf = mido.MidiFile(type=mtype, ticks_per_beat=tpb)
+    for msgs in tracks:
+        tr = mido.MidiTrack()
+        for dt, m in msgs:
+            tr.append(m.copy(time=dt))
+        mf.tracks.append(tr)
+    mf.save(str(path))
+    return path
+
+
+def on(note, vel=64, ch=0):
+    return mido.Message("note_on", note=note, velocity=vel, channel=ch)
+
+
+def off(note, ch=0):
+    return mido.Message("note_off", note=note, velocity=0, channel=ch)
+
+
+def tempo(us):
+    return mido.MetaMessage("set_tempo", tempo=us)
+
+
+def test_tempo_changes_overlaps_and_zero_velocity_offs(tmp_path):
+    # 120 bpm for 2 beats, then 60 bpm. tpb 480.
+    p = _save(tmp_path / "a.mid", [
+        [(0, tempo(500_000)), (960, tempo(1_000_000))],
+        [(0, on(60)), (240, on(60)), (240, off(60)), (480, off(60)),        # overlapping C4s, FIFO pairing
+         (0, on(64)), (480, on(64, vel=0))],                                  # zero-velocity note-off
+        [(1440, on(67, ch=2)), (480, off(67, ch=2))],
+    ])
+    s = midi.read_midi(p)
+    assert s.pitches.tolist() == [60, 60, 64, 67]
+    np.testing.assert_allclose(s.onsets_s, [0.0, 0.25, 1.0, 2.0])
+    np.testing.assert_allclose(s.offsets_s, [0.5, 1.0, 2.0, 3.0])
+    np.testing.assert_allclose(s.onsets_beats, [0, 0.5, 2.0, 3.0])
+    assert s.tracks.tolist() == [1, 1, 1, 2]
+    assert s.meta["channels"] == (0, 0, 0, 2)
+    np.testing.assert_allclose(s.tempo_map, [[0, 0, 500_000], [2, 1.0, 1_000_000]])
+    assert s.name == "a" and s.meta["midi_type"] == 1
+
+
+def test_type0_running_status_and_note_open_at_end(tmp_path):
+    # hand-written bytes: running status (status byte omitted), note 62 never released
+    data = bytes([0x00, 0x90, 60, 80,        # note on C4
+                  0x60, 60, 0,               # running status: note on vel 0 after 96 ticks
+                  0x00, 62, 70,              # running status: note on D4
+                  0x83, 0x60, 0xFF, 0x2F, 0x00])  # end of track after 480 ticks
+    raw = b"MThd" + struct.pack(">IHHH", 6, 0, 1, 96) + b"MTrk" + struct.pack(">I", len(data)) + data
+    p = tmp_path / "rs.mid"
+    p.write_bytes(raw)
+    s = midi.read_midi(p)
+    assert s.pitches.tolist() == [60, 62]
+    np.testing.assert_allclose(s.onsets_s, [0.0, 0.5])
+    np.testing.assert_allclose(s.offsets_s, [0.5, 0.5 + 2.5])  # closed at the end of the track
+    assert s.meta["midi_type"] == 0
+
+
+@st.composite
+def _midi_spec(draw):
+    tempos = draw(st.lists(st.tuples(st.integers(1, 2000), st.integers(200_000, 1_500_000)), max_size=3))
+    notes = draw(st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 900), st.sampled_from([48, 60, 61, 72]),
+                                    st.integers(1, 2)), min_size=1, max_size=12))
+    return tempos, notes
+
+
+def _build(path, spec, tpb=480):
+    tempos, notes = spec
+    meta = [(t, tempo(us)) for t, us in sorted(tempos)]
+    tracks = [meta, [], []]
+    for track in (1, 2):
+        evs = []
+        for start, dur, pitch, tr in notes:
+            if tr == track:
+                evs.append((start, 1, on(pitch)))
+                evs.append((start + dur, 0, off(pitch)))
+        evs.sort(key=lambda e: (e[0], e[1]))
+        last = 0
+        for t, _, m in evs:
+            tracks[track].append((t - last, m))
+            last = t
+    abs_meta, last, out = [], 0, []
+    for t, m in meta:
+        out.append((t - last, m))
+        last = t
+    tracks[0] = out
+    return _save(path, tracks, tpb=tpb)
+
+
+@settings(max_examples=25)
+@given(_midi_spec())
+def test_midi_score_midi_round_trip_keeps_pitch_and_onset(tmp_path_factory, spec):
+    d = tmp_path_factory.mktemp("rt")
+    a = midi.read_midi(_build(d / "a.mid", spec))
+    midi.write_midi(d / "b.mid", a)
+    b = midi.read_midi(d / "b.mid")
+    assert b.pitches.tolist() == a.pitches.tolist()
+    np.testing.assert_allclose(b.onsets_s, a.onsets_s, atol=1e-3)
+    np.testing.assert_allclose(b.onsets_beats, a.onsets_beats, atol=1e-9)
+    # overlapping notes of one pitch may swap their ends, but the multiset of ends is kept
+    np.testing.assert_allclose(np.sort(b.offsets_s), np.sort(a.offsets_s), atol=1e-3)
+    assert sorted(b.tracks.tolist()) == sorted(a.tracks.tolist())
+
+
+def test_score_without_tempo_map_round_trips(tmp_path):
+    s = Score(pitches=[60, 64, 67, 60], onsets_s=[0.0, 0.0, 0.7333, 2.0], offsets_s=[0.5, 1.0, 1.9, 2.0])
+    midi.write_midi(tmp_path / "s.mid", s)
+    b = midi.read_midi(tmp_path / "s.mid")
+    assert b.pitches.tolist() == s.pitches.tolist()
+    np.testing.assert_allclose(b.onsets_s, s.onsets_s, atol=1e-3)
+    np.testing.assert_allclose(b.offsets_s, s.offsets_s, atol=1e-3)  # incl. the zero-length note
+
+
+def test_aligned_midi_follows_the_audio_times(tmp_path):
+    s = Score(pitches=[60, 64, 62, 65], onsets_s=[0.0, 0.0, 1.0, 2.0], offsets_s=[1.0, 0.5, 2.0, 3.0])
+    times = np.array([0.5, 2.5, 3.0])  # events at 0, 1, 2 s of the score
+    midi.write_midi(tmp_path / "al.mid", s, times_s=times)
+    b = midi.read_midi(tmp_path / "al.mid")
+    assert b.pitches.tolist() == [60, 64, 62, 65]
+    np.testing.assert_allclose(b.onsets_s, [0.5, 0.5, 2.5, 3.0], atol=1e-3)
+    # ends follow the local tempo: span 0..1 stretched x2, 1..2 x0.5, after the end x0.5
+    np.testing.assert_allclose(b.offsets_s, [2.5, 1.5, 3.0, 3.5], atol=1e-3)
+    with pytest.raises(ParameterError, match=r"expected shape \(3,\)"):
+        midi.write_midi(tmp_path / "x.mid", s, times_s=[1.0, 2.0])
+    with pytest.raises(ParameterError, match="non-decreasing"):
+        midi.write_midi(tmp_path / "x.mid", s, times_s=[1.0, 0.5, 2.0])
+
+
+def test_alignment_csv_round_trip(tmp_path):
+    s = Score(pitches=[60, 64, 67, 62], onsets_s=[0.0, 0.0, 0.0, 0.5], offsets_s=[0.5, 0.5, 0.5, 1.0])
+    midi.write_alignment_csv(tmp_path / "a.csv", s, [0.25, 0.875])
+    assert (tmp_path / "a.csv").read_text() == ("event,score_time_s,audio_time_s,pitches\n"
+                                                "0,0,0.25,60 64 67\n1,0.5,0.875,62\n")
+    t = midi.read_alignment_csv(tmp_path / "a.csv")
+    assert t["pitches"] == [(60, 64, 67), (62,)]
+    np.testing.assert_array_equal(t["audio_time_s"], [0.25, 0.875])
+
+
+def test_no_notes(tmp_path):
+    p = _save(tmp_path / "n.mid", [[(0, tempo(500_000))], [(0, off(60)), (10, mido.Message("program_change"))]])
+    with pytest.raises(DataFormatError, match="no notes") as info:
+        midi.read_midi(p)
+    assert info.value.path == str(p)
+
+
+def test_truncated_track(tmp_path):
+    good = _save(tmp_path / "g.mid", [[(0, tempo(500_000))], [(0, on(60)), (480, off(60)), (0, on(62)), (480, off(62))]])
+    raw = good.read_bytes()
+    p = tmp_path / "t.mid"
+    p.write_bytes(raw[:-7])
+    with pytest.raises(DataFormatError, match="track 1 is truncated") as info:
+        midi.read_midi(p)
+    assert info.value.where == "record 1 (track 1)"
+    p.write_bytes(raw[:30])  # cut inside track 0's chunk header region of track 1
+    with pytest.raises(DataFormatError, match="truncated|cut short"):
+        midi.read_midi(p)
+
+
+@pytest.mark.parametrize("us", [0, 1, 19_999])
+def test_absurd_tempo(tmp_path, us):
+    p = _save(tmp_path / "t.mid", [[(0, tempo(500_000)), (100, tempo(us))], [(0, on(60)), (480, off(60))]])
+    with pytest.raises(DataFormatError, match="absurd tempo") as info:
+        midi.read_midi(p)
+    assert info.value.where == "record 1 of track 0 (tick 100)"
+
+
+def test_empty_garbage_type2_and_smpte(tmp_path):
+    cases = {"empty.mid": (b"", "empty"), "g.mid": (b"RIFF1234WAVEfmt ", "not a Standard MIDI File"),
+             "h.mid": (b"MThd\x00\x00", "header is truncated"),
+             "t2.mid": (b"MThd" + struct.pack(">IHHH", 6, 2, 0, 96), "type 2"),
+             "smpte.mid": (b"MThd" + struct.pack(">IHHH", 6, 1, 0, 0xE728), "SMPTE")}
+    for name, (raw, match) in cases.items():
+        (tmp_path / name).write_bytes(raw)
+        with pytest.raises(DataFormatError, match=match):
+            midi.read_midi(tmp_path / name)

@@ -1,0 +1,132 @@
+"""Errors for people: a log file with the tracebacks, short dialogs with the message and the fix."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pathlib
+import sys
+import traceback
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from core.exceptions import (DataFormatError, InfeasibleLabelsError, MarginaliaError, NotFittedError,
+                             ParameterError, ProjectDamagedError, ProjectInUseError, ProjectVersionError,
+                             SourceMovedError, StoreError)
+
+log = logging.getLogger("marginalia.app")
+
+
+def log_path() -> pathlib.Path:
+    """``$XDG_STATE_HOME/marginalia/marginalia.log`` (``~/.local/state`` by default)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return pathlib.Path(base) / "marginalia" / "marginalia.log"
+
+
+def setup_logging() -> pathlib.Path:
+    """Send the app's log (warnings and tracebacks) to :func:`log_path`; returns the path."""
+    path = log_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        return path
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    if not any(isinstance(h, logging.FileHandler) and getattr(h, "baseFilename", "") == str(path)
+               for h in root.handlers):
+        root.addHandler(handler)
+    root.setLevel(min(root.level or logging.INFO, logging.INFO))
+    return path
+
+
+def fix_for(exc: BaseException) -> str:
+    """One sentence telling the user what to do about ``exc``."""
+    if isinstance(exc, DataFormatError):
+        return "Check that the file is one of the supported formats (File \u25b8 Import lists them) and not truncated."
+    if isinstance(exc, InfeasibleLabelsError):
+        return "Some labels contradict each other: undo the last edit (Ctrl+Z) or change one of them."
+    if isinstance(exc, ProjectInUseError):
+        return "Close the other Marginalia window that has this project open, then try again."
+    if isinstance(exc, ProjectVersionError):
+        return "This project was saved by a newer Marginalia: update Marginalia to open it."
+    if isinstance(exc, ProjectDamagedError):
+        if exc.backups:
+            return f"Open the newest backup instead: {exc.backups[0]}"
+        return "Restore the project from a copy; no good backup was found."
+    if isinstance(exc, SourceMovedError):
+        return "Move the data file back, or re-import it from its new place."
+    if isinstance(exc, StoreError):
+        return "Check that the project folder is writable and the disk is not full."
+    if isinstance(exc, NotFittedError):
+        return "Add a few labels and retrain (Ctrl+R) first."
+    if isinstance(exc, ParameterError):
+        return "Change the value named in the message and try again."
+    if isinstance(exc, MarginaliaError):
+        return "See the message above."
+    return "This is a bug in Marginalia. The details are in the log file; please attach it to a bug report."
+
+
+def user_message(exc: BaseException) -> str:
+    """The message shown to the user: the error's own text, and the fix."""
+    text = str(exc) or type(exc).__name__
+    return f"{text}\n\n{fix_for(exc)}"
+
+
+class ErrorDialog(QtWidgets.QMessageBox):
+    """A short, non-blocking error box with a button to open the log file."""
+
+    def __init__(self, parent, title: str, exc: BaseException):
+        super().__init__(parent)
+        self.exc = exc
+        self.setIcon(QtWidgets.QMessageBox.Icon.Warning if isinstance(exc, MarginaliaError)
+                     else QtWidgets.QMessageBox.Icon.Critical)
+        self.setWindowTitle(f"Marginalia \u2014 {title}")
+        self.setText(title)
+        self.setInformativeText(user_message(exc))
+        self.setStandardButtons(QtWidgets.QMessageBox.StandardButton.Ok)
+        self.open_log_button = self.addButton("Open log", QtWidgets.QMessageBox.ButtonRole.HelpRole)
+        self.open_log_button.clicked.disconnect()
+        self.open_log_button.clicked.connect(open_log)
+        self.setModal(False)
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose, True)
+
+
+def open_log():
+    path = log_path()
+    QtGui.QDesktopServices.openUrl(QtCore.QUrl.fromLocalFile(str(path)))
+
+
+_open_dialogs = []
+
+
+def show_error(parent, title: str, exc: BaseException) -> ErrorDialog:
+    """Log ``exc`` and show it in a non-blocking :class:`ErrorDialog`; returns the dialog."""
+    if isinstance(exc, MarginaliaError):
+        log.warning("%s: %s", title, exc)
+    else:
+        log.error("%s\n%s", title, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    dialog = ErrorDialog(parent, title, exc)
+    _open_dialogs.append(dialog)
+    dialog.finished.connect(lambda *_: _open_dialogs.remove(dialog) if dialog in _open_dialogs else None)
+    dialog.show()
+    return dialog
+
+
+def install_excepthook(parent_getter=lambda: None):
+    """Route uncaught exceptions to the log and a short dialog, never a traceback window."""
+
+    def hook(exc_type, exc, tb):
+        if issubclass(exc_type, KeyboardInterrupt):
+            sys.__excepthook__(exc_type, exc, tb)
+            return
+        log.error("uncaught exception\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
+        if QtWidgets.QApplication.instance() is not None:
+            try:
+                show_error(parent_getter(), "Something went wrong" if not isinstance(exc, MarginaliaError)
+                           else type(exc).__name__.replace("Error", " error"), exc)
+            except Exception:  # never let the hook itself raise
+                log.exception("could not show the error dialog")
+
+    sys.excepthook = hook
+    return hook

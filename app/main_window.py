@@ -1,0 +1,896 @@
+"""The main window: dataset browser, item views, labels, model and active-learning panels."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6.QtCore import Qt
+
+from core.exceptions import MarginaliaError, NotFittedError
+from core.types import RegionKind
+
+from . import errors, theme
+from .audio import AudioPlayer
+from .bridge import EngineBridge
+from .cheatsheet import CheatSheet
+from .labelling import labels_from_structure
+from .panels.active_panel import ActivePanel
+from .panels.dataset_browser import DatasetBrowser
+from .panels.label_list import LabelList, describe_label
+from .panels.model_panel import ModelPanel
+from .views.profile_view import ProfileView
+from .views.spectrogram_view import SpectrogramView
+from .workers import LiveLearner, TaskRunner
+
+log = logging.getLogger("marginalia.app.window")
+
+EXPORT_KINDS = {
+    "annotations-csv": ("aCGH region labels (annotations.csv)", "file", "annotations.csv"),
+    "segments-csv": ("predicted segments (segments.csv)", "file", "segments.csv"),
+    "breaks-csv": ("predicted changes (breaks.csv)", "file", "breaks.csv"),
+    "bedgraph": ("bedGraph track of segment means", "file", "segments.bedGraph"),
+    "audacity": ("Audacity label tracks (one per audio item)", "dir", ""),
+    "aligned-midi": ("aligned MIDI (one per audio item)", "dir", ""),
+    "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
+    "bundle": ("dataset bundle (folder)", "dir", ""),
+}
+IMPORT_LABEL_KINDS = {
+    "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
+    "audacity": "Audacity label track (.txt)",
+    "bundle": "dataset bundle (folder)",
+}
+DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
+               "aCGH profiles (*.csv *.csv.gz);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
+               "All files (*)")
+MAX_RECENT = 8
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """Marginalia's main window over one :class:`core.engine.Engine` (or none).
+
+    Parameters
+    ----------
+    engine : Engine, optional
+    settings : QSettings, optional
+        Where layout, recent projects and the last position are remembered.
+    """
+
+    def __init__(self, engine=None, *, settings: QtCore.QSettings | None = None, parent=None):
+        super().__init__(parent)
+        self.settings = settings if settings is not None else QtCore.QSettings("Marginalia", "Marginalia")
+        self.engine = None
+        self.bridge = None
+        self.learner = None
+        self.runner = TaskRunner(self)
+        self.current_item = None
+        self.current_query = None
+        self.infos = {}
+        self.latencies = []          # seconds from a label edit to its redrawn prediction
+        self.last_error_dialog = None
+        self._edit_t0 = None
+        self._drawn_prediction = None
+        self._pending_frame = None
+        self._audio_notice_given = False
+        self._frame_times = None
+        self._item_payload = None
+        self.audio = None
+        self.setWindowTitle("Marginalia")
+        self.resize(1400, 880)
+        self._build_views()
+        self._build_panels()
+        self._build_actions()
+        self._build_status()
+        self._save_timer = QtCore.QTimer(self, singleShot=True, interval=800)
+        self._save_timer.timeout.connect(self._save_position)
+        self.runner.busyChanged.connect(self._on_busy)
+        self.runner.progress.connect(self._on_progress)
+        geo = self.settings.value("window/geometry")
+        if geo is not None:
+            self.restoreGeometry(geo)
+        state = self.settings.value("window/state")
+        if state is not None:
+            self.restoreState(state)
+        if engine is not None:
+            self.set_engine(engine)
+        else:
+            self._update_enabled()
+
+    # ================================================================ building
+    def _build_views(self):
+        self.stack = QtWidgets.QStackedWidget()
+        self.placeholder = QtWidgets.QLabel("Open a project (Ctrl+O), import data (Ctrl+I) or try the demo.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setObjectName("hint")
+        self.profile_view = ProfileView()
+        self.spec_view = SpectrogramView()
+        self.score_view = self.spec_view.score_view
+        self.audio_page = self.spec_view
+        for w in (self.placeholder, self.profile_view, self.audio_page):
+            self.stack.addWidget(w)
+        self.setCentralWidget(self.stack)
+        for view in (self.profile_view, self.spec_view):
+            view.labelCreateRequested.connect(self.create_label)
+            view.labelChangeRequested.connect(self.change_label)
+            view.labelDeleteRequested.connect(self.delete_label)
+            view.selectionChanged.connect(self._on_view_selection)
+            view.vb.sigXRangeChanged.connect(lambda *_: self._save_timer.start())
+        self.score_view.labelCreateRequested.connect(self.create_label)
+
+    def _dock(self, title, widget, area, name):
+        dock = QtWidgets.QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetClosable
+                         | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_panels(self):
+        self.browser = DatasetBrowser()
+        self.label_list = LabelList()
+        self.model_panel = ModelPanel()
+        self.active_panel = ActivePanel()
+        self.browser_dock = self._dock("Dataset", self.browser, Qt.DockWidgetArea.LeftDockWidgetArea, "dataset")
+        self.labels_dock = self._dock("Labels", self.label_list, Qt.DockWidgetArea.LeftDockWidgetArea, "labels")
+        self.model_dock = self._dock("Model", self.model_panel, Qt.DockWidgetArea.RightDockWidgetArea, "model")
+        self.active_dock = self._dock("Active learning", self.active_panel, Qt.DockWidgetArea.RightDockWidgetArea,
+                                      "active")
+        self.resizeDocks([self.browser_dock, self.model_dock], [330, 320], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.browser_dock, self.labels_dock], [520, 260], Qt.Orientation.Vertical)
+        self.browser.itemActivated.connect(self.show_item)
+        self.label_list.labelSelected.connect(self._on_list_selection)
+        self.model_panel.retrainRequested.connect(self.retrain)
+        self.model_panel.liveToggled.connect(self._set_live)
+        self.active_panel.nextRequested.connect(lambda s: self.next_question())
+        self.active_panel.refreshRequested.connect(lambda s: self.refresh_queries())
+        self.active_panel.queryActivated.connect(self.follow_query)
+        self.active_panel.pickBest.connect(self.accept_prediction_here)
+        self.active_panel.pickRunnerUp.connect(self.accept_runner_up_here)
+
+    def _action(self, menu, name, text, slot, shortcut=None, tip="", checkable=False):
+        act = QtGui.QAction(text, self)
+        if shortcut:
+            seqs = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
+            act.setShortcuts([QtGui.QKeySequence(s) for s in seqs])
+        act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        if tip:
+            act.setToolTip(tip)
+            act.setStatusTip(tip)
+        act.setCheckable(checkable)
+        if checkable:
+            act.toggled.connect(slot)
+        else:
+            act.triggered.connect(lambda *_: slot())
+        menu.addAction(act)
+        self.addAction(act)
+        self.actions[name] = act
+        self._menu_of[name] = menu.title().replace("&", "")
+        return act
+
+    def _build_actions(self):
+        self.actions = {}
+        self._menu_of = {}
+        mb = self.menuBar()
+        m = mb.addMenu("&File")
+        a = self._action
+        a(m, "new", "&New project\u2026", self.new_project_dialog, QtGui.QKeySequence.StandardKey.New)
+        a(m, "open", "&Open project\u2026", self.open_project_dialog, QtGui.QKeySequence.StandardKey.Open)
+        a(m, "demo", "Open the &demo", self.open_demo)
+        self.recent_menu = m.addMenu("Open &recent")
+        m.addSeparator()
+        a(m, "import", "&Import data\u2026", self.import_dialog, "Ctrl+I",
+          tip="aCGH profiles.csv, audio (WAV/FLAC/OGG/MP3) with its MIDI score")
+        a(m, "import_labels", "Import &labels\u2026", self.import_labels_dialog, "Ctrl+Shift+I")
+        self.export_menu = m.addMenu("&Export")
+        for kind, (title, _mode, _default) in EXPORT_KINDS.items():
+            a(self.export_menu, f"export:{kind}", title + "\u2026", lambda k=kind: self.export_dialog(k))
+        self.actions["export:annotations-csv"].setShortcut(QtGui.QKeySequence("Ctrl+E"))
+        m.addSeparator()
+        a(m, "quit", "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
+
+        m = mb.addMenu("&Edit")
+        a(m, "undo", "&Undo", self.undo, "Ctrl+Z")
+        a(m, "redo", "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        m.addSeparator()
+        a(m, "kind0", "Region: no change (0)", lambda: self.set_region_kind(RegionKind.ZERO), "0")
+        a(m, "kind1", "Region: exactly one change (1)", lambda: self.set_region_kind(RegionKind.ONE), "1")
+        a(m, "kind2", "Region: at least one change (2)", lambda: self.set_region_kind(RegionKind.AT_LEAST_ONE), "2")
+        a(m, "kindS", "Region: same segment (S)", lambda: self.set_region_kind(RegionKind.SAME), "S")
+        a(m, "boundary_mode", "&Boundary mode (click places a boundary)", self._set_boundary_mode, "B",
+          checkable=True)
+        a(m, "delete", "&Delete label", self.delete_selected, ["Del", "Backspace"])
+
+        m = mb.addMenu("&View")
+        a(m, "show_all", "Show &all", self.show_all, "Home")
+        a(m, "zoom_in", "Zoom &in", lambda: self.zoom(0.5), ["+", "="])
+        a(m, "zoom_out", "Zoom &out", lambda: self.zoom(2.0), "-")
+        a(m, "next_item", "&Next item", lambda: self.step_item(+1), "Ctrl+Down")
+        a(m, "prev_item", "&Previous item", lambda: self.step_item(-1), "Ctrl+Up")
+        a(m, "sort_uncertainty", "Sort items by &uncertainty", self.browser.sort_by_uncertainty, "Ctrl+U")
+        m.addSeparator()
+        for dock in (self.browser_dock, self.labels_dock, self.model_dock, self.active_dock):
+            m.addAction(dock.toggleViewAction())
+
+        m = mb.addMenu("&Model")
+        a(m, "retrain", "&Retrain now", self.retrain, "Ctrl+R", tip="Full fit from every label")
+        a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P")
+        a(m, "next_question", "&Next question", self.next_question, "N",
+          tip="Jump to the part where a label would help most")
+        a(m, "accept", "&Accept prediction here", self.accept_prediction_here, "A",
+          tip="Turn the prediction on the queried part (or the visible range) into labels")
+        a(m, "accept_runner", "Accept &runner-up here", self.accept_runner_up_here, "Shift+A")
+
+        m = mb.addMenu("&Play")
+        a(m, "play", "&Play / stop", self.toggle_play, "Space", tip="Play the queried part or the visible range")
+
+        m = mb.addMenu("&Help")
+        a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1")
+        a(m, "open_log", "Open the &log file", errors.open_log)
+        a(m, "about", "&About Marginalia", self.about)
+
+        tb = self.addToolBar("Main")
+        tb.setObjectName("main_toolbar")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for name in ("open", "import", None, "undo", "redo", None, "kind0", "kind1", "kind2", "kindS",
+                     "boundary_mode", None, "retrain", "next_question", "accept", None, "play"):
+            if name is None:
+                tb.addSeparator()
+            else:
+                tb.addAction(self.actions[name])
+        for name, short in (("kind0", "0 change"), ("kind1", "1 change"), ("kind2", "\u22651 change"),
+                            ("kindS", "same"), ("boundary_mode", "boundary"), ("next_question", "Next question"),
+                            ("accept", "Accept"), ("retrain", "Retrain"), ("play", "Play"),
+                            ("open", "Open"), ("import", "Import"), ("undo", "Undo"), ("redo", "Redo")):
+            act = self.actions[name]
+            act.setIconText(short)
+            keys = act.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
+            act.setToolTip(f"{act.text().replace('&', '')} ({keys})" if keys else act.text().replace("&", ""))
+        self._refresh_recent_menu()
+
+    def _build_status(self):
+        sb = self.statusBar()
+        self.activity = QtWidgets.QLabel("")
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setMaximumWidth(180)
+        self.progress.setVisible(False)
+        sb.addPermanentWidget(self.activity)
+        sb.addPermanentWidget(self.progress)
+
+    # ================================================================ engine
+    def set_engine(self, engine):
+        """Show ``engine``'s project (closing the previous one)."""
+        self.close_engine()
+        self.engine = engine
+        self.bridge = EngineBridge(engine, self)
+        self.bridge.itemsChanged.connect(lambda *_: self.refresh_items())
+        self.bridge.labelsChanged.connect(self._on_labels_changed)
+        self.bridge.predictionChanged.connect(self._on_prediction_changed)
+        self.bridge.modelChanged.connect(lambda mid: self.model_panel.set_model(mid))
+        self.bridge.progress.connect(lambda task, d, t, msg: self._on_progress(task, d, t, msg))
+        self.bridge.undoStateChanged.connect(self._on_undo_state)
+        self.learner = LiveLearner(engine, self.runner, self)
+        self.learner.enabled = self.model_panel.live.isChecked()
+        self.learner.predictionReady.connect(self._on_prediction_ready)
+        self.learner.modelUpdated.connect(self._on_model_updated)
+        self.learner.failed.connect(self._on_background_error)
+        path = str(getattr(engine, "path", "") or "")
+        self.setWindowTitle(f"Marginalia \u2014 {os.path.basename(path) or 'project'}")
+        if path:
+            self._add_recent(path)
+            self.settings.setValue("last_project", path)
+        self.model_panel.set_model(engine.current_model_id)
+        self._on_undo_state(engine.can_undo, engine.can_redo)
+        self.refresh_items()
+        last = self.settings.value(self._project_key("last_item"))
+        ids = list(self.infos)
+        target = last if last in self.infos else (ids[0] if ids else None)
+        if target:
+            self._pending_range = self.settings.value(self._project_key("x_range"))
+            self.browser.select(target)
+            if self.current_item != target:
+                self.show_item(target)
+        self.refresh_queries()
+        self._update_enabled()
+
+    def close_engine(self):
+        if self.engine is None:
+            return
+        self._save_position()
+        self.runner.shutdown()
+        if self.learner is not None:
+            self.learner.timer.stop()
+            self.learner.deleteLater()
+            self.learner = None
+        if self.bridge is not None:
+            self.bridge.close()
+            self.bridge.deleteLater()
+            self.bridge = None
+        try:
+            self.engine.close()
+        except Exception as exc:  # closing must not stop the app
+            log.warning("closing the project failed: %r", exc)
+        self.engine = None
+        self.current_item = None
+        self.infos = {}
+        self.browser.set_items([])
+        self.stack.setCurrentWidget(self.placeholder)
+
+    def _project_key(self, key):
+        path = str(getattr(self.engine, "path", "") or "")
+        return f"projects/{hashlib.sha1(path.encode()).hexdigest()[:16]}/{key}"
+
+    def refresh_items(self):
+        if self.engine is None:
+            return
+        infos = self.engine.items()
+        self.infos = {i.id: i for i in infos}
+        self.browser.set_items(infos)
+
+    def _update_enabled(self):
+        has = self.engine is not None
+        for name in ("import", "import_labels", "retrain", "predict", "next_question", "accept", "accept_runner",
+                     "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play"):
+            self.actions[name].setEnabled(has)
+        self.export_menu.setEnabled(has)
+
+    # ================================================================ items
+    def show_item(self, item_id: str):
+        """Load ``item_id`` off the GUI thread and show it in its view."""
+        if self.engine is None or item_id not in self.infos:
+            return
+        self.browser.select(item_id)
+        if item_id == self.current_item and self._item_payload is not None:
+            self._apply_pending_frame()
+            return
+        self._save_position()
+        info = self.infos[item_id]
+        engine = self.engine
+
+        def load(cancel, progress):
+            payload = {"info": info, "sequence": engine.sequence(item_id), "labels": engine.labels(item_id),
+                       "prediction": engine.prediction(item_id)}
+            if info.kind == "audio":
+                payload["spectrogram"] = engine.spectrogram(item_id)
+                payload["score"] = engine.score(item_id)
+            return payload
+
+        self.runner.submit("load", load, on_done=lambda p: self._display(item_id, p),
+                           on_error=lambda e: self._show_error(f"Cannot show {info.name}", e),
+                           description=f"loading {info.name}")
+
+    def _display(self, item_id, payload):
+        self.current_item = item_id
+        self._item_payload = payload
+        self._drawn_prediction = None
+        if self.learner is not None:
+            self.learner.current_item = item_id
+        info, seq = payload["info"], payload["sequence"]
+        self._frame_times = np.asarray(seq.positions, dtype=float)
+        if info.kind == "audio":
+            image, times, freqs = payload["spectrogram"]
+            self.spec_view.set_audio(seq, image, times, freqs, item_id)
+            self.spec_view.show_score(payload.get("score"), self._frame_times)
+            self.stack.setCurrentWidget(self.audio_page)
+        else:
+            self.profile_view.set_sequence(seq, item_id)
+            self.stack.setCurrentWidget(self.profile_view)
+        self._set_labels(payload["labels"])
+        self.settings.setValue(self._project_key("last_item"), item_id)
+        pred = payload["prediction"]
+        if pred is not None:
+            self._draw_prediction(pred)
+        elif self.learner is not None:
+            self.learner.refresh(item_id)
+        self._show_item_queries()
+        rng = getattr(self, "_pending_range", None)
+        self._pending_range = None
+        if rng:
+            try:
+                x0, x1 = float(rng[0]), float(rng[1])
+                self.active_view().main.setXRange(x0, x1, padding=0)
+            except (TypeError, ValueError, IndexError):
+                pass
+        self._apply_pending_frame()
+        self.statusBar().showMessage(f"{info.name}: {info.n_samples} samples, {info.task}", 4000)
+
+    def active_view(self):
+        return self.spec_view if self.stack.currentWidget() is self.audio_page else self.profile_view
+
+    def _set_labels(self, labels):
+        view = self.active_view()
+        view.set_labels(labels)
+        if self.stack.currentWidget() is self.audio_page:
+            self.score_view.set_labels(labels)
+        units = "s" if view is self.spec_view else "bp"
+        self.label_list.set_labels(labels, self._frame_times, units)
+        self.label_list.select_label(view.selected_id)
+
+    def step_item(self, step: int):
+        ids = self.browser.item_ids_in_order()
+        if not ids:
+            return
+        i = ids.index(self.current_item) if self.current_item in ids else -1
+        self.show_item(ids[(i + step) % len(ids)])
+
+    def show_all(self):
+        self.active_view().show_all()
+
+    def zoom(self, factor: float):
+        view = self.active_view()
+        x0, x1 = view.x_range()
+        c, h = 0.5 * (x0 + x1), 0.5 * (x1 - x0) * factor
+        view.main.setXRange(c - h, c + h, padding=0)
+
+    def _save_position(self):
+        if self.engine is None or self.current_item is None:
+            return
+        self.settings.setValue(self._project_key("last_item"), self.current_item)
+        self.settings.setValue(self._project_key("x_range"), list(self.active_view().x_range()))
+
+    # ================================================================ labels
+    def create_label(self, label):
+        self._edit(lambda: self.engine.add_label(label), label.item_id, select=label.id)
+
+    def change_label(self, label):
+        self._edit(lambda: self.engine.change_label(label), label.item_id, select=label.id)
+
+    def delete_label(self, label_id):
+        self._edit(lambda: self.engine.delete_label(label_id), self.current_item)
+
+    def delete_selected(self):
+        self.active_view().delete_selected()
+
+    def set_region_kind(self, kind):
+        self.active_view().set_region_kind(kind)
+        self.statusBar().showMessage(f"new regions: {theme.REGION_NAMES[RegionKind(kind)]}", 3000)
+
+    def _edit(self, fn, item_id, select=None):
+        if self.engine is None:
+            return
+        self._edit_t0 = time.perf_counter()
+        try:
+            result = fn()
+        except MarginaliaError as exc:
+            self._refresh_labels()  # put dragged items back where the engine has them
+            self.statusBar().showMessage(str(exc), 8000)
+            self.last_error_dialog = errors.show_error(self, "This label was not accepted", exc)
+            return
+        if select is not None:
+            self.active_view().select_label(getattr(result, "id", select))
+        self._refresh_labels()
+        self._label_edited(item_id)
+
+    def _label_edited(self, item_id):
+        if self.learner is not None and item_id is not None:
+            self.learner.label_edited(item_id)
+
+    def _refresh_labels(self):
+        if self.engine is None or self.current_item is None:
+            return
+        self._set_labels(self.engine.labels(self.current_item))
+        self._refresh_info(self.current_item)
+
+    def _refresh_info(self, item_id):
+        for info in self.engine.items():
+            self.infos[info.id] = info
+            if info.id == item_id:
+                self.browser.update_item(info)
+
+    def _on_labels_changed(self, item_id, _ids):
+        if item_id == self.current_item:
+            self._set_labels(self.engine.labels(item_id))
+        if self.engine is not None:
+            self._refresh_info(item_id)
+
+    def undo(self):
+        if self.engine is not None and self.engine.undo():
+            self._edit_t0 = time.perf_counter()
+            self._refresh_labels()
+            self._label_edited(self.current_item)
+        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
+
+    def redo(self):
+        if self.engine is not None and self.engine.redo():
+            self._edit_t0 = time.perf_counter()
+            self._refresh_labels()
+            self._label_edited(self.current_item)
+        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
+
+    def _on_undo_state(self, can_undo, can_redo):
+        self.actions["undo"].setEnabled(bool(can_undo))
+        self.actions["redo"].setEnabled(bool(can_redo))
+
+    def _on_view_selection(self, label_id):
+        self.label_list.select_label(label_id)
+
+    def _on_list_selection(self, label_id):
+        self.active_view().select_label(label_id)
+
+    def _set_boundary_mode(self, on):
+        for view in (self.profile_view, self.spec_view):
+            view.vb.boundary_mode = bool(on)
+        self.statusBar().showMessage("click places a boundary" if on else "drag draws a region; "
+                                     "Ctrl+click places a boundary", 3000)
+
+    # ================================================================ learning
+    def _set_live(self, on):
+        if self.learner is not None:
+            self.learner.enabled = bool(on)
+            if not on:
+                self.learner.timer.stop()
+
+    def retrain(self):
+        if self.learner is not None:
+            self._edit_t0 = None
+            self.learner.retrain()
+
+    def predict_current(self):
+        if self.learner is not None and self.current_item:
+            self.learner.refresh(self.current_item)
+
+    def _on_model_updated(self, model_id, kind):
+        self.model_panel.set_model(model_id, kind)
+        if kind == "retrain":
+            self.statusBar().showMessage("model retrained", 3000)
+            self.refresh_items()
+            self.refresh_queries()
+            self._refresh_curve()
+
+    def _on_prediction_ready(self, item_id, pred, _seconds):
+        if item_id == self.current_item:
+            self._draw_prediction(pred)
+            if self._edit_t0 is not None:
+                self.latencies.append(time.perf_counter() - self._edit_t0)
+                self.model_panel.set_latency(self.latencies[-1])
+                self._edit_t0 = None
+        self._refresh_info(item_id)
+
+    def _on_prediction_changed(self, item_id, _model_id):
+        if item_id == self.current_item and self.engine is not None:
+            pred = self.engine.prediction(item_id)
+            if pred is not None:
+                self._draw_prediction(pred)
+
+    def current_prediction(self):
+        return self._drawn_prediction
+
+    def _is_stale(self, pred):
+        try:
+            current = self.engine.model_id(pred.item_id)
+        except (AttributeError, MarginaliaError):
+            current = self.engine.current_model_id
+        return current is not None and pred.model_id != current, current
+
+    def _draw_prediction(self, pred):
+        if pred is self._drawn_prediction:
+            return
+        self._drawn_prediction = pred
+        stale, current = self._is_stale(pred)
+        self.active_view().set_prediction(pred, stale=stale, current_model=current)
+        if self.stack.currentWidget() is self.audio_page and self.spec_view.score_shown:
+            self.score_view.set_prediction(pred, stale=stale, current_model=current)
+
+    def _on_background_error(self, exc):
+        if isinstance(exc, NotFittedError):
+            self.statusBar().showMessage("no model yet: add a few labels, then retrain (Ctrl+R)", 6000)
+            return
+        if isinstance(exc, MarginaliaError):
+            self.statusBar().showMessage(f"{exc} \u2014 {errors.fix_for(exc)}", 10000)
+            log.warning("background: %s", exc)
+            return
+        self._show_error("Background work failed", exc)
+
+    # ================================================================ active learning
+    def refresh_queries(self, *, then_follow: bool = False):
+        if self.engine is None:
+            return
+        engine = self.engine
+        strategy = self.active_panel.current_strategy()
+
+        def work(cancel, progress):
+            qs = engine.next_queries(10, strategy=strategy)
+            return qs, engine.learning_curve(), engine.stopping_signal()
+
+        def done(result):
+            queries, curve, signal = result
+            names = {i: info.name for i, info in self.infos.items()}
+            self.active_panel.set_queries(queries, names, self._describe_query)
+            self.active_panel.set_curve(curve)
+            self.active_panel.set_stopping(signal)
+            self._show_item_queries()
+            if then_follow:
+                if queries:
+                    self.follow_query(queries[0])
+                else:
+                    self.statusBar().showMessage("no question to ask: every part is certain", 5000)
+
+        self.runner.submit("queries", work, on_done=done, on_error=self._on_background_error,
+                           description="ranking questions")
+
+    def _refresh_curve(self):
+        if self.engine is None:
+            return
+        try:
+            self.active_panel.set_curve(self.engine.learning_curve())
+            self.active_panel.set_stopping(self.engine.stopping_signal())
+        except MarginaliaError as exc:
+            log.warning("learning curve: %s", exc)
+
+    def _describe_query(self, q):
+        info = self.infos.get(q.item_id)
+        if info is None:
+            return f"{q.start}\u2013{q.stop}"
+        return f"{q.start}\u2013{q.stop} of {info.n_samples}"
+
+    def _show_item_queries(self):
+        if self.current_item is None:
+            return
+        qs = [q for q in self.active_panel.queries() if q.item_id == self.current_item]
+        self.active_view().set_queries(qs)
+
+    def next_question(self):
+        """Ask the engine for the most useful part and jump to it."""
+        self.refresh_queries(then_follow=True)
+
+    def follow_query(self, query):
+        """Show the query's item and frame its part."""
+        self.current_query = query
+        self.active_panel.set_current(query)
+        self._pending_frame = (query.start, query.stop)
+        if query.item_id == self.current_item:
+            self._apply_pending_frame()
+        else:
+            self.show_item(query.item_id)
+        self.statusBar().showMessage(f"question {query.rank + 1}: is the model right here? "
+                                     "(A: yes \u00b7 Shift+A: the runner-up is \u00b7 or draw a label)", 8000)
+
+    def _apply_pending_frame(self):
+        if self._pending_frame is None:
+            return
+        start, stop = self._pending_frame
+        self._pending_frame = None
+        self.active_view().frame(start, stop)
+
+    def _part_here(self):
+        """(start, stop) of the current query on this item, else of the visible range."""
+        q = self.current_query
+        if q is not None and q.item_id == self.current_item:
+            return q.start, q.stop
+        view = self.active_view()
+        if view.mapping is None:
+            return None
+        return view.mapping.region_indices(*view.x_range())
+
+    def accept_prediction_here(self):
+        if self.engine is None or self.current_item is None:
+            return
+        part = self._part_here()
+        if part is None:
+            return
+        item_id = self.current_item
+        engine = self.engine
+        self._edit_t0 = time.perf_counter()
+        self.runner.submit("accept", lambda c, p: engine.accept_prediction(item_id, *part),
+                           on_done=lambda labels: self._after_accept(item_id, labels),
+                           on_error=lambda e: self._show_error("Cannot accept the prediction here", e),
+                           description="accepting the prediction")
+
+    def _after_accept(self, item_id, labels):
+        self.statusBar().showMessage(f"accepted the prediction: {len(labels)} label(s) added", 4000)
+        self._refresh_labels()
+        self._label_edited(item_id)
+
+    def accept_runner_up_here(self):
+        pred = self._drawn_prediction
+        part = self._part_here()
+        if pred is None or part is None or pred.runner_up is None:
+            self.statusBar().showMessage("no runner-up to accept here", 4000)
+            return
+        labels = labels_from_structure(self.current_item, pred.runner_up, part[0], part[1], self._frame_times)
+        if not labels:
+            self.statusBar().showMessage("the runner-up has nothing to label in this part", 4000)
+            return
+        self._edit_t0 = time.perf_counter()
+        try:
+            for lab in labels:
+                self.engine.add_label(lab)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "The runner-up conflicts with your labels", exc)
+        self._refresh_labels()
+        self._label_edited(self.current_item)
+
+    # ================================================================ audio
+    def toggle_play(self):
+        if self.engine is None or self.current_item is None:
+            return
+        info = self.infos.get(self.current_item)
+        if info is None or info.kind != "audio":
+            self.statusBar().showMessage("only audio items can be played", 3000)
+            return
+        if self.audio is None:
+            self.audio = AudioPlayer(self)
+            self.audio.positionChanged.connect(self.spec_view.set_cursor)
+        if not self.audio.available:
+            if not self._audio_notice_given:
+                self.statusBar().showMessage(self.audio.reason, 10000)
+                self._audio_notice_given = True
+            return
+        if self.audio.is_playing():
+            self.audio.stop()
+            return
+        part = self._part_here()
+        t0 = float(self._frame_times[part[0]]) if part else 0.0
+        t1 = float(self._frame_times[min(part[1], len(self._frame_times) - 1)]) if part else None
+        self.audio.play(self.engine.audio_path(self.current_item), t0, t1)
+
+    # ================================================================ files
+    def open_project(self, path: str):
+        from core.engine import Engine
+
+        try:
+            engine = Engine.open(path)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, f"Cannot open {os.path.basename(path)}", exc)
+            return False
+        self.set_engine(engine)
+        return True
+
+    def open_demo(self):
+        from core.engine import Engine
+
+        try:
+            self.set_engine(Engine.open_demo())
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "Cannot open the demo", exc)
+
+    def new_project_dialog(self):
+        from core.engine import Engine
+
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "New project", "", "Marginalia project (*.marginalia)")
+        if not path:
+            return
+        if not path.endswith(".marginalia"):
+            path += ".marginalia"
+        try:
+            self.set_engine(Engine.create(path))
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "Cannot create the project", exc)
+
+    def open_project_dialog(self):
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open project", "",
+                                                        "Marginalia project (*.marginalia);;All files (*)")
+        if path:
+            self.open_project(path)
+
+    def import_dialog(self):
+        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(self, "Import data", "", DATA_FILTER)
+        if paths:
+            self.import_data(paths)
+
+    def import_data(self, paths) -> list:
+        """Import data files into the project; errors become a dialog. Returns the new item ids."""
+        if self.engine is None:
+            return []
+        try:
+            ids = self.engine.import_files(paths)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "Cannot import this file", exc)
+            return []
+        self.refresh_items()
+        self.statusBar().showMessage(f"imported {len(ids)} item(s)", 4000)
+        return ids
+
+    def import_labels_dialog(self):
+        kind, ok = QtWidgets.QInputDialog.getItem(self, "Import labels", "Format:",
+                                                  list(IMPORT_LABEL_KINDS), 0, False)
+        if not ok:
+            return
+        if kind == "bundle":
+            path = QtWidgets.QFileDialog.getExistingDirectory(self, "Import labels from a bundle")
+        else:
+            path, _ = QtWidgets.QFileDialog.getOpenFileName(self, f"Import labels ({kind})", "",
+                                                            "CSV or text (*.csv *.txt *.tsv);;All files (*)")
+        if path:
+            self.import_labels_from(kind, path)
+
+    def import_labels_from(self, kind: str, path: str) -> list:
+        if self.engine is None:
+            return []
+        try:
+            labels = self.engine.import_labels(kind, path)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "Cannot import these labels", exc)
+            return []
+        self._refresh_labels()
+        self.refresh_items()
+        self.statusBar().showMessage(f"imported {len(labels)} label(s)", 4000)
+        return labels
+
+    def export_dialog(self, kind: str):
+        title, mode, default = EXPORT_KINDS[kind]
+        if mode == "dir":
+            path = QtWidgets.QFileDialog.getExistingDirectory(self, f"Export {title} to folder")
+        else:
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {title}", default)
+        if path:
+            self.export_to(kind, path)
+
+    def export_to(self, kind: str, path: str) -> list:
+        if self.engine is None:
+            return []
+        try:
+            written = self.engine.export(kind, path)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, f"Cannot export {kind}", exc)
+            return []
+        self.statusBar().showMessage(f"exported {len(written or [])} file(s) to {path}", 6000)
+        return written
+
+    def _show_error(self, title, exc):
+        self.last_error_dialog = errors.show_error(self, title, exc)
+
+    # ================================================================ recent
+    def recent_projects(self) -> list:
+        value = self.settings.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [p for p in (value or []) if p]
+
+    def _add_recent(self, path):
+        recent = [p for p in self.recent_projects() if p != path]
+        self.settings.setValue("recent", [path] + recent[:MAX_RECENT - 1])
+        self._refresh_recent_menu()
+
+    def _refresh_recent_menu(self):
+        self.recent_menu.clear()
+        recent = self.recent_projects()
+        for p in recent:
+            act = self.recent_menu.addAction(p)
+            act.triggered.connect(lambda *_, p=p: self.open_project(p))
+        self.recent_menu.setEnabled(bool(recent))
+
+    # ================================================================ status
+    def _on_busy(self, lane, busy, description):
+        lanes = self.runner.busy_lanes()
+        text = ", ".join(d for d in lanes.values() if d)
+        self.activity.setText(text)
+        self.model_panel.set_activity(text)
+        if not lanes:
+            self.progress.setVisible(False)
+
+    def _on_progress(self, task, done, total, message):
+        if total and total > 0:
+            self.progress.setRange(0, int(total))
+            self.progress.setValue(int(done))
+            self.progress.setVisible(done < total)
+        if message:
+            self.activity.setText(message)
+
+    # ================================================================ help
+    def all_actions(self):
+        return [(self._menu_of.get(name, ""), act) for name, act in self.actions.items()]
+
+    def show_cheatsheet(self):
+        self.cheatsheet = CheatSheet(self.all_actions(), self)
+        self.cheatsheet.show()
+        return self.cheatsheet
+
+    def about(self):
+        QtWidgets.QMessageBox.about(self, "About Marginalia",
+                                    "Marginalia \u2014 label the structure of sequences cheaply.\n"
+                                    "Partial labels, structured learning, best-vs-second questions.")
+
+    # ================================================================ closing
+    def closeEvent(self, event):
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.close_engine()
+        self.settings.sync()
+        super().closeEvent(event)

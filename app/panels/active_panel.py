@@ -1,0 +1,133 @@
+"""Active learning panel: strategy, next question, ranked queue, learning curve and stopping signal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtCore import Qt
+
+from .. import theme
+
+STRATEGIES = (("best-vs-2nd", "Best vs 2nd (margin)"), ("best-vs-worst", "Best vs worst"),
+              ("scoring", "Scoring"), ("random", "Random"))
+
+
+class ActivePanel(QtWidgets.QWidget):
+    """Ask the engine what to label next and follow its answer.
+
+    Signals
+    -------
+    nextRequested(strategy), queryActivated(query), pickBest(), pickRunnerUp(), refreshRequested(strategy)
+    """
+
+    nextRequested = QtCore.Signal(str)
+    refreshRequested = QtCore.Signal(str)
+    queryActivated = QtCore.Signal(object)
+    pickBest = QtCore.Signal()
+    pickRunnerUp = QtCore.Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.strategy = QtWidgets.QComboBox()
+        for key, title in STRATEGIES:
+            self.strategy.addItem(title, key)
+        self.next_button = QtWidgets.QPushButton("Next question")
+        self.next_button.setToolTip("Jump to the part where a label helps most (N)")
+        self.best_button = QtWidgets.QPushButton("Model is right")
+        self.best_button.setToolTip("Accept the best structure on the queried part (A)")
+        self.runner_button = QtWidgets.QPushButton("Runner-up is right")
+        self.runner_button.setToolTip("Accept the second-best structure on the queried part (Shift+A)")
+        self.queue = QtWidgets.QTreeWidget()
+        self.queue.setHeaderLabels(["#", "Item", "Part", "Score"])
+        self.queue.setRootIsDecorated(False)
+        self.queue.setAlternatingRowColors(True)
+        header = self.queue.header()
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(24)
+        header.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        for c, w in ((0, 28), (2, 110), (3, 60)):
+            header.setSectionResizeMode(c, QtWidgets.QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(c, w)
+        self.queue.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.curve = pg.PlotWidget()
+        self.curve.setBackground(theme.BACKGROUND)
+        self.curve.setMinimumHeight(120)
+        self.curve.setMaximumHeight(180)
+        self.curve.setLabel("left", "mean uncertainty")
+        self.curve.setLabel("bottom", "labels")
+        self.curve.showGrid(x=True, y=True, alpha=theme.GRID_ALPHA)
+        self.curve.setMenuEnabled(False)
+        self.curve.getAxis("bottom").enableAutoSIPrefix(False)
+        self.curve_line = self.curve.plot([], [], pen=pg.mkPen(theme.PREDICTION, width=2), symbol="o",
+                                          symbolSize=5, symbolBrush=theme.PREDICTION, symbolPen=None)
+        self.stop_label = QtWidgets.QLabel("stopping signal: not enough rounds yet")
+        self.stop_label.setWordWrap(True)
+        self.stop_label.setObjectName("hint")
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(QtWidgets.QLabel("Strategy:"))
+        row.addWidget(self.strategy, 1)
+        lay.addLayout(row)
+        lay.addWidget(self.next_button)
+        row2 = QtWidgets.QHBoxLayout()
+        row2.addWidget(self.best_button)
+        row2.addWidget(self.runner_button)
+        lay.addLayout(row2)
+        lay.addWidget(self.queue, 1)
+        lay.addWidget(self.curve)
+        lay.addWidget(self.stop_label)
+        self.next_button.clicked.connect(lambda: self.nextRequested.emit(self.current_strategy()))
+        self.strategy.currentIndexChanged.connect(lambda *_: self.refreshRequested.emit(self.current_strategy()))
+        self.best_button.clicked.connect(self.pickBest)
+        self.runner_button.clicked.connect(self.pickRunnerUp)
+        self.queue.itemActivated.connect(self._activated)
+        self.queue.itemClicked.connect(self._activated)
+        self._queries = []
+
+    def current_strategy(self) -> str:
+        return self.strategy.currentData()
+
+    def set_queries(self, queries, names: dict, describe=None):
+        """Fill the queue with ``queries`` (core.types.Query); ``names`` maps item id to name."""
+        self._queries = list(queries)
+        self.queue.clear()
+        for q in self._queries:
+            part = describe(q) if describe else f"{q.start}\u2013{q.stop}"
+            it = QtWidgets.QTreeWidgetItem([str(q.rank + 1), names.get(q.item_id, q.item_id[:8]), part,
+                                            f"{q.uncertainty:.3g}"])
+            it.setData(0, Qt.ItemDataRole.UserRole, q)
+            it.setTextAlignment(3, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.queue.addTopLevelItem(it)
+
+    def queries(self):
+        return list(self._queries)
+
+    def set_current(self, query):
+        for i in range(self.queue.topLevelItemCount()):
+            it = self.queue.topLevelItem(i)
+            if it.data(0, Qt.ItemDataRole.UserRole) is query:
+                self.queue.setCurrentItem(it)
+
+    def set_curve(self, rows):
+        """Rows ``{labels, mean_uncertainty, ...}`` from ``engine.learning_curve()``."""
+        xs = np.array([float(r.get("labels", i)) for i, r in enumerate(rows)], dtype=float)
+        ys = np.array([float(r.get("mean_uncertainty", np.nan)) for r in rows], dtype=float)
+        ok = np.isfinite(xs) & np.isfinite(ys)
+        self.curve_line.setData(xs[ok], ys[ok])
+
+    def set_stopping(self, signal: dict):
+        eta = signal.get("eta")
+        fired = signal.get("fired", False)
+        text = "\u2714 labelling more is unlikely to help" if fired else "keep labelling"
+        if eta is not None:
+            text += f" (\u03b7 = {eta:.3g})"
+        if signal.get("evidence"):
+            text += f"\n{signal['evidence']}"
+        self.stop_label.setText(text)
+
+    def _activated(self, it, _col=0):
+        q = it.data(0, Qt.ItemDataRole.UserRole)
+        if q is not None:
+            self.queryActivated.emit(q)

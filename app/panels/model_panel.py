@@ -1,0 +1,50 @@
+"""Model panel: which model is current, live learning switch, retrain, and what the engine is doing."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+
+class ModelPanel(QtWidgets.QWidget):
+    """Shows the current model and lets the user retrain.
+
+    Signals
+    -------
+    retrainRequested(), liveToggled(bool)
+    """
+
+    retrainRequested = QtCore.Signal()
+    liveToggled = QtCore.Signal(bool)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.model_label = QtWidgets.QLabel("no model yet")
+        self.model_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.live = QtWidgets.QCheckBox("Learn while I label")
+        self.live.setChecked(True)
+        self.live.setToolTip("After each label: a fast perceptron update at once, a full retrain when you pause")
+        self.retrain_button = QtWidgets.QPushButton("Retrain now")
+        self.retrain_button.setToolTip("Full fit from every label (Ctrl+R)")
+        self.activity = QtWidgets.QLabel("idle")
+        self.activity.setObjectName("hint")
+        self.latency = QtWidgets.QLabel("")
+        self.latency.setObjectName("hint")
+        form = QtWidgets.QFormLayout(self)
+        form.setContentsMargins(6, 6, 6, 6)
+        form.addRow("Model:", self.model_label)
+        form.addRow(self.live)
+        form.addRow(self.retrain_button)
+        form.addRow("Engine:", self.activity)
+        form.addRow("Last redraw:", self.latency)
+        self.retrain_button.clicked.connect(self.retrainRequested)
+        self.live.toggled.connect(self.liveToggled)
+
+    def set_model(self, model_id, kind: str = ""):
+        self.model_label.setText("no model yet" if not model_id else f"{model_id[:12]} {('(' + kind + ')') if kind else ''}")
+        self.model_label.setToolTip(model_id or "")
+
+    def set_activity(self, text: str):
+        self.activity.setText(text or "idle")
+
+    def set_latency(self, seconds: float):
+        self.latency.setText(f"{seconds * 1000:.0f} ms from label to redraw")

@@ -1,0 +1,93 @@
+"""One calm dark theme for every widget and plot: colours, pens and the Qt style sheet."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pyqtgraph as pg
+from PySide6 import QtGui, QtWidgets
+
+from core.types import RegionKind
+
+STYLE_DIR = pathlib.Path(__file__).resolve().parents[1] / "resources" / "style"
+
+BACKGROUND = "#1f2228"
+PANEL = "#262a31"
+FOREGROUND = "#c9ced6"
+MUTED = "#7d8590"
+GRID_ALPHA = 0.12
+DATA = "#7fa8d6"          # observed samples (logratio points, feature curves)
+PREDICTION = "#f2b24c"    # current model's best structure
+STALE = "#8b9098"         # prediction made by an older model
+RUNNER_UP = "#c678dd"     # second-best structure, drawn faintly
+BOUNDARY_LABEL = "#f5f5f5"
+ANCHOR = "#4fd1c5"
+QUERY = "#e06c75"
+SELECTION = "#ffffff"
+
+#: fill colour (r, g, b) of each region kind; SegAnnDB-like semantics: calm for "no change",
+#: warm for "one change", violet for "at least one", blue for "same segment".
+REGION_RGB = {
+    RegionKind.ZERO: (98, 181, 122),
+    RegionKind.ONE: (224, 108, 117),
+    RegionKind.AT_LEAST_ONE: (170, 120, 230),
+    RegionKind.SAME: (97, 160, 230),
+}
+REGION_NAMES = {
+    RegionKind.ZERO: "no change (0)",
+    RegionKind.ONE: "exactly one change (1)",
+    RegionKind.AT_LEAST_ONE: "at least one change (\u22651)",
+    RegionKind.SAME: "same segment (S)",
+}
+
+
+def region_brush(kind: RegionKind, *, selected: bool = False, alpha: int = 55) -> QtGui.QBrush:
+    r, g, b = REGION_RGB[RegionKind(kind)]
+    return pg.mkBrush(r, g, b, alpha + 35 if selected else alpha)
+
+
+def region_pen(kind: RegionKind, *, selected: bool = False) -> QtGui.QPen:
+    r, g, b = REGION_RGB[RegionKind(kind)]
+    if selected:
+        return pg.mkPen(SELECTION, width=2)
+    return pg.mkPen(r, g, b, 200, width=1)
+
+
+def prediction_pen(stale: bool, *, width: float = 2.0, dashed: bool = False) -> QtGui.QPen:
+    """Pen of a predicted structure; stale predictions are grey and dashed."""
+    from PySide6.QtCore import Qt
+
+    pen = pg.mkPen(STALE if stale else PREDICTION, width=width)
+    if stale or dashed:
+        pen.setStyle(Qt.PenStyle.DashLine)
+    return pen
+
+
+def configure_pyqtgraph() -> None:
+    """Global pyqtgraph options; call once before creating plots."""
+    pg.setConfigOptions(antialias=False, background=BACKGROUND, foreground=FOREGROUND,
+                        imageAxisOrder="row-major")
+
+
+def apply_theme(app: QtWidgets.QApplication) -> None:
+    """Apply the Fusion style, a dark palette and the style sheet to ``app``."""
+    configure_pyqtgraph()
+    app.setStyle("Fusion")
+    pal = QtGui.QPalette()
+    c = QtGui.QColor
+    pal.setColor(QtGui.QPalette.ColorRole.Window, c(PANEL))
+    pal.setColor(QtGui.QPalette.ColorRole.WindowText, c(FOREGROUND))
+    pal.setColor(QtGui.QPalette.ColorRole.Base, c(BACKGROUND))
+    pal.setColor(QtGui.QPalette.ColorRole.AlternateBase, c("#2b3038"))
+    pal.setColor(QtGui.QPalette.ColorRole.ToolTipBase, c("#30353d"))
+    pal.setColor(QtGui.QPalette.ColorRole.ToolTipText, c(FOREGROUND))
+    pal.setColor(QtGui.QPalette.ColorRole.Text, c(FOREGROUND))
+    pal.setColor(QtGui.QPalette.ColorRole.Button, c("#2d323a"))
+    pal.setColor(QtGui.QPalette.ColorRole.ButtonText, c(FOREGROUND))
+    pal.setColor(QtGui.QPalette.ColorRole.Highlight, c("#3d6fa8"))
+    pal.setColor(QtGui.QPalette.ColorRole.HighlightedText, c("#ffffff"))
+    pal.setColor(QtGui.QPalette.ColorRole.PlaceholderText, c(MUTED))
+    app.setPalette(pal)
+    qss = STYLE_DIR / "marginalia.qss"
+    if qss.exists():
+        app.setStyleSheet(qss.read_text(encoding="utf-8"))

@@ -1,0 +1,1 @@
+"""pyqtgraph views of one item: profile, spectrogram, score roll and the margin strip."""

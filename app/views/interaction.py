@@ -1,0 +1,149 @@
+"""Mouse handling shared by the views: drawing regions, placing boundaries, editable label items."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6 import QtCore
+from PySide6.QtCore import Qt
+
+from core.types import BoundaryLabel, RegionKind, RegionLabel
+
+from .. import theme
+
+
+class LabelViewBox(pg.ViewBox):
+    """A ViewBox where a left drag draws a region and a click places a boundary.
+
+    Panning stays on the middle button, Shift+left drag and the wheel zooms, as in
+    most sequence editors (Audacity, Sonic Visualiser).
+
+    Signals
+    -------
+    sigRegionDrawn(x0, x1)
+        A left drag finished between the two x positions (view coordinates).
+    sigClicked(x, boundary)
+        A left click at x; ``boundary`` is True when it should place a boundary
+        (Ctrl held or boundary mode on).
+    """
+
+    sigRegionDrawn = QtCore.Signal(float, float)
+    sigClicked = QtCore.Signal(float, bool)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.setMouseEnabled(x=True, y=False)
+        self.boundary_mode = False
+        self.drawing_enabled = True
+        self._rubber = None
+
+    def mouseDragEvent(self, ev, axis=None):
+        mods = ev.modifiers()
+        if (axis is not None or ev.button() != Qt.MouseButton.LeftButton or not self.drawing_enabled
+                or mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.AltModifier)):
+            if ev.button() == Qt.MouseButton.LeftButton and axis is None:
+                # Shift/Alt + left drag pans, like the middle button
+                ev.accept()
+                if ev.isStart() or not ev.isFinish():
+                    d = self.mapSceneToView(ev.lastScenePos()) - self.mapSceneToView(ev.scenePos())
+                    self.translateBy(x=d.x(), y=0)
+                return
+            super().mouseDragEvent(ev, axis)
+            return
+        ev.accept()
+        x0 = self.mapSceneToView(ev.buttonDownScenePos()).x()
+        x1 = self.mapSceneToView(ev.scenePos()).x()
+        if ev.isStart() and self._rubber is None:
+            self._rubber = pg.LinearRegionItem((x0, x1), movable=False,
+                                               brush=pg.mkBrush(255, 255, 255, 35),
+                                               pen=pg.mkPen(theme.SELECTION, width=1))
+            self._rubber.setZValue(50)
+            self.addItem(self._rubber, ignoreBounds=True)
+        if self._rubber is not None:
+            self._rubber.setRegion((x0, x1))
+        if ev.isFinish():
+            if self._rubber is not None:
+                self.removeItem(self._rubber)
+                self._rubber = None
+            self.sigRegionDrawn.emit(min(x0, x1), max(x0, x1))
+
+    def mouseClickEvent(self, ev):
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            x = self.mapSceneToView(ev.scenePos()).x()
+            boundary = self.boundary_mode or bool(ev.modifiers() & Qt.KeyboardModifier.ControlModifier)
+            self.sigClicked.emit(x, boundary)
+            return
+        super().mouseClickEvent(ev)
+
+
+class LabelRegionItem(pg.LinearRegionItem):
+    """An editable region label: drag the body to move, the edges to resize, click to select."""
+
+    sigSelected = QtCore.Signal(str)
+    sigEdited = QtCore.Signal(str, float, float)
+
+    def __init__(self, label: RegionLabel, x0: float, x1: float):
+        super().__init__((x0, x1), movable=True, swapMode="sort")
+        self.label = label
+        self.selected = False
+        self.setZValue(10)
+        self._apply_style()
+        self.sigRegionChangeFinished.connect(self._finished)
+        self.setToolTip(f"{theme.REGION_NAMES[label.kind]}\nsamples [{label.start}, {label.stop})")
+
+    def _apply_style(self):
+        self.setBrush(theme.region_brush(self.label.kind, selected=self.selected))
+        self.setHoverBrush(theme.region_brush(self.label.kind, selected=True))
+        for line in self.lines:
+            line.setPen(theme.region_pen(self.label.kind, selected=self.selected))
+        self.update()
+
+    def set_selected(self, selected: bool):
+        self.selected = bool(selected)
+        self._apply_style()
+
+    def mouseClickEvent(self, ev):
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.sigSelected.emit(self.label.id)
+            return
+        super().mouseClickEvent(ev)
+
+    def _finished(self, *_):
+        x0, x1 = self.getRegion()
+        self.sigEdited.emit(self.label.id, float(x0), float(x1))
+
+
+class BoundaryLabelLine(pg.InfiniteLine):
+    """An editable exact-boundary label: drag to move, click to select."""
+
+    sigSelected = QtCore.Signal(str)
+    sigEdited = QtCore.Signal(str, float)
+
+    def __init__(self, label: BoundaryLabel, x: float):
+        super().__init__(pos=x, angle=90, movable=True,
+                         pen=pg.mkPen(theme.BOUNDARY_LABEL, width=2),
+                         hoverPen=pg.mkPen(theme.SELECTION, width=3))
+        self.label = label
+        self.selected = False
+        self.setZValue(20)
+        self.setToolTip(f"exact boundary at change index {label.index}")
+        self.sigPositionChangeFinished.connect(lambda *_: self.sigEdited.emit(self.label.id, float(self.value())))
+
+    def set_selected(self, selected: bool):
+        self.selected = bool(selected)
+        self.setPen(pg.mkPen(theme.SELECTION if selected else theme.BOUNDARY_LABEL, width=3 if selected else 2,
+                             style=Qt.PenStyle.DashDotLine if selected else Qt.PenStyle.SolidLine))
+
+    def mouseClickEvent(self, ev):
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.sigSelected.emit(self.label.id)
+            return
+        super().mouseClickEvent(ev)
+
+
+def kind_for_key(key: str):
+    """Region kind for a key press ('0', '1', '2', 's'), or None."""
+    return {"0": RegionKind.ZERO, "1": RegionKind.ONE, "2": RegionKind.AT_LEAST_ONE,
+            "s": RegionKind.SAME}.get(key.lower())

@@ -1,0 +1,191 @@
+"""Audio spectrogram view: time in seconds, frequency in Hz, colour scale control, boundaries, labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from core.types import AnchorLabel
+
+from .. import theme
+from .base_view import ItemView
+from .profile_view import vertical_segments
+from .score_view import ScoreView
+
+
+class FrequencyAxis(pg.AxisItem):
+    """Left axis of a spectrogram whose rows are not evenly spaced in Hz (mel, log, CQT)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.freqs = np.array([0.0, 1.0])
+
+    def set_freqs(self, freqs):
+        self.freqs = np.asarray(freqs, dtype=float).reshape(-1)
+        self.picture = None
+        self.update()
+
+    def _hz(self, row: float) -> float:
+        rows = np.arange(self.freqs.size) + 0.5
+        return float(np.interp(row, rows, self.freqs))
+
+    def tickValues(self, minVal, maxVal, size):
+        # nice frequencies, placed at the rows that show them
+        nice = np.array([50, 100, 200, 500, 1000, 2000, 4000, 8000, 16000], dtype=float)
+        rows = np.arange(self.freqs.size) + 0.5
+        if self.freqs.size < 2 or np.any(np.diff(self.freqs) <= 0):
+            return super().tickValues(minVal, maxVal, size)
+        nice = nice[(nice >= self.freqs[0]) & (nice <= self.freqs[-1])]
+        pos = np.interp(nice, self.freqs, rows)
+        keep = (pos >= minVal) & (pos <= maxVal)
+        return [(1.0, list(pos[keep]))]
+
+    def tickStrings(self, values, scale, spacing):
+        out = []
+        for v in values:
+            hz = self._hz(v)
+            out.append(f"{hz / 1000:g}k" if hz >= 1000 else f"{hz:.0f}")
+        return out
+
+
+class SpectrogramView(ItemView):
+    """Spectrogram with predicted boundaries (segmentation) or onsets (alignment) and labels.
+
+    Region and boundary labels live in the index space of the item's feature frames;
+    anchor labels are drawn at their time in seconds.
+    """
+
+    def __init__(self, parent=None):
+        self._freq_axis = FrequencyAxis(orientation="left")
+        super().__init__(parent, y_label="frequency (Hz)", x_label="time", x_units="s")
+        self.main.setAxisItems({"left": self._freq_axis})
+        self._freq_axis.setWidth(56)
+        self.main.showGrid(x=True, y=False, alpha=theme.GRID_ALPHA)
+        self.image = pg.ImageItem(autoDownsample=True)
+        self.image.setZValue(-10)
+        self.main.addItem(self.image)
+        self.lut = pg.HistogramLUTItem(image=self.image, fillHistogram=True)
+        self.lut.gradient.setColorMap(pg.colormap.get("inferno"))
+        self.lut.setMaximumWidth(110)
+        self.addItem(self.lut, row=0, col=1)
+        self.bounds = pg.PlotCurveItem([], [], pen=theme.prediction_pen(False), connect="pairs")
+        self.runner = pg.PlotCurveItem([], [], pen=pg.mkPen(theme.RUNNER_UP, width=1), connect="pairs")
+        self.runner.setOpacity(0.5)
+        self.bounds.setZValue(30)
+        self.main.addItem(self.bounds, ignoreBounds=True)
+        self.main.addItem(self.runner, ignoreBounds=True)
+        self.cursor = pg.InfiniteLine(pos=0, angle=90, movable=False, pen=pg.mkPen("#ffffff", width=1))
+        self.cursor.setZValue(60)
+        self.cursor.setVisible(False)
+        self.main.addItem(self.cursor, ignoreBounds=True)
+        self._n_rows = 1
+        self._anchor_items = []
+        self.score_view = ScoreView()
+        self.score_view.setXLink(self.main)
+        self._score_shown = False
+
+    def show_score(self, score, frame_times):
+        """Show ``score`` as a piano roll under the spectrogram (``None`` hides the roll)."""
+        if score is None:
+            if self._score_shown:
+                self.ci.removeItem(self.score_view)
+                self._score_shown = False
+            self.ci.layout.setRowStretchFactor(2, 0)
+            return
+        if not self._score_shown:
+            self.addItem(self.score_view, row=2, col=0)
+            self._score_shown = True
+        self.ci.layout.setRowStretchFactor(0, 5)
+        self.ci.layout.setRowStretchFactor(2, 4)
+        self.score_view.set_score(score, self.item_id, frame_times)
+
+    @property
+    def score_shown(self) -> bool:
+        return self._score_shown
+
+    def set_audio(self, sequence, image, times, freqs, item_id: str):
+        """Show the spectrogram ``image`` (F, T) dB with ``times`` (T,) s and ``freqs`` (F,) Hz.
+
+        ``sequence`` gives the feature frames (positions in s) that labels and predictions index.
+        """
+        self.item_id = item_id
+        self.set_positions(sequence.positions)
+        image = np.asarray(image, dtype=np.float32)
+        times = np.asarray(times, dtype=float)
+        F, T = image.shape
+        self._n_rows = F
+        dt = float(np.median(np.diff(times))) if T > 1 else 1.0
+        self.image.setImage(image, autoLevels=False)
+        lo, hi = np.percentile(image, [5, 99.7]) if image.size else (0, 1)
+        self.image.setLevels((float(lo), float(hi)))
+        self.lut.setLevels(float(lo), float(hi))
+        self.image.setRect(float(times[0] - dt / 2), 0.0, float(dt * T), float(F))
+        self._freq_axis.set_freqs(freqs)
+        self.main.setYRange(0, F, padding=0)
+        self.vb.setLimits(yMin=0, yMax=F)
+        self.main.setTitle(sequence.name or "", color=theme.FOREGROUND, size="10pt")
+        self.set_prediction(None)
+        self.show_all()
+
+    def set_cursor(self, t_s):
+        """Playback cursor at ``t_s`` seconds; ``None`` hides it."""
+        if t_s is None:
+            self.cursor.setVisible(False)
+        else:
+            self.cursor.setValue(float(t_s))
+            self.cursor.setVisible(True)
+
+    def _structure_x(self, structure):
+        if structure is None or self.mapping is None:
+            return None
+        if hasattr(structure, "breakpoints") and structure.n_samples == self.mapping.n_samples:
+            return self.mapping.change_x(structure.breakpoints)
+        if hasattr(structure, "onsets"):
+            return self.mapping.sample_x(structure.onsets)
+        return None
+
+    def _draw_prediction(self, prediction, stale):
+        xs = self._structure_x(getattr(prediction, "structure", None))
+        if xs is None:
+            self.bounds.setData([], [])
+            self.runner.setData([], [])
+            return
+        onset_like = hasattr(prediction.structure, "onsets")
+        top = self._n_rows * (0.18 if onset_like else 1.0)
+        bx, by = vertical_segments(xs, 0, top)
+        self.bounds.setData(bx, by)
+        self.bounds.setPen(theme.prediction_pen(stale, width=1.5 if onset_like else 2))
+        rx = self._structure_x(prediction.runner_up)
+        if rx is not None and rx.size == xs.size:
+            rx = rx[rx != xs]
+        if rx is not None and rx.size:
+            a, b = vertical_segments(rx, 0, top)
+            self.runner.setData(a, b)
+        else:
+            self.runner.setData([], [])
+
+    def _disagreement_x(self, prediction):
+        s, r = prediction.structure, prediction.runner_up
+        if hasattr(s, "onsets") and r is not None and hasattr(r, "onsets") and r.onsets.size == s.onsets.size:
+            diff = np.flatnonzero(s.onsets != r.onsets)
+            spans = []
+            for e in diff:
+                a, b = sorted((int(s.onsets[e]), int(r.onsets[e])))
+                spans.append(self.mapping.region_x(a, b + 1))
+            return spans
+        return super()._disagreement_x(prediction)
+
+    def set_labels(self, labels):
+        super().set_labels(labels)
+        for item in self._anchor_items:
+            self.main.removeItem(item)
+        self._anchor_items = []
+        for lab in labels:
+            if isinstance(lab, AnchorLabel):
+                line = pg.InfiniteLine(pos=lab.time_s, angle=90, movable=False,
+                                       pen=pg.mkPen(theme.ANCHOR, width=2),
+                                       label=f"e{lab.event}", labelOpts={"position": 0.95, "color": theme.ANCHOR})
+                line.setToolTip(f"anchor: event {lab.event} at {lab.time_s:.3f} s \u00b1 {lab.tolerance_s:.3f}")
+                line.setZValue(25)
+                self._anchor_items.append(line)
+                self.main.addItem(line, ignoreBounds=True)

@@ -9,9 +9,11 @@ created directly at the latest version).
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import zlib
 
-__all__ = ["SCHEMA_VERSION", "APPLICATION_ID", "CREATE_V1", "CREATE_LATEST", "MIGRATIONS", "EDIT_OPS"]
+__all__ = ["SCHEMA_VERSION", "APPLICATION_ID", "CREATE_V1", "CREATE_LATEST", "MIGRATIONS", "EDIT_OPS", "log_row_crc"]
 
 #: Current schema version written by this code.
 SCHEMA_VERSION = 2
@@ -78,6 +80,7 @@ CREATE TABLE settings (
 """
 
 _V2_ADDITIONS = """
+ALTER TABLE label_log ADD COLUMN crc INTEGER;
 CREATE TABLE store_meta (
     key TEXT PRIMARY KEY,
     value INTEGER NOT NULL
@@ -89,11 +92,25 @@ INSERT INTO store_meta (key, value) VALUES ('writes', 0);
 CREATE_LATEST = CREATE_V1 + _V2_ADDITIONS
 
 
+def log_row_crc(op, label_id, item_id, before, after, target, time, author) -> int:
+    """Checksum of one edit-log row.
+
+    SQLite's own checks see the structure of pages, not the bytes inside a
+    record; this checksum lets the store notice a log entry whose content was
+    damaged on disk.
+    """
+    text = json.dumps([op, label_id, item_id, before, after, target, time, author], separators=(",", ":"))
+    return zlib.crc32(text.encode("utf-8"))
+
+
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
-    # v2 counts committed write transactions, so a backup is skipped when nothing changed.
+    # v2 checksums the edit log and counts committed write transactions (to skip backups of unchanged files).
     for statement in _V2_ADDITIONS.split(";"):
         if statement.strip():
             conn.execute(statement)
+    rows = conn.execute("SELECT seq, op, label_id, item_id, before, after, target, time, author "
+                        "FROM label_log").fetchall()
+    conn.executemany("UPDATE label_log SET crc = ? WHERE seq = ?", [(log_row_crc(*r[1:]), r[0]) for r in rows])
 
 
 #: ``MIGRATIONS[v]`` upgrades a database from version ``v`` to ``v + 1`` inside a transaction.

@@ -37,12 +37,12 @@ from .codec import canonical_json, loads_label
 from .history import EditHistory, replay_log
 from .locking import ProjectLock
 from .records import ItemRecord, ModelRecord, PredictionRecord, SourceProblem
-from .schema import APPLICATION_ID, CREATE_LATEST, MIGRATIONS, SCHEMA_VERSION
+from .schema import APPLICATION_ID, CREATE_LATEST, MIGRATIONS, SCHEMA_VERSION, log_row_crc
 from .sources import file_sha256, file_signature
 
 __all__ = ["ProjectStore", "LIBRARY_VERSION"]
 
-_log = logging.getLogger(__name__)
+_logger = logging.getLogger(__name__)
 
 try:
     LIBRARY_VERSION = importlib.metadata.version("marginalia")
@@ -173,10 +173,24 @@ class ProjectStore:
             try:
                 app_id = peek.execute("PRAGMA application_id").fetchone()[0]
                 version = peek.execute("PRAGMA user_version").fetchone()[0]
+                content = []
+                if app_id == APPLICATION_ID and version == SCHEMA_VERSION:
+                    try:
+                        content = _content_problems(peek)
+                    except sqlite3.DatabaseError as exc:  # e.g. bytes that are no longer valid text
+                        if "locked" in str(exc) or "busy" in str(exc):
+                            raise
+                        content = [f"SQLite cannot read its records ({exc})"]
             finally:
                 peek.close()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open project {self.path}: {exc}") from None
+        if content:
+            good = _backups.good_backups(self.path)
+            advice = (f"restore the newest backup ({good[0]})" if good else "no good backup was found")
+            raise ProjectDamagedError(f"project {self.path} is damaged: {content[0]}"
+                                      f"{f' (and {len(content) - 1} more problems)' if len(content) > 1 else ''}; "
+                                      f"it was not modified; {advice}", backups=good)
         if app_id != APPLICATION_ID:
             raise StoreError(f"{self.path} is an SQLite database but not a Marginalia project "
                              f"(application id {app_id:#x}, expected {APPLICATION_ID:#x})")
@@ -227,7 +241,7 @@ class ProjectStore:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-        _log.info("migrated %s from schema %d to %d", self.path, version, SCHEMA_VERSION)
+        _logger.info("migrated %s from schema %d to %d", self.path, version, SCHEMA_VERSION)
 
     def close(self) -> None:
         """Take a last backup if anything changed, then close and release the lock (idempotent)."""
@@ -238,7 +252,7 @@ class ProjectStore:
                 if not self.read_only:
                     self._backup_if_changed()
             except StoreError as exc:
-                _log.warning("no backup on close: %s", exc)
+                _logger.warning("no backup on close: %s", exc)
             finally:
                 try:
                     self._conn.close()
@@ -306,7 +320,7 @@ class ProjectStore:
             try:
                 self.backup()
             except StoreError as exc:  # the edit itself is committed; a failed backup must not undo that
-                _log.warning("automatic backup failed: %s", exc)
+                _logger.warning("automatic backup failed: %s", exc)
 
     def _backup_if_changed(self) -> None:
         existing = _backups.list_backups(self.path)
@@ -366,8 +380,7 @@ class ProjectStore:
     def delete_item(self, item_id: str) -> None:
         """Remove an item with its labels and predictions (logged so replays drop its edits)."""
         with self._write("remove an item") as conn:
-            conn.execute("INSERT INTO label_log (op, item_id, time) VALUES ('remove_item', ?, ?)",
-                         (item_id, time.time()))
+            _log(conn, "remove_item", None, item_id, None, None, None, "")
             cur = conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
             if cur.rowcount != 1:
                 raise StoreError(f"remove_item: no item with id {item_id!r}")
@@ -457,10 +470,7 @@ class ProjectStore:
         if op not in ("add", "change", "delete"):
             raise ParameterError(f"op: expected 'add', 'change' or 'delete', got {op!r}")
         with self._write(f"{op} label {label_id}") as conn:
-            seq = conn.execute(
-                "INSERT INTO label_log (op, label_id, item_id, before, after, time, author) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (op, label_id, item_id, before, after, time.time(), author)
-            ).lastrowid
+            seq = _log(conn, op, label_id, item_id, before, after, None, author)
             self._apply(conn, op, label_id, item_id, after if op != "delete" else None, seq)
         return seq
 
@@ -486,8 +496,7 @@ class ProjectStore:
             if row is None:
                 raise StoreError(f"{kind}: edit {target} is not in the log")
             op, label_id, item_id, before, after = row
-            seq = conn.execute("INSERT INTO label_log (op, label_id, item_id, target, time) VALUES (?, ?, ?, ?, ?)",
-                               (kind, label_id, item_id, target, time.time())).lastrowid
+            seq = _log(conn, kind, label_id, item_id, None, None, target, "")
             if kind == "undo":
                 inverse = {"add": ("delete", None), "change": ("change", before), "delete": ("add", before)}[op]
                 self._apply(conn, inverse[0], label_id, item_id, inverse[1], seq)
@@ -606,17 +615,11 @@ class ProjectStore:
                     problems.extend(f"sqlite: {r}" for r in rows)
                 for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchall():
                     problems.append(f"foreign key: row {rowid} of {table} points to a missing {parent}")
+                problems.extend(_content_problems(conn, limit=None))
+                current = {lid: (item, text) for lid, item, text in
+                           conn.execute("SELECT id, item_id, label FROM labels").fetchall()}
             except sqlite3.Error as exc:
-                return [f"sqlite: {exc}"]
-            try:
-                current = {lid: (item, text) for lid, item, text in self.current_labels()}
-                replayed = self.replayed_labels()
-            except StoreError as exc:
-                return problems + [str(exc)]
-        for lid in sorted(set(current) | set(replayed)):
-            if current.get(lid) != replayed.get(lid):
-                problems.append(f"label {lid}: stored {current.get(lid)!r} but the edit log gives "
-                                f"{replayed.get(lid)!r}")
+                return problems + [f"sqlite: {exc}"]
         for lid, (_, text) in current.items():
             try:
                 label = loads_label(text)
@@ -626,6 +629,36 @@ class ProjectStore:
             if label.id != lid:
                 problems.append(f"label {lid}: its JSON carries id {label.id!r}")
         return problems
+
+
+def _log(conn, op, label_id, item_id, before, after, target, author) -> int:
+    """Append one checksummed row to the edit log; returns its seq."""
+    now = time.time()
+    crc = log_row_crc(op, label_id, item_id, before, after, target, now, author)
+    return conn.execute("INSERT INTO label_log (op, label_id, item_id, before, after, target, time, author, crc) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (op, label_id, item_id, before, after, target, now, author, crc)).lastrowid
+
+
+def _content_problems(conn, limit: Optional[int] = 5) -> list:
+    """Damage SQLite's page checks cannot see: bad log checksums, labels that disagree with the log."""
+    problems = []
+    rows = conn.execute("SELECT seq, op, label_id, item_id, before, after, target, time, author, crc "
+                        "FROM label_log ORDER BY seq").fetchall()
+    bad = [r[0] for r in rows if r[9] != log_row_crc(*r[1:9])]
+    if bad:
+        problems.append(f"{len(bad)} edit-log entries fail their checksum (first: {bad[:5]})")
+    try:
+        replayed, _ = replay_log(r[:7] for r in rows)
+    except StoreError as exc:
+        return problems + [str(exc)]
+    current = {lid: (item, text) for lid, item, text in conn.execute("SELECT id, item_id, label FROM labels")}
+    differ = sorted(lid for lid in set(current) | set(replayed) if current.get(lid) != replayed.get(lid))
+    if differ:
+        problems.append(f"{len(differ)} stored labels disagree with the edit log (first: {differ[:3]})")
+    if limit is not None:
+        problems = problems[:limit]
+    return problems
 
 
 def _model(row, with_blob: bool) -> ModelRecord:

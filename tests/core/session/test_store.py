@@ -1,0 +1,314 @@
+"""Opening damaged, foreign, newer and older project files; locking; backups; moved sources."""
+
+import hashlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from core.exceptions import (ParameterError, ProjectDamagedError, ProjectInUseError, ProjectVersionError,
+                             SourceMovedError, StoreError)
+from core.session import ProjectStore, Session
+from core.session.backups import list_backups
+from core.session.schema import APPLICATION_ID, CREATE_V1, SCHEMA_VERSION
+from core.types import BoundaryLabel, RegionKind, RegionLabel
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _project(tmp_path, n_labels=200, **options):
+    path = tmp_path / "p.marginalia"
+    with Session.create(path, **options) as s:
+        item = s.add_item("x", "series", "segmentation")
+        for i in range(n_labels):
+            s.add_label(BoundaryLabel(item, index=i + 1))
+        labels = s.labels()
+    return path, labels
+
+
+def test_store_pragmas(tmp_path):
+    with ProjectStore.create(tmp_path / "p.marginalia") as store:
+        conn = store._conn
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def test_not_sqlite_is_damaged_and_left_alone(tmp_path):
+    path = tmp_path / "p.marginalia"
+    path.write_bytes(b"this is a text file, not a project\n" * 10)
+    before = _digest(path)
+    with pytest.raises(ProjectDamagedError, match="not an SQLite database") as info:
+        Session.open(path)
+    assert info.value.backups == ()
+    assert _digest(path) == before
+
+
+def test_truncated_file_is_damaged_with_backups_newest_first(tmp_path):
+    path, _ = _project(tmp_path, backup_every_edits=50)
+    size = path.stat().st_size
+    with open(path, "r+b") as fh:
+        fh.truncate(size // 2)
+    before = _digest(path)
+    with pytest.raises(ProjectDamagedError, match="is damaged") as info:
+        Session.open(path)
+    backups = info.value.backups
+    assert len(backups) >= 2
+    stamps = [b.name.split(".")[-3] for b in backups]
+    assert stamps == sorted(stamps, reverse=True)
+    assert str(backups[0]) in str(info.value)
+    assert _digest(path) == before
+    # the lock was released: after restoring, the project opens
+    ProjectStore.restore_backup(backups[0], path)
+    with Session.open(path) as s:
+        assert s.integrity_check() == []
+
+
+def test_corrupted_page_in_the_middle_is_detected(tmp_path):
+    path, _ = _project(tmp_path)
+    size = path.stat().st_size
+    page = 4096
+    middle = (size // 2) // page * page
+    with open(path, "r+b") as fh:
+        fh.seek(middle)
+        fh.write(bytes((i * 37 + 11) % 251 for i in range(page)))
+    before = _digest(path)
+    with pytest.raises(ProjectDamagedError) as info:
+        Session.open(path)
+    assert info.value.backups
+    assert _digest(path) == before
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.45, 0.55, 0.7, 0.85])
+def test_small_overwrites_are_detected_or_harmless(tmp_path, fraction):
+    path, labels = _project(tmp_path)
+    offset = int(path.stat().st_size * fraction)
+    with open(path, "r+b") as fh:
+        fh.seek(offset)
+        fh.write(b"\xff\x00garbage\x13\x37" * 20)
+    before = _digest(path)
+    try:
+        s = Session.open(path)
+    except ProjectDamagedError:
+        assert _digest(path) == before
+        return
+    with s:
+        assert s.labels() == labels
+        assert s.integrity_check() == []
+
+
+def test_restore_moves_the_damaged_file_aside(tmp_path):
+    path, labels = _project(tmp_path, n_labels=20)
+    damaged = b"SQLite format 3\x00" + b"\x00" * 5000
+    path.write_bytes(damaged)
+    with pytest.raises(ProjectDamagedError) as info:
+        Session.open(path)
+    restored = ProjectStore.restore_backup(info.value.backups[0], path)
+    assert restored == path.absolute()
+    aside = list(tmp_path.glob("p.marginalia.damaged-*"))
+    assert [p.read_bytes() for p in aside if not p.name.endswith(("-wal", "-shm"))] == [damaged]
+    with Session.open(path) as s:
+        assert s.labels() == labels  # the close-time backup holds every label
+        assert s.integrity_check() == []
+
+
+def test_restore_refuses_a_bad_backup(tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"nope")
+    with pytest.raises(ProjectDamagedError, match="cannot be restored"):
+        ProjectStore.restore_backup(bad, tmp_path / "new.marginalia")
+    assert not (tmp_path / "new.marginalia").exists()
+
+
+def test_newer_schema_is_refused_without_touching_the_file(tmp_path):
+    path, _ = _project(tmp_path, n_labels=3)
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    conn.commit()
+    conn.close()
+    before = _digest(path)
+    msg = f"written by a newer Marginalia \\(schema {SCHEMA_VERSION + 5} > {SCHEMA_VERSION}\\); update Marginalia"
+    with pytest.raises(ProjectVersionError, match=msg):
+        Session.open(path)
+    with pytest.raises(ProjectVersionError):
+        Session.open(path, read_only=True)
+    assert _digest(path) == before
+    Session.open  # the lock was released: a second failing open gives the same error, not ProjectInUseError
+    with pytest.raises(ProjectVersionError):
+        Session.open(path)
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path):
+    path = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="not a Marginalia project"):
+        Session.open(path)
+
+
+def test_schema_1_is_migrated_keeping_labels_and_a_backup(tmp_path):
+    path = tmp_path / "old.marginalia"
+    label = RegionLabel("it1", id="lab1", created=12.5, start=2, stop=9, kind=RegionKind.ONE)
+    from core.session.codec import dumps_label
+    conn = sqlite3.connect(path)
+    conn.executescript(CREATE_V1)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO items (id, name, kind, task, meta, created) VALUES ('it1', 'x', 'cgh', "
+                 "'segmentation', '{}', 1.0)")
+    conn.execute("INSERT INTO label_log (seq, op, label_id, item_id, after, time) VALUES (1, 'add', 'lab1', 'it1', ?, 2.0)",
+                 (dumps_label(label),))
+    conn.execute("INSERT INTO labels (id, item_id, label, seq) VALUES ('lab1', 'it1', ?, 1)", (dumps_label(label),))
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="older schema 1"):
+        Session.open(path, read_only=True)
+    with Session.open(path) as s:
+        assert s.labels() == [label]
+        assert s.can_undo
+        assert s.integrity_check() == []
+        assert s.store._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        s.undo()
+        assert s.labels() == []
+    pre = [b for b in list_backups(path) if b.name.endswith(".w0.sqlite")]
+    assert pre, "a backup of the unmigrated file is kept"
+    conn = sqlite3.connect(pre[-1])
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    conn.close()
+
+
+def _run_holder(path, ready_file):
+    code = textwrap.dedent(f"""
+        import sys, time
+        from core.session import Session
+        s = Session.open({str(path)!r})
+        open({str(ready_file)!r}, "w").write("ready")
+        time.sleep(60)
+    """)
+    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+
+
+def _wait_for(path, proc, timeout=30.0):
+    t0 = time.monotonic()
+    while not Path(path).exists():
+        assert proc.poll() is None, "holder process died"
+        assert time.monotonic() - t0 < timeout
+        time.sleep(0.02)
+
+
+def test_second_process_gets_project_in_use_and_read_only_works(tmp_path):
+    path, labels = _project(tmp_path, n_labels=5)
+    ready = tmp_path / "ready"
+    holder = _run_holder(path, ready)
+    try:
+        _wait_for(ready, holder)
+        with pytest.raises(ProjectInUseError, match=rf"open in another Marginalia window \(pid {holder.pid} on "
+                                                    r"host .+\); close it or open read-only"):
+            Session.open(path)
+        with Session.open(path, read_only=True) as r:
+            assert r.labels() == labels
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    # the OS dropped the lock of the killed process: no stale lock
+    with Session.open(path) as s:
+        assert s.labels() == labels
+
+
+def test_same_process_second_writer_is_refused(tmp_path):
+    path, _ = _project(tmp_path, n_labels=1)
+    with Session.open(path):
+        with pytest.raises(ProjectInUseError):
+            Session.open(path)
+    Session.open(path).close()
+
+
+def test_backups_rotate_and_skip_unchanged(tmp_path):
+    path = tmp_path / "p.marginalia"
+    with Session.create(path, backup_every_edits=4, keep_backups=3) as s:
+        item = s.add_item("x", "series", "segmentation")
+        for i in range(30):
+            s.add_label(BoundaryLabel(item, index=i + 1))
+        writes = s.store.write_count
+    backups = list_backups(path)
+    assert len(backups) == 3
+    assert backups[0].name.endswith(f".w{writes}.sqlite")
+    (backups[0].parent / (path.name + ".20000101T000000000000Z.w1.sqlite.tmp")).write_bytes(b"half")
+    Session.open(path, keep_backups=3).close()  # nothing changed: no new backup, leftovers removed
+    assert list_backups(path) == backups
+    assert not list(backups[0].parent.glob("*.tmp"))
+    with Session.open(backups[0], read_only=True) as b:
+        assert len(b.labels()) == 30
+
+
+def test_bad_store_options():
+    with pytest.raises(ParameterError, match="keep_backups: expected an integer >= 1, got 0"):
+        ProjectStore("x.marginalia", keep_backups=0)
+    with pytest.raises(ParameterError, match="backup_every_s"):
+        ProjectStore("x.marginalia", backup_every_s=-1)
+
+
+def test_moved_and_changed_sources_are_reported(tmp_path):
+    src = tmp_path / "profile.csv"
+    src.write_text("a,b\n1,2\n")
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n")
+    path = tmp_path / "p.marginalia"
+    with Session.create(path) as s:
+        a = s.add_item("a", "cgh", "segmentation", source_path=src)
+        b = s.add_item("b", "cgh", "segmentation", source_path=other)
+        s.add_item("c", "cgh", "segmentation")
+        assert s.item(a).source_hash == hashlib.sha256(src.read_bytes()).hexdigest()
+        assert s.check_sources() == []
+    moved = tmp_path / "moved.csv"
+    os.replace(src, moved)
+    other.write_text("a,b\n1,3\n")
+    with Session.open(path) as s:
+        problems = {p.item_id: p for p in s.check_sources()}
+        assert set(problems) == {a, b}
+        assert problems[a].problem == "missing" and problems[b].problem == "changed"
+        assert problems[b].actual_hash == hashlib.sha256(other.read_bytes()).hexdigest()
+        s.relocate(a, moved)
+        assert s.item(a).source_path == str(moved.absolute())
+        with pytest.raises(SourceMovedError, match="accept_changed=True") as info:
+            s.relocate(b, other)
+        assert info.value.items == (b,)
+        s.relocate(b, other, accept_changed=True)
+        assert s.check_sources(rehash=True) == []
+        with pytest.raises(ParameterError, match="not an existing file"):
+            s.relocate(a, tmp_path / "nowhere.csv")
+    with Session.open(path) as s:
+        assert s.check_sources() == []
+
+
+@pytest.mark.parametrize("tamper, message", [
+    ("UPDATE label_log SET after = replace(after, '\"index\":5,', '\"index\":6,') WHERE seq = 5",
+     "edit-log entries fail their checksum"),
+    ("UPDATE labels SET label = replace(label, '\"index\":7,', '\"index\":8,')",
+     "stored labels disagree with the edit log"),
+    ("DELETE FROM labels WHERE rowid = 3", "stored labels disagree with the edit log"),
+])
+def test_record_level_damage_sqlite_cannot_see_is_detected(tmp_path, tamper, message):
+    path, _ = _project(tmp_path, n_labels=10)
+    conn = sqlite3.connect(path)
+    assert conn.execute(tamper).rowcount >= 1
+    conn.commit()
+    conn.close()
+    before = _digest(path)
+    with pytest.raises(ProjectDamagedError, match=message):
+        Session.open(path)
+    assert _digest(path) == before

@@ -493,9 +493,20 @@ def write_annotations(path, labels, sequences) -> None:
 # ------------------------------------------------------------------ predictions
 
 
-def _pairs(segmentations_by_sequence, argname="segmentations_by_sequence") -> list:
+def _pairs(segmentations_by_sequence, sequences=None, argname="segmentations_by_sequence") -> list:
     if isinstance(segmentations_by_sequence, Mapping):
         items = list(segmentations_by_sequence.items())
+        if sequences is not None:
+            by_name = {s.name: s for s in _check_sequences(sequences)}
+            resolved = []
+            for key, seg in items:
+                if isinstance(key, str):
+                    if key not in by_name:
+                        raise ParameterError(f"{argname}: key {key!r} is not the name of any of the "
+                                             f"{len(by_name)} sequences given")
+                    key = by_name[key]
+                resolved.append((key, seg))
+            items = resolved
     elif isinstance(segmentations_by_sequence, Iterable):
         items = list(segmentations_by_sequence)
     else:
@@ -525,18 +536,21 @@ def _segments(seq: Sequence, seg: Segmentation):
         yield seq.positions[a], seq.positions[b - 1], (csum[b] - csum[a]) / (b - a)
 
 
-def write_segments(path, segmentations_by_sequence) -> None:
+def write_segments(path, segmentations_by_sequence, sequences=None) -> None:
     """Write predicted segments ``profile.id,chromosome,chromStart,chromEnd,mean``.
 
     Parameters
     ----------
     path : str or path-like
     segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
+        A mapping may also be keyed by sequence name when ``sequences`` is given.
+    sequences : list of Sequence, optional
+        Resolves names used as keys of ``segmentations_by_sequence``.
         ``chromStart``/``chromEnd`` are the positions of a segment's first and last probe; ``mean`` is the
         mean of the first feature (the logratio) over the segment.
     """
     p = output_file(path)
-    pairs = _pairs(segmentations_by_sequence)
+    pairs = _pairs(segmentations_by_sequence, sequences)
     with open(p, "w", newline="", encoding="utf-8") as fh:
         fh.write("profile.id,chromosome,chromStart,chromEnd,mean\n")
         for seq, seg in pairs:
@@ -545,7 +559,7 @@ def write_segments(path, segmentations_by_sequence) -> None:
                 fh.write(f"{pid},{chrom},{fmt_number(a)},{fmt_number(b)},{fmt_number(m)}\n")
 
 
-def write_breaks(path, segmentations_by_sequence) -> None:
+def write_breaks(path, segmentations_by_sequence, sequences=None) -> None:
     """Write predicted breaks ``profile.id,chromosome,position``.
 
     A break at change index ``c`` is written at ``(positions[c-1] + positions[c]) / 2``, midway between the
@@ -555,9 +569,12 @@ def write_breaks(path, segmentations_by_sequence) -> None:
     ----------
     path : str or path-like
     segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
+        A mapping may also be keyed by sequence name when ``sequences`` is given.
+    sequences : list of Sequence, optional
+        Resolves names used as keys of ``segmentations_by_sequence``.
     """
     p = output_file(path)
-    pairs = _pairs(segmentations_by_sequence)
+    pairs = _pairs(segmentations_by_sequence, sequences)
     with open(p, "w", newline="", encoding="utf-8") as fh:
         fh.write("profile.id,chromosome,position\n")
         for seq, seg in pairs:
@@ -567,7 +584,7 @@ def write_breaks(path, segmentations_by_sequence) -> None:
                 fh.write(f"{pid},{chrom},{fmt_number(mid)}\n")
 
 
-def write_bedgraph(path, segmentations_by_sequence, *, track_name: str = "marginalia") -> None:
+def write_bedgraph(path, segmentations_by_sequence, sequences=None, *, track_name: str = "marginalia") -> None:
     """Write segment means as bedGraph, one ``track`` per profile, for genome browsers.
 
     Positions are taken as 1-based probe coordinates, so a segment from probe position ``a`` to ``b`` is
@@ -577,13 +594,16 @@ def write_bedgraph(path, segmentations_by_sequence, *, track_name: str = "margin
     ----------
     path : str or path-like
     segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
+        A mapping may also be keyed by sequence name when ``sequences`` is given.
+    sequences : list of Sequence, optional
+        Resolves names used as keys of ``segmentations_by_sequence``.
     track_name : str
         Prefix of each track's name (followed by the profile id).
     """
     p = output_file(path)
     if not isinstance(track_name, str) or '"' in track_name:
         raise ParameterError(f"track_name: expected a str without double quotes, got {track_name!r}")
-    pairs = _pairs(segmentations_by_sequence)
+    pairs = _pairs(segmentations_by_sequence, sequences)
     by_profile: dict = {}
     for seq, seg in pairs:
         by_profile.setdefault(_profile_keys(seq)[0], []).append((seq, seg))

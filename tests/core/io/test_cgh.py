@@ -290,3 +290,11 @@ def test_prediction_writers_validate(tmp_path):
         cgh.write_breaks(tmp_path / "s.csv", [(seq, [3])])
     with pytest.raises(ParameterError, match="folder"):
         cgh.write_segments(tmp_path / "no" / "s.csv", {seq: Segmentation([3])})
+
+
+def test_prediction_writers_accept_name_keys_with_sequences(tmp_path):
+    seq = Sequence(values=[1.0, 3.0], positions=[10, 20], name="2:5", meta={"profile_id": "2", "chromosome": "5"})
+    cgh.write_breaks(tmp_path / "b.csv", {"2:5": Segmentation([1, 2])}, [seq])
+    assert (tmp_path / "b.csv").read_text() == "profile.id,chromosome,position\n2,5,15\n"
+    with pytest.raises(ParameterError, match="'9:9' is not the name"):
+        cgh.write_segments(tmp_path / "s.csv", {"9:9": Segmentation([2])}, [seq])

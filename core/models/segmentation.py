@@ -1,0 +1,517 @@
+"""Change-point model with a learned Mahalanobis metric and penalty (thesis ch.4).
+
+Cost of a segmentation ``y`` of ``X`` (T × p) under ``w = (B, λ)``::
+
+    cost(X, y; w) = Σ_segments Σ_{i in seg} (x_i - mean_seg)ᵀ B (x_i - mean_seg) + λ · n_segments(y)
+                  = ⟨B, S(X, y)⟩ + λ K(y)
+
+with ``S`` the within-segment scatter matrix. The score to maximise is
+``⟨w, φ(X, y)⟩ = -cost`` with the joint feature map ``φ = -(S, K)`` — the
+``W = Diag(B, -1)`` form of thesis eq. 4.9 with the penalty kept as a free
+parameter. ``metric="diagonal"`` learns ``B = Diag(b)``, ``b ≥ 0``
+(``φ`` holds the per-feature scatter ``S_jj``); ``metric="full"`` learns a
+PSD ``B`` (``φ`` holds ``vec(S)``). The parameter vector is
+``w = [b_1..b_p, λ]`` or ``[vec(B), λ]``.
+
+Targets are either a full :class:`~core.types.Segmentation` or a list of
+partial labels (:class:`~core.types.RegionLabel` / :class:`~core.types.BoundaryLabel`),
+wrapped by :meth:`SegmentationModel.make_target` into a :class:`PartialTarget`
+that carries the labels and a completion (the best segmentation respecting them).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Optional, Sequence as Seq
+
+import numpy as np
+
+from ..exceptions import InfeasibleLabelsError, ParameterError
+from ..features.standardize import check_features
+from ..types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
+from ._violation_dp import violation_dp
+
+__all__ = ["SegmentationModel", "PartialTarget", "label_violations", "count_label_errors",
+           "within_segment_scatter"]
+
+
+# ----------------------------------------------------------------- helpers
+
+
+def within_segment_scatter(X, seg: Segmentation, *, full=False) -> np.ndarray:
+    """Within-segment scatter of ``X`` for segmentation ``seg``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (T, p)
+    seg : Segmentation with ``n_samples == T``
+    full : bool
+        Return the (p, p) scatter matrix instead of its diagonal.
+
+    Returns
+    -------
+    S : ndarray, shape (p,) or (p, p)
+    """
+    p = X.shape[1]
+    out = np.zeros((p, p)) if full else np.zeros(p)
+    start = 0
+    for stop in seg.changes:
+        D = X[start:stop] - X[start:stop].mean(axis=0)
+        out += D.T @ D if full else np.einsum("ij,ij->j", D, D)
+        start = int(stop)
+    return out
+
+
+def _region_count(changes: np.ndarray, start: int, stop: int) -> int:
+    bp = changes[:-1]
+    return int(np.count_nonzero((bp > start) & (bp < stop)))
+
+
+def _check_labels(labels, n_samples: int, name="labels") -> list:
+    try:
+        labels = list(labels)
+    except TypeError:
+        raise ParameterError(f"{name}: expected a list of RegionLabel/BoundaryLabel, got {type(labels).__name__}") from None
+    for lab in labels:
+        if isinstance(lab, RegionLabel):
+            if lab.stop > n_samples:
+                raise ParameterError(f"{name}: region [{lab.start}, {lab.stop}) of label {lab.id} ends after the "
+                                     f"last sample (T={n_samples})")
+        elif isinstance(lab, BoundaryLabel):
+            if lab.index >= n_samples:
+                raise ParameterError(f"{name}: boundary {lab.index} of label {lab.id} must be < T={n_samples}")
+        else:
+            raise ParameterError(f"{name}: expected RegionLabel or BoundaryLabel items, got {type(lab).__name__}")
+    return labels
+
+
+def label_violations(labels, seg: Segmentation) -> int:
+    """Number of partial labels that ``seg`` contradicts.
+
+    A region label is violated when the number of changes strictly inside it
+    falls outside the kind's bounds; a boundary label when its change is absent.
+    """
+    n = 0
+    bp = set(int(c) for c in seg.breakpoints)
+    for lab in labels:
+        if isinstance(lab, RegionLabel):
+            lo, hi = lab.kind.bounds
+            c = _region_count(seg.changes, lab.start, lab.stop)
+            n += int(c < lo or (hi is not None and c > hi))
+        elif isinstance(lab, BoundaryLabel):
+            n += int(lab.index not in bp)
+    return n
+
+
+def count_label_errors(labels, seg: Segmentation) -> tuple:
+    """False positives and false negatives of ``seg`` on region labels (Hocking et al. 2013).
+
+    Returns
+    -------
+    (fp, fn, n_labels) : tuple of int
+        ZERO/SAME region with ≥1 change → FP; ONE region with 0 → FN, ≥2 → FP;
+        AT_LEAST_ONE with 0 → FN.
+    """
+    fp = fn = n = 0
+    for lab in labels:
+        if not isinstance(lab, RegionLabel):
+            continue
+        n += 1
+        c = _region_count(seg.changes, lab.start, lab.stop)
+        lo, hi = lab.kind.bounds
+        if c < lo:
+            fn += 1
+        elif hi is not None and c > hi:
+            fp += 1
+    return fp, fn, n
+
+
+@dataclass(frozen=True, eq=False)
+class PartialTarget:
+    """Partial labels of one sequence and their current completion."""
+
+    labels: tuple
+    completion: Segmentation
+    n_samples: int
+
+
+def _decoders():
+    # imported lazily: the decoders are developed alongside and must not be
+    # needed to import the model (persistence, provenance)
+    from ..decoders import segmentation as segdec
+    return segdec
+
+
+def _unwrap(res) -> Segmentation:
+    if isinstance(res, Segmentation):
+        return res
+    if hasattr(res, "segmentation"):
+        return res.segmentation
+    return res[0]
+
+
+# ------------------------------------------------------------------- model
+
+
+class SegmentationModel:
+    """Joint feature map, losses and decoders of penalised change-point detection.
+
+    Parameters
+    ----------
+    metric : {"diagonal", "full"}
+        Learn a non-negative diagonal ``B`` (feature weights) or a PSD matrix.
+    loss : {"frobenius", "hamming"}
+        Loss against a *full* target segmentation (thesis eq. 4.13, or the
+        number of change indices on which the two disagree).
+    partial_loss : {"violations", "completion"}
+        Loss against *partial* labels: ``"violations"`` counts the violated
+        labels (exact loss-augmented decoding by a dedicated DP, O(T²p));
+        ``"completion"`` uses ``loss`` against the labels' completion (fast
+        decoders, but it also penalises disagreements outside the labels).
+    min_size : int, default 1
+        Minimal segment length.
+
+    Attributes
+    ----------
+    n_features_ : int
+        ``p``, set by :meth:`initial_w` or the first :meth:`joint_feature`.
+    """
+
+    task = "segmentation"
+
+    def __init__(self, metric="diagonal", loss="frobenius", partial_loss="violations", min_size=1):
+        if metric not in ("diagonal", "full"):
+            raise ParameterError(f"metric: expected 'diagonal' or 'full', got {metric!r}")
+        if loss not in ("frobenius", "hamming"):
+            raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
+        if partial_loss not in ("violations", "completion"):
+            raise ParameterError(f"partial_loss: expected 'violations' or 'completion', got {partial_loss!r}")
+        if int(min_size) < 1 or int(min_size) != min_size:
+            raise ParameterError(f"min_size: expected a positive integer, got {min_size!r}")
+        self.metric = metric
+        self.loss_name = loss
+        self.partial_loss = partial_loss
+        self.min_size = int(min_size)
+
+    # ------------------------------------------------------------ sizes
+    def get_params(self) -> dict:
+        return dict(metric=self.metric, loss=self.loss_name, partial_loss=self.partial_loss, min_size=self.min_size)
+
+    def n_params(self, n_features: Optional[int] = None) -> int:
+        """Length of ``w`` for ``p`` features: ``p + 1`` (diagonal) or ``p² + 1`` (full)."""
+        p = self._p(n_features)
+        return p + 1 if self.metric == "diagonal" else p * p + 1
+
+    def _p(self, n_features=None) -> int:
+        if n_features is not None:
+            return int(n_features)
+        if not hasattr(self, "n_features_"):
+            raise ParameterError("SegmentationModel: number of features unknown; call initial_w(Xs) first")
+        return self.n_features_
+
+    def _check_X(self, X, name="X") -> np.ndarray:
+        X = check_features(X, name)
+        if hasattr(self, "n_features_") and X.shape[1] != self.n_features_:
+            raise ParameterError(f"{name}: expected {self.n_features_} features (as the model), got {X.shape[1]}")
+        self.n_features_ = X.shape[1]
+        if X.shape[0] < self.min_size:
+            raise ParameterError(f"{name}: {X.shape[0]} samples is fewer than min_size={self.min_size}")
+        return X
+
+    def check_w(self, w, name="w") -> np.ndarray:
+        w = np.asarray(w, dtype=np.float64)
+        d = self.n_params()
+        if w.shape != (d,):
+            raise ParameterError(f"{name}: expected a parameter vector of shape ({d},), got {w.shape}")
+        if not np.all(np.isfinite(w)):
+            raise ParameterError(f"{name}: contains NaN or inf; the learner diverged or was given bad features")
+        return w
+
+    # ------------------------------------------------------------ parameters
+    def split_w(self, w) -> tuple:
+        """``(B, penalty)`` from ``w``; ``B`` is (p,) for diagonal, (p, p) for full."""
+        w = self.check_w(w)
+        p = self._p()
+        if self.metric == "diagonal":
+            return w[:p].copy(), float(w[p])
+        return w[:p * p].reshape(p, p).copy(), float(w[-1])
+
+    def join_w(self, B, penalty) -> np.ndarray:
+        """Parameter vector from a metric ``B`` ((p,) or (p, p)) and a penalty."""
+        B = np.asarray(B, dtype=np.float64)
+        return np.concatenate([B.reshape(-1), [float(penalty)]])
+
+    def project(self, w) -> np.ndarray:
+        """Euclidean projection onto the allowed set: ``b ≥ 0`` (or ``B`` PSD) and ``λ ≥ 0``."""
+        w = np.array(w, dtype=np.float64)
+        p = self._p()
+        if self.metric == "diagonal":
+            return np.maximum(w, 0.0)
+        B = w[:p * p].reshape(p, p)
+        B = 0.5 * (B + B.T)
+        vals, vecs = np.linalg.eigh(B)
+        B = (vecs * np.maximum(vals, 0.0)) @ vecs.T
+        return np.concatenate([B.reshape(-1), [max(w[-1], 0.0)]])
+
+    def decoder_metric(self, w):
+        """``(metric, penalty)`` in the decoders' convention (1-d column scales or (q, p) matrix ``L``).
+
+        ``w`` is expressed on the model's internal scale (see :meth:`fit_scales`).
+        """
+        B, pen = self.split_w(w)
+        fs = self._feature_scale()
+        pen = max(pen, 0.0) * self._penalty_scale()
+        if self.metric == "diagonal":
+            return fs * np.sqrt(np.maximum(B, 0.0)), pen
+        vals, vecs = np.linalg.eigh(0.5 * (B + B.T))
+        keep = vals > 1e-12 * max(1.0, float(np.abs(vals).max()))
+        if not np.any(keep):
+            return np.zeros((1, B.shape[0])), pen
+        L = (vecs[:, keep] * np.sqrt(vals[keep])).T * fs[None, :]
+        return L, pen
+
+    def metric_matrix(self, w) -> np.ndarray:
+        """The Mahalanobis matrix ``B`` acting on the raw features, shape (p, p)."""
+        metric, _ = self.decoder_metric(w)
+        return np.diag(metric ** 2) if metric.ndim == 1 else metric.T @ metric
+
+    def penalty(self, w) -> float:
+        """The change penalty ``λ`` in raw cost units."""
+        return self.decoder_metric(w)[1]
+
+    def transform(self, X, w) -> np.ndarray:
+        """``X`` mapped so that the Euclidean cost equals the model's metric: (T, p) or (T, q)."""
+        metric, _ = self.decoder_metric(w)
+        return X * metric if metric.ndim == 1 else X @ metric.T
+
+    def _feature_scale(self) -> np.ndarray:
+        fs = getattr(self, "feature_scale_", None)
+        return np.ones(self._p()) if fs is None else fs
+
+    def _penalty_scale(self) -> float:
+        return float(getattr(self, "penalty_scale_", 1.0))
+
+    def fit_scales(self, Xs) -> "SegmentationModel":
+        """Choose the internal units: features in noise units, penalty in BIC units.
+
+        Sets ``feature_scale_[j] = 1 / σ_j`` (``σ_j`` the robust noise level
+        of feature ``j`` from first differences; 0 for constant features, which
+        are then ignored, with a warning) and ``penalty_scale_ = p · log(T̄)``.
+        In these units ``w = 1`` is the Euclidean metric on noise-scaled
+        features with a BIC-like penalty, and the learners' ``‖w‖²``
+        regulariser treats every coordinate alike.
+        """
+        Xs = self._check_Xs(Xs)
+        p = Xs[0].shape[1]
+        diffs = np.vstack([np.diff(X, axis=0) for X in Xs if X.shape[0] > 1] or [np.zeros((1, p))])
+        sigma = 1.4826 * np.median(np.abs(diffs - np.median(diffs, axis=0)), axis=0) / math.sqrt(2)
+        fallback = np.concatenate(Xs).std(axis=0)
+        sigma = np.where(sigma > 1e-12 * (1 + fallback), sigma, fallback)
+        constant = np.flatnonzero(sigma <= 1e-12)
+        if constant.size == p:
+            raise ParameterError("Xs: every feature is constant over the training data; nothing can be learned")
+        if constant.size:
+            warnings.warn(f"SegmentationModel: feature(s) {constant.tolist()} are constant over the training data "
+                          "and are ignored", UserWarning, stacklevel=2)
+        self.feature_scale_ = np.where(sigma > 1e-12, 1.0 / np.maximum(sigma, 1e-300), 0.0)
+        T_mean = float(np.mean([X.shape[0] for X in Xs]))
+        self.penalty_scale_ = p * math.log(max(T_mean, 2.0))
+        return self
+
+    def default_w(self, Xs=None) -> np.ndarray:
+        """``w = 1`` in the current units (fitting the units on ``Xs`` if not yet done)."""
+        if not hasattr(self, "feature_scale_"):
+            if Xs is None:
+                raise ParameterError("SegmentationModel: units unknown; call fit_scales(Xs) or initial_w(Xs) first")
+            self.fit_scales(Xs)
+        p = self._p()
+        return self.join_w(np.ones(p) if self.metric == "diagonal" else np.eye(p), 1.0)
+
+    def initial_w(self, Xs, Ys=None, *, grid=None) -> np.ndarray:
+        """A starting point: Euclidean metric in noise units and a BIC-like penalty.
+
+        Calls :meth:`fit_scales` then returns ``w = 1`` (every feature
+        weighted by its inverse noise variance, ``λ = p · log(T̄)``). With
+        targets ``Ys``, the penalty factor is tuned on them over ``2^k``,
+        ``k = -4..4`` (``grid`` overrides the factors).
+
+        Parameters
+        ----------
+        Xs : list of ndarray, each (T_i, p)
+        Ys : list of Segmentation or label lists, optional
+
+        Returns
+        -------
+        w : ndarray, shape (n_params,)
+        """
+        self.fit_scales(Xs)
+        Xs = self._check_Xs(Xs)
+        p = Xs[0].shape[1]
+        B = np.ones(p) if self.metric == "diagonal" else np.eye(p)
+        w = self.join_w(B, 1.0)
+        if Ys is None:
+            return w
+        Ys = list(Ys)
+        if len(Ys) != len(Xs):
+            raise ParameterError(f"Ys: expected {len(Xs)} targets (one per sequence), got {len(Ys)}")
+        factors = np.exp2(np.arange(-4, 5)) if grid is None else np.asarray(grid, dtype=float)
+        best, best_loss = w, np.inf
+        for f in factors:
+            cand = self.join_w(B, f)
+            total = 0.0
+            for X, Y in zip(Xs, Ys):
+                total += self.loss(Y, self.decode(X, cand))
+            if total < best_loss - 1e-12:
+                best, best_loss = cand, total
+        return best
+
+    def _check_Xs(self, Xs) -> list:
+        if isinstance(Xs, np.ndarray):
+            Xs = [Xs]
+        Xs = [self._check_X(X, f"Xs[{i}]") for i, X in enumerate(Xs)]
+        if not Xs:
+            raise ParameterError("Xs: expected at least one sequence, got none")
+        return Xs
+
+    # ------------------------------------------------------------ feature map
+    def joint_feature(self, X, y: Segmentation) -> np.ndarray:
+        """``φ(X, y) = -(S(X, y), K(y))``, shape (n_params,)."""
+        X = self._check_X(X)
+        y = self._seg(y, X.shape[0])
+        S = within_segment_scatter(X * self._feature_scale(), y, full=self.metric == "full")
+        return -np.concatenate([S.reshape(-1), [float(y.n_segments) * self._penalty_scale()]])
+
+    def score(self, X, y, w) -> float:
+        """``⟨w, φ(X, y)⟩`` = minus the penalised cost (higher is better)."""
+        return float(self.check_w(w) @ self.joint_feature(X, y))
+
+    @staticmethod
+    def _seg(y, T) -> Segmentation:
+        if isinstance(y, PartialTarget):
+            y = y.completion
+        if not isinstance(y, Segmentation):
+            raise ParameterError(f"y: expected a Segmentation, got {type(y).__name__}")
+        if y.n_samples != T:
+            raise ParameterError(f"y: segmentation of {y.n_samples} samples for a sequence of {T}")
+        return y
+
+    # ------------------------------------------------------------ targets
+    def constraints(self, labels, n_samples):
+        """Decoder constraints from partial labels (``None`` when there are none)."""
+        labels = list(labels) if labels is not None else []
+        if not labels:
+            return None
+        from ..decoders.seg_constraints import constraints_from_labels
+        return constraints_from_labels(labels, n_samples)
+
+    def complete(self, X, labels, w) -> Segmentation:
+        """Best segmentation under ``w`` that respects every label (thesis §4.4.2 completion)."""
+        X = self._check_X(X)
+        labels = _check_labels(labels, X.shape[0])
+        return self.decode(X, w, constraints=self.constraints(labels, X.shape[0]))
+
+    def make_target(self, X, y, w=None):
+        """Normalise a target: a Segmentation stays; labels become a :class:`PartialTarget`.
+
+        The completion uses ``w`` (or :meth:`default_w` when ``None``).
+        """
+        X = self._check_X(X)
+        if isinstance(y, Segmentation):
+            return self._seg(y, X.shape[0])
+        if isinstance(y, PartialTarget):
+            if w is None:
+                return y
+            labels = y.labels
+        else:
+            labels = tuple(_check_labels(y, X.shape[0], "y"))
+        if w is None:
+            w = self.default_w([X])
+        return PartialTarget(tuple(labels), self.complete(X, labels, w), X.shape[0])
+
+    # ------------------------------------------------------------ decoding
+    def decode(self, X, w, constraints=None) -> Segmentation:
+        """Highest-scoring segmentation (respecting ``constraints``)."""
+        X = self._check_X(X)
+        metric, pen = self.decoder_metric(w)
+        res = _decoders().segment_penalized(X, pen, metric=metric, min_size=self.min_size, constraints=constraints)
+        return _unwrap(res)
+
+    def second_best(self, X, w, constraints=None) -> tuple:
+        """``(best, second)`` segmentations; ``second`` is None when only one exists."""
+        X = self._check_X(X)
+        metric, pen = self.decoder_metric(w)
+        best, second = _decoders().segment_second_best(X, pen, metric=metric, min_size=self.min_size,
+                                                       constraints=constraints)
+        return _unwrap(best), (None if second is None else _unwrap(second))
+
+    def loss_augmented_decode(self, X, target, w, *, loss_scale=1.0) -> Segmentation:
+        """``argmax_y loss(target, y) + ⟨w, φ(X, y)⟩``."""
+        X = self._check_X(X)
+        T = X.shape[0]
+        metric, pen = self.decoder_metric(w)
+        if isinstance(target, PartialTarget) and self.partial_loss == "violations":
+            return self._violation_decode(X, target.labels, w, loss_scale)
+        truth = self._seg(target, T)
+        res = _decoders().segment_loss_augmented(X, pen, truth, loss=self.loss_name, loss_scale=float(loss_scale),
+                                                 metric=metric, min_size=self.min_size)
+        return _unwrap(res)
+
+    def _violation_decode(self, X, labels, w, scale) -> Segmentation:
+        T = X.shape[0]
+        Z = np.ascontiguousarray(self.transform(X, w))
+        _, pen = self.decoder_metric(w)
+        regions, bounds = _disjoint_labels(labels)
+        rid = np.full(T + 1, -1, dtype=np.int64)
+        lo = np.zeros(len(regions), dtype=np.int64)
+        hi = np.zeros(len(regions), dtype=np.int64)
+        st = np.zeros(len(regions), dtype=np.int64)
+        sp = np.zeros(len(regions), dtype=np.int64)
+        for r, lab in enumerate(regions):
+            lo[r], h = lab.kind.bounds
+            hi[r] = -1 if h is None else h
+            st[r], sp[r] = lab.start, lab.stop
+            rid[lab.start + 1:lab.stop] = r
+        gain = np.zeros(T + 1)
+        for b in bounds:
+            gain[b.index] = 1.0
+        changes, _ = violation_dp(Z, pen, self.min_size, rid, lo, hi, st, sp, gain, float(scale))
+        return Segmentation(changes, T)
+
+    # ------------------------------------------------------------ losses
+    def loss(self, target, y_hat: Segmentation) -> float:
+        """Loss of ``y_hat`` against a full segmentation or partial labels (see class doc)."""
+        if isinstance(target, PartialTarget):
+            if self.partial_loss == "violations":
+                return float(label_violations(target.labels, y_hat))
+            target = target.completion
+        elif not isinstance(target, Segmentation):
+            labels = list(target)
+            return float(label_violations(labels, y_hat))
+        if target.n_samples != y_hat.n_samples:
+            raise ParameterError(f"y_hat: {y_hat.n_samples} samples, target has {target.n_samples}")
+        dec = _decoders()
+        if self.loss_name == "frobenius":
+            return float(dec.frobenius_loss(target, y_hat))
+        return float(dec.hamming_loss(target, y_hat))
+
+
+def _disjoint_labels(labels) -> tuple:
+    """Region labels (sorted, pairwise disjoint) and boundary labels outside them.
+
+    Overlapping labels are kept greedily by start; the dropped ones still
+    constrain the completion, they are only left out of the augmented loss.
+    """
+    regions = sorted((l for l in labels if isinstance(l, RegionLabel)), key=lambda l: (l.start, l.stop))
+    kept = []
+    end = -1
+    for lab in regions:
+        if lab.start >= end:
+            kept.append(lab)
+            end = lab.stop
+    bounds = []
+    for b in (l for l in labels if isinstance(l, BoundaryLabel)):
+        if not any(r.start < b.index < r.stop for r in kept):
+            bounds.append(b)
+    return kept, bounds

@@ -1,0 +1,100 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from core.exceptions import NotFittedError, ParameterError
+from core.learners.ssvm import SSVM
+from core.models.segmentation import SegmentationModel, count_label_errors
+from core.types import RegionKind, RegionLabel, Segmentation
+
+
+def toy(rng, n=8, T=200):
+    """Thesis §4.5.1: only coordinate 0 carries the true changes (first and third segment share a mean),
+    coordinate 1 is noise, coordinate 2 has an irrelevant change."""
+    Xs, Ys = [], []
+    for _ in range(n):
+        X = rng.normal(0, 1, (T, 3))
+        X[85:130, 0] += 2.0
+        X[60:, 2] += 2.0
+        Xs.append(X)
+        Ys.append(Segmentation([85, 130, T]))
+    return Xs, Ys
+
+
+def test_toy_metric_selects_the_relevant_coordinate():
+    rng = np.random.default_rng(0)
+    Xs, Ys = toy(rng)
+    model = SegmentationModel(metric="diagonal", loss="hamming")
+    learner = SSVM(model, C=0.1, max_iter=40, random_state=0).fit(Xs, Ys)
+    B = np.diag(model.metric_matrix(learner.w_))
+    assert B[0] / B.sum() >= 0.9
+    Xt, Yt = toy(rng, n=4)
+    learned = np.mean([model.loss(y, model.decode(X, learner.w_)) for X, y in zip(Xt, Yt)])
+    euclid = np.mean([model.loss(y, model.decode(X, model.initial_w(Xs, Ys))) for X, y in zip(Xt, Yt)])
+    assert learned < euclid
+
+
+def test_duality_gap_closes_and_curves_are_recorded():
+    rng = np.random.default_rng(1)
+    Xs = [rng.normal(0, 1, (120, 2)) for _ in range(4)]
+    Ys = [Segmentation([50, 80, 120])] * 4
+    for X in Xs:
+        X[50:80, 0] += 3
+    calls = []
+    s = SSVM(SegmentationModel(loss="hamming"), C=0.1, max_iter=60, tol=1e-2, random_state=0,
+             callback=lambda l, it: calls.append(it)).fit(Xs, Ys)
+    assert len(s.loss_curve_) == len(s.gap_curve_) == s.n_iter_ == len(calls)
+    assert s.n_iter_ < 60 and s.gap_curve_[-1] <= 1e-2 * max(1.0, s.loss_curve_[-1])
+    assert s.gap_curve_[-1] < 0.05 * s.gap_curve_[0]
+    assert np.all(s.w_ >= 0)
+
+
+def test_learns_from_region_labels_only():
+    rng = np.random.default_rng(2)
+    Xs, labels = [], []
+    for i in range(6):
+        X = rng.normal(0, 1, (150, 2))
+        X[70:, 0] += 1.5       # the labelled change
+        X[30:, 1] += 1.5       # a change the labels say is not there
+        Xs.append(X)
+        labels.append([RegionLabel(item_id=str(i), start=10, stop=50, kind=RegionKind.ZERO),
+                       RegionLabel(item_id=str(i), start=55, stop=90, kind=RegionKind.ONE)])
+    model = SegmentationModel(partial_loss="violations")
+    s = SSVM(model, C=1.0, max_iter=30, random_state=0).fit(Xs, labels)
+    errs = sum(sum(count_label_errors(l, model.decode(X, s.w_))[:2]) for X, l in zip(Xs, labels))
+    assert errs == 0
+    B = np.diag(model.metric_matrix(s.w_))
+    assert B[0] > B[1]
+
+
+def test_should_stop_ends_early_with_usable_parameters():
+    rng = np.random.default_rng(3)
+    Xs = [rng.normal(0, 1, (80, 2)) for _ in range(3)]
+    Ys = [Segmentation([40, 80])] * 3
+    count = {"n": 0}
+
+    def stop():
+        count["n"] += 1
+        return count["n"] > 4
+    s = SSVM(SegmentationModel(), max_iter=50, should_stop=stop).fit(Xs, Ys)
+    assert s.stopped_early_ and s.n_iter_ <= 2 and np.all(np.isfinite(s.w_))
+
+
+def test_bad_training_sets():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    m = SegmentationModel()
+    with pytest.raises(ParameterError, match="2 targets"):
+        SSVM(m).fit([X], [Segmentation([30]), Segmentation([30])])
+    with pytest.raises(ParameterError, match="at least one"):
+        SSVM(m).fit([], [])
+    with pytest.raises(ParameterError, match="C"):
+        SSVM(m, C=-1).fit([X], [Segmentation([30])])
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ParameterError, match="non-finite"):
+        SSVM(m).fit([bad, X], [Segmentation([30])] * 2)
+    with pytest.warns(UserWarning, match="single labelled"):
+        SSVM(m, max_iter=3).fit([X], [Segmentation([15, 30])])
+    with pytest.raises(NotFittedError):
+        SSVM(m).predict([X])

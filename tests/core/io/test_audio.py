@@ -1,0 +1,108 @@
+"""Audio decoding, resampling, caching and WAV writing, and damaged files."""
+
+import os
+
+import numpy as np
+import pytest
+
+from core.exceptions import DataFormatError, ParameterError
+from core.io import audio
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    audio.clear_audio_cache()
+    yield
+    audio.clear_audio_cache()
+
+
+def _tone(freq, sr, seconds, amp=0.5):
+    t = np.arange(int(sr * seconds)) / sr
+    return amp * np.sin(2 * np.pi * freq * t)
+
+
+def test_wav_round_trip_pcm16_and_float(tmp_path):
+    y = _tone(440, 8000, 0.25)
+    audio.write_wav(tmp_path / "a.wav", y, 8000)
+    back, sr = audio.load_audio(tmp_path / "a.wav", sr=None)
+    assert sr == 8000 and back.shape == y.shape and back.dtype == np.float32
+    assert np.max(np.abs(back - y)) <= 1 / 32768 + 1e-7
+    audio.write_wav(tmp_path / "f.wav", y, 8000, subtype="FLOAT")
+    back, _ = audio.load_audio(tmp_path / "f.wav", sr=None)
+    np.testing.assert_allclose(back, y.astype(np.float32), rtol=0, atol=0)
+
+
+def test_stereo_mono_mix_and_info(tmp_path):
+    left, right = _tone(200, 8000, 0.5, 0.25), _tone(300, 8000, 0.5, 0.5)
+    audio.write_wav(tmp_path / "s.wav", np.column_stack([left, right]), 8000, subtype="FLOAT")
+    info = audio.audio_info(tmp_path / "s.wav")
+    assert (info.sr, info.channels, info.frames, info.format) == (8000, 2, 4000, "WAV")
+    assert info.duration_s == pytest.approx(0.5)
+    y, _ = audio.load_audio(tmp_path / "s.wav", sr=None)
+    np.testing.assert_allclose(y, ((left + right) / 2).astype(np.float32), atol=1e-6)
+    y2, _ = audio.load_audio(tmp_path / "s.wav", sr=None, mono=False)
+    assert y2.shape == (4000, 2)
+
+
+def test_resampling_keeps_duration_and_pitch(tmp_path):
+    audio.write_wav(tmp_path / "t.wav", _tone(1000, 44100, 1.0), 44100, subtype="FLOAT")
+    y, sr = audio.load_audio(tmp_path / "t.wav", sr=22050)
+    assert sr == 22050 and abs(y.shape[0] - 22050) <= 1
+    spectrum = np.abs(np.fft.rfft(y[2000:-2000] * np.hanning(y.shape[0] - 4000)))
+    peak_hz = np.argmax(spectrum) * 22050 / (y.shape[0] - 4000)
+    assert abs(peak_hz - 1000) < 2
+
+
+def test_cache_decodes_once_and_sees_edits(tmp_path):
+    p = tmp_path / "c.wav"
+    audio.write_wav(p, _tone(440, 8000, 0.5), 8000)
+    a, _ = audio.load_audio(p, sr=8000)
+    b, _ = audio.load_audio(p, sr=8000)
+    assert a is b and not a.flags.writeable
+    assert audio.audio_cache_info()["hits"] == 1
+    audio.write_wav(p, _tone(440, 8000, 0.25), 8000)
+    os.utime(p, ns=(os.stat(p).st_atime_ns, os.stat(p).st_mtime_ns + 10**9))
+    c, _ = audio.load_audio(p, sr=8000)
+    assert c.shape[0] == 2000
+
+
+def test_truncated_header(tmp_path):
+    audio.write_wav(tmp_path / "g.wav", _tone(440, 8000, 0.1), 8000)
+    p = tmp_path / "t.wav"
+    p.write_bytes((tmp_path / "g.wav").read_bytes()[:30])
+    for fn in (audio.load_audio, audio.audio_info):
+        with pytest.raises(DataFormatError, match="cannot decode") as info:
+            fn(p)
+        assert info.value.path == str(p)
+
+
+def test_zero_length_audio(tmp_path):
+    audio.write_wav(tmp_path / "g.wav", _tone(440, 8000, 0.1), 8000)
+    p = tmp_path / "z.wav"
+    p.write_bytes((tmp_path / "g.wav").read_bytes()[:44])  # header only, no samples
+    with pytest.raises(DataFormatError, match="zero length"):
+        audio.load_audio(p)
+    with pytest.raises(DataFormatError, match="zero length"):
+        audio.audio_info(p)
+
+
+@pytest.mark.parametrize("name", ["garbage.wav", "garbage.flac", "garbage.mp3", "garbage.xyz", "empty.ogg"])
+def test_garbage_and_unsupported_files(tmp_path, name):
+    p = tmp_path / name
+    p.write_bytes(b"" if name.startswith("empty") else bytes(range(256)) * 8)
+    with pytest.raises(DataFormatError, match="cannot decode|zero length"):
+        audio.load_audio(p)
+
+
+def test_argument_validation(tmp_path):
+    with pytest.raises(ParameterError, match="sr"):
+        audio.write_wav(tmp_path / "x.wav", [0.0, 0.1], 0)
+    with pytest.raises(ParameterError, match="NaN"):
+        audio.write_wav(tmp_path / "x.wav", [0.0, np.nan], 8000)
+    with pytest.raises(ParameterError, match="shape"):
+        audio.write_wav(tmp_path / "x.wav", np.zeros((2, 2, 2)), 8000)
+    audio.write_wav(tmp_path / "x.wav", [0.0, 0.1], 8000)
+    with pytest.raises(ParameterError, match="sr: expected"):
+        audio.load_audio(tmp_path / "x.wav", sr=-5)
+    with pytest.raises(DataFormatError, match="no such file"):
+        audio.load_audio(tmp_path / "missing.wav")

@@ -336,9 +336,9 @@ def open_client(scheduler: Optional[str] = None, *, n_workers: Optional[int] = N
         n = n_workers or os.cpu_count() or 1
         try:
             # the scheduler's own chatter (worker start/stop) is not the user's business
-            logging.getLogger("distributed").setLevel(logging.ERROR)
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
             cluster = LocalCluster(n_workers=n, threads_per_worker=threads_per_worker, processes=processes,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
             client = Client(cluster, timeout=timeout)
         except (OSError, TimeoutError, RuntimeError) as exc:
             if cluster is not None:

@@ -66,16 +66,20 @@ class Progress:
         Terminal mode: characters of the bar.
     clock : callable, optional
         Returns the time in seconds (for tests); ``time.monotonic`` by default.
+    unit : str
+        What is counted (``"items"``, ``"passes"``...).
     """
 
     def __init__(self, total: int, *, label: str = "", stream: Optional[TextIO] = None, tty: Optional[bool] = None,
-                 log_interval: float = 5.0, width: int = 24, clock: Optional[Callable[[], float]] = None):
+                 log_interval: float = 5.0, width: int = 24, clock: Optional[Callable[[], float]] = None,
+                 unit: str = "items"):
         if not isinstance(total, int) or isinstance(total, bool) or total < 0:
             raise ParameterError(f"Progress: total must be an integer >= 0, got {total!r}")
         if log_interval < 0:
             raise ParameterError(f"Progress: log_interval must be >= 0 seconds, got {log_interval!r}")
         self.total = total
         self.label = label
+        self.unit = unit
         self.stream = sys.stderr if stream is None else stream
         if tty is None:
             isatty = getattr(self.stream, "isatty", None)
@@ -157,7 +161,7 @@ class Progress:
         """The status line without the bar: ``"label: 12/50 items (24%), 3.1 items/s, ETA 12s"``."""
         pct = 100.0 * self.done / self.total if self.total else 100.0
         head = f"{self.label}: " if self.label else ""
-        parts = [f"{head}{self.done}/{self.total} items ({pct:.0f}%)", f"{self.rate:.3g} items/s"]
+        parts = [f"{head}{self.done}/{self.total} {self.unit} ({pct:.0f}%)", f"{self.rate:.3g} {self.unit}/s"]
         if self.done < self.total:
             parts.append(f"ETA {format_duration(self.eta)}")
         else:

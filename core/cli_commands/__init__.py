@@ -1,0 +1,9 @@
+"""The subcommands of ``marginalia-cli``, one module each.
+
+Each module has ``add_parser(subparsers, parents)`` (registers its arguments
+and ``run``) and ``run(args) -> exit code``.
+"""
+
+from . import align, batch, evaluate, export, predict, query, train
+
+COMMANDS = (train, predict, align, evaluate, query, export, batch)

@@ -1,0 +1,182 @@
+"""What every subcommand shares: usage errors, progress, input discovery, table printing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..exceptions import MarginaliaError, ParameterError
+from ..progress import NullProgress, Progress
+
+__all__ = [
+    "UsageError",
+    "WrongTaskError",
+    "EXIT_OK",
+    "EXIT_FAILED",
+    "EXIT_USAGE",
+    "make_progress",
+    "InputSet",
+    "discover_inputs",
+    "format_table",
+    "report_failures",
+    "AUDIO_SUFFIXES",
+    "PROFILE_SUFFIXES",
+    "SCORE_SUFFIXES",
+    "file_kind",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aiff", ".aif")
+PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+SCORE_SUFFIXES = (".mid", ".midi")
+
+
+class UsageError(MarginaliaError):
+    """The command line itself is wrong (exit code 2)."""
+
+
+class WrongTaskError(UsageError, ParameterError):
+    """A model file of another task than the command needs (a usage error: exit code 2)."""
+
+
+def make_progress(args: argparse.Namespace, total: int, label: str, unit: str = "items") -> Progress:
+    """A progress bar on stderr, or a silent one with ``--quiet``."""
+    if getattr(args, "quiet", False):
+        return NullProgress(total, label=label, unit=unit)
+    return Progress(total, label=label, stream=sys.stderr, unit=unit)
+
+
+def info(args: argparse.Namespace, message: str) -> None:
+    """A status line on stderr (suppressed by ``--quiet``)."""
+    if not getattr(args, "quiet", False):
+        print(message, file=sys.stderr, flush=True)
+
+
+def file_kind(path: Path) -> Optional[str]:
+    """``"profiles"``, ``"audio"``, ``"score"`` or None from a file's suffix."""
+    name = path.name.lower()
+    if name.endswith(PROFILE_SUFFIXES):
+        return "profiles"
+    if name.endswith(AUDIO_SUFFIXES):
+        return "audio"
+    if name.endswith(SCORE_SUFFIXES):
+        return "score"
+    return None
+
+
+@dataclass
+class InputSet:
+    """Files found among the command-line inputs, by kind.
+
+    Attributes
+    ----------
+    profiles : list of Path
+        aCGH profile tables.
+    audio : list of (Path, Path or None)
+        Audio recordings with the MIDI score of the same stem when there is one.
+    ignored : list of Path
+        Files in folders whose type is not handled (not an error).
+    """
+
+    profiles: list = field(default_factory=list)
+    audio: list = field(default_factory=list)
+    ignored: list = field(default_factory=list)
+
+
+def discover_inputs(inputs, *, profiles=()) -> InputSet:
+    """Sort files and folders given on the command line into profiles and (audio, score) pairs.
+
+    Files named explicitly must exist and have a known type (else :class:`UsageError`);
+    folders are searched recursively and files of unknown type inside them are
+    listed as ignored. A score pairs with the audio of the same stem in the same folder.
+    """
+    found = InputSet()
+    files: list = []
+    for raw in inputs:
+        p = Path(raw)
+        if p.is_dir():
+            for q in sorted(x for x in p.rglob("*") if x.is_file() and not x.name.startswith(".")):
+                if file_kind(q) is None:
+                    found.ignored.append(q)
+                else:
+                    files.append(q)
+        elif p.is_file():
+            if file_kind(p) is None:
+                raise UsageError(f"input {str(p)!r}: unsupported file type; expected an aCGH profiles table "
+                                 f"({', '.join(PROFILE_SUFFIXES)}), audio ({', '.join(AUDIO_SUFFIXES)}) "
+                                 f"or a MIDI score next to its audio")
+            files.append(p)
+        else:
+            raise UsageError(f"input {str(p)!r}: no such file or folder")
+    for raw in profiles:
+        p = Path(raw)
+        if not p.is_file():
+            raise UsageError(f"--profiles {str(p)!r}: no such file")
+        files.append(p)
+    scores = {}
+    for f in files:
+        if file_kind(f) == "score":
+            scores[(f.parent.resolve(), f.stem)] = f
+    paired = set()
+    seen = set()
+    for f in files:
+        key = f.resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        kind = file_kind(f)
+        if kind == "profiles":
+            found.profiles.append(f)
+        elif kind == "audio":
+            score = scores.get((f.parent.resolve(), f.stem))
+            if score is not None:
+                paired.add(score.resolve())
+            found.audio.append((f, score))
+    for f in scores.values():
+        if f.resolve() not in paired:
+            raise UsageError(f"score {str(f)!r} has no audio recording of the same name next to it "
+                             f"(expected e.g. {str(f.with_suffix('.wav'))!r})")
+    return found
+
+
+def format_table(header, rows) -> str:
+    """Rows as a text table with aligned columns (numbers right-aligned)."""
+    cells = [[str(h) for h in header]] + [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    numeric = [all(_is_number(row[i]) for row in rows) if rows else False for i in range(len(header))]
+    lines = []
+    for k, r in enumerate(cells):
+        parts = [c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        lines.append("  ".join(parts).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def report_failures(failed, *, what: str = "items") -> None:
+    """Print the failed items at the end of a command, one line each, on stderr."""
+    if not failed:
+        return
+    print(f"{len(failed)} {what} failed:", file=sys.stderr)
+    for key, message in failed:
+        first = str(message).splitlines()[0] if message else ""
+        rest = str(message).splitlines()[1:]
+        print(f"  {key}: {first}", file=sys.stderr)
+        for line in rest:
+            print(f"    {line}", file=sys.stderr)

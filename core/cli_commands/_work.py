@@ -1,0 +1,209 @@
+"""Per-item work of ``predict``, ``evaluate`` and ``batch``: run on a worker, read its own input.
+
+Every function here is module-level (picklable) and takes only paths and keys,
+so a Dask worker reads the data itself. Parsed files and loaded models are
+cached per process (keyed by path, size and modification time), so a worker
+parses a 100 000-probe profile table once for all the sequences it handles.
+
+The single-process commands call the same functions one item after another,
+so a batch and a plain run write byte-identical files.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from ..batch import BatchTask, atomic_write_text, safe_key
+from ..exceptions import DataFormatError
+
+__all__ = [
+    "profile_keys",
+    "profile_tasks",
+    "predict_profile",
+    "evaluate_profile",
+    "predict_audio",
+    "merge_profile_outputs",
+    "cached_profiles",
+    "cached_annotations",
+    "PARTS_DIR",
+]
+
+PARTS_DIR = "parts"
+SEGMENTS_HEADER = "profile.id,chromosome,chromStart,chromEnd,mean\n"
+BREAKS_HEADER = "profile.id,chromosome,position\n"
+
+_lock = threading.Lock()
+_file_locks: dict = {}
+_profiles: OrderedDict = OrderedDict()
+_annotations: OrderedDict = OrderedDict()
+_MAX_FILES = 2
+
+
+def _file_key(path) -> tuple:
+    p = Path(path).resolve()
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise DataFormatError(f"cannot read the file ({exc.strerror or exc})", path=str(path)) from None
+    return str(p), st.st_size, st.st_mtime_ns
+
+
+def _cached(cache: OrderedDict, key: tuple, load):
+    with _lock:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+        file_lock = _file_locks.setdefault(key, threading.Lock())
+    with file_lock:  # two threads of one worker asking for the same file parse it once
+        with _lock:
+            if key in cache:
+                return cache[key]
+        value = load()
+        with _lock:
+            cache[key] = value
+            while len(cache) > _MAX_FILES:
+                cache.popitem(last=False)
+            _file_locks.pop(key, None)
+        return value
+
+
+def cached_profiles(path) -> dict:
+    """``{sequence name: Sequence}`` of a profiles table, parsed once per process."""
+    from ..io.cgh import read_profiles
+
+    def load():
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # unsorted probes are sorted on reading; nothing to do about it here
+            return OrderedDict((s.name, s) for s in read_profiles(path))
+
+    return _cached(_profiles, _file_key(path), load)
+
+
+def cached_annotations(annotations_path, profiles_path) -> dict:
+    """``{sequence name: [RegionLabel, ...]}`` of an annotation table, parsed once per process."""
+    from ..io.cgh import read_annotations
+    seqs = cached_profiles(profiles_path)
+
+    def load():
+        out: dict = {}
+        for lab in read_annotations(annotations_path, list(seqs.values()), unknown_sequences="skip"):
+            out.setdefault(lab.item_id, []).append(lab)
+        return out
+
+    return _cached(_annotations, _file_key(annotations_path) + _file_key(profiles_path), load)
+
+
+def profile_keys(path) -> list:
+    """``[(profile id, chromosome), ...]`` of a profiles table, in file order."""
+    return [(str(s.meta.get("profile_id")), str(s.meta.get("chromosome"))) for s in cached_profiles(path).values()]
+
+
+def item_key(path, profile_id: str, chromosome: str) -> str:
+    """The batch key of one sequence: ``"<file name>#<profile>:<chromosome>"``."""
+    return f"{Path(path).name}#{profile_id}:{chromosome}"
+
+
+def profile_tasks(model_path, model_sha, profiles_path, keys=None, annotations_path=None) -> list:
+    """One :class:`BatchTask` per sequence of a profiles table (or per given key)."""
+    keys = profile_keys(profiles_path) if keys is None else keys
+    p = str(Path(profiles_path).resolve())
+    extra = () if annotations_path is None else (str(Path(annotations_path).resolve()),)
+    return [BatchTask(item_key(profiles_path, pid, chrom), (str(model_path), model_sha, p) + extra + (pid, chrom))
+            for pid, chrom in keys]
+
+
+def _sequence(profiles_path, profile_id, chromosome):
+    name = f"{profile_id}:{chromosome}"
+    seqs = cached_profiles(profiles_path)
+    if name not in seqs:
+        raise DataFormatError(f"no sequence for profile {profile_id!r}, chromosome {chromosome!r}",
+                              path=str(profiles_path))
+    return seqs[name]
+
+
+def _write_csv_rows(path, header: str, write) -> None:
+    """Write a CSV through one of core.io's writers, then publish it atomically."""
+    tmp = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _segment(model_path, model_sha, seq):
+    from ._models import load_model_cached
+    model = load_model_cached(model_path, model_sha, task="segmentation")
+    return model.segment(seq)
+
+
+def predict_profile(model_path, model_sha, profiles_path, profile_id, chromosome, *, out_dir) -> dict:
+    """Segment one sequence; write its segments and breaks as part files under ``out_dir/parts``."""
+    from ..io.cgh import write_breaks, write_segments
+    seq = _sequence(profiles_path, profile_id, chromosome)
+    seg = _segment(model_path, model_sha, seq)
+    parts = Path(out_dir) / PARTS_DIR
+    parts.mkdir(parents=True, exist_ok=True)
+    stem = safe_key(item_key(profiles_path, profile_id, chromosome))
+    seg_name, brk_name = f"{PARTS_DIR}/{stem}.segments.csv", f"{PARTS_DIR}/{stem}.breaks.csv"
+    _write_csv_rows(Path(out_dir) / seg_name, SEGMENTS_HEADER, lambda p: write_segments(p, [(seq, seg)]))
+    _write_csv_rows(Path(out_dir) / brk_name, BREAKS_HEADER, lambda p: write_breaks(p, [(seq, seg)]))
+    return {"files": [seg_name, brk_name], "n_samples": seq.n_samples, "n_changes": int(seg.n_segments - 1)}
+
+
+def evaluate_profile(model_path, model_sha, profiles_path, annotations_path, profile_id, chromosome, *,
+                     out_dir) -> dict:
+    """Segment one annotated sequence and count its label errors (nothing written but the marker)."""
+    from ._metrics import region_errors
+    seq = _sequence(profiles_path, profile_id, chromosome)
+    labels = cached_annotations(annotations_path, profiles_path).get(seq.name, [])
+    seg = _segment(model_path, model_sha, seq)
+    err = region_errors(seg, labels)
+    return {"n_labels": err.n_labels, "fp": err.fp, "fn": err.fn, "n_changes": int(seg.n_segments - 1)}
+
+
+def predict_audio(model_path, model_sha, audio_path, score_path, *, out_dir) -> dict:
+    """Segment a recording (Audacity labels) or align it to its score (aligned MIDI and CSV)."""
+    from ._models import load_model_cached
+    from .align import load_recording, write_alignment_outputs
+    model = load_model_cached(model_path, model_sha)
+    rec = load_recording(audio_path, score_path)
+    stem = Path(audio_path).stem
+    if model.task == "alignment":
+        if rec.score is None:
+            raise DataFormatError("an alignment model needs the recording's MIDI score next to it (same file "
+                                  "name, .mid)", path=str(audio_path))
+        onset_times = model.align(rec)
+        files = write_alignment_outputs(Path(out_dir), stem, rec.score, onset_times)
+        return {"files": files, "n_events": int(rec.score.n_events)}
+    from ..io.labels_audio import write_audacity_labels
+    seg = model.segment(rec.features)
+    times = np.asarray(rec.features.positions)
+    bounds = times[seg.breakpoints]
+    name = f"{stem}.txt"
+    tmp_target = Path(out_dir) / name
+    _write_csv_rows(tmp_target, "", lambda p: write_audacity_labels(p, np.asarray(bounds, dtype=float)))
+    return {"files": [name], "n_changes": int(seg.n_segments - 1)}
+
+
+def merge_profile_outputs(out_dir, keys) -> list:
+    """Concatenate the part files of ``keys`` (in that order) into ``segments.csv`` and ``breaks.csv``."""
+    out_dir = Path(out_dir)
+    written = []
+    for kind, header in (("segments", SEGMENTS_HEADER), ("breaks", BREAKS_HEADER)):
+        chunks = [header]
+        for key in keys:
+            part = out_dir / PARTS_DIR / f"{safe_key(key)}.{kind}.csv"
+            if not part.is_file():
+                continue
+            lines = part.read_text(encoding="utf-8").splitlines(keepends=True)
+            chunks.extend(lines[1:])
+        written.append(atomic_write_text(out_dir / f"{kind}.csv", "".join(chunks)))
+    return written

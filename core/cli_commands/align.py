@@ -1,0 +1,133 @@
+"""``marginalia-cli align --score S.mid --audio A.wav --out OUT.csv``: one score against one recording."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Optional
+
+import numpy as np
+
+from ..types import Score, Sequence
+from ._common import EXIT_OK, UsageError, info
+
+__all__ = ["add_parser", "run", "Recording", "load_recording", "write_alignment_outputs", "train_alignment_pairs"]
+
+HELP = "align a MIDI score to an audio recording"
+EPILOG = """\
+output: one row per score event
+  event,score_time_s,audio_time_s,pitches
+  (score_time_s: the event's onset in the score MIDI's own seconds; pitches: space-separated MIDI numbers)
+
+Without --model the recording's chroma is compared with each score event's pitch classes (cosine
+similarity) and decoded by the monotone alignment decoder, with a duration prior from the score's own
+timing stretched to the length of the recording (--prior-weight 0 turns it off). Silence before and after
+the music is absorbed by rest states.
+
+examples:
+  marginalia-cli align --score piece.mid --audio take1.wav --out take1_alignment.csv
+  marginalia-cli align --score piece.mid --audio take1.wav --out take1.csv --midi take1_aligned.mid
+  marginalia-cli align --score piece.mid --audio take1.wav --model piano.model --out take1.csv
+"""
+
+
+def add_parser(sub, parents) -> None:
+    p = sub.add_parser("align", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--score", metavar="S.mid", required=True, help="the score as a MIDI file")
+    p.add_argument("--audio", metavar="A.wav", required=True, help="the recording (WAV, FLAC, OGG, MP3)")
+    p.add_argument("--model", metavar="MODEL", help="an alignment model from `train --task alignment` (optional)")
+    p.add_argument("--out", metavar="OUT.csv", required=True, help="the alignment table to write")
+    p.add_argument("--midi", metavar="OUT.mid", help="also write the score with note times following the audio")
+    p.add_argument("--prior-weight", type=float, default=1.0,
+                   help="strength of the duration prior without a model (default 1; 0 = off)")
+    p.set_defaults(run=run)
+
+
+@dataclass(frozen=True, eq=False)
+class Recording:
+    """A loaded recording with what segmentation and alignment need.
+
+    Attributes
+    ----------
+    audio_path : str
+    score : Score or None
+    features : Sequence
+        Standardised MFCC(+deltas) and chroma frames, positions in seconds, shape (T, p).
+    chroma : ndarray, shape (T, 12)
+    times : ndarray, shape (T,)
+        Frame times in seconds.
+    energy_db : ndarray, shape (T,)
+        Frame loudness (dB) from the log-mel spectrogram.
+    frame_rate : float
+    """
+
+    audio_path: str
+    score: Optional[Score]
+    features: Sequence
+    chroma: np.ndarray
+    times: np.ndarray
+    energy_db: np.ndarray
+    frame_rate: float
+
+
+def load_recording(audio_path, score_path=None) -> Recording:
+    """Decode a recording with the same features as the app's items (and read its score)."""
+    from ..items import ItemLoader
+    record = SimpleNamespace(id=f"cli:{audio_path}", name=Path(audio_path).stem, kind="audio",
+                             task="alignment" if score_path else "segmentation", source_path=str(audio_path),
+                             meta={"score_path": str(score_path)} if score_path else {})
+    data = ItemLoader(max_items=1).load(record)
+    image_db = np.asarray(data.spectrogram[0], dtype=np.float64)  # (F, T) dB
+    energy_db = 10.0 * np.log10(np.maximum(np.mean(10.0 ** (image_db / 10.0), axis=0), 1e-12))
+    times = np.asarray(data.sequence.positions, dtype=np.float64)
+    return Recording(audio_path=str(audio_path), score=data.score, features=data.sequence,
+                     chroma=np.asarray(data.chroma, dtype=np.float64), times=times, energy_db=energy_db,
+                     frame_rate=float(data.frame_rate))
+
+
+def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times) -> list:
+    """Write ``<stem>_alignment.csv`` and ``<stem>_aligned.mid`` atomically; returns their names."""
+    from ..io.midi import write_alignment_csv, write_midi
+    from ._work import _write_csv_rows
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_name, mid_name = f"{stem}_alignment.csv", f"{stem}_aligned.mid"
+    _write_csv_rows(out_dir / csv_name, "", lambda p: write_alignment_csv(p, score, onset_times))
+    _write_csv_rows(out_dir / mid_name, "", lambda p: write_midi(p, score, times_s=onset_times))
+    return [csv_name, mid_name]
+
+
+def run(args) -> int:
+    from ..io.midi import write_alignment_csv, write_midi
+    from ._align import align_chroma
+    for flag, value in (("--score", args.score), ("--audio", args.audio)):
+        if not Path(value).is_file():
+            raise UsageError(f"{flag} {value!r}: no such file")
+    if not (np.isfinite(args.prior_weight) and args.prior_weight >= 0):
+        raise UsageError(f"--prior-weight: expected a number >= 0, got {args.prior_weight}")
+    model = None
+    if args.model:
+        from ._models import load_model
+        model = load_model(args.model, task="alignment")
+    info(args, f"align: reading {args.audio} and {args.score}")
+    rec = load_recording(args.audio, args.score)
+    if model is not None:
+        onset_times = model.align(rec)
+    else:
+        res = align_chroma(rec.chroma, rec.times, rec.score, energy_db=rec.energy_db, prior_weight=args.prior_weight)
+        onset_times = res.onset_times_s
+    write_alignment_csv(args.out, rec.score, onset_times)
+    if args.midi:
+        write_midi(args.midi, rec.score, times_s=onset_times)
+    info(args, f"align: {rec.score.n_events} events over {rec.times[-1]:.1f} s of audio; wrote {args.out}"
+               + (f" and {args.midi}" if args.midi else ""))
+    return EXIT_OK
+
+
+def train_alignment_pairs(args) -> int:
+    """``train --task alignment --pairs PAIRS.csv``: weak supervision from score/audio pairs."""
+    from ..exceptions import ParameterError
+    raise ParameterError("--task alignment: the weakly supervised alignment learner is not available in this "
+                         "build yet; align without a model (`marginalia-cli align --score S.mid --audio A.wav`)")

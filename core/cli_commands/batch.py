@@ -1,0 +1,94 @@
+"""``marginalia-cli batch predict|evaluate``: the same work spread over a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import UsageError, info
+
+__all__ = ["add_parser", "run"]
+
+HELP = "predict or evaluate many items on a Dask cluster (local by default), resumably"
+EPILOG = """\
+By default a local Dask cluster is started with one single-threaded worker process per core
+(--workers N to change). To use machines of your own, start a scheduler and workers that can read the
+same files (same paths) and have Marginalia installed, then point --scheduler at the scheduler:
+
+  dask scheduler                                   # prints tcp://HOST:8786
+  dask worker tcp://HOST:8786 --nthreads 1         # on every machine, as many as you like
+  marginalia-cli batch predict cgh.model --profiles /shared/profiles.csv.gz --out /shared/out \\
+      --scheduler tcp://HOST:8786
+
+Workers read the inputs themselves (only paths and (profile, chromosome) keys are sent). Each item's
+output is written atomically as it finishes, so an interrupted batch resumes where it stopped (items
+already done with the same model are skipped). Items that fail are listed at the end (exit code 1).
+
+examples:
+  marginalia-cli batch predict cgh.model --profiles profiles.csv.gz --out predictions/ --workers 2
+  marginalia-cli batch evaluate cgh.model --profiles profiles.csv.gz --annotations annotations.csv
+  marginalia-cli batch predict cgh.model data/ --out predictions/ --scheduler tcp://10.0.0.5:8786
+"""
+
+
+def _cluster_options(p) -> None:
+    g = p.add_argument_group("cluster")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://host:8786)")
+    g.add_argument("--workers", type=int, metavar="N", help="local cluster: number of worker processes "
+                                                            "(default: the number of cores)")
+    g.add_argument("--threads", action="store_true",
+                   help="local cluster: threads in this process instead of worker processes")
+    g.add_argument("--timeout", type=float, default=5.0, metavar="S",
+                   help="seconds to wait for the scheduler (default 5)")
+
+
+def add_parser(sub, parents) -> None:
+    from .evaluate import add_evaluate_arguments
+    from .predict import add_model_inputs
+    p = sub.add_parser("batch", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    bsub = p.add_subparsers(dest="batch_command", metavar="{predict,evaluate}", parser_class=type(p))
+    pp = bsub.add_parser("predict", help="`predict` on the cluster", parents=parents, epilog=EPILOG,
+                         description="Run `marginalia-cli predict` on a Dask cluster.",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_inputs(pp)
+    _cluster_options(pp)
+    pe = bsub.add_parser("evaluate", help="`evaluate` on the cluster (profiles form)", parents=parents,
+                         epilog=EPILOG, description="Run `marginalia-cli evaluate` on a Dask cluster.",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_evaluate_arguments(pe)
+    pe.add_argument("--work", metavar="DIR", help="keep per-sequence results here so a rerun resumes")
+    _cluster_options(pe)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..batch import open_client
+    if args.batch_command is None:
+        raise UsageError("batch needs a subcommand: `batch predict ...` or `batch evaluate ...`")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers: expected a positive number, got {args.workers}")
+    if args.scheduler and (args.workers is not None or args.threads):
+        raise UsageError("--workers/--threads size a local cluster; they do not apply with --scheduler")
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout: expected a positive number of seconds, got {args.timeout}")
+    _check_inputs_first(args)
+    where = args.scheduler or f"a local cluster of {args.workers or 'one worker per core'}"
+    info(args, f"batch: connecting to {where}")
+    with open_client(args.scheduler, n_workers=args.workers, processes=not args.threads,
+                     timeout=args.timeout) as client:
+        n = len(client.scheduler_info().get("workers", {}))
+        info(args, f"batch: {n} worker(s) ready")
+        if args.batch_command == "predict":
+            from .predict import predict_inputs
+            return predict_inputs(args, client=client, label="batch predict")
+        from .evaluate import dispatch
+        return dispatch(args, client=client, work_dir=args.work)
+
+
+def _check_inputs_first(args) -> None:
+    """Usage errors before starting a cluster (which takes seconds)."""
+    from pathlib import Path
+    if not Path(args.model or "").is_file() and args.model is not None:
+        raise UsageError(f"MODEL {args.model!r}: no such model file")
+    if args.batch_command == "predict" and not args.inputs and not args.profiles:
+        raise UsageError("nothing to predict: give INPUTS (files or folders) or --profiles P.csv")

@@ -1,0 +1,59 @@
+"""``marginalia-cli export PROJECT --format KIND --out PATH``: labels, predictions or a dataset bundle."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ._common import EXIT_OK, UsageError, info
+
+__all__ = ["add_parser", "run", "FORMATS"]
+
+#: the engine's export kinds (kept here so that --help works without opening anything)
+FORMATS = ("annotations-csv", "segments-csv", "breaks-csv", "bedgraph", "audacity", "aligned-midi",
+           "alignment-csv", "bundle")
+
+HELP = "export a project's labels, predictions or a dataset bundle"
+EPILOG = """\
+formats:
+  annotations-csv  region labels of aCGH items (profile.id,chromosome,min,max,annotation)      --out FILE
+  segments-csv     predicted segments (profile.id,chromosome,chromStart,chromEnd,mean)          --out FILE
+  breaks-csv       predicted changes (profile.id,chromosome,position)                           --out FILE
+  bedgraph         predicted segment means as a bedGraph track                                  --out FILE
+  audacity         predicted boundaries of audio items as Audacity label tracks                  --out DIR
+  aligned-midi     each score with note times following its audio                               --out DIR
+  alignment-csv    event,score_time_s,audio_time_s,pitches per audio item                        --out DIR
+  bundle           manifest.json, per-item features (.npz), partial labels and the models       --out DIR
+
+examples:
+  marginalia-cli export project.marginalia --format annotations-csv --out annotations.csv
+  marginalia-cli export project.marginalia --format bundle --out dataset/
+"""
+
+
+def add_parser(sub, parents) -> None:
+    p = sub.add_parser("export", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
+    p.add_argument("--format", dest="kind", metavar="KIND", choices=FORMATS, required=True,
+                   help="one of: " + ", ".join(FORMATS))
+    p.add_argument("--out", metavar="PATH", required=True, help="file or folder to write (see formats)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..engine import Engine
+    if not Path(args.project).is_file():
+        raise UsageError(f"PROJECT {args.project!r}: no such project file")
+    out = Path(args.out)
+    if args.kind in ("audacity", "aligned-midi", "alignment-csv", "bundle"):
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {args.out!r}: --format {args.kind} writes a folder, but this is a file")
+    elif out.is_dir():
+        raise UsageError(f"--out {args.out!r}: --format {args.kind} writes a file, but this is a folder")
+    elif not out.parent.exists():
+        raise UsageError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
+    with Engine.open(args.project) as eng:
+        written = eng.export(args.kind, out)
+    info(args, f"export: wrote {len(written)} file(s) to {out}")
+    return EXIT_OK

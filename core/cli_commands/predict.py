@@ -1,0 +1,117 @@
+"""``marginalia-cli predict MODEL INPUTS... --out DIR``: segment or align files and folders."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..batch import BatchTask, run_batch
+from ._common import (EXIT_FAILED, EXIT_OK, UsageError, WrongTaskError, discover_inputs, info, make_progress,
+                      report_failures)
+
+__all__ = ["add_parser", "run", "predict_inputs"]
+
+HELP = "segment or align files and folders with a trained model"
+EPILOG = """\
+outputs:
+  aCGH profiles      DIR/breaks.csv    profile.id,chromosome,position (midway between the probes around a change)
+                     DIR/segments.csv  profile.id,chromosome,chromStart,chromEnd,mean
+  audio              DIR/<name>.txt    Audacity labels of the predicted boundaries (segmentation model)
+  audio + score      DIR/<name>_aligned.mid and DIR/<name>_alignment.csv (alignment model; the score is the
+                     .mid file of the same name next to the audio)
+
+A run that stops half-way resumes where it stopped: items already predicted by the same model are
+skipped (use --no-resume to redo them). Items that fail are listed at the end (exit code 1).
+
+examples:
+  marginalia-cli predict cgh.model --profiles profiles.csv.gz --out predictions/
+  marginalia-cli predict cgh.model data/ --out predictions/
+  marginalia-cli predict piano.model recordings/ --out aligned/
+"""
+
+
+def add_model_inputs(p: argparse.ArgumentParser) -> None:
+    """The arguments ``predict`` and ``batch predict`` share."""
+    p.add_argument("model", metavar="MODEL", help="a model file written by `marginalia-cli train`")
+    p.add_argument("inputs", metavar="INPUTS", nargs="*",
+                   help="files or folders: aCGH profile tables (.csv, .csv.gz), audio files, audio + MIDI score "
+                        "pairs of the same name")
+    p.add_argument("--profiles", metavar="P.csv[.gz]", action="append", default=[],
+                   help="an aCGH profiles table (profile.id,chromosome,position,logratio); repeatable")
+    p.add_argument("--out", metavar="DIR", required=True, help="output folder (created if missing)")
+    p.add_argument("--no-resume", dest="resume", action="store_false",
+                   help="recompute items that a previous run already finished")
+
+
+def add_parser(sub, parents) -> None:
+    p = sub.add_parser("predict", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_inputs(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    return predict_inputs(args, client=None, label="predict")
+
+
+def _load_model(path):
+    from ._models import load_model
+    return load_model(path)
+
+
+def predict_inputs(args, *, client, label: str) -> int:
+    """Build the item list, run it (in process or on ``client``), merge the tables, report."""
+    from ._work import merge_profile_outputs, predict_audio, predict_profile, profile_tasks
+    if not args.inputs and not args.profiles:
+        raise UsageError("nothing to predict: give INPUTS (files or folders) or --profiles P.csv")
+    found = discover_inputs(args.inputs, profiles=args.profiles)
+    model = _load_model(args.model)
+    if found.profiles and model.task != "segmentation":
+        raise WrongTaskError(f"model {args.model!r} is a {model.task} model; aCGH profiles need a segmentation model")
+    if found.audio and model.task == "alignment" and not any(score for _, score in found.audio):
+        raise UsageError(f"model {args.model!r} is an alignment model but no audio has its MIDI score next to it "
+                         "(same file name, .mid)")
+    if not found.profiles and not found.audio:
+        raise UsageError("no aCGH profile table or audio file among the inputs")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    failed = []
+    profile_keys, tasks = [], []
+    for path in found.profiles:
+        try:
+            ts = profile_tasks(model.path, model.sha256, path)
+        except Exception as exc:  # noqa: BLE001 - an unreadable file is listed, the others go on
+            failed.append((str(path), _one_line(exc)))
+            continue
+        profile_keys.extend(t.key for t in ts)
+        tasks.extend((predict_profile, t) for t in ts)
+    audio_tasks = []
+    for audio, score in found.audio:
+        audio_tasks.append(BatchTask(str(audio), (str(model.path), model.sha256, str(audio.resolve()),
+                                                  None if score is None else str(score.resolve()))))
+    for path in found.ignored:
+        info(args, f"{label}: ignoring {path} (not a profile table, audio or MIDI file)")
+    results = {}
+    n_done = n_skipped = 0
+    for func, group in ((predict_profile, [t for _, t in tasks]), (predict_audio, audio_tasks)):
+        if not group:
+            continue
+        progress = make_progress(args, len(group), label)
+        rep = run_batch(func, group, out_dir=out, fingerprint=model.sha256, client=client, progress=progress,
+                        resume=args.resume, debug=args.debug)
+        results.update(rep.results)
+        failed.extend(rep.failed)
+        n_done += len(rep.done)
+        n_skipped += len(rep.skipped)
+    written = []
+    if profile_keys:
+        written = merge_profile_outputs(out, [k for k in profile_keys if k in results])
+    skipped = f" ({n_skipped} already done, skipped)" if n_skipped else ""
+    info(args, f"{label}: {n_done + n_skipped} items predicted{skipped}, {len(failed)} failed"
+               + (f"; wrote {', '.join(str(w) for w in written)}" if written else f"; outputs in {out}"))
+    report_failures(failed)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -1,0 +1,69 @@
+"""``marginalia-cli query PROJECT``: a ranked table of the parts to label next."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sys
+from pathlib import Path
+
+from ..batch import atomic_write_text
+from ._common import EXIT_OK, UsageError, info
+
+__all__ = ["add_parser", "run", "STRATEGIES"]
+
+STRATEGIES = ("best-vs-2nd", "best-vs-worst", "scoring", "random")
+COLUMNS = ("rank", "item_id", "item_name", "start", "stop", "uncertainty", "strategy")
+
+HELP = "rank the parts of a project where a label would help most"
+EPILOG = """\
+output (CSV, to --out or to stdout):
+  rank,item_id,item_name,start,stop,uncertainty,strategy
+  start/stop index the item's samples (aCGH probes, audio frames) or score events; rank 0 is the best
+  part to label next.
+
+strategies (Lou et al., Table 1.2): best-vs-2nd (smallest margin between the best and second-best
+structure; default), best-vs-worst, scoring, random.
+
+examples:
+  marginalia-cli query project.marginalia --strategy best-vs-2nd -n 50 --out next.csv
+  marginalia-cli query project.marginalia -n 10
+"""
+
+
+def add_parser(sub, parents) -> None:
+    p = sub.add_parser("query", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
+    p.add_argument("--strategy", choices=STRATEGIES, default="best-vs-2nd", help="uncertainty measure")
+    p.add_argument("-n", type=int, default=50, help="how many parts (default 50)")
+    p.add_argument("--out", metavar="Q.csv", help="write the table here instead of stdout")
+    p.add_argument("--retrain", action="store_true", help="retrain the project's models from all labels first")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..engine import Engine
+    if args.n < 1:
+        raise UsageError(f"-n: expected a positive number of parts, got {args.n}")
+    if not Path(args.project).is_file():
+        raise UsageError(f"PROJECT {args.project!r}: no such project file")
+    with Engine.open(args.project) as eng:
+        if args.retrain:
+            info(args, "query: retraining from all labels")
+            eng.retrain()
+        names = {item.id: item.name for item in eng.items()}
+        queries = eng.next_queries(args.n, strategy=args.strategy)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for q in queries:
+        w.writerow([q.rank, q.item_id, names.get(q.item_id, ""), q.start, q.stop, repr(float(q.uncertainty)),
+                    q.strategy])
+    if args.out:
+        atomic_write_text(args.out, buf.getvalue())
+        info(args, f"query: wrote {len(queries)} parts to {args.out}")
+    else:
+        sys.stdout.write(buf.getvalue())
+    return EXIT_OK

@@ -1,0 +1,232 @@
+"""``marginalia-cli train``: fit a model from partial labels and write it to a file."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+from ..exceptions import ParameterError
+from ._common import EXIT_OK, UsageError, info, make_progress
+
+__all__ = ["add_parser", "run", "LEARNERS"]
+
+HELP = "fit a model from a project's labels, from profile/annotation files, or from score/audio pairs"
+EPILOG = """\
+forms:
+  train PROJECT --out MODEL
+      fit from the labels of a Marginalia project (segmentation items; --kind picks cgh/audio/series)
+  train --task segmentation --profiles P.csv[.gz] --annotations A.csv --out MODEL
+      fit from every labelled sequence of the files (annotations: profile.id,chromosome,min,max,annotation)
+  train --task alignment --pairs PAIRS.csv --out MODEL
+      weakly supervised audio-to-score fit; PAIRS.csv has columns score,audio (paths relative to it) and
+      optionally anchors (a CSV of event,audio_time_s for that pair)
+
+learners:
+  ssvm        structured SVM by block-coordinate Frank-Wolfe (default; --C, --max-iter)
+  perceptron  averaged structured perceptron (fast; --max-iter passes)
+  partial     partial-label SSVM (CCCP + bundle method; --C, --max-iter)
+
+examples:
+  marginalia-cli train --task segmentation --profiles profiles.csv.gz --annotations annotations.csv --out cgh.model
+  marginalia-cli train --task segmentation --profiles p.csv --annotations a.csv --learner perceptron --out fast.model
+  marginalia-cli train project.marginalia --out project.model
+  marginalia-cli train --task alignment --pairs pairs.csv --out piano.model
+"""
+
+LEARNERS = ("ssvm", "perceptron", "partial")
+
+
+def add_parser(sub, parents) -> None:
+    p = sub.add_parser("train", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("project", metavar="PROJECT", nargs="?", help="a Marginalia project file")
+    p.add_argument("--task", choices=("segmentation", "alignment"), help="file-level form: what to learn")
+    p.add_argument("--profiles", metavar="P.csv[.gz]", action="append", default=[],
+                   help="aCGH profiles table (repeatable)")
+    p.add_argument("--annotations", metavar="A.csv", action="append", default=[],
+                   help="region annotations of the profiles (repeatable)")
+    p.add_argument("--pairs", metavar="PAIRS.csv", help="score,audio[,anchors] pairs for --task alignment")
+    p.add_argument("--kind", choices=("cgh", "audio", "series"),
+                   help="project form: which items to learn from (default: the kind with most labels)")
+    p.add_argument("--out", metavar="MODEL", required=True, help="model file to write")
+    p.add_argument("--learner", choices=LEARNERS, default="ssvm", help="learning algorithm (default: ssvm)")
+    p.add_argument("--C", type=_positive_float, default=1.0, help="regularisation trade-off (default 1.0)")
+    p.add_argument("--max-iter", type=_positive_int, default=50, help="passes over the data (default 50)")
+    p.add_argument("--metric", choices=("diagonal", "full"), default="diagonal",
+                   help="segmentation: learn per-feature weights or a full PSD metric (default diagonal)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
+    p.set_defaults(run=run)
+
+
+def _positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def run(args) -> int:
+    if args.project is not None:
+        if args.task or args.profiles or args.annotations or args.pairs:
+            raise UsageError("give either PROJECT or the file-level form (--task with --profiles/--annotations "
+                             "or --pairs), not both")
+        return _train_project(args)
+    if args.task is None:
+        raise UsageError("nothing to train from: give a PROJECT, or --task segmentation --profiles P.csv "
+                         "--annotations A.csv, or --task alignment --pairs PAIRS.csv")
+    if args.task == "segmentation":
+        if not args.profiles or not args.annotations:
+            raise UsageError("--task segmentation needs --profiles P.csv[.gz] and --annotations A.csv")
+        if args.pairs:
+            raise UsageError("--pairs is for --task alignment")
+        return _train_segmentation_files(args)
+    if not args.pairs:
+        raise UsageError("--task alignment needs --pairs PAIRS.csv (columns score,audio[,anchors])")
+    if args.profiles or args.annotations:
+        raise UsageError("--profiles/--annotations are for --task segmentation")
+    from .align import train_alignment_pairs
+    return train_alignment_pairs(args)
+
+
+# ------------------------------------------------------------ segmentation
+
+
+def make_learner(name: str, model, *, C: float, max_iter: int, seed: int, callback=None):
+    """A learner of ``core.learners`` by command-line name."""
+    if name == "ssvm":
+        from ..learners.ssvm import SSVM
+        return SSVM(model, C=C, max_iter=max_iter, random_state=seed, callback=callback)
+    if name == "perceptron":
+        try:
+            from ..learners.perceptron import StructuredPerceptron
+        except ImportError:
+            raise ParameterError("--learner perceptron: the perceptron learner is not available in this build; "
+                                 "use --learner ssvm") from None
+        return _with_optional(StructuredPerceptron, model, max_iter=max_iter, random_state=seed)
+    if name == "partial":
+        try:
+            from ..learners.partial import PartialLabelSSVM
+        except ImportError:
+            raise ParameterError("--learner partial: the partial-label learner is not available in this build; "
+                                 "use --learner ssvm") from None
+        return _with_optional(PartialLabelSSVM, model, C=C, max_iter=max_iter, random_state=seed)
+    raise UsageError(f"--learner: unknown learner {name!r}; expected one of {list(LEARNERS)}")
+
+
+def _with_optional(cls, model, **kwargs):
+    """Construct a learner passing only the keyword arguments its ``__init__`` accepts."""
+    import inspect
+    accepted = inspect.signature(cls.__init__).parameters
+    return cls(model, **{k: v for k, v in kwargs.items() if k in accepted})
+
+
+def fit_segmentation(Xs, Ys, *, args, label: str):
+    """Fit a segmentation model on matrices ``Xs`` with label lists ``Ys``; returns (model, w, learner)."""
+    from ..models.segmentation import SegmentationModel
+    model = SegmentationModel(metric=args.metric)
+    progress = make_progress(args, args.max_iter, label, unit="passes")
+    learner = make_learner(args.learner, model, C=args.C, max_iter=args.max_iter, seed=args.seed,
+                           callback=lambda _learner, _it: progress.advance(message="pass"))
+    try:
+        learner.fit(Xs, Ys)
+    finally:
+        progress.close()
+    return learner.model, learner.w_, learner
+
+
+def _file_digest(paths) -> list:
+    out = []
+    for p in paths:
+        h = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+        out.append({"path": str(Path(p).resolve()), "sha256": h})
+    return out
+
+
+def _train_segmentation_files(args) -> int:
+    import warnings
+
+    from ..io.cgh import read_annotations, read_profiles
+    from ._models import CliModel, save_model
+    seqs = []
+    for path in args.profiles:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            seqs.extend(read_profiles(path))
+    names = [s.name for s in seqs]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise UsageError(f"sequence {dup!r} appears in more than one --profiles file")
+    labels: dict = {}
+    for path in args.annotations:
+        for lab in read_annotations(path, seqs, unknown_sequences="skip"):
+            labels.setdefault(lab.item_id, []).append(lab)
+    train = [s for s in seqs if labels.get(s.name)]
+    if not train:
+        raise ParameterError("no annotation matches a sequence of the profiles (annotations name sequences by "
+                             "profile.id and chromosome); check that the files belong together")
+    info(args, f"train: {len(train)} labelled sequences, {sum(len(labels[s.name]) for s in train)} labels, "
+               f"learner {args.learner}")
+    Xs = [s.values for s in train]
+    Ys = [labels[s.name] for s in train]
+    model, w, learner = fit_segmentation(Xs, Ys, args=args, label="train")
+    prov = {"learner": args.learner, "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed},
+            "trained_on": _file_digest(list(args.profiles) + list(args.annotations)),
+            "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys))}
+    save_model(args.out, CliModel("segmentation", "cgh-logratio", model, w, prov))
+    info(args, f"train: wrote {args.out}")
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------- project
+
+
+def _train_project(args) -> int:
+    from ..engine import Engine
+    from ..types import BoundaryLabel, RegionLabel
+    from ._models import CliModel, save_model
+    if not Path(args.project).is_file():
+        raise UsageError(f"PROJECT {args.project!r}: no such project file")
+    recipes = {"cgh": "cgh-logratio", "audio": "audio-frames", "series": "series"}
+    with Engine.open(args.project, read_only=True) as eng:
+        by_kind: dict = {}
+        for item in eng.items():
+            if item.task != "segmentation" or item.n_labels == 0:
+                continue
+            by_kind.setdefault(item.kind, []).append(item)
+        if not by_kind:
+            raise ParameterError(f"project {args.project!r}: no labelled segmentation item; label some regions "
+                                 "first (or train an alignment model with --task alignment --pairs)")
+        kind = args.kind or max(by_kind, key=lambda k: sum(i.n_labels for i in by_kind[k]))
+        items = by_kind.get(kind, [])
+        if not items:
+            raise ParameterError(f"--kind {kind}: the project has no labelled {kind} item (it has "
+                                 f"{sorted(by_kind)})")
+        Xs, Ys = [], []
+        for item in items:
+            labs = [lab for lab in eng.labels(item.id) if isinstance(lab, (RegionLabel, BoundaryLabel))]
+            if labs:
+                Xs.append(eng.sequence(item.id).values)
+                Ys.append(labs)
+        labels_hash = eng.session.labels_hash() if hasattr(eng.session, "labels_hash") else None
+    info(args, f"train: {len(Xs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, learner {args.learner}")
+    model, w, _ = fit_segmentation(Xs, Ys, args=args, label="train")
+    prov = {"learner": args.learner, "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed},
+            "project": str(Path(args.project).resolve()), "labels_hash": labels_hash,
+            "n_sequences": len(Xs), "n_labels": int(sum(len(y) for y in Ys))}
+    save_model(args.out, CliModel("segmentation", recipes[kind], model, w, prov))
+    info(args, f"train: wrote {args.out}")
+    return EXIT_OK

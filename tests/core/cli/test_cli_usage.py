@@ -1,0 +1,86 @@
+"""Usage errors exit 2 with one clear line; --help explains each subcommand with examples."""
+
+import pytest
+
+from core.cli import build_parser, main
+
+SUBCOMMANDS = ["train", "predict", "align", "evaluate", "query", "export", "batch"]
+
+
+def run(capsys, argv):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    code, _, err = run(capsys, [])
+    assert code == 2 and "COMMAND" in err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["frobnicate"], "invalid choice"),
+    (["predict", "m.model"], "--out"),
+    (["train", "--out", "m.model", "--C", "-1"], "--C"),
+    (["train", "--out", "m.model", "--max-iter", "zero"], "--max-iter"),
+    (["train", "--out", "m.model"], "nothing to train from"),
+    (["train", "p.marginalia", "--task", "segmentation", "--out", "m.model"], "not both"),
+    (["train", "--task", "segmentation", "--profiles", "p.csv", "--out", "m.model"], "--annotations"),
+    (["train", "--task", "alignment", "--out", "m.model"], "--pairs"),
+    (["evaluate", "--alignment", "a.csv"], "--truth"),
+    (["evaluate"], "MODEL --profiles"),
+    (["query", "missing.marginalia", "-n", "0"], "-n"),
+    (["export", "p.marginalia", "--format", "pdf", "--out", "x"], "invalid choice"),
+    (["batch"], "subcommand"),
+    (["batch", "predict", "missing.model", "--out", "o"], "no such model"),
+])
+def test_usage_errors_exit_2_with_one_line(capsys, argv, needle):
+    code, _, err = run(capsys, argv)
+    assert code == 2
+    assert needle in err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("marginalia-cli")
+
+
+@pytest.mark.parametrize("command", SUBCOMMANDS)
+def test_every_subcommand_has_help_with_examples(capsys, command):
+    code, out, _ = run(capsys, [command, "--help"])
+    assert code == 0
+    assert "examples:" in out and f"marginalia-cli {command}" in out
+
+
+def test_top_level_help_lists_every_subcommand(capsys):
+    code, out, _ = run(capsys, ["--help"])
+    assert code == 0
+    for command in SUBCOMMANDS:
+        assert command in out
+
+
+def test_predict_input_that_does_not_exist_is_a_usage_error(capsys, seg_model, tmp_path):
+    code, _, err = run(capsys, ["predict", str(seg_model), str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o")])
+    assert code == 2 and "no such file or folder" in err
+
+
+def test_unsupported_input_file_is_a_usage_error(capsys, seg_model, tmp_path):
+    odd = tmp_path / "notes.docx"
+    odd.write_text("x")
+    code, _, err = run(capsys, ["predict", str(seg_model), str(odd), "--out", str(tmp_path / "o")])
+    assert code == 2 and "unsupported file type" in err
+
+
+def test_runtime_error_is_one_line_and_debug_shows_the_traceback(capsys, tmp_path):
+    bad = tmp_path / "bad.model"
+    bad.write_text("this is not json")
+    argv = ["predict", str(bad), "--profiles", str(bad), "--out", str(tmp_path / "o")]
+    code, _, err = run(capsys, argv)
+    assert code == 1
+    assert err.strip().splitlines() == [f"marginalia-cli predict: error: {bad}: not a Marginalia model file "
+                                        "(expected the JSON written by `marginalia-cli train`)"]
+    code, _, err = run(capsys, ["--debug"] + argv)
+    assert code == 1 and "Traceback" in err
+
+
+def test_parser_builds_without_opening_anything():
+    parser = build_parser()
+    args = parser.parse_args(["export", "p.marginalia", "--format", "bundle", "--out", "d"])
+    assert args.kind == "bundle" and callable(args.run)

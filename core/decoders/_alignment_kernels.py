@@ -1,0 +1,329 @@
+"""Private numba kernels of the template-alignment decoders.
+
+State ``(e, t)`` means "frame ``t`` belongs to event ``e`` and event ``e``
+already holds at least ``m`` frames" (``m`` = minimal duration). A state has
+two incoming edges:
+
+* *continue*: from ``(e, t-1)``, adding ``S[t, e]``;
+* *start*: event ``e`` starts at frame ``s = t - m + 1`` coming from
+  ``(e-1, t-m)``, adding the ``m`` values ``S[s:t+1, e]``.
+
+Rows ``t`` are processed in order with a ring of ``m + 1`` rows of values and a
+packed bit per state telling which edge won (1 = start), so memory is
+``T * E / 8`` bytes plus ``O(m E)`` floats. The callers in
+:mod:`core.decoders.alignment` validate every argument.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+NEG = -np.inf
+
+#: loss modes understood by the kernels
+LOSS_NONE = 0
+LOSS_HAMMING = 1
+LOSS_ONSET = 2
+
+
+@numba.njit(cache=True)
+def all_finite(S):
+    """True when every entry of the 2-d array is finite (early exit)."""
+    T, E = S.shape
+    for t in range(T):
+        acc = 0.0
+        for e in range(E):
+            acc += S[t, e] * 0.0
+        if acc != 0.0:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _fill_row(S, t, truth, mode, c, buf):
+    """Row ``t`` of the score plus the linear onset loss ``c |e - e*(t)|``."""
+    E = S.shape[1]
+    if mode == LOSS_ONSET:
+        et = truth[t]
+        St = S[t]
+        for e in range(E):
+            buf[e] = St[e] + c * abs(e - et)
+        return buf
+    return S[t]
+
+
+@numba.njit(cache=True)
+def _band(t, T, E, m):
+    """Events that can hold a state at frame ``t`` (inclusive bounds)."""
+    lo = E - 1 - (T - 1 - t) // m
+    hi = (t + 1) // m - 1
+    if lo < 0:
+        lo = 0
+    if hi > E - 1:
+        hi = E - 1
+    return lo, hi
+
+
+@numba.njit(cache=True)
+def align_rows(S, m, onset_lo, onset_hi, truth, mode, c,
+               ring, win, buf_new, buf_old, flags,
+               t_start, t_stop, ea, eb,
+               bits, store_bits,
+               ck_every, ck_ring, ck_win,
+               path_ev, path_on, rec_cont, rec_start, check_finite):
+    """Run the forward recursion over rows ``[t_start, t_stop)``.
+
+    Parameters
+    ----------
+    S : ndarray, shape (T, E)
+    m : int
+        Minimal number of frames per event.
+    onset_lo, onset_hi : ndarray of int64, shape (E,)
+        Allowed onset window of every event (inclusive).
+    truth : ndarray of int64, shape (T,)
+        Event of every frame in the reference (used when ``mode != 0``).
+    mode : int
+        ``LOSS_NONE``, ``LOSS_HAMMING`` or ``LOSS_ONSET``.
+    c : float
+        Loss scale.
+    ring : ndarray, shape (m + 1, E)
+        Values of the last ``m + 1`` rows (slot ``t % (m + 1)``).
+    win : ndarray, shape (E,)
+        Sum of the (augmented) scores of the last ``m`` frames per event.
+    buf_new, buf_old : ndarray, shape (E,)
+        Scratch rows.
+    flags : ndarray of uint8, shape (E + 8,)
+        Scratch decisions of the current row.
+    t_start, t_stop : int
+    ea, eb : int
+        Only events in ``[ea, eb]`` are computed (a cone for recomputation).
+    bits : ndarray of uint8, shape (T, ceil(E / 8))
+        Packed decisions; written when ``store_bits``.
+    ck_every : int
+        When > 0, copy ``ring`` and ``win`` after every row ``t`` with
+        ``(t + 1) % ck_every == 0`` into ``ck_ring`` / ``ck_win``.
+    path_ev, path_on : ndarray of int64
+        When ``path_ev`` is not empty: the event of every frame and the onsets
+        of a path whose two incoming candidates are recorded.
+    rec_cont, rec_start : ndarray, shape (T,)
+        Recorded "continue" and "start" candidate values (``-inf`` when absent).
+    check_finite : bool
+        Stop at the first row holding NaN or infinity.
+
+    Returns
+    -------
+    int
+        The first non-finite row when ``check_finite`` found one, else -1.
+    """
+    T, E = S.shape
+    R = m + 1
+    record = path_ev.shape[0] > 0
+    fused_onset = mode == LOSS_ONSET and m == 1
+    for t in range(t_start, t_stop):
+        if check_finite:
+            # the row is read right after, so this check costs little extra memory traffic
+            bad = False
+            St = S[t]
+            for e in range(E):
+                bad |= (St[e] - St[e]) != 0.0
+            if bad:
+                return t
+        if fused_onset:
+            row = S[t]
+        else:
+            row = _fill_row(S, t, truth, mode, c, buf_new)
+        et = truth[t] if mode == LOSS_HAMMING else -1
+        if m > 1:
+            if t >= m:
+                old_row = _fill_row(S, t - m, truth, mode, c, buf_old)
+                for e in range(ea, eb + 1):
+                    win[e] += row[e] - old_row[e]
+                if mode == LOSS_HAMMING:
+                    eo = truth[t - m]
+                    if ea <= eo <= eb:
+                        win[eo] += c
+            else:
+                for e in range(ea, eb + 1):
+                    win[e] += row[e]
+            if mode == LOSS_HAMMING and ea <= et <= eb:
+                win[et] -= c
+        cur = ring[t % R]
+        prev = ring[(t - 1) % R]
+        old = ring[(t - m) % R]
+        lo, hi = _band(t, T, E, m)
+        if lo < ea:
+            lo = ea
+        if hi > eb:
+            hi = eb
+        s = t - m + 1
+        first = lo if lo > 0 else 1
+        n = hi + 1 - first
+        if n > 0:
+            # 0-based views let LLVM drop the negative-index checks and vectorise
+            r = row[first:hi + 1]
+            p0 = prev[first:hi + 1]
+            p1 = old[first - 1:hi]
+            cc = cur[first:hi + 1]
+            fl = flags[first:hi + 1]
+            wl = onset_lo[first:hi + 1]
+            wh = onset_hi[first:hi + 1]
+            w = win[first:hi + 1] if m > 1 else r
+            if fused_onset:
+                off = first - truth[t]
+                for i in range(n):
+                    v = r[i] + c * abs(i + off)
+                    a = p0[i] + v
+                    ok = (s >= wl[i]) & (s <= wh[i])
+                    b = p1[i] + v if ok else NEG
+                    f = b > a
+                    cc[i] = b if f else a
+                    fl[i] = f
+            else:
+                for i in range(n):
+                    a = p0[i] + r[i]
+                    ok = (s >= wl[i]) & (s <= wh[i])
+                    b = p1[i] + w[i] if ok else NEG
+                    f = b > a
+                    cc[i] = b if f else a
+                    fl[i] = f
+        # event 0 and the Hamming correction are single cells: redo them exactly
+        for e in (0, et):
+            if e < lo or e > hi:
+                continue
+            v = row[e] - c if e == et else row[e]
+            if fused_onset:
+                v += c * abs(e - truth[t])
+            a = prev[e] + v
+            if e == 0:
+                b = (win[0] if m > 1 else v) if s == 0 else NEG
+            else:
+                b = old[e - 1] + (win[e] if m > 1 else v)
+                if s < onset_lo[e] or s > onset_hi[e]:
+                    b = NEG
+            if b > a:
+                cur[e] = b
+                flags[e] = 1
+            else:
+                cur[e] = a
+                flags[e] = 0
+        if hi + 1 < E:
+            cur[hi + 1] = NEG
+        if hi + 2 < E:
+            cur[hi + 2] = NEG
+        if store_bits and hi >= lo:
+            # bits outside [lo, hi] are junk and never read back
+            for byte in range(lo >> 3, (hi >> 3) + 1):
+                f8 = flags[byte << 3:(byte << 3) + 8]
+                bits[t, byte] = (f8[0] | (f8[1] << 1) | (f8[2] << 2) | (f8[3] << 3)
+                                 | (f8[4] << 4) | (f8[5] << 5) | (f8[6] << 6) | (f8[7] << 7))
+        if record:
+            e = path_ev[t]
+            rec_cont[t] = NEG
+            rec_start[t] = NEG
+            if t - path_on[e] >= m - 1 and lo <= e <= hi:
+                v = row[e] - c if e == et else row[e]
+                if fused_onset:
+                    v += c * abs(e - truth[t])
+                rec_cont[t] = prev[e] + v
+                w = win[e] if m > 1 else v
+                if e == 0:
+                    if s == 0:
+                        rec_start[t] = w
+                elif onset_lo[e] <= s <= onset_hi[e]:
+                    rec_start[t] = old[e - 1] + w
+        if ck_every > 0 and (t + 1) % ck_every == 0:
+            j = (t + 1) // ck_every - 1
+            if j < ck_ring.shape[0]:
+                ck_ring[j, :, :] = ring
+                ck_win[j, :] = win
+    return -1
+
+
+@numba.njit(cache=True)
+def get_bit(bits, t, e):
+    return (bits[t, e >> 3] >> (e & 7)) & 1
+
+
+@numba.njit(cache=True)
+def backtrack(bits, m, e, t, onsets):
+    """Fill ``onsets[:e+1]`` with the best prefix ending in state ``(e, t)``."""
+    while True:
+        if get_bit(bits, t, e):
+            onsets[e] = t - m + 1
+            if e == 0:
+                return
+            e -= 1
+            t -= m
+        else:
+            t -= 1
+
+
+@numba.njit(cache=True)
+def alignment_value(S, onsets):
+    """Sum of ``S[t, e(t)]`` for the alignment given by its onsets."""
+    T, E = S.shape
+    total = 0.0
+    for e in range(E):
+        stop = onsets[e + 1] if e + 1 < E else T
+        for t in range(onsets[e], stop):
+            total += S[t, e]
+    return total
+
+
+@numba.njit(cache=True)
+def duration_prior_dp(S_cum, m, dmax, onset_lo, onset_hi, expected, weight, back):
+    """Exact DP over (event, onset) with a quadratic duration penalty.
+
+    ``S_cum[t, e]`` is the sum of ``S[:t, e]`` (shape (T + 1, E)).
+    ``F[e, o]`` = best value of events ``< e`` when event ``e`` starts at
+    ``o``; ``back[e, o]`` stores the chosen duration of event ``e - 1``.
+    Returns the best total value (``-inf`` when infeasible).
+    Cost: ``O(E * T * (dmax - m + 1))`` time, two rows of ``T`` floats plus
+    ``back`` (E x T integers).
+    """
+    T1, E = S_cum.shape
+    T = T1 - 1
+    prev = np.full(T + 1, NEG)
+    cur = np.full(T + 1, NEG)
+    prev[0] = 0.0
+    for e in range(1, E):
+        for o in range(T + 1):
+            cur[o] = NEG
+        lo = max(onset_lo[e], e * m)
+        hi = min(onset_hi[e], T - (E - e) * m)
+        ep = e - 1
+        for o in range(lo, hi + 1):
+            best = NEG
+            bd = 0
+            dlo = m
+            dhi = min(dmax, o)
+            for d in range(dlo, dhi + 1):
+                p = o - d
+                pv = prev[p]
+                if pv == NEG:
+                    continue
+                diff = d - expected[ep]
+                v = pv + S_cum[o, ep] - S_cum[p, ep] - weight * diff * diff
+                if v > best:
+                    best = v
+                    bd = d
+            cur[o] = best
+            back[e, o] = bd
+        prev, cur = cur, prev
+    # last event runs to T
+    best = NEG
+    bd = 0
+    ep = E - 1
+    for d in range(m, min(dmax, T) + 1):
+        p = T - d
+        pv = prev[p]
+        if pv == NEG:
+            continue
+        diff = d - expected[ep]
+        v = pv + S_cum[T, ep] - S_cum[p, ep] - weight * diff * diff
+        if v > best:
+            best = v
+            bd = d
+    back[0, 0] = bd
+    return best

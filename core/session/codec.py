@@ -18,6 +18,7 @@ import math
 from typing import Iterable
 
 from ..exceptions import DataFormatError, ParameterError
+from ..io.cgh import CghRegionLabel
 from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
 
 __all__ = [
@@ -33,10 +34,12 @@ __all__ = [
 
 #: Label class by the name stored in the ``"type"`` tag.
 LABEL_TYPES = {cls.__name__: cls for cls in (RegionLabel, BoundaryLabel, AnchorLabel, EventSpanLabel,
-                                             WarpAnchorLabel)}
+                                             WarpAnchorLabel, CghRegionLabel)}
 
 _TASK_OF_TYPE = {
     "RegionLabel": "segmentation",
+    # a region label imported from an annotations.csv, remembering the row's bp interval and word
+    "CghRegionLabel": "segmentation",
     "BoundaryLabel": "segmentation",
     "AnchorLabel": "alignment",
     "EventSpanLabel": "alignment",

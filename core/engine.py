@@ -1,0 +1,377 @@
+"""The facade the app and the command line call.
+
+An :class:`Engine` wraps one open project (:class:`core.session.Session`) and
+adds what a user does with it: import files, label, learn, predict, ask what
+to label next and export. It owns no state of its own beyond caches that can
+be rebuilt from the project; the Session remains the single owner of items,
+labels and models.
+
+Every method is thread-safe: the app calls the slow ones (``update_model``,
+``retrain``, ``predict``, ``next_queries``) from worker threads while the GUI
+thread edits labels. Slow methods take ``cancel`` (an object with
+``is_set()``, e.g. :class:`threading.Event`) and ``progress`` (a callable
+``progress(done, total, message)``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+
+from . import events as ev
+from .exceptions import CancelledError, DataFormatError, MarginaliaError, ParameterError
+from .items import ItemData, ItemLoader
+from .session import Session
+from .tasks import TaskRegistry
+from .types import Prediction, Query
+
+__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR"]
+
+DEMO_DIR = Path(__file__).resolve().parents[1] / "resources" / "demo"
+
+#: export kinds and what they write
+EXPORT_KINDS = {
+    "annotations-csv": "region labels of aCGH items as annotations.csv (profile.id,chromosome,min,max,annotation)",
+    "segments-csv": "predicted segments (profile.id,chromosome,chromStart,chromEnd,mean)",
+    "breaks-csv": "predicted changes (profile.id,chromosome,position)",
+    "bedgraph": "predicted segment means as a bedGraph track",
+    "audacity": "predicted boundaries of audio items as Audacity label tracks (one file per item)",
+    "aligned-midi": "the score MIDI with note times following the audio (one file per item)",
+    "alignment-csv": "event,score_time_s,audio_time_s,pitches (one file per item)",
+    "bundle": "a dataset bundle: manifest.json, per-item features (.npz), partial labels and the model",
+}
+
+
+@dataclass(frozen=True)
+class ItemInfo:
+    """What the dataset browser shows about an item."""
+
+    id: str
+    name: str
+    kind: str
+    task: str
+    group: Optional[str]
+    n_samples: int
+    n_labels: int
+    has_prediction: bool
+    prediction_stale: bool
+    uncertainty: Optional[float]
+
+
+def _check_cancel(cancel):
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("cancelled")
+
+
+class Engine:
+    """One open project and everything a user does with it.
+
+    Use :meth:`create`, :meth:`open` or :meth:`open_demo` rather than the
+    constructor.
+    """
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.events: ev.EventHub = session.events
+        self._lock = threading.RLock()
+        self._loader = ItemLoader()
+        self._tasks = TaskRegistry(self)
+        self._predictions: dict[str, Prediction] = {}
+        self._unsubscribe = self.events.subscribe(self._on_event)
+
+    # ------------------------------------------------------------ lifecycle
+    @classmethod
+    def create(cls, path) -> "Engine":
+        """Create a new empty project file at ``path``."""
+        return cls(Session.create(str(path)))
+
+    @classmethod
+    def open(cls, path, *, read_only: bool = False) -> "Engine":
+        """Open an existing project."""
+        return cls(Session.open(str(path), read_only=read_only))
+
+    @classmethod
+    def open_demo(cls, workdir=None) -> "Engine":
+        """Build (or reopen) the embedded demo project in ``workdir``.
+
+        The demo's source files are copied next to the project so that the
+        project is self-contained; an existing demo project in ``workdir`` is
+        reopened as it was left.
+        """
+        workdir = Path(workdir) if workdir is not None else _default_demo_dir()
+        workdir.mkdir(parents=True, exist_ok=True)
+        project = workdir / "demo.marginalia"
+        if project.exists():
+            return cls.open(project)
+        for name in ("profiles.csv", "annotations.csv", "melody.mid", "melody.wav"):
+            src = DEMO_DIR / name
+            if not src.exists():
+                raise DataFormatError("the embedded demo file is missing; reinstall Marginalia or run "
+                                      "resources/demo/make_demo.py", path=str(src))
+            shutil.copy2(src, workdir / name)
+        eng = cls.create(project)
+        try:
+            eng.import_files([workdir / "profiles.csv", workdir / "melody.wav"],
+                             scores={str(workdir / "melody.wav"): workdir / "melody.mid"})
+            eng.import_labels("annotations-csv", workdir / "annotations.csv")
+            eng.session.set_setting("demo", True)
+        except Exception:
+            eng.close()
+            raise
+        return eng
+
+    def close(self):
+        """Close the project (every edit is already saved)."""
+        with self._lock:
+            if self._unsubscribe is not None:
+                self._unsubscribe()
+                self._unsubscribe = None
+            self.session.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def path(self) -> str:
+        return self.session.path
+
+    # ----------------------------------------------------------------- items
+    def import_files(self, paths: Iterable, *, scores: Optional[dict] = None) -> list:
+        """Import data files as items.
+
+        Parameters
+        ----------
+        paths : iterable of path-like
+            aCGH ``profiles.csv[.gz]`` (one item per profile and chromosome),
+            audio files (WAV/FLAC/OGG/MP3; paired with a MIDI score of the same
+            stem given in ``paths`` or ``scores``: one alignment item), or
+            generic CSV/TSV series.
+        scores : dict, optional
+            ``{audio path: score MIDI path}`` pairs given explicitly.
+
+        Returns
+        -------
+        list of str
+            The new item ids.
+        """
+        paths = [Path(p) for p in paths]
+        scores = {str(Path(k)): Path(v) for k, v in (scores or {}).items()}
+        midis = {p.stem: p for p in paths if p.suffix.lower() in (".mid", ".midi")}
+        new_ids = []
+        with self._lock:
+            for p in paths:
+                if p.suffix.lower() in (".mid", ".midi"):
+                    continue  # scores are imported with their audio
+                score = scores.get(str(p)) or midis.get(p.stem)
+                for spec in self._loader.describe(p, score_path=score):
+                    new_ids.append(self.session.add_item(spec.name, spec.kind, spec.task,
+                                                         source_path=str(p), meta=spec.meta))
+            lone = [m for stem, m in midis.items() if not any(q.stem == stem for q in paths if q != m)]
+            if lone and not new_ids:
+                raise DataFormatError("a MIDI score needs its audio recording: import the audio file together "
+                                      "with the score (same file stem)", path=str(lone[0]))
+        return new_ids
+
+    def items(self) -> list:
+        """Every item with its browser summary, in import order."""
+        with self._lock:
+            out = []
+            labels_by_item = {}
+            for lab in self.session.labels():
+                labels_by_item[lab.item_id] = labels_by_item.get(lab.item_id, 0) + 1
+            for rec in self.session.items():
+                pred = self._predictions.get(rec.id)
+                task = self._tasks.get(rec)
+                out.append(ItemInfo(
+                    id=rec.id, name=rec.name, kind=rec.kind, task=rec.task,
+                    group=(rec.meta or {}).get("group"),
+                    n_samples=int((rec.meta or {}).get("n_samples", 0)),
+                    n_labels=labels_by_item.get(rec.id, 0),
+                    has_prediction=pred is not None,
+                    prediction_stale=pred is not None and pred.model_id != task.model_id,
+                    uncertainty=task.uncertainty_of(rec.id),
+                ))
+            return out
+
+    def item(self, item_id: str):
+        """The stored record of an item (id, name, kind, task, source_path, meta)."""
+        return self.session.item(item_id)
+
+    def data(self, item_id: str) -> ItemData:
+        """The loaded data of an item (sequence, features, score, audio path), cached."""
+        return self._loader.load(self.session.item(item_id))
+
+    def sequence(self, item_id: str):
+        """The item's display sequence (aCGH logratio in bp, or audio feature frames in s)."""
+        return self.data(item_id).sequence
+
+    def spectrogram(self, item_id: str):
+        """``(image (F, T) float32 dB, times_s (T,), freqs_hz (F,))`` of an audio item."""
+        d = self.data(item_id)
+        if d.spectrogram is None:
+            raise ParameterError(f"item {item_id!r} ({d.record.kind}) has no spectrogram; only audio items do")
+        return d.spectrogram
+
+    def score(self, item_id: str):
+        """The item's :class:`~core.types.Score`, or None."""
+        return self.data(item_id).score
+
+    def audio_path(self, item_id: str) -> Optional[str]:
+        d = self.data(item_id)
+        return d.audio_path
+
+    # ---------------------------------------------------------------- labels
+    def labels(self, item_id: Optional[str] = None) -> list:
+        return self.session.labels(item_id)
+
+    def add_label(self, label):
+        """Validate a label against its item and store it (committed before returning)."""
+        self._tasks.get(self.session.item(label.item_id)).validate_label(label)
+        return self.session.add_label(label)
+
+    def change_label(self, label):
+        self._tasks.get(self.session.item(label.item_id)).validate_label(label)
+        return self.session.change_label(label)
+
+    def delete_label(self, label_id: str):
+        return self.session.delete_label(label_id)
+
+    def undo(self) -> bool:
+        return self.session.undo()
+
+    def redo(self) -> bool:
+        return self.session.redo()
+
+    @property
+    def can_undo(self) -> bool:
+        return self.session.can_undo
+
+    @property
+    def can_redo(self) -> bool:
+        return self.session.can_redo
+
+    def import_labels(self, kind: str, path) -> list:
+        """Import labels from a file (``"annotations-csv"``); returns the stored labels."""
+        from .exports import import_labels
+        with self._lock:
+            labels = import_labels(self, kind, Path(path))
+            return [self.session.add_label(lab) for lab in labels]
+
+    def accept_prediction(self, item_id: str, start: int, stop: int) -> list:
+        """Turn the current prediction inside ``[start, stop)`` into labels."""
+        pred = self.prediction(item_id) or self.predict(item_id)
+        labels = self._tasks.get(self.session.item(item_id)).labels_from_prediction(item_id, pred, start, stop)
+        return [self.session.add_label(lab) for lab in labels]
+
+    # -------------------------------------------------------------- learning
+    @property
+    def current_model_id(self) -> Optional[str]:
+        """Id of the newest model of the first task in the project (None before any)."""
+        for rec in self.session.items():
+            return self.model_id(rec.id)
+        return None
+
+    def model_id(self, item_id: str) -> Optional[str]:
+        """Id of the current model of the item's task (building the initial model if needed)."""
+        task = self._tasks.get(self.session.item(item_id))
+        task.ensure_model()
+        return task.model_id
+
+    def update_model(self, item_id: str, *, cancel=None) -> str:
+        """A fast interactive update (averaged perceptron) from the labels of one item."""
+        _check_cancel(cancel)
+        task = self._tasks.get(self.session.item(item_id))
+        return task.update(item_id, cancel=cancel)
+
+    def retrain(self, *, cancel=None, progress: Optional[Callable] = None, task_name: Optional[str] = None) -> str:
+        """A full fit of every task's model from all labels; returns the last model id."""
+        model_id = None
+        for task in self._tasks.all():
+            if task_name is not None and task.name != task_name:
+                continue
+            if not task.item_ids():
+                continue
+            model_id = task.fit(cancel=cancel, progress=progress)
+        if model_id is None:
+            raise ParameterError("nothing to train: the project has no items")
+        return model_id
+
+    def prediction(self, item_id: str) -> Optional[Prediction]:
+        """The cached prediction of an item (None if never predicted)."""
+        return self._predictions.get(item_id)
+
+    def predict(self, item_id: str, *, cancel=None) -> Prediction:
+        """Decode the item with the current model, obeying every label, with its runner-up."""
+        _check_cancel(cancel)
+        task = self._tasks.get(self.session.item(item_id))
+        pred = task.predict(item_id, cancel=cancel)
+        self._predictions[item_id] = pred
+        self.events.emit(ev.PredictionChanged(item_id=item_id, model_id=pred.model_id))
+        return pred
+
+    def predict_all(self, *, cancel=None, progress: Optional[Callable] = None) -> dict:
+        ids = [rec.id for rec in self.session.items()]
+        out = {}
+        for i, item_id in enumerate(ids):
+            _check_cancel(cancel)
+            out[item_id] = self.predict(item_id, cancel=cancel)
+            if progress is not None:
+                progress(i + 1, len(ids), f"predicted {i + 1}/{len(ids)}")
+        return out
+
+    # -------------------------------------------------------- active learning
+    def next_queries(self, n: int = 10, *, strategy: str = "best-vs-2nd", task_name: Optional[str] = None,
+                     cancel=None) -> list:
+        """The ``n`` parts where a label is expected to help most, best first."""
+        if n < 1:
+            raise ParameterError(f"next_queries: n must be >= 1, got {n}")
+        queries: list[Query] = []
+        for task in self._tasks.all():
+            if task_name is not None and task.name != task_name:
+                continue
+            if task.item_ids():
+                queries.extend(task.queries(n, strategy=strategy, cancel=cancel))
+        queries.sort(key=lambda q: -q.uncertainty)
+        return [Query(q.item_id, q.start, q.stop, q.uncertainty, q.strategy, rank=i)
+                for i, q in enumerate(queries[:n])]
+
+    def learning_curve(self) -> list:
+        """Rows ``{labels, mean_uncertainty, time}`` recorded at each query round."""
+        rows = []
+        for task in self._tasks.all():
+            rows.extend(task.curve)
+        return rows
+
+    def stopping_signal(self) -> dict:
+        """``{"eta": float|None, "fired": bool, "evidence": str}`` for the app's stopping indicator."""
+        for task in self._tasks.all():
+            if task.item_ids():
+                return task.stopping_signal()
+        return {"eta": None, "fired": False, "evidence": "no items"}
+
+    # ---------------------------------------------------------------- export
+    def export(self, kind: str, path) -> list:
+        """Write an export of the project; returns the written paths."""
+        if kind not in EXPORT_KINDS:
+            raise ParameterError(f"export: unknown kind {kind!r}; expected one of {sorted(EXPORT_KINDS)}")
+        from .exports import export
+        return export(self, kind, Path(path))
+
+    # ---------------------------------------------------------------- events
+    def _on_event(self, event):
+        if isinstance(event, (ev.LabelsChanged,)):
+            self._tasks.on_labels_changed(getattr(event, "item_id", None))
+
+
+def _default_demo_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "marginalia" / "demo"

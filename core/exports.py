@@ -1,0 +1,149 @@
+"""Exports of a project to the formats of DESIGN.md, and label imports.
+
+Each export kind writes predictions or labels of the project's items with the
+format writers of :mod:`core.io`; the ``bundle`` kind writes a self-describing
+dataset folder (``manifest.json``, per-item features as ``.npz``, partial labels
+kept partial, and the current models with their provenance).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .exceptions import ParameterError
+from .session.codec import label_to_dict
+from .types import Alignment, RegionLabel, Segmentation
+
+BUNDLE_VERSION = 1
+
+
+def _items_of(engine, kind=None, task=None):
+    for rec in engine.session.items():
+        if (kind is None or rec.kind == kind) and (task is None or rec.task == task):
+            yield rec
+
+
+def _prediction(engine, item_id):
+    return engine.prediction(item_id) or engine.predict(item_id)
+
+
+def _cgh_sequences(engine):
+    recs = list(_items_of(engine, kind="cgh"))
+    return recs, [engine.sequence(r.id) for r in recs]
+
+
+def export(engine, kind: str, path: Path) -> list:
+    """Write export ``kind`` of the project to ``path`` (a file, or a folder for per-item kinds)."""
+    from .io import cgh as cgh_io
+    if kind == "annotations-csv":
+        recs, seqs = _cgh_sequences(engine)
+        # the table names sequences, not project items
+        labels = [_with_item(lab, s.name) for r, s in zip(recs, seqs)
+                  for lab in engine.labels(r.id) if isinstance(lab, RegionLabel)]
+        cgh_io.write_annotations(path, labels, seqs)
+        return [path]
+    if kind in ("segments-csv", "breaks-csv", "bedgraph"):
+        recs, seqs = _cgh_sequences(engine)
+        if not recs:
+            raise ParameterError(f"export {kind}: the project has no aCGH items")
+        segs = {}
+        for r, s in zip(recs, seqs):
+            segs[s.name] = _prediction(engine, r.id).structure
+        writer = {"segments-csv": cgh_io.write_segments, "breaks-csv": cgh_io.write_breaks,
+                  "bedgraph": cgh_io.write_bedgraph}[kind]
+        writer(path, segs, seqs)
+        return [path]
+    if kind in ("audacity", "aligned-midi", "alignment-csv"):
+        path.mkdir(parents=True, exist_ok=True)
+        written = []
+        for rec in _items_of(engine, kind="audio"):
+            data = engine.data(rec.id)
+            pred = _prediction(engine, rec.id)
+            times = data.sequence.positions
+            if kind == "audacity":
+                from .io.labels_audio import write_audacity_labels
+                if isinstance(pred.structure, Segmentation):
+                    bounds = times[np.minimum(pred.structure.changes, len(times) - 1)]
+                else:
+                    bounds = times[pred.structure.onsets]
+                out = path / f"{rec.name}.txt"
+                write_audacity_labels(out, np.asarray(bounds, dtype=float))
+            else:
+                if not isinstance(pred.structure, Alignment) or data.score is None:
+                    continue
+                from .io.midi import write_alignment_csv, write_midi
+                onset_times = times[pred.structure.onsets]
+                if kind == "aligned-midi":
+                    out = path / f"{rec.name}_aligned.mid"
+                    write_midi(out, data.score, times_s=onset_times)
+                else:
+                    out = path / f"{rec.name}_alignment.csv"
+                    write_alignment_csv(out, data.score, onset_times)
+            written.append(out)
+        return written
+    if kind == "bundle":
+        return _write_bundle(engine, path)
+    raise ParameterError(f"export: unknown kind {kind!r}")
+
+
+def _write_bundle(engine, folder: Path) -> list:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "features").mkdir(exist_ok=True)
+    items = []
+    written = []
+    for rec in engine.session.items():
+        seq = engine.sequence(rec.id)
+        feat_path = folder / "features" / f"{rec.id}.npz"
+        np.savez_compressed(feat_path, values=seq.values, positions=seq.positions)
+        written.append(feat_path)
+        items.append({
+            "id": rec.id, "name": rec.name, "kind": rec.kind, "task": rec.task,
+            "source": rec.source_path, "source_sha256": rec.source_hash, "features": f"features/{rec.id}.npz",
+            "n_samples": seq.n_samples, "feature_names": list(seq.feature_names),
+            # partial labels stay partial: only what the annotator said is listed; unlabelled is not negative
+            "labels": [label_to_dict(lab) for lab in engine.labels(rec.id)],
+        })
+    models = []
+    for m in engine.session.models():
+        blob = engine.session.load_model(m.id)
+        out = folder / f"model_{m.id}.bin"
+        out.write_bytes(blob if isinstance(blob, (bytes, bytearray)) else blob.blob)
+        written.append(out)
+        models.append({"id": m.id, "task": m.task, "label_hash": m.label_hash, "file": out.name,
+                       "parameters": m.params})
+    manifest = {"format": "marginalia-bundle", "version": BUNDLE_VERSION, "created": time.time(),
+                "project": str(engine.path), "labels_hash": engine.session.labels_hash(),
+                "items": items, "models": models}
+    mpath = folder / "manifest.json"
+    mpath.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    written.append(mpath)
+    return written
+
+
+def import_labels(engine, kind: str, path: Path) -> list:
+    """Labels read from a file, mapped onto the project's items (not yet stored)."""
+    if kind != "annotations-csv":
+        raise ParameterError(f"import_labels: unknown kind {kind!r}; expected 'annotations-csv'")
+    from .io import cgh as cgh_io
+    recs, seqs = _cgh_sequences(engine)
+    if not recs:
+        raise ParameterError("import_labels: the project has no aCGH items to attach annotations to; "
+                             "import the profiles first")
+    by_name = {s.name: r.id for r, s in zip(recs, seqs)}
+    labels = cgh_io.read_annotations(path, seqs, unknown_sequences="skip")
+    out = []
+    for lab in labels:
+        item_id = by_name.get(lab.item_id)
+        if item_id is None:
+            continue
+        out.append(_with_item(lab, item_id))
+    return out
+
+
+def _with_item(label, item_id):
+    import dataclasses
+    return dataclasses.replace(label, item_id=item_id)

@@ -1,0 +1,226 @@
+"""From a project's item records to the data the engine works on.
+
+:class:`ItemLoader` knows which files make which items (``describe``) and
+loads an item's data lazily with a bounded cache (``load``): a 30-profile
+``profiles.csv`` is parsed once for all its chromosomes, and an audio file
+is decoded once for its spectrogram and its features.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from .exceptions import DataFormatError
+from .types import Score, Sequence
+
+__all__ = ["ItemSpec", "ItemData", "ItemLoader", "AUDIO_SR", "AUDIO_HOP"]
+
+AUDIO_SR = 22050
+#: hop of the audio frames: 512 samples at 22.05 kHz = 23.2 ms per frame
+AUDIO_HOP = 512
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aiff", ".aif")
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """What an imported file contributes: one item each."""
+
+    name: str
+    kind: str
+    task: str
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class ItemData:
+    """The loaded data of one item.
+
+    Attributes
+    ----------
+    record : the session's item record
+    sequence : Sequence
+        What the views draw and the segmentation task works on: logratio (T, 1)
+        in bp for aCGH; audio feature frames (T, p) with times in s for audio.
+    score : Score or None
+    audio_path : str or None
+    spectrogram : tuple or None
+        ``(image (F, T) float32 dB, times_s (T,), freqs_hz (F,))``.
+    chroma : ndarray (T, 12) or None
+        Frame chroma for alignment to a score.
+    frame_rate : float or None
+        Frames per second of audio features.
+    """
+
+    record: object
+    sequence: Sequence
+    score: Optional[Score] = None
+    audio_path: Optional[str] = None
+    spectrogram: Optional[tuple] = None
+    chroma: Optional[np.ndarray] = None
+    frame_rate: Optional[float] = None
+
+
+def _file_key(path: Path):
+    st = os.stat(path)
+    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+class ItemLoader:
+    """Describe files as items and load item data with an LRU cache.
+
+    Parameters
+    ----------
+    max_items : int
+        How many loaded items to keep in memory.
+    """
+
+    def __init__(self, max_items: int = 64):
+        self._lock = threading.RLock()
+        self._items: OrderedDict = OrderedDict()
+        self._profiles: OrderedDict = OrderedDict()
+        self._max_items = max_items
+
+    # -------------------------------------------------------------- describe
+    def describe(self, path: Path, *, score_path: Optional[Path] = None) -> list:
+        """The items a file makes, without keeping its data."""
+        path = Path(path)
+        if not path.exists():
+            raise DataFormatError("no such file; check the path", path=str(path))
+        suffix = "".join(path.suffixes[-2:]).lower() if path.suffix.lower() == ".gz" else path.suffix.lower()
+        if suffix in AUDIO_SUFFIXES:
+            return [self._describe_audio(path, score_path)]
+        if suffix in (".csv", ".csv.gz", ".tsv", ".txt", ".tsv.gz"):
+            if self._looks_like_profiles(path):
+                return [ItemSpec(seq.name, "cgh", "segmentation",
+                                 {"profile_id": seq.meta.get("profile_id"), "chromosome": seq.group,
+                                  "group": seq.group, "n_samples": seq.n_samples, "sequence_name": seq.name})
+                        for seq in self._read_profiles(path).values()]
+            from .io.series_csv import read_series
+            seq = read_series(path)
+            return [ItemSpec(path.stem, "series", "segmentation", {"n_samples": seq.n_samples})]
+        raise DataFormatError(f"unsupported file type {suffix!r}; expected an aCGH profiles CSV, a CSV/TSV "
+                              f"series, or audio ({', '.join(AUDIO_SUFFIXES)}) with an optional MIDI score",
+                              path=str(path))
+
+    def _describe_audio(self, path: Path, score_path: Optional[Path]) -> ItemSpec:
+        from .io.audio import audio_info
+        info = audio_info(path)
+        duration = float(info["duration"] if isinstance(info, dict) else info.duration)
+        n_frames = 1 + int(round(duration * AUDIO_SR)) // AUDIO_HOP
+        meta = {"n_samples": n_frames, "sr": AUDIO_SR, "hop": AUDIO_HOP, "duration_s": duration}
+        if score_path is not None:
+            from .io.midi import read_midi
+            score = read_midi(score_path)  # validate now: a broken score is refused at import
+            meta.update(score_path=str(Path(score_path).resolve()), n_events=score.n_events)
+            return ItemSpec(path.stem, "audio", "alignment", meta)
+        return ItemSpec(path.stem, "audio", "segmentation", meta)
+
+    @staticmethod
+    def _looks_like_profiles(path: Path) -> bool:
+        import gzip
+        opener = gzip.open if path.suffix.lower() == ".gz" else open
+        try:
+            with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+                header = fh.readline()
+        except OSError as exc:
+            raise DataFormatError(f"cannot read the file ({exc})", path=str(path)) from None
+        cols = [c.strip().strip('"') for c in header.replace("\t", ",").split(",")]
+        return "logratio" in cols and "chromosome" in cols
+
+    def _read_profiles(self, path: Path) -> dict:
+        from .io.cgh import read_profiles
+        key = _file_key(path)
+        with self._lock:
+            if key in self._profiles:
+                self._profiles.move_to_end(key)
+                return self._profiles[key]
+        seqs = {s.name: s for s in read_profiles(path)}
+        with self._lock:
+            self._profiles[key] = seqs
+            while len(self._profiles) > 4:
+                self._profiles.popitem(last=False)
+        return seqs
+
+    # ------------------------------------------------------------------ load
+    def load(self, record) -> ItemData:
+        """Load (or fetch from cache) the data of an item record."""
+        with self._lock:
+            if record.id in self._items:
+                self._items.move_to_end(record.id)
+                return self._items[record.id]
+        path = Path(record.source_path)
+        if not path.exists():
+            raise DataFormatError(f"the source of item {record.name!r} is missing; relocate it "
+                                  "(File > Relocate) or restore the file", path=str(path))
+        if record.kind == "cgh":
+            seqs = self._read_profiles(path)
+            name = (record.meta or {}).get("sequence_name", record.name)
+            if name not in seqs:
+                raise DataFormatError(f"sequence {name!r} is no longer in the file; relocate the item",
+                                      path=str(path))
+            data = ItemData(record=record, sequence=seqs[name])
+        elif record.kind == "audio":
+            data = self._load_audio(record, path)
+        else:
+            from .io.series_csv import read_series
+            data = ItemData(record=record, sequence=read_series(path))
+        with self._lock:
+            self._items[record.id] = data
+            while len(self._items) > self._max_items:
+                self._items.popitem(last=False)
+        return data
+
+    def _load_audio(self, record, path: Path) -> ItemData:
+        from .features.audio import chroma, log_mel, mfcc
+        from .io.audio import load_audio
+        y, sr = load_audio(path, sr=AUDIO_SR)
+        mel = log_mel(y, sr, n_mels=96, hop_length=AUDIO_HOP)
+        cep = mfcc(y, sr, n_mfcc=13, deltas=True, hop_length=AUDIO_HOP)
+        chro = chroma(y, sr, hop_length=AUDIO_HOP)
+        T = min(mel.values.shape[0], cep.values.shape[0], chro.values.shape[0])
+        times = np.asarray(mel.times[:T])
+        # segmentation features: MFCCs with deltas and chroma, standardised per feature
+        feats = np.hstack([cep.values[:T], chro.values[:T]])
+        scale = feats.std(axis=0)
+        feats = (feats - feats.mean(axis=0)) / np.where(scale > 1e-9, scale, 1.0)
+        freqs = _mel_frequencies(96, sr)
+        score = None
+        score_path = (record.meta or {}).get("score_path")
+        if score_path:
+            from .io.midi import read_midi
+            score = read_midi(score_path)
+        seq = Sequence(feats, positions=times, name=record.name, units="s", kind="audio",
+                       feature_names=tuple(cep.names) + tuple(chro.names), meta={"source": str(path)})
+        image = np.ascontiguousarray(mel.values[:T].T, dtype=np.float32)
+        return ItemData(record=record, sequence=seq, score=score, audio_path=str(path),
+                        spectrogram=(image, times, freqs), chroma=np.asarray(chro.values[:T]),
+                        frame_rate=sr / AUDIO_HOP)
+
+    def forget(self, item_id: str):
+        with self._lock:
+            self._items.pop(item_id, None)
+
+
+def _mel_frequencies(n_mels: int, sr: int) -> np.ndarray:
+    """Centre frequencies (Hz) of ``n_mels`` mel bands from 0 to sr/2 (Slaney mel scale)."""
+    def hz_to_mel(f):
+        f = np.asarray(f, dtype=float)
+        lin = f / (200.0 / 3)
+        log = 15.0 + np.log(np.maximum(f, 1e-9) / 1000.0) / (np.log(6.4) / 27.0)
+        return np.where(f >= 1000.0, log, lin)
+
+    def mel_to_hz(m):
+        m = np.asarray(m, dtype=float)
+        lin = m * (200.0 / 3)
+        log = 1000.0 * np.exp((np.log(6.4) / 27.0) * (m - 15.0))
+        return np.where(m >= 15.0, log, lin)
+
+    mels = np.linspace(hz_to_mel(0.0), hz_to_mel(sr / 2.0), n_mels + 2)[1:-1]
+    return mel_to_hz(mels)

@@ -1,0 +1,165 @@
+"""What every engine task shares: model identity, persistence, queries and the stopping signal."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+import time
+
+import numpy as np
+
+from .. import events as ev
+from ..active.stopping import StoppingCriterion, mean_uncertainty
+from ..active.uncertainty import check_strategy, pool_uncertainties, select_batch
+from ..exceptions import CancelledError, ParameterError
+from ..types import Query
+
+__all__ = ["EngineTask", "check_cancel"]
+
+MODEL_FORMAT = 1
+
+
+def check_cancel(cancel):
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("cancelled")
+
+
+class EngineTask:
+    """Base of the engine's tasks.
+
+    Subclasses set ``name`` and implement ``features``, ``_initial_state``,
+    ``_state_arrays``/``_restore_arrays``, ``validate_label``, ``update``,
+    ``fit``, ``predict``, ``parts`` and ``part_scores``.
+    """
+
+    name = "task"
+
+    def __init__(self, engine, kind: str):
+        self.engine = engine
+        self.kind = kind
+        self._lock = threading.RLock()
+        self._features: dict = {}
+        self._uncertainty: dict = {}
+        self.model_id: str | None = None
+        self.curve: list = []
+        self._stopping = StoppingCriterion(window=5, threshold=0.02, relative=True)
+
+    # --------------------------------------------------------------- items
+    @property
+    def key(self) -> str:
+        """The task's name in the project store (models are saved under it)."""
+        return f"{self.name}/{self.kind}"
+
+    def item_ids(self) -> list:
+        return [r.id for r in self.engine.session.items() if r.task == self.name and r.kind == self.kind]
+
+    def labels_of(self, item_id: str) -> list:
+        return self.engine.session.labels(item_id)
+
+    def features(self, item_id: str) -> np.ndarray:
+        with self._lock:
+            X = self._features.get(item_id)
+            if X is None:
+                X = self._compute_features(self.engine.data(item_id))
+                X.setflags(write=False)
+                self._features[item_id] = X
+            return X
+
+    def _compute_features(self, data) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def uncertainty_of(self, item_id: str):
+        return self._uncertainty.get(item_id)
+
+    def on_labels_changed(self, item_id):
+        pass
+
+    # -------------------------------------------------------- model identity
+    def _state_arrays(self) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _restore_arrays(self, arrays: dict, params: dict) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _params(self) -> dict:
+        return {"task": self.key, "format": MODEL_FORMAT}
+
+    def _commit_model(self, how: str) -> str:
+        """Store the current parameters as a new model in the project and return its id."""
+        arrays = self._state_arrays()
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        blob = buf.getvalue()
+        params = self._params()
+        # the id names the parameters alone: an update that changes nothing keeps the model (and predictions) fresh
+        digest = hashlib.sha256(blob + json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
+        params = dict(params, trained_by=how)
+        label_hash = self.engine.session.labels_hash(self.item_ids())
+        model_id = f"{self.name[:3]}-{digest}"
+        if model_id != self.model_id:
+            self.model_id = model_id
+            if self.engine.session.read_only or self._stored(model_id):
+                self.engine.events.emit(ev.ModelChanged(model_id=model_id))
+            else:
+                self.engine.session.save_model(model_id, self.name, params, blob, label_hash)
+        return model_id
+
+    def _stored(self, model_id: str) -> bool:
+        try:
+            self.engine.session.load_model(model_id)
+        except ParameterError:
+            return False
+        return True
+
+    def _restore_latest(self) -> bool:
+        mine = [m for m in self.engine.session.models(self.name) if (m.params or {}).get("task") == self.key]
+        if not mine:
+            return False
+        rec = max(mine, key=lambda m: m.created)
+        full = self.engine.session.load_model(rec.id)
+        with np.load(io.BytesIO(full.blob)) as z:
+            arrays = {k: z[k] for k in z.files}
+        try:
+            self._restore_arrays(arrays, rec.params)
+        except (KeyError, ValueError, ParameterError):
+            return False  # a model for other features: start afresh rather than fail
+        self.model_id = rec.id
+        return True
+
+    # ------------------------------------------------------- active learning
+    def parts(self) -> list:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def part_scores(self, part):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def queries(self, n: int, *, strategy: str = "best-vs-2nd", cancel=None) -> list:
+        """The ``n`` most uncertain parts of this task's items (overlapping parts suppressed)."""
+        check_strategy(strategy)
+        parts = self.parts()
+        if not parts:
+            return []
+        task = self
+
+        class _Scorer:
+            def part_scores(self, part):
+                check_cancel(cancel)
+                return task.part_scores(part)
+
+        q = pool_uncertainties(parts, _Scorer(), strategy, random_state=0)
+        chosen = select_batch(parts, q, n, suppress="overlap", random_state=0)
+        self._record_round(q)
+        return [Query(parts[i].item_id, parts[i].start, parts[i].stop, float(q[i]), strategy, rank)
+                for rank, i in enumerate(chosen)]
+
+    def _record_round(self, uncertainties) -> None:
+        m = mean_uncertainty(uncertainties) if len(uncertainties) else 0.0
+        n_labels = sum(len(self.labels_of(i)) for i in self.item_ids())
+        fired = self._stopping.update(float(m))
+        self.curve.append({"task": self.key, "labels": n_labels, "mean_uncertainty": float(m),
+                           "time": time.time(), "stop": bool(fired)})
+
+    def stopping_signal(self) -> dict:
+        return self._stopping.as_dict()

@@ -1,0 +1,184 @@
+"""Segmentation of aCGH profiles, audio and series: the engine's change-point task.
+
+Features: for aCGH the raw logratio with its local Hermite moments (thesis
+§4.4.2, five orders over a 5-probe window), for audio and series the item's
+feature frames. The model is a :class:`~core.models.segmentation.SegmentationModel`
+with a learned diagonal metric and penalty; interactive updates are averaged
+perceptron steps (Lou Alg. 1.2), full fits a warm-started SSVM on every
+labelled item.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..active.segmentation_task import SegmentationTask as SegmentationLearner
+from ..active.parts import make_parts
+from ..active.uncertainty import PartScores, uncertainty_from_scores
+from ..exceptions import ParameterError
+from ..features.hermite import hermite_features, robust_noise_scale
+from ..models.segmentation import SegmentationModel
+from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel, Segmentation
+from .base import EngineTask, check_cancel
+
+__all__ = ["SegmentationTask", "cgh_features"]
+
+#: parts longer than this many samples are cut into windows for active learning
+PART_WINDOW = {"cgh": None, "audio": 1000, "series": 2000}
+
+
+def cgh_features(logratio: np.ndarray) -> np.ndarray:
+    """Raw logratio (in noise units) and its local Hermite moments, shape (T, 6)."""
+    x = np.asarray(logratio, dtype=np.float64).reshape(-1)
+    scale = robust_noise_scale(x) if x.shape[0] > 2 else 1.0
+    scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+    center = float(np.median(x))
+    herm = hermite_features(x, orders=(0, 1, 2, 3, 4), half_width=2, center=center, scale=scale)
+    return np.hstack([((x - center) / scale)[:, None], herm])
+
+
+class SegmentationTask(EngineTask):
+    """Change points of the items of one kind."""
+
+    name = "segmentation"
+
+    def __init__(self, engine, kind: str):
+        super().__init__(engine, kind)
+        self.model = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="completion")
+        self._learner = None
+
+    # --------------------------------------------------------------- features
+    def _compute_features(self, data) -> np.ndarray:
+        if self.kind == "cgh":
+            return cgh_features(data.sequence.values[:, 0])
+        return np.array(data.sequence.values, dtype=np.float64)
+
+    # ------------------------------------------------------------ model state
+    def ensure_model(self):
+        with self._lock:
+            if self._learner is not None:
+                return self._learner
+            self._learner = SegmentationLearner(self.model, learning_rate=0.1)
+            if not self._restore_latest():
+                items = {i: self.features(i) for i in self.item_ids()}
+                if not items:
+                    raise ParameterError(f"{self.key}: no items to build a model on")
+                self._learner.initialize(items)
+                if self.kind == "cgh":
+                    self._learner.w_ = self._raw_logratio_start()
+                self._commit_model("initial")
+            return self._learner
+
+    def _raw_logratio_start(self) -> np.ndarray:
+        """Before any label: optimal partitioning of the raw logratio with a BIC-like penalty.
+
+        The Hermite columns start at weight 0; labels teach the model how much
+        they help. The penalty factor is relative to the model's unit
+        ``p · log T̄`` (p = 6 features), so 1/p gives the 1-d BIC ``log T̄``.
+        """
+        p = self.model._p()
+        B = np.zeros(p)
+        B[0] = 1.0
+        return self.model.join_w(B, 2.0 / p)
+
+    def _state_arrays(self) -> dict:
+        learner = self._learner
+        return {"w": learner.w_, "feature_scale": self.model.feature_scale_,
+                "penalty_scale": np.array([self.model.penalty_scale_])}
+
+    def _restore_arrays(self, arrays: dict, params: dict) -> None:
+        if params.get("task") != self.key:
+            raise ParameterError("model for another task")
+        w = np.asarray(arrays["w"], dtype=np.float64)
+        fs = np.asarray(arrays["feature_scale"], dtype=np.float64)
+        self.model.feature_scale_ = fs
+        self.model.penalty_scale_ = float(arrays["penalty_scale"][0])
+        self.model.n_features_ = fs.shape[0]
+        self.model.check_w(w)
+        self._learner.w_ = w
+        self._learner.n_updates_ = 0
+
+    @property
+    def w(self) -> np.ndarray:
+        return self.ensure_model().w_
+
+    # ----------------------------------------------------------------- labels
+    def validate_label(self, label) -> None:
+        if not isinstance(label, (RegionLabel, BoundaryLabel)):
+            raise ParameterError(f"a segmentation item takes region or boundary labels, got {type(label).__name__}")
+        T = self.features(label.item_id).shape[0]
+        end = label.stop if isinstance(label, RegionLabel) else label.index + 1
+        if end > T:
+            raise ParameterError(f"label reaches sample {end - 1} but the item has {T} samples (0..{T - 1})")
+        others = [lab for lab in self.labels_of(label.item_id) if lab.id != label.id]
+        self.model.constraints(others + [label], T)  # raises InfeasibleLabelsError naming the conflict
+
+    def labels_from_prediction(self, item_id, pred, start, stop) -> list:
+        seg = pred.structure
+        changes = [int(c) for c in seg.breakpoints if start < c < stop]
+        out = [BoundaryLabel(item_id=item_id, index=c) for c in changes]
+        lo = start
+        for c in changes + [stop]:
+            if c - lo >= 2:
+                out.append(RegionLabel(item_id=item_id, start=lo, stop=c, kind=RegionKind.SAME))
+            lo = c
+        return out
+
+    # --------------------------------------------------------------- learning
+    def update(self, item_id: str, *, cancel=None) -> str:
+        learner = self.ensure_model()
+        with self._lock:
+            check_cancel(cancel)
+            learner.perceptron_step(self.features(item_id), self.labels_of(item_id))
+            return self._commit_model("perceptron")
+
+    def fit(self, *, cancel=None, progress=None) -> str:
+        learner = self.ensure_model()
+        ids = [i for i in self.item_ids() if self.labels_of(i)]
+        if not ids:
+            return self.model_id
+        Xs = [self.features(i) for i in ids]
+        labels = [self.labels_of(i) for i in ids]
+        check_cancel(cancel)
+
+        with self._lock:
+            learner.refit(Xs, labels)
+            check_cancel(cancel)
+            return self._commit_model("ssvm")
+
+    # ------------------------------------------------------------- prediction
+    def predict(self, item_id: str, *, cancel=None) -> Prediction:
+        learner = self.ensure_model()
+        X = self.features(item_id)
+        labels = self.labels_of(item_id)
+        with self._lock:
+            w = learner.w_.copy()
+            model_id = self.model_id
+        cons = self.model.constraints(labels, X.shape[0])
+        check_cancel(cancel)
+        best, second = self.model.second_best(X, w, constraints=cons)
+        s_best = self.model.score(X, best, w)
+        s_second = None if second is None else self.model.score(X, second, w)
+        margin = float("inf") if s_second is None else max(s_best - s_second, 0.0)
+        scores = PartScores(best=s_best, second=s_second, size=X.shape[0], scale=self._scale(w))
+        self._uncertainty[item_id] = uncertainty_from_scores(scores, "best-vs-2nd")
+        return Prediction(item_id=item_id, structure=best, model_id=model_id, score=s_best, runner_up=second,
+                          margin=margin)
+
+    def _scale(self, w) -> float:
+        pen = float(self.model.penalty(w))
+        return max(pen, 1e-9 * max(1.0, float(np.abs(w).max())))
+
+    # -------------------------------------------------------- active learning
+    def parts(self) -> list:
+        out = []
+        window = PART_WINDOW.get(self.kind)
+        for item_id in self.item_ids():
+            T = int((self.engine.session.item(item_id).meta or {}).get("n_samples") or self.features(item_id).shape[0])
+            out.extend(make_parts(item_id, T, kind="chromosome", window=window))
+        return out
+
+    def part_scores(self, part) -> PartScores:
+        learner = self.ensure_model()
+        X = self.features(part.item_id)
+        return learner.part_scores(X, part, self.labels_of(part.item_id))

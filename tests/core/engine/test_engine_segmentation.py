@@ -1,0 +1,161 @@
+"""The engine facade on aCGH-like data: import, label, learn, predict, query, export, reopen."""
+
+import numpy as np
+import pytest
+
+from core import events as ev
+from core.engine import Engine
+from core.exceptions import InfeasibleLabelsError, ParameterError
+from core.types import BoundaryLabel, RegionKind, RegionLabel
+
+
+def _write_profiles(path, n_profiles=2, chroms=("1", "2"), T=300, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = ["profile.id,chromosome,position,logratio"]
+    truth = {}
+    for prof in range(1, n_profiles + 1):
+        for chrom in chroms:
+            mu = np.zeros(T)
+            a, b = sorted(rng.choice(np.arange(40, T - 40), 2, replace=False))
+            mu[a:b] = rng.choice([-0.7, 0.7])
+            x = mu + 0.15 * rng.standard_normal(T)
+            truth[f"{prof}:{chrom}"] = (a, b)
+            rows += [f"{prof},{chrom},{1000 + 700 * i},{x[i]:.5f}" for i in range(T)]
+    path.write_text("\n".join(rows) + "\n")
+    return truth
+
+
+@pytest.fixture
+def project(tmp_path):
+    truth = _write_profiles(tmp_path / "profiles.csv")
+    eng = Engine.create(tmp_path / "p.marginalia")
+    eng.import_files([tmp_path / "profiles.csv"])
+    yield eng, truth, tmp_path
+    eng.close()
+
+
+def _ids(eng):
+    return {i.name: i.id for i in eng.items()}
+
+
+def test_import_makes_one_item_per_profile_and_chromosome(project):
+    eng, truth, _ = project
+    infos = eng.items()
+    assert sorted(i.name for i in infos) == sorted(truth)
+    assert all(i.kind == "cgh" and i.task == "segmentation" and i.n_samples == 300 for i in infos)
+
+
+def test_prediction_finds_clear_changes_and_obeys_labels(project):
+    eng, truth, _ = project
+    ids = _ids(eng)
+    item = ids["1:1"]
+    a, b = truth["1:1"]
+    pred = eng.predict(item)
+    assert set(pred.structure.breakpoints.tolist()) == {a, b}
+    assert pred.runner_up is not None and pred.runner_up != pred.structure and pred.margin >= 0
+    # a label saying "no change here" around the first change must be obeyed by the redraw
+    eng.add_label(RegionLabel(item_id=item, start=a - 10, stop=a + 10, kind=RegionKind.ZERO))
+    eng.add_label(BoundaryLabel(item_id=item, index=20))
+    pred = eng.predict(item)
+    bps = pred.structure.breakpoints
+    assert not np.any((bps > a - 10) & (bps < a + 10))
+    assert 20 in bps.tolist()
+
+
+def test_impossible_label_is_refused_with_the_conflict_named(project):
+    eng, _, _ = project
+    item = _ids(eng)["1:1"]
+    zero = eng.add_label(RegionLabel(item_id=item, start=10, stop=60, kind="0"))
+    with pytest.raises(InfeasibleLabelsError) as info:
+        eng.add_label(RegionLabel(item_id=item, start=20, stop=40, kind="1"))
+    assert zero.id in " ".join(info.value.label_ids) + str(info.value)
+    with pytest.raises(ParameterError, match="300 samples"):
+        eng.add_label(RegionLabel(item_id=item, start=250, stop=400, kind="0"))
+    assert len(eng.labels(item)) == 1
+
+
+def test_update_and_retrain_change_the_model_and_mark_predictions_stale(project):
+    eng, truth, _ = project
+    ids = _ids(eng)
+    item = ids["2:2"]
+    first = eng.predict(item)
+    seen = []
+    eng.events.subscribe(seen.append, kinds=ev.PredictionChanged)
+    a, b = truth["2:2"]
+    # teach a wrong-looking fact: no change anywhere in this chromosome -> the model must move
+    eng.add_label(RegionLabel(item_id=item, start=0, stop=300, kind="0"))
+    new_id = eng.update_model(item)
+    assert new_id != first.model_id
+    assert any(i.prediction_stale for i in eng.items() if i.id == item)
+    pred = eng.predict(item)
+    assert pred.structure.n_segments == 1 and pred.model_id == new_id
+    assert seen and seen[-1].item_id == item
+    assert eng.retrain() is not None
+
+
+def test_next_queries_rank_parts_and_stop_signal_is_reported(project):
+    eng, _, _ = project
+    queries = eng.next_queries(3)
+    assert len(queries) == 3 and [q.rank for q in queries] == [0, 1, 2]
+    assert queries[0].uncertainty >= queries[1].uncertainty >= queries[2].uncertainty
+    assert len({q.item_id for q in queries}) == 3
+    rnd = eng.next_queries(2, strategy="random")
+    assert len(rnd) == 2
+    with pytest.raises(ParameterError, match="best-vs-2nd"):
+        eng.next_queries(2, strategy="no-such-strategy")
+    sig = eng.stopping_signal()
+    assert set(sig) >= {"eta", "fired", "evidence"}
+
+
+def test_labels_models_survive_reopening(project):
+    eng, truth, tmp = project
+    item = _ids(eng)["1:2"]
+    eng.add_label(RegionLabel(item_id=item, start=0, stop=300, kind="0"))
+    model_id = eng.update_model(item)
+    path = eng.path
+    eng.close()
+    again = Engine.open(path)
+    try:
+        assert [lab.kind for lab in again.labels(item)] == [RegionKind.ZERO]
+        assert again.model_id(item) == model_id
+        assert again.predict(item).structure.n_segments == 1
+    finally:
+        again.close()
+    # keep the fixture's close() harmless
+    project[0].session = again.session
+
+
+def test_export_and_reimport_annotations_round_trip(project, tmp_path):
+    eng, truth, _ = project
+    ids = _ids(eng)
+    eng.add_label(RegionLabel(item_id=ids["1:1"], start=5, stop=30, kind="0"))
+    eng.add_label(RegionLabel(item_id=ids["2:1"], start=5, stop=290, kind=">=1"))
+    out = tmp_path / "annotations.csv"
+    eng.export("annotations-csv", out)
+    written = out.read_text()
+    assert "0breakpoints" in written
+    other = Engine.create(tmp_path / "q.marginalia")
+    try:
+        other.import_files([tmp_path / "profiles.csv"])
+        other.import_labels("annotations-csv", out)
+        got = sorted((lab.start, lab.stop, lab.kind.value) for i in other.items() for lab in other.labels(i.id))
+        assert got == [(5, 30, "0"), (5, 290, ">=1")]
+    finally:
+        other.close()
+    for kind, name in (("segments-csv", "segments.csv"), ("breaks-csv", "breaks.csv")):
+        eng.export(kind, tmp_path / name)
+        lines = (tmp_path / name).read_text().splitlines()
+        assert len(lines) > 1
+    bundle = eng.export("bundle", tmp_path / "bundle")
+    assert any(p.name == "manifest.json" for p in bundle)
+
+
+def test_accept_prediction_turns_a_span_into_labels(project):
+    eng, truth, _ = project
+    item = _ids(eng)["1:1"]
+    a, b = truth["1:1"]
+    eng.predict(item)
+    labels = eng.accept_prediction(item, 0, 300)
+    kinds = sorted(type(lab).__name__ for lab in labels)
+    assert kinds.count("BoundaryLabel") == 2
+    assert {lab.index for lab in labels if isinstance(lab, BoundaryLabel)} == {a, b}

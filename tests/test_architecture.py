@@ -15,7 +15,11 @@ def _imports(path):
             for alias in node.names:
                 yield alias.name
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            yield node.module
+            if node.module == "core":  # "from core import events" names the submodules
+                for alias in node.names:
+                    yield f"core.{alias.name}"
+            else:
+                yield node.module
 
 
 def test_core_never_imports_qt_or_app():

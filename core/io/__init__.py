@@ -12,9 +12,31 @@ from .cgh import (
     write_profiles,
     write_segments,
 )
+from .labels_audio import (
+    LabelTrack,
+    read_audacity_labels,
+    read_sonic_visualiser_csv,
+    read_textgrid,
+    write_audacity_labels,
+    write_sonic_visualiser_csv,
+    write_textgrid,
+)
 from .midi import read_alignment_csv, read_midi, warp_score_times, write_alignment_csv, write_midi
+from .series_csv import read_series, write_series
+from .sniff import FILE_KINDS, sniff_kind
 
 __all__ = [
+    "FILE_KINDS",
+    "sniff_kind",
+    "read_series",
+    "write_series",
+    "LabelTrack",
+    "read_audacity_labels",
+    "read_sonic_visualiser_csv",
+    "read_textgrid",
+    "write_audacity_labels",
+    "write_sonic_visualiser_csv",
+    "write_textgrid",
     "AudioInfo",
     "audio_info",
     "clear_audio_cache",

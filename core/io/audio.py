@@ -146,9 +146,11 @@ def _decode_librosa(p):
                 y, sr = librosa.load(str(p), sr=None, mono=False)
             y = np.asarray(y, dtype=np.float32)
             return (y[:, None] if y.ndim == 1 else y.T), int(sr)
-        with audioread.audio_open(str(p)) as fh:
-            sr, channels = int(fh.samplerate), int(fh.channels)
-            data = b"".join(fh)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # its backends import aifc/audioop/sunau
+            with audioread.audio_open(str(p)) as fh:
+                sr, channels = int(fh.samplerate), int(fh.channels)
+                data = b"".join(fh)
     except Exception as exc:  # audioread raises many unrelated types (NoBackendError, EOFError, ...)
         raise _damaged(p, exc) from None
     y = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0

@@ -1,0 +1,181 @@
+"""Generic time series as CSV/TSV: one column of positions (times), the other numeric columns as features."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import numpy as np
+
+from ..exceptions import DataFormatError, ParameterError
+from ..types import Sequence
+from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
+
+__all__ = ["read_series", "write_series"]
+
+_SECONDS_NAMES = ("time", "t", "seconds", "second", "sec", "s", "time_s", "times")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _sniff(lines: list) -> str:
+    sample = "\n".join(lines[:20])
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",\t;| ").delimiter
+    except csv.Error:
+        counts = {d: lines[0].count(d) for d in ",\t;|"}
+        best = max(counts, key=counts.get)
+        return best if counts[best] else ","
+
+
+def _units(name: str) -> str:
+    low = name.strip().lower()
+    if low in _SECONDS_NAMES or low.endswith(("_s", "(s)", "[s]", " s")):
+        return "s"
+    return name or "index"
+
+
+def read_series(path, *, time_column=None) -> Sequence:
+    """Read a delimited time series (delimiter sniffed among ``, TAB ; | space``).
+
+    Parameters
+    ----------
+    path : str or path-like
+    time_column : None, str, int or False
+        The column of positions: ``None`` = the first column, a header name, a 0-based index, or
+        ``False`` for none (positions ``0..T-1``).
+
+    Returns
+    -------
+    sequence : Sequence
+        ``values`` shape (T, p) from the other numeric columns (a column is numeric when its first value
+        is a number; text columns are skipped and listed in ``meta["skipped_columns"]``), ``positions``
+        (T,), ``feature_names`` from the header (``col1``... without one), ``units`` ``"s"`` when the time
+        column is named like a time in seconds, else its name, ``kind="series"``, ``name`` = file stem.
+
+    Raises
+    ------
+    DataFormatError
+        Empty file, no numeric feature column, unknown time column, a missing or non-numeric value,
+        NaN/inf, decreasing positions, rows with a different number of fields.
+    """
+    if not (time_column is None or time_column is False or isinstance(time_column, (str, int))) or \
+            time_column is True:
+        raise ParameterError(f"time_column: expected None, a column name, a column index or False, got "
+                             f"{time_column!r}")
+    p = existing_file(path)
+    text = decode_text(read_bytes(p), p)
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), start=1)
+                if line.strip() and not line.lstrip().startswith("#")]
+    if not numbered:
+        raise DataFormatError("the file is empty; expected a table with a time column and numeric columns",
+                              path=str(p))
+    delim = _sniff([line for _, line in numbered])
+    rows = [(n, next(csv.reader([line], delimiter=delim, skipinitialspace=True))) for n, line in numbered]
+    if delim == " ":
+        rows = [(n, [f for f in r if f != ""]) for n, r in rows]
+    first = rows[0][1]
+    has_header = not all(_is_number(f) for f in first)
+    header = [h.strip() for h in first] if has_header else [f"col{j + 1}" for j in range(len(first))]
+    data = rows[1:] if has_header else rows
+    if not data:
+        raise DataFormatError("the table has a header but no data rows", path=str(p))
+    ncols = len(header)
+    for n, r in data:
+        if len(r) != ncols:
+            raise DataFormatError(f"found {len(r)} fields, expected {ncols} like the first line (delimiter "
+                                  f"{delim!r})", path=str(p), where=f"line {n}")
+    if time_column is None:
+        tcol = 0
+    elif time_column is False:
+        tcol = None
+    elif isinstance(time_column, str):
+        if time_column not in header:
+            raise DataFormatError(f"no column named {time_column!r}; found {header}", path=str(p), where="line 1")
+        tcol = header.index(time_column)
+    else:
+        if not 0 <= time_column < ncols:
+            raise ParameterError(f"time_column: index {time_column} is out of range for {ncols} columns")
+        tcol = time_column
+    feat_cols = [j for j in range(ncols) if j != tcol and _is_number(data[0][1][j])]
+    skipped = [header[j] for j in range(ncols) if j != tcol and j not in feat_cols]
+    if not feat_cols:
+        raise DataFormatError(f"no numeric column besides the time column; found columns {header}", path=str(p))
+
+    def column(j):
+        name = header[j]
+        out = np.empty(len(data))
+        for i, (n, r) in enumerate(data):
+            try:
+                v = float(r[j])
+            except ValueError:
+                what = "empty value" if not r[j].strip() else f"{r[j].strip()!r} is not a number"
+                raise DataFormatError(f"{what}; expected a number in every row of a numeric column", path=str(p),
+                                      where=f"line {n}, column {name}") from None
+            if not math.isfinite(v):
+                raise DataFormatError(f"value {r[j].strip()!r} is not finite; fill or remove it", path=str(p),
+                                      where=f"line {n}, column {name}")
+            out[i] = v
+        return out
+
+    values = np.column_stack([column(j) for j in feat_cols])
+    if tcol is None:
+        positions = np.arange(len(data), dtype=np.float64)
+        units = "index"
+    else:
+        positions = column(tcol)
+        bad = np.flatnonzero(np.diff(positions) < 0)
+        if bad.size:
+            i = int(bad[0]) + 1
+            raise DataFormatError(f"{header[tcol]} goes back from {fmt_number(positions[i - 1])} to "
+                                  f"{fmt_number(positions[i])}; expected non-decreasing positions (sort the file)",
+                                  path=str(p), where=f"line {data[i][0]}, column {header[tcol]}")
+        units = _units(header[tcol]) if has_header else "index"
+    return Sequence(values=values, positions=positions, name=p.stem, units=units, kind="series",
+                    feature_names=tuple(header[j] for j in feat_cols),
+                    meta={"source": str(p), "time_column": None if tcol is None else header[tcol],
+                          "skipped_columns": tuple(skipped), "delimiter": delim})
+
+
+def write_series(path, sequence, *, delimiter=",", time_name=None) -> None:
+    """Write a sequence as a delimited table: the positions, then one column per feature.
+
+    Parameters
+    ----------
+    path : str or path-like
+    sequence : Sequence
+    delimiter : {",", "\\t", ";"}
+    time_name : str, optional
+        Header of the positions column; default ``meta["time_column"]``, else ``"time_s"`` for
+        ``units="s"``, else ``"position"``.
+
+    Notes
+    -----
+    Numbers are written with the shortest text that reads back to the same float, so
+    ``read_series(write_series(s))`` reproduces values and positions exactly.
+    """
+    p = output_file(path)
+    if not isinstance(sequence, Sequence):
+        raise ParameterError(f"sequence: expected a Sequence, got {type(sequence).__name__}")
+    if delimiter not in (",", "\t", ";"):
+        raise ParameterError(f"delimiter: expected ',', '\\t' or ';', got {delimiter!r}")
+    if time_name is None:
+        time_name = sequence.meta.get("time_column") or ("time_s" if sequence.units == "s" else "position")
+    names = list(sequence.feature_names) or [f"x{j + 1}" for j in range(sequence.n_features)]
+    header = [str(time_name)] + [str(n) for n in names]
+    if len(set(header)) != len(header):
+        raise ParameterError(f"sequence.feature_names: column names must be distinct from each other and from "
+                             f"the time column {time_name!r}, got {header}")
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
+    w.writerow(header)
+    for t, row in zip(sequence.positions.tolist(), sequence.values.tolist()):
+        w.writerow([fmt_number(t)] + [fmt_number(v) for v in row])
+    p.write_text(buf.getvalue(), encoding="utf-8")

@@ -70,6 +70,24 @@ def file_kind(path: Path) -> Optional[str]:
     return None
 
 
+def looks_like_profiles(path: Path) -> bool:
+    """True when a table's header names the profile columns (so an annotation table in a folder is not data).
+
+    An unreadable file counts as a profile table: reading it will then report what is wrong.
+    """
+    import gzip
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        opener = gzip.open if gz else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            header = fh.readline(65536)
+    except (OSError, EOFError, UnicodeDecodeError):
+        return True
+    cols = {c.strip().strip('"').lower() for c in header.replace("\t", ",").replace(";", ",").split(",")}
+    return "logratio" in cols or "position" in cols
+
+
 @dataclass
 class InputSet:
     """Files found among the command-line inputs, by kind.
@@ -102,7 +120,8 @@ def discover_inputs(inputs, *, profiles=()) -> InputSet:
         p = Path(raw)
         if p.is_dir():
             for q in sorted(x for x in p.rglob("*") if x.is_file() and not x.name.startswith(".")):
-                if file_kind(q) is None:
+                kind = file_kind(q)
+                if kind is None or (kind == "profiles" and not looks_like_profiles(q)):
                     found.ignored.append(q)
                 else:
                     files.append(q)

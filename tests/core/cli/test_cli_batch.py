@@ -1,0 +1,65 @@
+"""batch predict/evaluate on a real Dask LocalCluster give the single-process results."""
+
+import time
+
+from core.cli import main
+
+
+def _outputs(folder):
+    return {name: (folder / name).read_text() for name in ("breaks.csv", "segments.csv")}
+
+
+def test_batch_predict_on_two_thread_workers_equals_predict(seg_model, cgh_dir, tmp_path, capsys):
+    profiles = str(cgh_dir / "profiles.csv")
+    assert main(["predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "single"), "-q"]) == 0
+    assert main(["batch", "predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "dask"),
+                 "--workers", "2", "--threads"]) == 0
+    err = capsys.readouterr().err
+    assert "2 worker(s) ready" in err
+    assert _outputs(tmp_path / "dask") == _outputs(tmp_path / "single")
+
+
+def test_batch_predict_on_two_worker_processes_equals_predict_and_resumes(seg_model, cgh_dir, tmp_path, capsys):
+    profiles = str(cgh_dir / "profiles.csv")
+    assert main(["predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "single"), "-q"]) == 0
+    out = tmp_path / "dask"
+    # an interrupted run: only part of the items were done before
+    (out / ".batch").mkdir(parents=True)
+    assert main(["predict", str(seg_model), "--profiles", profiles, "--out", str(out), "-q"]) == 0
+    for marker in sorted((out / ".batch").iterdir())[:3]:
+        marker.unlink()
+    t0 = time.perf_counter()
+    assert main(["batch", "predict", str(seg_model), "--profiles", profiles, "--out", str(out),
+                 "--workers", "2"]) == 0
+    elapsed = time.perf_counter() - t0
+    err = capsys.readouterr().err
+    assert "3 already done, skipped" in err
+    assert _outputs(out) == _outputs(tmp_path / "single")
+    assert elapsed < 120
+
+
+def test_batch_evaluate_equals_evaluate(seg_model, cgh_dir, tmp_path, capsys):
+    args = [str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"), "--annotations",
+            str(cgh_dir / "annotations.csv"), "-q"]
+    assert main(["evaluate"] + args + ["--out", str(tmp_path / "a.csv")]) == 0
+    single = capsys.readouterr().out
+    assert main(["batch", "evaluate"] + args + ["--out", str(tmp_path / "b.csv"), "--workers", "2", "--threads",
+                                                "--work", str(tmp_path / "work")]) == 0
+    assert capsys.readouterr().out == single
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+
+
+def test_unreachable_scheduler_fails_fast_with_one_clear_line(seg_model, cgh_dir, tmp_path, capsys):
+    t0 = time.perf_counter()
+    code = main(["batch", "predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--out", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"])
+    elapsed = time.perf_counter() - t0
+    err = capsys.readouterr().err
+    assert code == 1 and elapsed < 10
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err and "Traceback" not in err
+
+
+def test_local_cluster_options_do_not_mix_with_a_scheduler(seg_model, cgh_dir, tmp_path, capsys):
+    code = main(["batch", "predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--out", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9", "--workers", "2"])
+    assert code == 2 and "do not apply with --scheduler" in capsys.readouterr().err

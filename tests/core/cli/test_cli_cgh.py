@@ -1,0 +1,142 @@
+"""train / predict / evaluate on generated aCGH tables, in process and through the console script."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.cli import main
+from core.io.cgh import read_profiles
+
+from .conftest import LAYOUT, N_PROBES, model_with, positions, write_cgh
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_train_writes_a_segmentation_model_with_provenance(seg_model, cgh_dir):
+    doc = json.loads(seg_model.read_text())
+    assert doc["format"] == "marginalia-model" and doc["task"] == "segmentation"
+    assert doc["features"] == "cgh-logratio"
+    assert doc["provenance"]["n_sequences"] == 6 and doc["provenance"]["n_labels"] == 9
+    assert {Path(f["path"]).name for f in doc["provenance"]["trained_on"]} == {"profiles.csv", "annotations.csv"}
+
+
+def test_predict_profiles_writes_breaks_midway_and_segments(seg_model, cgh_dir, tmp_path, capsys):
+    out = tmp_path / "pred"
+    assert main(["predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"), "--out", str(out)]) == 0
+    breaks = read_csv(out / "breaks.csv")
+    assert list(breaks[0]) == ["profile.id", "chromosome", "position"]
+    pos = positions()
+    expected = {(pid, chrom, (pos[c - 1] + pos[c]) / 2) for (pid, chrom), c in LAYOUT.items() if c is not None}
+    assert {(r["profile.id"], r["chromosome"], float(r["position"])) for r in breaks} == expected
+    segs = read_csv(out / "segments.csv")
+    assert list(segs[0]) == ["profile.id", "chromosome", "chromStart", "chromEnd", "mean"]
+    assert len(segs) == sum(1 if c is None else 2 for c in LAYOUT.values())
+    first = [r for r in segs if (r["profile.id"], r["chromosome"]) == ("1", "1")]
+    assert [(float(r["chromStart"]), float(r["chromEnd"])) for r in first] == [(pos[0], pos[29]), (pos[30], pos[-1])]
+    seq = {s.name: s for s in read_profiles(cgh_dir / "profiles.csv")}["1:1"]
+    assert float(first[1]["mean"]) == pytest.approx(seq.values[30:, 0].mean())
+    # rows follow the file's order of sequences
+    assert [(r["profile.id"], r["chromosome"]) for r in breaks] == [k for k, c in LAYOUT.items() if c is not None]
+    assert "6 items predicted" in capsys.readouterr().err
+
+
+def test_predict_again_resumes_and_a_new_model_redoes(seg_model, cgh_dir, tmp_path, capsys):
+    out = tmp_path / "pred"
+    args = ["predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"), "--out", str(out)]
+    assert main(args) == 0
+    before = (out / "breaks.csv").read_text()
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "6 already done, skipped" in capsys.readouterr().err
+    assert (out / "breaks.csv").read_text() == before
+    flat = model_with(seg_model, tmp_path / "flat.model", penalty=1e9)
+    assert main(["predict", str(flat), "--profiles", str(cgh_dir / "profiles.csv"), "--out", str(out), "-q"]) == 0
+    assert read_csv(out / "breaks.csv") == []  # a huge penalty: no change anywhere
+
+
+def test_evaluate_counts_false_positives_and_negatives_exactly(seg_model, cgh_dir, tmp_path, capsys):
+    profiles, annotations = str(cgh_dir / "profiles.csv"), str(cgh_dir / "annotations.csv")
+    # the trained model gets every label right
+    assert main(["evaluate", str(seg_model), "--profiles", profiles, "--annotations", annotations]) == 0
+    out = capsys.readouterr().out
+    assert "label error: 0/9 = 0.00 % (FP 0, FN 0) over 6 sequences" in out
+    # no change anywhere: every 1breakpoint region (3) is a false negative
+    flat = model_with(seg_model, tmp_path / "flat.model", penalty=1e9)
+    table = tmp_path / "table.csv"
+    assert main(["evaluate", str(flat), "--profiles", profiles, "--annotations", annotations, "--out", str(table),
+                 "--summary", "-q"]) == 0
+    assert "label error: 3/9 = 33.33 % (FP 0, FN 3)" in capsys.readouterr().out
+    rows = read_csv(table)
+    assert rows[-1]["profile.id"] == "overall" and (rows[-1]["fp"], rows[-1]["fn"]) == ("0", "3")
+    assert {(r["profile.id"], r["chromosome"], r["fn"]) for r in rows[:-1]} == {
+        (p, c, "1" if ch is not None else "0") for (p, c), ch in LAYOUT.items()}
+    # a change between every two probes: every region is a false positive
+    busy = model_with(seg_model, tmp_path / "busy.model", penalty=0.0)
+    assert main(["evaluate", str(busy), "--profiles", profiles, "--annotations", annotations, "--summary"]) == 0
+    assert "label error: 9/9 = 100.00 % (FP 9, FN 0)" in capsys.readouterr().out
+
+
+def test_a_model_for_another_task_is_refused(seg_model, cgh_dir, tmp_path, capsys):
+    other = model_with(seg_model, tmp_path / "align.model", task="alignment")
+    code = main(["predict", str(other), "--profiles", str(cgh_dir / "profiles.csv"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "is a alignment model" in err or "is an alignment model" in err
+    code = main(["evaluate", str(other), "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--annotations", str(cgh_dir / "annotations.csv")])
+    assert code == 2 and "needs a segmentation model" in capsys.readouterr().err
+    code = main(["align", "--score", str(seg_model), "--audio", str(seg_model), "--model", str(seg_model),
+                 "--out", str(tmp_path / "a.csv")])
+    assert code == 2 and "needs a alignment model" in capsys.readouterr().err
+
+
+def test_folder_with_an_unreadable_file_skips_it_lists_it_and_exits_1(seg_model, tmp_path, capsys):
+    folder = tmp_path / "data"
+    write_cgh(folder / "good", seed=3)
+    (folder / "broken.csv").write_text("profile.id,chromosome,position,logratio\n1,1,oops,0.5\n")
+    (folder / "README").write_text("not data")
+    (folder / "garbage.csv.gz").write_bytes(b"\x1f\x8b\x08\x00truncated")
+    out = tmp_path / "pred"
+    code = main(["predict", str(seg_model), str(folder), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "2 items failed" in err and "broken.csv" in err and "garbage.csv.gz" in err
+    assert "ignoring" in err and "README" in err
+    # the good table (and its annotation table, which is not a profile table) did not stop the run
+    breaks = read_csv(out / "breaks.csv")
+    assert {(r["profile.id"], r["chromosome"]) for r in breaks} == {k for k, c in LAYOUT.items() if c is not None}
+
+
+def test_a_sequence_that_fails_is_reported_and_the_others_are_written(seg_model, tmp_path, capsys):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    rows = ["profile.id,chromosome,position,logratio"]
+    rows += [f"7,1,{i * 1000},{0.1 * (i % 3)}" for i in range(40)]
+    rows += [f"7,2,{i * 1000},{0.1 * (i % 2)},extra" for i in range(1)]  # malformed line: whole file unreadable
+    (folder / "p.csv").write_text("\n".join(rows) + "\n")
+    code = main(["predict", str(seg_model), str(folder / "p.csv"), "--out", str(tmp_path / "o"), "-q"])
+    assert code == 1
+    assert "p.csv" in capsys.readouterr().err
+
+
+def test_console_script_runs_as_a_subprocess(seg_model, cgh_dir, tmp_path):
+    script = Path(sys.executable).with_name("marginalia-cli")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "core.cli"]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[3]))
+    out = tmp_path / "sub"
+    proc = subprocess.run(cmd + ["predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"),
+                                 "--out", str(out)], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "items/s" in proc.stderr  # plain progress lines: stderr is a pipe
+    assert "\r" not in proc.stderr
+    assert len(read_csv(out / "breaks.csv")) == 3
+    bad = subprocess.run(cmd + ["predict"], capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -199,6 +199,22 @@ class SegmentationModel:
     def get_params(self) -> dict:
         return dict(metric=self.metric, loss=self.loss_name, partial_loss=self.partial_loss, min_size=self.min_size)
 
+    def get_state(self) -> dict:
+        """Learned units (arrays) needed to reuse ``w``: see :meth:`fit_scales`."""
+        p = self._p()
+        return {"feature_scale": self._feature_scale().copy(),
+                "penalty_scale": np.array([self._penalty_scale()])}
+
+    def set_state(self, state: dict, n_features: int) -> "SegmentationModel":
+        """Restore :meth:`get_state` output for ``n_features`` features."""
+        fs = np.asarray(state["feature_scale"], dtype=np.float64)
+        if fs.shape != (int(n_features),) or not np.all(np.isfinite(fs)) or np.any(fs < 0):
+            raise ParameterError(f"feature_scale: expected {int(n_features)} finite non-negative values, got {fs.shape}")
+        self.n_features_ = int(n_features)
+        self.feature_scale_ = fs
+        self.penalty_scale_ = float(np.asarray(state["penalty_scale"]).reshape(-1)[0])
+        return self
+
     def n_params(self, n_features: Optional[int] = None) -> int:
         """Length of ``w`` for ``p`` features: ``p + 1`` (diagonal) or ``p² + 1`` (full)."""
         p = self._p(n_features)
@@ -298,7 +314,7 @@ class SegmentationModel:
 
         Sets ``feature_scale_[j] = 1 / σ_j`` (``σ_j`` the robust noise level
         of feature ``j`` from first differences; 0 for constant features, which
-        are then ignored, with a warning) and ``penalty_scale_ = p · log(T̄)``.
+        are then ignored, with a warning) and ``penalty_scale_ = 2 p · log(T̄)``.
         In these units ``w = 1`` is the Euclidean metric on noise-scaled
         features with a BIC-like penalty, and the learners' ``‖w‖²``
         regulariser treats every coordinate alike.
@@ -317,7 +333,7 @@ class SegmentationModel:
                           "and are ignored", UserWarning, stacklevel=2)
         self.feature_scale_ = np.where(sigma > 1e-12, 1.0 / np.maximum(sigma, 1e-300), 0.0)
         T_mean = float(np.mean([X.shape[0] for X in Xs]))
-        self.penalty_scale_ = p * math.log(max(T_mean, 2.0))
+        self.penalty_scale_ = 2.0 * p * math.log(max(T_mean, 2.0))
         return self
 
     def default_w(self, Xs=None) -> np.ndarray:
@@ -333,7 +349,7 @@ class SegmentationModel:
         """A starting point: Euclidean metric in noise units and a BIC-like penalty.
 
         Calls :meth:`fit_scales` then returns ``w = 1`` (every feature
-        weighted by its inverse noise variance, ``λ = p · log(T̄)``). With
+        weighted by its inverse noise variance, ``λ = 2 p · log(T̄)``). With
         targets ``Ys``, the penalty factor is tuned on them over ``2^k``,
         ``k = -4..4`` (``grid`` overrides the factors).
 

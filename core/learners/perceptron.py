@@ -1,0 +1,143 @@
+"""Averaged structured perceptron with passive-aggressive steps, for interactive updates.
+
+Each update decodes the item with the current ``w`` and, when the result
+loses against the target (a full structure, or partial labels completed by a
+constrained decode), moves ``w`` towards ``φ(x, target) - φ(x, ŷ)`` and
+projects it back onto the model's allowed set. ``step="perceptron"`` uses a
+fixed ``learning_rate``; ``step="pa"`` (default) uses the passive-aggressive
+step ``τ = min(C, (loss - ⟨w, Δφ⟩) / ‖Δφ‖²)`` (Crammer et al. 2006), which
+is scale-free and fixes the current mistake with a margin equal to the loss.
+Weights are averaged over all visits (lecture notes; Lou et al. Alg. 1.2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import NotFittedError, ParameterError
+from .ssvm import check_training_set
+
+__all__ = ["StructuredPerceptron"]
+
+
+class StructuredPerceptron:
+    """Online structured learner.
+
+    Parameters
+    ----------
+    model : object
+        E.g. :class:`core.models.segmentation.SegmentationModel`.
+    max_iter : int, default 10
+        Passes over the data in :meth:`fit`.
+    averaged : bool, default True
+        Expose the average of the iterates as ``w_``.
+    step : {"pa", "perceptron"}, default "pa"
+    learning_rate : float, default 1.0
+        Fixed step for ``step="perceptron"``.
+    C : float, default 1.0
+        Cap of the passive-aggressive step.
+    loss_augmented : bool, default False
+        Decode with the loss added (margin perceptron) rather than plainly.
+    random_state : int, optional
+        Order of the items in :meth:`fit`.
+    warm_start : bool, default False
+
+    Attributes
+    ----------
+    w_ : ndarray, shape (n_params,)
+        Current (averaged) parameters.
+    n_updates_ : int
+        Number of updates that changed ``w``.
+    mistakes_ : list of int
+        Mistakes per pass of :meth:`fit`.
+    """
+
+    def __init__(self, model, max_iter=10, averaged=True, step="pa", learning_rate=1.0, C=1.0,
+                 loss_augmented=False, random_state=None, warm_start=False):
+        self.model = model
+        self.max_iter = max_iter
+        self.averaged = averaged
+        self.step = step
+        self.learning_rate = learning_rate
+        self.C = C
+        self.loss_augmented = loss_augmented
+        self.random_state = random_state
+        self.warm_start = warm_start
+
+    def _check_params(self):
+        if self.step not in ("pa", "perceptron"):
+            raise ParameterError(f"step: expected 'pa' or 'perceptron', got {self.step!r}")
+        if not (self.learning_rate > 0 and np.isfinite(self.learning_rate)):
+            raise ParameterError(f"learning_rate: expected a positive number, got {self.learning_rate!r}")
+        if not (self.C > 0 and np.isfinite(self.C)):
+            raise ParameterError(f"C: expected a positive number, got {self.C!r}")
+        if int(self.max_iter) < 1:
+            raise ParameterError(f"max_iter: expected a positive integer, got {self.max_iter!r}")
+
+    def _start(self, w0):
+        self._w = self.model.check_w(w0).copy()
+        self._w_sum = self._w.copy()
+        self._n_seen = 1
+        self.n_updates_ = 0
+        self.w_ = self._w.copy()
+
+    def fit(self, Xs, Ys):
+        """Run ``max_iter`` passes of :meth:`partial_fit` over the data. Returns self."""
+        self._check_params()
+        Xs, Ys = check_training_set(self.model, Xs, Ys, learner=type(self).__name__)
+        if not (self.warm_start and hasattr(self, "_w")):
+            self._start(self.model.initial_w(Xs, Ys))
+        rng = np.random.default_rng(self.random_state)
+        self.mistakes_ = []
+        for _ in range(int(self.max_iter)):
+            mistakes = 0
+            for i in rng.permutation(len(Xs)):
+                mistakes += self._update(Xs[i], Ys[i])
+            self.mistakes_.append(mistakes)
+            if mistakes == 0:
+                break
+        return self
+
+    def partial_fit(self, X, y):
+        """One update from one item: ``y`` is a full structure or a list of partial labels. Returns self."""
+        self._check_params()
+        if not hasattr(self, "_w"):
+            self._start(self.model.default_w([X]))
+        self._update(X, y)
+        return self
+
+    def _update(self, X, y) -> int:
+        model = self.model
+        w = self._w
+        target = model.make_target(X, y, w)
+        if self.loss_augmented:
+            y_hat = model.loss_augmented_decode(X, target, w)
+        else:
+            y_hat = model.decode(X, w)
+        loss = float(model.loss(target, y_hat))
+        dphi = model.joint_feature(X, target) - model.joint_feature(X, y_hat)
+        margin = float(w @ dphi)
+        mistake = 0
+        if loss > 0 and margin < loss:
+            mistake = 1
+            nrm = float(dphi @ dphi)
+            if self.step == "pa":
+                tau = 0.0 if nrm <= 0 else min(float(self.C), (loss - margin) / nrm)
+            else:
+                tau = float(self.learning_rate)
+            if tau > 0:
+                self._w = model.project(w + tau * dphi)
+                self.n_updates_ += 1
+        if not np.all(np.isfinite(self._w)):
+            raise ParameterError(f"{type(self).__name__}: the update produced non-finite parameters; "
+                                 "check the features for huge values")
+        self._w_sum += self._w
+        self._n_seen += 1
+        self.w_ = model.project(self._w_sum / self._n_seen) if self.averaged else self._w.copy()
+        return mistake
+
+    def predict(self, X, constraints=None):
+        """Decode one sequence with ``w_``."""
+        if not hasattr(self, "w_"):
+            raise NotFittedError(f"{type(self).__name__}: call fit() or partial_fit() first")
+        return self.model.decode(X, self.w_, constraints=constraints)

@@ -1,0 +1,63 @@
+import io
+
+import numpy as np
+import pytest
+
+from core.exceptions import DataFormatError, ParameterError
+from core.models.persistence import from_bytes, labels_hash, load_model, save_model, to_bytes
+from core.models.segmentation import SegmentationModel
+from core.types import RegionKind, RegionLabel
+
+
+def fitted(metric="diagonal"):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    m = SegmentationModel(metric=metric, loss="hamming", min_size=2)
+    w = m.initial_w([X]) * 1.5
+    return m, w, X
+
+
+@pytest.mark.parametrize("metric", ["diagonal", "full"])
+def test_round_trip_file_and_bytes(tmp_path, metric):
+    m, w, X = fitted(metric)
+    prov = {"features": {"kind": "hermite", "orders": [0, 1, 2]}, "label_hash": "abc", "learner": {"C": 1.0}}
+    save_model(tmp_path / "m.npz", m, w, prov)
+    m2, w2, p2 = load_model(tmp_path / "m.npz", task="segmentation", n_features=3,
+                            features={"kind": "hermite", "orders": [0, 1, 2]})
+    assert np.array_equal(w, w2) and m2.get_params() == m.get_params()
+    assert m2.decode(X, w2) == m.decode(X, w)
+    assert p2["label_hash"] == "abc" and "library_version" in p2
+    m3, w3, _ = from_bytes(to_bytes(m, w, prov))
+    assert np.array_equal(w3, w) and np.allclose(m3.metric_matrix(w3), m.metric_matrix(w))
+
+
+def test_refuses_other_task_or_features():
+    m, w, _ = fitted()
+    blob = to_bytes(m, w, {"features": {"kind": "hermite", "half_width": 2}})
+    with pytest.raises(ParameterError, match="alignment"):
+        from_bytes(blob, task="alignment")
+    with pytest.raises(ParameterError, match="3 features"):
+        from_bytes(blob, n_features=5)
+    with pytest.raises(ParameterError, match="half_width=2"):
+        from_bytes(blob, features={"half_width": 4})
+
+
+def test_damaged_or_foreign_files(tmp_path):
+    bad = tmp_path / "x.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(DataFormatError, match="x.npz"):
+        load_model(bad)
+    buf = io.BytesIO()
+    np.savez(buf, w=np.ones(3))
+    with pytest.raises(DataFormatError, match="no header"):
+        from_bytes(buf.getvalue())
+    with pytest.raises(ParameterError, match="bytes"):
+        from_bytes("hello")
+
+
+def test_labels_hash_ignores_ids_and_order():
+    a = RegionLabel(item_id="i", start=0, stop=5, kind=RegionKind.ZERO)
+    b = RegionLabel(item_id="i", start=5, stop=9, kind=RegionKind.ONE)
+    a2 = RegionLabel(item_id="i", start=0, stop=5, kind=RegionKind.ZERO)
+    assert labels_hash([a, b]) == labels_hash([b, a2])
+    assert labels_hash([a]) != labels_hash([b])

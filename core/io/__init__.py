@@ -3,6 +3,7 @@
 from .audio import AudioInfo, audio_info, clear_audio_cache, load_audio, write_wav
 from .cgh import (
     CghRegionLabel,
+    DroppedRegionsWarning,
     UnsortedPositionsWarning,
     read_annotations,
     read_profiles,
@@ -48,6 +49,7 @@ __all__ = [
     "write_alignment_csv",
     "write_midi",
     "CghRegionLabel",
+    "DroppedRegionsWarning",
     "UnsortedPositionsWarning",
     "read_annotations",
     "read_profiles",

@@ -34,6 +34,7 @@ __all__ = [
     "ANNOTATION_KINDS",
     "CghRegionLabel",
     "UnsortedPositionsWarning",
+    "DroppedRegionsWarning",
     "read_profiles",
     "read_annotations",
     "write_profiles",
@@ -355,7 +356,11 @@ def write_profiles(path, sequences) -> None:
 # ------------------------------------------------------------------ annotations
 
 
-def read_annotations(path, sequences, *, unknown_sequences: str = "error") -> list:
+class DroppedRegionsWarning(UserWarning):
+    """Annotation rows were dropped because their region covers too few probes (``empty_regions="warn"``)."""
+
+
+def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty_regions: str = "error") -> list:
     """Read region annotations and map them to probe-index space.
 
     Parameters
@@ -367,6 +372,10 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error") -> li
         sequence named ``f"{profile.id}:{chromosome}"``.
     unknown_sequences : {"error", "skip"}
         What to do with rows whose profile/chromosome is not among ``sequences``.
+    empty_regions : {"error", "warn"}
+        What to do with a region covering no probe (or one probe when it must hold a change): raise, or
+        drop the row and emit one :class:`DroppedRegionsWarning` naming the lines (real tables hold a few
+        such rows, e.g. a region beyond the end of the chromosome's probes).
 
     Returns
     -------
@@ -383,6 +392,9 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error") -> li
     """
     if unknown_sequences not in ("error", "skip"):
         raise ParameterError(f"unknown_sequences: expected 'error' or 'skip', got {unknown_sequences!r}")
+    if empty_regions not in ("error", "warn"):
+        raise ParameterError(f"empty_regions: expected 'error' or 'warn', got {empty_regions!r}")
+    dropped = []
     seqs = _check_sequences(sequences)
     by_name = {s.name: s for s in seqs}
     p = existing_file(path)
@@ -423,6 +435,10 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error") -> li
         start = int(np.searchsorted(seq.positions, lo, side="left"))
         stop = int(np.searchsorted(seq.positions, hi, side="right"))
         kind = ANNOTATION_KINDS[word]
+        if empty_regions == "warn" and (stop <= start or (kind in (RegionKind.ONE, RegionKind.AT_LEAST_ONE)
+                                                          and stop - start < 2)):
+            dropped.append(line_no)
+            continue
         if stop <= start:
             raise DataFormatError(f"region [{lo_t}, {hi_t}] covers no probe of {name} (probes span "
                                   f"{fmt_number(seq.positions[0])}..{fmt_number(seq.positions[-1])}); "
@@ -436,6 +452,10 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error") -> li
     if n_rows == 0:
         raise DataFormatError("the table has a header but no rows; expected one row per labelled region",
                               path=str(p))
+    if dropped:
+        shown = ", ".join(str(n) for n in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
+        warnings.warn(f"{p}: dropped {len(dropped)} rows whose region covers too few probes (lines {shown})",
+                      DroppedRegionsWarning, stacklevel=2)
     return labels
 
 

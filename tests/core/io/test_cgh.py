@@ -298,3 +298,12 @@ def test_prediction_writers_accept_name_keys_with_sequences(tmp_path):
     assert (tmp_path / "b.csv").read_text() == "profile.id,chromosome,position\n2,5,15\n"
     with pytest.raises(ParameterError, match="'9:9' is not the name"):
         cgh.write_segments(tmp_path / "s.csv", {"9:9": Segmentation([2])}, [seq])
+
+
+def test_empty_regions_can_be_dropped_with_one_warning(tmp_path):
+    p = _write(tmp_path, "a.csv", ANN_HEADER + "1,2,410,490,normal\n1,2,100,300,normal\n1,2,150,250,1breakpoint\n")
+    with pytest.warns(cgh.DroppedRegionsWarning, match=r"dropped 2 rows .*lines 2, 4"):
+        labels = cgh.read_annotations(p, SEQS, empty_regions="warn")
+    assert [(lab.start, lab.stop) for lab in labels] == [(0, 3)]
+    with pytest.raises(ParameterError, match="empty_regions"):
+        cgh.read_annotations(p, SEQS, empty_regions="skip")

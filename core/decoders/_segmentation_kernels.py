@@ -15,6 +15,23 @@ from numba import njit
 
 _INF = np.inf
 _NEVER = np.iinfo(np.int64).max
+# reassociation lets LLVM vectorise the sums over features; no 'nnan'/'ninf': infinities mark
+# infeasible prefixes
+_FM = {"reassoc", "contract", "nsz", "arcp"}
+
+
+@njit(cache=True)
+def _reachable(lo, hi, end_ok):
+    """Whether ``T`` can be reached from 0 by allowed segments (prefix counts of reachable ends)."""
+    T = lo.shape[0] - 1
+    count = np.zeros(T + 2, np.int64)  # count[i] = number of reachable ends < i
+    count[1] = 1
+    for t in range(1, T + 1):
+        a = lo[t]
+        b = min(hi[t], t - 1)
+        ok = end_ok[t] and b >= a and b >= 0 and count[b + 1] - count[max(a, 0)] > 0
+        count[t + 1] = count[t] + (1 if ok else 0)
+    return count[T + 1] > count[T]
 
 
 @njit(cache=True)
@@ -31,15 +48,35 @@ def _frob_overlap(s, t, tid, tstart, tstop):
             + b * b / (tstop[l2] - tstart[l2]))
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
+def _sqdist(S, t, s):
+    q = S.shape[1]
+    acc = 0.0
+    for k in range(q):
+        d = S[t, k] - S[s, k]
+        acc += d * d
+    return acc
+
+
+@njit(cache=True, fastmath=_FM)
 def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
-               tid, tstart, tstop, frob_w, slack, second, prune, block, gemm_min, tol):
-    """Optimal partitioning with PELT-style pruning, evaluated block by block.
+               tid, tstart, tstop, frob_w, slack, second, prune, bound, block, group, tol):
+    """Optimal partitioning with PELT-style pruning and bounded groups of candidates.
 
     Minimises ``sum_k [scatter_k + frob_w * overlap_k / n_k + beta] + sum_{t in changes} end_term[t]``
-    (``frob_w = 0`` and ``end_term = 0`` for the plain decoder). Candidate starts
-    alive at the start of a block of ``block`` ends are gathered; when they are many
-    the cross products ``S[t] . S[s]`` of the whole block come from one GEMM.
+    (``frob_w = 0`` and ``end_term = 0`` for the plain decoder).
+
+    Two exact accelerations, each can be switched off for testing:
+
+    * ``prune``: a start ``s`` with ``F(s) + cost(s, t) > F(t) + slack`` can never start the last
+      segment of a solution ending at ``u >= t + m`` (``slack`` bounds the sub-additivity of the
+      cost; 0 for the plain scatter). Its removal is delayed past the "exactly one change" region
+      around ``t`` when it starts before that region. The live starts are compacted every ``block`` ends.
+    * ``bound``: live starts are split in groups of ``group`` consecutive starts with a centre
+      ``S[c]``, radius ``r = max ||S[s] - S[c]||`` and ``min F(s) - Q[s]``; as
+      ``||S[t] - S[s]|| <= ||S[t] - S[c]|| + r``, a group whose lower bound exceeds the best value
+      found so far is skipped without evaluating its members (this is what keeps sequences without
+      any change, where pruning removes nothing, fast).
 
     Returns
     -------
@@ -47,7 +84,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     bp1 : (T+1,) start of the last segment of the best
     bp2, bp2r : (T+1,) start of the last segment of the second best and the rank (1 or 2)
         of the prefix it extends
-    n_evals : int, number of (start, end) pairs evaluated
+    n_evals : int, number of (start, end) pairs evaluated exactly
     """
     T = S.shape[0] - 1
     q = S.shape[1]
@@ -57,20 +94,24 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     bp2 = np.full(T + 1, -1, np.int64)
     bp2r = np.zeros(T + 1, np.int64)
     F1[0] = 0.0
-    nn = np.empty(T + 1)
-    for t in range(T + 1):
-        acc = 0.0
-        for k in range(q):
-            acc += S[t, k] * S[t, k]
-        nn[t] = acc
     inv = np.empty(T + 1)
     inv[0] = 0.0
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
     frob = frob_w != 0.0
-    pos = np.empty(T + 1 + block, np.int64)
-    death = np.empty(T + 1 + block, np.int64)
-    vals = np.empty(T + 1 + block)
+    cap = T + 1 + block
+    pos = np.empty(cap, np.int64)
+    death = np.empty(cap, np.int64)
+    vals = np.empty(cap)
+    evald = np.empty(cap, np.int64)
+    ngmax = cap // group + 2
+    g_first = np.empty(ngmax, np.int64)
+    g_last = np.empty(ngmax, np.int64)
+    g_c = np.empty(ngmax, np.int64)
+    g_r = np.empty(ngmax)
+    g_fq = np.empty(ngmax)
+    sk_g = np.empty(ngmax, np.int64)
+    sk_lb = np.empty(ngmax)
     npos = 1
     pos[0] = 0
     death[0] = _NEVER
@@ -78,7 +119,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     t0 = 1
     while t0 <= T:
         t1 = min(t0 + block, T + 1)
-        # keep the live candidates, then append this block's ends (their F is filled in as we go)
+        # keep the live starts, group them, then append this block's ends (F filled in as we go)
         n = 0
         for i in range(npos):
             s = pos[i]
@@ -86,20 +127,27 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                 pos[n] = s
                 death[n] = death[i]
                 n += 1
+        n_old = n
+        ng = 0
+        for g0 in range(0, n_old, group):
+            g1 = min(g0 + group, n_old)
+            c = pos[(g0 + g1) // 2]
+            r2 = 0.0
+            fq = _INF
+            for i in range(g0, g1):
+                r2 = max(r2, _sqdist(S, pos[i], c))
+                fq = min(fq, F1[pos[i]] - Q[pos[i]])
+            g_first[ng] = g0
+            g_last[ng] = g1 - 1
+            g_c[ng] = c
+            g_r[ng] = np.sqrt(r2) * (1.0 + 1e-12)
+            g_fq[ng] = fq
+            ng += 1
         for t in range(t0, t1):
             pos[n] = t
             death[n] = _NEVER
             n += 1
         npos = n
-        use_gemm = q >= 2 and npos >= gemm_min
-        if use_gemm:
-            P = np.empty((npos, q))
-            for i in range(npos):
-                for k in range(q):
-                    P[i, k] = S[pos[i], k]
-            cross = np.dot(S[t0:t1], P.T)
-        else:
-            cross = np.empty((0, 0))
         for t in range(t0, t1):
             if not end_ok[t]:
                 continue
@@ -109,48 +157,81 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                 continue
             i_lo = np.searchsorted(pos[:npos], a)
             i_hi = np.searchsorted(pos[:npos], b, side="right")
-            j = t - t0
+            if i_hi <= i_lo:
+                continue
             best = _INF
             bi = -1
             sec = _INF
             si = -1
             sr = 0
             Qt = Q[t]
-            for i in range(i_lo, i_hi):
-                s = pos[i]
-                fs = F1[s]
-                if fs == _INF:
-                    vals[i] = _INF
-                    continue
-                if use_gemm:
-                    sq = nn[t] + nn[s] - 2.0 * cross[j, i]
-                else:
-                    sq = 0.0
-                    for k in range(q):
-                        d = S[t, k] - S[s, k]
-                        sq += d * d
-                c = Qt - Q[s] - sq * inv[t - s]
+            # a value we know is reachable, to skip groups before the real scan finds it
+            thr = _INF
+            h = bp1[t - 1] if t > 1 else 0
+            if bound and h >= a and h <= b and F1[h] < _INF:
+                c = Qt - Q[h] - _sqdist(S, t, h) * inv[t - h]
                 if frob:
-                    c += frob_w * _frob_overlap(s, t, tid, tstart, tstop) * inv[t - s]
-                v = fs + c
-                vals[i] = v
-                if v < best:
-                    sec = best
-                    si = bi
-                    sr = 1
-                    best = v
-                    bi = s
-                elif second and v < sec:
-                    sec = v
-                    si = s
-                    sr = 1
-                if second:
-                    v2 = F2[s] + c
-                    if v2 < sec:
-                        sec = v2
+                    c += frob_w * _frob_overlap(h, t, tid, tstart, tstop) * inv[t - h]
+                thr = F2[h] + c if second else F1[h] + c
+            ne = 0
+            nsk = 0
+            # the newest starts first (this block's), then the groups from the newest
+            gi = ng
+            j_start = max(i_lo, n_old)
+            j_stop = i_hi
+            while True:
+                for i in range(j_start, j_stop):
+                    s = pos[i]
+                    fs = F1[s]
+                    if fs == _INF:
+                        continue
+                    c = Qt - Q[s] - _sqdist(S, t, s) * inv[t - s]
+                    if frob:
+                        c += frob_w * _frob_overlap(s, t, tid, tstart, tstop) * inv[t - s]
+                    v = fs + c
+                    vals[i] = v
+                    evald[ne] = i
+                    ne += 1
+                    if v < best:
+                        sec = best
+                        si = bi
+                        sr = 1
+                        best = v
+                        bi = s
+                    elif second and v < sec:
+                        sec = v
                         si = s
-                        sr = 2
-            n_evals += i_hi - i_lo
+                        sr = 1
+                    if second:
+                        v2 = F2[s] + c
+                        if v2 < sec:
+                            sec = v2
+                            si = s
+                            sr = 2
+                # next group that overlaps [i_lo, i_hi) and whose bound does not rule it out
+                j_start = -1
+                while gi > 0:
+                    gi -= 1
+                    if g_first[gi] >= i_hi or g_last[gi] < i_lo:
+                        continue
+                    if bound:
+                        cur = sec if second else best
+                        if cur > thr:
+                            cur = thr
+                        if cur < _INF:
+                            dc = np.sqrt(_sqdist(S, t, g_c[gi])) + g_r[gi]
+                            lb = g_fq[gi] + Qt - dc * dc * inv[t - pos[g_last[gi]]]
+                            if lb > cur + tol * (abs(cur) + 1.0):
+                                sk_g[nsk] = gi
+                                sk_lb[nsk] = lb
+                                nsk += 1
+                                continue
+                    j_start = max(g_first[gi], i_lo)
+                    j_stop = min(g_last[gi] + 1, i_hi)
+                    break
+                if j_start < 0:
+                    break
+            n_evals += ne
             if bi < 0:
                 continue
             extra = beta + end_term[t]
@@ -163,17 +244,25 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
             if prune:
                 ref = F2[t] if second else F1[t]
                 if ref < _INF:
-                    thr = ref + slack + tol * (abs(ref) + 1.0)
+                    thr_p = ref + slack + tol * (abs(ref) + 1.0)
                     kill = t + m
                     late = one_b[t] if one_b[t] > kill else kill
-                    for i in range(i_lo, i_hi):
-                        if vals[i] > thr:
-                            # a later end inside an "exactly one" region around t may still need
-                            # a start at or before that region's start
+                    for e in range(ne):
+                        i = evald[e]
+                        if vals[i] > thr_p:
+                            # an end inside an "exactly one" region around t may still need a start
+                            # at or before that region's start
                             when = late if pos[i] <= one_a[t] else kill
                             if when < death[i]:
                                 death[i] = when
-            # starts below lo[t] are never allowed again (lo is non-decreasing)
+                    # a skipped group whose bound already fails the test goes as a whole
+                    for e in range(nsk):
+                        if sk_lb[e] > thr_p:
+                            gi = sk_g[e]
+                            for i in range(g_first[gi], g_last[gi] + 1):
+                                when = late if pos[i] <= one_a[t] else kill
+                                if when < death[i]:
+                                    death[i] = when
         t0 = t1
     return F1, F2, bp1, bp2, bp2r, n_evals
 
@@ -198,97 +287,126 @@ def _backtrack(bp1, bp2, bp2r, T, rank):
     return res
 
 
-@njit(cache=True)
-def _fixed_k(S, Q, K, m, lo, hi, end_ok, block, second):
+@njit(cache=True, fastmath=_FM)
+def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol):
     """Best (and second-best) value of ``[0, t)`` with exactly ``k`` segments, for all k <= K.
 
-    The scatter of a block of ends against every earlier start is computed once (one GEMM
-    for the cross products) and shared by the ``K`` layers.
+    Starts are split in static groups of ``group`` consecutive indices with a centre, a radius
+    and, per layer, ``min F[k-1, s] - Q[s]``; a group whose lower bound (see :func:`_penalized`)
+    exceeds the best value found so far for ``(k, t)`` is skipped (``bound=False`` evaluates all).
+    The previous end's optimal start is evaluated first so that the bound bites early.
 
     Returns
     -------
     F1, F2 : (K+1, T+1)
+    n_evals : int
     """
     T = S.shape[0] - 1
-    q = S.shape[1]
     F1 = np.full((K + 1, T + 1), _INF)
     F2 = np.full((K + 1, T + 1), _INF)
+    arg = np.full((K + 1, T + 1), -1, np.int64)
     F1[0, 0] = 0.0
-    nn = np.empty(T + 1)
-    for t in range(T + 1):
-        acc = 0.0
-        for k in range(q):
-            acc += S[t, k] * S[t, k]
-        nn[t] = acc
     inv = np.empty(T + 1)
     inv[0] = 0.0
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
-    t0 = 1
-    while t0 <= T:
-        t1 = min(t0 + block, T + 1)
-        ns = t1 - m  # starts 0 .. ns-1 can end inside the block
-        if ns <= 0:
-            t0 = t1
+    G = group
+    ngr = (T + 1 + G - 1) // G
+    g_c = np.empty(ngr, np.int64)
+    g_r = np.empty(ngr)
+    g_fq = np.full((ngr, K + 1), _INF)
+    dc = np.empty(ngr)
+    dc_t = np.full(ngr, -1, np.int64)
+    complete = 0
+    n_evals = 0
+    for t in range(1, T + 1):
+        while (complete + 1) * G <= t:
+            g = complete
+            s0 = g * G
+            c = s0 + G // 2
+            r2 = 0.0
+            for s in range(s0, s0 + G):
+                r2 = max(r2, _sqdist(S, s, c))
+                for k in range(K + 1):
+                    g_fq[g, k] = min(g_fq[g, k], F1[k, s] - Q[s])
+            g_c[g] = c
+            g_r[g] = np.sqrt(r2) * (1.0 + 1e-12)
+            complete += 1
+        if not end_ok[t]:
             continue
-        nb = t1 - t0
-        C = np.empty((nb, ns))
-        if q >= 2:
-            cross = np.dot(S[t0:t1], S[0:ns].T)
-            for j in range(nb):
-                t = t0 + j
-                smax = min(ns, t - m + 1)
-                for s in range(smax):
-                    C[j, s] = Q[t] - Q[s] - (nn[t] + nn[s] - 2.0 * cross[j, s]) * inv[t - s]
-        else:
-            for j in range(nb):
-                t = t0 + j
-                smax = min(ns, t - m + 1)
-                for s in range(smax):
-                    d = S[t, 0] - S[s, 0]
-                    C[j, s] = Q[t] - Q[s] - d * d * inv[t - s]
+        Qt = Q[t]
+        first_open = complete * G
         for k in range(1, K + 1):
+            if t < k * m or t > T - (K - k) * m or (k == K and t != T):
+                continue
+            a = max(lo[t], (k - 1) * m)
+            b = hi[t]
+            if k == 1:
+                b = min(b, 0)
+            if b < a:
+                continue
             Fp = F1[k - 1]
             Gp = F2[k - 1]
-            for j in range(nb):
-                t = t0 + j
-                if not end_ok[t] or t < k * m or t > T - (K - k) * m:
-                    continue
-                if k == K and t != T:
-                    continue
-                a = max(lo[t], (k - 1) * m)
-                b = hi[t]
-                if k == 1:
-                    b = min(b, 0)
-                if b < a:
-                    continue
-                Cj = C[j]
-                if not second:
-                    best = _INF
-                    for s in range(a, b + 1):
-                        v = Fp[s] + Cj[s]
-                        best = min(best, v)
-                    F1[k, t] = best
-                else:
-                    best = _INF
-                    sec = _INF
-                    for s in range(a, b + 1):
-                        v = Fp[s] + Cj[s]
-                        if v < best:
-                            sec = best
-                            best = v
-                        elif v < sec:
-                            sec = v
-                        v2 = Gp[s] + Cj[s]
+            thr = _INF
+            h = arg[k, t - 1]
+            if bound and h >= a and h <= b and Fp[h] < _INF:
+                c = Qt - Q[h] - _sqdist(S, t, h) * inv[t - h]
+                thr = Gp[h] + c if second else Fp[h] + c
+            best = _INF
+            bi = -1
+            sec = _INF
+            j_start = max(a, first_open)
+            j_stop = b + 1
+            gi = min(complete, b // G + 1)
+            g_min = a // G
+            while True:
+                for s in range(j_start, j_stop):
+                    fs = Fp[s]
+                    if fs == _INF:
+                        continue
+                    c = Qt - Q[s] - _sqdist(S, t, s) * inv[t - s]
+                    v = fs + c
+                    if v < best:
+                        sec = best
+                        best = v
+                        bi = s
+                    elif v < sec:
+                        sec = v
+                    if second:
+                        v2 = Gp[s] + c
                         if v2 < sec:
                             sec = v2
-                    F1[k, t] = best
-                    F2[k, t] = sec
-        t0 = t1
-    return F1, F2
+                n_evals += max(0, j_stop - j_start)
+                j_start = -1
+                while gi > g_min:
+                    gi -= 1
+                    if bound:
+                        if g_fq[gi, k - 1] == _INF:
+                            continue
+                        cur = sec if second else best
+                        if cur > thr:
+                            cur = thr
+                        if cur < _INF:
+                            if dc_t[gi] != t:
+                                dc[gi] = np.sqrt(_sqdist(S, t, g_c[gi]))
+                                dc_t[gi] = t
+                            d = dc[gi] + g_r[gi]
+                            lb = g_fq[gi, k - 1] + Qt - d * d * inv[t - (gi * G + G - 1)]
+                            if lb > cur + tol * (abs(cur) + 1.0):
+                                continue
+                    j_start = max(gi * G, a)
+                    j_stop = min(gi * G + G, b + 1)
+                    break
+                if j_start < 0:
+                    break
+            F1[k, t] = best
+            arg[k, t] = bi
+            if second:
+                F2[k, t] = sec
+    return F1, F2, n_evals
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def _fixed_k_backtrack(S, Q, F1, F2, K, m, lo, hi, rank):
     """Recover the segment ends of the rank-1 or rank-2 path of :func:`_fixed_k`.
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
+from ._segmentation_kernels import _reachable
 
 __all__ = [
     "RegionConstraint",
@@ -197,7 +198,7 @@ class SegmentConstraints:
         if min_size > T:
             raise ParameterError(f"min_size: a sequence of {T} samples cannot hold a segment of "
                                  f"min_size={min_size} samples; use min_size <= {T}")
-        if _is_feasible(self, min_size):
+        if self.is_empty or _is_feasible(self, min_size):
             return
         n = len(self.label_ids)
         keep = list(range(n))
@@ -304,14 +305,4 @@ def _transition_bounds(cons: SegmentConstraints, min_size: int):
 
 def _is_feasible(cons: SegmentConstraints, min_size: int) -> bool:
     lo, hi, end_ok, _, _ = _transition_bounds(cons, min_size)
-    T = cons.n_samples
-    reach = np.zeros(T + 1, dtype=bool)
-    reach[0] = True
-    csum = np.zeros(T + 2, dtype=np.int64)  # csum[i] = number of reachable s < i
-    csum[1] = 1
-    for t in range(1, T + 1):
-        a, b = lo[t], min(hi[t], t - 1)
-        if end_ok[t] and b >= a and b >= 0 and csum[b + 1] - csum[max(a, 0)] > 0:
-            reach[t] = True
-        csum[t + 1] = csum[t] + reach[t]
-    return bool(reach[T])
+    return bool(_reachable(lo, hi, end_ok))

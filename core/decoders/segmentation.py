@@ -42,9 +42,8 @@ __all__ = [
     "hamming_loss",
 ]
 
-_BLOCK = 64          # ends per block of the penalized decoder
-_GEMM_MIN = 96       # candidates above which a block's cross products come from one GEMM
-_FIXED_BLOCK = 128   # ends per block of the fixed-K decoder
+_BLOCK = 32          # ends between two compactions of the live starts (penalized decoder)
+_GROUP = 16          # live starts per bounded group
 _TOL = 1e-10         # relative slack of the pruning test (rounding of prefix sums)
 
 
@@ -198,7 +197,7 @@ _EMPTY_I = np.zeros(1, np.int64)
 
 
 def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0, slack=0.0, second=False,
-                   prune=True, block=_BLOCK, gemm_min=_GEMM_MIN):
+                   prune=True, bound=True, block=_BLOCK, group=_GROUP):
     T = pb.T
     if end_term is None:
         end_term = np.zeros(T + 1)
@@ -210,7 +209,7 @@ def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0,
         tstart = np.concatenate(([0], tstop[:-1])).astype(np.int64)
     return _k._penalized(pb.S, pb.Q, float(beta), pb.m, pb.lo, pb.hi, pb.end_ok, pb.one_a, pb.one_b,
                          end_term, tid, tstart, tstop, float(frob_w), float(slack), bool(second), bool(prune),
-                         int(block), int(gemm_min), _TOL)
+                         bool(bound), int(block), int(group), _TOL)
 
 
 def _seg_cost_prefix(S, Q, changes, penalty) -> float:
@@ -376,7 +375,7 @@ def _check_k(n_segments, T, m) -> int:
 def _fixed_k_decode(X, n_segments, metric, min_size, constraints, second):
     pb = _Problem(X, metric, min_size, constraints)
     K = _check_k(n_segments, pb.T, pb.m)
-    F1, F2 = _k._fixed_k(pb.S, pb.Q, K, pb.m, pb.lo, pb.hi, pb.end_ok, _FIXED_BLOCK, bool(second))
+    F1, F2, _ = _k._fixed_k(pb.S, pb.Q, K, pb.m, pb.lo, pb.hi, pb.end_ok, _GROUP, bool(second), True, _TOL)
     if not np.isfinite(F1[K, pb.T]):
         raise ParameterError(f"n_segments: no segmentation with exactly {K} segments (min_size={pb.m}) "
                              f"satisfies the labels {list(pb.cons.label_ids)}")

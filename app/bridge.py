@@ -20,7 +20,7 @@ class EngineBridge(QtCore.QObject):
     predictionChanged = QtCore.Signal(str, str)       # item id, model id
     modelChanged = QtCore.Signal(str)
     progress = QtCore.Signal(str, int, int, str)      # task, done, total, message
-    undoStateChanged = QtCore.Signal(bool, bool)
+    undoStateChanged = QtCore.Signal(int, int)     # can undo, can redo (0/1)
     _incoming = QtCore.Signal(object)
 
     def __init__(self, engine, parent=None):
@@ -45,4 +45,4 @@ class EngineBridge(QtCore.QObject):
         elif isinstance(event, ev.Progress):
             self.progress.emit(event.task, int(event.done), int(event.total), event.message)
         elif isinstance(event, ev.UndoStateChanged):
-            self.undoStateChanged.emit(bool(event.can_undo), bool(event.can_redo))
+            self.undoStateChanged.emit(int(bool(event.can_undo)), int(bool(event.can_redo)))

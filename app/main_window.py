@@ -465,6 +465,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if select is not None:
             self.active_view().select_label(getattr(result, "id", select))
         self._refresh_labels()
+        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
         self._label_edited(item_id)
 
     def _label_edited(self, item_id):
@@ -685,6 +686,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _after_accept(self, item_id, labels):
         self.statusBar().showMessage(f"accepted the prediction: {len(labels)} label(s) added", 4000)
         self._refresh_labels()
+        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
         self._label_edited(item_id)
 
     def accept_runner_up_here(self):

@@ -50,7 +50,7 @@ class TaskRunner(QtCore.QObject):
     progress(lane, done, total, message)
     """
 
-    busyChanged = QtCore.Signal(str, bool, str)
+    busyChanged = QtCore.Signal(str, int, str)  # lane, busy (0/1), description
     progress = QtCore.Signal(str, int, int, str)
 
     def __init__(self, parent=None, *, max_threads: int = 2):
@@ -82,7 +82,7 @@ class TaskRunner(QtCore.QObject):
             current = self._generation.get(lane) == gen
             if current:
                 self._busy.pop(lane, None)
-                self.busyChanged.emit(lane, False, "")
+                self.busyChanged.emit(lane, 0, "")
             if not current or isinstance(error, CancelledError) or cancel.is_set():
                 return
             if error is not None:
@@ -98,7 +98,7 @@ class TaskRunner(QtCore.QObject):
                                self.progress.emit(lane, d, t, m) if self._generation.get(lane) == gen else None,
                                Qt.ConnectionType.QueuedConnection)
         self._busy[lane] = description
-        self.busyChanged.emit(lane, True, description)
+        self.busyChanged.emit(lane, 1, description)
         self.pool.start(_Job(fn, cancel, relay))
         return cancel
 
@@ -110,7 +110,7 @@ class TaskRunner(QtCore.QObject):
         if lane in self._busy:
             self._busy.pop(lane)
             self._generation[lane] = self._generation.get(lane, 0) + 1
-            self.busyChanged.emit(lane, False, "")
+            self.busyChanged.emit(lane, 0, "")
 
     def is_busy(self, lane: str | None = None) -> bool:
         return bool(self._busy) if lane is None else lane in self._busy

@@ -14,7 +14,7 @@ class ModelPanel(QtWidgets.QWidget):
     """
 
     retrainRequested = QtCore.Signal()
-    liveToggled = QtCore.Signal(bool)
+    liveToggled = QtCore.Signal(int)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -37,7 +37,7 @@ class ModelPanel(QtWidgets.QWidget):
         form.addRow("Engine:", self.activity)
         form.addRow("Last redraw:", self.latency)
         self.retrain_button.clicked.connect(self.retrainRequested)
-        self.live.toggled.connect(self.liveToggled)
+        self.live.toggled.connect(lambda on: self.liveToggled.emit(int(on)))
 
     def set_model(self, model_id, kind: str = ""):
         self.model_label.setText("no model yet" if not model_id else f"{model_id[:12]} {('(' + kind + ')') if kind else ''}")

@@ -27,7 +27,7 @@ class LabelViewBox(pg.ViewBox):
     """
 
     sigRegionDrawn = QtCore.Signal(float, float)
-    sigClicked = QtCore.Signal(float, bool)
+    sigClicked = QtCore.Signal(float, int)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -71,7 +71,7 @@ class LabelViewBox(pg.ViewBox):
             ev.accept()
             x = self.mapSceneToView(ev.scenePos()).x()
             boundary = self.boundary_mode or bool(ev.modifiers() & Qt.KeyboardModifier.ControlModifier)
-            self.sigClicked.emit(x, boundary)
+            self.sigClicked.emit(x, int(boundary))
             return
         super().mouseClickEvent(ev)
 

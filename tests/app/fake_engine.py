@@ -179,16 +179,15 @@ class FakeEngine:
         labs = self.labels(item_id)
         if item_id == "aud":
             E = self.the_score.n_events
-            onsets = np.linspace(0, T - 1 - E, E).astype(int) + np.arange(E)
+            onsets = np.linspace(0, T - E, E).astype(int)
             for lab in labs:
                 if isinstance(lab, AnchorLabel) and lab.event < E:
-                    onsets[lab.event] = seq.index_of(lab.time_s)
-            onsets = np.maximum.accumulate(np.clip(onsets, 0, T - E))
-            onsets = onsets + np.arange(E) - np.minimum.accumulate(onsets[::-1])[::-1] * 0
-            onsets = np.unique(np.clip(onsets, 0, T - 1))
-            while onsets.size < E:
-                onsets = np.unique(np.concatenate([onsets, [onsets[-1] + 1]]))
-            best = Alignment(onsets[:E], T)
+                    onsets[lab.event] = min(seq.index_of(lab.time_s), T - E + lab.event)
+            for e in range(1, E):          # repair: strictly increasing, room for the rest
+                onsets[e] = max(onsets[e], onsets[e - 1] + 1)
+            for e in range(E - 2, -1, -1):
+                onsets[e] = min(onsets[e], onsets[e + 1] - 1)
+            best = Alignment(onsets, T)
             ru_on = best.onsets.copy()
             if E > 1 and ru_on[1] + 1 < (ru_on[2] if E > 2 else T):
                 ru_on[1] += 1

@@ -1,0 +1,40 @@
+"""Mouse helpers: drive pyqtgraph views through real mouse events on their viewport."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtCore import Qt
+
+
+def view_point(widget, viewbox, x: float, y: float) -> QtCore.QPoint:
+    """Widget (viewport) pixel of view coordinates (x, y) of ``viewbox`` inside ``widget``."""
+    scene_pos = viewbox.mapViewToScene(QtCore.QPointF(x, y))
+    return widget.mapFromScene(scene_pos)
+
+
+def drag(qtbot, widget, viewbox, x0, x1, y, *, modifier=Qt.KeyboardModifier.NoModifier, steps: int = 6):
+    """Press at (x0, y), move in ``steps`` and release at (x1, y) with the left button."""
+    vp = widget.viewport()
+    p0, p1 = view_point(widget, viewbox, x0, y), view_point(widget, viewbox, x1, y)
+    qtbot.mousePress(vp, Qt.MouseButton.LeftButton, modifier, p0)
+    for k in range(1, steps + 1):
+        qtbot.mouseMove(vp, p0 + (p1 - p0) * k / steps)
+    qtbot.mouseRelease(vp, Qt.MouseButton.LeftButton, modifier, p1)
+
+
+def click(qtbot, widget, viewbox, x, y, *, modifier=Qt.KeyboardModifier.NoModifier):
+    vp = widget.viewport()
+    p = view_point(widget, viewbox, x, y)
+    qtbot.mousePress(vp, Qt.MouseButton.LeftButton, modifier, p)
+    qtbot.mouseRelease(vp, Qt.MouseButton.LeftButton, modifier, p)
+
+
+def pump(seconds: float):
+    """Process events for ``seconds`` (for redraws that need no condition)."""
+    app = QtWidgets.QApplication.instance()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        app.processEvents()
+        time.sleep(0.005)

@@ -1,0 +1,200 @@
+"""Item views on data built from core.types: mapping, drawing, and labels made with the mouse and keys."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PySide6.QtCore import Qt
+
+from app import theme
+from app.views.axis_mapping import AxisMapping
+from app.views.profile_view import ProfileView, segment_means
+from app.views.score_view import event_audio_times, note_audio_spans
+from app.views.spectrogram_view import SpectrogramView
+from core.types import Alignment, AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
+
+from .helpers import click, drag
+from .synthetic import alignment_prediction, audio_item, cgh_sequence, segmentation_prediction
+
+positions_st = st.lists(st.integers(1, 50), min_size=2, max_size=30).map(lambda d: np.cumsum(d).astype(float))
+
+
+@settings(max_examples=40)
+@given(positions_st, st.data())
+def test_region_x_and_back_gives_the_same_samples(pos, data):
+    m = AxisMapping(pos)
+    T = pos.size
+    start = data.draw(st.integers(0, T - 1))
+    stop = data.draw(st.integers(start + 1, T))
+    x0, x1 = m.region_x(start, stop)
+    assert m.region_indices(x0, x1) == (start, stop)
+
+
+@settings(max_examples=40)
+@given(positions_st, st.data())
+def test_nearest_change_inverts_change_x(pos, data):
+    m = AxisMapping(pos)
+    c = data.draw(st.integers(1, pos.size - 1))
+    assert m.nearest_change(float(m.change_x(c))) == c
+
+
+@settings(max_examples=30)
+@given(st.lists(st.floats(-5, 5), min_size=1, max_size=25), st.data())
+def test_segment_means_match_brute_force(values, data):
+    T = len(values)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(T - 1, 1)), max_size=T - 1))) if T > 1 else []
+    changes = np.array(cuts + [T])
+    got = segment_means(np.array(values), changes)
+    starts = [0] + cuts
+    want = [np.mean(values[s:e]) for s, e in zip(starts, list(changes))]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_score_laid_out_on_its_own_times_without_alignment():
+    _, _, times, _, score = audio_item()
+    ev_t = event_audio_times(score, None, times)
+    starts, ends = note_audio_spans(score, ev_t)
+    np.testing.assert_allclose(starts, score.onsets_s)
+    np.testing.assert_allclose(ends, score.offsets_s)
+
+
+def test_score_follows_the_alignment():
+    _, _, times, _, score = audio_item()
+    al = Alignment([0, 10, 20, 30, 40, 50], times.size)
+    ev_t = event_audio_times(score, al, times)
+    np.testing.assert_allclose(ev_t, times[[0, 10, 20, 30, 40, 50]])
+    starts, ends = note_audio_spans(score, ev_t)
+    # each note ends where the next event starts (legato score), stretched with the alignment
+    np.testing.assert_allclose(ends[:-1], starts[1:])
+
+
+@pytest.fixture
+def profile(qtbot):
+    theme.configure_pyqtgraph()
+    view = ProfileView()
+    qtbot.addWidget(view)
+    view.resize(900, 420)
+    view.show()
+    qtbot.waitExposed(view)
+    seq = cgh_sequence()
+    view.set_sequence(seq, "item")
+    return view, seq
+
+
+def test_drag_creates_a_region_label_over_the_dragged_samples(qtbot, profile):
+    view, seq = profile
+    got = []
+    view.labelCreateRequested.connect(got.append)
+    drag(qtbot, view, view.vb, seq.positions[20], seq.positions[50], 0.0)
+    assert len(got) == 1
+    lab = got[0]
+    assert isinstance(lab, RegionLabel) and lab.kind == RegionKind.ZERO and lab.item_id == "item"
+    assert abs(lab.start - 20) <= 1 and abs(lab.stop - 51) <= 1
+
+
+def test_ctrl_click_places_a_boundary_at_the_nearest_change(qtbot, profile):
+    view, seq = profile
+    got = []
+    view.labelCreateRequested.connect(got.append)
+    x = 0.5 * (seq.positions[99] + seq.positions[100])
+    click(qtbot, view, view.vb, x, 0.0, modifier=Qt.KeyboardModifier.ControlModifier)
+    assert len(got) == 1 and isinstance(got[0], BoundaryLabel)
+    assert got[0].index == 100
+
+
+def test_plain_click_does_not_label(qtbot, profile):
+    view, seq = profile
+    got = []
+    view.labelCreateRequested.connect(got.append)
+    click(qtbot, view, view.vb, seq.positions[30], 0.0)
+    assert got == []
+
+
+def test_kind_key_changes_the_selected_region(qtbot, profile):
+    view, seq = profile
+    lab = RegionLabel(item_id="item", start=10, stop=40, kind=RegionKind.ZERO)
+    view.set_labels([lab])
+    click(qtbot, view, view.vb, seq.positions[25], 0.0)  # click inside the region selects it
+    assert view.selected_id == lab.id
+    changed = []
+    view.labelChangeRequested.connect(changed.append)
+    view.set_region_kind(RegionKind.ONE)
+    assert len(changed) == 1 and changed[0].id == lab.id and changed[0].kind == RegionKind.ONE
+    assert (changed[0].start, changed[0].stop) == (10, 40)
+    deleted = []
+    view.labelDeleteRequested.connect(deleted.append)
+    assert view.delete_selected() and deleted == [lab.id]
+
+
+def test_moving_a_region_edge_resizes_the_label(qtbot, profile):
+    view, seq = profile
+    lab = RegionLabel(item_id="item", start=10, stop=40, kind=RegionKind.ONE)
+    view.set_labels([lab])
+    item = view._label_items[lab.id]
+    changed = []
+    view.labelChangeRequested.connect(changed.append)
+    x0, _ = item.getRegion()
+    item.setRegion((x0, float(seq.positions[59]) + 1.0))
+    item.sigRegionChangeFinished.emit(item)
+    assert changed and changed[-1].start == 10 and changed[-1].stop == 60 and changed[-1].id == lab.id
+
+
+def test_prediction_draws_means_and_stale_predictions_are_dashed_grey(qtbot, profile):
+    view, seq = profile
+    pred = segmentation_prediction("item", [60, 140], seq.n_samples, runner=[60])
+    view.set_prediction(pred)
+    xs, ys = view.means.getData()
+    assert xs.size == 6  # 3 segments, 2 points each
+    np.testing.assert_allclose(ys[0::2], segment_means(seq.values[:, 0], np.array([60, 140, 200])))
+    assert view.means.opts["pen"].color().name() == theme.PREDICTION
+    bx, _ = view.changes.getData()
+    assert bx.size == 4
+    view.set_prediction(pred, stale=True, current_model="m2")
+    assert view.means.opts["pen"].color().name() == theme.STALE
+    assert view.means.opts["pen"].style() == Qt.PenStyle.DashLine
+    assert "stale" in view.main.toolTip()
+
+
+def test_spectrogram_view_draws_onsets_and_score_note_drag_anchors(qtbot):
+    theme.configure_pyqtgraph()
+    view = SpectrogramView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    seq, image, times, freqs, score = audio_item()
+    view.set_audio(seq, image, times, freqs, "aud")
+    view.show_score(score, times)
+    pred = alignment_prediction("aud", [0, 40, 80, 120, 160, 200], seq.n_samples, runner=[0, 41, 80, 120, 160, 200])
+    view.set_prediction(pred)
+    view.score_view.set_prediction(pred)
+    bx, _ = view.bounds.getData()
+    np.testing.assert_allclose(bx[0::2], times[[0, 40, 80, 120, 160, 200]])
+    assert view.score_view._runner_notes is not None  # event 1 differs: drawn faintly
+    got = []
+    view.score_view.labelCreateRequested.connect(got.append)
+    sv = view.score_view
+    x, y = sv.note_center(2)
+    assert sv.note_at(x, y) == 2
+    drag(qtbot, view, sv.vb, x, 7.5, y)
+    assert len(got) == 1 and isinstance(got[0], AnchorLabel)
+    assert got[0].event == int(score.note_event[2])
+    assert abs(got[0].time_s - 7.5) < 0.2
+    view.set_labels(got)
+    assert len(view._anchor_items) == 1
+
+
+def test_segmentation_on_spectrogram_draws_boundaries(qtbot):
+    theme.configure_pyqtgraph()
+    view = SpectrogramView()
+    qtbot.addWidget(view)
+    seq, image, times, freqs, _ = audio_item()
+    view.set_audio(seq, image, times, freqs, "aud")
+    view.set_prediction(segmentation_prediction("aud", [100], seq.n_samples))
+    bx, _ = view.bounds.getData()
+    assert bx.size == 2 and abs(bx[0] - 0.5 * (times[99] + times[100])) < 1e-9
+    view.set_prediction(None)
+    assert view.bounds.getData()[0] is None or len(view.bounds.getData()[0]) == 0
+

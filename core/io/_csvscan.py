@@ -134,7 +134,7 @@ def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flag
 
     Returns
     -------
-    n_rows, n_runs, error_code, error_offset, error_nfields
+    n_rows, n_runs, n_flagged, error_code, error_offset, error_nfields
     """
     n = buf.shape[0]
     K = key_cols.shape[0]
@@ -145,40 +145,51 @@ def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flag
     prev_ke = np.zeros(K, dtype=np.int64)
     row = 0
     nruns = 0
+    nflagged = 0
     pos = start
     while pos < n:
+        # one pass over the line: split fields and notice blank lines
         ls = pos
-        le = pos
-        while le < n and buf[le] != 10:
-            le += 1
-        pos = le + 1
-        ce = le
-        if ce > ls and buf[ce - 1] == 13:
-            ce -= 1
-        blank = True
-        for k in range(ls, ce):
-            if buf[k] != 32 and buf[k] != 9 and buf[k] != 13:
-                blank = False
-                break
-        if blank:
-            continue
         nf = 0
-        s = ls
-        for k in range(ls, ce + 1):
-            if k == ce or buf[k] == delim:
+        s = pos
+        blank = True
+        k = pos
+        while k < n:
+            c = buf[k]
+            if c == 10:
+                break
+            if c == delim:
                 if nf < ncols:
                     fs[nf] = s
                     fe[nf] = k
                 nf += 1
                 s = k + 1
+                blank = False
+            elif blank and c != 32 and c != 9 and c != 13:
+                blank = False
+            k += 1
+        pos = k + 1
+        if blank:
+            continue
+        ce = k
+        if ce > s and buf[ce - 1] == 13:
+            ce -= 1
+        if nf < ncols:
+            fs[nf] = s
+            fe[nf] = ce
+        nf += 1
         if nf != ncols:
-            return row, nruns, BAD_FIELD_COUNT, ls, nf
+            return row, nruns, nflagged, BAD_FIELD_COUNT, ls, nf
         row_off[row] = ls
         for m in range(M):
             c = num_cols[m]
             v, ok = _parse_decimal(buf, fs[c], fe[c], pow10)
             values[row, m] = v
-            flags[row, m] = 0 if ok else 1
+            if ok:
+                flags[row, m] = 0
+            else:
+                flags[row, m] = 1
+                nflagged += 1
         new_run = row == 0
         if not new_run:
             for j in range(K):
@@ -193,7 +204,16 @@ def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flag
                 prev_ks[j] = fs[key_cols[j]]
                 prev_ke[j] = fe[key_cols[j]]
         row += 1
-    return row, nruns, OK, 0, 0
+    return row, nruns, nflagged, OK, 0, 0
+
+
+@numba.njit(cache=True)
+def _count_byte(buf, start, byte):
+    count = 0
+    for k in range(start, buf.shape[0]):
+        if buf[k] == byte:
+            count += 1
+    return count
 
 
 def scan_rows(buf: np.ndarray, start: int, delim: int, ncols: int, key_cols, num_cols):
@@ -202,7 +222,8 @@ def scan_rows(buf: np.ndarray, start: int, delim: int, ncols: int, key_cols, num
     Returns
     -------
     values : ndarray, shape (R, M)
-    flags : ndarray of uint8, shape (R, M)
+    flagged : ndarray of int64, shape (F, 2)
+        (row, number column) of the fields the kernel left to Python.
     row_off : ndarray of int64, shape (R,)
     run_start : ndarray of int64, shape (n_runs,)
     error : None or (offset, n_fields)
@@ -210,15 +231,16 @@ def scan_rows(buf: np.ndarray, start: int, delim: int, ncols: int, key_cols, num
     """
     key_cols = np.asarray(key_cols, dtype=np.int64)
     num_cols = np.asarray(num_cols, dtype=np.int64)
-    cap = int(np.count_nonzero(buf[start:] == 10)) + 1
+    cap = int(_count_byte(buf, start, 10)) + 1
     values = np.empty((cap, num_cols.shape[0]), dtype=np.float64)
     flags = np.empty((cap, num_cols.shape[0]), dtype=np.uint8)
     row_off = np.empty(cap, dtype=np.int64)
     run_start = np.empty(cap, dtype=np.int64)
-    nrows, nruns, code, eoff, enf = _scan_rows(buf, start, delim, ncols, key_cols, num_cols, _POW10,
-                                               values, flags, row_off, run_start)
+    nrows, nruns, nflagged, code, eoff, enf = _scan_rows(buf, start, delim, ncols, key_cols, num_cols, _POW10,
+                                                         values, flags, row_off, run_start)
     error = None if code == OK else (int(eoff), int(enf))
-    return values[:nrows], flags[:nrows], row_off[:nrows], run_start[:nruns], error
+    flagged = np.argwhere(flags[:nrows]) if nflagged else np.empty((0, 2), dtype=np.int64)
+    return values[:nrows], flagged, row_off[:nrows], run_start[:nruns], error
 
 
 def parse_decimal(text: str):

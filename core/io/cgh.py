@@ -195,44 +195,44 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
     """
     p = existing_file(path)
     raw = read_bytes(p)
-    if not raw.strip():
+    if not raw or (len(raw) < 65536 and not raw.strip()):
         raise DataFormatError(f"the file is empty; expected a {kind} table with the header "
                               f"{','.join(wanted)}", path=str(p))
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    text = decode_text(raw, p)
+    # ASCII (the usual case) needs no decoding for the byte scanner; anything else is validated as UTF-8
+    fast = not force_python and b'"' not in raw and raw.isascii()
+    text = raw[:65536].decode("ascii") if fast else decode_text(raw, p)
     header, delim, data_start, header_line = _split_header(text, p)
     cols = _column_indices(header, wanted, p, kind)
     key_cols, num_cols = cols[:n_key], cols[n_key:]
     num_names = wanted[n_key:]
     ncols = len(header)
-    if force_python or '"' in text:
+    if not fast and (force_python or '"' in text):
         keys, values = _rows_python(text, data_start, header_line, delim, ncols, key_cols, num_cols, num_names, p)
         bounds = [0] + [i for i in range(1, len(keys)) if keys[i] != keys[i - 1]] + [len(keys)]
         run_keys = [keys[b] for b in bounds[:-1]] if keys else []
         if not keys:
             bounds = [0]
     else:
+        if not fast:
+            raw = text.encode("utf-8")  # validated UTF-8 without quotes: scan its bytes
         buf = np.frombuffer(raw, dtype=np.uint8)
         byte_start = len(text[:data_start].encode("utf-8"))
-        values, flags, row_off, run_start, error = _csvscan.scan_rows(buf, byte_start, ord(delim), ncols,
+        values, flagged, row_off, run_start, error = _csvscan.scan_rows(buf, byte_start, ord(delim), ncols,
                                                                       key_cols, num_cols)
 
         def line_of(offset):
             return int(np.count_nonzero(buf[:offset] == 10)) + 1
 
         def fields_at(offset):
-            end = raw_find(offset)
-            return bytes(buf[offset:end]).decode("utf-8").rstrip("\r").split(delim)
-
-        def raw_find(offset):
-            nl = np.flatnonzero(buf[offset:offset + 1_000_000] == 10)
-            return offset + int(nl[0]) if nl.size else buf.shape[0]
+            end = raw.find(b"\n", offset)
+            return raw[offset:None if end < 0 else end].decode("utf-8").rstrip("\r").split(delim)
 
         if error is not None:
             off, nf = error
             raise DataFormatError(_field_count_message(nf, ncols, delim), path=str(p), where=f"line {line_of(off)}")
-        for r, m in zip(*np.nonzero(flags)):
+        for r, m in flagged.tolist():
             off = int(row_off[r])
             values[r, m] = _number(fields_at(off)[num_cols[m]], num_names[m], p, line_of(off))
         run_keys = []

@@ -206,6 +206,27 @@ def bench_audio(data, rows, failures, args):
     rows.append(row(f"load_audio with resampling 22050 -> 16000 Hz ({f.name})", t, "s"))
 
 
+def bench_sniff(data, rows, failures, args):
+    from core.io import sniff_kind
+
+    expected = {".mid": "midi", ".wav": "audio", ".gz": "cgh"}
+    counts, wrong = {}, []
+    files = [f for f in sorted(data.rglob("*")) if f.is_file()]
+    t0 = time.perf_counter()
+    for f in files:
+        try:
+            kind = sniff_kind(f)
+        except DataFormatError:
+            kind = "unknown"
+        counts[kind] = counts.get(kind, 0) + 1
+        if f.suffix in expected and kind != expected[f.suffix]:
+            wrong.append(f"{f.name}: sniffed {kind}, expected {expected[f.suffix]}")
+    t = time.perf_counter() - t0
+    failures.extend(wrong)
+    rows.append(row(f"sniff_kind over {len(files)} data files: {counts}", t / len(files) * 1e3, "ms/file",
+                    target=5.0))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer files and repeats (under a minute)")
@@ -227,6 +248,7 @@ def main(argv=None):
     bench_cgh(data, rows, failures, args)
     bench_midi(data, rows, failures, args)
     bench_audio(data, rows, failures, args)
+    bench_sniff(data, rows, failures, args)
     rows.append(row("files refused or wrong", len(failures), "count", target=0))
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; total {time.perf_counter() - t0:.1f} s")

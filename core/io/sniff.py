@@ -29,6 +29,26 @@ def _head(path, n=8192) -> bytes:
     return head
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _looks_like_series(lines: list) -> bool:
+    """A delimited table whose data rows share one field count (>= 2) and hold at least one number each."""
+    rows = lines[1:6] or lines[:1]
+    for delim in (",", "\t", ";", "|"):
+        counts = {line.count(delim) for line in [lines[0], *rows]}
+        if len(counts) != 1 or counts == {0}:
+            continue
+        if all(any(_is_number(f.strip().strip('"')) for f in line.split(delim)) for line in rows):
+            return True
+    return all(_is_number(f) for line in rows for f in line.split())  # space-separated numbers
+
+
 def sniff_kind(path) -> str:
     """Guess the kind of a data file.
 
@@ -81,8 +101,7 @@ def sniff_kind(path) -> str:
     sample = lines[:20] if len(lines) < 20 else lines[:-1]  # the last line may be cut by the window
     if all(_AUDACITY_LINE.match(line) or line.startswith("\\") for line in sample):
         return "labels"
-    numeric = re.compile(r"^[\s\d.eE+\-,;\t|]+$")
-    if any(numeric.match(line) for line in lines[1:6]) or numeric.match(lines[0]):
+    if _looks_like_series(lines):
         return "series"
     if p.suffix.lower() in AUDIO_EXTENSIONS:
         return "audio"

@@ -5,12 +5,26 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from pyqtgraph.widgets.ColorMapMenu import ColorMapMenu
+
 from core.types import AnchorLabel
 
 from .. import theme
 from .base_view import ItemView
 from .profile_view import vertical_segments
 from .score_view import ScoreView
+
+
+def _light_colormap(name: str, stops: int = 11) -> pg.ColorMap:
+    """``name`` resampled to a few stops (a 256-stop map makes the colour bar slow to build)."""
+    full = pg.colormap.get(name)
+    pos = np.linspace(0.0, 1.0, stops)
+    cmap = pg.ColorMap(pos, full.map(pos, mode="byte"))
+    cmap.name = name
+    return cmap
+
+
+COLOR_MAPS = tuple(_light_colormap(n) for n in ("inferno", "magma", "viridis", "cividis"))
 
 
 class FrequencyAxis(pg.AxisItem):
@@ -64,9 +78,12 @@ class SpectrogramView(ItemView):
         self.image = pg.ImageItem(autoDownsample=True)
         self.image.setZValue(-10)
         self.main.addItem(self.image)
-        self.lut = pg.HistogramLUTItem(image=self.image, fillHistogram=True)
-        self.lut.gradient.setColorMap(pg.colormap.get("inferno"))
-        self.lut.setMaximumWidth(110)
+        # A colour bar with draggable levels. (pyqtgraph's HistogramLUTItem builds a colour-map
+        # menu that imports matplotlib: +3 s on a cold start, so we use the lighter ColorBarItem.)
+        menu = ColorMapMenu(userList=list(COLOR_MAPS))
+        self.lut = pg.ColorBarItem(values=(-80, 0), colorMap=COLOR_MAPS[0], width=14, interactive=True,
+                                   colorMapMenu=menu, label="dB")
+        self.lut.setImageItem(self.image)
         self.addItem(self.lut, row=0, col=1)
         self.bounds = pg.PlotCurveItem([], [], pen=theme.prediction_pen(False), connect="pairs")
         self.runner = pg.PlotCurveItem([], [], pen=pg.mkPen(theme.RUNNER_UP, width=1), connect="pairs")
@@ -117,8 +134,7 @@ class SpectrogramView(ItemView):
         dt = float(np.median(np.diff(times))) if T > 1 else 1.0
         self.image.setImage(image, autoLevels=False)
         lo, hi = np.percentile(image, [5, 99.7]) if image.size else (0, 1)
-        self.image.setLevels((float(lo), float(hi)))
-        self.lut.setLevels(float(lo), float(hi))
+        self.lut.setLevels(values=(float(lo), float(hi)))
         self.image.setRect(float(times[0] - dt / 2), 0.0, float(dt * T), float(F))
         self._freq_axis.set_freqs(freqs)
         self.main.setYRange(0, F, padding=0)

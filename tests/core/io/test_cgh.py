@@ -307,3 +307,12 @@ def test_empty_regions_can_be_dropped_with_one_warning(tmp_path):
     assert [(lab.start, lab.stop) for lab in labels] == [(0, 3)]
     with pytest.raises(ParameterError, match="empty_regions"):
         cgh.read_annotations(p, SEQS, empty_regions="skip")
+
+
+@pytest.mark.parametrize("force_python", [False, True])
+def test_crlf_line_ends_bom_and_padded_keys(tmp_path, force_python):
+    p = tmp_path / "w.csv"
+    p.write_bytes(b"\xef\xbb\xbfprofile.id,chromosome,position,logratio\r\n1, 2,10,0.5\r\n1,2 ,20,-0.5\r\n\r\n")
+    (s,) = cgh.read_profiles(p, _force_python=force_python)
+    assert s.name == "1:2"
+    np.testing.assert_array_equal(s.values[:, 0], [0.5, -0.5])

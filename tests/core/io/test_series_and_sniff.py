@@ -97,3 +97,11 @@ def test_sniff_kind(tmp_path):
     (tmp_path / "t.txt").write_text("hello world\nthis is prose\n")
     with pytest.raises(DataFormatError, match="cannot tell"):
         sniff_kind(tmp_path / "t.txt")
+
+
+def test_sniff_table_with_text_and_number_columns_is_a_series(tmp_path):
+    p = tmp_path / "gt.csv"
+    p.write_text("label,score_id,pitch,onset\nmatch,n1,59,0.0\ninsertion,n2,60,0.5\n")
+    assert sniff_kind(p) == "series"
+    s = read_series(p, time_column="onset")
+    assert s.feature_names == ("pitch",) and s.meta["skipped_columns"] == ("label", "score_id")

@@ -1,79 +1,66 @@
-"""Model files of the command line: what was learned, for which task, on which features.
+"""Model files as the command line uses them: what was learned, for which task, on which features.
 
-A model file is a small JSON document::
-
-    {"format": "marginalia-model", "version": 1, "task": "segmentation",
-     "features": "cgh-logratio", "model": {"class": "SegmentationModel", "params": {...}, "state": {...}},
-     "w": [...], "provenance": {"learner": ..., "trained_on": [...], "labels_hash": ..., "created": ...}}
-
-JSON keeps it readable, diff-able and safe to load (no pickle). The file's
-SHA-256 identifies the model in batch markers, so a new model never reuses
-outputs of an old one.
+The file format is the project's (:mod:`core.models.persistence`: a JSON header
+and the arrays in one ``.npz``). The command line adds one provenance entry,
+``features = {"recipe": NAME}``, saying how an item's input matrix is made
+(:data:`FEATURE_RECIPES`), so ``predict`` computes exactly the features the
+model was trained on. The file's SHA-256 identifies the model in batch
+markers, so a new model never reuses outputs of an old one.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from ..batch import atomic_write_text, file_sha256
+from ..batch import file_sha256
 from ..exceptions import DataFormatError, ParameterError
 from ..types import Segmentation, Sequence
 from ._common import WrongTaskError
 
 __all__ = ["CliModel", "load_model", "load_model_cached", "save_model", "FEATURE_RECIPES", "TASKS",
-           "sequence_features"]
+           "sequence_features", "recipe_for_kind"]
 
-FORMAT = "marginalia-model"
-VERSION = 1
 TASKS = ("segmentation", "alignment")
-#: how a model's input matrix is made from an item
+#: how a model's input matrix is made from an item, and which item kind it fits
 FEATURE_RECIPES = {
-    "cgh-logratio": "the aCGH logratio of each probe, shape (T, 1)",
-    "audio-frames": "standardised MFCC (+deltas) and chroma frames of the recording, shape (T, 38)",
-    "series": "the values of a generic series as stored, shape (T, p)",
-    "chroma": "chroma frames of the recording against the score's event templates",
+    "cgh-hermite": ("cgh", "aCGH logratio in noise units and its local Hermite moments, shape (T, 6) "
+                           "(the app's aCGH features)"),
+    "cgh-logratio": ("cgh", "the raw aCGH logratio of each probe, shape (T, 1)"),
+    "audio-frames": ("audio", "standardised MFCC (+deltas) and chroma frames of the recording (the app's audio "
+                              "features)"),
+    "series": ("series", "the values of a generic series as stored, shape (T, p)"),
+    "chroma": ("audio", "chroma and quietness of the recording's frames against the score's event templates"),
 }
 
 
-def _jsonable(value):
-    if isinstance(value, np.ndarray):
-        return {"__array__": value.tolist(), "dtype": str(value.dtype)}
-    if isinstance(value, (np.floating, np.integer)):
-        return value.item()
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
+def recipe_for_kind(kind: str, *, raw: bool = False) -> str:
+    """The default feature recipe of an item kind (``raw``: the plain logratio for aCGH)."""
+    if kind == "cgh":
+        return "cgh-logratio" if raw else "cgh-hermite"
+    if kind == "audio":
+        return "audio-frames"
+    return "series"
 
 
-def _from_json(value):
-    if isinstance(value, dict):
-        if "__array__" in value:
-            return np.asarray(value["__array__"], dtype=value.get("dtype", "float64"))
-        return {k: _from_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_json(v) for v in value]
-    return value
-
-
-def _model_classes() -> dict:
-    from ..models.segmentation import SegmentationModel
-    classes = {"SegmentationModel": SegmentationModel}
-    try:  # the alignment model lands separately; segmentation works without it
-        from ..models.alignment import AlignmentModel
-        classes["AlignmentModel"] = AlignmentModel
-    except ImportError:
-        pass
-    return classes
+def sequence_features(seq: Sequence, recipe: str) -> np.ndarray:
+    """The model input of ``seq`` for a feature recipe, shape (T, p)."""
+    if recipe not in FEATURE_RECIPES:
+        raise ParameterError(f"features: unknown recipe {recipe!r}; expected one of {sorted(FEATURE_RECIPES)}")
+    kind = FEATURE_RECIPES[recipe][0]
+    if seq.kind != kind and not (kind == "series" and seq.kind not in ("cgh", "audio")):
+        raise ParameterError(f"{seq.name or 'sequence'}: is {seq.kind!r} data but the model was trained on "
+                             f"{kind!r} data ({recipe}); use a model trained on this kind of data")
+    if recipe == "cgh-hermite":
+        from ..tasks.segmentation import cgh_features
+        return cgh_features(seq.values[:, 0])
+    if recipe == "cgh-logratio":
+        return np.asarray(seq.values[:, :1], dtype=np.float64)
+    return np.asarray(seq.values, dtype=np.float64)
 
 
 @dataclass
@@ -104,7 +91,7 @@ class CliModel:
     def segment(self, seq: Sequence) -> Segmentation:
         """The model's best segmentation of one sequence (no labels)."""
         if self.task != "segmentation":
-            raise ParameterError(f"model {self._name()}: is a {self.task} model; expected a segmentation model")
+            raise WrongTaskError(f"model {self._name()}: is a {self.task} model; expected a segmentation model")
         X = sequence_features(seq, self.features)
         expected = getattr(self.model, "n_features_", X.shape[1])
         if X.shape[1] != expected:
@@ -116,7 +103,7 @@ class CliModel:
     def align(self, recording) -> np.ndarray:
         """Onset time (s) of every score event of a loaded recording, shape (E,)."""
         if self.task != "alignment":
-            raise ParameterError(f"model {self._name()}: is a {self.task} model; expected an alignment model")
+            raise WrongTaskError(f"model {self._name()}: is a {self.task} model; expected an alignment model")
         from ._align import align_with_model
         return align_with_model(self, recording)
 
@@ -124,85 +111,65 @@ class CliModel:
         return repr(str(self.path)) if self.path else "(in memory)"
 
 
-def sequence_features(seq: Sequence, recipe: str) -> np.ndarray:
-    """The model input of ``seq`` for a feature recipe, shape (T, p)."""
-    if recipe not in FEATURE_RECIPES:
-        raise ParameterError(f"features: unknown recipe {recipe!r}; expected one of {sorted(FEATURE_RECIPES)}")
-    if recipe == "cgh-logratio" and seq.kind != "cgh":
-        raise ParameterError(f"{seq.name or 'sequence'}: is {seq.kind!r} data but the model was trained on aCGH "
-                             "logratios; use a model trained on this kind of data")
-    if recipe == "audio-frames" and seq.kind != "audio":
-        raise ParameterError(f"{seq.name or 'sequence'}: is {seq.kind!r} data but the model was trained on audio "
-                             "frames; use a model trained on this kind of data")
-    return np.asarray(seq.values, dtype=np.float64)
-
-
 def save_model(path, cli_model: CliModel) -> str:
-    """Write a model file atomically; returns its SHA-256."""
-    model = cli_model.model
-    state = {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
-    doc = {
-        "format": FORMAT, "version": VERSION, "task": cli_model.task, "features": cli_model.features,
-        "model": {"class": type(model).__name__, "params": model.get_params(), "state": _jsonable(state)},
-        "w": _jsonable(np.asarray(cli_model.w, dtype=np.float64)),
-        "provenance": _jsonable(dict(cli_model.provenance, created=time.time())),
-    }
-    text = json.dumps(doc, indent=1, sort_keys=True)
-    atomic_write_text(path, text)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """Write a model file (atomically); returns its SHA-256."""
+    from ..models.persistence import save_model as _save
+    prov = dict(cli_model.provenance)
+    prov["features"] = dict(prov.get("features") or {}, recipe=cli_model.features)
+    prov.setdefault("written_by", "marginalia-cli")
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise ParameterError(f"--out {str(path)!r}: folder {str(path.parent)!r} does not exist; create it first")
+    _save(str(path), cli_model.model, cli_model.w, prov)
+    return file_sha256(path)
 
 
 def load_model(path, *, task: Optional[str] = None) -> CliModel:
-    """Read a model file written by :func:`save_model`.
+    """Read a model file.
 
     Parameters
     ----------
     path : path-like
     task : {"segmentation", "alignment"}, optional
-        Refuse a model of another task.
+        Refuse a model of another task (:class:`WrongTaskError`, a usage error).
 
     Raises
     ------
     DataFormatError
-        Missing or unreadable file, not a Marginalia model, newer version.
-    ParameterError
+        Missing or unreadable file, not a Marginalia model, newer format.
+    WrongTaskError
         The model is for another task.
     """
+    from ..models.persistence import load_model as _load
     p = Path(path)
     if not p.is_file():
         raise DataFormatError("no such model file; train one with `marginalia-cli train`", path=str(p))
-    try:
-        raw = p.read_bytes()
-        doc = json.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        raise DataFormatError("not a Marginalia model file (expected the JSON written by `marginalia-cli train`)",
-                              path=str(p)) from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise DataFormatError("not a Marginalia model file (no 'format: marginalia-model')", path=str(p))
-    if int(doc.get("version", 0)) > VERSION:
-        raise DataFormatError(f"model file version {doc.get('version')} is newer than this Marginalia "
-                              f"(reads up to {VERSION}); upgrade Marginalia", path=str(p))
-    got = doc.get("task")
+    with open(p, "rb") as fh:
+        if fh.read(4) != b"PK\x03\x04":
+            raise DataFormatError("not a Marginalia model file (expected the .npz archive written by "
+                                  "`marginalia-cli train`)", path=str(p))
+    model, w, prov = _load(str(p))
+    got = _header_task(p) or getattr(model, "task", None)
     if got not in TASKS:
         raise DataFormatError(f"unknown task {got!r}; expected one of {list(TASKS)}", path=str(p))
     if task is not None and got != task:
         raise WrongTaskError(f"model {str(p)!r}: is a {got} model; this command needs a {task} model")
-    spec = doc.get("model") or {}
-    classes = _model_classes()
-    cls = classes.get(spec.get("class"))
-    if cls is None:
-        raise DataFormatError(f"unknown model class {spec.get('class')!r}; expected one of {sorted(classes)}",
-                              path=str(p))
-    try:
-        model = cls(**spec.get("params", {}))
-        for k, v in _from_json(spec.get("state", {})).items():
-            setattr(model, k, v)
-        w = np.asarray(_from_json(doc["w"]), dtype=np.float64)
-        model.check_w(w)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DataFormatError(f"damaged model file ({exc})", path=str(p)) from None
-    return CliModel(task=got, features=doc.get("features", "series"), model=model, w=w,
-                    provenance=doc.get("provenance", {}), path=p, sha256=hashlib.sha256(raw).hexdigest())
+    recipe = (prov.get("features") or {}).get("recipe")
+    if recipe is None:
+        # a model saved by the app: its task key says which items it was made for
+        kind = str(prov.get("task", "")).partition("/")[2] or "series"
+        recipe = "chroma" if got == "alignment" else recipe_for_kind(kind)
+    if recipe not in FEATURE_RECIPES:
+        raise DataFormatError(f"unknown feature recipe {recipe!r}; expected one of {sorted(FEATURE_RECIPES)} "
+                              "(a model from a newer Marginalia?)", path=str(p))
+    return CliModel(task=got, features=recipe, model=model, w=w, provenance=prov, path=p, sha256=file_sha256(p))
+
+
+def _header_task(path: Path) -> Optional[str]:
+    """The ``task`` of a model file's JSON header (the file was already read once by the loader)."""
+    import json
+    with np.load(path, allow_pickle=False) as z:
+        return json.loads(z["header"].tobytes().decode("utf-8")).get("task")
 
 
 _cache: dict = {}
@@ -225,8 +192,3 @@ def load_model_cached(path, sha256: str, *, task: Optional[str] = None) -> CliMo
     if task is not None and model.task != task:
         raise WrongTaskError(f"model {str(path)!r}: is a {model.task} model; this command needs a {task} model")
     return model
-
-
-def model_fingerprint(path) -> str:
-    """SHA-256 of a model file (the batch fingerprint)."""
-    return file_sha256(path)

@@ -55,6 +55,9 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--max-iter", type=_positive_int, default=50, help="passes over the data (default 50)")
     p.add_argument("--metric", choices=("diagonal", "full"), default="diagonal",
                    help="segmentation: learn per-feature weights or a full PSD metric (default diagonal)")
+    p.add_argument("--features", choices=("hermite", "raw"), default="hermite",
+                   help="aCGH: logratio with its local Hermite moments (default, as in the app) or the raw "
+                        "logratio only")
     p.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
     p.set_defaults(run=run)
 
@@ -160,7 +163,8 @@ def _train_segmentation_files(args) -> int:
     import warnings
 
     from ..io.cgh import read_annotations, read_profiles
-    from ._models import CliModel, save_model
+    from ._models import CliModel, recipe_for_kind, save_model, sequence_features
+    recipe = recipe_for_kind("cgh", raw=args.features == "raw")
     seqs = []
     for path in args.profiles:
         with warnings.catch_warnings():
@@ -180,13 +184,16 @@ def _train_segmentation_files(args) -> int:
                              "profile.id and chromosome); check that the files belong together")
     info(args, f"train: {len(train)} labelled sequences, {sum(len(labels[s.name]) for s in train)} labels, "
                f"learner {args.learner}")
-    Xs = [s.values for s in train]
+    Xs = [sequence_features(s, recipe) for s in train]
     Ys = [labels[s.name] for s in train]
     model, w, learner = fit_segmentation(Xs, Ys, args=args, label="train")
+    from ..models.persistence import labels_hash
     prov = {"learner": args.learner, "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed},
             "trained_on": _file_digest(list(args.profiles) + list(args.annotations)),
+            "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
+                                       for y in Ys for lab in y]),
             "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys))}
-    save_model(args.out, CliModel("segmentation", "cgh-logratio", model, w, prov))
+    save_model(args.out, CliModel("segmentation", recipe, model, w, prov))
     info(args, f"train: wrote {args.out}")
     return EXIT_OK
 
@@ -197,10 +204,9 @@ def _train_segmentation_files(args) -> int:
 def _train_project(args) -> int:
     from ..engine import Engine
     from ..types import BoundaryLabel, RegionLabel
-    from ._models import CliModel, save_model
+    from ._models import CliModel, recipe_for_kind, save_model, sequence_features
     if not Path(args.project).is_file():
         raise UsageError(f"PROJECT {args.project!r}: no such project file")
-    recipes = {"cgh": "cgh-logratio", "audio": "audio-frames", "series": "series"}
     with Engine.open(args.project, read_only=True) as eng:
         by_kind: dict = {}
         for item in eng.items():
@@ -215,18 +221,19 @@ def _train_project(args) -> int:
         if not items:
             raise ParameterError(f"--kind {kind}: the project has no labelled {kind} item (it has "
                                  f"{sorted(by_kind)})")
+        recipe = recipe_for_kind(kind, raw=args.features == "raw")
         Xs, Ys = [], []
         for item in items:
             labs = [lab for lab in eng.labels(item.id) if isinstance(lab, (RegionLabel, BoundaryLabel))]
             if labs:
-                Xs.append(eng.sequence(item.id).values)
+                Xs.append(sequence_features(eng.sequence(item.id), recipe))
                 Ys.append(labs)
         labels_hash = eng.session.labels_hash() if hasattr(eng.session, "labels_hash") else None
     info(args, f"train: {len(Xs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, learner {args.learner}")
     model, w, _ = fit_segmentation(Xs, Ys, args=args, label="train")
     prov = {"learner": args.learner, "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed},
-            "project": str(Path(args.project).resolve()), "labels_hash": labels_hash,
+            "project": str(Path(args.project).resolve()), "label_hash": labels_hash,
             "n_sequences": len(Xs), "n_labels": int(sum(len(y) for y in Ys))}
-    save_model(args.out, CliModel("segmentation", recipes[kind], model, w, prov))
+    save_model(args.out, CliModel("segmentation", recipe, model, w, prov))
     info(args, f"train: wrote {args.out}")
     return EXIT_OK

@@ -55,11 +55,16 @@ def seg_model(cgh_dir):
 
 
 def model_with(src, dst, *, penalty=None, task=None):
-    """A copy of a model file with another penalty (last entry of w) or another task."""
-    doc = json.loads(src.read_text())
+    """A copy of a model file with another penalty (last entry of w) or another task in its header."""
+    with np.load(src) as z:
+        arrays = {k: z[k] for k in z.files}
+    header = json.loads(arrays["header"].tobytes().decode("utf-8"))
     if penalty is not None:
-        doc["w"]["__array__"][-1] = penalty
+        arrays["w"] = arrays["w"].copy()
+        arrays["w"][-1] = penalty
     if task is not None:
-        doc["task"] = task
-    dst.write_text(json.dumps(doc))
+        header["task"] = task
+    arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    with open(dst, "wb") as fh:
+        np.savez(fh, **arrays)
     return dst

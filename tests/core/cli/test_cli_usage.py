@@ -75,7 +75,7 @@ def test_runtime_error_is_one_line_and_debug_shows_the_traceback(capsys, tmp_pat
     code, _, err = run(capsys, argv)
     assert code == 1
     assert err.strip().splitlines() == [f"marginalia-cli predict: error: {bad}: not a Marginalia model file "
-                                        "(expected the JSON written by `marginalia-cli train`)"]
+                                        "(expected the .npz archive written by `marginalia-cli train`)"]
     code, _, err = run(capsys, ["--debug"] + argv)
     assert code == 1 and "Traceback" in err
 

@@ -80,7 +80,7 @@ class Engine:
         self.session = session
         self.events: ev.EventHub = session.events
         self._lock = threading.RLock()
-        self._loader = ItemLoader()
+        self._loader = ItemLoader(cache_dir=_feature_cache_dir(session))
         self._tasks = TaskRegistry(self)
         self._predictions: dict[str, Prediction] = {}
         self._unsubscribe = self.events.subscribe(self._on_event)
@@ -370,6 +370,14 @@ class Engine:
     def _on_event(self, event):
         if isinstance(event, (ev.LabelsChanged,)):
             self._tasks.on_labels_changed(getattr(event, "item_id", None))
+
+
+def _feature_cache_dir(session) -> Optional[Path]:
+    """Audio features are cached beside the project (``<project>.features/``); none when read-only."""
+    if session.read_only:
+        return None
+    p = Path(session.path)
+    return p.with_name(p.name + ".features")
 
 
 def _default_demo_dir() -> Path:

@@ -81,7 +81,9 @@ class ItemLoader:
         How many loaded items to keep in memory.
     """
 
-    def __init__(self, max_items: int = 64):
+    def __init__(self, max_items: int = 64, cache_dir=None):
+        from .features.audio import FeatureCache
+        self._features = FeatureCache(max_items=16, directory=cache_dir)
         self._lock = threading.RLock()
         self._items: OrderedDict = OrderedDict()
         self._profiles: OrderedDict = OrderedDict()
@@ -112,7 +114,7 @@ class ItemLoader:
     def _describe_audio(self, path: Path, score_path: Optional[Path]) -> ItemSpec:
         from .io.audio import audio_info
         info = audio_info(path)
-        duration = float(info["duration"] if isinstance(info, dict) else info.duration)
+        duration = float(info.duration_s)
         n_frames = 1 + int(round(duration * AUDIO_SR)) // AUDIO_HOP
         meta = {"n_samples": n_frames, "sr": AUDIO_SR, "hop": AUDIO_HOP, "duration_s": duration}
         if score_path is not None:
@@ -178,12 +180,14 @@ class ItemLoader:
         return data
 
     def _load_audio(self, record, path: Path) -> ItemData:
-        from .features.audio import chroma, log_mel, mfcc
+        from .features.audio import compute_features
         from .io.audio import load_audio
         y, sr = load_audio(path, sr=AUDIO_SR)
-        mel = log_mel(y, sr, n_mels=96, hop_length=AUDIO_HOP)
-        cep = mfcc(y, sr, n_mfcc=13, deltas=True, hop_length=AUDIO_HOP)
-        chro = chroma(y, sr, hop_length=AUDIO_HOP)
+        # features are cached next to the project, keyed by the file's content hash and the settings
+        opts = dict(cache=self._features, source_hash=record.source_hash, hop_length=AUDIO_HOP)
+        mel = compute_features(y, sr, "log_mel", n_mels=96, **opts)
+        cep = compute_features(y, sr, "mfcc", n_mfcc=13, deltas=True, **opts)
+        chro = compute_features(y, sr, "chroma", **opts)
         T = min(mel.values.shape[0], cep.values.shape[0], chro.values.shape[0])
         times = np.asarray(mel.times[:T])
         # segmentation features: MFCCs with deltas and chroma, standardised per feature

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..active.segmentation_task import SegmentationTask as SegmentationLearner
+import warnings
+
+from ..active.segmentation_task import shift_labels
+from ..learners.perceptron import StructuredPerceptron
+from ..learners.ssvm import SSVM
 from ..active.parts import make_parts
 from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import ParameterError
@@ -55,17 +59,18 @@ class SegmentationTask(EngineTask):
 
     # ------------------------------------------------------------ model state
     def ensure_model(self):
+        """The online learner holding the current parameters (restored, or built on first use)."""
         with self._lock:
             if self._learner is not None:
                 return self._learner
-            self._learner = SegmentationLearner(self.model, learning_rate=0.1)
+            self._learner = StructuredPerceptron(self.model, averaged=True, step="pa", C=1.0)
             if not self._restore_latest():
-                items = {i: self.features(i) for i in self.item_ids()}
-                if not items:
+                Xs = [self.features(i) for i in self.item_ids()]
+                if not Xs:
                     raise ParameterError(f"{self.key}: no items to build a model on")
-                self._learner.initialize(items)
-                if self.kind == "cgh":
-                    self._learner.w_ = self._raw_logratio_start()
+                self.model.fit_scales(Xs)
+                w0 = self._raw_logratio_start() if self.kind == "cgh" else self.model.default_w()
+                self._learner._start(w0)
                 self._commit_model("initial")
             return self._learner
 
@@ -74,7 +79,7 @@ class SegmentationTask(EngineTask):
 
         The Hermite columns start at weight 0; labels teach the model how much
         they help. The penalty factor is relative to the model's unit
-        ``p · log T̄`` (p = 6 features), so 1/p gives the 1-d BIC ``log T̄``.
+        ``p · log T̄`` (p = 6 features), so 2/p gives ``2 log T̄``.
         """
         p = self.model._p()
         B = np.zeros(p)
@@ -82,8 +87,7 @@ class SegmentationTask(EngineTask):
         return self.model.join_w(B, 2.0 / p)
 
     def _state_arrays(self) -> dict:
-        learner = self._learner
-        return {"w": learner.w_, "feature_scale": self.model.feature_scale_,
+        return {"w": self._learner.w_, "feature_scale": self.model.feature_scale_,
                 "penalty_scale": np.array([self.model.penalty_scale_])}
 
     def _restore_arrays(self, arrays: dict, params: dict) -> None:
@@ -94,9 +98,7 @@ class SegmentationTask(EngineTask):
         self.model.feature_scale_ = fs
         self.model.penalty_scale_ = float(arrays["penalty_scale"][0])
         self.model.n_features_ = fs.shape[0]
-        self.model.check_w(w)
-        self._learner.w_ = w
-        self._learner.n_updates_ = 0
+        self._learner._start(self.model.check_w(w))
 
     @property
     def w(self) -> np.ndarray:
@@ -126,13 +128,17 @@ class SegmentationTask(EngineTask):
 
     # --------------------------------------------------------------- learning
     def update(self, item_id: str, *, cancel=None) -> str:
+        """One passive-aggressive perceptron step on the item's labels (no-op when the model already obeys them)."""
         learner = self.ensure_model()
+        labels = self.labels_of(item_id)
         with self._lock:
             check_cancel(cancel)
-            learner.perceptron_step(self.features(item_id), self.labels_of(item_id))
+            if labels:
+                learner.partial_fit(self.features(item_id), labels)
             return self._commit_model("perceptron")
 
     def fit(self, *, cancel=None, progress=None) -> str:
+        """A warm-started SSVM on every labelled item; the perceptron then continues from its solution."""
         learner = self.ensure_model()
         ids = [i for i in self.item_ids() if self.labels_of(i)]
         if not ids:
@@ -140,10 +146,16 @@ class SegmentationTask(EngineTask):
         Xs = [self.features(i) for i in ids]
         labels = [self.labels_of(i) for i in ids]
         check_cancel(cancel)
-
+        ssvm = SSVM(self.model, C=1.0, max_iter=50, warm_start=True, random_state=0,
+                    should_stop=(lambda: cancel is not None and cancel.is_set()),
+                    callback=_progress_callback(progress))
+        ssvm.w_ = learner.w_.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "a single labelled sequence" is expected early on
+            ssvm.fit(Xs, labels)
+        check_cancel(cancel)
         with self._lock:
-            learner.refit(Xs, labels)
-            check_cancel(cancel)
+            learner._start(ssvm.w_)
             return self._commit_model("ssvm")
 
     # ------------------------------------------------------------- prediction
@@ -179,6 +191,24 @@ class SegmentationTask(EngineTask):
         return out
 
     def part_scores(self, part) -> PartScores:
-        learner = self.ensure_model()
-        X = self.features(part.item_id)
-        return learner.part_scores(X, part, self.labels_of(part.item_id))
+        """Best, runner-up and worst (proxy: no change / every sample a segment) scores of a part."""
+        w = self.ensure_model().w_
+        Xp = self.features(part.item_id)[part.start:part.stop]
+        T = Xp.shape[0]
+        cons = self.model.constraints(shift_labels(self.labels_of(part.item_id), part), T)
+        best, second = self.model.second_best(Xp, w, constraints=cons)
+        s_best = self.model.score(Xp, best, w)
+        s_second = None if second is None else self.model.score(Xp, second, w)
+        extremes = [Segmentation([T])] + ([Segmentation(np.arange(1, T + 1))] if T > 1 else [])
+        s_worst = min([self.model.score(Xp, y, w) for y in extremes] + [s_best])
+        return PartScores(best=s_best, second=s_second, worst=s_worst, size=T, scale=self._scale(w))
+
+
+def _progress_callback(progress):
+    """Adapt ``progress(done, total, message)`` to the SSVM's per-iteration callback."""
+    if progress is None:
+        return None
+
+    def callback(learner, iteration):
+        progress(int(iteration) + 1, int(learner.max_iter), f"SSVM pass {int(iteration) + 1}")
+    return callback

@@ -1,0 +1,79 @@
+"""The embedded demo: aCGH items with labels and an audio item aligned to its score."""
+
+import csv
+
+import numpy as np
+import pytest
+
+from core.engine import DEMO_DIR, Engine
+from core.exceptions import InfeasibleLabelsError, ParameterError
+from core.types import AnchorLabel, RegionLabel
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    eng = Engine.open_demo(tmp_path_factory.mktemp("demo"))
+    yield eng
+    eng.close()
+
+
+def _audio_item(eng):
+    return next(i for i in eng.items() if i.kind == "audio")
+
+
+def test_demo_has_profiles_with_labels_and_an_audio_score_pair(demo):
+    infos = demo.items()
+    kinds = {i.kind for i in infos}
+    assert kinds == {"cgh", "audio"}
+    assert sum(i.n_labels for i in infos if i.kind == "cgh") > 0
+    audio = _audio_item(demo)
+    assert audio.task == "alignment"
+    image, times, freqs = demo.spectrogram(audio.id)
+    assert image.shape == (freqs.shape[0], times.shape[0]) and np.all(np.diff(times) > 0)
+    assert demo.score(audio.id).n_events > 10
+
+
+def test_demo_alignment_is_close_to_the_truth_and_anchors_are_obeyed(demo):
+    audio = _audio_item(demo)
+    truth = [float(r["audio_time_s"]) for r in csv.DictReader(open(DEMO_DIR / "melody_truth.csv"))]
+    pred = demo.predict(audio.id)
+    times = demo.sequence(audio.id).positions[pred.structure.onsets]
+    err = np.abs(times - np.asarray(truth))
+    assert np.median(err) < 0.1, err
+    # anchor an event somewhere else (within the audio) and check the redraw obeys it
+    e = len(truth) // 2
+    target = truth[e] + 0.5
+    demo.add_label(AnchorLabel(item_id=audio.id, event=e, time_s=target, tolerance_s=0.03))
+    pred = demo.predict(audio.id)
+    got = demo.sequence(audio.id).positions[pred.structure.onsets[e]]
+    fr = demo.data(audio.id).frame_rate
+    # the tolerance is rounded up to whole frames, the anchor time to the nearest frame
+    assert abs(got - target) <= (np.ceil(0.03 * fr) + 0.5) / fr
+    assert pred.runner_up is None or pred.runner_up != pred.structure
+    assert demo.undo()
+
+
+def test_labels_of_the_wrong_kind_or_out_of_range_are_refused(demo):
+    audio = _audio_item(demo)
+    with pytest.raises(ParameterError, match="anchor"):
+        demo.add_label(RegionLabel(item_id=audio.id, start=0, stop=5, kind="0"))
+    n = demo.score(audio.id).n_events
+    with pytest.raises(ParameterError, match="events"):
+        demo.add_label(AnchorLabel(item_id=audio.id, event=n + 3, time_s=1.0))
+    demo.add_label(AnchorLabel(item_id=audio.id, event=5, time_s=4.0, tolerance_s=0.02))
+    with pytest.raises(InfeasibleLabelsError):
+        demo.add_label(AnchorLabel(item_id=audio.id, event=6, time_s=2.0, tolerance_s=0.02))
+    assert demo.undo()
+
+
+def test_reopening_the_demo_folder_keeps_the_project(tmp_path):
+    first = Engine.open_demo(tmp_path)
+    item = next(i for i in first.items() if i.kind == "cgh")
+    first.add_label(RegionLabel(item_id=item.id, start=0, stop=10, kind="0"))
+    n = len(first.labels())
+    first.close()
+    again = Engine.open_demo(tmp_path)
+    try:
+        assert len(again.labels()) == n
+    finally:
+        again.close()

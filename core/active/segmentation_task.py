@@ -1,0 +1,265 @@
+"""Active learning for change-point detection: the :class:`~core.active.loop.TaskAdapter` of segmentation.
+
+It links the loop to :class:`core.models.segmentation.SegmentationModel`
+(scores ``<w, φ(X, y)> = -penalised cost``, decoders with label constraints and
+second-best) and to a regularised learner for the combined strategy.
+
+Scores of a part (for :mod:`core.active.uncertainty`), all under the current ``w``:
+
+* ``best``/``second``: the best and the runner-up segmentation of the part's
+  samples that respect the labels lying inside the part (the part is decoded
+  on its own, as Lou et al. do with patches);
+* ``worst``: the decoders do not offer a worst segmentation, so the worse of the
+  two extreme segmentations (one segment; one segment per sample) is used.
+  Because every cost is at most ``scatter(one segment) + λT`` and the proxy is
+  at least half of that, the proxy's cost is within a factor 2 of the true
+  worst cost;
+* ``scale``: the current penalty λ (the price of one change in score units),
+  so uncertainties do not change when ``w`` is rescaled (the perceptron's
+  decisions do not either).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ..exceptions import ParameterError
+from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
+from .parts import Part
+from .uncertainty import PartScores
+
+__all__ = ["SegmentationTask", "shift_labels", "region_error"]
+
+
+def shift_labels(labels, part: Part) -> list:
+    """The segmentation labels lying inside ``part``, re-indexed relative to ``part.start``.
+
+    Parameters
+    ----------
+    labels : iterable of RegionLabel / BoundaryLabel
+    part : Part
+
+    Returns
+    -------
+    labels : list
+        Copies with the same ids, so infeasibility errors still name the user's labels.
+    """
+    out = []
+    for lab in labels:
+        if not part.contains_label(lab):
+            continue
+        if isinstance(lab, RegionLabel):
+            out.append(RegionLabel(item_id=lab.item_id, id=lab.id, author=lab.author, created=lab.created,
+                                   start=lab.start - part.start, stop=lab.stop - part.start, kind=lab.kind))
+        elif isinstance(lab, BoundaryLabel):
+            out.append(BoundaryLabel(item_id=lab.item_id, id=lab.id, author=lab.author, created=lab.created,
+                                     index=lab.index - part.start))
+    return out
+
+
+def region_error(labels, segmentation: Segmentation) -> tuple:
+    """Labelled-region errors of a segmentation (Hocking et al. 2013).
+
+    Parameters
+    ----------
+    labels : iterable of RegionLabel
+    segmentation : Segmentation
+
+    Returns
+    -------
+    (fp, fn, n) : tuple of int
+        ZERO/SAME region with >= 1 change: FP; ONE region with 0 changes: FN,
+        with >= 2: FP; AT_LEAST_ONE with 0: FN; ``n`` region labels counted.
+    """
+    bp = segmentation.breakpoints
+    fp = fn = n = 0
+    for lab in labels:
+        if not isinstance(lab, RegionLabel):
+            continue
+        n += 1
+        c = int(np.count_nonzero((bp > lab.start) & (bp < lab.stop)))
+        lo, hi = lab.kind.bounds
+        if c < lo:
+            fn += 1
+        elif hi is not None and c > hi:
+            fp += 1
+    return fp, fn, n
+
+
+def _as_array(data, features) -> np.ndarray:
+    if features is not None:
+        data = features(data)
+    if isinstance(data, Sequence):
+        data = data.values
+    X = np.asarray(data, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise ParameterError(f"item data: expected a Sequence or an array of shape (T, p), got shape {X.shape}")
+    return X
+
+
+class SegmentationTask:
+    """Segmentation model + structured perceptron + optional SSVM, as the active loop needs them.
+
+    Parameters
+    ----------
+    model : SegmentationModel, optional
+        Defaults to ``SegmentationModel(metric="diagonal")``.
+    features : callable, optional
+        Maps an item's data (e.g. a Sequence) to its (T, p) feature array;
+        applied once per item and cached. Default: the data's values.
+    perceptron : callable, optional
+        ``perceptron(model) -> learner`` with ``partial_fit(X, labels)`` and
+        ``w_``. Default: ``core.learners.perceptron.StructuredPerceptron(model)``
+        (averaged, passive-aggressive steps), which starts from the model's
+        ``default_w`` (the Euclidean metric in noise units, BIC-like penalty).
+    ssvm : callable, optional
+        ``ssvm(model) -> learner`` with ``fit(Xs, label_lists)`` and ``w_``, for
+        the combined strategy. Default: ``core.learners.ssvm.SSVM(model,
+        warm_start=True)``, warm-started from its previous fit.
+
+    Attributes
+    ----------
+    w_ : ndarray
+        Parameters that choose the queries: the perceptron's.
+    model_w_ : ndarray
+        Parameters that predict and are evaluated: the latest regularised fit
+        when the combined strategy has made one, else ``w_`` (Lou §1.4.2: the
+        perceptron retrieves the data, max-margin learning gives the model).
+    n_refits_ : int
+    """
+
+    def __init__(self, model=None, *, features: Callable | None = None, perceptron: Callable | None = None,
+                 ssvm: Callable | None = None):
+        if model is None:
+            from ..models.segmentation import SegmentationModel
+            model = SegmentationModel(metric="diagonal")
+        for name in ("decode", "decoder_metric", "transform", "initial_w", "constraints", "min_size"):
+            if getattr(model, name, None) is None:
+                raise ParameterError(f"model: expected a SegmentationModel-like object with {name}, "
+                                     f"got {type(model).__name__}")
+        for name, value in (("features", features), ("perceptron", perceptron), ("ssvm", ssvm)):
+            if value is not None and not callable(value):
+                raise ParameterError(f"{name}: expected a callable or None, got {type(value).__name__}")
+        self.model = model
+        self.features = features
+        self.perceptron = perceptron
+        self.ssvm = ssvm
+        self._X: dict = {}
+
+    # -------------------------------------------------------------- data
+
+    def features_of(self, data) -> np.ndarray:
+        """Feature array of an item (cached by object identity)."""
+        key = id(data)
+        hit = self._X.get(key)
+        if hit is None or hit[0] is not data:
+            hit = (data, _as_array(data, self.features))
+            self._X[key] = hit
+        return hit[1]
+
+    def initialize(self, items: Mapping[str, object]) -> None:
+        """Fit the model's units on every item and start from its default parameters."""
+        Xs = [self.features_of(d) for d in items.values()]
+        if not Xs:
+            raise ParameterError("items: expected at least one item to initialise the model")
+        self.w_ = np.array(self.model.initial_w(Xs), dtype=np.float64)
+        if self.perceptron is None:
+            from ..learners.perceptron import StructuredPerceptron
+            self._perceptron = StructuredPerceptron(self.model)
+        else:
+            self._perceptron = self.perceptron(self.model)
+        self._ssvm = None
+        self._ssvm_w = None
+        self.n_refits_ = 0
+
+    @property
+    def model_w_(self) -> np.ndarray:
+        return self.w_ if self._ssvm_w is None else self._ssvm_w
+
+    def check_labels(self, item_id: str, data, labels: list) -> None:
+        """Raise InfeasibleLabelsError when no segmentation respects every label of the item."""
+        X = self.features_of(data)
+        for lab in labels:
+            if not isinstance(lab, (RegionLabel, BoundaryLabel)):
+                raise ParameterError(f"labels of {item_id!r}: expected RegionLabel or BoundaryLabel, "
+                                     f"got {type(lab).__name__}")
+            end = lab.stop if isinstance(lab, RegionLabel) else lab.index + 1
+            if end > X.shape[0]:
+                raise ParameterError(f"labels of {item_id!r}: label {lab.id} reaches index {end - 1}, "
+                                     f"past the last sample ({X.shape[0] - 1})")
+        self.model.constraints(list(labels), X.shape[0])
+
+    # ----------------------------------------------------------- scoring
+
+    def part_scores(self, data, part: Part, labels: list) -> PartScores:
+        """Best, runner-up and (proxy) worst scores of ``part`` under ``w_`` (see the module notes)."""
+        from ..decoders.segmentation import segment_second_best
+        X = self.features_of(data)
+        if part.stop > X.shape[0]:
+            raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}) ends after the item's "
+                                 f"{X.shape[0]} samples")
+        Xp = X[part.start:part.stop]
+        T = Xp.shape[0]
+        model = self.model
+        metric, pen = model.decoder_metric(self.w_)
+        cons = model.constraints(shift_labels(labels, part), T)
+        best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)
+        Z = Xp * metric if metric.ndim == 1 else Xp @ metric.T
+        one_segment = float(((Z - Z.mean(axis=0)) ** 2).sum()) + pen
+        worst_cost = max(one_segment, pen * (T // model.min_size), best.cost)
+        return PartScores(best=-best.cost, second=None if second is None else -second.cost, worst=-worst_cost,
+                          size=T, scale=max(pen, 1e-12 * max(1.0, worst_cost)))
+
+    def predict(self, data, labels=()) -> Segmentation:
+        """Best segmentation of a whole item under ``model_w_``, respecting ``labels``."""
+        X = self.features_of(data)
+        return self.model.decode(X, self.model_w_, constraints=self.model.constraints(list(labels), X.shape[0]))
+
+    # ---------------------------------------------------------- learning
+
+    def perceptron_step(self, data, labels: list) -> None:
+        """One perceptron update on an item with its partial labels."""
+        X = self.features_of(data)
+        self._perceptron.partial_fit(X, list(labels))
+        w = np.asarray(self._perceptron.w_, dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            raise ParameterError("perceptron: produced non-finite parameters; check the features")
+        self.w_ = w
+
+    def refit(self, data: list, labels: list) -> None:
+        """Regularised fit on every labelled item (the combined strategy), warm-started from the previous one."""
+        Xs = [self.features_of(d) for d in data]
+        if self._ssvm is None:
+            if self.ssvm is None:
+                from ..learners.ssvm import SSVM
+                self._ssvm = SSVM(self.model, warm_start=True)
+            else:
+                self._ssvm = self.ssvm(self.model)
+        self._ssvm.fit(Xs, [list(lab) for lab in labels])
+        w = np.asarray(self._ssvm.w_, dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            raise ParameterError("refit: the regularised learner returned non-finite parameters")
+        self._ssvm_w = w
+        self.n_refits_ += 1
+
+    # -------------------------------------------------------- evaluation
+
+    def evaluate(self, held_out) -> float:
+        """Labelled-region error rate ``(FP + FN) / n_regions`` of ``model_w_`` on ``held_out``.
+
+        Parameters
+        ----------
+        held_out : list of (data, labels)
+            Items with their expert region labels; the prediction is unconstrained.
+        """
+        fp = fn = n = 0
+        for data, labels in held_out:
+            a, b, c = region_error(labels, self.predict(data))
+            fp, fn, n = fp + a, fn + b, n + c
+        if n == 0:
+            raise ParameterError("held_out: contains no region label to evaluate on")
+        return (fp + fn) / n

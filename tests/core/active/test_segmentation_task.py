@@ -1,0 +1,126 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from core.active.loop import ActiveSession, PartPool
+from core.active.parts import Part, make_parts
+from core.active.segmentation_task import SegmentationTask, region_error, shift_labels
+from core.decoders.brute import brute_second_best
+from core.exceptions import InfeasibleLabelsError, ParameterError
+from core.models.segmentation import SegmentationModel
+from core.types import BoundaryLabel, RegionLabel, Segmentation
+
+
+def _task(Xs, w=None):
+    task = SegmentationTask(SegmentationModel())
+    task.initialize({f"i{k}": X for k, X in enumerate(Xs)})
+    if w is not None:
+        task.w_ = np.asarray(w, dtype=float)
+    return task
+
+
+@settings(max_examples=25)
+@given(data=st.data(), T=st.integers(3, 9), p=st.integers(1, 2))
+def test_part_scores_match_the_brute_force_oracle(data, T, p):
+    seed = data.draw(st.integers(0, 10_000))
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T + 3, p))
+    X[(T + 3) // 2:, 0] += data.draw(st.floats(0, 3))
+    w = np.r_[rng.uniform(0.1, 2.0, p), rng.uniform(0.05, 3.0)]
+    task = _task([X], w)
+    start = data.draw(st.integers(0, 3))
+    part = Part("i0", start, start + T, "window")
+    labels = []
+    if data.draw(st.booleans()):
+        labels.append(RegionLabel(item_id="i0", start=start, stop=start + 2, kind="0"))
+    scores = task.part_scores(X, part, labels)
+    metric, pen = task.model.decoder_metric(w)
+    cons = task.model.constraints(shift_labels(labels, part), T)
+    rows = brute_second_best(X[start:start + T], pen, metric=metric, constraints=cons)
+    assert scores.best == pytest.approx(-rows[0][0], rel=1e-9, abs=1e-9)
+    assert scores.second == pytest.approx(-rows[1][0], rel=1e-9, abs=1e-9)
+    assert scores.size == T and scores.scale == pytest.approx(pen)
+    # the worst proxy is a real cost, at least half of the true worst (unconstrained) cost
+    worst = max(c for c, _ in brute_second_best(X[start:start + T], pen, metric=metric))
+    assert 0.5 * worst - 1e-9 <= -scores.worst <= worst + 1e-9
+
+
+def test_shift_labels_keeps_ids_and_drops_labels_outside():
+    part = Part("a", 10, 20, "window")
+    r = RegionLabel(item_id="a", start=12, stop=18, kind="1")
+    b = BoundaryLabel(item_id="a", index=15)
+    out = shift_labels([r, b, RegionLabel(item_id="a", start=5, stop=12), BoundaryLabel(item_id="a", index=20)],
+                       part)
+    assert [(x.id, type(x).__name__) for x in out] == [(r.id, "RegionLabel"), (b.id, "BoundaryLabel")]
+    assert (out[0].start, out[0].stop, out[1].index) == (2, 8, 5)
+
+
+def test_region_error_counts_fp_and_fn():
+    labels = [RegionLabel(item_id="a", start=0, stop=5, kind="0"), RegionLabel(item_id="a", start=5, stop=10,
+                                                                               kind="1"),
+              RegionLabel(item_id="a", start=10, stop=15, kind=">=1"), BoundaryLabel(item_id="a", index=3)]
+    assert region_error(labels, Segmentation([3, 6, 8, 20])) == (2, 1, 3)  # 0-region hit, ONE with 2, >=1 with 0
+    assert region_error(labels, Segmentation([7, 12, 20])) == (0, 0, 3)
+
+
+def _expert_items(n, seed, T=40):
+    """Feature 0 holds the change the expert labels; feature 1 an irrelevant jump."""
+    rng = np.random.default_rng(seed)
+    items, labels = {}, {}
+    for i in range(n):
+        c, d = int(rng.integers(8, T - 8)), int(rng.integers(5, T - 5))
+        X = rng.normal(0, 0.3, (T, 2))
+        X[c:, 0] += 1.5
+        X[d:, 1] += 2.5
+        k = f"s{seed}_{i}"
+        items[k] = X
+        labels[k] = [RegionLabel(item_id=k, start=0, stop=c - 2, kind="0"),
+                     RegionLabel(item_id=k, start=c - 2, stop=c + 2, kind="1"),
+                     RegionLabel(item_id=k, start=c + 2, stop=T, kind="0")]
+    return items, labels
+
+
+@pytest.mark.parametrize("learner", ["perceptron", "combined"])
+def test_segmentation_loop_end_to_end_improves_the_held_out_error(learner):
+    items, labels = _expert_items(10, 0)
+    test_items, test_labels = _expert_items(8, 1)
+    held_out = [(test_items[k], test_labels[k]) for k in test_items]
+    task = SegmentationTask(SegmentationModel())
+    session = ActiveSession(items, task, lambda q, p: labels[p.item_id], strategy="best-vs-2nd",
+                            learner=learner, refit_every=3, held_out=held_out, random_state=0)
+    session.run(max_steps=4)
+    session.finish()
+    losses = [r["held_out_loss"] for r in session.curve_]
+    assert losses[0] > 0.2
+    assert losses[-1] < losses[0]
+    assert task.model_w_[1] < task.model_w_[0]  # the irrelevant feature lost weight
+    if learner == "combined":
+        assert task.n_refits_ == 2 and session.curve_[-1]["final"]
+
+
+def test_conflicting_and_out_of_range_labels_on_windows():
+    items, _ = _expert_items(1, 0)
+    X = items["s0_0"]
+    parts = make_parts("s0_0", 40, kind="window", window=20, hop=10)
+    session = ActiveSession(PartPool(items, parts), SegmentationTask(SegmentationModel()), lambda q, p: [],
+                            random_state=0)
+    session.teach([(parts[0], [RegionLabel(item_id="s0_0", start=0, stop=20, kind="0")])])
+    with pytest.raises(InfeasibleLabelsError, match="conflict"):
+        session.teach([(parts[1], [RegionLabel(item_id="s0_0", start=12, stop=18, kind="1")])])
+    assert len(session.unlabelled) == len(parts) - 1
+    with pytest.raises(ParameterError, match="past the last sample"):
+        session.model.check_labels("s0_0", X, [BoundaryLabel(item_id="s0_0", index=45)])
+    # the session still works after the refusals
+    row = session.teach([(parts[1], [RegionLabel(item_id="s0_0", start=20, stop=30, kind="1")])])
+    assert row["n_parts_labelled"] == 2
+
+
+def test_bad_model_and_part_are_refused():
+    with pytest.raises(ParameterError, match="model"):
+        SegmentationTask(object())
+    with pytest.raises(ParameterError, match="features"):
+        SegmentationTask(features=3)
+    X = np.random.default_rng(0).normal(size=(10, 1))
+    task = _task([X])
+    with pytest.raises(ParameterError, match="ends after"):
+        task.part_scores(X, Part("i0", 5, 15, "window"), [])

@@ -78,6 +78,7 @@ def load_recording(audio_path, score_path=None) -> Recording:
     from ..items import ItemLoader
     record = SimpleNamespace(id=f"cli:{audio_path}", name=Path(audio_path).stem, kind="audio",
                              task="alignment" if score_path else "segmentation", source_path=str(audio_path),
+                             source_hash=None,
                              meta={"score_path": str(score_path)} if score_path else {})
     data = ItemLoader(max_items=1).load(record)
     image_db = np.asarray(data.spectrogram[0], dtype=np.float64)  # (F, T) dB

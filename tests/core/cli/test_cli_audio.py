@@ -1,0 +1,131 @@
+"""align (no model) on a synthesized performance; evaluate --alignment; predict audio -> Audacity labels."""
+
+import csv
+
+import numpy as np
+import pytest
+
+from core.cli import main
+from core.cli_commands._align import align_chroma, expected_durations, template_scores
+from core.types import Score
+
+SR = 22050
+LEAD = 0.4
+STRETCH = 1.25
+NOTES = [(60, 0.0, 0.5), (64, 0.5, 1.0), (67, 1.0, 1.5), (72, 1.5, 2.0), (65, 2.0, 2.6)]
+
+
+def performed_onsets():
+    return [LEAD + on * STRETCH for _, on, _ in NOTES]
+
+
+@pytest.fixture(scope="module")
+def performance(tmp_path_factory):
+    """take.wav: the score played 25 % slower after 0.4 s of silence; take.mid: the score."""
+    from core.io.audio import write_wav
+    from core.io.midi import write_midi
+    folder = tmp_path_factory.mktemp("audio")
+    t = np.arange(int((LEAD + NOTES[-1][2] * STRETCH + 0.5) * SR)) / SR
+    y = np.zeros_like(t)
+    for pitch, on, off in NOTES:
+        a, b = LEAD + on * STRETCH, LEAD + off * STRETCH
+        f = 440.0 * 2 ** ((pitch - 69) / 12)
+        m = (t >= a) & (t < b)
+        y[m] += 0.3 * np.exp(-3 * (t[m] - a)) * (np.sin(2 * np.pi * f * t[m]) + 0.5 * np.sin(4 * np.pi * f * t[m]))
+    write_wav(folder / "take.wav", y.astype(np.float32), SR)
+    score = Score(pitches=[n[0] for n in NOTES], onsets_s=[n[1] for n in NOTES], offsets_s=[n[2] for n in NOTES])
+    write_midi(folder / "take.mid", score)
+    return folder
+
+
+def read_rows(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_align_without_a_model_finds_every_onset_within_50_ms(performance, tmp_path, capsys):
+    out = tmp_path / "take.csv"
+    code = main(["align", "--score", str(performance / "take.mid"), "--audio", str(performance / "take.wav"),
+                 "--out", str(out), "--midi", str(tmp_path / "take_aligned.mid")])
+    assert code == 0
+    rows = read_rows(out)
+    assert list(rows[0]) == ["event", "score_time_s", "audio_time_s", "pitches"]
+    assert [int(r["event"]) for r in rows] == list(range(len(NOTES)))
+    assert [float(r["score_time_s"]) for r in rows] == pytest.approx([n[1] for n in NOTES])
+    assert [r["pitches"] for r in rows] == [str(n[0]) for n in NOTES]
+    err = np.abs(np.array([float(r["audio_time_s"]) for r in rows]) - performed_onsets())
+    assert err.max() <= 0.05
+    from core.io.midi import read_midi
+    aligned = read_midi(tmp_path / "take_aligned.mid")
+    assert aligned.onsets_s == pytest.approx([float(r["audio_time_s"]) for r in rows], abs=2e-3)
+
+
+def test_evaluate_alignment_against_ground_truth(performance, tmp_path, capsys):
+    out = tmp_path / "take.csv"
+    assert main(["align", "--score", str(performance / "take.mid"), "--audio", str(performance / "take.wav"),
+                 "--out", str(out), "-q"]) == 0
+    truth = tmp_path / "gt.csv"
+    truth.write_text("pitch,score_onset_quarter,perf_onset_sec\n" +
+                     "".join(f"{p},{on * 2},{t}\n" for (p, on, _), t in zip(NOTES, performed_onsets())))
+    capsys.readouterr()
+    summary = tmp_path / "summary.csv"
+    assert main(["evaluate", "--alignment", str(out), "--truth", str(truth), "--out", str(summary)]) == 0
+    printed = capsys.readouterr().out
+    assert "median ms" in printed and "% <= 50ms" in printed
+    row = read_rows(summary)[0]
+    assert int(row["n_matched"]) == len(NOTES) and float(row["within_50ms"]) == 100.0
+    assert float(row["median_s"]) <= 0.05
+
+
+def test_missing_score_file_is_a_usage_error(performance, tmp_path, capsys):
+    code = main(["align", "--score", str(tmp_path / "none.mid"), "--audio", str(performance / "take.wav"),
+                 "--out", str(tmp_path / "o.csv")])
+    assert code == 2 and "--score" in capsys.readouterr().err
+
+
+def test_template_scores_are_cosine_similarities():
+    score = Score(pitches=[60, 64, 67, 62], onsets_s=[0, 0, 0, 1], offsets_s=[1, 1, 1, 2])
+    chroma = np.zeros((3, 12))
+    chroma[0, [0, 4, 7]] = 1.0      # exactly the C major chord
+    chroma[1, 2] = 2.0              # exactly D, at another scale
+    S = template_scores(chroma, score)
+    assert S.shape == (3, 2)
+    assert S[0] == pytest.approx([1.0, 0.0]) and S[1] == pytest.approx([0.0, 1.0]) and S[2] == pytest.approx([0, 0])
+
+
+def test_expected_durations_stretch_the_score_timing_to_the_music():
+    score = Score(pitches=[60, 62, 64], onsets_s=[0.0, 1.0, 3.0], offsets_s=[1.0, 3.0, 4.0])
+    assert expected_durations(score, 40) == pytest.approx([10, 20, 10])
+
+
+def test_align_chroma_recovers_blocks_and_rests():
+    score = Score(pitches=[60, 62, 64], onsets_s=[0.0, 1.0, 2.0], offsets_s=[1.0, 2.0, 3.0])
+    chroma = np.zeros((30, 12))
+    energy = np.full(30, -80.0)
+    for cls, (a, b) in zip((0, 2, 4), ((4, 10), (10, 19), (19, 26))):
+        chroma[a:b, cls] = 1.0
+        energy[a:b] = 0.0
+    res = align_chroma(chroma, np.arange(30) * 0.1, score, energy_db=energy, prior_weight=0.5)
+    assert res.alignment.onsets.tolist() == [4, 10, 19]
+    assert res.onset_times_s == pytest.approx([0.4, 1.0, 1.9])
+    assert (res.lead_frames, res.trail_frames) == (4, 4)
+
+
+def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performance, tmp_path, capsys):
+    from core.cli_commands._models import CliModel, save_model
+    from core.cli_commands.align import load_recording
+    from core.models.segmentation import SegmentationModel
+    rec = load_recording(performance / "take.wav")
+    model = SegmentationModel()
+    X = np.asarray(rec.features.values)
+    model.fit_scales([X])
+    w = model.default_w()
+    path = tmp_path / "audio.model"
+    save_model(path, CliModel("segmentation", "audio-frames", model, w, {}))
+    expected = model.decode(X, w)
+    out = tmp_path / "labels"
+    assert main(["predict", str(path), str(performance / "take.wav"), "--out", str(out), "-q"]) == 0
+    lines = (out / "take.txt").read_text().splitlines()
+    times = [float(line.split("\t")[0]) for line in lines]
+    assert times == pytest.approx(rec.times[expected.breakpoints].tolist())
+    assert len(lines) >= 1

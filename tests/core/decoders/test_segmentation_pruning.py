@@ -1,0 +1,207 @@
+"""The accelerations of the segmentation decoders are exact: pruned/bounded == plain O(T^2) DP."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.decoders import _segmentation_kernels as kern
+from core.decoders import segmentation as seg
+from core.decoders.seg_constraints import constraints_from_labels
+from core.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+@st.composite
+def labelled_sequences(draw):
+    """A noisy piecewise-constant sequence and partial labels that agree with its true changes."""
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    T = draw(st.integers(20, 240))
+    p = draw(st.integers(1, 3))
+    min_size = draw(st.integers(1, 3))
+    n_cp = draw(st.integers(0, T // 12))
+    cps = np.unique(rng.integers(1, T, size=n_cp))
+    # keep true segments >= 3 samples so min_size <= 3 is always feasible
+    kept = []
+    for c in cps:
+        if c - (kept[-1] if kept else 0) >= 3 and T - c >= 3:
+            kept.append(int(c))
+    truth = Segmentation(kept + [T], T)
+    scale = draw(st.sampled_from([0.0, 0.5, 3.0]))
+    means = rng.normal(scale=scale, size=(len(kept) + 1, p))
+    X = means[truth.labels()] + rng.normal(size=(T, p))
+    labels = []
+    bounds = [0] + kept + [T]
+    for _ in range(draw(st.integers(0, 6))):
+        kind = draw(st.sampled_from(["zero", "one", "many", "boundary"]))
+        if kind == "zero":
+            k = int(rng.integers(len(bounds) - 1))
+            a, b = bounds[k], bounds[k + 1]
+            lo = int(rng.integers(a, b))
+            hi = int(rng.integers(lo + 1, b + 1))
+            labels.append(RegionLabel("s", start=lo, stop=hi, kind=RegionKind.ZERO))
+        elif kept and kind == "one":
+            k = int(rng.integers(len(kept)))
+            a = int(rng.integers(bounds[k], kept[k]))
+            b = int(rng.integers(kept[k] + 1, bounds[k + 2] + 1))
+            labels.append(RegionLabel("s", start=a, stop=b, kind=RegionKind.ONE))
+        elif kept and kind == "many":
+            k = int(rng.integers(len(kept)))
+            a = int(rng.integers(0, kept[k]))
+            b = int(rng.integers(kept[k] + 1, T + 1))
+            labels.append(RegionLabel("s", start=a, stop=b, kind=RegionKind.AT_LEAST_ONE))
+        elif kept:
+            labels.append(BoundaryLabel("s", index=int(rng.choice(kept))))
+    cons = constraints_from_labels(labels, T)
+    metric = draw(st.sampled_from([None, "diag", "full"]))
+    if metric == "diag":
+        metric = rng.uniform(0.2, 2.0, size=p)
+    elif metric == "full":
+        metric = rng.normal(size=(2, p))
+    penalty = float(draw(st.sampled_from([0.5, 2.0, 8.0, 30.0]))) * p
+    return X, truth, cons, min_size, metric, penalty
+
+
+def _variants():
+    # (prune, bound, block, group)
+    return [(True, True, 32, 16), (True, False, 1, 3), (False, True, 1, 1), (True, True, 1, 2), (True, True, 5, 2)]
+
+
+@settings(max_examples=25)
+@given(labelled_sequences(), st.booleans())
+def test_penalized_accelerations_are_exact(case, second):
+    X, truth, cons, m, metric, penalty = case
+    pb = seg._Problem(X, metric, m, cons)
+    ref = seg._run_penalized(pb, penalty, second=second, prune=False, bound=False)
+    T = pb.T
+    for prune, bound, block, group in _variants():
+        out = seg._run_penalized(pb, penalty, second=second, prune=prune, bound=bound, block=block, group=group)
+        assert close(out[0][T], ref[0][T])
+        if second:
+            assert (out[1][T] == np.inf) == (ref[1][T] == np.inf)
+            if ref[1][T] < np.inf:
+                assert close(out[1][T], ref[1][T])
+    best, second_res = seg.segment_second_best(X, penalty, metric=metric, min_size=m, constraints=cons)
+    assert close(best.cost, ref[0][T]) or not second
+    assert cons.is_satisfied_by(best.segmentation)
+    if second_res is not None:
+        assert second_res.segmentation != best.segmentation
+        assert cons.is_satisfied_by(second_res.segmentation)
+
+
+@settings(max_examples=20)
+@given(labelled_sequences(), st.sampled_from(["frobenius", "hamming"]), st.sampled_from([0.5, 3.0, 20.0]))
+def test_loss_augmented_pruning_is_exact(case, loss, scale):
+    X, truth, cons, m, metric, penalty = case
+    pb = seg._Problem(X, metric, m, cons)
+    T = pb.T
+    if loss == "hamming":
+        end_term = np.full(T + 1, -scale)
+        end_term[truth.breakpoints] = scale
+        end_term[T] = 0.0
+        kw = dict(end_term=end_term)
+        beta = penalty
+    else:
+        kw = dict(truth=truth, frob_w=2 * scale, slack=2 * scale)
+        beta = penalty - scale
+    ref = seg._run_penalized(pb, beta, prune=False, bound=False, **kw)
+    for prune, bound, block, group in _variants():
+        out = seg._run_penalized(pb, beta, prune=prune, bound=bound, block=block, group=group, **kw)
+        assert close(out[0][T], ref[0][T])
+    res = seg.segment_loss_augmented(X, penalty, truth, loss=loss, loss_scale=scale, metric=metric,
+                                     min_size=m, constraints=cons)
+    const = -scale * (truth.n_segments if loss == "frobenius" else len(truth.breakpoints))
+    assert close(res.objective, ref[0][T] + const)
+
+
+@settings(max_examples=20)
+@given(labelled_sequences(), st.integers(1, 6), st.booleans())
+def test_fixed_k_bound_is_exact(case, K, second):
+    X, truth, cons, m, metric, _ = case
+    pb = seg._Problem(X, metric, m, cons)
+    T = pb.T
+    if K * m > T:
+        return
+    ref = kern._fixed_k(pb.S, pb.Q, K, m, pb.lo, pb.hi, pb.end_ok, 4, second, False, 1e-10)
+    for group in (1, 3, 16):
+        out = kern._fixed_k(pb.S, pb.Q, K, m, pb.lo, pb.hi, pb.end_ok, group, second, True, 1e-10)
+        for a, b in ((out[0][K, T], ref[0][K, T]), (out[1][K, T], ref[1][K, T])):
+            assert (a == np.inf) == (b == np.inf)
+            if b < np.inf:
+                assert close(a, b)
+
+
+def _piecewise(T, p, every, seed):
+    rng = np.random.default_rng(seed)
+    lab = np.arange(T) // every
+    return rng.normal(scale=3.0, size=(lab[-1] + 1, p))[lab] + rng.normal(size=(T, p))
+
+
+def test_pruning_makes_piecewise_sequences_linear():
+    T = 3000
+    X = _piecewise(T, 3, 60, 0)
+    pb = seg._Problem(X, None, 1, None)
+    out = seg._run_penalized(pb, 3 * 3 * np.log(T))
+    plain = seg._run_penalized(pb, 3 * 3 * np.log(T), prune=False, bound=False)
+    assert close(out[0][T], plain[0][T])
+    assert plain[-1] == T * (T + 1) // 2
+    assert out[-1] < 150 * T  # about one segment's worth of starts per end, not T/2
+
+
+def test_bound_keeps_sequences_without_change_fast():
+    T = 3000
+    X = np.random.default_rng(1).normal(size=(T, 5))
+    pb = seg._Problem(X, None, 1, None)
+    out = seg._run_penalized(pb, 3 * 5 * np.log(T))
+    assert out[-1] < T * (T + 1) // 2 // 10
+    r = seg.segment_penalized(X, 3 * 5 * np.log(T))
+    assert r.segmentation.n_segments == 1
+
+
+def test_fixed_k_recovers_clear_changes():
+    X = _piecewise(1200, 4, 200, 2)
+    r = seg.segment_fixed_k(X, 6)
+    assert r.segmentation.changes.tolist() == [200, 400, 600, 800, 1000, 1200]
+    pb = seg._Problem(X, None, 1, None)
+    out = kern._fixed_k(pb.S, pb.Q, 6, 1, pb.lo, pb.hi, pb.end_ok, 16, False, True, 1e-10)
+    assert out[-1] < 6 * 1200 * 1201 // 2 // 4
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_penalized_segments_respect_min_size_on_long_input(m):
+    X = _piecewise(500, 2, 7, 3)
+    r = seg.segment_penalized(X, 1.0, min_size=m)
+    assert np.diff(np.r_[0, r.segmentation.changes]).min() >= m
+    pb = seg._Problem(X, None, m, None)
+    plain = seg._run_penalized(pb, 1.0, prune=False, bound=False)
+    assert close(r.cost, plain[0][500])
+
+
+def test_pruning_keeps_starts_needed_inside_an_exactly_one_region():
+    # s=0 loses to s'=10 at u=20 (the change at 10 explains [10, 20)), but inside the
+    # "exactly one" region (10, 50) only starts <= 10 may follow, and at v=45 s=0 wins again.
+    X = np.r_[np.zeros(10), np.full(10, 5.0), np.zeros(25), np.full(15, 10.0)]
+    X = X + 1e-3 * np.sin(np.arange(60))
+    cons = constraints_from_labels([RegionLabel("s", start=10, stop=50, kind=RegionKind.ONE, id="one")], 60)
+    r = seg.segment_penalized(X, 20.0, constraints=cons)
+    pb = seg._Problem(X, None, 1, cons)
+    plain = seg._run_penalized(pb, 20.0, prune=False, bound=False)
+    assert close(r.cost, plain[0][60])
+    assert r.segmentation.changes.tolist() == [45, 60]
+
+
+@pytest.mark.parametrize("block", [1, 4, 32])
+def test_pruning_waits_min_size_before_dropping_a_start(block):
+    # found by search: dropping a start right after the test fires (instead of min_size later)
+    # loses the optimum here
+    X = np.array([3.0, 2.0, 1.0, -2.0, 2.0, -3.0, 0.0, -1.0, 3.0, -2.0, 3.0, -3.0])
+    pb = seg._Problem(X, None, 2, None)
+    plain = seg._run_penalized(pb, 4.0, prune=False, bound=False)
+    out = seg._run_penalized(pb, 4.0, block=block)
+    assert close(plain[0][12], 58.0)
+    assert close(out[0][12], 58.0)
+    assert close(seg.segment_penalized(X, 4.0, min_size=2).cost, 58.0)

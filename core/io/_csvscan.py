@@ -27,6 +27,9 @@ def _parse_decimal(buf, s, e, pow10):
         s += 1
     while e > s and (buf[e - 1] == 32 or buf[e - 1] == 9):
         e -= 1
+    if e - s >= 2 and buf[s] == 34 and buf[e - 1] == 34:  # a quoted number: "1.5"
+        s += 1
+        e -= 1
     if s >= e:
         return 0.0, False
     neg = False

@@ -17,6 +17,7 @@ import csv
 import difflib
 import io
 import math
+import re
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -182,6 +183,15 @@ def _field_count_message(found: int, expected: int, delim: str) -> str:
             f"contain the delimiter {delim!r}?")
 
 
+_PLAIN_QUOTED_FIELD = re.compile(rb'(?:^|(?<=[,\t;]))"[^"\r\n,\t;]*"(?=[,\t;\r\n]|$)', re.M)
+
+
+def _plain_quotes(raw: bytes) -> bool:
+    """True when every double quote belongs to a field like ``"abc"`` holding no delimiter or quote."""
+    _, n = _PLAIN_QUOTED_FIELD.subn(b"", raw)
+    return 2 * n == raw.count(b'"')
+
+
 def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: bool = False):
     """Read a delimited table; the first ``n_key`` wanted columns are text keys, the rest numbers.
 
@@ -200,15 +210,16 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
                               f"{','.join(wanted)}", path=str(p))
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    # ASCII (the usual case) needs no decoding for the byte scanner; anything else is validated as UTF-8
-    fast = not force_python and b'"' not in raw and raw.isascii()
+    # ASCII (the usual case) needs no decoding for the byte scanner; anything else is validated as UTF-8.
+    # Quotes (R's write.csv) are fine for the scanner as long as every quoted field is a plain "...".
+    fast = not force_python and raw.isascii() and (b'"' not in raw or _plain_quotes(raw))
     text = raw[:65536].decode("ascii") if fast else decode_text(raw, p)
     header, delim, data_start, header_line = _split_header(text, p)
     cols = _column_indices(header, wanted, p, kind)
     key_cols, num_cols = cols[:n_key], cols[n_key:]
     num_names = wanted[n_key:]
     ncols = len(header)
-    if not fast and (force_python or '"' in text):
+    if not fast and (force_python or '"' in text):  # quoted delimiters, escaped quotes, or on request
         keys, values = _rows_python(text, data_start, header_line, delim, ncols, key_cols, num_cols, num_names, p)
         bounds = [0] + [i for i in range(1, len(keys)) if keys[i] != keys[i - 1]] + [len(keys)]
         run_keys = [keys[b] for b in bounds[:-1]] if keys else []
@@ -234,11 +245,18 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
             raise DataFormatError(_field_count_message(nf, ncols, delim), path=str(p), where=f"line {line_of(off)}")
         for r, m in flagged.tolist():
             off = int(row_off[r])
-            values[r, m] = _number(fields_at(off)[num_cols[m]], num_names[m], p, line_of(off))
+            field = fields_at(off)[num_cols[m]]
+            try:
+                v = float(field.strip().strip('"'))
+            except ValueError:
+                v = math.nan
+            if not math.isfinite(v):  # raises, naming the line (counted only now: it scans the buffer)
+                _number(field.strip().strip('"'), num_names[m], p, line_of(off))
+            values[r, m] = v
         run_keys = []
         for r in run_start:
             f = fields_at(int(row_off[r]))
-            run_keys.append(tuple(f[c].strip() for c in key_cols))
+            run_keys.append(tuple(f[c].strip().strip('"') for c in key_cols))
         bounds = list(run_start) + [values.shape[0]]
     if values.shape[0] == 0:
         raise DataFormatError(f"the table has a header but no data rows; expected one row per "

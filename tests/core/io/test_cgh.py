@@ -81,7 +81,7 @@ def test_duplicate_positions_are_all_kept_in_file_order(tmp_path):
 
 
 def test_quoted_csv_as_written_by_r(tmp_path):
-    p = _write(tmp_path, "p.csv", '"profile.id","chromosome","position","logratio"\n"1","3",5,0.5\n"1","3",9,-1\n')
+    p = _write(tmp_path, "p.csv", '"profile.id","chromosome","position","logratio"\n"1","3",5,"0.5"\n"1","3",9,-1\n')
     (s,) = cgh.read_profiles(p)
     assert s.name == "1:3"
     np.testing.assert_array_equal(s.values[:, 0], [0.5, -1.0])
@@ -104,12 +104,13 @@ def test_kernel_number_parser_agrees_with_float(text):
         assert v == float(text) and math.copysign(1, v) == math.copysign(1, float(text))
 
 
-@settings(max_examples=25)
-@given(st.lists(st.tuples(st.sampled_from(["1", "2", "10"]), st.sampled_from(["1", "X"]),
-                          st.integers(1, 50), _number_text), min_size=1, max_size=25))
+@settings(max_examples=30)
+@given(st.lists(st.tuples(st.sampled_from(["1", "2", "10", '"2"', '"10"']), st.sampled_from(["1", "X", '"X"']),
+                          st.integers(1, 50), _number_text, st.sampled_from(["", "a", '"b"', '"c,d"'])),
+                min_size=1, max_size=25))
 def test_fast_reader_equals_csv_module_reader(tmp_path_factory, rows):
     p = tmp_path_factory.mktemp("fast") / "p.csv"
-    p.write_text(HEADER + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in rows))
+    p.write_text(HEADER.strip() + ",note\n" + "".join(f"{a},{b},{c},{d},{e}\n" for a, b, c, d, e in rows))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cgh.UnsortedPositionsWarning)
         fast = cgh.read_profiles(p)

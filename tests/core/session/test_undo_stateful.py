@@ -1,0 +1,121 @@
+"""Undo/redo against an in-memory model of the expected state (hypothesis stateful testing)."""
+
+import dataclasses
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from core.session import Session
+from core.types import BoundaryLabel, RegionKind, RegionLabel
+
+
+class UndoMachine(RuleBasedStateMachine):
+    """The model: current labels by id, and stacks of (before, after) pairs (None = absent)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="undo-machine-"))
+        self.path = self.dir / "p.marginalia"
+        self.session = Session.create(self.path)
+        self.items = [self.session.add_item(n, "series", "segmentation") for n in "ab"]
+        self.model = {}
+        self.undo_stack, self.redo_stack = [], []
+        self.clock = 0
+
+    def _edit(self, before, after):
+        lid = (after or before).id
+        if after is None:
+            del self.model[lid]
+        else:
+            self.model[lid] = after
+        self.undo_stack.append((before, after))
+        self.redo_stack.clear()
+
+    def _new_label(self, item, start, length, kind):
+        self.clock += 1
+        if kind is None:
+            return BoundaryLabel(item, id=f"l{self.clock}", created=float(self.clock), index=start + 1)
+        return RegionLabel(item, id=f"l{self.clock}", created=float(self.clock), start=start,
+                           stop=start + length + 1, kind=kind)
+
+    @rule(item=st.integers(0, 1), start=st.integers(0, 50), length=st.integers(1, 20),
+          kind=st.sampled_from([None, *RegionKind]))
+    def add(self, item, start, length, kind):
+        label = self._new_label(self.items[item], start, length, kind)
+        assert self.session.add_label(label) == label
+        self._edit(None, label)
+
+    @precondition(lambda self: self.model)
+    @rule(data=st.data(), shift=st.integers(1, 9))
+    def change(self, data, shift):
+        lid = data.draw(st.sampled_from(sorted(self.model)))
+        old = self.model[lid]
+        if isinstance(old, BoundaryLabel):
+            new = dataclasses.replace(old, index=old.index + shift)
+        else:
+            new = dataclasses.replace(old, stop=old.stop + shift)
+        self.session.change_label(new)
+        self._edit(old, new)
+
+    @precondition(lambda self: self.model)
+    @rule(data=st.data())
+    def delete(self, data):
+        lid = data.draw(st.sampled_from(sorted(self.model)))
+        old = self.model[lid]
+        self.session.delete_label(lid)
+        self._edit(old, None)
+
+    @rule()
+    def undo(self):
+        done = self.session.undo()
+        assert done == bool(self.undo_stack)
+        if done:
+            before, after = self.undo_stack.pop()
+            lid = (after or before).id
+            if before is None:
+                del self.model[lid]
+            else:
+                self.model[lid] = before
+            self.redo_stack.append((before, after))
+
+    @rule()
+    def redo(self):
+        done = self.session.redo()
+        assert done == bool(self.redo_stack)
+        if done:
+            before, after = self.redo_stack.pop()
+            lid = (after or before).id
+            if after is None:
+                del self.model[lid]
+            else:
+                self.model[lid] = after
+            self.undo_stack.append((before, after))
+
+    @rule()
+    def reopen(self):
+        self.session.close()
+        self.session = Session.open(self.path)
+
+    @invariant()
+    def state_matches_the_model(self):
+        assert self.session.labels() == sorted(self.model.values(), key=lambda lab: (lab.created, lab.id))
+        assert self.session.can_undo == bool(self.undo_stack)
+        assert self.session.can_redo == bool(self.redo_stack)
+
+    def teardown(self):
+        try:
+            assert self.session.integrity_check() == []
+            self.session.close()
+            with Session.open(self.path, read_only=True) as again:
+                assert again.labels() == sorted(self.model.values(), key=lambda lab: (lab.created, lab.id))
+        finally:
+            self.session.close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+UndoMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
+TestUndoRedo = UndoMachine.TestCase

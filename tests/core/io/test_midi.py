@@ -189,3 +189,10 @@ def test_empty_garbage_type2_and_smpte(tmp_path):
         (tmp_path / name).write_bytes(raw)
         with pytest.raises(DataFormatError, match=match):
             midi.read_midi(tmp_path / name)
+
+
+def test_absurd_duration(tmp_path):
+    # a 0x0FFFFFFF-tick delta at the slowest tempo lasts days: corrupt timing
+    p = _save(tmp_path / "long.mid", [[(0, tempo(16_000_000))], [(0, on(60)), (0x0FFFFFFF, off(60))]], tpb=24)
+    with pytest.raises(DataFormatError, match="hours"):
+        midi.read_midi(p)

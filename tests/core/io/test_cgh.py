@@ -317,3 +317,15 @@ def test_crlf_line_ends_bom_and_padded_keys(tmp_path, force_python):
     (s,) = cgh.read_profiles(p, _force_python=force_python)
     assert s.name == "1:2"
     np.testing.assert_array_equal(s.values[:, 0], [0.5, -0.5])
+
+
+def test_write_annotations_validates_labels(tmp_path):
+    from core.types import BoundaryLabel
+    with pytest.raises(ParameterError, match="only RegionLabel"):
+        cgh.write_annotations(tmp_path / "a.csv", [BoundaryLabel(item_id="1:2", index=2)], SEQS)
+    with pytest.raises(ParameterError, match="'9:9' is not the name"):
+        cgh.write_annotations(tmp_path / "a.csv", [RegionLabel(item_id="9:9", start=0, stop=2)], SEQS)
+    with pytest.raises(ParameterError, match="exceeds the 3 probes"):
+        cgh.write_annotations(tmp_path / "a.csv", [RegionLabel(item_id="1:X", start=0, stop=5)], SEQS)
+    with pytest.raises(ParameterError, match="list of RegionLabel"):
+        cgh.write_annotations(tmp_path / "a.csv", RegionLabel(item_id="1:X", start=0, stop=2), SEQS)

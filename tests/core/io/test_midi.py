@@ -196,3 +196,18 @@ def test_absurd_duration(tmp_path):
     p = _save(tmp_path / "long.mid", [[(0, tempo(16_000_000))], [(0, on(60)), (0x0FFFFFFF, off(60))]], tpb=24)
     with pytest.raises(DataFormatError, match="hours"):
         midi.read_midi(p)
+
+
+@settings(max_examples=40)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 8), st.integers(40, 80)), min_size=1, max_size=10),
+       st.lists(st.floats(0.0, 3.0), min_size=20, max_size=20))
+def test_warp_puts_events_at_their_times_and_keeps_notes_ordered(notes, gaps):
+    s = Score(pitches=[p for _, _, p in notes], onsets_s=[0.25 * a for a, _, _ in notes],
+              offsets_s=[0.25 * (a + d) for a, d, _ in notes])
+    times = np.cumsum(gaps[: s.n_events])
+    on, off = midi.warp_score_times(s, times)
+    np.testing.assert_allclose(on, times[s.note_event])
+    assert np.all(off >= on)
+    # a note ending at a later score time never ends earlier in the audio
+    order = np.argsort(s.offsets_s, kind="stable")
+    assert np.all(np.diff(off[order]) >= -1e-12)

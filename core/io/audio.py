@@ -42,8 +42,21 @@ class _AudioCache:
         self._data: OrderedDict = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._inflight: dict = {}
         self.hits = 0
         self.misses = 0
+
+    def key_lock(self, key) -> threading.Lock:
+        """A lock per key, so threads asking for the same file decode it once."""
+        with self._lock:
+            lock = self._inflight.get(key)
+            if lock is None:
+                lock = self._inflight[key] = threading.Lock()
+                if len(self._inflight) > 256:  # forget locks of long-finished loads
+                    for old in list(self._inflight)[:128]:
+                        if not self._inflight[old].locked():
+                            del self._inflight[old]
+            return lock
 
     def get(self, key):
         with self._lock:
@@ -221,6 +234,14 @@ def load_audio(path, *, sr=22050, mono=True):
     hit = _cache.get(key)
     if hit is not None:
         return hit
+    with _cache.key_lock(key):
+        hit = _cache.get(key)  # another thread may have decoded it while this one waited
+        if hit is not None:
+            return hit
+        return _decode_and_cache(p, key, sr, mono)
+
+
+def _decode_and_cache(p, key, sr, mono):
     y, native = _decode(p)
     if y.shape[0] == 0:
         raise DataFormatError("the audio holds no samples (zero length); expected a recording", path=str(p))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -41,8 +42,6 @@ EXPORT_KINDS = {
 }
 IMPORT_LABEL_KINDS = {
     "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
-    "audacity": "Audacity label track (.txt)",
-    "bundle": "dataset bundle (folder)",
 }
 DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
                "aCGH profiles (*.csv *.csv.gz);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
@@ -626,6 +625,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _describe_query(self, q):
         info = self.infos.get(q.item_id)
+        if info is not None and info.task == "alignment":
+            return f"events {q.start + 1}\u2013{q.stop}"
         if info is None:
             return f"{q.start}\u2013{q.stop}"
         return f"{q.start}\u2013{q.stop} of {info.n_samples}"
@@ -634,7 +635,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.current_item is None:
             return
         qs = [q for q in self.active_panel.queries() if q.item_id == self.current_item]
-        self.active_view().set_queries(qs)
+        self.active_view().set_queries([dataclasses.replace(q, start=a, stop=b)
+                                        for q in qs for a, b in [self.query_samples(q)]])
 
     def next_question(self):
         """Ask the engine for the most useful part and jump to it."""
@@ -644,7 +646,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """Show the query's item and frame its part."""
         self.current_query = query
         self.active_panel.set_current(query)
-        self._pending_frame = (query.start, query.stop)
+        self._pending_frame = query
         if query.item_id == self.current_item:
             self._apply_pending_frame()
         else:
@@ -655,15 +657,41 @@ class MainWindow(QtWidgets.QMainWindow):
     def _apply_pending_frame(self):
         if self._pending_frame is None:
             return
-        start, stop = self._pending_frame
+        query = self._pending_frame
         self._pending_frame = None
+        start, stop = self.query_samples(query)
         self.active_view().frame(start, stop)
+
+    def query_samples(self, query):
+        """Sample (frame) range ``[start, stop)`` of a query on the current item.
+
+        Alignment queries name score events ``start..stop-1``; they are placed with the
+        drawn alignment (or the score's own timing when there is none).
+        """
+        info = self.infos.get(query.item_id)
+        if info is None or info.task != "alignment" or self._frame_times is None:
+            return query.start, query.stop
+        T = len(self._frame_times)
+        pred = self._drawn_prediction
+        onsets = getattr(getattr(pred, "structure", None), "onsets", None)
+        if onsets is not None and pred.item_id == query.item_id:
+            start = int(onsets[min(query.start, len(onsets) - 1)])
+            stop = int(onsets[query.stop]) if query.stop < len(onsets) else T
+            return start, max(stop, start + 1)
+        score = self.score_view.score
+        if score is not None:
+            ev_t = score.event_onsets_s
+            t0 = ev_t[min(query.start, len(ev_t) - 1)]
+            t1 = ev_t[query.stop] if query.stop < len(ev_t) else self._frame_times[-1]
+            start, stop = np.searchsorted(self._frame_times, [t0, t1])
+            return int(min(start, T - 1)), int(max(min(stop, T), start + 1))
+        return 0, T
 
     def _part_here(self):
         """(start, stop) of the current query on this item, else of the visible range."""
         q = self.current_query
         if q is not None and q.item_id == self.current_item:
-            return q.start, q.stop
+            return self.query_samples(q)
         view = self.active_view()
         if view.mapping is None:
             return None
@@ -677,11 +705,25 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         item_id = self.current_item
         engine = self.engine
+        info = self.infos.get(item_id)
+        if info is not None and info.task == "alignment":
+            part = self._event_range(part)
         self._edit_t0 = time.perf_counter()
         self.runner.submit("accept", lambda c, p: engine.accept_prediction(item_id, *part),
                            on_done=lambda labels: self._after_accept(item_id, labels),
                            on_error=lambda e: self._show_error("Cannot accept the prediction here", e),
                            description="accepting the prediction")
+
+    def _event_range(self, part):
+        """Events whose drawn onsets fall in the frame range ``part`` (as ``[first, last+1)``)."""
+        q = self.current_query
+        if q is not None and q.item_id == self.current_item:
+            return q.start, q.stop
+        onsets = getattr(getattr(self._drawn_prediction, "structure", None), "onsets", None)
+        if onsets is None:
+            return 0, 0
+        inside = np.flatnonzero((onsets >= part[0]) & (onsets < part[1]))
+        return (int(inside[0]), int(inside[-1]) + 1) if inside.size else (0, 0)
 
     def _after_accept(self, item_id, labels):
         self.statusBar().showMessage(f"accepted the prediction: {len(labels)} label(s) added", 4000)

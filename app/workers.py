@@ -29,16 +29,23 @@ class _Relay(QtCore.QObject):
 class _Job(QtCore.QRunnable):
     def __init__(self, fn, cancel, relay):
         super().__init__()
-        self.setAutoDelete(True)
         self.fn, self.cancel, self.relay = fn, cancel, relay
 
     def run(self):
         try:
-            result = self.fn(self.cancel, self.relay.progress.emit)
+            result, error = self.fn(self.cancel, self._progress), None
         except BaseException as exc:  # delivered to the GUI thread, never lost
-            self.relay.done.emit(None, exc)
-        else:
-            self.relay.done.emit(result, None)
+            result, error = None, exc
+        try:
+            self.relay.done.emit(result, error)
+        except RuntimeError:  # the window went away while we worked: nobody is listening
+            pass
+
+    def _progress(self, done, total, message=""):
+        try:
+            self.relay.progress.emit(int(done), int(total), str(message))
+        except RuntimeError:
+            pass
 
 
 class TaskRunner(QtCore.QObject):
@@ -60,6 +67,7 @@ class TaskRunner(QtCore.QObject):
         self._generation = {}
         self._cancel = {}
         self._relays = {}
+        self._jobs = {}
         self._busy = {}
 
     def submit(self, lane: str, fn, *, on_done=None, on_error=None, description: str = ""):
@@ -79,6 +87,7 @@ class TaskRunner(QtCore.QObject):
 
         def finished(result, error, lane=lane, gen=gen):
             self._relays.pop((lane, gen), None)
+            self._jobs.pop((lane, gen), None)
             current = self._generation.get(lane) == gen
             if current:
                 self._busy.pop(lane, None)
@@ -99,7 +108,10 @@ class TaskRunner(QtCore.QObject):
                                Qt.ConnectionType.QueuedConnection)
         self._busy[lane] = description
         self.busyChanged.emit(lane, 1, description)
-        self.pool.start(_Job(fn, cancel, relay))
+        job = _Job(fn, cancel, relay)
+        job.setAutoDelete(False)     # we keep the Python wrapper alive until the job reported back
+        self._jobs[(lane, gen)] = job
+        self.pool.start(job)
         return cancel
 
     def cancel(self, lane: str):

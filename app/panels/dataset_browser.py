@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
@@ -20,6 +22,12 @@ class _Row(QtWidgets.QTreeWidgetItem):
         if a is None or b is None or type(a) is not type(b):
             return self.text(col).lower() < other.text(col).lower()
         return a < b
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key where digit runs compare as numbers ("1:2" before "1:17")."""
+    return tuple((0, int(tok), "") if tok.isdigit() else (1, 0, tok.lower())
+                 for tok in re.split(r"(\d+)", name) if tok)
 
 
 def prediction_status(info) -> str:
@@ -114,7 +122,7 @@ class DatasetBrowser(QtWidgets.QWidget):
 
     def _fill(self, row, info):
         row.setText(COL_NAME, info.name)
-        row.setData(COL_NAME, SORT_ROLE, info.name.lower())
+        row.setData(COL_NAME, SORT_ROLE, natural_key(info.name))
         row.setToolTip(COL_NAME, f"{info.name}\n{info.kind}, {info.task}, {info.n_samples} samples")
         row.setText(COL_LABELS, str(info.n_labels))
         row.setData(COL_LABELS, SORT_ROLE, info.n_labels)

@@ -8,6 +8,9 @@ from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
 
+MOVE_INTERVAL_MS = 25
+
+
 def view_point(widget, viewbox, x: float, y: float) -> QtCore.QPoint:
     """Widget (viewport) pixel of view coordinates (x, y) of ``viewbox`` inside ``widget``."""
     scene_pos = viewbox.mapViewToScene(QtCore.QPointF(x, y))
@@ -20,7 +23,9 @@ def drag(qtbot, widget, viewbox, x0, x1, y, *, modifier=Qt.KeyboardModifier.NoMo
     p0, p1 = view_point(widget, viewbox, x0, y), view_point(widget, viewbox, x1, y)
     qtbot.mousePress(vp, Qt.MouseButton.LeftButton, modifier, p0)
     for k in range(1, steps + 1):
+        qtbot.wait(MOVE_INTERVAL_MS)  # pyqtgraph drops mouse moves that come faster than its frame rate
         qtbot.mouseMove(vp, p0 + (p1 - p0) * k / steps)
+    qtbot.wait(MOVE_INTERVAL_MS)
     qtbot.mouseRelease(vp, Qt.MouseButton.LeftButton, modifier, p1)
 
 

@@ -1,0 +1,194 @@
+"""The real main window on the real demo project (core.engine.Engine.open_demo), driven like a user.
+
+One window serves the whole module (building the demo and compiling the decoders takes seconds);
+the tests run in file order and each leaves the window usable for the next.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtCore import Qt
+
+from app import theme
+from app.main_window import MainWindow
+from core.engine import Engine
+from core.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
+
+from .helpers import click, drag
+
+WAIT = 30_000  # ms; generous for a loaded 2-core machine, typical waits are well under a second
+
+
+@pytest.fixture(scope="module")
+def demo(qapp, tmp_path_factory):
+    theme.configure_pyqtgraph()
+    work = tmp_path_factory.mktemp("demo")
+    settings = QtCore.QSettings(str(work / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    engine = Engine.open_demo(work)
+    win = MainWindow(engine, settings=settings)
+    win.resize(1300, 850)
+    win.show()
+    yield win, work
+    win.close()
+    win.deleteLater()
+
+
+def _cgh_ready(qtbot, win):
+    qtbot.waitUntil(lambda: win.current_item is not None and win.current_prediction() is not None
+                    and win.current_prediction().item_id == win.current_item, timeout=WAIT)
+
+
+def _free_span(win):
+    """A sample range inside the longest predicted segment that no label covers."""
+    pred = win.current_prediction().structure
+    T = pred.n_samples
+    covered = np.zeros(T, bool)
+    for lab in win.engine.labels(win.current_item):
+        if isinstance(lab, RegionLabel):
+            covered[lab.start:lab.stop] = True
+        elif isinstance(lab, BoundaryLabel):
+            covered[max(lab.index - 5, 0):lab.index + 5] = True
+    starts = np.concatenate(([0], pred.changes[:-1]))
+    best = None
+    for a, b in zip(starts, pred.changes):
+        run = 0
+        for i in range(a + 5, b - 5):
+            run = run + 1 if not covered[i] else 0
+            if run >= 60 and (best is None or run > best[1] - best[0]):
+                best = (i - run + 1, i + 1)
+    assert best is not None, "the demo item has no free span to label"
+    mid = (best[0] + best[1]) // 2
+    return mid - 25, mid + 25
+
+
+def _key(qtbot, win, key, modifier=Qt.KeyboardModifier.NoModifier):
+    win.activateWindow()
+    win.active_view().setFocus()
+    qtbot.keyClick(win.active_view(), key, modifier)
+
+
+def test_drawn_region_label_changes_the_prediction(qtbot, demo):
+    win, _ = demo
+    _cgh_ready(qtbot, win)
+    eng, item = win.engine, win.current_item
+    seq = eng.sequence(item)
+    a, b = _free_span(win)
+    assert not any(a < c < b for c in win.current_prediction().structure.breakpoints)
+    n0 = len(eng.labels(item))
+    _key(qtbot, win, Qt.Key.Key_1)            # next regions: exactly one change
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[a], seq.positions[b - 1], 0.0)
+    labs = eng.labels(item)
+    assert len(labs) == n0 + 1
+    new = [lab for lab in labs if isinstance(lab, RegionLabel) and lab.kind == RegionKind.ONE
+           and abs(lab.start - a) <= 2 and abs(lab.stop - b) <= 2]
+    assert len(new) == 1
+    lab = new[0]
+    qtbot.waitUntil(lambda: sum(lab.start < c < lab.stop
+                                for c in win.current_prediction().structure.breakpoints) == 1, timeout=WAIT)
+    assert win.latencies, "the label-to-redraw latency was not measured"
+    _key(qtbot, win, Qt.Key.Key_0)            # the selected region becomes "no change"
+    assert eng.labels(item)[-1].kind == RegionKind.ZERO or any(
+        x.id == lab.id and x.kind == RegionKind.ZERO for x in eng.labels(item))
+    qtbot.waitUntil(lambda: not any(lab.start < c < lab.stop
+                                    for c in win.current_prediction().structure.breakpoints), timeout=WAIT)
+
+
+def test_boundary_delete_undo_redo(qtbot, demo):
+    win, _ = demo
+    eng, item = win.engine, win.current_item
+    seq = eng.sequence(item)
+    a, b = _free_span(win)
+    c = (a + b) // 2
+    n0 = len(eng.labels(item))
+    x = 0.5 * (seq.positions[c - 1] + seq.positions[c])
+    click(qtbot, win.profile_view, win.profile_view.vb, x, 0.0, modifier=Qt.KeyboardModifier.ControlModifier)
+    bounds = [lab for lab in eng.labels(item) if isinstance(lab, BoundaryLabel) and abs(lab.index - c) <= 4]
+    assert len(bounds) == 1 and len(eng.labels(item)) == n0 + 1   # one pixel spans a few probes
+    c = bounds[0].index
+    qtbot.waitUntil(lambda: c in win.current_prediction().structure.breakpoints.tolist(), timeout=WAIT)
+    _key(qtbot, win, Qt.Key.Key_Delete)
+    assert len(eng.labels(item)) == n0
+    _key(qtbot, win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert len(eng.labels(item)) == n0 + 1
+    _key(qtbot, win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert len(eng.labels(item)) == n0
+    qtbot.waitUntil(lambda: len(win.profile_view.labels()) == n0, timeout=WAIT)
+
+
+def test_retrain_redraws_the_prediction(qtbot, demo):
+    win, _ = demo
+    before = win.current_prediction()
+    with qtbot.waitSignal(win.learner.modelUpdated, timeout=WAIT,
+                          check_params_cb=lambda model_id, kind: kind == "retrain"):
+        win.actions["retrain"].trigger()
+    qtbot.waitUntil(lambda: win.current_prediction() is not before, timeout=WAIT)
+    pred = win.current_prediction()
+    assert pred.model_id == win.engine.model_id(win.current_item)
+    assert win.profile_view.means.opts["pen"].color().name() == theme.PREDICTION   # drawn as current
+
+
+def test_next_question_frames_the_queried_part(qtbot, demo):
+    win, _ = demo
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: win.current_query is not None, timeout=WAIT)
+    q = win.current_query
+    qtbot.waitUntil(lambda: win.current_item == q.item_id and win._item_payload is not None, timeout=WAIT)
+    assert q.rank == 0 and win.active_panel.queue.topLevelItemCount() >= 1
+    view = win.active_view()
+    qtbot.waitUntil(lambda: view.mapping is not None, timeout=WAIT)
+    start, stop = win.query_samples(q)
+    x0, x1 = view.x_range()
+    lo, hi = view.mapping.region_x(start, stop)
+    assert x0 <= lo + 1e-9 and x1 >= hi - 1e-9
+    assert x1 - x0 <= 1.6 * (hi - lo) + 1e-6   # framed with a little context
+
+
+def test_anchor_a_score_note_on_the_audio(qtbot, demo):
+    win, _ = demo
+    audio = next(i for i in win.engine.items() if i.kind == "audio")
+    win.show_item(audio.id)
+    qtbot.waitUntil(lambda: win.current_item == audio.id and win.spec_view.score_shown
+                    and win.score_view._starts is not None, timeout=WAIT)
+    win.spec_view.show_all()
+    sv = win.score_view
+    note = sv.score.n_notes // 2
+    x, y = sv.note_center(note)
+    n0 = len(win.engine.labels(audio.id))
+    drag(qtbot, win.spec_view, sv.vb, x, x + 0.3, y)
+    anchors = [lab for lab in win.engine.labels(audio.id) if isinstance(lab, AnchorLabel)]
+    assert len(win.engine.labels(audio.id)) == n0 + 1
+    assert anchors[-1].event == int(sv.score.note_event[note]) and abs(anchors[-1].time_s - (x + 0.3)) < 0.15
+    qtbot.waitUntil(lambda: win.current_prediction() is not None and win.current_prediction().item_id == audio.id,
+                    timeout=WAIT)
+
+
+def test_export_and_reimport_into_a_fresh_project(qtbot, demo):
+    win, work = demo
+    out = work / "exported_annotations.csv"
+    assert win.export_to("annotations-csv", str(out))
+    assert out.exists() and out.read_text().splitlines()[0].startswith("profile.id")
+
+    def cgh_labels(engine):
+        names = {i.id: i.name for i in engine.items()}
+        return sorted((names[lab.item_id], lab.kind.value) for lab in engine.labels() if isinstance(lab, RegionLabel))
+
+    expected = cgh_labels(win.engine)
+    fresh = Engine.create(work / "fresh.marginalia")
+    win.set_engine(fresh)
+    assert win.import_data([str(work / "profiles.csv")])
+    assert len(win.import_labels_from("annotations-csv", str(out))) == len(expected)
+    assert cgh_labels(win.engine) == expected
+
+
+def test_corrupt_file_gives_a_clear_message(qtbot, demo):
+    win, work = demo
+    bad = work / "corrupt.csv"
+    bad.write_bytes(b"profile.id,chromosome,position,logratio\n1,1,abc,\x00\x00\n")
+    assert win.import_data([str(bad)]) == []
+    dlg = win.last_error_dialog
+    assert isinstance(dlg, QtWidgets.QMessageBox) and dlg.isVisible()
+    text = dlg.informativeText()
+    assert "corrupt.csv" in text and "Traceback" not in text
+    dlg.close()

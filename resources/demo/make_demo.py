@@ -25,7 +25,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from core.io import audio, cgh, midi  # noqa: E402
-from core.types import RegionKind, RegionLabel, Score, Segmentation, Sequence  # noqa: E402
+from core.types import Score, Segmentation, Sequence  # noqa: E402
 
 SEED = 20261123
 SR = 22050

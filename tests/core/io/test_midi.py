@@ -82,8 +82,11 @@ def _midi_spec(draw):
 
 def _build(path, spec, tpb=480):
     tempos, notes = spec
-    meta = [(t, tempo(us)) for t, us in sorted(tempos)]
-    tracks = [meta, [], []]
+    tracks = [[], [], []]
+    last = 0
+    for t, us in sorted(tempos):  # absolute ticks -> delta times
+        tracks[0].append((t - last, tempo(us)))
+        last = t
     for track in (1, 2):
         evs = []
         for start, dur, pitch, tr in notes:
@@ -95,11 +98,6 @@ def _build(path, spec, tpb=480):
         for t, _, m in evs:
             tracks[track].append((t - last, m))
             last = t
-    abs_meta, last, out = [], 0, []
-    for t, m in meta:
-        out.append((t - last, m))
-        last = t
-    tracks[0] = out
     return _save(path, tracks, tpb=tpb)
 
 
@@ -160,7 +158,8 @@ def test_no_notes(tmp_path):
 
 
 def test_truncated_track(tmp_path):
-    good = _save(tmp_path / "g.mid", [[(0, tempo(500_000))], [(0, on(60)), (480, off(60)), (0, on(62)), (480, off(62))]])
+    good = _save(tmp_path / "g.mid", [[(0, tempo(500_000))],
+                                      [(0, on(60)), (480, off(60)), (0, on(62)), (480, off(62))]])
     raw = good.read_bytes()
     p = tmp_path / "t.mid"
     p.write_bytes(raw[:-7])

@@ -577,6 +577,9 @@ def _segments(seq: Sequence, seg: Segmentation):
 def write_segments(path, segmentations_by_sequence, sequences=None) -> None:
     """Write predicted segments ``profile.id,chromosome,chromStart,chromEnd,mean``.
 
+    ``chromStart``/``chromEnd`` are the positions of a segment's first and last probe; ``mean`` is the
+    mean of the first feature (the logratio) over the segment.
+
     Parameters
     ----------
     path : str or path-like
@@ -584,8 +587,6 @@ def write_segments(path, segmentations_by_sequence, sequences=None) -> None:
         A mapping may also be keyed by sequence name when ``sequences`` is given.
     sequences : list of Sequence, optional
         Resolves names used as keys of ``segmentations_by_sequence``.
-        ``chromStart``/``chromEnd`` are the positions of a segment's first and last probe; ``mean`` is the
-        mean of the first feature (the logratio) over the segment.
     """
     p = output_file(path)
     pairs = _pairs(segmentations_by_sequence, sequences)

@@ -14,14 +14,16 @@ from ._common import EXIT_OK, UsageError, info
 __all__ = ["add_parser", "run", "STRATEGIES"]
 
 STRATEGIES = ("best-vs-2nd", "best-vs-worst", "scoring", "random")
-COLUMNS = ("rank", "item_id", "item_name", "start", "stop", "uncertainty", "strategy")
+COLUMNS = ("rank", "item_id", "item_name", "start", "stop", "start_position", "stop_position", "units",
+           "uncertainty", "strategy")
 
 HELP = "rank the parts of a project where a label would help most"
 EPILOG = """\
 output (CSV, to --out or to stdout):
-  rank,item_id,item_name,start,stop,uncertainty,strategy
-  start/stop index the item's samples (aCGH probes, audio frames) or score events; rank 0 is the best
-  part to label next.
+  rank,item_id,item_name,start,stop,start_position,stop_position,units,uncertainty,strategy
+  start/stop index the item's samples (aCGH probes, audio frames) or score events (stop excluded);
+  start_position/stop_position are the first and last sample's position (bp, s) for sample parts; rank 0
+  is the best part to label next.
 
 strategies (Lou et al., Table 1.2): best-vs-2nd (smallest margin between the best and second-best
 structure; default), best-vs-worst, scoring, random.
@@ -43,6 +45,12 @@ def add_parser(sub, parents) -> None:
     p.set_defaults(run=run)
 
 
+def fmt_number(x) -> str:
+    """Integers without ``.0``; other numbers in the shortest form that reads back exactly."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+
+
 def run(args) -> int:
     from ..engine import Engine
     if args.n < 1:
@@ -53,14 +61,21 @@ def run(args) -> int:
         if args.retrain:
             info(args, "query: retraining from all labels")
             eng.retrain()
-        names = {item.id: item.name for item in eng.items()}
+        items = {item.id: item for item in eng.items()}
         queries = eng.next_queries(args.n, strategy=args.strategy)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
-    for q in queries:
-        w.writerow([q.rank, q.item_id, names.get(q.item_id, ""), q.start, q.stop, repr(float(q.uncertainty)),
-                    q.strategy])
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for q in queries:
+            item = items.get(q.item_id)
+            first = last = units = ""
+            if item is not None and item.task == "segmentation":
+                seq = eng.sequence(q.item_id)
+                if 0 <= q.start < q.stop <= seq.n_samples:
+                    first, last = fmt_number(seq.positions[q.start]), fmt_number(seq.positions[q.stop - 1])
+                    units = seq.units
+            w.writerow([q.rank, q.item_id, item.name if item else "", q.start, q.stop, first, last, units,
+                        repr(float(q.uncertainty)), q.strategy])
     if args.out:
         atomic_write_text(args.out, buf.getvalue())
         info(args, f"query: wrote {len(queries)} parts to {args.out}")

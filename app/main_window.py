@@ -217,7 +217,9 @@ class MainWindow(QtWidgets.QMainWindow):
             m.addAction(dock.toggleViewAction())
 
         m = mb.addMenu("&Model")
-        a(m, "retrain", "&Retrain now", self.retrain, "Ctrl+R", tip="Full fit from every label")
+        a(m, "retrain", "&Retrain now", self.retrain, "Ctrl+R",
+          tip="Full fit of this item's task (segmentation or alignment) from every label")
+        a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R")
         a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P")
         a(m, "next_question", "&Next question", self.next_question, "N",
           tip="Jump to the part where a label would help most")
@@ -276,6 +278,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.bridge.undoStateChanged.connect(self._on_undo_state)
         self.learner = LiveLearner(engine, self.runner, self)
         self.learner.enabled = self.model_panel.live.isChecked()
+        self.learner.task_of = lambda item_id: getattr(self.infos.get(item_id), "task", None)
         self.learner.predictionReady.connect(self._on_prediction_ready)
         self.learner.modelUpdated.connect(self._on_model_updated)
         self.learner.failed.connect(self._on_background_error)
@@ -526,10 +529,11 @@ class MainWindow(QtWidgets.QMainWindow):
             if not on:
                 self.learner.timer.stop()
 
-    def retrain(self):
+    def retrain(self, *, every_task: bool = False):
+        """Full fit of the current item's task (of every task with ``every_task``)."""
         if self.learner is not None:
             self._edit_t0 = None
-            self.learner.retrain()
+            self.learner.retrain(every_task=every_task)
 
     def predict_current(self):
         if self.learner is not None and self.current_item:
@@ -537,11 +541,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_model_updated(self, model_id, kind):
         self.model_panel.set_model(model_id, kind)
-        if kind == "retrain":
+        if kind in ("retrain", "auto-retrain"):
             self.statusBar().showMessage("model retrained", 3000)
             self.refresh_items()
-            self.refresh_queries()
             self._refresh_curve()
+            if kind == "retrain":   # ranking every part is heavy: only when the user asked for a retrain
+                self.refresh_queries()
 
     def _on_prediction_ready(self, item_id, pred, _seconds):
         if item_id == self.current_item:

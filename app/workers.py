@@ -7,6 +7,7 @@ keeps a generation counter: submitting to a lane cancels the previous request of
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -136,6 +137,13 @@ class TaskRunner(QtCore.QObject):
         self.pool.waitForDone(timeout_ms)
 
 
+def _accepts_task_name(fn) -> bool:
+    try:
+        return "task_name" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class LiveLearner(QtCore.QObject):
     """Keeps the model and the current item's prediction up to date while the user labels.
 
@@ -148,7 +156,7 @@ class LiveLearner(QtCore.QObject):
     predictionReady(item_id, prediction, seconds)
         ``seconds`` is the time from the edit to the prediction.
     modelUpdated(model_id, kind)
-        kind is ``"update"`` or ``"retrain"``.
+        kind is ``"update"``, ``"retrain"`` (asked for) or ``"auto-retrain"`` (after a pause).
     failed(exc)
     """
 
@@ -165,7 +173,8 @@ class LiveLearner(QtCore.QObject):
         self.timer = QtCore.QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(pause_ms)
-        self.timer.timeout.connect(self.retrain)
+        self.timer.timeout.connect(lambda: self.retrain(automatic=True))
+        self.task_of = lambda item_id: None   # item id -> task name ("segmentation", "alignment")
 
     def label_edited(self, item_id: str):
         """Call after every label edit of ``item_id``."""
@@ -196,21 +205,28 @@ class LiveLearner(QtCore.QObject):
                            on_done=lambda p: self.predictionReady.emit(item_id, p, time.perf_counter() - t0),
                            on_error=self.failed.emit, description="predicting")
 
-    def retrain(self):
-        """Full fit of the model, then a prediction of the current item."""
+    def retrain(self, *, every_task: bool = False, automatic: bool = False):
+        """Full fit of the current item's task (or of every task), then a prediction of the current item.
+
+        ``automatic`` marks the retrain started by a pause (reported as kind ``"auto-retrain"``).
+        """
         self.timer.stop()
         engine = self.engine
         item_id = self.current_item
+        task = None if every_task else self.task_of(item_id)
         t0 = time.perf_counter()
 
         def work(cancel, progress):
-            model_id = engine.retrain(cancel=cancel, progress=progress)
+            if task is not None and _accepts_task_name(engine.retrain):
+                model_id = engine.retrain(cancel=cancel, progress=progress, task_name=task)
+            else:
+                model_id = engine.retrain(cancel=cancel, progress=progress)
             pred = engine.predict(item_id, cancel=cancel) if item_id else None
             return model_id, pred
 
         def done(result):
             model_id, pred = result
-            self.modelUpdated.emit(model_id, "retrain")
+            self.modelUpdated.emit(model_id, "auto-retrain" if automatic else "retrain")
             if pred is not None:
                 self.predictionReady.emit(item_id, pred, time.perf_counter() - t0)
 

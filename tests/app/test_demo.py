@@ -28,6 +28,7 @@ def demo(qapp, tmp_path_factory):
     settings = QtCore.QSettings(str(work / "settings.ini"), QtCore.QSettings.Format.IniFormat)
     engine = Engine.open_demo(work)
     win = MainWindow(engine, settings=settings)
+    win.learner.timer.setInterval(600_000)   # no retrain on pauses here: the test asks for one explicitly
     win.resize(1300, 850)
     win.show()
     yield win, work

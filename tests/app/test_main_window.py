@@ -17,19 +17,32 @@ from .fake_engine import FakeEngine
 from .helpers import click, drag
 
 
-@pytest.fixture
-def window(qtbot, tmp_path):
+@pytest.fixture(scope="module")
+def shared_window(qapp, tmp_path_factory):
+    """One window for the module (building one takes a second); each test gets a fresh engine."""
     theme.configure_pyqtgraph()
-    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-    engine = FakeEngine(tmp_path / "p.marginalia")
-    win = MainWindow(engine, settings=settings)
-    qtbot.addWidget(win)
+    path = tmp_path_factory.mktemp("win") / "settings.ini"
+    win = MainWindow(settings=QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat))
     win.resize(1300, 850)
     win.show()
-    qtbot.waitExposed(win)
-    qtbot.waitUntil(lambda: win.current_item == "cgh-a" and win.current_prediction() is not None, timeout=5000)
     yield win
-    win.runner.shutdown()
+    win.close()
+    win.deleteLater()
+
+
+@pytest.fixture
+def window(qtbot, shared_window, tmp_path):
+    win = shared_window
+    win.settings.clear()
+    win.set_engine(FakeEngine(tmp_path / "p.marginalia"))
+    win.show_item("cgh-a")
+    qtbot.waitUntil(lambda: win.current_item == "cgh-a" and win.current_prediction() is not None
+                    and win.current_prediction().item_id == "cgh-a", timeout=5000)
+    win.show_all()
+    yield win
+    for dlg in QtWidgets.QApplication.topLevelWidgets():
+        if isinstance(dlg, QtWidgets.QDialog) and dlg.isVisible():
+            dlg.close()
 
 
 def _press(qtbot, win, key, modifier=Qt.KeyboardModifier.NoModifier):
@@ -179,7 +192,9 @@ def test_cheat_sheet_lists_every_shortcut_and_filters(qtbot, window):
                  for i in range(sheet.table.topLevelItemCount())}
     assert shortcuts["Undo"] == "Ctrl+Z" and shortcuts["Keyboard shortcuts"] == "F1"
     sheet.search.setText("retrain")
-    assert sheet.visible_actions() == ["Retrain now"]
+    assert sheet.visible_actions() == ["Retrain now", "Retrain every task"]
+    sheet.search.setText("ctrl+shift+z")
+    assert sheet.visible_actions() == ["Redo"]
     sheet.close()
 
 

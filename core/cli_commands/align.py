@@ -127,8 +127,91 @@ def run(args) -> int:
     return EXIT_OK
 
 
+@dataclass(frozen=True)
+class TrainingPair:
+    """One row of a PAIRS.csv: a score, its recording and optional anchor labels."""
+
+    score: Path
+    audio: Path
+    anchors: tuple = ()
+
+
+def read_pairs(path) -> list:
+    """Read ``score,audio[,anchors]`` rows; paths are relative to the PAIRS.csv's folder.
+
+    An anchors file is a CSV ``event,audio_time_s`` (optionally ``tolerance_s``): score event ``event``
+    (0-based, in score order) starts at ``audio_time_s`` seconds of the recording.
+
+    Raises
+    ------
+    DataFormatError
+        Missing columns, missing files, bad anchor rows -- naming the file and the line.
+    """
+    import csv
+    import io
+
+    from ..exceptions import DataFormatError
+    from ..types import AnchorLabel
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"--pairs {str(p)!r}: no such file")
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataFormatError(f"cannot read the table ({exc})", path=str(p)) from None
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    if "score" not in header or "audio" not in header:
+        raise DataFormatError(f"expected the columns score,audio[,anchors]; found {header}", path=str(p))
+    reader.fieldnames = header
+    pairs = []
+    for line, row in enumerate(reader, start=2):
+        def resolve(column):
+            value = (row.get(column) or "").strip()
+            if not value:
+                return None
+            q = Path(value)
+            q = q if q.is_absolute() else p.parent / q
+            if not q.is_file():
+                raise DataFormatError(f"column {column!r}: no such file {str(q)!r}", path=str(p), where=f"line {line}")
+            return q
+        score, audio, anchors_path = resolve("score"), resolve("audio"), resolve("anchors") if "anchors" in header \
+            else None
+        if score is None or audio is None:
+            raise DataFormatError("every row needs a score and an audio file", path=str(p), where=f"line {line}")
+        anchors = []
+        if anchors_path is not None:
+            a_reader = csv.DictReader(io.StringIO(anchors_path.read_text(encoding="utf-8-sig")))
+            a_header = [h.strip() for h in (a_reader.fieldnames or [])]
+            if "event" not in a_header or "audio_time_s" not in a_header:
+                raise DataFormatError(f"expected the columns event,audio_time_s; found {a_header}",
+                                      path=str(anchors_path))
+            a_reader.fieldnames = a_header
+            for a_line, a_row in enumerate(a_reader, start=2):
+                try:
+                    kw = {"event": int(a_row["event"]), "time_s": float(a_row["audio_time_s"])}
+                    if (a_row.get("tolerance_s") or "").strip():
+                        kw["tolerance_s"] = float(a_row["tolerance_s"])
+                    anchors.append(AnchorLabel(item_id=str(audio), **kw))
+                except (TypeError, ValueError) as exc:
+                    raise DataFormatError(f"expected an integer event and a time in seconds ({exc})",
+                                          path=str(anchors_path), where=f"line {a_line}") from None
+        pairs.append(TrainingPair(score, audio, tuple(anchors)))
+    if not pairs:
+        raise DataFormatError("no pair listed", path=str(p))
+    return pairs
+
+
 def train_alignment_pairs(args) -> int:
-    """``train --task alignment --pairs PAIRS.csv``: weak supervision from score/audio pairs."""
+    """``train --task alignment --pairs PAIRS.csv``: weak supervision from score/audio pairs (plus anchors)."""
     from ..exceptions import ParameterError
-    raise ParameterError("--task alignment: the weakly supervised alignment learner is not available in this "
-                         "build yet; align without a model (`marginalia-cli align --score S.mid --audio A.wav`)")
+    pairs = read_pairs(args.pairs)
+    try:
+        from ..learners.weak import WeakAlignment  # noqa: F401
+        from ..models.alignment import AlignmentModel  # noqa: F401
+    except ImportError:
+        raise ParameterError("--task alignment: the weakly supervised alignment learner is not available in this "
+                             f"build yet ({len(pairs)} pairs read); align without a model with "
+                             "`marginalia-cli align --score S.mid --audio A.wav`") from None
+    raise ParameterError("--task alignment: this build's alignment learner is not wired to the command line yet; "
+                         "align without a model with `marginalia-cli align --score S.mid --audio A.wav`")

@@ -109,24 +109,23 @@ def run(args) -> int:
 
 
 def make_learner(name: str, model, *, C: float, max_iter: int, seed: int, callback=None):
-    """A learner of ``core.learners`` by command-line name."""
+    """A learner of ``core.learners`` by command-line name.
+
+    ``max_iter`` is the number of passes (SSVM, perceptron) or of outer CCCP
+    iterations (partial); ``callback(learner, iteration)`` is passed to the
+    learners that report their iterations.
+    """
     if name == "ssvm":
         from ..learners.ssvm import SSVM
         return SSVM(model, C=C, max_iter=max_iter, random_state=seed, callback=callback)
     if name == "perceptron":
-        try:
-            from ..learners.perceptron import StructuredPerceptron
-        except ImportError:
-            raise ParameterError("--learner perceptron: the perceptron learner is not available in this build; "
-                                 "use --learner ssvm") from None
-        return _with_optional(StructuredPerceptron, model, max_iter=max_iter, random_state=seed)
+        from ..learners.perceptron import StructuredPerceptron
+        return _with_optional(StructuredPerceptron, model, C=C, max_iter=max_iter, random_state=seed,
+                              callback=callback)
     if name == "partial":
-        try:
-            from ..learners.partial import PartialLabelSSVM
-        except ImportError:
-            raise ParameterError("--learner partial: the partial-label learner is not available in this build; "
-                                 "use --learner ssvm") from None
-        return _with_optional(PartialLabelSSVM, model, C=C, max_iter=max_iter, random_state=seed)
+        from ..learners.partial import PartialLabelSSVM
+        return _with_optional(PartialLabelSSVM, model, C=C, max_outer=max_iter, random_state=seed,
+                              callback=callback)
     raise UsageError(f"--learner: unknown learner {name!r}; expected one of {list(LEARNERS)}")
 
 
@@ -141,12 +140,21 @@ def fit_segmentation(Xs, Ys, *, args, label: str):
     """Fit a segmentation model on matrices ``Xs`` with label lists ``Ys``; returns (model, w, learner)."""
     from ..models.segmentation import SegmentationModel
     model = SegmentationModel(metric=args.metric)
-    progress = make_progress(args, args.max_iter, label, unit="passes")
+    unit = "outer iterations" if args.learner == "partial" else "passes"
+    progress = make_progress(args, args.max_iter, label, unit=unit)
     learner = make_learner(args.learner, model, C=args.C, max_iter=args.max_iter, seed=args.seed,
-                           callback=lambda _learner, _it: progress.advance(message="pass"))
+                           callback=lambda _learner, _it: progress.advance())
+    reports = getattr(learner, "callback", None) is not None
+    if not reports:  # a learner without per-pass reports: one step for the whole fit
+        progress.set_total(1)
+        progress.unit = "fit"
     try:
         learner.fit(Xs, Ys)
+        if not reports:
+            progress.advance()
     finally:
+        if progress.done < progress.total:  # converged early
+            progress.set_total(progress.done)
         progress.close()
     return learner.model, learner.w_, learner
 

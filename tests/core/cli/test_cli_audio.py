@@ -129,3 +129,23 @@ def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performa
     times = [float(line.split("\t")[0]) for line in lines]
     assert times == pytest.approx(rec.times[expected.breakpoints].tolist())
     assert len(lines) >= 1
+
+
+def test_pairs_table_resolves_relative_paths_and_reads_anchors(tmp_path):
+    from core.cli_commands.align import read_pairs
+    from core.exceptions import DataFormatError
+    (tmp_path / "a.mid").write_bytes(b"x")
+    (tmp_path / "a.wav").write_bytes(b"x")
+    (tmp_path / "a_anchors.csv").write_text("event,audio_time_s\n0,0.5\n3,2.25\n")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("score,audio,anchors\na.mid,a.wav,a_anchors.csv\n")
+    (pair,) = read_pairs(pairs)
+    assert pair.score == tmp_path / "a.mid" and pair.audio == tmp_path / "a.wav"
+    assert [(a.event, a.time_s) for a in pair.anchors] == [(0, 0.5), (3, 2.25)]
+    pairs.write_text("score,audio\na.mid,missing.wav\n")
+    with pytest.raises(DataFormatError, match=r"pairs\.csv, line 2: column 'audio': no such file"):
+        read_pairs(pairs)
+    (tmp_path / "a_anchors.csv").write_text("event,audio_time_s\nfirst,0.5\n")
+    pairs.write_text("score,audio,anchors\na.mid,a.wav,a_anchors.csv\n")
+    with pytest.raises(DataFormatError, match=r"a_anchors\.csv, line 2: expected an integer event"):
+        read_pairs(pairs)

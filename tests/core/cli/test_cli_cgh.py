@@ -141,3 +141,17 @@ def test_console_script_runs_as_a_subprocess(seg_model, cgh_dir, tmp_path):
     assert len(read_csv(out / "breaks.csv")) == 3
     bad = subprocess.run(cmd + ["predict"], capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("learner", ["perceptron", "partial"])
+def test_other_learners_train_a_usable_model(learner, cgh_dir, tmp_path, capsys):
+    from core.cli_commands._models import load_model
+    out = tmp_path / f"{learner}.model"
+    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--learner", learner,
+                 "--max-iter", "3", "--features", "raw", "-q"]) == 0
+    m = load_model(out, task="segmentation")
+    assert m.provenance["learner"] == learner and m.features == "cgh-logratio" and m.model.n_features_ == 1
+    assert main(["evaluate", str(out), "--profiles", str(cgh_dir / "profiles.csv"), "--annotations",
+                 str(cgh_dir / "annotations.csv"), "--summary", "-q"]) == 0
+    assert "over 6 sequences" in capsys.readouterr().out

@@ -327,3 +327,39 @@ def duration_prior_dp(S_cum, m, dmax, onset_lo, onset_hi, expected, weight, back
             bd = d
     back[0, 0] = bd
     return best
+
+
+@numba.njit(cache=True)
+def path_candidates(S, m, onset_lo, onset_hi, truth, mode, c, k, ck_ring, ck_win,
+                    path_ev, path_on, rec_cont, rec_start):
+    """Both incoming candidates at every state of a path, recomputed from checkpoints.
+
+    Segment ``j`` (rows ``[j k, (j+1) k)``) restarts from the checkpoint taken
+    after row ``j k - 1`` and computes only the events
+    ``[min(path) - 1 - k, max(path)]`` of the segment: wrong values entering at
+    the lower edge climb at most one event per row, so they never reach the
+    path's predecessors.
+    """
+    T, E = S.shape
+    ring = np.empty((m + 1, E))
+    win = np.empty(E)
+    buf_new = np.empty(E)
+    buf_old = np.empty(E)
+    flags = np.zeros(E + 8, np.uint8)
+    bits = np.zeros((1, 1), np.uint8)
+    nseg = (T + k - 1) // k
+    for j in range(nseg):
+        t0 = j * k
+        t1 = min(T, t0 + k)
+        emin = path_ev[t0]
+        emax = path_ev[t1 - 1]
+        ea = max(0, emin - 1 - k)
+        if j == 0:
+            ring[:, :] = NEG
+            win[:] = 0.0
+        else:
+            ring[:, :] = ck_ring[j - 1]
+            win[:] = ck_win[j - 1]
+        align_rows(S, m, onset_lo, onset_hi, truth, mode, c, ring, win, buf_new, buf_old, flags,
+                   t0, t1, ea, emax, bits, False, 0, ck_ring, ck_win,
+                   path_ev, path_on, rec_cont, rec_start, False)

@@ -308,7 +308,7 @@ class _Decoder:
         self.bits = np.zeros((T, (E + 7) // 8), np.uint8)
         if checkpoints:
             per_row = (m + 2) * E * 8
-            self.k = max(16, m, -(-T * per_row // _CHECKPOINT_BYTES))
+            self.k = max(32, m, -(-T * per_row // _CHECKPOINT_BYTES))
         else:
             self.k = 0
         nck = T // self.k if self.k else 0
@@ -349,15 +349,8 @@ class _Decoder:
         ev = Alignment(onsets, T).frame_events()
         rec_c = np.full(T, -np.inf)
         rec_s = np.full(T, -np.inf)
-        for j in range(0, -(-T // k)):
-            t0, t1 = j * k, min(T, (j + 1) * k)
-            ea = max(0, int(ev[t0:t1].min()) - 1 - k)
-            eb = int(ev[t0:t1].max())
-            if j == 0:
-                ring, win = self._fresh()
-            else:
-                ring, win = self.ck_ring[j - 1].copy(), self.ck_win[j - 1].copy()
-            self._run(ring, win, t0, t1, ea, eb, False, 0, ev, onsets, rec_c, rec_s)
+        _k.path_candidates(self.S, m, self.lo, self.hi, self.truth, self.mode, self.scale, k,
+                           self.ck_ring, self.ck_win, ev, onsets, rec_c, rec_s)
         return ev, rec_c, rec_s
 
 

@@ -41,7 +41,7 @@ __all__ = [
     "warping_hamming",
 ]
 
-_BLOCK_CELLS = 1 << 18          # cost block size (floats) handed to the kernel
+_BLOCK_CELLS = 1 << 16          # cost block size (floats) handed to the kernel: fits in L2
 _CHECKPOINT_BYTES = 32 * 2**20  # memory for second-best checkpoints
 _EMPTY_I = np.zeros(0, np.int64)
 _EMPTY_F = np.zeros(0, np.float64)
@@ -361,6 +361,10 @@ class _SegmentDecoder:
         code = np.zeros(nb_ + 4, np.uint8)
         widest = int((hi - lo).max()) + 1
         rows = max(1, _BLOCK_CELLS // widest)
+        # a band drifts right along the rows, so a block spans more columns than one row
+        while rows > 1 and rows * (int((hi[np.minimum(np.arange(0, na_, rows) + rows, na_) - 1]
+                                            - lo[np.arange(0, na_, rows)]).max()) + 1) > 2 * _BLOCK_CELLS:
+            rows //= 2
         starts = np.arange(0, na_, rows)
         stops = np.minimum(starts + rows, na_)
         span = int((hi[stops - 1] - lo[starts]).max()) + 1
@@ -619,6 +623,8 @@ def warping_hamming(a: Warping, b: Warping) -> int:
             raise ParameterError(f"{name}: expected a Warping, got {type(w).__name__}")
     if a.shape != b.shape:
         raise ParameterError(f"b: warps a {b.shape[0]} x {b.shape[1]} grid, expected {a.shape[0]} x {a.shape[1]}")
-    sa = {(int(i), int(j)) for i, j in a.path}
-    sb = {(int(i), int(j)) for i, j in b.path}
-    return len(sa ^ sb)
+    TB = a.shape[1]
+    ca = a.path[:, 0] * TB + a.path[:, 1]  # paths are sorted, so the cell codes are unique and sorted
+    cb = b.path[:, 0] * TB + b.path[:, 1]
+    common = np.intersect1d(ca, cb, assume_unique=True).size
+    return int(ca.size + cb.size - 2 * common)

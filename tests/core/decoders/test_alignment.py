@@ -98,7 +98,7 @@ def test_second_best_is_the_best_other_alignment(case):
 
 @pytest.mark.parametrize("m", [1, 2, 3])
 def test_second_best_on_longer_sequences_uses_checkpoints_correctly(monkeypatch, m):
-    # a tiny checkpoint budget forces many recomputed segments (cone of 16 rows)
+    # a tiny checkpoint budget forces many recomputed segments (cone of 32 rows)
     monkeypatch.setattr(al, "_CHECKPOINT_BYTES", 1)
     rng = np.random.default_rng(m)
     for _ in range(6):

@@ -162,7 +162,9 @@ def load_model(path, *, task: Optional[str] = None) -> CliModel:
     if recipe not in FEATURE_RECIPES:
         raise DataFormatError(f"unknown feature recipe {recipe!r}; expected one of {sorted(FEATURE_RECIPES)} "
                               "(a model from a newer Marginalia?)", path=str(p))
-    return CliModel(task=got, features=recipe, model=model, w=w, provenance=prov, path=p, sha256=file_sha256(p))
+    # an absolute path: workers of a remote cluster may run in another folder
+    return CliModel(task=got, features=recipe, model=model, w=w, provenance=prov, path=p.resolve(),
+                    sha256=file_sha256(p))
 
 
 def _header_task(path: Path) -> Optional[str]:

@@ -63,3 +63,14 @@ def test_local_cluster_options_do_not_mix_with_a_scheduler(seg_model, cgh_dir, t
     code = main(["batch", "predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"),
                  "--out", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9", "--workers", "2"])
     assert code == 2 and "do not apply with --scheduler" in capsys.readouterr().err
+
+
+def test_batch_predict_on_an_existing_scheduler(seg_model, cgh_dir, tmp_path, capsys):
+    from distributed import LocalCluster
+    profiles = str(cgh_dir / "profiles.csv")
+    assert main(["predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "single"), "-q"]) == 0
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        code = main(["batch", "predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "remote"),
+                     "--scheduler", cluster.scheduler_address, "-q"])
+    assert code == 0
+    assert _outputs(tmp_path / "remote") == _outputs(tmp_path / "single")

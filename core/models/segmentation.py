@@ -54,14 +54,15 @@ def within_segment_scatter(X, seg: Segmentation, *, full=False) -> np.ndarray:
     -------
     S : ndarray, shape (p,) or (p, p)
     """
-    p = X.shape[1]
-    out = np.zeros((p, p)) if full else np.zeros(p)
-    start = 0
-    for stop in seg.changes:
-        D = X[start:stop] - X[start:stop].mean(axis=0)
-        out += D.T @ D if full else np.einsum("ij,ij->j", D, D)
-        start = int(stop)
-    return out
+    X = np.asarray(X, dtype=np.float64)
+    starts = np.concatenate([[0], seg.changes[:-1]]).astype(np.int64)
+    sizes = (seg.changes - starts).astype(np.float64)
+    mu = X.mean(axis=0)
+    Xc = X - mu  # centring keeps the sum-of-squares difference well conditioned
+    sums = np.add.reduceat(Xc, starts, axis=0)           # (K, p)
+    if full:
+        return Xc.T @ Xc - (sums / sizes[:, None]).T @ sums
+    return np.einsum("ij,ij->j", Xc, Xc) - np.einsum("kj,kj->j", sums, sums / sizes[:, None])
 
 
 def _region_count(changes: np.ndarray, start: int, stop: int) -> int:

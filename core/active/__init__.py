@@ -1,0 +1,24 @@
+"""Active learning: parts, uncertainty strategies, the stopping criterion and the query loop.
+
+The submodules are small and importable on their own:
+
+* :mod:`core.active.parts` -- :class:`Part`, :func:`make_parts`, :func:`parts_for_items`, :func:`phrase_parts`;
+* :mod:`core.active.uncertainty` -- :data:`STRATEGIES`, :class:`PartScores`, :func:`next_queries`, ...;
+* :mod:`core.active.stopping` -- :class:`StoppingCriterion` (Lou et al. eq. 1.8);
+* :mod:`core.active.loop` -- :class:`ActiveSession`, :class:`PartPool`, :class:`OracleError`;
+* :mod:`core.active.segmentation_task` -- :class:`SegmentationTask`, the loop's adapter for change points.
+"""
+
+from .loop import ActiveSession, OracleError, PartPool, TaskAdapter
+from .parts import Part, make_parts, parts_for_items, phrase_parts
+from .stopping import StoppingCriterion, convergence_eta, mean_uncertainty, robust_mean
+from .uncertainty import (STRATEGIES, PartScores, PartScorer, next_queries, pool_uncertainties, rank_parts,
+                          select_batch, uncertainty_from_scores)
+
+__all__ = [
+    "ActiveSession", "OracleError", "PartPool", "TaskAdapter",
+    "Part", "make_parts", "parts_for_items", "phrase_parts",
+    "StoppingCriterion", "convergence_eta", "mean_uncertainty", "robust_mean",
+    "STRATEGIES", "PartScores", "PartScorer", "next_queries", "pool_uncertainties", "rank_parts", "select_batch",
+    "uncertainty_from_scores",
+]

@@ -49,6 +49,8 @@ class ToySegmentationTask:
         self.w0 = np.asarray(w0, dtype=float)
         self.refits = 0
         self._cache = {}
+        self._masks = {}
+        self._slices = {}
 
     def _table(self, X):
         key = id(X)
@@ -57,9 +59,18 @@ class ToySegmentationTask:
             self._cache[key] = (X, segs, np.array([joint_features(X, c) for c in segs]))
         return self._cache[key][1:]
 
+    def _slice(self, X, start, stop):
+        key = (id(X), start, stop)
+        if key not in self._slices:
+            self._slices[key] = (X, X[start:stop])
+        return self._slices[key][1]
+
     def _ranked(self, X, labels):
         segs, phi = self._table(X)
-        ok = np.array([satisfies(c, labels) for c in segs])
+        key = (id(X), tuple(lab.id for lab in labels))
+        ok = self._masks.get(key)
+        if ok is None:
+            ok = self._masks[key] = np.array([satisfies(c, labels) for c in segs])
         scores = phi @ self.w_
         idx = np.flatnonzero(ok)
         return idx[np.lexsort((idx, -scores[idx]))], segs, phi, scores
@@ -73,7 +84,7 @@ class ToySegmentationTask:
             raise InfeasibleLabelsError(f"labels of {item_id!r} admit no segmentation", [lab.id for lab in labels])
 
     def part_scores(self, X, part, labels):
-        Xp = X[part.start:part.stop]
+        Xp = X if (part.start, part.stop) == (0, X.shape[0]) else self._slice(X, part.start, part.stop)
         inside = [lab for lab in labels if part.contains_label(lab)]
         shifted = [type(lab)(item_id=lab.item_id, id=lab.id, index=lab.index - part.start)
                    if isinstance(lab, BoundaryLabel) else

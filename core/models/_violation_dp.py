@@ -75,23 +75,46 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     for c in range(T + 1):
         total_boundaries += boundary_gain[c]
 
+    # slack of the pruning test: labels that can still change the loss after s
+    n_after = np.zeros(T + 1)
+    for s in range(T + 1):
+        c = 0.0
+        for r in range(R):
+            if lab_stop[r] > s:
+                c += 1.0
+        n_after[s] = c
+    tail = 0.0
+    for c in range(T, -1, -1):
+        n_after[c] += tail
+        tail += boundary_gain[c]
+
     F = np.full((T + 1, 3), _INF)
     arg_s = np.full((T + 1, 3), -1, dtype=np.int64)
     arg_k = np.full((T + 1, 3), -1, dtype=np.int64)
     F[0, 0] = -scale * total_boundaries
+    cand = np.empty(T + 1, dtype=np.int64)
+    vals = np.empty(T + 1)
+    n_cand = 1
+    cand[0] = 0
     for t in range(min_size, T + 1):
         rt = rid[t] if t < T else -1
-        for s in range(0, t - min_size + 1):
-            if s > 0 and s < min_size:
+        for ci in range(n_cand):
+            s = cand[ci]
+            if s > t - min_size:
+                vals[ci] = _INF
                 continue
             rs = rid[s] if s > 0 else -1
-            base = _segment_cost(S1, S2, s, t) + penalty
+            seg = _segment_cost(S1, S2, s, t)
+            base = seg + penalty
             if t < T:
                 base += scale * boundary_gain[t]
+            fmin = _INF
             for k in range(3):
                 f = F[s, k]
                 if f == _INF:
                     continue
+                if f < fmin:
+                    fmin = f
                 v = f + base
                 if rt >= 0 and rt == rs:
                     nk = k + 1 if k < 2 else 2
@@ -107,6 +130,21 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
                     F[t, nk] = v
                     arg_s[t, nk] = s
                     arg_k[t, nk] = k
+            vals[ci] = fmin + seg
+        # PELT-style pruning: a start s whose best prefix plus the cost up to t already exceeds
+        # the best value at t by more than a new change and every loss still to come can never win
+        ft = min(F[t, 0], min(F[t, 1], F[t, 2]))
+        kept = 0
+        for ci in range(n_cand):
+            s = cand[ci]
+            if s <= t - min_size and vals[ci] > ft + penalty + scale * n_after[s] + 1e-9 * (1.0 + abs(ft)):
+                continue
+            cand[kept] = s
+            kept += 1
+        n_cand = kept
+        if t < T and ft < _INF:
+            cand[n_cand] = t
+            n_cand += 1
     # backtrack from T (state 0: T is never inside a label)
     out = []
     t = T

@@ -182,7 +182,8 @@ class SegmentationModel:
 
     task = "segmentation"
 
-    def __init__(self, metric="diagonal", loss="frobenius", partial_loss="violations", min_size=1):
+    def __init__(self, metric="diagonal", loss="frobenius", partial_loss="violations", min_size=1,
+                 penalty_per="log_length"):
         if metric not in ("diagonal", "full"):
             raise ParameterError(f"metric: expected 'diagonal' or 'full', got {metric!r}")
         if loss not in ("frobenius", "hamming"):
@@ -191,6 +192,9 @@ class SegmentationModel:
             raise ParameterError(f"partial_loss: expected 'violations' or 'completion', got {partial_loss!r}")
         if int(min_size) < 1 or int(min_size) != min_size:
             raise ParameterError(f"min_size: expected a positive integer, got {min_size!r}")
+        if penalty_per not in ("log_length", "constant"):
+            raise ParameterError(f"penalty_per: expected 'log_length' or 'constant', got {penalty_per!r}")
+        self.penalty_per = penalty_per
         self.metric = metric
         self.loss_name = loss
         self.partial_loss = partial_loss
@@ -198,7 +202,8 @@ class SegmentationModel:
 
     # ------------------------------------------------------------ sizes
     def get_params(self) -> dict:
-        return dict(metric=self.metric, loss=self.loss_name, partial_loss=self.partial_loss, min_size=self.min_size)
+        return dict(metric=self.metric, loss=self.loss_name, partial_loss=self.partial_loss, min_size=self.min_size,
+                    penalty_per=self.penalty_per)
 
     def get_state(self) -> dict:
         """Learned units (arrays) needed to reuse ``w``: see :meth:`fit_scales`."""
@@ -272,14 +277,14 @@ class SegmentationModel:
         B = (vecs * np.maximum(vals, 0.0)) @ vecs.T
         return np.concatenate([B.reshape(-1), [max(w[-1], 0.0)]])
 
-    def decoder_metric(self, w):
+    def decoder_metric(self, w, n_samples=None):
         """``(metric, penalty)`` in the decoders' convention (1-d column scales or (q, p) matrix ``L``).
 
         ``w`` is expressed on the model's internal scale (see :meth:`fit_scales`).
         """
         B, pen = self.split_w(w)
         fs = self._feature_scale()
-        pen = max(pen, 0.0) * self._penalty_scale()
+        pen = max(pen, 0.0) * self._penalty_scale(n_samples)
         if self.metric == "diagonal":
             return fs * np.sqrt(np.maximum(B, 0.0)), pen
         vals, vecs = np.linalg.eigh(0.5 * (B + B.T))
@@ -294,9 +299,9 @@ class SegmentationModel:
         metric, _ = self.decoder_metric(w)
         return np.diag(metric ** 2) if metric.ndim == 1 else metric.T @ metric
 
-    def penalty(self, w) -> float:
-        """The change penalty ``λ`` in raw cost units."""
-        return self.decoder_metric(w)[1]
+    def penalty(self, w, n_samples=None) -> float:
+        """The change penalty ``λ`` in raw cost units (for a sequence of ``n_samples``)."""
+        return self.decoder_metric(w, n_samples)[1]
 
     def transform(self, X, w) -> np.ndarray:
         """``X`` mapped so that the Euclidean cost equals the model's metric: (T, p) or (T, q)."""
@@ -307,7 +312,9 @@ class SegmentationModel:
         fs = getattr(self, "feature_scale_", None)
         return np.ones(self._p()) if fs is None else fs
 
-    def _penalty_scale(self) -> float:
+    def _penalty_scale(self, n_samples=None) -> float:
+        if self.penalty_per == "log_length" and n_samples is not None:
+            return 2.0 * self._p() * math.log(max(int(n_samples), 2))
         return float(getattr(self, "penalty_scale_", 1.0))
 
     def fit_scales(self, Xs) -> "SegmentationModel":
@@ -316,6 +323,9 @@ class SegmentationModel:
         Sets ``feature_scale_[j] = 1 / σ_j`` (``σ_j`` the robust noise level
         of feature ``j`` from first differences; 0 for constant features, which
         are then ignored, with a warning) and ``penalty_scale_ = 2 p · log(T̄)``.
+        With ``penalty_per="log_length"`` (default) the penalty unit of a
+        sequence of ``T`` samples is ``2 p · log(T)`` instead (longer
+        sequences need a larger penalty for the same false-alarm rate).
         In these units ``w = 1`` is the Euclidean metric on noise-scaled
         features with a BIC-like penalty, and the learners' ``‖w‖²``
         regulariser treats every coordinate alike.
@@ -398,7 +408,7 @@ class SegmentationModel:
         X = self._check_X(X)
         y = self._seg(y, X.shape[0])
         S = within_segment_scatter(X * self._feature_scale(), y, full=self.metric == "full")
-        return -np.concatenate([S.reshape(-1), [float(y.n_segments) * self._penalty_scale()]])
+        return -np.concatenate([S.reshape(-1), [float(y.n_segments) * self._penalty_scale(X.shape[0])]])
 
     def score(self, X, y, w) -> float:
         """``⟨w, φ(X, y)⟩`` = minus the penalised cost (higher is better)."""
@@ -451,14 +461,14 @@ class SegmentationModel:
     def decode(self, X, w, constraints=None) -> Segmentation:
         """Highest-scoring segmentation (respecting ``constraints``)."""
         X = self._check_X(X)
-        metric, pen = self.decoder_metric(w)
+        metric, pen = self.decoder_metric(w, X.shape[0])
         res = _decoders().segment_penalized(X, pen, metric=metric, min_size=self.min_size, constraints=constraints)
         return _unwrap(res)
 
     def second_best(self, X, w, constraints=None) -> tuple:
         """``(best, second)`` segmentations; ``second`` is None when only one exists."""
         X = self._check_X(X)
-        metric, pen = self.decoder_metric(w)
+        metric, pen = self.decoder_metric(w, X.shape[0])
         best, second = _decoders().segment_second_best(X, pen, metric=metric, min_size=self.min_size,
                                                        constraints=constraints)
         return _unwrap(best), (None if second is None else _unwrap(second))
@@ -467,7 +477,7 @@ class SegmentationModel:
         """``argmax_y loss(target, y) + ⟨w, φ(X, y)⟩``."""
         X = self._check_X(X)
         T = X.shape[0]
-        metric, pen = self.decoder_metric(w)
+        metric, pen = self.decoder_metric(w, X.shape[0])
         if isinstance(target, PartialTarget) and self.partial_loss == "violations":
             return self._violation_decode(X, target.labels, w, loss_scale)
         truth = self._seg(target, T)
@@ -478,7 +488,7 @@ class SegmentationModel:
     def _violation_decode(self, X, labels, w, scale) -> Segmentation:
         T = X.shape[0]
         Z = np.ascontiguousarray(self.transform(X, w))
-        _, pen = self.decoder_metric(w)
+        _, pen = self.decoder_metric(w, T)
         regions, bounds = _disjoint_labels(labels)
         rid = np.full(T + 1, -1, dtype=np.int64)
         lo = np.zeros(len(regions), dtype=np.int64)

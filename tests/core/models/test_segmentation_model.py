@@ -48,7 +48,7 @@ def test_score_is_minus_the_decoder_cost_and_decode_is_the_argmax(d, metric):
     X = rng.normal(size=(T, p)) + np.repeat(rng.normal(0, 3, (2, p)), [T // 2, T - T // 2], axis=0)
     m = fitted_model(X, metric)
     w = random_w(m, rng)
-    L, pen = m.decoder_metric(w)
+    L, pen = m.decoder_metric(w, T)
     segs = list(all_segmentations(T))
     for y in segs[:5]:
         assert m.score(X, y, w) == pytest.approx(-segmentation_cost(X, y, pen, metric=L), rel=1e-8, abs=1e-8)

@@ -211,6 +211,40 @@ def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flag
 
 
 @numba.njit(cache=True)
+def _plain_quotes(buf, delim):
+    """True when every ``"`` opens a field and closes it just before a delimiter or line end,
+    with no delimiter, quote or line break inside (so splitting at delimiters stays correct)."""
+    n = buf.shape[0]
+    k = 0
+    at_field_start = True
+    while k < n:
+        c = buf[k]
+        if c == 34:
+            if not at_field_start:
+                return False
+            k += 1
+            while k < n and buf[k] != 34:
+                if buf[k] == delim or buf[k] == 10 or buf[k] == 13:
+                    return False
+                k += 1
+            if k >= n:
+                return False
+            k += 1  # past the closing quote
+            if k < n and buf[k] != delim and buf[k] != 10 and buf[k] != 13:
+                return False
+            at_field_start = False
+            continue
+        at_field_start = c == delim or c == 10
+        k += 1
+    return True
+
+
+def plain_quotes(buf: np.ndarray, delim: int) -> bool:
+    """Whether a buffer's quotes are all simple ``"field"`` wrappers (see :func:`_plain_quotes`)."""
+    return bool(_plain_quotes(buf, delim))
+
+
+@numba.njit(cache=True)
 def _count_byte(buf, start, byte):
     count = 0
     for k in range(start, buf.shape[0]):

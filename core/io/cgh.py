@@ -17,7 +17,6 @@ import csv
 import difflib
 import io
 import math
-import re
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -183,15 +182,6 @@ def _field_count_message(found: int, expected: int, delim: str) -> str:
             f"contain the delimiter {delim!r}?")
 
 
-_PLAIN_QUOTED_FIELD = re.compile(rb'(?:^|(?<=[,\t;]))"[^"\r\n,\t;]*"(?=[,\t;\r\n]|$)', re.M)
-
-
-def _plain_quotes(raw: bytes) -> bool:
-    """True when every double quote belongs to a field like ``"abc"`` holding no delimiter or quote."""
-    _, n = _PLAIN_QUOTED_FIELD.subn(b"", raw)
-    return 2 * n == raw.count(b'"')
-
-
 def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: bool = False):
     """Read a delimited table; the first ``n_key`` wanted columns are text keys, the rest numbers.
 
@@ -212,9 +202,13 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
         raw = raw[3:]
     # ASCII (the usual case) needs no decoding for the byte scanner; anything else is validated as UTF-8.
     # Quotes (R's write.csv) are fine for the scanner as long as every quoted field is a plain "...".
-    fast = not force_python and raw.isascii() and (b'"' not in raw or _plain_quotes(raw))
+    fast = not force_python and raw.isascii()
     text = raw[:65536].decode("ascii") if fast else decode_text(raw, p)
     header, delim, data_start, header_line = _split_header(text, p)
+    if fast and b'"' in raw:
+        fast = _csvscan.plain_quotes(np.frombuffer(raw, dtype=np.uint8), ord(delim))
+        if not fast:
+            text = decode_text(raw, p)
     cols = _column_indices(header, wanted, p, kind)
     key_cols, num_cols = cols[:n_key], cols[n_key:]
     num_names = wanted[n_key:]

@@ -329,3 +329,17 @@ def test_write_annotations_validates_labels(tmp_path):
         cgh.write_annotations(tmp_path / "a.csv", [RegionLabel(item_id="1:X", start=0, stop=5)], SEQS)
     with pytest.raises(ParameterError, match="list of RegionLabel"):
         cgh.write_annotations(tmp_path / "a.csv", RegionLabel(item_id="1:X", start=0, stop=2), SEQS)
+
+
+@pytest.mark.parametrize("text, plain", [
+    (b'"a","b",1\n"c",2,"3"\n', True),
+    (b'a,"b,c"\n', False),          # delimiter inside quotes
+    (b'a,"b""c"\n', False),         # escaped quote
+    (b'a,x"b"\n', False),           # quote inside a field
+    (b'a,"b"x\n', False),           # text after the closing quote
+    (b'a,"b\nc"\n', False),         # line break inside quotes
+    (b'a,"b', False),               # unterminated
+    (b'"a"\r\n"b"', True),
+])
+def test_plain_quotes_detection(text, plain):
+    assert _csvscan.plain_quotes(np.frombuffer(text, dtype=np.uint8), ord(",")) is plain

@@ -19,51 +19,59 @@ import numpy as np
 INF = np.inf
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def cost_block(Af, Bt, na, nb, r0, r1, cmin, cmax, out):
     """Squared distances ``|a_r - b_j|^2`` for rows ``[r0, r1)`` and columns ``[cmin, cmax]``.
 
     Expanded as ``|a|^2 + |b|^2 - 2 a.b`` (clamped at 0) with ``Bt`` of shape
-    (p, TB), in column tiles that stay in cache; four features per pass keep
-    the loads and stores of ``out`` low. ``out`` has shape (>= r1 - r0, >= width).
+    (p, TB), in column tiles that stay in cache, two rows at a time so every
+    loaded slice of ``Bt`` serves twice. ``out`` has shape (>= r1 - r0, >= width).
+    Releases the GIL, so a thread can fill the next block during the recursion.
     """
     p = Af.shape[1]
     w = cmax - cmin + 1
-    tile = 1024
+    tile = 512
+    spare = np.empty(tile)  # stands for the missing partner of an odd last row
     for c0 in range(0, w, tile):
         c1 = min(w, c0 + tile)
         n = c1 - c0
         nbt = nb[cmin + c0:cmin + c1]
-        for r in range(r0, r1):
-            o = out[r - r0, c0:c1]
-            a = na[r]
+        for r in range(r0, r1, 2):
+            r2 = r + 1 if r + 1 < r1 else r
+            o0 = out[r - r0, c0:c1]
+            o1 = out[r2 - r0, c0:c1] if r2 != r else spare[:n]
+            x0 = na[r]
+            x1 = na[r2]
             for t in range(n):
-                o[t] = a + nbt[t]
+                o0[t] = x0 + nbt[t]
+                o1[t] = x1 + nbt[t]
             q = 0
-            while q + 4 <= p:
+            while q + 2 <= p:
                 a0 = -2.0 * Af[r, q]
                 a1 = -2.0 * Af[r, q + 1]
-                a2 = -2.0 * Af[r, q + 2]
-                a3 = -2.0 * Af[r, q + 3]
+                e0 = -2.0 * Af[r2, q]
+                e1 = -2.0 * Af[r2, q + 1]
                 b0 = Bt[q, cmin + c0:cmin + c1]
                 b1 = Bt[q + 1, cmin + c0:cmin + c1]
-                b2 = Bt[q + 2, cmin + c0:cmin + c1]
-                b3 = Bt[q + 3, cmin + c0:cmin + c1]
                 for t in range(n):
-                    o[t] += (a0 * b0[t] + a1 * b1[t]) + (a2 * b2[t] + a3 * b3[t])
-                q += 4
-            while q < p:
+                    u = b0[t]
+                    v = b1[t]
+                    o0[t] += a0 * u + a1 * v
+                    o1[t] += e0 * u + e1 * v
+                q += 2
+            if q < p:
                 a0 = -2.0 * Af[r, q]
+                e0 = -2.0 * Af[r2, q]
                 b0 = Bt[q, cmin + c0:cmin + c1]
                 for t in range(n):
-                    o[t] += a0 * b0[t]
-                q += 1
+                    o0[t] += a0 * b0[t]
+                    o1[t] += e0 * b0[t]
             for t in range(n):
-                if o[t] < 0.0:
-                    o[t] = 0.0
+                o0[t] = max(o0[t], 0.0)
+                o1[t] = max(o1[t], 0.0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
              dirs, dir_off, shift, tlo, thi, bonus,
              k, row_ck, row_ck_off, col_ck, col_ck_off, code):
@@ -100,8 +108,11 @@ def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
         up = prev[a + 1:b + 2]
         dg = prev[a:b + 1]
         cd = code[:n]
+        # G is a private buffer: the loss terms go straight into it
+        if shift != 0.0:
+            for t in range(n):
+                g[t] += shift
         if use_truth:
-            # G is a private buffer: the loss bonus of the reference cells goes straight into it
             ta = max(tlo[i], a)
             tb = min(thi[i], b)
             for j in range(ta, tb + 1):
@@ -116,8 +127,8 @@ def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
             m = y if f else x
             h = run < m
             m = run if h else m
-            cd[t] = 2 if h else (1 if f else 0)
-            run = m + (g[t] + shift)
+            cd[t] = 2 if h else np.uint8(f)
+            run = m + g[t]
             cc[t] = run
         # bands never move left, so only the cell left of the band can be stale
         cur[a] = INF

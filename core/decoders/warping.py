@@ -18,6 +18,7 @@ recursion keeps two rows of ``D`` and a 2-bit decision per cell, so a full
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Optional
 
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 _BLOCK_CELLS = 1 << 16          # cost block size (floats) handed to the kernel: fits in L2
+_THREADED_CELLS = 1 << 24       # from this size, cost blocks are computed on a second thread
 _CHECKPOINT_BYTES = 32 * 2**20  # memory for second-best checkpoints
 _EMPTY_I = np.zeros(0, np.int64)
 _EMPTY_F = np.zeros(0, np.float64)
@@ -359,27 +361,48 @@ class _SegmentDecoder:
         D = np.full((2, nb_ + 1), np.inf)
         D[1, 0] = 0.0  # virtual predecessor of (0, 0)
         code = np.zeros(nb_ + 4, np.uint8)
+        threaded = prob.mode == 0 and int((hi - lo + 1).sum()) >= _THREADED_CELLS
+        budget = _BLOCK_CELLS * (4 if threaded else 1)  # bigger blocks amortise the hand-over between threads
         widest = int((hi - lo).max()) + 1
-        rows = max(1, _BLOCK_CELLS // widest)
+        rows = max(1, budget // widest)
         # a band drifts right along the rows, so a block spans more columns than one row
         while rows > 1 and rows * (int((hi[np.minimum(np.arange(0, na_, rows) + rows, na_) - 1]
-                                            - lo[np.arange(0, na_, rows)]).max()) + 1) > 2 * _BLOCK_CELLS:
+                                            - lo[np.arange(0, na_, rows)]).max()) + 1) > 2 * budget:
             rows //= 2
         starts = np.arange(0, na_, rows)
         stops = np.minimum(starts + rows, na_)
         span = int((hi[stops - 1] - lo[starts]).max()) + 1
-        buf = np.empty((rows, span)) if prob.mode == 0 else None
-        Bt = np.ascontiguousarray(loc["Bf"].T) if prob.mode == 0 else None
-        for r0, r1 in zip(starts.tolist(), stops.tolist()):
-            cmin, cmax = int(lo[r0]), int(hi[r1 - 1])
-            if prob.mode == 0:
-                _k.cost_block(loc["Af"], Bt, loc["na"], loc["nb"], r0, r1, cmin, cmax, buf)
-                G = buf
+
+        def recursion(G, r0, r1):
+            _k.dtw_rows(G, int(lo[r0]), r0, r1, lo, hi, D, self.dirs, self.dir_off, self.shift, self.tlo, self.thi,
+                        self.bonus, self.k, self.row_ck, self.row_ck_off, self.col_ck, self.col_ck_off, code)
+
+        blocks = list(zip(starts.tolist(), stops.tolist()))
+        if prob.mode == 1:
+            for r0, r1 in blocks:
+                # a private copy: the kernel adds the loss terms in place
+                recursion(np.array(loc["C"][r0:r1, lo[r0]:hi[r1 - 1] + 1], copy=True), r0, r1)
+        else:
+            Bt = np.ascontiguousarray(loc["Bf"].T)
+
+            def costs(block, out):
+                r0, r1 = block
+                _k.cost_block(loc["Af"], Bt, loc["na"], loc["nb"], r0, r1, int(lo[r0]), int(hi[r1 - 1]), out)
+                return out
+
+            bufs = [np.empty((rows, span)) for _ in range(2 if threaded else 1)]
+            if not threaded or len(blocks) < 3:
+                for r0, r1 in blocks:
+                    recursion(costs((r0, r1), bufs[0]), r0, r1)
             else:
-                G = np.array(loc["C"][r0:r1, cmin:cmax + 1], copy=True)  # modified in place by the kernel
-            _k.dtw_rows(G, cmin, r0, r1, lo, hi, D,
-                        self.dirs, self.dir_off, self.shift, self.tlo, self.thi, self.bonus,
-                        self.k, self.row_ck, self.row_ck_off, self.col_ck, self.col_ck_off, code)
+                # two cores: one thread computes the next cost block while this one runs the recursion
+                with ThreadPoolExecutor(max_workers=1) as pool:
+                    pending = pool.submit(costs, blocks[0], bufs[0])
+                    for b, (r0, r1) in enumerate(blocks):
+                        G = pending.result()
+                        if b + 1 < len(blocks):
+                            pending = pool.submit(costs, blocks[b + 1], bufs[(b + 1) % 2])
+                        recursion(G, r0, r1)
         return float(D[(na_ - 1) % 2, nb_])
 
     def backtrack(self, i, j):

@@ -119,6 +119,21 @@ def test_dtw_equals_plain_float_dp_on_medium_sizes():
         assert dtw(A, B).cost == pytest.approx(reference_dtw(pairwise(A, B)), rel=1e-10)
 
 
+def test_threaded_cost_pipeline_gives_the_same_paths(monkeypatch):
+    rng = np.random.default_rng(5)
+    A, B = rng.normal(size=(120, 5)), rng.normal(size=(97, 5))
+    plain = dtw(A, B)
+    plain_band = dtw(A, B, band=0.2)
+    monkeypatch.setattr(wp, "_THREADED_CELLS", 1)
+    monkeypatch.setattr(wp, "_BLOCK_CELLS", 200)  # many small blocks handed between the threads
+    threaded = dtw(A, B)
+    assert threaded.warping == plain.warping
+    assert threaded.cost == pytest.approx(reference_dtw(pairwise(A, B)), rel=1e-10)
+    assert dtw(A, B, band=0.2).warping == plain_band.warping
+    best, second = dtw_second_best(A, B)
+    assert best.warping == plain.warping and second.warping != plain.warping
+
+
 def test_second_best_on_medium_sizes_uses_checkpoints_correctly(monkeypatch):
     # a tiny checkpoint budget gives 16 x 16 tiles, so many tiles are recomputed
     monkeypatch.setattr(wp, "_CHECKPOINT_BYTES", 1)

@@ -113,9 +113,12 @@ class SegmentationTask:
         applied once per item and cached. Default: the data's values.
     perceptron : callable, optional
         ``perceptron(model) -> learner`` with ``partial_fit(X, labels)`` and
-        ``w_``. Default: ``core.learners.perceptron.StructuredPerceptron(model)``
-        (averaged, passive-aggressive steps), which starts from the model's
-        ``default_w`` (the Euclidean metric in noise units, BIC-like penalty).
+        ``w_``. Default: ``core.learners.perceptron.StructuredPerceptron(model,
+        averaged=False)``: the plain perceptron of Lou Alg. 1.2 with
+        passive-aggressive steps, starting from the model's ``default_w`` (the
+        Euclidean metric in noise units, BIC-like penalty). On the aCGH replay
+        the averaged variant learns several times slower, because the average
+        keeps the poor starting point for many visits.
     ssvm : callable, optional
         ``ssvm(model) -> learner`` with ``fit(Xs, label_lists)`` and ``w_``, for
         the combined strategy. Default: ``core.learners.ssvm.SSVM(model,
@@ -169,7 +172,7 @@ class SegmentationTask:
         self.w_ = np.array(self.model.initial_w(Xs), dtype=np.float64)
         if self.perceptron is None:
             from ..learners.perceptron import StructuredPerceptron
-            self._perceptron = StructuredPerceptron(self.model)
+            self._perceptron = StructuredPerceptron(self.model, averaged=False)
         else:
             self._perceptron = self.perceptron(self.model)
         self._ssvm = None

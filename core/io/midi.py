@@ -160,7 +160,9 @@ def read_midi(path) -> Score:
         ``onsets_s``/``offsets_s`` from the tempo map, ``onsets_beats``/``offsets_beats`` in quarter notes,
         ``tracks`` = MIDI track index, ``tempo_map`` rows ``(beat, seconds, microseconds_per_quarter)``,
         ``ticks_per_beat`` from the file, ``name`` = file stem, ``meta`` with ``source``, ``midi_type``,
-        ``channels`` (tuple, one per note in the score's sorted order) and ``unmatched_note_offs``.
+        ``channels`` (tuple, one per note in the score's sorted order), ``unmatched_note_offs``,
+        ``track_names`` (one per MIDI track) and ``time_signatures`` (tuple of ``(beat, numerator,
+        denominator)``, for drawing bar lines).
 
     Raises
     ------
@@ -179,12 +181,18 @@ def read_midi(path) -> Score:
     tmap = _tempo_map(mf, p)
     on_t, off_t, pitch, vel, trk, chan = [], [], [], [], [], []
     unmatched = 0
+    track_names, time_sigs = [], []
     for ti, track in enumerate(mf.tracks):
         tick = 0
         open_notes = defaultdict(deque)
+        track_names.append("")
         for msg in track:
             tick += msg.time
-            if msg.type == "note_on" and msg.velocity > 0:
+            if msg.type == "track_name" and not track_names[ti]:
+                track_names[ti] = msg.name
+            elif msg.type == "time_signature":
+                time_sigs.append((tick / tpb, msg.numerator, msg.denominator))
+            elif msg.type == "note_on" and msg.velocity > 0:
                 open_notes[(msg.channel, msg.note)].append((tick, msg.velocity))
             elif msg.type == "note_off" or msg.type == "note_on":
                 queue = open_notes.get((msg.channel, msg.note))
@@ -214,7 +222,8 @@ def read_midi(path) -> Score:
                  tempo_map=tmap.rows(), ticks_per_beat=int(tpb),
                  meta={"source": str(p), "midi_type": mtype,
                        "channels": tuple(int(c) for c in np.asarray(chan)[order]),
-                       "unmatched_note_offs": unmatched})
+                       "unmatched_note_offs": unmatched, "track_names": tuple(track_names),
+                       "time_signatures": tuple(sorted(set(time_sigs)))})
 
 
 # ------------------------------------------------------------------ writing
@@ -291,6 +300,24 @@ def _valid_tempo_map(score: Score):
     return beats, tempos
 
 
+def _valid_time_signatures(score: Score) -> list:
+    """``meta["time_signatures"]`` rows that mido can write; anything malformed is left out."""
+    out = []
+    for item in score.meta.get("time_signatures") or ():
+        try:
+            beat, num, den = float(item[0]), int(item[1]), int(item[2])
+        except (TypeError, ValueError, IndexError):
+            continue
+        if math.isfinite(beat) and beat >= 0 and 1 <= num <= 255 and den in (1, 2, 4, 8, 16, 32, 64, 128):
+            out.append((beat, num, den))
+    return out
+
+
+def _keeps_track_numbers(score: Score) -> bool:
+    """Whether :func:`write_midi` keeps the score's track numbers (0..64) as MIDI track numbers."""
+    return bool(score.tracks.min() >= 0 and score.tracks.max() <= 64)
+
+
 def write_midi(path, score, *, times_s=None) -> None:
     """Write a score as a type 1 MIDI file; track 0 holds the tempo map, notes keep their track number.
 
@@ -306,6 +333,8 @@ def write_midi(path, score, *, times_s=None) -> None:
 
     Notes
     -----
+    Time signatures in ``score.meta["time_signatures"]`` are written too (not in the aligned MIDI), and
+    ``meta["track_names"]`` name the tracks.
     Score track numbers 0..64 are kept (so MIDI -> Score -> MIDI keeps tracks); others are renumbered
     from 1. Channels come from ``score.meta["channels"]`` when it holds one channel per note, else 0. At one
     tick, note-offs are written before note-ons (a re-struck pitch stays two notes), and zero-length
@@ -333,18 +362,24 @@ def write_midi(path, score, *, times_s=None) -> None:
     channels = np.clip(np.asarray(channels, dtype=np.int64), 0, 15)
     velocities = np.clip(score.velocities, 1, 127)
 
-    track_ids = np.unique(score.tracks)
-    if track_ids[0] >= 0 and track_ids[-1] <= 64:
+    time_sigs = [] if times_s is not None else _valid_time_signatures(score)
+    names = score.meta.get("track_names") or ()
+    names = [str(n) for n in names] if _keeps_track_numbers(score) else []
+    if _keeps_track_numbers(score):
         midi_track = score.tracks  # keep the score's track numbers (track 0 also holds the tempo map)
     else:
-        midi_track = np.searchsorted(track_ids, score.tracks) + 1
+        midi_track = np.searchsorted(np.unique(score.tracks), score.tracks) + 1
     mf = mido.MidiFile(type=1, ticks_per_beat=tpb)
     for track_no in range(int(midi_track.max()) + 1):
         events = []  # (tick, order at the tick, kind, note index or tempo)
+        if track_no > 0 and track_no < len(names) and names[track_no]:
+            events.append((0, -3, "track_name", track_no))
         if track_no == 0:
-            events.append((0, -2, "track_name", 0))
+            events.append((0, -3, "track_name", 0))
             for tick, tempo in zip(tmap.ticks.astype(np.int64).tolist(), tmap.tempos.astype(np.int64).tolist()):
                 events.append((tick, -1, "set_tempo", int(tempo)))
+            for k, (beat, _, _) in enumerate(time_sigs):
+                events.append((int(round(beat * tpb)), -2, "time_signature", k))
         for i in np.flatnonzero(midi_track == track_no).tolist():
             zero = off_tick[i] == on_tick[i]
             events.append((int(on_tick[i]), 1, "note_on", i))
@@ -354,9 +389,11 @@ def write_midi(path, score, *, times_s=None) -> None:
         last = 0
         for tick, _, kind, i in events:
             if kind == "track_name":
-                msg = mido.MetaMessage("track_name", name=score.name or "marginalia")
+                msg = mido.MetaMessage("track_name", name=names[i] if i else (score.name or "marginalia"))
             elif kind == "set_tempo":
                 msg = mido.MetaMessage("set_tempo", tempo=i)
+            elif kind == "time_signature":
+                msg = mido.MetaMessage("time_signature", numerator=time_sigs[i][1], denominator=time_sigs[i][2])
             else:
                 msg = mido.Message(kind, channel=int(channels[i]), note=int(score.pitches[i]),
                                    velocity=int(velocities[i]) if kind == "note_on" else 0)

@@ -132,7 +132,7 @@ def make_score() -> Score:
     return Score(pitches=[r[2] for r in rows], onsets_s=beats_to_seconds(beats), offsets_s=beats_to_seconds(ends),
                  onsets_beats=beats, offsets_beats=ends, velocities=[r[4] for r in rows],
                  tracks=[r[3] for r in rows], name="melody", tempo_map=tempo_map, ticks_per_beat=tpb,
-                 )
+                 meta={"time_signatures": ((0.0, 4, 4),), "track_names": ("melody", "tune", "chords")})
 
 
 def warp(t):

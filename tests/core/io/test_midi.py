@@ -54,6 +54,23 @@ def test_tempo_changes_overlaps_and_zero_velocity_offs(tmp_path):
     assert s.meta["channels"] == (0, 0, 0, 2)
     np.testing.assert_allclose(s.tempo_map, [[0, 0, 500_000], [2, 1.0, 1_000_000]])
     assert s.name == "a" and s.meta["midi_type"] == 1
+    assert s.meta["track_names"] == ("", "", "")
+
+
+def test_track_names_and_time_signatures_survive_a_round_trip(tmp_path):
+    p = _save(tmp_path / "ts.mid", [
+        [(0, mido.MetaMessage("time_signature", numerator=3, denominator=4)), (0, tempo(600_000)),
+         (1440, mido.MetaMessage("time_signature", numerator=6, denominator=8))],
+        [(0, mido.MetaMessage("track_name", name="piano")), (0, on(60)), (1440, off(60)), (0, on(62)), (720, off(62))],
+    ])
+    s = midi.read_midi(p)
+    assert s.meta["time_signatures"] == ((0.0, 3, 4), (3.0, 6, 8))
+    assert s.meta["track_names"] == ("", "piano")
+    midi.write_midi(tmp_path / "b.mid", s)
+    b = midi.read_midi(tmp_path / "b.mid")
+    assert b.meta["time_signatures"] == s.meta["time_signatures"]
+    assert b.meta["track_names"] == ("ts", "piano")
+    np.testing.assert_allclose(b.onsets_s, [0.0, 1.8])
 
 
 def test_type0_running_status_and_note_open_at_end(tmp_path):

@@ -162,21 +162,24 @@ def time_query_cycle(seqs, by_item, X, *, n_parts, n_labelled, repeat):
         warnings.simplefilter("ignore")
         session.teach([(p, by_item[p.item_id]) for p in labelled[:-1]])
         ids, data, labels = session._labelled_data()
-        best_cycle = np.inf
+        best_cycle = best_cpu = np.inf
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            task.clear_cache()  # time the full recompute, as after a perceptron update that changed w
+            t0, c0 = time.perf_counter(), time.process_time()
             for x, lab in zip(data, labels):
                 task.perceptron_step(x, lab)
             session._uncertainty = None
             session._pool_uncertainty()
             best_cycle = min(best_cycle, time.perf_counter() - t0)
+            best_cpu = min(best_cpu, time.process_time() - c0)
+        task.clear_cache()
         t0 = time.perf_counter()
         task.refit(data, labels)
         session._uncertainty = None
         session._pool_uncertainty()
         ssvm_cycle = time.perf_counter() - t0
     n_probes = sum(p.size for p in parts)
-    return best_cycle, ssvm_cycle, len(parts), n_probes, len(data)
+    return best_cycle, best_cpu, ssvm_cycle, len(parts), n_probes, len(data)
 
 
 # ------------------------------------------------------------------- main
@@ -313,13 +316,16 @@ def main(argv=None):
                         {"name": "perceptron", "value": full_err}))
 
     n_parts = 120 if args.quick else 300
-    cyc, ssvm_cyc, n, n_probes, n_lab = time_query_cycle(seqs, by_item, X, n_parts=n_parts, n_labelled=30,
+    cyc, cpu, ssvm_cyc, n, n_probes, n_lab = time_query_cycle(seqs, by_item, X, n_parts=n_parts, n_labelled=30,
                                                          repeat=3 if args.quick else 5)
     print(f"query cycle, {n} parts ({n_probes} probes), {n_lab} labelled chromosomes: perceptron pass + "
-          f"best-vs-2nd uncertainty {cyc * 1000:.0f} ms (best of N); SSVM refit + uncertainty "
+          f"best-vs-2nd uncertainty {cyc * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU (best of N); "
+          f"SSVM refit + uncertainty "
           f"{ssvm_cyc * 1000:.0f} ms")
     rows.append(row(f"cgh query cycle: perceptron update + uncertainty of {n} parts", cyc, "s", 0.5, "lower",
                     {"name": "SSVM refit + uncertainty", "value": ssvm_cyc}))
+    rows.append(row(f"cgh query cycle: same, process CPU time", cpu, "s", 0.5, "lower",
+                    {"name": "wall time", "value": cyc}))
     if cycles:
         rows.append(row("cgh replay: median query cycle during the replays", float(np.median(cycles)), "s", None,
                         "lower", None))

@@ -152,6 +152,7 @@ class SegmentationTask:
         self.perceptron = perceptron
         self.ssvm = ssvm
         self._X: dict = {}
+        self._scores: dict = {}
 
     # -------------------------------------------------------------- data
 
@@ -170,6 +171,7 @@ class SegmentationTask:
         if not Xs:
             raise ParameterError("items: expected at least one item to initialise the model")
         self.w_ = np.array(self.model.initial_w(Xs), dtype=np.float64)
+        self.clear_cache()
         if self.perceptron is None:
             from ..learners.perceptron import StructuredPerceptron
             self._perceptron = StructuredPerceptron(self.model, averaged=False)
@@ -199,9 +201,28 @@ class SegmentationTask:
     # ----------------------------------------------------------- scoring
 
     def part_scores(self, data, part: Part, labels: list) -> PartScores:
-        """Best, runner-up and (proxy) worst scores of ``part`` under ``w_`` (see the module notes)."""
-        from ..decoders.segmentation import segment_second_best
+        """Best, runner-up and (proxy) worst scores of ``part`` under ``w_`` (see the module notes).
+
+        Results are cached per part and reused while ``w_`` and the labels inside
+        the part are unchanged (the plain perceptron leaves ``w_`` alone when it
+        makes no mistake, which is most steps once it has converged).
+        """
         X = self.features_of(data)
+        key = (part, id(data))
+        stamp = (self.w_.tobytes(), tuple(lab.id for lab in labels if part.contains_label(lab)))
+        hit = self._scores.get(key)
+        if hit is not None and hit[0] == stamp and hit[1] is data:
+            return hit[2]
+        scores = self._part_scores(X, part, labels)
+        self._scores[key] = (stamp, data, scores)
+        return scores
+
+    def clear_cache(self) -> None:
+        """Forget cached part scores (they are recomputed on the next call)."""
+        self._scores = {}
+
+    def _part_scores(self, X, part: Part, labels: list) -> PartScores:
+        from ..decoders.segmentation import segment_second_best
         if part.stop > X.shape[0]:
             raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}) ends after the item's "
                                  f"{X.shape[0]} samples")

@@ -124,3 +124,24 @@ def test_bad_model_and_part_are_refused():
     task = _task([X])
     with pytest.raises(ParameterError, match="ends after"):
         task.part_scores(X, Part("i0", 5, 15, "window"), [])
+
+
+def test_part_scores_are_cached_until_w_or_the_part_labels_change():
+    X = np.random.default_rng(1).normal(size=(30, 1))
+    X[15:] += 2.0
+    task = _task([X])
+    part = Part("i0", 0, 20, "window")
+    first = task.part_scores(X, part, [])
+    assert task.part_scores(X, part, []) is first
+    outside = RegionLabel(item_id="i0", start=22, stop=28, kind="0")
+    assert task.part_scores(X, part, [outside]) is first  # a label outside the part changes nothing
+    inside = RegionLabel(item_id="i0", start=2, stop=12, kind="1")
+    constrained = task.part_scores(X, part, [inside])
+    assert constrained is not first and constrained.best < first.best  # forced change costs score
+    task.w_ = task.w_ * 2.0
+    rescaled = task.part_scores(X, part, [])
+    assert rescaled is not first and rescaled.best == pytest.approx(2 * first.best)
+    # uncertainty is invariant to a rescaling of w (scale = the current penalty)
+    from core.active.uncertainty import uncertainty_from_scores
+    assert uncertainty_from_scores(rescaled, "best-vs-2nd") == pytest.approx(
+        uncertainty_from_scores(first, "best-vs-2nd"))

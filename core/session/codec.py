@@ -121,7 +121,7 @@ def label_from_dict(data: dict):
 def canonical_json(obj) -> str:
     """Deterministic compact JSON (sorted keys, no NaN) of a JSON-ready object."""
     try:
-        return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
     except (TypeError, ValueError) as exc:
         raise ParameterError(f"value is not JSON-serialisable ({exc}): {obj!r:.200}") from None
 

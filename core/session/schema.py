@@ -9,11 +9,11 @@ created directly at the latest version).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import zlib
 
-__all__ = ["SCHEMA_VERSION", "APPLICATION_ID", "CREATE_V1", "CREATE_LATEST", "MIGRATIONS", "EDIT_OPS", "log_row_crc"]
+__all__ = ["SCHEMA_VERSION", "APPLICATION_ID", "CREATE_V1", "CREATE_LATEST", "MIGRATIONS", "EDIT_OPS",
+           "log_row_crc"]
 
 #: Current schema version written by this code.
 SCHEMA_VERSION = 2
@@ -97,10 +97,16 @@ def log_row_crc(op, label_id, item_id, before, after, target, time, author) -> i
 
     SQLite's own checks see the structure of pages, not the bytes inside a
     record; this checksum lets the store notice a log entry whose content was
-    damaged on disk.
+    damaged on disk. ``None`` and ``""`` are told apart; floats use ``repr``
+    (exact round trip through SQLite's REAL).
     """
-    text = json.dumps([op, label_id, item_id, before, after, target, time, author], separators=(",", ":"))
-    return zlib.crc32(text.encode("utf-8"))
+    text = (f"{op}\x1f{_NONE if label_id is None else label_id}\x1f{item_id}\x1f"
+            f"{_NONE if before is None else before}\x1f{_NONE if after is None else after}\x1f"
+            f"{_NONE if target is None else target}\x1f{time!r}\x1f{author}")
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+_NONE = "\x00"
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:

@@ -94,6 +94,8 @@ class ProjectStore:
         self._conn: Optional[sqlite3.Connection] = None
         self._file_lock = None if self.read_only else ProjectLock(self.path)
         self._writes = 0
+        self._writes_at_open = 0
+        self._history_at_open = None  # undo/redo stacks replayed while checking the file, used once
         self._writes_at_backup = 0
         self._last_backup_time = time.monotonic()
         try:
@@ -162,10 +164,7 @@ class ProjectStore:
             raise StoreError(f"no project at {self.path}: the file does not exist")
         problem = _backups.check_database_file(self.path)
         if problem is not None:
-            good = _backups.good_backups(self.path)
-            advice = (f"restore the newest backup ({good[0]})" if good else "no good backup was found")
-            raise ProjectDamagedError(f"project {self.path} is damaged: {problem}; it was not modified; {advice}",
-                                      backups=good)
+            raise self._damaged(problem)
         ro_uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
         try:
             # identify the file read-only first: a foreign or newer file must not be touched
@@ -176,7 +175,7 @@ class ProjectStore:
                 content = []
                 if app_id == APPLICATION_ID and version == SCHEMA_VERSION:
                     try:
-                        content = _content_problems(peek)
+                        content, self._history_at_open = _content_problems(peek)
                     except sqlite3.DatabaseError as exc:  # e.g. bytes that are no longer valid text
                         if "locked" in str(exc) or "busy" in str(exc):
                             raise
@@ -186,11 +185,8 @@ class ProjectStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open project {self.path}: {exc}") from None
         if content:
-            good = _backups.good_backups(self.path)
-            advice = (f"restore the newest backup ({good[0]})" if good else "no good backup was found")
-            raise ProjectDamagedError(f"project {self.path} is damaged: {content[0]}"
-                                      f"{f' (and {len(content) - 1} more problems)' if len(content) > 1 else ''}; "
-                                      f"it was not modified; {advice}", backups=good)
+            more = f" (and {len(content) - 1} more problems)" if len(content) > 1 else ""
+            raise self._damaged(content[0] + more)
         if app_id != APPLICATION_ID:
             raise StoreError(f"{self.path} is an SQLite database but not a Marginalia project "
                              f"(application id {app_id:#x}, expected {APPLICATION_ID:#x})")
@@ -219,9 +215,15 @@ class ProjectStore:
                 raise StoreError(f"{self.path} uses the older schema {version} (current {SCHEMA_VERSION}); "
                                  f"open it once for writing to upgrade it")
             self._migrate(version)
-        self._writes = self._read_write_count()
+        self._writes = self._writes_at_open = self._read_write_count()
         if not self.read_only:
             self._backup_if_changed()
+
+    def _damaged(self, problem: str) -> ProjectDamagedError:
+        good = _backups.good_backups(self.path)
+        advice = f"restore the newest backup ({good[0]})" if good else "no good backup was found"
+        return ProjectDamagedError(f"project {self.path} is damaged: {problem}; it was not modified; {advice}",
+                                   backups=good)
 
     def _read_write_count(self) -> int:
         with self._sql("reading the write counter"):
@@ -277,7 +279,7 @@ class ProjectStore:
     def _sql(self, what: str):
         try:
             yield
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
             raise StoreError(f"{what} failed on {self.path}: {exc}") from None
 
     def _require_open(self) -> sqlite3.Connection:
@@ -533,7 +535,11 @@ class ProjectStore:
 
     def history(self) -> EditHistory:
         """Undo/redo stacks rebuilt from the edit log."""
-        return replay_log(self._log_rows(False), with_labels=False)[1]
+        with self._lock:
+            if self._history_at_open is not None and self._writes == self._writes_at_open:
+                cached, self._history_at_open = self._history_at_open, None
+                return cached
+            return replay_log(self._log_rows(False), with_labels=False)[1]
 
     def replayed_labels(self) -> dict:
         """``label_id -> (item_id, label_json)`` derived from the edit log alone."""
@@ -615,7 +621,7 @@ class ProjectStore:
                     problems.extend(f"sqlite: {r}" for r in rows)
                 for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchall():
                     problems.append(f"foreign key: row {rowid} of {table} points to a missing {parent}")
-                problems.extend(_content_problems(conn, limit=None))
+                problems.extend(_content_problems(conn, limit=None)[0])
                 current = {lid: (item, text) for lid, item, text in
                            conn.execute("SELECT id, item_id, label FROM labels").fetchall()}
             except sqlite3.Error as exc:
@@ -640,8 +646,15 @@ def _log(conn, op, label_id, item_id, before, after, target, author) -> int:
                         (op, label_id, item_id, before, after, target, now, author, crc)).lastrowid
 
 
-def _content_problems(conn, limit: Optional[int] = 5) -> list:
-    """Damage SQLite's page checks cannot see: bad log checksums, labels that disagree with the log."""
+def _content_problems(conn, limit: Optional[int] = 5) -> tuple:
+    """Damage SQLite's page checks cannot see: bad log checksums, labels that disagree with the log.
+
+    Returns
+    -------
+    problems : list of str
+    history : EditHistory or None
+        The undo/redo stacks replayed from the log (None if the log is inconsistent).
+    """
     problems = []
     rows = conn.execute("SELECT seq, op, label_id, item_id, before, after, target, time, author, crc "
                         "FROM label_log ORDER BY seq").fetchall()
@@ -649,16 +662,16 @@ def _content_problems(conn, limit: Optional[int] = 5) -> list:
     if bad:
         problems.append(f"{len(bad)} edit-log entries fail their checksum (first: {bad[:5]})")
     try:
-        replayed, _ = replay_log(r[:7] for r in rows)
+        replayed, history = replay_log(r[:7] for r in rows)
     except StoreError as exc:
-        return problems + [str(exc)]
+        return problems + [str(exc)], None
     current = {lid: (item, text) for lid, item, text in conn.execute("SELECT id, item_id, label FROM labels")}
     differ = sorted(lid for lid in set(current) | set(replayed) if current.get(lid) != replayed.get(lid))
     if differ:
         problems.append(f"{len(differ)} stored labels disagree with the edit log (first: {differ[:3]})")
     if limit is not None:
         problems = problems[:limit]
-    return problems
+    return problems, history
 
 
 def _model(row, with_blob: bool) -> ModelRecord:

@@ -13,4 +13,4 @@ def test_sigkill_of_a_fresh_interpreter_loses_nothing(tmp_path):
 def test_sigkill_at_random_moments_loses_nothing(tmp_path):
     stats = kill_runs(tmp_path, ForkedChild, 20, random.Random(2))
     assert stats.survived == stats.runs == 20
-    assert stats.edits_returned > 20 and stats.killed_while_opening >= 1
+    assert stats.edits_returned > 20

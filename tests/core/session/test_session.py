@@ -78,7 +78,10 @@ def test_label_validation(session):
         session.add_item("z", "series", "segmentation", meta=[1])
     with pytest.raises(ParameterError, match="already exists"):
         session.add_item("z", "series", "segmentation", item_id=seg)
+    with pytest.raises(StoreError, match="failed"):
+        session.add_label(BoundaryLabel(seg, id="bad\ud800id", index=3))
     assert session.labels() == [lab]
+    assert not session.can_redo
     assert session.integrity_check() == []
 
 
@@ -214,3 +217,47 @@ def test_create_refuses_an_existing_file_and_open_a_missing_one(tmp_path):
         Session.create(path)
     with pytest.raises(StoreError, match="does not exist"):
         Session.open(tmp_path / "nope.marginalia")
+
+
+def test_concurrent_edits_from_threads_stay_consistent(session):
+    import threading
+
+    seg = session.add_item("x", "series", "segmentation")
+    undone = []
+    seen = []
+    session.events.subscribe(seen.append, kinds=LabelsChanged)
+    errors = []
+
+    def worker(k):
+        try:
+            for i in range(15):
+                session.add_label(BoundaryLabel(seg, id=f"t{k}-{i}", index=i + 1))
+                if i % 4 == 3:
+                    undone.append(session.undo())
+                session.labels(seg)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert all(undone) and len(undone) == 12
+    assert len(session.labels(seg)) == 4 * 15 - 12
+    assert len(seen) == 4 * 15 + 12
+    assert session.integrity_check() == []
+
+
+def test_time_based_backups(tmp_path):
+    from core.session.backups import list_backups
+    path = tmp_path / "p.marginalia"
+    with Session.create(path, backup_every_edits=1000, backup_every_s=0.05) as s:
+        seg = s.add_item("x", "series", "segmentation")
+        n0 = len(list_backups(path))
+        s.add_label(BoundaryLabel(seg, index=2))
+        import time
+        time.sleep(0.1)
+        s.add_label(BoundaryLabel(seg, index=3))
+        assert len(list_backups(path)) > n0

@@ -358,12 +358,19 @@ class ActiveSession:
                 raise InfeasibleLabelsError(f"the new labels on {item_id!r} conflict with earlier ones: {exc}",
                                             exc.label_ids) from exc
         t0 = time.perf_counter()
+        saved = (dict(self.labels_), list(self._unlabelled), list(self.labelled_parts_), self._since_refit)
         self.labels_.update(staged)
         for part in parts:
             self._unlabelled.remove(part)
             self.labelled_parts_.append(part)
-        self._update_model(len(parts))
-        self._uncertainty = None
+        try:
+            self._update_model(len(parts))
+        except BaseException:
+            # the labels were not learned from: put them back so the step can be retried
+            self.labels_, self._unlabelled, self.labelled_parts_, self._since_refit = saved
+            raise
+        finally:
+            self._uncertainty = None
         return self._record(update_s=time.perf_counter() - t0)
 
     def _labelled_data(self):

@@ -177,3 +177,19 @@ def test_stopping_signal_is_recorded_and_can_end_the_run():
     signal = session.stopping_signal()
     assert signal["fired"] and "η=" in signal["evidence"]
     assert session.curve_[-1]["stop"] and session.curve_[-1]["eta"] is not None
+
+
+def test_a_failing_model_update_puts_the_labels_back():
+    items, truth, _ = _setup(n=4)
+    task = ToySegmentationTask([1.0, 1.0, 1.0])
+    session = ActiveSession(items, task, truth_oracle(truth), random_state=0)
+    original = task.perceptron_step
+
+    def broken(X, labels):
+        raise ParameterError("perceptron: produced non-finite parameters")
+    task.perceptron_step = broken
+    with pytest.raises(ParameterError, match="non-finite"):
+        session.step()
+    assert len(session.unlabelled) == 4 and session.labels_ == {} and session.labelled_parts_ == []
+    task.perceptron_step = original
+    assert session.step()["n_parts_labelled"] == 1

@@ -79,25 +79,22 @@ class SegmentationTask(EngineTask):
 
         The Hermite columns start at weight 0; labels teach the model how much
         they help. The penalty factor is relative to the model's unit
-        ``p · log T̄`` (p = 6 features), so 2/p gives ``2 log T̄``.
+        ``2 p · log T`` (p = 6 features), so 1/p gives the BIC-like ``2 log T``
+        of a 1-d signal in noise units.
         """
         p = self.model._p()
         B = np.zeros(p)
         B[0] = 1.0
-        return self.model.join_w(B, 2.0 / p)
+        return self.model.join_w(B, 1.0 / p)
 
     def _state_arrays(self) -> dict:
-        return {"w": self._learner.w_, "feature_scale": self.model.feature_scale_,
-                "penalty_scale": np.array([self.model.penalty_scale_])}
+        return dict(self.model.get_state(), w=self._learner.w_)
 
     def _restore_arrays(self, arrays: dict, params: dict) -> None:
         if params.get("task") != self.key:
             raise ParameterError("model for another task")
         w = np.asarray(arrays["w"], dtype=np.float64)
-        fs = np.asarray(arrays["feature_scale"], dtype=np.float64)
-        self.model.feature_scale_ = fs
-        self.model.penalty_scale_ = float(arrays["penalty_scale"][0])
-        self.model.n_features_ = fs.shape[0]
+        self.model.set_state(arrays, n_features=np.asarray(arrays["feature_scale"]).shape[0])
         self._learner._start(self.model.check_w(w))
 
     @property

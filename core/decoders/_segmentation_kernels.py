@@ -34,6 +34,109 @@ def _reachable(lo, hi, end_ok):
     return count[T + 1] > count[T]
 
 
+@njit(cache=True, fastmath=_FM)
+def _group_geometry(S, members, n, c, mg_out):
+    """Drift and spread of a group of starts around its centre ``c``.
+
+    Writes the least-squares drift ``m`` of ``e_s = S[s] - S[c]`` against ``s - c`` into
+    ``mg_out`` and returns ``(rho, E)``: ``rho = max ||e_s - (s - c) m||`` and ``E = max ||e_s||^2``.
+    """
+    q = S.shape[1]
+    den = 0.0
+    for k in range(q):
+        mg_out[k] = 0.0
+    for i in range(n):
+        d = members[i] - c
+        den += d * d
+        for k in range(q):
+            mg_out[k] += d * (S[members[i], k] - S[c, k])
+    if den > 0.0:
+        for k in range(q):
+            mg_out[k] /= den
+    rho2 = 0.0
+    E = 0.0
+    for i in range(n):
+        d = members[i] - c
+        a = 0.0
+        b = 0.0
+        for k in range(q):
+            e = S[members[i], k] - S[c, k]
+            a += e * e
+            r = e - d * mg_out[k]
+            b += r * r
+        E = max(E, a)
+        rho2 = max(rho2, b)
+    return np.sqrt(rho2) * (1.0 + 1e-9) + 1e-300, E * (1.0 + 1e-9)
+
+
+@njit(cache=True)
+def _lower_hull(dx, w, n, hd, hw):
+    """Lower convex hull of points ``(dx[i], w[i])`` sorted by ``dx``; infinite ``w`` are ignored."""
+    h = 0
+    for i in range(n):
+        if w[i] == _INF:
+            continue
+        x = dx[i]
+        y = w[i]
+        while h >= 2:
+            # drop the last vertex if it lies on or above the segment from h-2 to the new point
+            x1 = hd[h - 2]
+            y1 = hw[h - 2]
+            x2 = hd[h - 1]
+            y2 = hw[h - 1]
+            if (y2 - y1) * (x - x1) >= (y - y1) * (x2 - x1):
+                h -= 1
+            else:
+                break
+        hd[h] = x
+        hw[h] = y
+        h += 1
+    return h
+
+
+@njit(cache=True, fastmath=_FM)
+def _group_affine(S, t, c, mg, rho, E, dmin, dmax):
+    """Affine lower bound ``base + lam * (s - c)`` of ``-||S[t] - S[s]||^2 / (t - s)`` over a group.
+
+    With ``D = S[t] - S[c]`` and ``e_s = (s - c) m + eps_s`` (``||eps_s|| <= rho``),
+    ``||D - e_s||^2 <= A - 2 (s - c) beta`` where ``A = ||D||^2 + 2 ||D|| rho + E`` and
+    ``beta = D . m``; dividing by ``t - s = tau - delta`` gives ``2 beta + K / (tau - delta)``,
+    ``K = A - 2 beta tau``, whose negative is bounded below by a tangent (convex case, K <= 0) or
+    a chord (concave case, K > 0) on ``[dmin, dmax]``.
+    """
+    q = S.shape[1]
+    nD2 = 0.0
+    beta = 0.0
+    for k in range(q):
+        d = S[t, k] - S[c, k]
+        nD2 += d * d
+        beta += d * mg[k]
+    A = nD2 + 2.0 * np.sqrt(nD2) * rho + E
+    tau = t - c
+    K = A - 2.0 * beta * tau
+    if K <= 0.0:
+        d0 = 0.5 * (dmin + dmax)
+        u = 1.0 / (tau - d0)
+        lam = -K * u * u
+        a = -K * u - lam * d0
+    else:
+        pmin = -K / (tau - dmin)
+        pmax = -K / (tau - dmax)
+        lam = (pmax - pmin) / (dmax - dmin) if dmax > dmin else 0.0
+        a = pmin - lam * dmin
+    return a - 2.0 * beta, lam, A / (tau - dmax)
+
+
+@njit(cache=True)
+def _hull_min(hd, hw, h, lam):
+    best = _INF
+    for i in range(h):
+        v = hw[i] + lam * hd[i]
+        if v < best:
+            best = v
+    return best
+
+
 @njit(cache=True)
 def _frob_overlap(s, t, tid, tstart, tstop):
     """``sum_l |[s,t) ∩ S*_l|^2 / |S*_l|`` for the true segments ``S*_l``."""
@@ -108,8 +211,14 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     g_first = np.empty(ngmax, np.int64)
     g_last = np.empty(ngmax, np.int64)
     g_c = np.empty(ngmax, np.int64)
-    g_r = np.empty(ngmax)
-    g_fq = np.empty(ngmax)
+    g_rho = np.empty(ngmax)
+    g_E = np.empty(ngmax)
+    g_m = np.empty((ngmax, q))
+    g_hd = np.empty((ngmax, group))
+    g_hw = np.empty((ngmax, group))
+    g_h = np.empty(ngmax, np.int64)
+    tmp_d = np.empty(group)
+    tmp_w = np.empty(group)
     sk_g = np.empty(ngmax, np.int64)
     sk_lb = np.empty(ngmax)
     npos = 1
@@ -131,17 +240,18 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
         ng = 0
         for g0 in range(0, n_old, group):
             g1 = min(g0 + group, n_old)
+            gn = g1 - g0
             c = pos[(g0 + g1) // 2]
-            r2 = 0.0
-            fq = _INF
-            for i in range(g0, g1):
-                r2 = max(r2, _sqdist(S, pos[i], c))
-                fq = min(fq, F1[pos[i]] - Q[pos[i]])
+            rho, E = _group_geometry(S, pos[g0:g1], gn, c, g_m[ng])
+            for i in range(gn):
+                tmp_d[i] = pos[g0 + i] - c
+                tmp_w[i] = F1[pos[g0 + i]] - Q[pos[g0 + i]]
+            g_h[ng] = _lower_hull(tmp_d, tmp_w, gn, g_hd[ng], g_hw[ng])
             g_first[ng] = g0
             g_last[ng] = g1 - 1
             g_c[ng] = c
-            g_r[ng] = np.sqrt(r2) * (1.0 + 1e-12)
-            g_fq[ng] = fq
+            g_rho[ng] = rho
+            g_E[ng] = E
             ng += 1
         for t in range(t0, t1):
             pos[n] = t
@@ -218,10 +328,13 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                         cur = sec if second else best
                         if cur > thr:
                             cur = thr
-                        if cur < _INF:
-                            dc = np.sqrt(_sqdist(S, t, g_c[gi])) + g_r[gi]
-                            lb = g_fq[gi] + Qt - dc * dc * inv[t - pos[g_last[gi]]]
-                            if lb > cur + tol * (abs(cur) + 1.0):
+                        if cur < _INF and g_h[gi] > 0:
+                            cg = g_c[gi]
+                            base, slope, mag = _group_affine(S, t, cg, g_m[gi], g_rho[gi], g_E[gi],
+                                                             float(pos[g_first[gi]] - cg),
+                                                             float(pos[g_last[gi]] - cg))
+                            lb = Qt + base + _hull_min(g_hd[gi], g_hw[gi], g_h[gi], slope)
+                            if lb > cur + tol * (abs(cur) + Qt + mag + 1.0):
                                 sk_g[nsk] = gi
                                 sk_lb[nsk] = lb
                                 nsk += 1
@@ -288,13 +401,18 @@ def _backtrack(bp1, bp2, bp2r, T, rank):
 
 
 @njit(cache=True, fastmath=_FM)
-def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol):
+def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam, ub):
     """Best (and second-best) value of ``[0, t)`` with exactly ``k`` segments, for all k <= K.
 
     Starts are split in static groups of ``group`` consecutive indices with a centre, a radius
     and, per layer, ``min F[k-1, s] - Q[s]``; a group whose lower bound (see :func:`_penalized`)
     exceeds the best value found so far for ``(k, t)`` is skipped (``bound=False`` evaluates all).
     The previous end's optimal start is evaluated first so that the bound bites early.
+
+    ``future[t]`` is a lower bound of ``cost([t, T)) + lam * n_segments`` (a penalized decoding of
+    the rest, without labels) and ``ub`` an upper bound of the optimum (of the second best when
+    ``second``): a prefix with ``F[k, t] + future[t] - lam (K - k) > ub`` cannot lie on an optimal
+    path and is dropped (``ub = inf`` disables this).
 
     Returns
     -------
@@ -312,11 +430,21 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol):
         inv[d] = 1.0 / d
     G = group
     ngr = (T + 1 + G - 1) // G
+    q = S.shape[1]
     g_c = np.empty(ngr, np.int64)
-    g_r = np.empty(ngr)
-    g_fq = np.full((ngr, K + 1), _INF)
-    dc = np.empty(ngr)
-    dc_t = np.full(ngr, -1, np.int64)
+    g_rho = np.empty(ngr)
+    g_E = np.empty(ngr)
+    g_m = np.empty((ngr, q))
+    g_hd = np.empty((ngr, K + 1, G))
+    g_hw = np.empty((ngr, K + 1, G))
+    g_h = np.zeros((ngr, K + 1), np.int64)
+    aff_t = np.full(ngr, -1, np.int64)
+    aff_base = np.empty(ngr)
+    aff_lam = np.empty(ngr)
+    aff_mag = np.empty(ngr)
+    members = np.empty(G, np.int64)
+    tmp_d = np.empty(G)
+    tmp_w = np.empty(G)
     complete = 0
     n_evals = 0
     for t in range(1, T + 1):
@@ -324,13 +452,17 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol):
             g = complete
             s0 = g * G
             c = s0 + G // 2
-            r2 = 0.0
-            for s in range(s0, s0 + G):
-                r2 = max(r2, _sqdist(S, s, c))
-                for k in range(K + 1):
-                    g_fq[g, k] = min(g_fq[g, k], F1[k, s] - Q[s])
+            for i in range(G):
+                members[i] = s0 + i
+                tmp_d[i] = i - G // 2
+            rho, E = _group_geometry(S, members, G, c, g_m[g])
+            for k in range(K + 1):
+                for i in range(G):
+                    tmp_w[i] = F1[k, s0 + i] - Q[s0 + i]
+                g_h[g, k] = _lower_hull(tmp_d, tmp_w, G, g_hd[g, k], g_hw[g, k])
             g_c[g] = c
-            g_r[g] = np.sqrt(r2) * (1.0 + 1e-12)
+            g_rho[g] = rho
+            g_E[g] = E
             complete += 1
         if not end_ok[t]:
             continue
@@ -381,24 +513,35 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol):
                 while gi > g_min:
                     gi -= 1
                     if bound:
-                        if g_fq[gi, k - 1] == _INF:
+                        if g_h[gi, k - 1] == 0:
                             continue
                         cur = sec if second else best
                         if cur > thr:
                             cur = thr
                         if cur < _INF:
-                            if dc_t[gi] != t:
-                                dc[gi] = np.sqrt(_sqdist(S, t, g_c[gi]))
-                                dc_t[gi] = t
-                            d = dc[gi] + g_r[gi]
-                            lb = g_fq[gi, k - 1] + Qt - d * d * inv[t - (gi * G + G - 1)]
-                            if lb > cur + tol * (abs(cur) + 1.0):
+                            if aff_t[gi] != t:
+                                base, slope, mag = _group_affine(S, t, g_c[gi], g_m[gi], g_rho[gi], g_E[gi],
+                                                                 float(-(G // 2)), float(G - 1 - G // 2))
+                                aff_base[gi] = base
+                                aff_lam[gi] = slope
+                                aff_mag[gi] = mag
+                                aff_t[gi] = t
+                            lb = Qt + aff_base[gi] + _hull_min(g_hd[gi, k - 1], g_hw[gi, k - 1], g_h[gi, k - 1],
+                                                               aff_lam[gi])
+                            if lb > cur + tol * (abs(cur) + Qt + aff_mag[gi] + 1.0):
                                 continue
                     j_start = max(gi * G, a)
                     j_stop = min(gi * G + G, b + 1)
                     break
                 if j_start < 0:
                     break
+            rest = future[t] - lam * (K - k)
+            lim = ub + tol * (abs(ub) + 1.0)
+            if best + rest > lim:
+                best = _INF
+                bi = -1
+            if sec + rest > lim:
+                sec = _INF
             F1[k, t] = best
             arg[k, t] = bi
             if second:

@@ -28,6 +28,7 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
 from . import _segmentation_kernels as _k
+from ._seg_fixed_k_bound import fixed_k_bounds
 from .seg_constraints import SegmentConstraints
 
 __all__ = [
@@ -372,10 +373,32 @@ def _check_k(n_segments, T, m) -> int:
     return K
 
 
+def _unconstrained_runner(pb):
+    """``(S, Q, lam) -> (F1, bp1, bp2, bp2r)``: penalized decoding without labels (same min_size)."""
+    T = pb.T
+    lo = np.zeros(T + 1, np.int64)
+    hi = np.arange(T + 1, dtype=np.int64) - pb.m
+    end_ok = np.ones(T + 1, bool)
+    none = np.full(T + 1, -1, np.int64)
+    zeros = np.zeros(T + 1)
+    tid, tstart, tstop = np.zeros(T, np.int64), _EMPTY_I, np.full(1, T, np.int64)
+
+    def run(S, Q, lam):
+        F1, _, bp1, bp2, bp2r, _ = _k._penalized(S, Q, float(lam), pb.m, lo, hi, end_ok, none, none, zeros,
+                                                 tid, tstart, tstop, 0.0, 0.0, False, True, True,
+                                                 _BLOCK, _GROUP, _TOL)
+        return F1, bp1, bp2, bp2r
+    return run
+
+
 def _fixed_k_decode(X, n_segments, metric, min_size, constraints, second):
     pb = _Problem(X, metric, min_size, constraints)
     K = _check_k(n_segments, pb.T, pb.m)
-    F1, F2, _ = _k._fixed_k(pb.S, pb.Q, K, pb.m, pb.lo, pb.hi, pb.end_ok, _GROUP, bool(second), True, _TOL)
+    future, lam, ub, direct = fixed_k_bounds(pb, K, bool(second), _unconstrained_runner(pb))
+    if direct is not None:
+        return SegmentationResult(Segmentation(direct, pb.T), _seg_cost_prefix(pb.S, pb.Q, direct, 0.0)), None
+    F1, F2, _ = _k._fixed_k(pb.S, pb.Q, K, pb.m, pb.lo, pb.hi, pb.end_ok, _GROUP, bool(second), True, _TOL,
+                            future, float(lam), float(ub))
     if not np.isfinite(F1[K, pb.T]):
         raise ParameterError(f"n_segments: no segmentation with exactly {K} segments (min_size={pb.m}) "
                              f"satisfies the labels {list(pb.cons.label_ids)}")

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from core.decoders import _segmentation_kernels as kern
 from core.decoders import segmentation as seg
+from core.decoders._seg_fixed_k_bound import fixed_k_bounds
 from core.decoders.seg_constraints import constraints_from_labels
 from core.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 
@@ -126,9 +127,13 @@ def test_fixed_k_bound_is_exact(case, K, second):
     T = pb.T
     if K * m > T:
         return
-    ref = kern._fixed_k(pb.S, pb.Q, K, m, pb.lo, pb.hi, pb.end_ok, 4, second, False, 1e-10)
+    inf = np.inf
+    none = (np.zeros(T + 1), 0.0, inf)
+    ref = kern._fixed_k(pb.S, pb.Q, K, m, pb.lo, pb.hi, pb.end_ok, 4, second, False, 1e-10, *none)
     for group in (1, 3, 16):
-        out = kern._fixed_k(pb.S, pb.Q, K, m, pb.lo, pb.hi, pb.end_ok, group, second, True, 1e-10)
+        future, lam, ub, _ = fixed_k_bounds(pb, K, second, seg._unconstrained_runner(pb))
+        out = kern._fixed_k(pb.S, pb.Q, K, m, pb.lo, pb.hi, pb.end_ok, group, second, True, 1e-10,
+                            future, lam, ub)
         for a, b in ((out[0][K, T], ref[0][K, T]), (out[1][K, T], ref[1][K, T])):
             assert (a == np.inf) == (b == np.inf)
             if b < np.inf:
@@ -167,8 +172,9 @@ def test_fixed_k_recovers_clear_changes():
     r = seg.segment_fixed_k(X, 6)
     assert r.segmentation.changes.tolist() == [200, 400, 600, 800, 1000, 1200]
     pb = seg._Problem(X, None, 1, None)
-    out = kern._fixed_k(pb.S, pb.Q, 6, 1, pb.lo, pb.hi, pb.end_ok, 16, False, True, 1e-10)
-    assert out[-1] < 6 * 1200 * 1201 // 2 // 4
+    future, lam, ub, _ = fixed_k_bounds(pb, 6, False, seg._unconstrained_runner(pb))
+    out = kern._fixed_k(pb.S, pb.Q, 6, 1, pb.lo, pb.hi, pb.end_ok, 16, False, True, 1e-10, future, lam, ub)
+    assert out[-1] < 6 * 1200 * 1201 // 2 // 20
 
 
 @pytest.mark.parametrize("m", [1, 3])

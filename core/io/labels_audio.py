@@ -86,7 +86,13 @@ def _spans(boundaries_s, names, regions: bool, forbidden: str):
 
 def _read_text(path):
     p = existing_file(path)
-    return p, decode_text(read_bytes(p), p)
+    raw = read_bytes(p)
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # Praat saves non-ASCII TextGrids as UTF-16
+        try:
+            return p, raw.decode("utf-16")
+        except UnicodeDecodeError:
+            raise DataFormatError("damaged UTF-16 text", path=str(p)) from None
+    return p, decode_text(raw, p)
 
 
 def _time(text: str, what: str, path, where: str) -> float:

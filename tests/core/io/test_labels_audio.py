@@ -96,3 +96,12 @@ def test_textgrid_bad_files(tmp_path):
         la.read_textgrid(p)
     with pytest.raises(ParameterError, match="end_s"):
         la.write_textgrid(p, [1.0], end_s=0.0)
+
+
+def test_textgrid_in_utf16_as_praat_saves_it(tmp_path):
+    from core.io import sniff_kind
+    p = tmp_path / "u.TextGrid"
+    la.write_textgrid(p, [1.0], ["día", "noche"], end_s=2.0, tier_name="palabras")
+    p.write_bytes(p.read_text(encoding="utf-8").encode("utf-16"))
+    assert sniff_kind(p) == "labels"
+    assert la.read_textgrid(p)["palabras"].names == ("día", "noche")

@@ -76,24 +76,23 @@ def predict_inputs(args, *, client, label: str) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     failed = []
-    profile_keys, tasks = [], []
+    profile_tasks_, profile_keys = [], []
     for path in found.profiles:
         try:
             ts = profile_tasks(model.path, model.sha256, path)
         except Exception as exc:  # noqa: BLE001 - an unreadable file is listed, the others go on
             failed.append((str(path), _one_line(exc)))
             continue
+        profile_tasks_.extend(ts)
         profile_keys.extend(t.key for t in ts)
-        tasks.extend((predict_profile, t) for t in ts)
-    audio_tasks = []
-    for audio, score in found.audio:
-        audio_tasks.append(BatchTask(str(audio), (str(model.path), model.sha256, str(audio.resolve()),
-                                                  None if score is None else str(score.resolve()))))
+    audio_tasks = [BatchTask(str(audio), (str(model.path), model.sha256, str(audio.resolve()),
+                                          None if score is None else str(score.resolve())))
+                   for audio, score in found.audio]
     for path in found.ignored:
         info(args, f"{label}: ignoring {path} (not a profile table, audio or MIDI file)")
     results = {}
     n_done = n_skipped = 0
-    for func, group in ((predict_profile, [t for _, t in tasks]), (predict_audio, audio_tasks)):
+    for func, group in ((predict_profile, profile_tasks_), (predict_audio, audio_tasks)):
         if not group:
             continue
         progress = make_progress(args, len(group), label)

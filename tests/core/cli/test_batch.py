@@ -120,3 +120,17 @@ def test_thread_cluster_gives_the_same_results_as_in_process(tmp_path):
     assert rep.results == local.results and rep.failed == local.failed
     for name in ("sq_1.txt", "sq_2.txt", "sq_3.txt"):
         assert (tmp_path / "dask" / name).read_text() == (tmp_path / "local" / name).read_text()
+
+
+def test_worker_processes_give_the_same_results_as_in_process(tmp_path):
+    # one real multi-process cluster: tasks and results are pickled across processes
+    t0 = time.perf_counter()
+    with open_client(n_workers=2, processes=True) as client:
+        rep = run_batch(write_square, tasks([1, -1, 2, 3, 4]), out_dir=tmp_path / "dask", fingerprint="m",
+                        client=client, chunk_size=2)
+        pids = set(client.run(os.getpid).values())
+    local = run_batch(write_square, tasks([1, -1, 2, 3, 4]), out_dir=tmp_path / "local", fingerprint="m")
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert rep.results == local.results and rep.failed == local.failed
+    assert sorted(os.listdir(tmp_path / "dask")) == sorted(os.listdir(tmp_path / "local"))
+    assert time.perf_counter() - t0 < 60

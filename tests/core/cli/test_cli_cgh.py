@@ -6,13 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from core.cli import main
 from core.io.cgh import read_profiles
 
-from .conftest import LAYOUT, N_PROBES, model_with, positions, write_cgh
+from .conftest import LAYOUT, model_with, positions, write_cgh
 
 
 def read_csv(path):

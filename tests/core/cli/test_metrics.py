@@ -24,7 +24,7 @@ def segmentation_and_labels(draw):
     return Segmentation(bps + [T]), labels
 
 
-@settings(max_examples=150)
+@settings(max_examples=60)
 @given(segmentation_and_labels())
 def test_region_errors_match_a_brute_force_count(case):
     seg, labels = case

@@ -72,13 +72,13 @@ def sniff_kind(path) -> str:
     head = _head(p)
     if not head:
         raise DataFormatError("the file is empty", path=str(p))
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") and "ooTextFile" in head.decode("utf-16", errors="ignore"):
+        return "labels"  # a Praat TextGrid saved as UTF-16
     if head[:4] == b"MThd":
         return "midi"
     if (head[:4] == b"RIFF" and head[8:12] == b"WAVE") or head[:4] in (b"fLaC", b"OggS", b"FORM") or \
             head[:3] == b"ID3" or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
         return "audio"
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff") and "ooTextFile" in head.decode("utf-16", errors="ignore"):
-        return "labels"  # a Praat TextGrid saved as UTF-16
     try:
         text = head.decode("utf-8-sig", errors="strict")
     except UnicodeDecodeError as exc:

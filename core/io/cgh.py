@@ -290,6 +290,10 @@ def read_profiles(path, *, _force_python: bool = False) -> list:
     measurement and averaging would hide it from the user; ``Sequence`` allows equal positions.
     Rows of one sequence need not be contiguous.
 
+    Large tables are scanned by a numba kernel (about the CPU cost of ``pandas.read_csv``); tables
+    with quoted delimiters or escaped quotes go through the csv module. ``_force_python=True`` forces
+    that exact reference path (used by the tests and the benchmark to compare both).
+
     Raises
     ------
     DataFormatError

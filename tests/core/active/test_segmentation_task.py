@@ -19,8 +19,8 @@ def _task(Xs, w=None):
     return task
 
 
-@settings(max_examples=15)
-@given(data=st.data(), T=st.integers(3, 8), p=st.integers(1, 2))
+@settings(max_examples=12)
+@given(data=st.data(), T=st.integers(3, 7), p=st.integers(1, 2))
 def test_part_scores_match_the_brute_force_oracle(data, T, p):
     seed = data.draw(st.integers(0, 10_000))
     rng = np.random.default_rng(seed)
@@ -41,7 +41,8 @@ def test_part_scores_match_the_brute_force_oracle(data, T, p):
     assert scores.second == pytest.approx(-rows[1][0], rel=1e-9, abs=1e-9)
     assert scores.size == T and scores.scale == pytest.approx(pen)
     # the worst proxy is a real cost, at least half of the true worst (unconstrained) cost
-    worst = max(c for c, _ in brute_second_best(X[start:start + T], pen, metric=metric))
+    every = rows if not labels else brute_second_best(X[start:start + T], pen, metric=metric)
+    worst = max(c for c, _ in every)
     assert 0.5 * worst - 1e-9 <= -scores.worst <= worst + 1e-9
 
 

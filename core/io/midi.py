@@ -342,6 +342,9 @@ def write_midi(path, score, *, times_s=None) -> None:
     """
     p = output_file(path)
     score = _check_score(score)
+    if times_s is None and score.onsets_s.min() < 0:
+        raise ParameterError(f"score: a MIDI file cannot hold notes before 0 s, got an onset at "
+                             f"{score.onsets_s.min()} s; shift the score first")
     if times_s is not None:
         onsets, offsets = warp_score_times(score, times_s)
         tpb = _ALIGNED_TPB
@@ -388,8 +391,9 @@ def write_midi(path, score, *, times_s=None) -> None:
         track = mido.MidiTrack()
         last = 0
         for tick, _, kind, i in events:
-            if kind == "track_name":
-                msg = mido.MetaMessage("track_name", name=names[i] if i else (score.name or "marginalia"))
+            if kind == "track_name":  # MIDI text is Latin-1: other characters become '?'
+                name = names[i] if i else (score.name or "marginalia")
+                msg = mido.MetaMessage("track_name", name=name.encode("latin-1", "replace").decode("latin-1"))
             elif kind == "set_tempo":
                 msg = mido.MetaMessage("set_tempo", tempo=i)
             elif kind == "time_signature":

@@ -227,3 +227,13 @@ def test_warp_puts_events_at_their_times_and_keeps_notes_ordered(notes, gaps):
     # a note ending at a later score time never ends earlier in the audio
     order = np.argsort(s.offsets_s, kind="stable")
     assert np.all(np.diff(off[order]) >= -1e-12)
+
+
+def test_writer_refuses_negative_onsets_and_encodes_names(tmp_path):
+    s = Score(pitches=[60], onsets_s=[-0.5], offsets_s=[0.5])
+    with pytest.raises(ParameterError, match="before 0 s"):
+        midi.write_midi(tmp_path / "n.mid", s)
+    s = Score(pitches=[60], onsets_s=[0.0], offsets_s=[0.5], name="曲", tracks=[1],
+              meta={"track_names": ("", "piano día")})
+    midi.write_midi(tmp_path / "u.mid", s)
+    assert midi.read_midi(tmp_path / "u.mid").meta["track_names"] == ("?", "piano día")

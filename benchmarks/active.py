@@ -145,6 +145,35 @@ def flatten_point(grid, curve, tol):
     return float(grid[0]) if outside.size == 0 else float(grid[min(outside[-1] + 1, len(grid) - 1)])
 
 
+def stop_fraction(fraction, uncertainty, window, threshold):
+    """Where a StoppingCriterion(window, threshold, relative=True) fed this history first fires."""
+    crit = StoppingCriterion(window=window, threshold=threshold, relative=True)
+    for f, q in zip(fraction, uncertainty):
+        if q is None or not np.isfinite(q):
+            break
+        if crit.update(q):
+            return float(f)
+    return None
+
+
+def stopping_sensitivity(raw_runs, flat, windows=(4, 6, 10), thresholds=(1e-3, 2e-3, 5e-3)):
+    """Median |stop - flatten| per (window, threshold), recomputed from the recorded uncertainty histories
+    (the criterion only observes a replay, so no replay is re-run)."""
+    out = []
+    for strategy in sorted({r["strategy"] for r in raw_runs}):
+        if strategy == "random" or strategy not in flat:
+            continue
+        for w in windows:
+            for th in thresholds:
+                stops = [stop_fraction(r["fraction"], r["uncertainty"], w, th) for r in raw_runs
+                         if r["strategy"] == strategy]
+                fired = [v for v in stops if v is not None]
+                med = float(np.median(fired)) if fired else None
+                out.append((strategy, w, th, len(fired), len(stops), med,
+                            None if med is None else abs(med - flat[strategy])))
+    return out
+
+
 # ------------------------------------------------------------------ speed
 
 
@@ -306,6 +335,12 @@ def main(argv=None):
             gap = None if stop_med[s] is None else abs(stop_med[s] - flat)
             rows.append(row(f"cgh {s}: |stopping signal - curve flattens|", gap if gap is not None else np.inf,
                             "fraction of pool", 0.1, "lower", {"name": "flatten point", "value": flat}))
+    flats = {s: flatten_point(grid, curves[s]["error"].mean(0), 0.1) for s in strategies}
+    print("stopping sensitivity (relative η; recomputed from the recorded histories): "
+          "strategy window threshold fired median-stop |stop-flatten|")
+    for strategy, w, th, n_fired, n_runs, med, gap in stopping_sensitivity(raw_runs, flats):
+        print(f"  {strategy:>13} W={w:<3d} θ={th:<6g} fired {n_fired}/{n_runs}  stop "
+              f"{'-' if med is None else f'{med:.2f}'}  gap {'-' if gap is None else f'{gap:.2f}'}")
     if "random" in reach and "best-vs-2nd" in reach:
         r_rand = reach["random"] if reach["random"] is not None else grid[-1] + 0.02
         r_b2 = reach["best-vs-2nd"]

@@ -99,6 +99,15 @@ def cached_annotations(annotations_path, profiles_path) -> dict:
     return _cached(_annotations, _file_key(annotations_path) + _file_key(profiles_path), load)
 
 
+def warm_imports() -> str:
+    """Import what the per-item functions need (on a worker, before the first item); returns the core version."""
+    from ..features import hermite  # noqa: F401
+    from ..io import cgh  # noqa: F401
+    from ..models import persistence, segmentation  # noqa: F401
+    from . import _models  # noqa: F401
+    return persistence.library_version()
+
+
 def profile_keys(path) -> list:
     """``[(profile id, chromosome), ...]`` of a profiles table, in file order."""
     return [(str(s.meta.get("profile_id")), str(s.meta.get("chromosome"))) for s in cached_profiles(path).values()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..batch import ClusterError
 from ._common import UsageError, info
 
 __all__ = ["add_parser", "run"]
@@ -76,13 +77,29 @@ def run(args) -> int:
     info(args, f"batch: connecting to {where}")
     with open_client(args.scheduler, n_workers=args.workers, processes=not args.threads,
                      timeout=args.timeout) as client:
+        try:
+            client.wait_for_workers(1, timeout=args.timeout)
+        except (TimeoutError, OSError):
+            raise ClusterError(f"the Dask scheduler at {args.scheduler} has no worker after {args.timeout:g} s; "
+                               f"start some with `dask worker {args.scheduler} --nthreads 1`") from None
         n = len(client.scheduler_info().get("workers", {}))
+        _check_workers(client)
         info(args, f"batch: {n} worker(s) ready")
         if args.batch_command == "predict":
             from .predict import predict_inputs
             return predict_inputs(args, client=client, label="batch predict")
         from .evaluate import dispatch
         return dispatch(args, client=client, work_dir=args.work)
+
+
+def _check_workers(client) -> None:
+    """Every worker can import Marginalia (a remote worker without it would fail every item)."""
+    from ._work import warm_imports
+    try:
+        client.run(warm_imports)
+    except Exception as exc:  # noqa: BLE001 - whatever the worker raised, the fix is the same
+        raise ClusterError(f"a Dask worker cannot run Marginalia ({type(exc).__name__}: {exc}); install the same "
+                           "Marginalia version on every worker machine") from None
 
 
 def _check_inputs_first(args) -> None:

@@ -71,3 +71,12 @@ def test_batch_predict_on_an_existing_scheduler(seg_model, cgh_dir, tmp_path, ca
                      "--scheduler", cluster.scheduler_address, "-q"])
     assert code == 0
     assert _outputs(tmp_path / "remote") == _outputs(tmp_path / "single")
+
+
+def test_scheduler_without_workers_is_a_clear_error(seg_model, cgh_dir, tmp_path, capsys):
+    from distributed import LocalCluster
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
+        code = main(["batch", "predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"),
+                     "--out", str(tmp_path / "o"), "--scheduler", cluster.scheduler_address, "--timeout", "1"])
+    err = capsys.readouterr().err
+    assert code == 1 and "has no worker after 1 s" in err and "dask worker" in err

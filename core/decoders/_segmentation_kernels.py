@@ -175,11 +175,13 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
       segment of a solution ending at ``u >= t + m`` (``slack`` bounds the sub-additivity of the
       cost; 0 for the plain scatter). Its removal is delayed past the "exactly one change" region
       around ``t`` when it starts before that region. The live starts are compacted every ``block`` ends.
-    * ``bound``: live starts are split in groups of ``group`` consecutive starts with a centre
-      ``S[c]``, radius ``r = max ||S[s] - S[c]||`` and ``min F(s) - Q[s]``; as
-      ``||S[t] - S[s]|| <= ||S[t] - S[c]|| + r``, a group whose lower bound exceeds the best value
-      found so far is skipped without evaluating its members (this is what keeps sequences without
-      any change, where pruning removes nothing, fast).
+    * ``bound``: live starts are split in groups of ``max(group, sqrt(n_live))`` consecutive starts
+      with a centre ``c``, a least-squares drift of ``S`` and the residual radius around it, and the
+      lower convex hull of ``(s - c, F(s) - Q[s])``; :func:`_group_affine` turns these into a lower
+      bound of every member's value for end ``t`` in O(q + hull). A group whose bound exceeds the
+      best (second-best) value found so far is skipped without evaluating its members, and dropped
+      for good when the bound already passes the pruning test. This keeps sequences without any
+      change, where pruning removes nothing, fast.
 
     Returns
     -------
@@ -202,11 +204,12 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
     frob = frob_w != 0.0
-    cap = T + 1 + block
+    cap = T + 2 + block
     pos = np.empty(cap, np.int64)
     death = np.empty(cap, np.int64)
     vals = np.empty(cap)
     evald = np.empty(cap, np.int64)
+    gmax = max(group, int(np.sqrt(cap)) + 1)
     ngmax = cap // group + 2
     g_first = np.empty(ngmax, np.int64)
     g_last = np.empty(ngmax, np.int64)
@@ -214,11 +217,11 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     g_rho = np.empty(ngmax)
     g_E = np.empty(ngmax)
     g_m = np.empty((ngmax, q))
-    g_hd = np.empty((ngmax, group))
-    g_hw = np.empty((ngmax, group))
+    g_hd = np.empty((ngmax, gmax))
+    g_hw = np.empty((ngmax, gmax))
     g_h = np.empty(ngmax, np.int64)
-    tmp_d = np.empty(group)
-    tmp_w = np.empty(group)
+    tmp_d = np.empty(gmax)
+    tmp_w = np.empty(gmax)
     sk_g = np.empty(ngmax, np.int64)
     sk_lb = np.empty(ngmax)
     npos = 1
@@ -227,8 +230,8 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     n_evals = 0
     t0 = 1
     while t0 <= T:
-        t1 = min(t0 + block, T + 1)
-        # keep the live starts, group them, then append this block's ends (F filled in as we go)
+        # keep the live starts (compacted once per block of ends), group them, then append this
+        # block's ends (their F is filled in as we go)
         n = 0
         for i in range(npos):
             s = pos[i]
@@ -238,8 +241,11 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                 n += 1
         n_old = n
         ng = 0
-        for g0 in range(0, n_old, group):
-            g1 = min(g0 + group, n_old)
+        # groups of about sqrt(n) starts: few group tests per end when many starts are live
+        gsize = max(group, int(np.sqrt(n_old)))
+        t1 = min(t0 + max(block, 2 * gsize), T + 1)
+        for g0 in range(0, n_old, gsize):
+            g1 = min(g0 + gsize, n_old)
             gn = g1 - g0
             c = pos[(g0 + g1) // 2]
             rho, E = _group_geometry(S, pos[g0:g1], gn, c, g_m[ng])

@@ -39,7 +39,7 @@ CREATE TABLE items (
     created REAL NOT NULL
 );
 CREATE TABLE label_log (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,  -- rows are never deleted, so rowids only grow
     op TEXT NOT NULL CHECK (op IN ('add', 'change', 'delete', 'undo', 'redo', 'remove_item')),
     label_id TEXT,
     item_id TEXT NOT NULL,

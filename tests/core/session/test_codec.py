@@ -46,7 +46,8 @@ def test_digest_ignores_order_and_sees_content():
 @pytest.mark.parametrize("data, match", [
     ({"type": "Nope"}, "unknown type 'Nope'"),
     ([1, 2], "expected a JSON object"),
-    ({"type": "BoundaryLabel", "item_id": "i", "id": "a", "author": "", "created": 1.0}, r"missing field\(s\) \['index'\]"),
+    ({"type": "BoundaryLabel", "item_id": "i", "id": "a", "author": "", "created": 1.0},
+     r"missing field\(s\) \['index'\]"),
     ({"type": "BoundaryLabel", "item_id": "i", "id": "a", "author": "", "created": 1.0, "index": 2, "x": 1},
      r"unknown field\(s\) \['x'\]"),
     ({"type": "BoundaryLabel", "item_id": "i", "id": "a", "author": "", "created": 1.0, "index": 0},

@@ -170,7 +170,8 @@ def test_schema_1_is_migrated_keeping_labels_and_a_backup(tmp_path):
     conn.execute("PRAGMA user_version = 1")
     conn.execute("INSERT INTO items (id, name, kind, task, meta, created) VALUES ('it1', 'x', 'cgh', "
                  "'segmentation', '{}', 1.0)")
-    conn.execute("INSERT INTO label_log (seq, op, label_id, item_id, after, time) VALUES (1, 'add', 'lab1', 'it1', ?, 2.0)",
+    conn.execute("INSERT INTO label_log (seq, op, label_id, item_id, after, time) "
+                 "VALUES (1, 'add', 'lab1', 'it1', ?, 2.0)",
                  (dumps_label(label),))
     conn.execute("INSERT INTO labels (id, item_id, label, seq) VALUES ('lab1', 'it1', ?, 1)", (dumps_label(label),))
     conn.commit()

@@ -469,12 +469,34 @@ class ProjectStore:
         seq : int
             The edit's position in the log.
         """
-        if op not in ("add", "change", "delete"):
-            raise ParameterError(f"op: expected 'add', 'change' or 'delete', got {op!r}")
-        with self._write(f"{op} label {label_id}") as conn:
-            seq = _log(conn, op, label_id, item_id, before, after, None, author)
-            self._apply(conn, op, label_id, item_id, after if op != "delete" else None, seq)
-        return seq
+        return self.apply_edits([(op, label_id, item_id, before, after)], author)[0]
+
+    def apply_edits(self, edits, author: str = "") -> list:
+        """Log and apply several user edits in ONE transaction (all or nothing).
+
+        Parameters
+        ----------
+        edits : list of tuple
+            ``(op, label_id, item_id, before, after)`` as for :meth:`apply_edit`.
+
+        Returns
+        -------
+        seqs : list of int
+        """
+        edits = list(edits)
+        for op, *_ in edits:
+            if op not in ("add", "change", "delete"):
+                raise ParameterError(f"op: expected 'add', 'change' or 'delete', got {op!r}")
+        if not edits:
+            return []
+        what = f"{edits[0][0]} label {edits[0][1]}" if len(edits) == 1 else f"edit {len(edits)} labels"
+        seqs = []
+        with self._write(what) as conn:
+            for op, label_id, item_id, before, after in edits:
+                seq = _log(conn, op, label_id, item_id, before, after, None, author)
+                self._apply(conn, op, label_id, item_id, after if op != "delete" else None, seq)
+                seqs.append(seq)
+        return seqs
 
     @staticmethod
     def _apply(conn, op, label_id, item_id, text, seq) -> None:

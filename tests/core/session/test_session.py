@@ -261,3 +261,23 @@ def test_time_based_backups(tmp_path):
         time.sleep(0.1)
         s.add_label(BoundaryLabel(seg, index=3))
         assert len(list_backups(path)) > n0
+
+
+def test_add_labels_is_one_all_or_nothing_transaction(session):
+    seg = session.add_item("x", "series", "segmentation")
+    ali = session.add_item("y", "audio", "alignment")
+    writes = session.store.write_count
+    batch = [BoundaryLabel(seg, index=i + 1) for i in range(50)] + [AnchorLabel(ali, event=1, time_s=0.5)]
+    seen = []
+    session.events.subscribe(seen.append, kinds=LabelsChanged)
+    assert session.add_labels(batch) == batch
+    assert session.store.write_count == writes + 1
+    assert {e.item_id for e in seen} == {seg, ali} and sum(len(e.label_ids) for e in seen) == 51
+    assert len(session.labels()) == 51
+    with pytest.raises(ParameterError, match="already exists"):
+        session.add_labels([BoundaryLabel(seg, id="new", index=2), batch[0]])
+    with pytest.raises(ParameterError, match="already exists"):
+        session.add_labels([BoundaryLabel(seg, id="twin", index=2), BoundaryLabel(seg, id="twin", index=3)])
+    assert len(session.labels()) == 51 and session.add_labels([]) == []
+    assert session.undo() and len(session.labels()) == 50  # each label is its own undo step
+    assert session.integrity_check() == []

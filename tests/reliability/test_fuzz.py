@@ -16,6 +16,7 @@ ITEMS = ["seg", "ali", "war", "ghost"]  # "ghost" is never added
 
 ops = st.one_of(
     st.tuples(st.just("add"), st.sampled_from(ITEMS), any_label),
+    st.tuples(st.just("add_many"), st.lists(st.tuples(st.sampled_from(ITEMS), any_label), max_size=4)),
     st.tuples(st.just("change"), st.sampled_from(ITEMS), any_label),
     st.tuples(st.just("change_existing"), st.integers(0, 50), st.integers(-3, 3)),
     st.tuples(st.just("delete"), ids),
@@ -34,6 +35,8 @@ def _apply(session, op):
     kind = op[0]
     if kind == "add":
         session.add_label(dataclasses.replace(op[2], item_id=op[1]))
+    elif kind == "add_many":
+        session.add_labels([dataclasses.replace(lab, item_id=item) for item, lab in op[1]])
     elif kind == "change":
         session.change_label(dataclasses.replace(op[2], item_id=op[1]))
     elif kind == "change_existing":

@@ -9,6 +9,7 @@ created directly at the latest version).
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import zlib
 
@@ -81,6 +82,7 @@ CREATE TABLE settings (
 
 _V2_ADDITIONS = """
 ALTER TABLE label_log ADD COLUMN crc INTEGER;
+ALTER TABLE models ADD COLUMN blob_sha256 TEXT;
 CREATE TABLE store_meta (
     key TEXT PRIMARY KEY,
     value INTEGER NOT NULL
@@ -110,13 +112,18 @@ _NONE = "\x00"
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
-    # v2 checksums the edit log and counts committed write transactions (to skip backups of unchanged files).
+    # v2 checksums the edit log and model blobs, and counts committed write transactions
+    # (a backup is skipped when nothing changed since the last one).
     for statement in _V2_ADDITIONS.split(";"):
         if statement.strip():
             conn.execute(statement)
     rows = conn.execute("SELECT seq, op, label_id, item_id, before, after, target, time, author "
                         "FROM label_log").fetchall()
-    conn.executemany("UPDATE label_log SET crc = ? WHERE seq = ?", [(log_row_crc(*r[1:]), r[0]) for r in rows])
+    conn.executemany("UPDATE label_log SET crc = ? WHERE seq = ?",
+                     [(log_row_crc(*r[1:]), r[0]) for r in rows])
+    models = conn.execute("SELECT id, blob FROM models").fetchall()
+    conn.executemany("UPDATE models SET blob_sha256 = ? WHERE id = ?",
+                     [(hashlib.sha256(blob).hexdigest(), mid) for mid, blob in models])
 
 
 #: ``MIGRATIONS[v]`` upgrades a database from version ``v`` to ``v + 1`` inside a transaction.

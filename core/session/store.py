@@ -19,6 +19,7 @@ Durability and safety
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.metadata
 import json
 import logging
@@ -574,15 +575,15 @@ class ProjectStore:
 
     def insert_model(self, model: ModelRecord) -> None:
         with self._write(f"save model {model.id}") as conn:
-            conn.execute("INSERT INTO models (id, task, created, label_hash, params, blob, version) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            conn.execute("INSERT INTO models (id, task, created, label_hash, params, blob, version, blob_sha256) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          (model.id, model.task, model.created, model.label_hash, canonical_json(model.params),
-                          sqlite3.Binary(model.blob), model.version))
+                          sqlite3.Binary(model.blob), model.version, hashlib.sha256(model.blob).hexdigest()))
 
     def load_model(self, model_id: str) -> Optional[ModelRecord]:
-        rows = self._read("reading a model", "SELECT id, task, created, label_hash, params, version, blob "
-                                             "FROM models WHERE id = ?", (model_id,))
-        return _model(rows[0], True) if rows else None
+        rows = self._read("reading a model", "SELECT id, task, created, label_hash, params, version, blob, "
+                                             "blob_sha256 FROM models WHERE id = ?", (model_id,))
+        return self._model(rows[0], True) if rows else None
 
     def list_models(self, task: Optional[str] = None) -> list:
         """Models without their blobs, oldest first."""
@@ -591,13 +592,24 @@ class ProjectStore:
         if task is not None:
             sql += " WHERE task = ?"
             args = (task,)
-        return [_model(r, False) for r in self._read("listing models", sql + " ORDER BY created, rowid", args)]
+        return [self._model(r, False) for r in self._read("listing models", sql + " ORDER BY created, rowid", args)]
 
     def latest_model(self, task: str) -> Optional[ModelRecord]:
-        rows = self._read("reading a model", "SELECT id, task, created, label_hash, params, version, blob "
-                                             "FROM models WHERE task = ? ORDER BY created DESC, rowid DESC "
-                                             "LIMIT 1", (task,))
-        return _model(rows[0], True) if rows else None
+        rows = self._read("reading a model", "SELECT id, task, created, label_hash, params, version, blob, "
+                                             "blob_sha256 FROM models WHERE task = ? ORDER BY created DESC, "
+                                             "rowid DESC LIMIT 1", (task,))
+        return self._model(rows[0], True) if rows else None
+
+    def _model(self, row, with_blob: bool) -> ModelRecord:
+        blob = None
+        if with_blob:
+            blob = bytes(row[6])
+            problem = _blob_problem(row[0], blob, row[7])
+            if problem is not None:
+                raise ProjectDamagedError(f"project {self.path} is damaged: {problem}; retrain the model or "
+                                          f"restore a backup", backups=_backups.good_backups(self.path))
+        return ModelRecord(id=row[0], task=row[1], created=row[2], label_hash=row[3], params=json.loads(row[4]),
+                           version=row[5], blob=blob)
 
     def put_prediction(self, item_id: str, model_id: str, blob: bytes) -> None:
         with self._write(f"save a prediction of item {item_id}") as conn:
@@ -644,6 +656,10 @@ class ProjectStore:
                 for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchall():
                     problems.append(f"foreign key: row {rowid} of {table} points to a missing {parent}")
                 problems.extend(_content_problems(conn, limit=None)[0])
+                for mid, blob, expected in conn.execute("SELECT id, blob, blob_sha256 FROM models"):
+                    problem = _blob_problem(mid, bytes(blob), expected)
+                    if problem is not None:
+                        problems.append(problem)
                 current = {lid: (item, text) for lid, item, text in
                            conn.execute("SELECT id, item_id, label FROM labels").fetchall()}
             except sqlite3.Error as exc:
@@ -696,6 +712,7 @@ def _content_problems(conn, limit: Optional[int] = 5) -> tuple:
     return problems, history
 
 
-def _model(row, with_blob: bool) -> ModelRecord:
-    return ModelRecord(id=row[0], task=row[1], created=row[2], label_hash=row[3], params=json.loads(row[4]),
-                       version=row[5], blob=bytes(row[6]) if with_blob else None)
+def _blob_problem(model_id, blob, expected) -> Optional[str]:
+    if hashlib.sha256(blob).hexdigest() != expected:
+        return f"the stored blob of model {model_id!r} fails its sha256 checksum"
+    return None

@@ -174,6 +174,8 @@ def test_schema_1_is_migrated_keeping_labels_and_a_backup(tmp_path):
                  "VALUES (1, 'add', 'lab1', 'it1', ?, 2.0)",
                  (dumps_label(label),))
     conn.execute("INSERT INTO labels (id, item_id, label, seq) VALUES ('lab1', 'it1', ?, 1)", (dumps_label(label),))
+    conn.execute("INSERT INTO models (id, task, created, label_hash, params, blob, version) VALUES "
+                 "('m1', 'segmentation', 3.0, 'h', '{}', X'0102', '0.0')")
     conn.commit()
     conn.close()
     with pytest.raises(StoreError, match="older schema 1"):
@@ -183,6 +185,7 @@ def test_schema_1_is_migrated_keeping_labels_and_a_backup(tmp_path):
         assert s.can_undo
         assert s.integrity_check() == []
         assert s.store._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert s.load_model("m1").blob == b"\x01\x02"
         s.undo()
         assert s.labels() == []
     pre = [b for b in list_backups(path) if b.name.endswith(".w0.sqlite")]
@@ -313,3 +316,18 @@ def test_record_level_damage_sqlite_cannot_see_is_detected(tmp_path, tamper, mes
     with pytest.raises(ProjectDamagedError, match=message):
         Session.open(path)
     assert _digest(path) == before
+
+
+def test_damaged_model_blob_is_reported(tmp_path):
+    path = tmp_path / "p.marginalia"
+    with Session.create(path) as s:
+        s.save_model("m1", "segmentation", {"C": 1}, b"\x01\x02\x03", s.labels_hash())
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE models SET blob = X'010203FF'")
+    conn.commit()
+    conn.close()
+    with Session.open(path) as s:
+        assert [m.id for m in s.models()] == ["m1"]  # listing does not read blobs
+        with pytest.raises(ProjectDamagedError, match="fails its sha256 checksum"):
+            s.load_model("m1")
+        assert any("m1" in p for p in s.integrity_check())

@@ -160,3 +160,85 @@ def align_chroma(chroma: np.ndarray, frame_times: np.ndarray, score: Score, *,
         lead_frames = trail_frames = 0
     ali = Alignment(onsets, T)
     return ChromaAlignment(ali, times[onsets], lead_frames, trail_frames)
+
+
+# ------------------------------------------------------------- learned models
+#
+# A learned alignment model (core.models.alignment.AlignmentModel) scores frame
+# descriptors against event templates. The command line uses the app's
+# descriptors (core.tasks.alignment: unit chroma damped by quietness, plus the
+# quietness) and the app's templates with a silence event first, to which it
+# adds a trailing silence event so that both ends of a recording can be quiet.
+
+
+def alignment_item(recording) -> tuple:
+    """``(X (T, 13), Phi (E + 2, 13))``: frame descriptors and templates with leading/trailing silence."""
+    from ..tasks.alignment import event_templates, frame_features
+    if recording.score is None:
+        raise ParameterError(f"{recording.audio_path}: has no score to align to")
+    X = frame_features(recording.chroma, recording.loudness_db)
+    phi = event_templates(recording.score)
+    Phi = np.vstack([phi, phi[:1]])
+    return X, Phi
+
+
+def _monotone_onsets(frames: np.ndarray, T: int) -> np.ndarray:
+    """Strictly increasing onsets in ``[0, T)`` as close as possible to ``frames`` (first one forced to 0)."""
+    on = np.asarray(np.round(frames), dtype=np.int64)
+    n = on.shape[0]
+    on[0] = 0
+    for k in range(1, n):
+        on[k] = max(on[k], on[k - 1] + 1)
+    for k in range(n - 1, 0, -1):
+        on[k] = min(on[k], T - (n - k), on[k + 1] - 1 if k + 1 < n else T - 1)
+    return on
+
+
+def expected_alignment(recording, anchors=()) -> Alignment:
+    """The score played in strict time between the first and last sound, through the anchors if any.
+
+    Returns the expected alignment of the ``E + 2`` events of :func:`alignment_item`
+    (leading silence, the score's events, trailing silence) -- the ``Ȳ`` of the
+    weakly supervised learner.
+
+    Parameters
+    ----------
+    recording : Recording
+    anchors : iterable of AnchorLabel
+        Score event ``event`` starts at ``time_s`` of the audio.
+    """
+    score = recording.score
+    T = recording.chroma.shape[0]
+    E = score.n_events
+    if T < E + 2:
+        raise ParameterError(f"{recording.audio_path}: {T} frames cannot hold {E} events; is the recording too short?")
+    q = quiet_frames(recording.energy_db)
+    loud = np.flatnonzero(q < 0)
+    first, last = (int(loud[0]), int(loud[-1])) if loud.size else (0, T - 1)
+    times = recording.times
+    on_s = np.asarray(score.event_onsets_s, dtype=np.float64)
+    end_s = max(float(score.duration_s), float(on_s[-1]) + 1e-3)
+    pts_score = [float(on_s[0]), end_s]
+    pts_audio = [float(times[first]), float(times[min(last + 1, T - 1)])]
+    for a in anchors:
+        if not 0 <= a.event < E:
+            raise ParameterError(f"anchor: event {a.event} is not in the score (events 0..{E - 1})")
+        pts_score.append(float(on_s[a.event]))
+        pts_audio.append(float(a.time_s))
+    order = np.argsort(pts_score, kind="stable")
+    xs, ys = np.asarray(pts_score)[order], np.maximum.accumulate(np.asarray(pts_audio)[order])
+    audio_on = np.interp(on_s, xs, ys)
+    frame_of = np.searchsorted(times, audio_on, side="left")
+    trail = np.searchsorted(times, np.interp(end_s, xs, ys), side="left")
+    frames = np.concatenate([[0], frame_of, [trail]])
+    return Alignment(_monotone_onsets(frames, T), T)
+
+
+def align_with_model(cli_model, recording) -> np.ndarray:
+    """Onset time (s) of every score event with a learned :class:`AlignmentModel`, shape (E,)."""
+    item = alignment_item(recording)
+    if item[0].shape[1] != getattr(cli_model.model, "n_features_", item[0].shape[1]):
+        raise ParameterError(f"model {cli_model._name()} was trained on other frame features "
+                             f"({cli_model.model.n_features_}, here {item[0].shape[1]}); retrain it")
+    ali = cli_model.model.decode(item, cli_model.w)
+    return recording.times[ali.onsets[1:-1]]

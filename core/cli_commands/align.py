@@ -60,7 +60,9 @@ class Recording:
     times : ndarray, shape (T,)
         Frame times in seconds.
     energy_db : ndarray, shape (T,)
-        Frame loudness (dB) from the log-mel spectrogram.
+        Frame loudness (dB): mean power of the log-mel bands.
+    loudness_db : ndarray, shape (T,)
+        Loudest mel band of each frame relative to the loudest frame (dB, <= 0), as the app computes it.
     frame_rate : float
     """
 
@@ -70,6 +72,7 @@ class Recording:
     chroma: np.ndarray
     times: np.ndarray
     energy_db: np.ndarray
+    loudness_db: np.ndarray
     frame_rate: float
 
 
@@ -83,10 +86,12 @@ def load_recording(audio_path, score_path=None) -> Recording:
     data = ItemLoader(max_items=1).load(record)
     image_db = np.asarray(data.spectrogram[0], dtype=np.float64)  # (F, T) dB
     energy_db = 10.0 * np.log10(np.maximum(np.mean(10.0 ** (image_db / 10.0), axis=0), 1e-12))
+    loudness_db = image_db.max(axis=0)
+    loudness_db = loudness_db - loudness_db.max()
     times = np.asarray(data.sequence.positions, dtype=np.float64)
     return Recording(audio_path=str(audio_path), score=data.score, features=data.sequence,
                      chroma=np.asarray(data.chroma, dtype=np.float64), times=times, energy_db=energy_db,
-                     frame_rate=float(data.frame_rate))
+                     loudness_db=loudness_db, frame_rate=float(data.frame_rate))
 
 
 def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times) -> list:
@@ -203,15 +208,48 @@ def read_pairs(path) -> list:
 
 
 def train_alignment_pairs(args) -> int:
-    """``train --task alignment --pairs PAIRS.csv``: weak supervision from score/audio pairs (plus anchors)."""
-    from ..exceptions import ParameterError
+    """``train --task alignment --pairs PAIRS.csv``: weak supervision from score/audio pairs (plus anchors).
+
+    Every recording is described by the app's frame descriptors, every score by
+    its event templates between two silences; the expected alignment is the
+    score played in strict time between the first and the last sound (through
+    the anchors when a pair has some). :class:`~core.learners.weak.WeakAlignment`
+    learns per-class scorers from that alone (thesis ch.6); they are saved as an
+    :class:`~core.models.alignment.AlignmentModel`.
+    """
+    from ..learners.weak import WeakAlignment
+    from ..models.alignment import AlignmentModel
+    from ..models.persistence import labels_hash
+    from ._align import alignment_item, expected_alignment
+    from ._common import make_progress
+    from ._models import CliModel, save_model
     pairs = read_pairs(args.pairs)
+    items, expected, rates = [], [], []
+    progress = make_progress(args, len(pairs), "train: reading", unit="pairs")
+    with progress:
+        for pair in pairs:
+            rec = load_recording(pair.audio, pair.score)
+            items.append(alignment_item(rec))
+            expected.append(expected_alignment(rec, pair.anchors))
+            rates.append(rec.frame_rate)
+            progress.advance(message=pair.audio.name)
+    n_anchors = sum(len(p.anchors) for p in pairs)
+    info(args, f"train: {len(pairs)} score/audio pairs, {n_anchors} anchors, weakly supervised alignment")
+    progress = make_progress(args, args.max_iter, "train", unit="iterations")
+    learner = WeakAlignment(lam=args.lam, mu=args.mu, nu=args.nu, max_iter=args.max_iter,
+                            callback=lambda _learner, _it: progress.advance())
     try:
-        from ..learners.weak import WeakAlignment  # noqa: F401
-        from ..models.alignment import AlignmentModel  # noqa: F401
-    except ImportError:
-        raise ParameterError("--task alignment: the weakly supervised alignment learner is not available in this "
-                             f"build yet ({len(pairs)} pairs read); align without a model with "
-                             "`marginalia-cli align --score S.mid --audio A.wav`") from None
-    raise ParameterError("--task alignment: this build's alignment learner is not wired to the command line yet; "
-                         "align without a model with `marginalia-cli align --score S.mid --audio A.wav`")
+        learner.fit(items, expected)
+    finally:
+        progress.set_total(progress.done)
+        progress.close()
+    model = AlignmentModel(n_classes=items[0][1].shape[1], frame_rate=float(np.median(rates)))
+    w = learner.to_model_w(model)
+    prov = {"learner": "weak", "learner_params": {"lam": args.lam, "mu": args.mu, "nu": args.nu,
+                                                  "max_iter": args.max_iter},
+            "trained_on": [{"score": str(p.score.resolve()), "audio": str(p.audio.resolve())} for p in pairs],
+            "label_hash": labels_hash([a for p in pairs for a in p.anchors]),
+            "n_pairs": len(pairs), "n_anchors": n_anchors}
+    save_model(args.out, CliModel("alignment", "chroma", model, w, prov))
+    info(args, f"train: wrote {args.out}")
+    return EXIT_OK

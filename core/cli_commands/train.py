@@ -18,9 +18,11 @@ forms:
       fit from the labels of a Marginalia project (segmentation items; --kind picks cgh/audio/series)
   train --task segmentation --profiles P.csv[.gz] --annotations A.csv --out MODEL
       fit from every labelled sequence of the files (annotations: profile.id,chromosome,min,max,annotation)
-  train --task alignment --pairs PAIRS.csv --out MODEL
-      weakly supervised audio-to-score fit; PAIRS.csv has columns score,audio (paths relative to it) and
-      optionally anchors (a CSV of event,audio_time_s for that pair)
+  train --task alignment --pairs PAIRS.csv --out MODEL [--max-iter N --lam L --mu M --nu N]
+      weakly supervised audio-to-score fit (thesis ch.6): per-class scorers learned from the scores and
+      recordings alone, the expected alignment being the score played in strict time (through the anchors
+      when given); PAIRS.csv has columns score,audio (paths relative to it) and optionally anchors (a CSV
+      of event,audio_time_s for that pair)
 
 learners:
   ssvm        structured SVM by block-coordinate Frank-Wolfe (default; --C, --max-iter)
@@ -59,6 +61,12 @@ def add_parser(sub, parents) -> None:
                    help="aCGH: logratio with its local Hermite moments (default, as in the app) or the raw "
                         "logratio only")
     p.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
+    p.add_argument("--lam", type=_positive_float, default=1e-3,
+                   help="alignment: ridge strength of the per-class scorers (default 1e-3)")
+    p.add_argument("--mu", type=_non_negative_float, default=0.0,
+                   help="alignment: weight of the global prior, closeness to the expected alignment (default 0)")
+    p.add_argument("--nu", type=_non_negative_float, default=0.0,
+                   help="alignment: weight of the local prior, event durations (default 0)")
     p.set_defaults(run=run)
 
 
@@ -69,6 +77,16 @@ def _positive_float(text):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not v > 0 or v == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
+def _non_negative_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return v
 
 

@@ -149,3 +149,55 @@ def test_pairs_table_resolves_relative_paths_and_reads_anchors(tmp_path):
     pairs.write_text("score,audio,anchors\na.mid,a.wav,a_anchors.csv\n")
     with pytest.raises(DataFormatError, match=r"a_anchors\.csv, line 2: expected an integer event"):
         read_pairs(pairs)
+
+
+@pytest.fixture(scope="module")
+def alignment_model(performance, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("almodel")
+    (folder / "pairs.csv").write_text(f"score,audio\n{performance / 'take.mid'},{performance / 'take.wav'}\n")
+    out = folder / "align.model"
+    assert main(["train", "--task", "alignment", "--pairs", str(folder / "pairs.csv"), "--out", str(out),
+                 "--max-iter", "10", "-q"]) == 0
+    return out
+
+
+def test_weakly_trained_alignment_model_aligns_within_50_ms(alignment_model, performance, tmp_path):
+    from core.cli_commands._models import load_model
+    m = load_model(alignment_model, task="alignment")
+    assert m.features == "chroma" and m.provenance["learner"] == "weak" and m.provenance["n_pairs"] == 1
+    out = tmp_path / "a.csv"
+    assert main(["align", "--score", str(performance / "take.mid"), "--audio", str(performance / "take.wav"),
+                 "--model", str(alignment_model), "--out", str(out), "-q"]) == 0
+    got = np.array([float(r["audio_time_s"]) for r in read_rows(out)])
+    assert np.abs(got - performed_onsets()).max() <= 0.05
+
+
+def test_predict_folder_of_score_audio_pairs_writes_aligned_midi_and_csv(alignment_model, performance, tmp_path):
+    out = tmp_path / "aligned"
+    assert main(["predict", str(alignment_model), str(performance), "--out", str(out), "-q"]) == 0
+    rows = read_rows(out / "take_alignment.csv")
+    got = np.array([float(r["audio_time_s"]) for r in rows])
+    assert np.abs(got - performed_onsets()).max() <= 0.05
+    from core.io.midi import read_midi
+    assert read_midi(out / "take_aligned.mid").onsets_s == pytest.approx(got, abs=2e-3)
+    # a segmentation-only command refuses the alignment model
+    assert main(["evaluate", str(alignment_model), "--profiles", str(performance / "take.wav"),
+                 "--annotations", str(performance / "take.wav"), "-q"]) == 2
+
+
+def test_expected_alignment_follows_the_score_between_the_sounds_and_through_anchors():
+    from types import SimpleNamespace
+
+    from core.cli_commands._align import expected_alignment
+    from core.types import AnchorLabel
+    score = Score(pitches=[60, 62, 64, 65], onsets_s=[0, 1, 2, 3], offsets_s=[1, 2, 3, 4])
+    T = 60
+    energy = np.full(T, -90.0)
+    energy[10:50] = 0.0  # sound from frame 10 to 49: 40 frames for 4 s of score
+    rec = SimpleNamespace(score=score, chroma=np.zeros((T, 12)), energy_db=energy, times=np.arange(T) * 0.1,
+                          audio_path="x.wav")
+    assert expected_alignment(rec).onsets.tolist() == [0, 10, 20, 30, 40, 50]
+    # the third event played late: the expected tempo bends through the anchor (score 0 s -> 1 s,
+    # 2 s -> 3.5 s, 4 s -> 5 s); an onset falls on the first frame at or after its expected time
+    late = AnchorLabel(item_id="x", event=2, time_s=3.5)
+    assert expected_alignment(rec, [late]).onsets.tolist() == [0, 10, 23, 35, 43, 50]

@@ -390,7 +390,7 @@ class ProjectStore:
 
     def load_items(self) -> list:
         rows = self._read("reading items", "SELECT id, name, kind, task, source_path, source_hash, size, mtime, "
-                                           "meta, created FROM items ORDER BY created, id")
+                                           "meta, created FROM items ORDER BY rowid")
         return [ItemRecord(id=r[0], name=r[1], kind=r[2], task=r[3], source_path=r[4], source_hash=r[5],
                            meta=json.loads(r[8]), size=r[6], mtime=r[7], created=r[9]) for r in rows]
 

@@ -44,7 +44,8 @@ __all__ = [
 ]
 
 _BLOCK = 32          # ends between two compactions of the live starts (penalized decoder)
-_GROUP = 16          # live starts per bounded group
+_GROUP = 8           # smallest group of live starts sharing one bound (groups grow as sqrt(live))
+_FIXED_GROUP = 16    # static groups of starts of the fixed-K decoder
 _TOL = 1e-10         # relative slack of the pruning test (rounding of prefix sums)
 
 
@@ -397,7 +398,7 @@ def _fixed_k_decode(X, n_segments, metric, min_size, constraints, second):
     future, lam, ub, direct = fixed_k_bounds(pb, K, bool(second), _unconstrained_runner(pb))
     if direct is not None:
         return SegmentationResult(Segmentation(direct, pb.T), _seg_cost_prefix(pb.S, pb.Q, direct, 0.0)), None
-    F1, F2, _ = _k._fixed_k(pb.S, pb.Q, K, pb.m, pb.lo, pb.hi, pb.end_ok, _GROUP, bool(second), True, _TOL,
+    F1, F2, _ = _k._fixed_k(pb.S, pb.Q, K, pb.m, pb.lo, pb.hi, pb.end_ok, _FIXED_GROUP, bool(second), True, _TOL,
                             future, float(lam), float(ub))
     if not np.isfinite(F1[K, pb.T]):
         raise ParameterError(f"n_segments: no segmentation with exactly {K} segments (min_size={pb.m}) "

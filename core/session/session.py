@@ -26,7 +26,7 @@ from typing import Iterable, Optional
 
 from ..events import EventHub, ItemsChanged, LabelsChanged, ModelChanged, PredictionChanged, SettingChanged, \
     UndoStateChanged
-from ..exceptions import ParameterError, StoreError
+from ..exceptions import DataFormatError, ParameterError, ProjectDamagedError, StoreError
 from .codec import canonical_json, dumps_label, labels_digest, loads_label, task_of_label
 from .records import TASKS, ItemRecord, ModelRecord, PredictionRecord
 from .sources import file_sha256, file_signature
@@ -73,7 +73,11 @@ class Session:
             self._items[item.id] = item
             self._by_item[item.id] = {}
         for label_id, item_id, text in self._store.current_labels():
-            label = loads_label(text)
+            try:
+                label = loads_label(text)
+            except DataFormatError as exc:
+                raise ProjectDamagedError(f"project {self.path} is damaged: label {label_id!r} cannot be read "
+                                          f"({exc})", backups=self._store.backups()) from None
             self._labels[label_id] = label
             self._by_item[item_id][label_id] = label
         self._history = self._store.history()
@@ -86,7 +90,12 @@ class Session:
 
         ``store_options`` go to :class:`ProjectStore` (backup frequency...).
         """
-        return cls(ProjectStore.create(path, **store_options), hub=hub, author=author)
+        store = ProjectStore.create(path, **store_options)
+        try:
+            return cls(store, hub=hub, author=author)
+        except BaseException:
+            store.close()
+            raise
 
     @classmethod
     def open(cls, path, *, read_only: bool = False, hub: Optional[EventHub] = None, author: str = "",

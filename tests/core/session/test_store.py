@@ -145,8 +145,7 @@ def test_newer_schema_is_refused_without_touching_the_file(tmp_path):
     with pytest.raises(ProjectVersionError):
         Session.open(path, read_only=True)
     assert _digest(path) == before
-    Session.open  # the lock was released: a second failing open gives the same error, not ProjectInUseError
-    with pytest.raises(ProjectVersionError):
+    with pytest.raises(ProjectVersionError):  # the lock was released: not ProjectInUseError
         Session.open(path)
 
 
@@ -331,3 +330,21 @@ def test_damaged_model_blob_is_reported(tmp_path):
         with pytest.raises(ProjectDamagedError, match="fails its sha256 checksum"):
             s.load_model("m1")
         assert any("m1" in p for p in s.integrity_check())
+
+
+def test_consistent_but_unreadable_label_is_reported_as_damage(tmp_path):
+    from core.session.schema import log_row_crc
+    path, _ = _project(tmp_path, n_labels=1)
+    bad = '{"type":"FutureLabel"}'
+    conn = sqlite3.connect(path)
+    seq, op, lid, item, before, target, t, author = conn.execute(
+        "SELECT seq, op, label_id, item_id, before, target, time, author FROM label_log").fetchone()
+    conn.execute("UPDATE label_log SET after = ?, crc = ? WHERE seq = ?",
+                 (bad, log_row_crc(op, lid, item, before, bad, target, t, author), seq))
+    conn.execute("UPDATE labels SET label = ?", (bad,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(ProjectDamagedError, match="cannot be read.*unknown type 'FutureLabel'"):
+        Session.open(path)
+    with pytest.raises(ProjectDamagedError):  # again: the failed open released the lock
+        Session.open(path)

@@ -163,6 +163,8 @@ class ProjectStore:
     def _open_file(self) -> None:
         if not self.path.exists():
             raise StoreError(f"no project at {self.path}: the file does not exist")
+        if not self.path.is_file():
+            raise StoreError(f"no project at {self.path}: it is not a file (expected a .marginalia project file)")
         problem = _backups.check_database_file(self.path)
         if problem is not None:
             raise self._damaged(problem)

@@ -217,6 +217,8 @@ def test_create_refuses_an_existing_file_and_open_a_missing_one(tmp_path):
         Session.create(path)
     with pytest.raises(StoreError, match="does not exist"):
         Session.open(tmp_path / "nope.marginalia")
+    with pytest.raises(StoreError, match="it is not a file"):
+        Session.open(tmp_path)
 
 
 def test_concurrent_edits_from_threads_stay_consistent(session):

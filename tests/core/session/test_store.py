@@ -122,6 +122,8 @@ def test_restore_moves_the_damaged_file_aside(tmp_path):
     with Session.open(path) as s:
         assert s.labels() == labels  # the close-time backup holds every label
         assert s.integrity_check() == []
+        with pytest.raises(ProjectInUseError):  # never restore over a project that is open
+            ProjectStore.restore_backup(info.value.backups[0], path)
 
 
 def test_restore_refuses_a_bad_backup(tmp_path):

@@ -101,8 +101,9 @@ def align_rows(S, m, onset_lo, onset_hi, truth, mode, c,
     bits : ndarray of uint8, shape (T, ceil(E / 8))
         Packed decisions; written when ``store_bits``.
     ck_every : int
-        When > 0, copy ``ring`` and ``win`` after every row ``t`` with
-        ``(t + 1) % ck_every == 0`` into ``ck_ring`` / ``ck_win``.
+        When > 0, after every row ``t`` with ``(t + 1) % ck_every == 0`` copy
+        rows ``t - q`` (``q < m``) of the ring into ``ck_ring[j, q]`` and, when
+        ``m > 1``, ``win`` into ``ck_win[j]`` (``j = (t + 1) // ck_every - 1``).
     path_ev, path_on : ndarray of int64
         When ``path_ev`` is not empty: the event of every frame and the onsets
         of a path whose two incoming candidates are recorded.
@@ -120,6 +121,8 @@ def align_rows(S, m, onset_lo, onset_hi, truth, mode, c,
     R = m + 1
     record = path_ev.shape[0] > 0
     fused_onset = mode == LOSS_ONSET and m == 1
+    # ramp[E + d] = c |d|: the onset loss of a row is a contiguous slice of it
+    ramp = np.abs(np.arange(-E, E + 1).astype(np.float64)) * c if fused_onset else np.zeros(1)
     for t in range(t_start, t_stop):
         if check_finite:
             # the row is read right after, so this check costs little extra memory traffic
@@ -170,9 +173,9 @@ def align_rows(S, m, onset_lo, onset_hi, truth, mode, c,
             wh = onset_hi[first:hi + 1]
             w = win[first:hi + 1] if m > 1 else r
             if fused_onset:
-                off = first - truth[t]
+                rp = ramp[E + first - truth[t]:E + first - truth[t] + n]
                 for i in range(n):
-                    v = r[i] + c * abs(i + off)
+                    v = r[i] + rp[i]
                     a = p0[i] + v
                     ok = (s >= wl[i]) & (s <= wh[i])
                     b = p1[i] + v if ok else NEG
@@ -233,10 +236,13 @@ def align_rows(S, m, onset_lo, onset_hi, truth, mode, c,
                 elif onset_lo[e] <= s <= onset_hi[e]:
                     rec_start[t] = old[e - 1] + w
         if ck_every > 0 and (t + 1) % ck_every == 0:
+            # the rows after t read only rows t-m+1..t and the window sums
             j = (t + 1) // ck_every - 1
             if j < ck_ring.shape[0]:
-                ck_ring[j, :, :] = ring
-                ck_win[j, :] = win
+                for q in range(m):
+                    ck_ring[j, q, :] = ring[(t - q) % R]
+                if m > 1:
+                    ck_win[j, :] = win
     return -1
 
 
@@ -354,12 +360,14 @@ def path_candidates(S, m, onset_lo, onset_hi, truth, mode, c, k, ck_ring, ck_win
         emin = path_ev[t0]
         emax = path_ev[t1 - 1]
         ea = max(0, emin - 1 - k)
-        if j == 0:
-            ring[:, :] = NEG
-            win[:] = 0.0
-        else:
-            ring[:, :] = ck_ring[j - 1]
-            win[:] = ck_win[j - 1]
+        ring[:, :] = NEG
+        win[:] = 0.0
+        if j > 0:
+            last = t0 - 1
+            for q in range(m):
+                ring[(last - q) % (m + 1), :] = ck_ring[j - 1, q]
+            if m > 1:
+                win[:] = ck_win[j - 1]
         align_rows(S, m, onset_lo, onset_hi, truth, mode, c, ring, win, buf_new, buf_old, flags,
                    t0, t1, ea, emax, bits, False, 0, ck_ring, ck_win,
                    path_ev, path_on, rec_cont, rec_start, False)

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: memory allowed for the checkpoints that make second-best decoding cheap
-_CHECKPOINT_BYTES = 32 * 2**20
+_CHECKPOINT_BYTES = 8 * 2**20
 _LOSSES = {"hamming": _k.LOSS_HAMMING, "onset": _k.LOSS_ONSET}
 
 
@@ -218,27 +218,29 @@ def _tightened_windows(cons: AlignmentConstraints, T: int, m: int):
     E = cons.n_events
     lo = cons.onset_min.copy()
     hi = cons.onset_max.copy()
-    lo_src = list(cons.min_label)
-    hi_src = list(cons.max_label)
     if lo[0] > 0:
-        raise InfeasibleLabelsError(f"labels: event 0 must start at frame 0 but label {lo_src[0]!r} makes it "
-                                    f"start at frame >= {int(lo[0])}", [lo_src[0]])
+        raise InfeasibleLabelsError(f"labels: event 0 must start at frame 0 but label {cons.min_label[0]!r} makes "
+                                    f"it start at frame >= {int(lo[0])}", [cons.min_label[0]])
+    hi_ids = list(cons.max_label)
+    hi_ids[0] = ""  # event 0 starts at frame 0 by definition, not because of a label
     lo[0] = hi[0] = 0
-    for e in range(1, E):
-        if lo[e - 1] + m > lo[e]:
-            lo[e] = lo[e - 1] + m
-            lo_src[e] = lo_src[e - 1]
     if hi[E - 1] > T - m:
-        hi[E - 1] = T - m
-        hi_src[E - 1] = ""
-    for e in range(E - 2, -1, -1):
-        if hi[e + 1] - m < hi[e]:
-            hi[e] = hi[e + 1] - m
-            hi_src[e] = hi_src[e + 1]
+        hi[E - 1] = T - m  # the last event needs m frames
+        hi_ids[E - 1] = ""
+    # onsets[e] >= onsets[e'] + (e - e') m and onsets[e] <= onsets[e''] - (e'' - e) m
+    steps = np.arange(E, dtype=np.int64) * m
+    lo_key = lo - steps
+    lo_run = np.maximum.accumulate(lo_key)
+    hi_key = (hi - steps)[::-1]
+    hi_run = np.minimum.accumulate(hi_key)
+    lo_src_idx = np.maximum.accumulate(np.where(lo_key == lo_run, np.arange(E), 0))
+    hi_src_idx = (E - 1 - np.maximum.accumulate(np.where(hi_key == hi_run, np.arange(E), 0)))[::-1]
+    lo = lo_run + steps
+    hi = hi_run[::-1] + steps
     bad = np.flatnonzero(lo > hi)
     if bad.size:
         e = int(bad[0])
-        ids = [i for i in dict.fromkeys((lo_src[e], hi_src[e])) if i]
+        ids = [i for i in dict.fromkeys((cons.min_label[lo_src_idx[e]], hi_ids[hi_src_idx[e]])) if i]
         raise InfeasibleLabelsError(
             f"labels: no alignment of {E} events over {T} frames with >= {m} frame(s) per event satisfies "
             f"labels {ids} (event {e} would have to start in frames [{int(lo[e])}, {int(hi[e])}])", ids)
@@ -283,6 +285,12 @@ def _check_problem(S, min_frames, constraints):
     return S, m, lo, hi
 
 
+def _frame_events(onsets, T) -> np.ndarray:
+    """Event of every frame, shape (T,), for onsets starting at frame 0."""
+    E = onsets.shape[0]
+    return np.repeat(np.arange(E, dtype=np.int64), np.diff(np.append(onsets, T)))
+
+
 def _check_alignment(name, a, T=None, E=None) -> Alignment:
     if not isinstance(a, Alignment):
         raise ParameterError(f"{name}: expected an Alignment, got {type(a).__name__}")
@@ -307,13 +315,13 @@ class _Decoder:
         self.mode, self.scale = mode, float(scale)
         self.bits = np.zeros((T, (E + 7) // 8), np.uint8)
         if checkpoints:
-            per_row = (m + 2) * E * 8
+            per_row = (m + (m > 1)) * E * 8
             self.k = max(32, m, -(-T * per_row // _CHECKPOINT_BYTES))
         else:
             self.k = 0
         nck = T // self.k if self.k else 0
-        self.ck_ring = np.empty((nck, m + 1, E))
-        self.ck_win = np.empty((nck, E))
+        self.ck_ring = np.empty((nck, m, E))
+        self.ck_win = np.empty((nck, E if m > 1 else 0))
         ring, win = self._fresh()
         bad = self._run(ring, win, 0, T, 0, E - 1, True, self.k, _EMPTY_I, _EMPTY_I, _EMPTY_F, _EMPTY_F, True)
         if bad >= 0:
@@ -346,7 +354,7 @@ class _Decoder:
         """
         T, E = self.S.shape
         m, k = self.m, self.k
-        ev = Alignment(onsets, T).frame_events()
+        ev = _frame_events(onsets, T)
         rec_c = np.full(T, -np.inf)
         rec_s = np.full(T, -np.inf)
         _k.path_candidates(self.S, m, self.lo, self.hi, self.truth, self.mode, self.scale, k,
@@ -423,7 +431,7 @@ def align_loss_augmented(S, truth: Alignment, *, loss: str = "hamming", loss_sca
     if loss not in _LOSSES:
         raise ParameterError(f"loss: expected 'hamming' or 'onset', got {loss!r}")
     c = _check_scale(loss_scale)
-    ev = truth.frame_events()
+    ev = _frame_events(truth.onsets, T)
     mode = _LOSSES[loss]
     # Hamming is sum_t [e(t) != e*(t)] = T - sum_t [e(t) == e*(t)]: subtract c on the truth cells, add c T.
     dec = _Decoder(S, m, lo, hi, ev, mode, c)
@@ -578,13 +586,13 @@ def alignment_score(S, alignment: Alignment) -> float:
 def alignment_hamming(a: Alignment, b: Alignment) -> int:
     """Number of frames assigned to different events by ``a`` and ``b``."""
     a, b = _same_shape(a, b)
-    return int(np.count_nonzero(a.frame_events() != b.frame_events()))
+    return int(np.count_nonzero(_frame_events(a.onsets, a.n_frames) != _frame_events(b.onsets, b.n_frames)))
 
 
 def alignment_onset_loss(a: Alignment, b: Alignment) -> int:
     """Area between the event-index step functions: ``sum_t |e_a(t) - e_b(t)|`` (thesis §5.3.1)."""
     a, b = _same_shape(a, b)
-    return int(np.abs(a.frame_events() - b.frame_events()).sum())
+    return int(np.abs(_frame_events(a.onsets, a.n_frames) - _frame_events(b.onsets, b.n_frames)).sum())
 
 
 def _same_shape(a, b):

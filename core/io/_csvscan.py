@@ -114,7 +114,7 @@ def _fields_equal(buf, a0, a1, b0, b1):
 
 
 @numba.njit(cache=True)
-def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flags, row_off, run_start):
+def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flag_rm, flag_span, row_off, run_start):
     """Scan data lines of a delimited table.
 
     Parameters
@@ -131,7 +131,8 @@ def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flag
     num_cols : int64 array, shape (M,)
         Columns parsed as numbers into ``values[:, m]``.
     values : float64 array, shape (R, M)   (output)
-    flags : uint8 array, shape (R, M)      (output) 1 where Python must parse the field
+    flag_rm : int64 array, shape (R * M, 2)   (output) (row, m) of each field the kernel left to Python
+    flag_span : int64 array, shape (R * M, 2) (output) byte range of that field
     row_off : int64 array, shape (R,)      (output) offset of each row's line
     run_start : int64 array, shape (R,)    (output) first row of each run
 
@@ -188,10 +189,11 @@ def _scan_rows(buf, start, delim, ncols, key_cols, num_cols, pow10, values, flag
             c = num_cols[m]
             v, ok = _parse_decimal(buf, fs[c], fe[c], pow10)
             values[row, m] = v
-            if ok:
-                flags[row, m] = 0
-            else:
-                flags[row, m] = 1
+            if not ok:
+                flag_rm[nflagged, 0] = row
+                flag_rm[nflagged, 1] = m
+                flag_span[nflagged, 0] = fs[c]
+                flag_span[nflagged, 1] = fe[c]
                 nflagged += 1
         new_run = row == 0
         if not new_run:
@@ -260,7 +262,8 @@ def scan_rows(buf: np.ndarray, start: int, delim: int, ncols: int, key_cols, num
     -------
     values : ndarray, shape (R, M)
     flagged : ndarray of int64, shape (F, 2)
-        (row, number column) of the fields the kernel left to Python.
+        (row, number column) of the fields still to parse in Python: empty unless one of the fields the
+        kernel could not parse is not a finite number (then all of them, so errors name the first).
     row_off : ndarray of int64, shape (R,)
     run_start : ndarray of int64, shape (n_runs,)
     error : None or (offset, n_fields)
@@ -270,14 +273,61 @@ def scan_rows(buf: np.ndarray, start: int, delim: int, ncols: int, key_cols, num
     num_cols = np.asarray(num_cols, dtype=np.int64)
     cap = int(_count_byte(buf, start, 10)) + 1
     values = np.empty((cap, num_cols.shape[0]), dtype=np.float64)
-    flags = np.empty((cap, num_cols.shape[0]), dtype=np.uint8)
+    # np.empty pages are only committed when written, so the flag arrays cost memory only when used
+    flag_rm = np.empty((cap * num_cols.shape[0], 2), dtype=np.int64)
+    flag_span = np.empty((cap * num_cols.shape[0], 2), dtype=np.int64)
     row_off = np.empty(cap, dtype=np.int64)
     run_start = np.empty(cap, dtype=np.int64)
     nrows, nruns, nflagged, code, eoff, enf = _scan_rows(buf, start, delim, ncols, key_cols, num_cols, _POW10,
-                                                         values, flags, row_off, run_start)
+                                                         values, flag_rm, flag_span, row_off, run_start)
     error = None if code == OK else (int(eoff), int(enf))
-    flagged = np.argwhere(flags[:nrows]) if nflagged else np.empty((0, 2), dtype=np.int64)
-    return values[:nrows], flagged, row_off[:nrows], run_start[:nruns], error
+    flagged = flag_rm[:nflagged]
+    values = values[:nrows]
+    if nflagged and error is None:
+        flagged = _convert_in_bulk(buf, flag_span[:nflagged], flagged, values)
+    return values, flagged, row_off[:nrows], run_start[:nruns], error
+
+
+@numba.njit(cache=True)
+def _gather_fields(buf, spans):
+    """Copy the fields ``buf[s:e]`` (spaces and wrapping quotes removed), one per line, into one buffer."""
+    total = 0
+    for k in range(spans.shape[0]):
+        total += spans[k, 1] - spans[k, 0] + 1
+    out = np.empty(total, dtype=np.uint8)
+    j = 0
+    for k in range(spans.shape[0]):
+        s, e = spans[k, 0], spans[k, 1]
+        while s < e and (buf[s] == 32 or buf[s] == 9):
+            s += 1
+        while e > s and (buf[e - 1] == 32 or buf[e - 1] == 9):
+            e -= 1
+        if e - s >= 2 and buf[s] == 34 and buf[e - 1] == 34:
+            s += 1
+            e -= 1
+        for i in range(s, e):
+            out[j] = buf[i]
+            j += 1
+        out[j] = 10
+        j += 1
+    return out[:j]
+
+
+def _convert_in_bulk(buf, spans, flagged, values):
+    """Parse the kernel's leftovers (e.g. 17-digit ``repr`` output) with numpy's exact string conversion.
+
+    Returns the (row, m) pairs still unresolved -- empty, or every flagged field when one of them is not
+    a finite number, so that the caller's per-field parser reports the first bad one precisely.
+    """
+    joined = _gather_fields(buf, spans).tobytes()
+    try:
+        parsed = np.array(joined.split(b"\n")[:-1]).astype(np.float64)
+    except ValueError:
+        return flagged
+    if parsed.shape[0] != flagged.shape[0] or not np.all(np.isfinite(parsed)):
+        return flagged
+    values[flagged[:, 0], flagged[:, 1]] = parsed
+    return flagged[:0]
 
 
 def parse_decimal(text: str):

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..exceptions import DataFormatError, ParameterError
 from ..types import Sequence
+from . import _csvscan
 from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
 
 __all__ = ["read_series", "write_series"]
@@ -71,27 +72,38 @@ def read_series(path, *, time_column=None) -> Sequence:
         raise ParameterError(f"time_column: expected None, a column name, a column index or False, got "
                              f"{time_column!r}")
     p = existing_file(path)
-    text = decode_text(read_bytes(p), p)
-    numbered = [(n, line) for n, line in enumerate(text.splitlines(), start=1)
+    raw = read_bytes(p)
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    # plain ASCII tables without quotes or comments go through the byte scanner; the rest through csv
+    fast = raw.isascii() and b'"' not in raw and b"#" not in raw
+    windowed = fast and len(raw) > 65536
+    head_text = raw[:65536].decode("ascii") if fast else decode_text(raw, p)
+    head_lines = [line.rstrip("\r") for line in head_text.split("\n")]
+    if windowed:
+        head_lines = head_lines[:-1]  # the last line may be cut by the window
+    numbered = [(n, line) for n, line in enumerate(head_lines, start=1)
                 if line.strip() and not line.lstrip().startswith("#")]
     if not numbered:
         raise DataFormatError("the file is empty; expected a table with a time column and numeric columns",
                               path=str(p))
-    delim = _sniff([line for _, line in numbered])
-    rows = [(n, next(csv.reader([line], delimiter=delim, skipinitialspace=True))) for n, line in numbered]
-    if delim == " ":
-        rows = [(n, [f for f in r if f != ""]) for n, r in rows]
-    first = rows[0][1]
+    delim = _sniff([line for _, line in numbered[:21]])
+    fast = fast and delim != " "
+
+    def split(line):
+        fields = next(csv.reader([line], delimiter=delim, skipinitialspace=True))
+        return [f for f in fields if f != ""] if delim == " " else fields
+
+    first_line_no, first = numbered[0][0], split(numbered[0][1])
     has_header = not all(_is_number(f) for f in first)
     header = [h.strip() for h in first] if has_header else [f"col{j + 1}" for j in range(len(first))]
-    data = rows[1:] if has_header else rows
-    if not data:
-        raise DataFormatError("the table has a header but no data rows", path=str(p))
     ncols = len(header)
-    for n, r in data:
-        if len(r) != ncols:
-            raise DataFormatError(f"found {len(r)} fields, expected {ncols} like the first line (delimiter "
-                                  f"{delim!r})", path=str(p), where=f"line {n}")
+    if has_header and len(numbered) < 2:
+        raise DataFormatError("the table has a header but no data rows", path=str(p))
+    sample = split(numbered[1][1] if has_header else numbered[0][1])
+    if len(sample) != ncols:
+        raise DataFormatError(f"found {len(sample)} fields, expected {ncols} like the first line (delimiter "
+                              f"{delim!r})", path=str(p), where=f"line {numbered[1 if has_header else 0][0]}")
     if time_column is None:
         tcol = 0
     elif time_column is False:
@@ -104,44 +116,99 @@ def read_series(path, *, time_column=None) -> Sequence:
         if not 0 <= time_column < ncols:
             raise ParameterError(f"time_column: index {time_column} is out of range for {ncols} columns")
         tcol = time_column
-    feat_cols = [j for j in range(ncols) if j != tcol and _is_number(data[0][1][j])]
+    feat_cols = [j for j in range(ncols) if j != tcol and _is_number(sample[j])]
     skipped = [header[j] for j in range(ncols) if j != tcol and j not in feat_cols]
     if not feat_cols:
         raise DataFormatError(f"no numeric column besides the time column; found columns {header}", path=str(p))
-
-    def column(j):
-        name = header[j]
-        out = np.empty(len(data))
-        for i, (n, r) in enumerate(data):
-            try:
-                v = float(r[j])
-            except ValueError:
-                what = "empty value" if not r[j].strip() else f"{r[j].strip()!r} is not a number"
-                raise DataFormatError(f"{what}; expected a number in every row of a numeric column", path=str(p),
-                                      where=f"line {n}, column {name}") from None
-            if not math.isfinite(v):
-                raise DataFormatError(f"value {r[j].strip()!r} is not finite; fill or remove it", path=str(p),
-                                      where=f"line {n}, column {name}")
-            out[i] = v
-        return out
-
-    values = np.column_stack([column(j) for j in feat_cols])
+    num_cols = ([] if tcol is None else [tcol]) + feat_cols
+    names = [header[j] for j in num_cols]
+    if fast:
+        # offset of the first data line: just after the header line, or the first non-blank line
+        lines_before = first_line_no if has_header else first_line_no - 1
+        start = 0
+        for _ in range(lines_before):
+            start = raw.index(b"\n", start) + 1
+        table, line_of_row = _scan_fast(raw, start, delim, ncols, num_cols, names, p)
+    else:
+        text = raw.decode("ascii") if windowed else head_text
+        table, line_of_row = _parse_python(text, delim, split, has_header, ncols, num_cols, names, p)
     if tcol is None:
-        positions = np.arange(len(data), dtype=np.float64)
+        positions = np.arange(table.shape[0], dtype=np.float64)
+        values = table
         units = "index"
     else:
-        positions = column(tcol)
+        positions, values = table[:, 0], table[:, 1:]
         bad = np.flatnonzero(np.diff(positions) < 0)
         if bad.size:
             i = int(bad[0]) + 1
             raise DataFormatError(f"{header[tcol]} goes back from {fmt_number(positions[i - 1])} to "
                                   f"{fmt_number(positions[i])}; expected non-decreasing positions (sort the file)",
-                                  path=str(p), where=f"line {data[i][0]}, column {header[tcol]}")
+                                  path=str(p), where=f"line {line_of_row(i)}, column {header[tcol]}")
         units = _units(header[tcol]) if has_header else "index"
     return Sequence(values=values, positions=positions, name=p.stem, units=units, kind="series",
                     feature_names=tuple(header[j] for j in feat_cols),
                     meta={"source": str(p), "time_column": None if tcol is None else header[tcol],
                           "skipped_columns": tuple(skipped), "delimiter": delim})
+
+
+def _value(text: str, name: str, path, line_no) -> float:
+    """Parse one field the Python way; raise naming the line and column when it is not a finite number."""
+    try:
+        v = float(text)
+    except ValueError:
+        what = "empty value" if not text.strip() else f"{text.strip()!r} is not a number"
+        raise DataFormatError(f"{what}; expected a number in every row of a numeric column", path=str(path),
+                              where=f"line {line_no}, column {name}") from None
+    if not math.isfinite(v):
+        raise DataFormatError(f"value {text.strip()!r} is not finite; fill or remove it", path=str(path),
+                              where=f"line {line_no}, column {name}")
+    return v
+
+
+def _field_count_error(found, ncols, delim, path, line_no):
+    return DataFormatError(f"found {found} fields, expected {ncols} like the first line (delimiter {delim!r})",
+                           path=str(path), where=f"line {line_no}")
+
+
+def _parse_python(text, delim, split, has_header, ncols, num_cols, names, path):
+    """Reference parser (csv module, comments and quotes allowed). Returns (table (R, M), row -> line)."""
+    rows = [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), start=1)
+            if line.strip() and not line.lstrip().startswith("#")]
+    rows = rows[1:] if has_header else rows
+    if not rows:
+        raise DataFormatError("the table has a header but no data rows", path=str(path))
+    table = np.empty((len(rows), len(num_cols)))
+    for i, (n, line) in enumerate(rows):
+        r = split(line)
+        if len(r) != ncols:
+            raise _field_count_error(len(r), ncols, delim, path, n)
+        for m, j in enumerate(num_cols):
+            table[i, m] = _value(r[j], names[m], path, n)
+    return table, lambda i: rows[i][0]
+
+
+def _scan_fast(raw, start, delim, ncols, num_cols, names, path):
+    """Byte-scanner parser for plain ASCII tables. Returns (table (R, M), row -> line)."""
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    table, flagged, row_off, _, error = _csvscan.scan_rows(buf, start, ord(delim), ncols, [], num_cols)
+
+    def line_of(offset):
+        return raw.count(b"\n", 0, offset) + 1
+
+    if error is not None:
+        raise _field_count_error(error[1], ncols, delim, path, line_of(error[0]))
+    for r, m in flagged.tolist():
+        off = int(row_off[r])
+        end = raw.find(b"\n", off)
+        field = raw[off:None if end < 0 else end].decode("ascii").rstrip("\r").split(delim)[num_cols[m]]
+        try:
+            v = float(field)
+        except ValueError:
+            v = math.nan
+        table[r, m] = v if math.isfinite(v) else _value(field, names[m], path, line_of(off))
+    if table.shape[0] == 0:
+        raise DataFormatError("the table has a header but no data rows", path=str(path))
+    return table, lambda i: line_of(int(row_off[i]))
 
 
 def write_series(path, sequence, *, delimiter=",", time_name=None) -> None:

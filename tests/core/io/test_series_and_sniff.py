@@ -105,3 +105,36 @@ def test_sniff_table_with_text_and_number_columns_is_a_series(tmp_path):
     assert sniff_kind(p) == "series"
     s = read_series(p, time_column="onset")
     assert s.feature_names == ("pitch",) and s.meta["skipped_columns"] == ("label", "score_id")
+
+
+@settings(max_examples=20)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 3)),
+                  elements=st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: round(x, 3))),
+       st.sampled_from([",", "\t", " "]))
+def test_byte_scanner_and_csv_module_paths_agree(tmp_path_factory, values, delim):
+    d = tmp_path_factory.mktemp("paths")
+    body = "".join(f"{i * 0.5}{delim}" + delim.join(f"{v:.3f}" for v in row) + "\n" for i, row in enumerate(values))
+    header = delim.join(["t"] + [f"x{j}" for j in range(values.shape[1])]) + "\n"
+    (d / "plain.csv").write_text(header + body)                    # byte scanner (space: csv module)
+    (d / "commented.csv").write_text("# made by a test\n" + header + body)  # csv module
+    a, b = read_series(d / "plain.csv"), read_series(d / "commented.csv")
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.positions, b.positions)
+    np.testing.assert_allclose(a.values, np.round(values, 3))
+
+
+@pytest.mark.parametrize("delim", [",", " "])
+def test_large_series_beyond_the_sniffing_window(tmp_path, delim):
+    n = 20_000  # ~300 KB: the header is sniffed from the first 64 KB, the rest is scanned
+    t = (np.arange(n) * 0.01).tolist()
+    x = np.sin(t).tolist()
+    p = tmp_path / "big.csv"
+    p.write_text(f"time{delim}x\n" + "".join(f"{a!r}{delim}{b!r}\n" for a, b in zip(t, x)))
+    s = read_series(p)
+    np.testing.assert_array_equal(s.positions, t)
+    np.testing.assert_array_equal(s.values[:, 0], x)
+    text = p.read_text().replace(f"{t[15000]!r}{delim}", f"{t[15000]!r}{delim}oops", 1)
+    p.write_text(text)
+    with pytest.raises(DataFormatError, match="not a number") as info:
+        read_series(p)
+    assert info.value.where == "line 15002, column x"

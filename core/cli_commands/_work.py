@@ -30,6 +30,8 @@ __all__ = [
     "merge_profile_outputs",
     "cached_profiles",
     "cached_annotations",
+    "publish",
+    "warm_imports",
     "PARTS_DIR",
 ]
 
@@ -136,8 +138,11 @@ def _sequence(profiles_path, profile_id, chromosome):
     return seqs[name]
 
 
-def _write_csv_rows(path, header: str, write) -> None:
-    """Write a CSV through one of core.io's writers, then publish it atomically."""
+def publish(path, write) -> None:
+    """Write a file with one of core.io's writers into a temporary name, then rename it into place.
+
+    ``write(tmp_path)`` does the writing; readers (and a resumed batch) never see a half-written file.
+    """
     tmp = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         write(tmp)
@@ -162,8 +167,8 @@ def predict_profile(model_path, model_sha, profiles_path, profile_id, chromosome
     parts.mkdir(parents=True, exist_ok=True)
     stem = safe_key(item_key(profiles_path, profile_id, chromosome))
     seg_name, brk_name = f"{PARTS_DIR}/{stem}.segments.csv", f"{PARTS_DIR}/{stem}.breaks.csv"
-    _write_csv_rows(Path(out_dir) / seg_name, SEGMENTS_HEADER, lambda p: write_segments(p, [(seq, seg)]))
-    _write_csv_rows(Path(out_dir) / brk_name, BREAKS_HEADER, lambda p: write_breaks(p, [(seq, seg)]))
+    publish(Path(out_dir) / seg_name, lambda p: write_segments(p, [(seq, seg)]))
+    publish(Path(out_dir) / brk_name, lambda p: write_breaks(p, [(seq, seg)]))
     return {"files": [seg_name, brk_name], "n_samples": seq.n_samples, "n_changes": int(seg.n_segments - 1)}
 
 
@@ -197,8 +202,7 @@ def predict_audio(model_path, model_sha, audio_path, score_path, *, out_dir) -> 
     times = np.asarray(rec.features.positions)
     bounds = times[seg.breakpoints]
     name = f"{stem}.txt"
-    tmp_target = Path(out_dir) / name
-    _write_csv_rows(tmp_target, "", lambda p: write_audacity_labels(p, np.asarray(bounds, dtype=float)))
+    publish(Path(out_dir) / name, lambda p: write_audacity_labels(p, np.asarray(bounds, dtype=float)))
     return {"files": [name], "n_changes": int(seg.n_segments - 1)}
 
 

@@ -97,11 +97,11 @@ def load_recording(audio_path, score_path=None) -> Recording:
 def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times) -> list:
     """Write ``<stem>_alignment.csv`` and ``<stem>_aligned.mid`` atomically; returns their names."""
     from ..io.midi import write_alignment_csv, write_midi
-    from ._work import _write_csv_rows
+    from ._work import publish
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_name, mid_name = f"{stem}_alignment.csv", f"{stem}_aligned.mid"
-    _write_csv_rows(out_dir / csv_name, "", lambda p: write_alignment_csv(p, score, onset_times))
-    _write_csv_rows(out_dir / mid_name, "", lambda p: write_midi(p, score, times_s=onset_times))
+    publish(out_dir / csv_name, lambda p: write_alignment_csv(p, score, onset_times))
+    publish(out_dir / mid_name, lambda p: write_midi(p, score, times_s=onset_times))
     return [csv_name, mid_name]
 
 
@@ -113,6 +113,9 @@ def run(args) -> int:
             raise UsageError(f"{flag} {value!r}: no such file")
     if not (np.isfinite(args.prior_weight) and args.prior_weight >= 0):
         raise UsageError(f"--prior-weight: expected a number >= 0, got {args.prior_weight}")
+    for flag, value in (("--out", args.out), ("--midi", args.midi)):
+        if value and not Path(value).resolve().parent.is_dir():
+            raise UsageError(f"{flag} {value!r}: folder {str(Path(value).parent)!r} does not exist")
     model = None
     if args.model:
         from ._models import load_model
@@ -124,9 +127,10 @@ def run(args) -> int:
     else:
         res = align_chroma(rec.chroma, rec.times, rec.score, energy_db=rec.energy_db, prior_weight=args.prior_weight)
         onset_times = res.onset_times_s
-    write_alignment_csv(args.out, rec.score, onset_times)
+    from ._work import publish
+    publish(Path(args.out), lambda p: write_alignment_csv(p, rec.score, onset_times))
     if args.midi:
-        write_midi(args.midi, rec.score, times_s=onset_times)
+        publish(Path(args.midi), lambda p: write_midi(p, rec.score, times_s=onset_times))
     info(args, f"align: {rec.score.n_events} events over {rec.times[-1]:.1f} s of audio; wrote {args.out}"
                + (f" and {args.midi}" if args.midi else ""))
     return EXIT_OK

@@ -77,6 +77,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._audio_notice_given = False
         self._frame_times = None
         self._item_payload = None
+        self._shown_labels = None
         self.audio = None
         self.setWindowTitle("Marginalia")
         self.resize(1400, 880)
@@ -298,7 +299,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self.browser.select(target)
             if self.current_item != target:
                 self.show_item(target)
-        self.refresh_queries()
+        # rank questions once the first item is drawn: ranking every part is heavy and must not
+        # delay the first prediction
+        self._queries_pending = True
+        if not self.infos:
+            self._queries_pending = False
         self._update_enabled()
 
     def close_engine(self):
@@ -371,6 +376,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.current_item = item_id
         self._item_payload = payload
         self._drawn_prediction = None
+        self._shown_labels = None
         if self.learner is not None:
             self.learner.current_item = item_id
         info, seq = payload["info"], payload["sequence"]
@@ -388,6 +394,9 @@ class MainWindow(QtWidgets.QMainWindow):
         pred = payload["prediction"]
         if pred is not None:
             self._draw_prediction(pred)
+            if getattr(self, "_queries_pending", False):
+                self._queries_pending = False
+                self.refresh_queries()
         elif self.learner is not None:
             self.learner.refresh(item_id)
         self._show_item_queries()
@@ -406,6 +415,10 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.spec_view if self.stack.currentWidget() is self.audio_page else self.profile_view
 
     def _set_labels(self, labels):
+        labels = list(labels)
+        if labels == self._shown_labels:
+            return
+        self._shown_labels = labels
         view = self.active_view()
         view.set_labels(labels)
         if self.stack.currentWidget() is self.audio_page:
@@ -549,6 +562,9 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.refresh_queries()
 
     def _on_prediction_ready(self, item_id, pred, _seconds):
+        if getattr(self, "_queries_pending", False):
+            self._queries_pending = False
+            self.refresh_queries()
         if item_id == self.current_item:
             self._draw_prediction(pred)
             if self._edit_t0 is not None:
@@ -600,7 +616,7 @@ class MainWindow(QtWidgets.QMainWindow):
         strategy = self.active_panel.current_strategy()
 
         def work(cancel, progress):
-            qs = engine.next_queries(10, strategy=strategy)
+            qs = engine.next_queries(10, strategy=strategy, cancel=cancel)
             return qs, engine.learning_curve(), engine.stopping_signal()
 
         def done(result):

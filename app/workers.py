@@ -61,10 +61,16 @@ class TaskRunner(QtCore.QObject):
     busyChanged = QtCore.Signal(str, int, str)  # lane, busy (0/1), description
     progress = QtCore.Signal(str, int, int, str)
 
+    #: lanes whose work takes seconds; they get their own thread so that they never delay
+    #: the interactive lanes (loading an item, the per-label update, a prediction)
+    HEAVY_LANES = ("retrain", "queries")
+
     def __init__(self, parent=None, *, max_threads: int = 2):
         super().__init__(parent)
         self.pool = QtCore.QThreadPool(self)
         self.pool.setMaxThreadCount(max_threads)
+        self.heavy_pool = QtCore.QThreadPool(self)
+        self.heavy_pool.setMaxThreadCount(1)
         self._generation = {}
         self._cancel = {}
         self._relays = {}
@@ -112,7 +118,7 @@ class TaskRunner(QtCore.QObject):
         job = _Job(fn, cancel, relay)
         job.setAutoDelete(False)     # we keep the Python wrapper alive until the job reported back
         self._jobs[(lane, gen)] = job
-        self.pool.start(job)
+        (self.heavy_pool if lane in self.HEAVY_LANES else self.pool).start(job)
         return cancel
 
     def cancel(self, lane: str):
@@ -131,10 +137,11 @@ class TaskRunner(QtCore.QObject):
     def busy_lanes(self) -> dict:
         return dict(self._busy)
 
-    def shutdown(self, timeout_ms: int = 3000):
+    def shutdown(self, timeout_ms: int = 15000):
         for lane in list(self._cancel):
             self.cancel(lane)
         self.pool.waitForDone(timeout_ms)
+        self.heavy_pool.waitForDone(timeout_ms)
 
 
 def _accepts_task_name(fn) -> bool:
@@ -175,21 +182,26 @@ class LiveLearner(QtCore.QObject):
         self.timer.setInterval(pause_ms)
         self.timer.timeout.connect(lambda: self.retrain(automatic=True))
         self.task_of = lambda item_id: None   # item id -> task name ("segmentation", "alignment")
+        self.engine_seconds = []              # time spent in update_model + predict, per edit
 
     def label_edited(self, item_id: str):
         """Call after every label edit of ``item_id``."""
         self.runner.cancel("retrain")
+        self.runner.cancel("queries")   # stale now, and it would compete with the update
         if not self.enabled:
             return
         t0 = time.perf_counter()
         engine = self.engine
 
         def work(cancel, progress):
+            t = time.perf_counter()
             model_id = engine.update_model(item_id, cancel=cancel)
-            return model_id, engine.predict(item_id, cancel=cancel)
+            pred = engine.predict(item_id, cancel=cancel)
+            return model_id, pred, time.perf_counter() - t
 
         def done(result):
-            model_id, pred = result
+            model_id, pred, engine_seconds = result
+            self.engine_seconds.append(engine_seconds)
             self.modelUpdated.emit(model_id, "update")
             self.predictionReady.emit(item_id, pred, time.perf_counter() - t0)
 

@@ -57,6 +57,7 @@ class ActivePanel(QtWidgets.QWidget):
         self.curve.setLabel("left", "mean uncertainty")
         self.curve.setLabel("bottom", "labels")
         self.curve.showGrid(x=True, y=True, alpha=theme.GRID_ALPHA)
+        theme.light_axes(self.curve.getPlotItem())
         self.curve.setMenuEnabled(False)
         self.curve.getAxis("bottom").enableAutoSIPrefix(False)
         self.curve_line = self.curve.plot([], [], pen=pg.mkPen(theme.PREDICTION, width=2), symbol="o",

@@ -66,6 +66,7 @@ class ItemView(pg.GraphicsLayoutWidget):
         self.main.setMenuEnabled(False)
         self.main.hideButtons()
         self.main.showGrid(x=True, y=True, alpha=theme.GRID_ALPHA)
+        theme.light_axes(self.main)
         self.main.getAxis("left").setWidth(56)
         if y_label:
             self.main.setLabel("left", y_label)
@@ -81,6 +82,7 @@ class ItemView(pg.GraphicsLayoutWidget):
 
     # ------------------------------------------------------------------ data
     def set_positions(self, positions: np.ndarray):
+        self.clear_labels()
         self.mapping = AxisMapping(positions)
         lo, hi = self.mapping.region_x(0, self.mapping.n_samples)
         self.vb.setLimits(xMin=lo - (hi - lo) * 0.02, xMax=hi + (hi - lo) * 0.02)
@@ -102,14 +104,18 @@ class ItemView(pg.GraphicsLayoutWidget):
 
     # ---------------------------------------------------------------- labels
     def set_labels(self, labels):
-        """Redraw all labels of the item (a list of core.types labels)."""
-        for item in self._label_items.values():
-            self.main.removeItem(item)
-        self._label_items.clear()
-        self._labels = {lab.id: lab for lab in labels}
+        """Show the item's labels (a list of core.types labels); only changed ones are redrawn."""
+        new = {lab.id: lab for lab in labels}
         if self.mapping is None:
+            self._labels = new
             return
+        for label_id in list(self._label_items):
+            if new.get(label_id) != self._labels.get(label_id):
+                self.main.removeItem(self._label_items.pop(label_id))
+        self._labels = new
         for lab in labels:
+            if lab.id in self._label_items:
+                continue
             item = self._make_label_item(lab)
             if item is None:
                 continue
@@ -119,6 +125,13 @@ class ItemView(pg.GraphicsLayoutWidget):
                 item.set_selected(True)
         if self.selected_id not in self._labels:
             self._set_selected(None)
+
+    def clear_labels(self):
+        """Forget every label item (when another item is shown)."""
+        for item in self._label_items.values():
+            self.main.removeItem(item)
+        self._label_items.clear()
+        self._labels = {}
 
     def _make_label_item(self, lab):
         if isinstance(lab, RegionLabel):

@@ -115,6 +115,7 @@ class ScoreView(pg.PlotItem):
         self.setLabel("left", "pitch")
         self.setLabel("bottom", "audio time", units="s")
         self.showGrid(x=True, y=False, alpha=theme.GRID_ALPHA)
+        theme.light_axes(self)
         self.vb.sigNoteDropped.connect(self._on_note_dropped)
         self.item_id = None
         self.score = None

@@ -73,6 +73,7 @@ class SpectrogramView(ItemView):
         self._freq_axis = FrequencyAxis(orientation="left")
         super().__init__(parent, y_label="frequency (Hz)", x_label="time", x_units="s")
         self.main.setAxisItems({"left": self._freq_axis})
+        theme.light_axes(self.main)
         self._freq_axis.setWidth(56)
         self.main.showGrid(x=True, y=False, alpha=theme.GRID_ALPHA)
         self.image = pg.ImageItem(autoDownsample=True)
@@ -127,6 +128,10 @@ class SpectrogramView(ItemView):
         """
         self.item_id = item_id
         self.set_positions(sequence.positions)
+        self._anchors_shown = None
+        for item in self._anchor_items:
+            self.main.removeItem(item)
+        self._anchor_items = []
         image = np.asarray(image, dtype=np.float32)
         times = np.asarray(times, dtype=float)
         F, T = image.shape
@@ -193,6 +198,10 @@ class SpectrogramView(ItemView):
 
     def set_labels(self, labels):
         super().set_labels(labels)
+        anchors = tuple(lab for lab in labels if isinstance(lab, AnchorLabel))
+        if anchors == getattr(self, "_anchors_shown", None):
+            return
+        self._anchors_shown = anchors
         for item in self._anchor_items:
             self.main.removeItem(item)
         self._anchor_items = []

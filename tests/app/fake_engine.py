@@ -212,7 +212,7 @@ class FakeEngine:
         self.events.emit(ev.PredictionChanged(item_id, pred.model_id))
         return pred
 
-    def next_queries(self, n=10, *, strategy="best-vs-2nd"):
+    def next_queries(self, n=10, *, strategy="best-vs-2nd", cancel=None):
         qs = [Query("cgh-b", 40, 120, 0.9, strategy), Query("cgh-a", 20, 80, 0.6, strategy),
               Query("aud", 50, 150, 0.4, strategy)]
         return [dataclasses.replace(q, rank=i) for i, q in enumerate(qs[:n])]

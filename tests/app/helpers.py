@@ -19,6 +19,7 @@ def view_point(widget, viewbox, x: float, y: float) -> QtCore.QPoint:
 
 def drag(qtbot, widget, viewbox, x0, x1, y, *, modifier=Qt.KeyboardModifier.NoModifier, steps: int = 6):
     """Press at (x0, y), move in ``steps`` and release at (x1, y) with the left button."""
+    QtWidgets.QApplication.processEvents()   # let pending layout changes settle before mapping points
     vp = widget.viewport()
     p0, p1 = view_point(widget, viewbox, x0, y), view_point(widget, viewbox, x1, y)
     qtbot.mousePress(vp, Qt.MouseButton.LeftButton, modifier, p0)
@@ -30,6 +31,7 @@ def drag(qtbot, widget, viewbox, x0, x1, y, *, modifier=Qt.KeyboardModifier.NoMo
 
 
 def click(qtbot, widget, viewbox, x, y, *, modifier=Qt.KeyboardModifier.NoModifier):
+    QtWidgets.QApplication.processEvents()
     vp = widget.viewport()
     p = view_point(widget, viewbox, x, y)
     qtbot.mousePress(vp, Qt.MouseButton.LeftButton, modifier, p)

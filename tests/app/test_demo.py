@@ -37,8 +37,12 @@ def demo(qapp, tmp_path_factory):
 
 
 def _cgh_ready(qtbot, win):
-    qtbot.waitUntil(lambda: win.current_item is not None and win.current_prediction() is not None
-                    and win.current_prediction().item_id == win.current_item, timeout=WAIT)
+    try:
+        qtbot.waitUntil(lambda: win.current_item is not None and win.current_prediction() is not None
+                        and win.current_prediction().item_id == win.current_item, timeout=WAIT)
+    except Exception:
+        raise AssertionError(f"no prediction drawn: item {win.current_item}, busy {win.runner.busy_lanes()}, "
+                             f"status {win.statusBar().currentMessage()!r}") from None
 
 
 def _free_span(win):

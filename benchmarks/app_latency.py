@@ -1,0 +1,365 @@
+"""How fast the desktop app answers: label -> redrawn prediction, pan/zoom frames, cold start.
+
+Usage: ``python benchmarks/app_latency.py [--quick] [--data PATH]``
+
+Cases
+-----
+* label -> redraw on a 5,000-probe aCGH chromosome (real neuroblastoma high-density profile,
+  subsampled to 5,000 probes) and on a 3-minute audio item (Vienna 4x22 renders joined):
+  time from the label edit in the real main window to the prediction redrawn and painted
+  (perceptron update + constrained prediction in a worker thread, redraw on the GUI thread).
+  Reference, same run: a full retrain followed by a prediction (what an app without the
+  interactive path would do per label).
+* pan/zoom frame time on a 10-minute spectrogram (96 mel bands x ~26,000 frames): setXRange +
+  full repaint of the view. Reference, same run: the same image item without per-zoom downsampling.
+* cold start: process start to a usable window (first item drawn) with the demo project.
+  Reference, same run: process start to an empty PySide6 window.
+
+Runs offscreen (software raster); the machine's load is printed next to the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "app_latency.json"
+VIENNA = ("Chopin_op38_p01.wav", "Mozart_K331_1st-mov_p01.wav", "Chopin_op10_no3_p01.wav",
+          "Schubert_D783_no15_p01.wav")
+
+
+# ----------------------------------------------------------------------------- data
+def cgh_csv(data: pathlib.Path, out: pathlib.Path, n_probes: int = 5000) -> pathlib.Path:
+    """Write one real chromosome of ``n_probes`` probes as a profiles.csv."""
+    big = data / "cgh" / "neuroblastoma" / "profiles_all.csv.gz"
+    key = "20131,7,"   # a high-density array: 97,260 probes on chromosome 7
+    rows = []
+    with gzip.open(big, "rt") as fh:
+        fh.readline()
+        for line in fh:
+            if line.startswith(key):
+                rows.append(line)
+            elif rows:
+                break
+    if len(rows) < n_probes:
+        raise SystemExit(f"expected a sequence of >= {n_probes} probes in {big}, found {len(rows)}")
+    keep = np.linspace(0, len(rows) - 1, n_probes).round().astype(int)
+    with open(out, "w") as fh:
+        fh.write("profile.id,chromosome,position,logratio\n")
+        fh.writelines(rows[i] for i in keep)
+    return out
+
+
+def joined_wav(data: pathlib.Path, out: pathlib.Path, seconds: float) -> pathlib.Path:
+    """Join Vienna 4x22 renders (looping) into one ``seconds`` long WAV."""
+    import soundfile
+
+    folder = data / "alignment" / "vienna4x22" / "audio_rendered"
+    parts, total, sr = [], 0, None
+    while total < seconds * (sr or 22050):
+        for name in VIENNA:
+            y, sr = soundfile.read(folder / name, dtype="float32", always_2d=False)
+            parts.append(y if y.ndim == 1 else y.mean(axis=1))
+            total += parts[-1].size
+            if total >= seconds * sr:
+                break
+    y = np.concatenate(parts)[: int(seconds * sr)]
+    soundfile.write(out, y, sr)
+    return out
+
+
+# ----------------------------------------------------------------------------- helpers
+def pump(app, until=None, timeout=60.0):
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        app.processEvents()
+        if until is not None and until():
+            return True
+        time.sleep(0.001)
+    return until is None
+
+
+def percentile(values, q):
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+def load_now():
+    return os.getloadavg()[0]
+
+
+# ----------------------------------------------------------------------------- label -> redraw
+def label_redraw(app, win, item_id, make_label, n):
+    """Latencies (s) from label edit to the redrawn, painted prediction; each label is undone after."""
+    win.show_item(item_id)
+    pump(app, lambda: win.current_item == item_id and win.current_prediction() is not None
+         and win.current_prediction().item_id == item_id, timeout=300)
+    out = []
+    for i in range(n):
+        n0 = len(win.latencies)
+        t0 = time.perf_counter()
+        win.create_label(make_label(i))
+        if not pump(app, lambda: len(win.latencies) > n0, timeout=60):
+            raise RuntimeError("no prediction redrawn within 60 s")
+        win.active_view().grab()          # paint the frame
+        out.append(time.perf_counter() - t0)
+        n1 = len(win.latencies)
+        win.undo()
+        pump(app, lambda: len(win.latencies) > n1, timeout=60)
+    return out
+
+
+def full_retrain_reference(engine, item_id, label, repeat):
+    """A full retrain + predict per label, timed (the label is removed afterwards)."""
+    best = float("inf")
+    for _ in range(repeat):
+        stored = engine.add_label(label)
+        t0 = time.perf_counter()
+        engine.retrain(task_name="segmentation")
+        engine.predict(item_id)
+        best = min(best, time.perf_counter() - t0)
+        engine.delete_label(stored.id)
+    return best
+
+
+# ----------------------------------------------------------------------------- pan / zoom
+def pan_zoom_frames(app, image, times, freqs, n_frames, *, downsample=True):
+    from app.views.spectrogram_view import SpectrogramView
+    from core.types import Sequence
+
+    view = SpectrogramView()
+    view.image.setAutoDownsample(downsample)
+    view.resize(1400, 700)
+    view.show()
+    seq = Sequence(np.zeros((times.size, 1)), times, name="10-minute spectrogram", units="s", kind="audio")
+    view.set_audio(seq, image, times, freqs, "bench")
+    pump(app, timeout=0.3)
+    view.grab()
+    t_end = float(times[-1])
+    lo, hi = 0.0, t_end
+    rng = np.random.default_rng(0)
+    frames = []
+    for k in range(n_frames):
+        w = hi - lo
+        if k % 3 == 0:        # zoom in or out around the centre
+            f = 0.8 if (k // 3) % 2 == 0 and w > 5 else 1.25
+            c = 0.5 * (lo + hi)
+            lo, hi = c - 0.5 * w * f, c + 0.5 * w * f
+        else:                 # pan by 5-15 % of the visible width
+            d = w * rng.uniform(0.05, 0.15) * (1 if rng.random() < 0.5 else -1)
+            lo, hi = lo + d, hi + d
+        lo, hi = max(lo, 0.0), min(max(hi, lo + 1.0), t_end)
+        t0 = time.perf_counter()
+        view.main.setXRange(lo, hi, padding=0)
+        view.grab()
+        frames.append(time.perf_counter() - t0)
+    view.close()
+    view.deleteLater()
+    return frames
+
+
+# ----------------------------------------------------------------------------- cold start
+CHILD_APP = r"""
+import sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {root!r})
+from PySide6 import QtWidgets, QtCore
+import app.main as m
+from app import theme
+qapp = QtWidgets.QApplication(sys.argv[:1])
+theme.apply_theme(qapp)
+win = m.create_window(m.build_parser().parse_args(["--demo"]),
+                      settings=QtCore.QSettings({ini!r}, QtCore.QSettings.Format.IniFormat))
+win.show()
+while not (win.current_item and win._item_payload is not None):
+    qapp.processEvents(); time.sleep(0.001)
+win.grab()
+print("READY", flush=True)
+while win.current_prediction() is None:
+    qapp.processEvents(); time.sleep(0.001)
+print("PREDICTED", flush=True)
+win.close()
+"""
+
+CHILD_BARE = r"""
+import sys
+from PySide6 import QtWidgets
+qapp = QtWidgets.QApplication(sys.argv[:1])
+w = QtWidgets.QMainWindow(); w.resize(1400, 880); w.show(); qapp.processEvents(); w.grab()
+print("READY", flush=True)
+print("PREDICTED", flush=True)
+"""
+
+
+def start_time(code, env):
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env)
+    ready = predicted = None
+    for line in proc.stdout:
+        if line.startswith("READY"):
+            ready = time.perf_counter() - t0
+        elif line.startswith("PREDICTED"):
+            predicted = time.perf_counter() - t0
+            break
+    proc.wait(timeout=120)
+    if ready is None:
+        raise RuntimeError("the app did not start")
+    return ready, predicted
+
+
+# ----------------------------------------------------------------------------- main
+_T0 = time.perf_counter()
+
+
+def log(msg):
+    print(f"[{time.perf_counter() - _T0:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+
+def row(case, value, unit, target, better, ref=None):
+    meets = None if target is None else (value <= target if better == "lower" else value >= target)
+    return {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
+            "reference": ref, "meets_target": meets}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions (under a minute)")
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
+    args = ap.parse_args(argv)
+    data = pathlib.Path(args.data)
+    n_labels = 8 if args.quick else 25
+    n_frames = 45 if args.quick else 150
+    n_starts = 1 if args.quick else 4
+    rows = []
+    load_before = load_now()
+
+    from PySide6 import QtCore, QtWidgets
+
+    from app import theme
+    from app.main_window import MainWindow
+    from core.engine import Engine
+    from core.types import RegionKind, RegionLabel
+
+    qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    theme.apply_theme(qapp)
+    work = pathlib.Path(tempfile.mkdtemp(prefix="marginalia-bench-"))
+
+    # -- cold start (first: the demo project does not exist yet; then: it does)
+    env = dict(os.environ, XDG_STATE_HOME=str(work / "state"), QT_QPA_PLATFORM="offscreen")
+    ini = str(work / "child.ini")
+    code = CHILD_APP.format(root=str(ROOT), ini=ini)
+    first_ready, _ = start_time(code, env)
+    starts = [start_time(code, env) for _ in range(n_starts)]
+    bare = min(start_time(CHILD_BARE, env)[0] for _ in range(n_starts))
+    best_ready = min(s[0] for s in starts)
+    best_pred = min(s[1] for s in starts if s[1] is not None)
+    ref = {"name": "empty PySide6 window", "value": bare}
+    rows.append(row("cold start to usable window (demo)", best_ready, "s", 3.0, "lower", ref))
+    rows.append(row("cold start to first prediction drawn (demo)", best_pred, "s", None, "lower", ref))
+    log("cold starts measured")
+    rows.append(row("first start, building the demo project", first_ready, "s", None, "lower", ref))
+
+    # -- project with a 5,000-probe chromosome and a 3-minute audio item
+    cgh = cgh_csv(data, work / "profiles.csv")
+    wav3 = joined_wav(data, work / "three_minutes.wav", 180.0)
+    engine = Engine.create(work / "bench.marginalia")
+    if args.quick:
+        (cgh_id, aud_id), aud10 = engine.import_files([cgh, wav3]), None
+    else:
+        wav10 = joined_wav(data, work / "ten_minutes.wav", 600.0)
+        cgh_id, aud_id, aud10 = engine.import_files([cgh, wav3, wav10])
+    log(f"project built")
+    settings = QtCore.QSettings(str(work / "bench.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(engine, settings=settings)
+    win.learner.timer.setInterval(3_600_000)  # measure the interactive path, not the retrain on pauses
+    win.resize(1400, 880)
+    win.show()
+    rng = np.random.default_rng(0)
+
+    def cgh_label(i):
+        a = int(rng.integers(100, 4800))
+        return RegionLabel(item_id=cgh_id, start=a, stop=a + 60, kind=RegionKind.ONE if i % 2 else RegionKind.ZERO)
+
+    win.learner.engine_seconds.clear()
+    lat = label_redraw(qapp, win, cgh_id, cgh_label, n_labels)
+    eng_s = list(win.learner.engine_seconds)
+    log("aCGH label->redraw measured")
+    ref = None if args.quick else {"name": "full retrain (segmentation) + predict per label",
+                                   "value": full_retrain_reference(engine, cgh_id, cgh_label(1), 1) * 1000}
+    log("aCGH reference measured")
+    rows.append(row("label->redraw p50, 5,000-probe chromosome", percentile(lat, 50) * 1000, "ms", None, "lower", ref))
+    rows.append(row("label->redraw p95, 5,000-probe chromosome", percentile(lat, 95) * 1000, "ms", 300, "lower", ref))
+    rows.append(row("  of which engine update+predict p50, chromosome", percentile(eng_s, 50) * 1000, "ms", None,
+                    "lower"))
+
+    n_frames_audio = engine.sequence(aud_id).n_samples
+
+    def audio_label(i):
+        a = int(rng.integers(50, n_frames_audio - 400))
+        return RegionLabel(item_id=aud_id, start=a, stop=a + 300, kind=RegionKind.ONE if i % 2 else RegionKind.ZERO)
+
+    win.learner.engine_seconds.clear()
+    lat = label_redraw(qapp, win, aud_id, audio_label, n_labels)
+    eng_s = list(win.learner.engine_seconds)
+    log("audio label->redraw measured")
+    ref = None if args.quick else {"name": "full retrain (segmentation) + predict per label",
+                                   "value": full_retrain_reference(engine, aud_id, audio_label(1), 1) * 1000}
+    log("audio reference measured")
+    rows.append(row("label->redraw p50, 3-minute audio", percentile(lat, 50) * 1000, "ms", None, "lower", ref))
+    rows.append(row("label->redraw p95, 3-minute audio", percentile(lat, 95) * 1000, "ms", 300, "lower", ref))
+    rows.append(row("  of which engine update+predict p50, audio", percentile(eng_s, 50) * 1000, "ms", None,
+                    "lower"))
+    win.learner.timer.stop()
+    win.runner.shutdown()
+
+    # -- 10-minute spectrogram pan/zoom
+    if args.quick:   # the 3-minute spectrogram tiled to 10 minutes (computing a new one takes long)
+        image3, times3, freqs = engine.spectrogram(aud_id)
+        reps = int(np.ceil(600.0 / times3[-1]))
+        image = np.tile(image3, (1, reps))
+        hop = float(np.median(np.diff(times3)))
+        times = np.arange(image.shape[1]) * hop
+        keep = times <= 600.0
+        image, times = np.ascontiguousarray(image[:, keep]), times[keep]
+    else:
+        image, times, freqs = engine.spectrogram(aud10)
+    frames = pan_zoom_frames(qapp, image, times, freqs, n_frames)
+    plain = pan_zoom_frames(qapp, image, times, freqs, max(n_frames // 3, 15), downsample=False)
+    ref = {"name": "same view without per-zoom downsampling (fps)", "value": 1.0 / float(np.median(plain))}
+    rows.append(row(f"pan/zoom fps (median), 10-minute spectrogram {image.shape[0]}x{image.shape[1]}",
+                    1.0 / float(np.median(frames)), "fps", 30.0, "higher", ref))
+    rows.append(row("pan/zoom frame time p95, 10-minute spectrogram", percentile(frames, 95) * 1000, "ms",
+                    1000 / 30.0, "lower", {"name": "without per-zoom downsampling", "value":
+                                           percentile(plain, 95) * 1000}))
+    log("pan/zoom measured")
+    engine.close()
+
+    load_after = load_now()
+    print(f"\nMarginalia app latency ({'quick' if args.quick else 'full'}; offscreen; load average "
+          f"{load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} cores)\n")
+    print(f"{'case':62s} {'value':>10s} {'target':>8s} {'ok':>4s}  reference")
+    for r in rows:
+        ok = {True: "yes", False: "NO", None: "-"}[r["meets_target"]]
+        ref = f"{r['reference']['name']}: {r['reference']['value']:.3g}" if r["reference"] else ""
+        tgt = "" if r["target"] is None else f"{r['target']:g}"
+        print(f"{r['case']:62s} {r['value']:9.3g}{r['unit']:>3s} {tgt:>6s} {ok:>4s}  {ref}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(rows, indent=2))
+    print(f"\nwrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

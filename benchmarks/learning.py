@@ -110,17 +110,30 @@ def synthetic_series(rng, n, T, p, relevant, K=4, shift=1.0):
 
 
 def partial_labels(rng, y, T, fraction, item_id):
-    """Disjoint windows covering ``fraction`` of the sequence, labelled with their true change count."""
-    width = max(4, T // 20)
-    n = max(1, int(round(fraction * T / width)))
-    starts = np.sort(rng.choice(np.arange(0, T - width, width), n, replace=False))
+    """Region labels covering ``fraction`` of the sequence, as a user gives them: a short ONE region
+    around every true change (the change at a random place inside) and ZERO regions placed at random
+    in the remaining stretches."""
+    width = max(4, T // 25)
+    covered = np.zeros(T, dtype=bool)
     labels = []
+    for c in y.breakpoints:
+        start = int(np.clip(c - rng.integers(1, width), 0, T - width))
+        stop = start + width
+        if covered[start:stop].any() or np.count_nonzero((y.breakpoints > start) & (y.breakpoints < stop)) != 1:
+            continue
+        covered[start:stop] = True
+        labels.append(RegionLabel(item_id=item_id, start=start, stop=stop, kind=RegionKind.ONE))
     bp = y.breakpoints
-    for s in starts:
-        c = int(np.count_nonzero((bp > s) & (bp < s + width)))
-        kind = RegionKind.ZERO if c == 0 else (RegionKind.ONE if c == 1 else RegionKind.AT_LEAST_ONE)
-        labels.append(RegionLabel(item_id=item_id, start=int(s), stop=int(s + width), kind=kind))
-    return labels
+    for _ in range(200):
+        if covered.sum() >= fraction * T:
+            break
+        start = int(rng.integers(0, T - width))
+        stop = start + width
+        if covered[max(0, start - 1):stop + 1].any() or np.any((bp > start) & (bp < stop)):
+            continue
+        covered[start:stop] = True
+        labels.append(RegionLabel(item_id=item_id, start=start, stop=stop, kind=RegionKind.ZERO))
+    return sorted(labels, key=lambda l: l.start)
 
 
 def synthetic(quick):

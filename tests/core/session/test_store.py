@@ -26,12 +26,17 @@ def _digest(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _project(tmp_path, n_labels=200, **options):
+def _project(tmp_path, n_labels=200, batch=True, **options):
+    """A closed project with ``n_labels`` labels (one transaction, or one per label)."""
     path = tmp_path / "p.marginalia"
     with Session.create(path, **options) as s:
         item = s.add_item("x", "series", "segmentation")
-        for i in range(n_labels):
-            s.add_label(BoundaryLabel(item, index=i + 1))
+        new = [BoundaryLabel(item, index=i + 1) for i in range(n_labels)]
+        if batch:
+            s.add_labels(new)
+        else:
+            for lab in new:
+                s.add_label(lab)
         labels = s.labels()
     return path, labels
 
@@ -57,7 +62,7 @@ def test_not_sqlite_is_damaged_and_left_alone(tmp_path):
 
 
 def test_truncated_file_is_damaged_with_backups_newest_first(tmp_path):
-    path, _ = _project(tmp_path, backup_every_edits=50)
+    path, _ = _project(tmp_path, batch=False, backup_every_edits=50)
     size = path.stat().st_size
     with open(path, "r+b") as fh:
         fh.truncate(size // 2)

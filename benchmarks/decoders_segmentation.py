@@ -62,13 +62,16 @@ def ref(name, value):
     return None if value is None else {"name": name, "value": float(value)}
 
 
+CLOCK = time.perf_counter
+
+
 def best_time(fn, repeat):
     best = np.inf
     out = None
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = CLOCK()
         out = fn()
-        best = min(best, time.perf_counter() - t)
+        best = min(best, CLOCK() - t)
     return best, out
 
 
@@ -123,9 +126,9 @@ def timed_ruptures(fn, repeat, cap_s):
     best = np.inf
     out = None
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = CLOCK()
         out = fn()
-        dt = time.perf_counter() - t
+        dt = CLOCK() - t
         best = min(best, dt)
         if dt > cap_s:
             break
@@ -188,7 +191,12 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer repeats and smaller references (< 1 minute)")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="folder of the shared real data")
     ap.add_argument("--repeat", type=int, default=None, help="runs per timing (best is kept)")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="wall-clock time, or this process's CPU time (steadier on a shared, overloaded "
+                         "machine; every timed code path here is single-threaded)")
     args = ap.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     quick = args.quick
     rep = args.repeat or (3 if quick else 7)
     rpt = ruptures_or_none()
@@ -300,9 +308,10 @@ def main(argv=None):
         checks.append(("Dynp cost >= ours", float(segmentation_cost(Xd, Segmentation(bk)) < rd.cost * (1 - 1e-9))))
 
     # --- first call in a fresh process
-    code = ("import time; t=time.perf_counter(); import numpy as np; "
+    clk = "process_time" if args.clock == "cpu" else "perf_counter"
+    code = (f"import time; t=time.{clk}(); import numpy as np; "
             "from core.decoders.segmentation import segment_penalized; "
-            "segment_penalized(np.arange(50.0).reshape(25, 2), 1.0); print(time.perf_counter()-t)")
+            f"segment_penalized(np.arange(50.0).reshape(25, 2), 1.0); print(time.{clk}()-t)")
     firsts = []
     for _ in range(1 if quick else 3):
         out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -351,7 +360,8 @@ def main(argv=None):
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "decoders_segmentation.json"
     out.write_text(json.dumps(rows, indent=2))
-    print(f"segmentation decoders  (load average {load:.2f} at start, {os.cpu_count()} cpus, best of {rep}) {real_note}")
+    print(f"segmentation decoders  ({args.clock} clock, load average {load:.2f} at start, {os.cpu_count()} cpus, "
+          f"best of {rep}) {real_note}")
     w = max(len(r["case"]) for r in rows)
     print(f"{'case':<{w}}  {'value':>10} {'unit':<4} {'target':>8}  {'ok':<5} reference")
     for r in rows:

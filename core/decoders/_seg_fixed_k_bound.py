@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..types import Segmentation
 from . import _segmentation_kernels as _k
 
 _MAX_ROUNDS = 8
@@ -38,7 +39,6 @@ def _feasible(ends, pb) -> bool:
         return False
     if pb.cons.is_empty:
         return True
-    from ..types import Segmentation
     return pb.cons.is_satisfied_by(Segmentation(ends, pb.T))
 
 

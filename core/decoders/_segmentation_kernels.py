@@ -410,9 +410,10 @@ def _backtrack(bp1, bp2, bp2r, T, rank):
 def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam, ub):
     """Best (and second-best) value of ``[0, t)`` with exactly ``k`` segments, for all k <= K.
 
-    Starts are split in static groups of ``group`` consecutive indices with a centre, a radius
-    and, per layer, ``min F[k-1, s] - Q[s]``; a group whose lower bound (see :func:`_penalized`)
-    exceeds the best value found so far for ``(k, t)`` is skipped (``bound=False`` evaluates all).
+    Starts are split in static groups of ``group`` consecutive indices with the geometry of
+    :func:`_group_geometry` and, per layer, the lower hull of ``(s - c, F[k-1, s] - Q[s])``; a group
+    whose lower bound (:func:`_group_affine`) exceeds the best value found so far for ``(k, t)`` is
+    skipped (``bound=False`` evaluates all).
     The previous end's optimal start is evaluated first so that the bound bites early.
 
     ``future[t]`` is a lower bound of ``cost([t, T)) + lam * n_segments`` (a penalized decoding of

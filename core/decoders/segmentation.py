@@ -11,8 +11,13 @@ prefix sums, so no ``T x T`` matrix is ever built.
 
 The penalized decoders prune candidate starts PELT-style (exact: a start is dropped only when
 it provably cannot begin the last segment of an optimal solution, with the right delay for
-``min_size`` and for "exactly one change" labels) and evaluate the remaining candidates of a
-block of ends with one matrix product, so sequences without any change stay fast.
+``min_size`` and for "exactly one change" labels) and test groups of the remaining starts against
+a cheap lower bound (a drift-aware triangle inequality plus the lower convex hull of the groups'
+prefix values), so sequences without any change stay fast too. The fixed-K decoder uses the same
+group bounds and drops prefixes that a Lagrangian bound (a penalized decoding of the reversed
+sequence) proves useless; when that penalized solution already has K segments it is returned as is.
+Second-best decoding keeps the two best values per prefix; loss-augmented decoding adds the loss
+per segment (Frobenius, from overlaps with the true segments) or per change (Hamming).
 
 A 1-sample sequence is allowed: its only segmentation is ``[1]``.
 """

@@ -141,7 +141,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_dock = self._dock("Model", self.model_panel, Qt.DockWidgetArea.RightDockWidgetArea, "model")
         self.active_dock = self._dock("Active learning", self.active_panel, Qt.DockWidgetArea.RightDockWidgetArea,
                                       "active")
-        self.resizeDocks([self.browser_dock, self.model_dock], [330, 320], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.browser_dock, self.model_dock], [380, 320], Qt.Orientation.Horizontal)
         self.resizeDocks([self.browser_dock, self.labels_dock], [520, 260], Qt.Orientation.Vertical)
         self.browser.itemActivated.connect(self.show_item)
         self.label_list.labelSelected.connect(self._on_list_selection)
@@ -274,7 +274,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.bridge.itemsChanged.connect(lambda *_: self.refresh_items())
         self.bridge.labelsChanged.connect(self._on_labels_changed)
         self.bridge.predictionChanged.connect(self._on_prediction_changed)
-        self.bridge.modelChanged.connect(lambda mid: self.model_panel.set_model(mid))
+        self.bridge.modelChanged.connect(lambda mid: self._show_model_of_current())
         self.bridge.progress.connect(lambda task, d, t, msg: self._on_progress(task, d, t, msg))
         self.bridge.undoStateChanged.connect(self._on_undo_state)
         self.learner = LiveLearner(engine, self.runner, self)
@@ -390,6 +390,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.profile_view.set_sequence(seq, item_id)
             self.stack.setCurrentWidget(self.profile_view)
         self._set_labels(payload["labels"])
+        self._show_model_of_current()
         self.settings.setValue(self._project_key("last_item"), item_id)
         pred = payload["prediction"]
         if pred is not None:
@@ -552,8 +553,16 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.learner is not None and self.current_item:
             self.learner.refresh(self.current_item)
 
+    def _show_model_of_current(self, kind: str = ""):
+        if self.engine is None or self.current_item is None:
+            return
+        try:
+            self.model_panel.set_model(self.engine.model_id(self.current_item), kind)
+        except (AttributeError, MarginaliaError):
+            self.model_panel.set_model(self.engine.current_model_id, kind)
+
     def _on_model_updated(self, model_id, kind):
-        self.model_panel.set_model(model_id, kind)
+        self._show_model_of_current(kind)
         if kind in ("retrain", "auto-retrain"):
             self.statusBar().showMessage("model retrained", 3000)
             self.refresh_items()

@@ -60,6 +60,7 @@ class ActivePanel(QtWidgets.QWidget):
         theme.light_axes(self.curve.getPlotItem())
         self.curve.setMenuEnabled(False)
         self.curve.getAxis("bottom").enableAutoSIPrefix(False)
+        self.curve.getAxis("left").enableAutoSIPrefix(False)
         self.curve_line = self.curve.plot([], [], pen=pg.mkPen(theme.PREDICTION, width=2), symbol="o",
                                           symbolSize=5, symbolBrush=theme.PREDICTION, symbolPen=None)
         self.stop_label = QtWidgets.QLabel("stopping signal: not enough rounds yet")

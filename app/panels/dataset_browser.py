@@ -55,6 +55,7 @@ class DatasetBrowser(QtWidgets.QWidget):
         self.tree = QtWidgets.QTreeWidget()
         self.tree.setColumnCount(4)
         self.tree.setHeaderLabels(["Item", "Labels", "Prediction", "Uncertainty"])
+        self.tree.setIndentation(14)
         self.tree.setSortingEnabled(True)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
@@ -63,7 +64,7 @@ class DatasetBrowser(QtWidgets.QWidget):
         header.setStretchLastSection(False)
         header.setMinimumSectionSize(30)
         header.setSectionResizeMode(COL_NAME, QtWidgets.QHeaderView.ResizeMode.Stretch)
-        for c, w in ((COL_LABELS, 52), (COL_PRED, 72), (COL_UNC, 82)):
+        for c, w in ((COL_LABELS, 50), (COL_PRED, 66), (COL_UNC, 78)):
             header.setSectionResizeMode(c, QtWidgets.QHeaderView.ResizeMode.Fixed)
             header.resizeSection(c, w)
         self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -52,7 +52,13 @@ class FrequencyAxis(pg.AxisItem):
         nice = nice[(nice >= self.freqs[0]) & (nice <= self.freqs[-1])]
         pos = np.interp(nice, self.freqs, rows)
         keep = (pos >= minVal) & (pos <= maxVal)
-        return [(1.0, list(pos[keep]))]
+        # keep labels at least ~28 px apart (mel rows crowd the low frequencies)
+        min_gap = 28.0 * (maxVal - minVal) / max(size, 1.0)
+        chosen = []
+        for p in pos[keep][::-1]:
+            if all(abs(p - q) >= min_gap for q in chosen):
+                chosen.append(p)
+        return [(1.0, sorted(chosen))]
 
     def tickStrings(self, values, scale, spacing):
         out = []
@@ -172,15 +178,18 @@ class SpectrogramView(ItemView):
             self.runner.setData([], [])
             return
         onset_like = hasattr(prediction.structure, "onsets")
-        top = self._n_rows * (0.18 if onset_like else 1.0)
-        bx, by = vertical_segments(xs, 0, top)
+        # onsets: short ticks along the top edge (the score roll below shows the alignment);
+        # boundaries: full-height lines
+        bottom = self._n_rows * (0.93 if onset_like else 0.0)
+        top = self._n_rows
+        bx, by = vertical_segments(xs, bottom, top)
         self.bounds.setData(bx, by)
         self.bounds.setPen(theme.prediction_pen(stale, width=1.5 if onset_like else 2))
         rx = self._structure_x(prediction.runner_up)
         if rx is not None and rx.size == xs.size:
             rx = rx[rx != xs]
         if rx is not None and rx.size:
-            a, b = vertical_segments(rx, 0, top)
+            a, b = vertical_segments(rx, bottom, top)
             self.runner.setData(a, b)
         else:
             self.runner.setData([], [])

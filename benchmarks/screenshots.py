@@ -1,0 +1,117 @@
+"""Save PNG screenshots of each view of the app on real data into ``resources/screenshots/``.
+
+Usage: ``python benchmarks/screenshots.py [--data PATH] [--out DIR]``
+
+* ``profile.png`` -- a neuroblastoma aCGH profile (Institut Curie, Hocking et al. 2013) with its
+  expert region labels and the model's segmentation after an interactive update;
+* ``audio_score.png`` -- a Vienna 4x22 performance rendered to audio (Chopin op. 10/3, pianist 1)
+  with its score MIDI as a piano roll, aligned by the model;
+* ``audio_score_zoom.png`` -- the first 12 seconds of the same item;
+* ``cheatsheet.png`` -- the searchable shortcut sheet (F1).
+
+Runs offscreen; a summary table and ``benchmarks/results/screenshots.json`` record the time each
+screenshot took (from showing the item to a painted window).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+RESULTS = ROOT / "benchmarks" / "results" / "screenshots.json"
+PROFILE = ("4", "2")   # neuroblastoma profile 4, chromosome 2: labelled, with a clear change
+
+
+def pump(app, until=None, timeout=120.0):
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        app.processEvents()
+        if until is not None and until():
+            return True
+        time.sleep(0.005)
+    return until is None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--out", default=str(ROOT / "resources" / "screenshots"))
+    ap.add_argument("--quick", action="store_true", help="accepted for symmetry with the other benchmarks")
+    args = ap.parse_args(argv)
+    data, out = pathlib.Path(args.data), pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    from PySide6 import QtCore, QtWidgets
+
+    from app import theme
+    from app.main_window import MainWindow
+    from core.engine import Engine
+
+    qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    theme.apply_theme(qapp)
+    work = pathlib.Path(tempfile.mkdtemp(prefix="marginalia-shots-"))
+    engine = Engine.create(work / "shots.marginalia")
+    cgh = data / "cgh" / "neuroblastoma"
+    vienna = data / "alignment" / "vienna4x22"
+    wav = vienna / "audio_rendered" / "Chopin_op10_no3_p01.wav"
+    mid = vienna / "score_midi" / "Chopin_op10_no3.mid"
+    ids = engine.import_files([cgh / "profiles_small.csv.gz", wav], scores={str(wav): mid})
+    engine.import_labels("annotations-csv", cgh / "annotations_small.csv")
+    infos = engine.items()
+    name = f"{PROFILE[0]}:{PROFILE[1]}"
+    cgh_id = next((i.id for i in infos if i.name == name), None) or \
+        max((i for i in infos if i.kind == "cgh"), key=lambda i: i.n_labels).id
+    aud_id = next(i.id for i in infos if i.kind == "audio")
+    for item_id in (cgh_id, aud_id):
+        engine.update_model(item_id)
+
+    settings = QtCore.QSettings(str(work / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(engine, settings=settings)
+    win.learner.timer.setInterval(3_600_000)
+    win.resize(1500, 920)
+    win.show()
+    rows = []
+
+    def shot(item_id, filename, frame=None):
+        t0 = time.perf_counter()
+        win.show_item(item_id)
+        pump(qapp, lambda: win.current_item == item_id and win.current_prediction() is not None
+             and win.current_prediction().item_id == item_id)
+        pump(qapp, lambda: not win.runner.is_busy("load") and not win.runner.is_busy("predict"), 60)
+        if frame is not None:
+            win.active_view().main.setXRange(*frame, padding=0)
+        pump(qapp, timeout=0.5)
+        win.grab().save(str(out / filename))
+        rows.append({"case": f"screenshot {filename}", "value": time.perf_counter() - t0, "unit": "s",
+                     "target": None, "better": "lower", "reference": None, "meets_target": None})
+
+    win.refresh_queries()
+    pump(qapp, lambda: not win.runner.is_busy("queries"), 300)
+    shot(cgh_id, "profile.png")
+    shot(aud_id, "audio_score.png")
+    shot(aud_id, "audio_score_zoom.png", frame=(0.0, 12.0))
+    sheet = win.show_cheatsheet()
+    pump(qapp, timeout=0.3)
+    sheet.grab().save(str(out / "cheatsheet.png"))
+    sheet.close()
+    win.close()
+
+    print(f"\nScreenshots (offscreen; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)\n")
+    for r in rows:
+        print(f"{r['case']:40s} {r['value']:6.2f} s")
+    print(f"\nsaved into {out}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -84,3 +84,44 @@ def test_parser_builds_without_opening_anything():
     parser = build_parser()
     args = parser.parse_args(["export", "p.marginalia", "--format", "bundle", "--out", "d"])
     assert args.kind == "bundle" and callable(args.run)
+
+
+def test_interrupt_exits_130_with_a_resume_hint(capsys, monkeypatch):
+    import core.cli_commands.query as query
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(query, "run", interrupted)
+    code, _, err = run(capsys, ["query", "p.marginalia"])
+    assert code == 130 and "run the command again to resume" in err and "Traceback" not in err
+
+
+def test_unexpected_error_is_one_line_asking_for_a_report(capsys, monkeypatch):
+    import core.cli_commands.query as query
+
+    def broken(args):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(query, "run", broken)
+    code, _, err = run(capsys, ["query", "p.marginalia"])
+    assert code == 1
+    assert err.strip() == ("marginalia-cli query: internal error: RuntimeError: kaboom (run with --debug for the "
+                           "traceback and report it)")
+
+
+def test_inputs_pair_scores_with_audio_of_the_same_name(tmp_path):
+    from core.cli_commands._common import UsageError, discover_inputs
+    (tmp_path / "a.wav").write_bytes(b"")
+    (tmp_path / "a.mid").write_bytes(b"")
+    (tmp_path / "b.flac").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "ann.csv").write_text("profile.id,chromosome,min,max,annotation\n")
+    (tmp_path / "p.csv").write_text("profile.id,chromosome,position,logratio\n")
+    found = discover_inputs([tmp_path])
+    assert found.audio == [(tmp_path / "a.wav", tmp_path / "a.mid"), (tmp_path / "b.flac", None)]
+    assert found.profiles == [tmp_path / "p.csv"]
+    assert sorted(p.name for p in found.ignored) == ["ann.csv", "notes.txt"]
+    (tmp_path / "lonely.mid").write_bytes(b"")
+    with pytest.raises(UsageError, match="lonely.mid' has no audio recording"):
+        discover_inputs([tmp_path])

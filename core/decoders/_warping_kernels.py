@@ -72,6 +72,121 @@ def cost_block(Af, Bt, na, nb, r0, r1, cmin, cmax, out):
 
 
 @numba.njit(cache=True, nogil=True)
+def _prepare_costs(g, a, b, i, shift, tlo, thi, bonus, use_truth):
+    """Add the loss terms of row ``i`` to its private cost slice ``g`` (columns ``a..b``)."""
+    if shift != 0.0:
+        for t in range(b - a + 1):
+            g[t] += shift
+    if use_truth:
+        for j in range(max(tlo[i], a), min(thi[i], b) + 1):
+            g[j - a] += bonus
+
+
+@numba.njit(cache=True, nogil=True)
+def _one_row(g, prev, cur, a, b, cd):
+    """Row on columns ``a..b``: one fused pass with selects (a branch would be mispredicted often)."""
+    n = b - a + 1
+    up = prev[a + 1:b + 2]
+    dg = prev[a:b + 1]
+    cc = cur[a + 1:b + 2]
+    run = INF
+    for t in range(n):
+        x = dg[t]
+        y = up[t]
+        f = y < x
+        m = y if f else x
+        h = run < m
+        m = run if h else m
+        cd[t] = 2 if h else np.uint8(f)
+        run = m + g[t]
+        cc[t] = run
+
+
+@numba.njit(cache=True, nogil=True)
+def _two_rows(g0, g1, prev, cur, a0, b0, a1, b1, cd0, cd1):
+    """Rows ``i`` (into ``cur``) and ``i + 1`` (over ``prev``, one column behind).
+
+    The two horizontal recurrences are independent chains, so interleaving them
+    hides the latency of the add-min chain. Row ``i + 1`` overwrites cell
+    ``j - 1`` of row ``i - 1`` only after row ``i`` has read it.
+    """
+    # row i alone up to column a1 (row i + 1 starts there) or to its end
+    e0 = min(a1, b0)
+    _one_row(g0, prev, cur, a0, e0, cd0)
+    run0 = cur[e0 + 1]
+    # both rows: row i at column j, row i + 1 at column j - 1, for j in a1+1..b0;
+    # 0-based slices let LLVM drop the negative-index checks
+    n = b0 - a1
+    run1 = INF
+    if n > 0:
+        dg0 = prev[a1 + 1:b0 + 1]
+        up0 = prev[a1 + 2:b0 + 2]
+        cc0 = cur[a1 + 2:b0 + 2]
+        gg0 = g0[a1 + 1 - a0:b0 + 1 - a0]
+        cdd0 = cd0[a1 + 1 - a0:b0 + 1 - a0]
+        dg1 = cur[a1:b0]
+        up1 = cur[a1 + 1:b0 + 1]
+        cc1 = prev[a1 + 1:b0 + 1]
+        gg1 = g1[0:n]
+        cdd1 = cd1[0:n]
+        for t in range(n):
+            x = dg0[t]
+            y = up0[t]
+            f = y < x
+            m = y if f else x
+            h = run0 < m
+            m = run0 if h else m
+            cdd0[t] = 2 if h else np.uint8(f)
+            run0 = m + gg0[t]
+            cc0[t] = run0
+            x1 = dg1[t]
+            y1 = up1[t]
+            f1 = y1 < x1
+            m1 = y1 if f1 else x1
+            h1 = run1 < m1
+            m1 = run1 if h1 else m1
+            cdd1[t] = 2 if h1 else np.uint8(f1)
+            run1 = m1 + gg1[t]
+            cc1[t] = run1
+    # row i + 1 alone from column max(a1, b0) (row i has ended)
+    s1 = max(a1, b0)
+    if s1 <= b1:
+        dg1 = cur[s1:b1 + 1]
+        up1 = cur[s1 + 1:b1 + 2]
+        cc1 = prev[s1 + 1:b1 + 2]
+        gg1 = g1[s1 - a1:b1 - a1 + 1]
+        cdd1 = cd1[s1 - a1:b1 - a1 + 1]
+        for t in range(b1 - s1 + 1):
+            x1 = dg1[t]
+            y1 = up1[t]
+            f1 = y1 < x1
+            m1 = y1 if f1 else x1
+            h1 = run1 < m1
+            m1 = run1 if h1 else m1
+            cdd1[t] = 2 if h1 else np.uint8(f1)
+            run1 = m1 + gg1[t]
+            cc1[t] = run1
+
+
+@numba.njit(cache=True, nogil=True)
+def _finish_row(i, a, b, cur, cd, dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off):
+    """Pack the codes of row ``i`` and save its checkpoints."""
+    n = b - a + 1
+    base = dir_off[i]
+    for q in range((n + 3) >> 2):
+        c4 = cd[4 * q:4 * q + 4]
+        dirs[base + q] = c4[0] | (c4[1] << 2) | (c4[2] << 4) | (c4[3] << 6)
+    if k > 0:
+        if i % k == k - 1:
+            o = row_ck_off[i // k]
+            row_ck[o:o + n] = cur[a + 1:b + 2]
+        first = ((a + 1 + k - 1) // k) * k - 1  # first column with j % k == k - 1 and j >= a
+        o = col_ck_off[i]
+        for j in range(first, b + 1, k):
+            col_ck[o + (j - first) // k] = cur[j + 1]
+
+
+@numba.njit(cache=True, nogil=True)
 def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
              dirs, dir_off, shift, tlo, thi, bonus,
              k, row_ck, row_ck_off, col_ck, col_ck_off, code):
@@ -81,9 +196,9 @@ def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
     ----------
     G : ndarray, shape (rows, width)
         ``G[i - i_start, j - cmin]`` is the cost of cell ``(i, j)``; a private
-        buffer (the loss bonus is added in place).
+        buffer (the loss terms are added in place).
     lo, hi : ndarray of int64, shape (TA,)
-        Columns allowed in every row (inclusive), non-decreasing.
+        Columns allowed in every row (inclusive), non-decreasing, connected.
     D : ndarray, shape (2, TB + 1)
         Rows ``i % 2``; ``D[r, j + 1]`` holds cell ``j``, ``D[r, 0]`` is the
         column ``-1``. Cells outside the band must hold ``inf``.
@@ -95,56 +210,32 @@ def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
         When ``k > 0``: ``D`` of rows ``i % k == k - 1`` is saved at
         ``row_ck[row_ck_off[i // k] + j - lo[i]]`` and of columns
         ``j % k == k - 1`` at ``col_ck[col_ck_off[i] + (j - first) // k]``.
-    code : scratch, shape (TB + 4,) uint8.
+    code : scratch, shape (2, TB + 4) uint8.
     """
     use_truth = tlo.shape[0] > 0
-    for i in range(i_start, i_stop):
-        a = lo[i]
-        b = hi[i]
-        n = b - a + 1
+    i = i_start
+    while i < i_stop:
+        a0 = lo[i]
+        b0 = hi[i]
         cur = D[i % 2]
         prev = D[(i - 1) % 2]
-        g = G[i - i_start, a - cmin:b - cmin + 1]
-        up = prev[a + 1:b + 2]
-        dg = prev[a:b + 1]
-        cd = code[:n]
-        # G is a private buffer: the loss terms go straight into it
-        if shift != 0.0:
-            for t in range(n):
-                g[t] += shift
-        if use_truth:
-            ta = max(tlo[i], a)
-            tb = min(thi[i], b)
-            for j in range(ta, tb + 1):
-                g[j - a] += bonus
-        cc = cur[a + 1:b + 2]
-        # one fused pass with selects: a branch here would be mispredicted half the time
-        run = INF
-        for t in range(n):
-            x = dg[t]
-            y = up[t]
-            f = y < x
-            m = y if f else x
-            h = run < m
-            m = run if h else m
-            cd[t] = 2 if h else np.uint8(f)
-            run = m + g[t]
-            cc[t] = run
-        # bands never move left, so only the cell left of the band can be stale
-        cur[a] = INF
-        # pack four 2-bit codes per byte
-        base = dir_off[i]
-        for q in range((n + 3) >> 2):
-            c4 = code[4 * q:4 * q + 4]
-            dirs[base + q] = c4[0] | (c4[1] << 2) | (c4[2] << 4) | (c4[3] << 6)
-        if k > 0:
-            if i % k == k - 1:
-                o = row_ck_off[i // k]
-                row_ck[o:o + n] = cur[a + 1:b + 2]
-            first = ((a + 1 + k - 1) // k) * k - 1  # first column with j % k == k - 1 and j >= a
-            o = col_ck_off[i]
-            for j in range(first, b + 1, k):
-                col_ck[o + (j - first) // k] = cur[j + 1]
+        g0 = G[i - i_start, a0 - cmin:b0 - cmin + 1]
+        _prepare_costs(g0, a0, b0, i, shift, tlo, thi, bonus, use_truth)
+        cur[a0] = INF  # the only stale cell left of the band that is ever read
+        if i + 1 < i_stop:
+            a1 = lo[i + 1]
+            b1 = hi[i + 1]
+            g1 = G[i + 1 - i_start, a1 - cmin:b1 - cmin + 1]
+            _prepare_costs(g1, a1, b1, i + 1, shift, tlo, thi, bonus, use_truth)
+            _two_rows(g0, g1, prev, cur, a0, b0, a1, b1, code[0], code[1])
+            prev[a1] = INF
+            _finish_row(i, a0, b0, cur, code[0], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
+            _finish_row(i + 1, a1, b1, prev, code[1], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
+            i += 2
+        else:
+            _one_row(g0, prev, cur, a0, b0, code[0])
+            _finish_row(i, a0, b0, cur, code[0], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
+            i += 1
 
 
 @numba.njit(cache=True)

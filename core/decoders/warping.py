@@ -360,7 +360,7 @@ class _SegmentDecoder:
         lo, hi = loc["lo"], loc["hi"]
         D = np.full((2, nb_ + 1), np.inf)
         D[1, 0] = 0.0  # virtual predecessor of (0, 0)
-        code = np.zeros(nb_ + 4, np.uint8)
+        code = np.zeros((2, nb_ + 4), np.uint8)
         threaded = prob.mode == 0 and int((hi - lo + 1).sum()) >= _THREADED_CELLS
         budget = _BLOCK_CELLS * (4 if threaded else 1)  # bigger blocks amortise the hand-over between threads
         widest = int((hi - lo).max()) + 1

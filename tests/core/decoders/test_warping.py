@@ -183,6 +183,25 @@ def test_wide_band_equals_unbanded_and_narrow_band_stays_inside():
     assert np.all((lo[i] <= j) & (j <= hi[i]))
 
 
+def test_minimal_bands_give_the_masked_optimum():
+    # at the minimal width consecutive rows barely touch (lo[i+1] == hi[i] + 1 happens)
+    rng = np.random.default_rng(9)
+    touching = 0
+    for TA, TB in ((5, 20), (20, 5), (7, 31), (12, 12), (9, 40), (33, 10)):
+        A, B = rng.normal(size=(TA, 2)), rng.normal(size=(TB, 2))
+        w = wp._minimal_band(TA, TB)
+        lo, hi = band_limits(TA, TB, w)
+        touching += int(np.sum(lo[1:] == hi[:-1] + 1))
+        C = pairwise(A, B)
+        for r in range(TA):
+            C[r, :lo[r]] = 1e12
+            C[r, hi[r] + 1:] = 1e12
+        assert dtw(A, B, band=w).cost == pytest.approx(reference_dtw(C), rel=1e-10)
+        best, second = dtw_second_best(A, B, band=w)
+        assert best.cost == pytest.approx(reference_dtw(C), rel=1e-10)
+    assert touching > 0
+
+
 def test_band_follows_the_scaled_diagonal():
     lo, hi = band_limits(5, 9, 1)
     assert lo.tolist() == [0, 1, 3, 5, 7]

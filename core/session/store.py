@@ -99,6 +99,7 @@ class ProjectStore:
         self._history_at_open = None  # undo/redo stacks replayed while checking the file, used once
         self._writes_at_backup = 0
         self._last_backup_time = time.monotonic()
+        self._backup_thread: Optional[threading.Thread] = None
         try:
             if self._file_lock is not None:
                 self._file_lock.acquire()
@@ -255,6 +256,7 @@ class ProjectStore:
                 return
             try:
                 if not self.read_only:
+                    self.wait_for_backups()
                     self._backup_if_changed()
             except StoreError as exc:
                 _logger.warning("no backup on close: %s", exc)
@@ -319,13 +321,41 @@ class ProjectStore:
     # ----------------------------------------------------------------- backups
 
     def _maybe_backup(self) -> None:
+        """Start a periodic backup in a background thread when one is due.
+
+        The copy reads a snapshot through its own read-only connection (WAL
+        lets it run while edits go on), so no edit waits for a backup.
+        """
         due = (self._writes - self._writes_at_backup >= self.backup_every_edits or
                time.monotonic() - self._last_backup_time >= self.backup_every_s)
-        if due:
+        if not due or (self._backup_thread is not None and self._backup_thread.is_alive()):
+            return
+        self._writes_at_backup = self._writes
+        self._last_backup_time = time.monotonic()
+        # the snapshot holds at least these writes; naming it so only ever makes a later backup redundant
+        self._backup_thread = threading.Thread(target=self._backup_in_background, args=(self._writes,),
+                                               name="marginalia-backup", daemon=True)
+        self._backup_thread.start()
+
+    def _backup_in_background(self, writes: int) -> None:
+        try:
+            uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
+            conn = sqlite3.connect(uri, uri=True)
             try:
-                self.backup()
-            except StoreError as exc:  # the edit itself is committed; a failed backup must not undo that
-                _logger.warning("automatic backup failed: %s", exc)
+                _backups.write_backup(conn, self.path, writes)
+            finally:
+                conn.close()
+            _backups.prune_backups(self.path, self.keep_backups)
+        except (StoreError, sqlite3.Error, OSError) as exc:  # the edits are committed; a failed backup is not fatal
+            _logger.warning("automatic backup of %s failed: %s", self.path, exc)
+
+    def wait_for_backups(self, timeout: Optional[float] = None) -> bool:
+        """Wait until no background backup is running; False if ``timeout`` expired first."""
+        thread = self._backup_thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
 
     def _backup_if_changed(self) -> None:
         existing = _backups.list_backups(self.path)
@@ -337,9 +367,10 @@ class ProjectStore:
         self.backup()
 
     def backup(self) -> Path:
-        """Write a backup now and drop the oldest beyond ``keep_backups``; returns its path."""
+        """Write a backup now (waiting for it) and drop the oldest beyond ``keep_backups``; returns its path."""
         with self._lock:
             conn = self._require_open()
+            self.wait_for_backups()
             path = _backups.write_backup(conn, self.path, self._writes)
             self._writes_at_backup = self._writes
             self._last_backup_time = time.monotonic()

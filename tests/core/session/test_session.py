@@ -262,6 +262,7 @@ def test_time_based_backups(tmp_path):
         import time
         time.sleep(0.1)
         s.add_label(BoundaryLabel(seg, index=3))
+        assert s.store.wait_for_backups(timeout=30)
         assert len(list_backups(path)) > n0
 
 

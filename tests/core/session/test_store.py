@@ -15,7 +15,7 @@ import pytest
 from core.exceptions import (ParameterError, ProjectDamagedError, ProjectInUseError, ProjectVersionError,
                              SourceMovedError, StoreError)
 from core.session import ProjectStore, Session
-from core.session.backups import list_backups
+from core.session.backups import good_backups, list_backups
 from core.session.schema import APPLICATION_ID, CREATE_V1, SCHEMA_VERSION
 from core.types import BoundaryLabel, RegionKind, RegionLabel
 
@@ -256,6 +256,7 @@ def test_backups_rotate_and_skip_unchanged(tmp_path):
         writes = s.store.write_count
     backups = list_backups(path)
     assert len(backups) == 3
+    assert good_backups(path) == backups  # copies made in the background while edits went on are sound
     assert backups[0].name.endswith(f".w{writes}.sqlite")
     (backups[0].parent / (path.name + ".20000101T000000000000Z.w1.sqlite.tmp")).write_bytes(b"half")
     Session.open(path, keep_backups=3).close()  # nothing changed: no new backup, leftovers removed

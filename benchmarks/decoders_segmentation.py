@@ -367,7 +367,10 @@ def main(argv=None):
     for r in rows:
         refs = "" if r["reference"] is None else f"{r['reference']['name']}: {r['reference']['value']:.4g}"
         if r["reference"] is not None and r["unit"] == "s" and r["value"]:
-            refs += f"  (ratio {r['reference']['value'] / r['value']:.1f}x)"
+            if r["reference"]["name"] == "ours":
+                refs += f"  (ours {r['value'] / r['reference']['value']:.1f}x faster)"
+            else:
+                refs += f"  ({r['reference']['value'] / r['value']:.1f}x slower than ours)"
         tgt = "" if r["target"] is None else f"{r['target']:.3g}"
         ok = "" if r["meets_target"] is None else ("yes" if r["meets_target"] else "NO")
         val = "n/a" if r["value"] is None else f"{r['value']:.4g}"

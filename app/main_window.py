@@ -107,19 +107,40 @@ class MainWindow(QtWidgets.QMainWindow):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setObjectName("hint")
         self.profile_view = ProfileView()
-        self.spec_view = SpectrogramView()
-        self.score_view = self.spec_view.score_view
-        self.audio_page = self.spec_view
-        for w in (self.placeholder, self.profile_view, self.audio_page):
+        self._spec_view = None   # built when the first audio item is shown (faster start)
+        for w in (self.placeholder, self.profile_view):
             self.stack.addWidget(w)
         self.setCentralWidget(self.stack)
-        for view in (self.profile_view, self.spec_view):
-            view.labelCreateRequested.connect(self.create_label)
-            view.labelChangeRequested.connect(self.change_label)
-            view.labelDeleteRequested.connect(self.delete_label)
-            view.selectionChanged.connect(self._on_view_selection)
-            view.vb.sigXRangeChanged.connect(lambda *_: self._save_timer.start())
-        self.score_view.labelCreateRequested.connect(self.create_label)
+        self._connect_view(self.profile_view)
+
+    def _connect_view(self, view):
+        view.labelCreateRequested.connect(self.create_label)
+        view.labelChangeRequested.connect(self.change_label)
+        view.labelDeleteRequested.connect(self.delete_label)
+        view.selectionChanged.connect(self._on_view_selection)
+        view.vb.sigXRangeChanged.connect(lambda *_: self._save_timer.start())
+        view.vb.boundary_mode = self.profile_view.vb.boundary_mode
+
+    @property
+    def spec_view(self) -> SpectrogramView:
+        """The spectrogram + score view of audio items (built on first use)."""
+        if self._spec_view is None:
+            self._spec_view = SpectrogramView()
+            self.stack.addWidget(self._spec_view)
+            self._connect_view(self._spec_view)
+            self._spec_view.score_view.labelCreateRequested.connect(self.create_label)
+        return self._spec_view
+
+    @property
+    def score_view(self):
+        return self.spec_view.score_view
+
+    @property
+    def audio_page(self):
+        return self.spec_view
+
+    def _audio_shown(self) -> bool:
+        return self._spec_view is not None and self.stack.currentWidget() is self._spec_view
 
     def _dock(self, title, widget, area, name):
         dock = QtWidgets.QDockWidget(title, self)
@@ -236,10 +257,13 @@ class MainWindow(QtWidgets.QMainWindow):
         a(m, "open_log", "Open the &log file", errors.open_log)
         a(m, "about", "&About Marginalia", self.about)
 
+        for name, kind in (("kind0", RegionKind.ZERO), ("kind1", RegionKind.ONE),
+                           ("kind2", RegionKind.AT_LEAST_ONE), ("kindS", RegionKind.SAME)):
+            self.actions[name].setIcon(theme.kind_icon(kind))
         tb = self.addToolBar("Main")
         tb.setObjectName("main_toolbar")
         tb.setMovable(False)
-        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         for name in ("open", "import", None, "undo", "redo", None, "kind0", "kind1", "kind2", "kindS",
                      "boundary_mode", None, "retrain", "next_question", "accept", None, "play"):
             if name is None:
@@ -413,7 +437,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.statusBar().showMessage(f"{info.name}: {info.n_samples} samples, {info.task}", 4000)
 
     def active_view(self):
-        return self.spec_view if self.stack.currentWidget() is self.audio_page else self.profile_view
+        return self._spec_view if self._audio_shown() else self.profile_view
 
     def _set_labels(self, labels):
         labels = list(labels)
@@ -422,9 +446,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._shown_labels = labels
         view = self.active_view()
         view.set_labels(labels)
-        if self.stack.currentWidget() is self.audio_page:
+        if self._audio_shown():
             self.score_view.set_labels(labels)
-        units = "s" if view is self.spec_view else "bp"
+        units = "s" if self._audio_shown() else "bp"
         self.label_list.set_labels(labels, self._frame_times, units)
         self.label_list.select_label(view.selected_id)
 
@@ -531,8 +555,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.active_view().select_label(label_id)
 
     def _set_boundary_mode(self, on):
-        for view in (self.profile_view, self.spec_view):
-            view.vb.boundary_mode = bool(on)
+        for view in (self.profile_view, self._spec_view):
+            if view is not None:
+                view.vb.boundary_mode = bool(on)
         self.statusBar().showMessage("click places a boundary" if on else "drag draws a region; "
                                      "Ctrl+click places a boundary", 3000)
 
@@ -604,7 +629,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._drawn_prediction = pred
         stale, current = self._is_stale(pred)
         self.active_view().set_prediction(pred, stale=stale, current_model=current)
-        if self.stack.currentWidget() is self.audio_page and self.spec_view.score_shown:
+        if self._audio_shown() and self.spec_view.score_shown:
             self.score_view.set_prediction(pred, stale=stale, current_model=current)
 
     def _on_background_error(self, exc):
@@ -708,7 +733,7 @@ class MainWindow(QtWidgets.QMainWindow):
             start = int(onsets[min(query.start, len(onsets) - 1)])
             stop = int(onsets[query.stop]) if query.stop < len(onsets) else T
             return start, max(stop, start + 1)
-        score = self.score_view.score
+        score = self.score_view.score if self._spec_view is not None else None
         if score is not None:
             ev_t = score.event_onsets_s
             t0 = ev_t[min(query.start, len(ev_t) - 1)]

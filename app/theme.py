@@ -10,6 +10,7 @@ from PySide6 import QtGui, QtWidgets
 from core.types import RegionKind
 
 STYLE_DIR = pathlib.Path(__file__).resolve().parents[1] / "resources" / "style"
+ICON_DIR = pathlib.Path(__file__).resolve().parents[1] / "resources" / "icons"
 
 BACKGROUND = "#1f2228"
 PANEL = "#262a31"
@@ -51,6 +52,24 @@ def region_pen(kind: RegionKind, *, selected: bool = False) -> QtGui.QPen:
     if selected:
         return pg.mkPen(SELECTION, width=2)
     return pg.mkPen(r, g, b, 200, width=1)
+
+
+def kind_icon(kind: RegionKind, size: int = 14) -> QtGui.QIcon:
+    """A small swatch of a region kind's colour (for menus and the toolbar)."""
+    r, g, b = REGION_RGB[RegionKind(kind)]
+    pix = QtGui.QPixmap(size, size)
+    pix.fill(QtGui.QColor(0, 0, 0, 0))
+    painter = QtGui.QPainter(pix)
+    painter.setPen(QtGui.QPen(QtGui.QColor(r, g, b), 1))
+    painter.setBrush(QtGui.QColor(r, g, b, 150))
+    painter.drawRoundedRect(1, 1, size - 2, size - 2, 3, 3)
+    painter.end()
+    return QtGui.QIcon(pix)
+
+
+def app_icon() -> QtGui.QIcon:
+    path = ICON_DIR / "marginalia.svg"
+    return QtGui.QIcon(str(path)) if path.exists() else QtGui.QIcon()
 
 
 def prediction_pen(stale: bool, *, width: float = 2.0, dashed: bool = False) -> QtGui.QPen:
@@ -96,6 +115,7 @@ def apply_theme(app: QtWidgets.QApplication) -> None:
     pal.setColor(QtGui.QPalette.ColorRole.HighlightedText, c("#ffffff"))
     pal.setColor(QtGui.QPalette.ColorRole.PlaceholderText, c(MUTED))
     app.setPalette(pal)
+    app.setWindowIcon(app_icon())
     qss = STYLE_DIR / "marginalia.qss"
     if qss.exists():
         app.setStyleSheet(qss.read_text(encoding="utf-8"))

@@ -1,0 +1,688 @@
+"""Audio-to-score alignment: features → frame × event scores → decoding → onset refinement.
+
+One pipeline used by the engine, the command line and the benchmarks.
+
+1. **Features** (:meth:`ScoreAligner.features`). A short-time spectrum with a
+   fine hop (``≈ 5.8 ms`` at 22.05 kHz) is summed into the 88 piano semitone
+   bands and log-compressed. From it: *chroma* (the bands folded into 12 pitch
+   classes) and *onset chroma* (per-semitone positive spectral flux, folded
+   into pitch classes). Both are pooled to decoding frames (``coarse`` fine
+   frames each); the onset chroma is smeared by a decaying causal filter and
+   normalised with a floor (a DLNCO-like feature: right after an event's onset
+   the frame "sees" the event's new pitch classes).
+2. **Scores**. A frame descriptor ``x_t`` = [unit chroma, unit onset chroma,
+   1] (damped in quiet frames) is scored against every event template ``φ_e``
+   (its pitch classes, unit norm) by ``S = X W Φᵀ`` (thesis eq. 6.1), ``W``
+   the identity blocks when untrained. A leading and a trailing *rest*
+   pseudo-event score the quietness of a frame.
+3. **Decoding**. The monotone alignment decoder with a quadratic prior on
+   event durations (thesis Alg. 9): the score's own inter-onset intervals,
+   stretched to the length of the music in the recording. Anchors become
+   onset windows; the runner-up (best alignment different from the best) gives
+   the margin.
+4. **Refinement**. Each decoded onset is moved to the strongest rise of the
+   event's pitch classes (fine onset chroma, weighted towards pitch classes the
+   event adds) within a few fine frames, with parabolic interpolation, keeping
+   the onsets increasing and inside their anchors' tolerance.
+
+Weak supervision (:meth:`ScoreAligner.fit`) learns ``W`` from score/audio
+pairs without timing by alternating "align with the current scorers" and "fit
+the scorers to the aligned templates by ridge regression" (the alternating
+baseline of thesis ch.6), each alignment kept near the score's tempo by the
+duration prior.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .decoders.alignment import (AlignmentConstraints, align_second_best, align_with_duration_prior,
+                                 alignment_constraints_from_labels)
+from .exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
+from .types import Alignment, AnchorLabel, Score
+
+__all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "FORMAT_VERSION"]
+
+FORMAT_VERSION = 1
+_LOW_PITCH, _HIGH_PITCH = 21, 108  # piano range
+_N_BANDS = _HIGH_PITCH - _LOW_PITCH + 1
+_FEATURE_NAMES = tuple([f"chroma{k}" for k in range(12)] + [f"onset{k}" for k in range(12)] + ["bias"])
+_N_FEATURES = len(_FEATURE_NAMES)
+_CHROMA_GAMMA = 100.0  # log(1 + γ power / peak power): chroma compression
+
+
+# ------------------------------------------------------------------ results
+
+
+@dataclass(frozen=True, eq=False)
+class AlignmentFeatures:
+    """Frame descriptors of one recording.
+
+    Attributes
+    ----------
+    X : ndarray, shape (T, 25)
+        Decoding-frame descriptors: unit chroma, unit decaying onset chroma
+        (both damped by quietness) and a constant 1.
+    quiet : ndarray, shape (T,)
+        Quietness of each decoding frame in [0, 1] (1 = silence).
+    onset_fine : ndarray, shape (T_fine, 12)
+        Per-pitch-class spectral flux at the fine hop; row ``j`` measures the
+        rise between fine frames ``j - 1`` and ``j``.
+    sr : int
+    hop_fine : int
+        Fine hop in samples.
+    coarse : int
+        Fine frames per decoding frame.
+    duration_s : float
+        Length of the signal.
+    """
+
+    X: np.ndarray
+    quiet: np.ndarray
+    onset_fine: np.ndarray
+    sr: int
+    hop_fine: int
+    coarse: int
+    duration_s: float
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def frame_rate(self) -> float:
+        """Decoding frames per second."""
+        return self.sr / (self.hop_fine * self.coarse)
+
+    def frame_boundary_s(self, frames) -> np.ndarray:
+        """Time (s) of the boundary before decoding frame(s) ``frames``."""
+        return (np.asarray(frames, dtype=np.float64) * self.coarse - 0.5) * self.hop_fine / self.sr
+
+
+@dataclass(frozen=True, eq=False)
+class AlignmentOutput:
+    """Result of :meth:`ScoreAligner.align`.
+
+    Attributes
+    ----------
+    event_times_s : ndarray, shape (E,)
+        Refined onset time (s) of every score event, strictly increasing.
+    frame_alignment : Alignment
+        Onset decoding frame of every event over ``n_frames`` decoding frames
+        (before refinement; rests removed).
+    runner_up_times_s : ndarray, shape (E,) or None
+        Onsets of the best alignment different from the best one (decoding
+        frame boundaries), ``None`` when the labels leave a single alignment.
+    margin : float
+        Score of the best minus that of the runner-up (``inf`` without one).
+    frame_rate : float
+        Decoding frames per second.
+    """
+
+    event_times_s: np.ndarray
+    frame_alignment: Alignment
+    runner_up_times_s: Optional[np.ndarray]
+    margin: float
+    frame_rate: float
+
+
+# ----------------------------------------------------------------- checks
+
+
+def _check_signal(y, sr):
+    try:
+        arr = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(f"audio_y: expected a mono signal of shape (n,), got {type(y).__name__}") from None
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
+    if arr.ndim != 1:
+        raise ParameterError(f"audio_y: expected a mono signal of shape (n,), got shape {arr.shape}; mix down first")
+    if arr.shape[0] == 0:
+        raise ParameterError("audio_y: expected a non-empty signal, got 0 samples")
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(f"audio_y: non-finite sample at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
+    if isinstance(sr, bool) or not isinstance(sr, (int, np.integer, float, np.floating)) or sr != int(sr) \
+            or not 4000 <= int(sr) <= 384000:
+        raise ParameterError(f"sr: expected an integer sample rate in Hz in [4000, 384000], got {sr!r}")
+    return arr, int(sr)
+
+
+def _check_score(score) -> Score:
+    if not isinstance(score, Score):
+        raise ParameterError(f"score: expected a core.types.Score, got {type(score).__name__}")
+    return score
+
+
+def _positive(name, value, *, integer=False, allow_zero=False):
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)) \
+        and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if ok and integer:
+        ok = float(value) == int(value)
+    if not ok:
+        kind = "integer" if integer else "number"
+        raise ParameterError(f"{name}: expected a finite {kind} {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+# --------------------------------------------------------------- features
+
+
+def _fft_size(sr: int) -> int:
+    """Power of two closest to a 93 ms window (2048 at 22.05 kHz)."""
+    return int(2 ** round(math.log2(0.0929 * sr)))
+
+
+def _band_matrix(n_fft: int, sr: int) -> np.ndarray:
+    """Bin → piano semitone band assignment, shape (n_fft // 2 + 1, 88), 0/1."""
+    freqs = np.arange(n_fft // 2 + 1) * sr / n_fft
+    with np.errstate(divide="ignore"):
+        pitch = np.round(69.0 + 12.0 * np.log2(np.maximum(freqs, 1e-9) / 440.0)).astype(np.int64)
+    M = np.zeros((freqs.shape[0], _N_BANDS))
+    ok = (pitch >= _LOW_PITCH) & (pitch <= _HIGH_PITCH) & (freqs > 50.0) & (freqs < 5500.0)
+    M[np.flatnonzero(ok), pitch[ok] - _LOW_PITCH] = 1.0
+    return M
+
+
+def _fold_matrix() -> np.ndarray:
+    """Semitone band → pitch class, shape (88, 12)."""
+    F = np.zeros((_N_BANDS, 12))
+    F[np.arange(_N_BANDS), (np.arange(_N_BANDS) + _LOW_PITCH) % 12] = 1.0
+    return F
+
+
+def _band_power(y: np.ndarray, sr: int, n_fft: int, hop: int) -> np.ndarray:
+    """Power in the 88 semitone bands of centred Hann frames, shape (T_fine, 88), float32."""
+    pad = n_fft // 2
+    yp = np.pad(y.astype(np.float32), (pad, pad))
+    n_frames = 1 + (yp.shape[0] - n_fft) // hop if yp.shape[0] >= n_fft else 1
+    if yp.shape[0] < n_fft:
+        yp = np.pad(yp, (0, n_fft - yp.shape[0]))
+    window = np.hanning(n_fft + 1)[:-1].astype(np.float32)
+    M = _band_matrix(n_fft, sr).astype(np.float32)
+    out = np.empty((n_frames, _N_BANDS), np.float32)
+    frames = np.lib.stride_tricks.as_strided(yp, shape=(n_frames, n_fft),
+                                             strides=(yp.strides[0] * hop, yp.strides[0]), writeable=False)
+    block = 1024
+    for a in range(0, n_frames, block):
+        spec = np.fft.rfft(frames[a:a + block] * window, axis=1)
+        out[a:a + block] = (spec.real ** 2 + spec.imag ** 2) @ M
+    return out
+
+
+def _pool(A: np.ndarray, k: int, how: str = "mean") -> np.ndarray:
+    """Pool consecutive groups of ``k`` rows (the last group may be shorter)."""
+    T = A.shape[0]
+    n = -(-T // k)
+    padded = np.zeros((n * k,) + A.shape[1:], dtype=np.float64)
+    padded[:T] = A
+    s = padded.reshape((n, k) + A.shape[1:]).sum(axis=1)
+    if how == "mean":
+        counts = np.full(n, float(k))
+        counts[-1] = T - (n - 1) * k
+        s = s / counts.reshape((n,) + (1,) * (A.ndim - 1))
+    return s
+
+
+def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
+    n = np.linalg.norm(A, axis=1, keepdims=True)
+    return A / np.maximum(n, floor)
+
+
+# ----------------------------------------------------------------- scores
+
+
+def _templates(score: Score) -> np.ndarray:
+    """Unit-norm pitch-class template of every event, shape (E, 12)."""
+    phi = score.event_matrix(12)
+    return phi / np.linalg.norm(phi, axis=1, keepdims=True)
+
+
+def _onset_weights(score: Score) -> np.ndarray:
+    """Pitch-class weights for the onset search of every event, shape (E, 12).
+
+    Pitch classes an event adds to the previous one weigh 1, repeated ones 0.5
+    (a repeated pitch class is re-struck, but may also just ring on).
+    """
+    phi = score.event_matrix(12)
+    prev = np.vstack([np.zeros((1, 12)), phi[:-1]])
+    w = phi * np.where(prev > 0, 0.5, 1.0)
+    return w
+
+
+def _expected_durations(score: Score, n_music: float) -> np.ndarray:
+    """The score's inter-onset intervals stretched to ``n_music`` frames, shape (E,)."""
+    on = np.asarray(score.event_onsets_s, dtype=np.float64)
+    ends = np.append(on[1:], max(score.duration_s, on[-1]))
+    ioi = np.maximum(ends - on, 0.0)
+    total = ioi.sum()
+    if total <= 0:
+        return np.full(on.shape[0], n_music / on.shape[0])
+    return ioi * (n_music / total)
+
+
+# ---------------------------------------------------------------- aligner
+
+
+class ScoreAligner:
+    """Align a score (MIDI) to a recording of it.
+
+    Parameters
+    ----------
+    coarse : int, default 4
+        Fine frames (hop ``n_fft / 16``, 5.8 ms at 22.05 kHz) per decoding
+        frame (4 → 23 ms).
+    onset_weight : float, default 0.5
+        Weight of the onset-chroma block against the chroma block in the
+        untrained scorer.
+    onset_decay_s : float, default 0.1
+        Time constant of the decaying onset chroma.
+    silence_db : float, default 40.0
+        Frames this far below the loudest frame count as silence.
+    prior_weight : float, default 10.0
+        Strength of the duration prior, relative (1: a 100 % error on an average
+        event's duration costs as much as one frame of perfect match); 0 off.
+    prior_span : float, default 4.0
+        Longest event allowed, in multiples of the longest expected duration.
+    refine_frames : int, default 2
+        Refinement searches ± this many decoding frames around each onset
+        (0 disables refinement).
+    runner_up : bool, default True
+        Also decode the runner-up and the margin.
+    n_iter : int, default 3
+        Align / refit rounds of :meth:`fit`.
+    ridge : float, default 1.0
+        Ridge strength of :meth:`fit` (per frame), pulling ``W`` towards the
+        untrained scorer.
+
+    Attributes
+    ----------
+    W_ : ndarray, shape (25, 12)
+        Frame-descriptor → pitch-class scorers (after :meth:`fit`, or the
+        untrained identity blocks before).
+    n_iter_ : int
+    provenance_ : dict
+        What the scorers were trained on.
+    """
+
+    def __init__(self, coarse=4, onset_weight=0.5, onset_decay_s=0.1, silence_db=40.0, prior_weight=10.0,
+                 prior_span=4.0, refine_frames=2, runner_up=True, n_iter=3, ridge=1.0):
+        self.coarse = coarse
+        self.onset_weight = onset_weight
+        self.onset_decay_s = onset_decay_s
+        self.silence_db = silence_db
+        self.prior_weight = prior_weight
+        self.prior_span = prior_span
+        self.refine_frames = refine_frames
+        self.runner_up = runner_up
+        self.n_iter = n_iter
+        self.ridge = ridge
+
+    # ---------------------------------------------------------- parameters
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in ("coarse", "onset_weight", "onset_decay_s", "silence_db",
+                                              "prior_weight", "prior_span", "refine_frames", "runner_up",
+                                              "n_iter", "ridge")}
+
+    def _check_params(self):
+        _positive("coarse", self.coarse, integer=True)
+        _positive("onset_weight", self.onset_weight, allow_zero=True)
+        _positive("onset_decay_s", self.onset_decay_s)
+        _positive("silence_db", self.silence_db)
+        _positive("prior_weight", self.prior_weight, allow_zero=True)
+        _positive("prior_span", self.prior_span)
+        if float(self.prior_span) < 1:
+            raise ParameterError(f"prior_span: expected >= 1, got {self.prior_span!r}")
+        _positive("refine_frames", self.refine_frames, integer=True, allow_zero=True)
+        _positive("n_iter", self.n_iter, integer=True)
+        _positive("ridge", self.ridge)
+        if not isinstance(self.runner_up, (bool, np.bool_)):
+            raise ParameterError(f"runner_up: expected True or False, got {self.runner_up!r}")
+
+    def _initial_W(self) -> np.ndarray:
+        W = np.zeros((_N_FEATURES, 12))
+        W[:12] = np.eye(12)
+        W[12:24] = float(self.onset_weight) * np.eye(12)
+        return W
+
+    def _W(self) -> np.ndarray:
+        return self.W_ if hasattr(self, "W_") else self._initial_W()
+
+    # ------------------------------------------------------------ features
+    def features(self, y, sr) -> AlignmentFeatures:
+        """Frame descriptors of a recording.
+
+        Parameters
+        ----------
+        y : array_like, shape (n,)
+            Mono signal.
+        sr : int
+            Its sample rate (Hz).
+
+        Returns
+        -------
+        AlignmentFeatures
+        """
+        self._check_params()
+        y, sr = _check_signal(y, sr)
+        n_fft = _fft_size(sr)
+        hop = n_fft // 16
+        k = int(self.coarse)
+        P = _band_power(y, sr, n_fft, hop)  # (Tf, 88)
+        peak = float(P.max())
+        if peak <= 0:
+            peak = 1.0
+        P = P.astype(np.float64) / peak
+        L = np.log1p(P * _CHROMA_GAMMA)  # (Tf, 88)
+        fold = _fold_matrix()
+        # rises of the band magnitudes: their peak sits at the attack (a log rise peaks earlier)
+        A = np.sqrt(P)
+        flux = np.zeros_like(A)
+        flux[1:] = np.maximum(A[1:] - A[:-1], 0.0)
+        onset_fine = flux @ fold  # (Tf, 12)
+        # decoding frames
+        chroma = _pool(L @ fold, k)
+        energy = _pool(P.sum(axis=1, dtype=np.float64), k)
+        db = 10.0 * np.log10(np.maximum(energy, 1e-20) / max(float(energy.max()), 1e-20))
+        quiet = np.clip((-db - float(self.silence_db)) / 10.0 + 0.5, 0.0, 1.0)
+        onset = _pool(onset_fine, k, how="sum")
+        decay = math.exp(-(k * hop / sr) / float(self.onset_decay_s))
+        smeared = np.empty_like(onset)
+        acc = np.zeros(12)
+        for t in range(onset.shape[0]):  # short loop (decoding frames), one vector op each
+            acc = acc * decay + onset[t]
+            smeared[t] = acc
+        norms = np.linalg.norm(smeared, axis=1)
+        floor = 0.1 * float(np.percentile(norms, 95)) if norms.size else 1.0
+        c_unit = _unit_rows(chroma, 1e-9)
+        o_unit = _unit_rows(smeared, max(floor, 1e-9))
+        loud = (1.0 - quiet)[:, None]
+        X = np.hstack([c_unit * loud, o_unit * loud, np.ones((chroma.shape[0], 1))])
+        return AlignmentFeatures(X=X, quiet=quiet, onset_fine=onset_fine, sr=sr, hop_fine=hop, coarse=k,
+                                 duration_s=y.shape[0] / sr)
+
+    # -------------------------------------------------------------- decode
+    def _score_matrix(self, feats: AlignmentFeatures, score: Score, W) -> np.ndarray:
+        """Frame × (rest, events, rest) scores, shape (T, E + 2)."""
+        S_ev = feats.X @ W @ _templates(score).T
+        q = 2.0 * feats.quiet - 1.0
+        return np.hstack([q[:, None], S_ev, q[:, None]])
+
+    def _constraints(self, anchors, feats, E):
+        if not anchors:
+            return None
+        T = feats.n_frames
+        shifted = []
+        for a in anchors:
+            if not isinstance(a, AnchorLabel):
+                raise ParameterError(f"anchors: expected core.types.AnchorLabel items, got {type(a).__name__}")
+            if not 0 <= a.event < E:
+                raise ParameterError(f"anchors: anchor {a.id} names event {a.event}, expected an event in "
+                                     f"[0, {E - 1}] (the score has {E} events)")
+            # the boundary before frame f is at (f k - 0.5) hop / sr: a time maps to the frame after it
+            shifted.append(AnchorLabel(item_id=a.item_id, id=a.id, event=a.event + 1,
+                                       time_s=a.time_s + 0.5 / feats.frame_rate,
+                                       tolerance_s=a.tolerance_s + 0.5 / feats.frame_rate))
+        order = sorted(anchors, key=lambda a: a.event)
+        for a, b in zip(order, order[1:]):
+            if b.time_s + b.tolerance_s <= a.time_s - a.tolerance_s or (a.event == b.event and
+                                                                         abs(a.time_s - b.time_s) >
+                                                                         a.tolerance_s + b.tolerance_s):
+                raise InfeasibleLabelsError(f"anchors: event {b.event} is anchored at {b.time_s:.3f} s, before "
+                                            f"event {a.event} at {a.time_s:.3f} s; anchors must follow the "
+                                            f"score order", [a.id, b.id])
+        return alignment_constraints_from_labels(shifted, T, E + 2, feats.frame_rate)
+
+    def _decode(self, feats: AlignmentFeatures, score: Score, W, anchors=None, runner_up=False):
+        """Best (and runner-up) onsets of the E + 2 states; returns (onsets, runner_onsets, margin)."""
+        S = self._score_matrix(feats, score, W)
+        T, E2 = S.shape
+        E = E2 - 2
+        if T < E2:
+            raise ParameterError(f"score: has {E} events but the recording has only {T} frames of "
+                                 f"{1000 / feats.frame_rate:.1f} ms ({feats.duration_s:.2f} s); expected at "
+                                 f"least one frame per event (is the audio too short, or the wrong score?)")
+        cons = self._constraints(anchors, feats, E)
+        loud = np.flatnonzero(feats.quiet < 0.5)
+        lead = int(loud[0]) if loud.size else 0
+        trail = int(T - 1 - loud[-1]) if loud.size else 0
+        music = max(T - lead - trail, E)
+        d = np.concatenate([[lead], _expected_durations(score, music), [trail]])
+        if float(self.prior_weight) > 0:
+            weight = float(self.prior_weight) / max(float(np.mean(d[1:-1])), 1.0) ** 2
+            dmax = int(min(T, max(float(self.prior_span) * float(d.max()) + 8, -(-T // E2) + 1)))
+            res = align_with_duration_prior(S, d, weight=weight, max_frames=dmax, constraints=cons)
+        else:
+            from .decoders.alignment import align
+            res = align(S, constraints=cons)
+        onsets = res.alignment.onsets
+        runner, margin = None, float("inf")
+        if runner_up:
+            # the runner-up of the plain score within a band around the best alignment
+            band = max(4, int(round(0.5 * feats.frame_rate)))
+            lo = np.maximum(onsets - band, 0)
+            hi = np.minimum(onsets + band, T - 1)
+            if cons is not None:
+                lo = np.maximum(lo, cons.onset_min)
+                hi = np.minimum(hi, cons.onset_max)
+            lo[0] = hi[0] = 0
+            try:
+                best, second = align_second_best(S, constraints=AlignmentConstraints(lo, hi))
+            except InfeasibleLabelsError:
+                best, second = None, None
+            if second is not None:
+                runner = second.alignment.onsets
+                margin = max(float(best.score - second.score), 0.0)
+        return onsets, runner, margin
+
+    def _refine(self, feats: AlignmentFeatures, score: Score, onsets: np.ndarray, anchors) -> np.ndarray:
+        """Onset times (s) of the events moved to the strongest rise of their pitch classes."""
+        k, hop, sr = feats.coarse, feats.hop_fine, feats.sr
+        coarse_t = feats.frame_boundary_s(onsets)
+        r = int(self.refine_frames)
+        if r == 0:
+            return coarse_t
+        O = feats.onset_fine
+        Tf = O.shape[0]
+        Wt = _onset_weights(score)
+        E = onsets.shape[0]
+        times = coarse_t.copy()
+        half = r * k
+        lo_t = np.full(E, -np.inf)
+        hi_t = np.full(E, np.inf)
+        for a in anchors or ():
+            lo_t[a.event] = max(lo_t[a.event], a.time_s - a.tolerance_s)
+            hi_t[a.event] = min(hi_t[a.event], a.time_s + a.tolerance_s)
+        for e in range(E):
+            c = int(onsets[e]) * k
+            a, b = max(c - half, 1), min(c + half + 1, Tf - 1)
+            if b - a < 3:
+                continue
+            f = O[a:b] @ Wt[e]
+            j = int(np.argmax(f))
+            if f[j] <= 0:
+                continue
+            delta = 0.0
+            if 0 < j < f.shape[0] - 1:
+                den = f[j - 1] - 2 * f[j] + f[j + 1]
+                if den < 0:
+                    delta = float(np.clip(0.5 * (f[j - 1] - f[j + 1]) / den, -0.5, 0.5))
+            times[e] = (a + j - 0.5 + delta) * hop / sr
+        times = np.clip(times, lo_t, hi_t)
+        # keep strictly increasing: a refined onset may not pass its neighbours
+        eps = 1e-4
+        for e in range(1, E):
+            if times[e] <= times[e - 1]:
+                times[e] = times[e - 1] + eps
+        return times
+
+    def align(self, audio_y, sr, score, *, anchors=None, features: Optional[AlignmentFeatures] = None
+              ) -> AlignmentOutput:
+        """Onset time of every score event in a recording.
+
+        Parameters
+        ----------
+        audio_y : array_like, shape (n,)
+            Mono signal.
+        sr : int
+            Sample rate (Hz).
+        score : Score
+            Events are the score's own (``score.n_events``).
+        anchors : sequence of AnchorLabel, optional
+            Event ``a.event`` starts at ``a.time_s`` ± ``a.tolerance_s``; the
+            result obeys every anchor.
+        features : AlignmentFeatures, optional
+            Precomputed :meth:`features` of ``audio_y`` (skips their computation).
+
+        Returns
+        -------
+        AlignmentOutput
+
+        Raises
+        ------
+        ParameterError
+            Empty or non-finite audio, a score with more events than decoding
+            frames, anchors naming events outside the score.
+        InfeasibleLabelsError
+            Anchors out of score order or outside the recording.
+        """
+        self._check_params()
+        score = _check_score(score)
+        feats = self.features(audio_y, sr) if features is None else features
+        if not isinstance(feats, AlignmentFeatures):
+            raise ParameterError(f"features: expected AlignmentFeatures, got {type(feats).__name__}")
+        anchors = list(anchors or ())
+        onsets, runner, margin = self._decode(feats, score, self._W(), anchors, bool(self.runner_up))
+        T = feats.n_frames
+        ev_onsets = onsets[1:-1]
+        times = self._refine(feats, score, ev_onsets, anchors)
+        runner_t = None if runner is None else feats.frame_boundary_s(runner[1:-1])
+        return AlignmentOutput(event_times_s=times, frame_alignment=Alignment(ev_onsets, T),
+                               runner_up_times_s=runner_t, margin=margin, frame_rate=feats.frame_rate)
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, pairs, *, anchors=None, callback=None) -> "ScoreAligner":
+        """Learn the frame scorers ``W`` from score/recording pairs without timing.
+
+        Parameters
+        ----------
+        pairs : sequence of (y, sr, Score)
+            Recordings (mono) and their scores.
+        anchors : sequence of sequences of AnchorLabel, optional
+            Per pair, anchors that the training alignments must obey.
+        callback : callable, optional
+            ``callback(iteration, n_iter)`` after each round.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        pairs = list(pairs)
+        if not pairs:
+            raise ParameterError("pairs: expected at least one (y, sr, score) pair, got none")
+        anchors = [()] * len(pairs) if anchors is None else [list(a or ()) for a in anchors]
+        if len(anchors) != len(pairs):
+            raise ParameterError(f"anchors: expected one list per pair ({len(pairs)}), got {len(anchors)}")
+        data = []
+        for i, pair in enumerate(pairs):
+            try:
+                y, sr, score = pair
+            except (TypeError, ValueError):
+                raise ParameterError(f"pairs[{i}]: expected a (y, sr, score) triple, got {type(pair).__name__}") \
+                    from None
+            data.append((self.features(y, sr), _check_score(score)))
+        W0 = self._initial_W()
+        W = W0.copy()
+        for it in range(int(self.n_iter)):
+            A = np.zeros((_N_FEATURES, _N_FEATURES))
+            B = np.zeros((_N_FEATURES, 12))
+            n = 0
+            for (feats, score), anc in zip(data, anchors):
+                onsets, _, _ = self._decode(feats, score, W, anc, False)
+                T = feats.n_frames
+                ev = np.repeat(np.arange(onsets.shape[0]), np.diff(np.append(onsets, T)))
+                music = (ev > 0) & (ev < onsets.shape[0] - 1)
+                X = feats.X[music]
+                target = _templates(score)[ev[music] - 1]
+                A += X.T @ X
+                B += X.T @ target
+                n += X.shape[0]
+            lam = float(self.ridge) * max(n, 1)
+            W_new = np.linalg.solve(A + lam * np.eye(_N_FEATURES), B + lam * W0)
+            # keep the scale of the scores (the rests and the prior are calibrated to it)
+            scale = np.trace(B.T @ W0) / max(np.trace(B.T @ W_new), 1e-12)
+            W = W_new * scale
+            if callback is not None:
+                callback(it + 1, int(self.n_iter))
+        self.W_ = W
+        self.n_iter_ = int(self.n_iter)
+        self.provenance_ = {"trained_on": [getattr(s, "name", "") for _, s in data], "n_pairs": len(data),
+                            "n_anchors": int(sum(len(a) for a in anchors)), "learner": "align-then-ridge",
+                            "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        return self
+
+    # ------------------------------------------------------------ storage
+    def to_bytes(self, provenance: Optional[dict] = None) -> bytes:
+        """Serialise parameters, learned scorers and provenance (an ``.npz`` without pickles).
+
+        Parameters
+        ----------
+        provenance : dict, optional
+            Extra JSON-serialisable provenance merged into ``provenance_``.
+        """
+        self._check_params()
+        meta = {"format": "marginalia.scorealign", "version": FORMAT_VERSION, "params": self.get_params(),
+                "features": list(_FEATURE_NAMES), "fitted": hasattr(self, "W_"),
+                "n_iter_": getattr(self, "n_iter_", 0),
+                "provenance": {**getattr(self, "provenance_", {}), **(provenance or {})}}
+        try:
+            text = json.dumps(meta)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"provenance: expected JSON-serialisable values ({exc})") from None
+        buf = io.BytesIO()
+        np.savez(buf, meta=np.frombuffer(text.encode("utf-8"), dtype=np.uint8), W=self._W())
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "ScoreAligner":
+        """Rebuild an aligner written by :meth:`to_bytes`.
+
+        Raises
+        ------
+        DataFormatError
+            Not an aligner, another format version, or damaged.
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise ParameterError(f"data: expected bytes, got {type(data).__name__}")
+        try:
+            with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
+                meta = json.loads(bytes(z["meta"]).decode("utf-8"))
+                W = np.array(z["W"], dtype=np.float64)
+        except Exception as exc:  # noqa: BLE001 - any decoding failure is a damaged blob
+            raise DataFormatError(f"not a stored score aligner ({type(exc).__name__}: {exc})") from None
+        if meta.get("format") != "marginalia.scorealign":
+            raise DataFormatError(f"not a stored score aligner (format {meta.get('format')!r})")
+        if meta.get("version") != FORMAT_VERSION:
+            raise DataFormatError(f"score aligner format version {meta.get('version')!r}, expected {FORMAT_VERSION}")
+        if W.shape != (_N_FEATURES, 12) or not np.all(np.isfinite(W)):
+            raise DataFormatError(f"score aligner: scorers of shape {W.shape}, expected ({_N_FEATURES}, 12)")
+        obj = cls(**meta["params"])
+        obj._check_params()
+        if meta.get("fitted"):
+            obj.W_ = W
+            obj.n_iter_ = int(meta.get("n_iter_", 0))
+            obj.provenance_ = dict(meta.get("provenance", {}))
+        return obj
+
+    def check_fitted(self):
+        """Raise :class:`NotFittedError` when :meth:`fit` has not run."""
+        if not hasattr(self, "W_"):
+            raise NotFittedError("ScoreAligner: call fit(pairs) first (or use the untrained aligner's align())")

@@ -1,0 +1,152 @@
+"""core.scorealign: audio-to-score alignment on synthesised performances with known onsets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
+from core.scorealign import AlignmentOutput, ScoreAligner
+from core.types import AnchorLabel, Score
+
+SR = 11025
+
+
+def make_score(pitch_rows, ioi_s=0.4):
+    """A score whose event ``e`` sounds the pitches ``pitch_rows[e]`` at ``e * ioi_s``."""
+    pitches, on, off = [], [], []
+    for e, row in enumerate(pitch_rows):
+        for p in row:
+            pitches.append(p)
+            on.append(e * ioi_s)
+            off.append((e + 1) * ioi_s)
+    return Score(pitches=pitches, onsets_s=on, offsets_s=off, name="synthetic")
+
+
+MELODY = [(60, 64), (62,), (67, 71), (65,), (69, 72), (64,), (59, 62, 67), (72,), (66,), (61, 68), (63,), (60, 67)]
+
+
+def render(score, onsets_s, *, lead_s=0.3, tail_s=0.5, seed=0, noise=1e-4):
+    """Additive piano-like synthesis: 6 decaying partials per note, onsets at ``onsets_s`` (per event)."""
+    rng = np.random.default_rng(seed)
+    total = lead_s + float(onsets_s[-1]) + 1.0 + tail_s
+    y = np.zeros(int(total * SR))
+    ends = np.append(onsets_s[1:], onsets_s[-1] + 1.0)
+    for n in range(score.n_notes):
+        e = int(score.note_event[n])
+        start = int(round((lead_s + onsets_s[e]) * SR))
+        length = int((ends[e] - onsets_s[e] + 0.15) * SR)
+        t = np.arange(min(length, y.shape[0] - start)) / SR
+        f0 = 440.0 * 2 ** ((score.pitches[n] - 69) / 12)
+        env = np.exp(-t / 0.6) * np.minimum(t / 0.004, 1.0)
+        release = np.clip((t[-1] - t) / 0.05, 0.0, 1.0)
+        tone = sum(np.sin(2 * np.pi * f0 * h * t + rng.uniform(0, 6.28)) / h
+                   for h in range(1, 7) if f0 * h < SR / 2)
+        y[start:start + t.shape[0]] += 0.2 * env * release * tone
+    y += noise * rng.standard_normal(y.shape[0])
+    return y, lead_s + np.asarray(onsets_s)
+
+
+def warped_onsets(n, seed):
+    """Rubato: inter-onset intervals 0.25–0.6 s with a slow tempo drift."""
+    rng = np.random.default_rng(seed)
+    drift = 1.0 + 0.35 * np.sin(np.linspace(0, 3, n))
+    ioi = 0.4 * drift * rng.uniform(0.8, 1.2, n)
+    return np.concatenate([[0.0], np.cumsum(ioi[:-1])])
+
+
+@pytest.fixture(scope="module")
+def example():
+    score = make_score(MELODY)
+    y, truth = render(score, warped_onsets(score.n_events, 1))
+    return score, y, truth
+
+
+def test_aligns_a_warped_synthetic_performance_within_50_ms(example):
+    score, y, truth = example
+    out = ScoreAligner().align(y, SR, score)
+    assert isinstance(out, AlignmentOutput)
+    assert out.event_times_s.shape == (score.n_events,)
+    assert np.all(np.diff(out.event_times_s) > 0)
+    err = np.abs(out.event_times_s - truth)
+    assert err.max() < 0.05, err
+    # the frame alignment places each onset within a frame of the truth, before refinement
+    frame_err = np.abs(out.frame_alignment.onsets / out.frame_rate - truth)
+    assert frame_err.max() < 2.5 / out.frame_rate
+    assert out.margin >= 0
+    assert out.runner_up_times_s is None or out.runner_up_times_s.shape == (score.n_events,)
+
+
+def test_refinement_goes_below_the_frame_size(example):
+    score, y, truth = example
+    coarse = ScoreAligner(refine_frames=0).align(y, SR, score)
+    fine = ScoreAligner().align(y, SR, score)
+    coarse_err = np.median(np.abs(coarse.event_times_s - truth))
+    fine_err = np.median(np.abs(fine.event_times_s - truth))
+    assert fine_err < 0.5 / fine.frame_rate
+    assert fine_err < coarse_err
+
+
+def test_anchors_are_obeyed_even_when_wrong(example):
+    score, y, truth = example
+    # deliberately misplaced anchors (0.2 s late): the result must still honour them
+    anchors = [AnchorLabel(item_id="x", event=e, time_s=float(truth[e] + 0.2), tolerance_s=0.02) for e in (3, 8)]
+    out = ScoreAligner().align(y, SR, score, anchors=anchors)
+    for a in anchors:
+        assert abs(out.event_times_s[a.event] - a.time_s) <= a.tolerance_s + 1e-9
+    assert np.all(np.diff(out.event_times_s) > 0)
+
+
+def test_anchors_out_of_order_are_refused(example):
+    score, y, truth = example
+    anchors = [AnchorLabel(item_id="x", event=2, time_s=3.0), AnchorLabel(item_id="x", event=5, time_s=1.0)]
+    with pytest.raises(InfeasibleLabelsError):
+        ScoreAligner().align(y, SR, score, anchors=anchors)
+
+
+def test_anchor_on_a_missing_event_names_it(example):
+    score, y, _ = example
+    with pytest.raises(ParameterError, match="event 99"):
+        ScoreAligner().align(y, SR, score, anchors=[AnchorLabel(item_id="x", event=99, time_s=1.0)])
+
+
+def test_bad_inputs_raise_project_errors(example):
+    score, y, _ = example
+    al = ScoreAligner()
+    with pytest.raises(ParameterError, match="audio_y"):
+        al.align(np.zeros(0), SR, score)
+    with pytest.raises(ParameterError, match="audio_y"):
+        al.align(np.full(100, np.nan), SR, score)
+    with pytest.raises(ParameterError, match="sr"):
+        al.align(y, -5, score)
+    with pytest.raises(ParameterError, match="score"):
+        al.align(y, SR, "not a score")
+    long_score = make_score([(60 + k % 12,) for k in range(400)], ioi_s=0.1)
+    with pytest.raises(ParameterError, match="400 events"):
+        al.align(y[: SR // 2], SR, long_score)
+    with pytest.raises(ParameterError, match="prior_weight"):
+        ScoreAligner(prior_weight=-1).align(y, SR, score)
+
+
+def test_fit_round_trips_through_bytes(example):
+    score, y, truth = example
+    other = make_score(MELODY[::-1])
+    y2, _ = render(other, warped_onsets(other.n_events, 7), seed=3)
+    al = ScoreAligner(n_iter=2).fit([(y2, SR, other)])
+    assert al.W_.shape == (25, 12)
+    assert al.provenance_["n_pairs"] == 1
+    blob = al.to_bytes(provenance={"note": "test"})
+    back = ScoreAligner.from_bytes(blob)
+    np.testing.assert_array_equal(back.W_, al.W_)
+    assert back.get_params() == al.get_params()
+    assert back.provenance_["note"] == "test"
+    a = al.align(y, SR, score)
+    b = back.align(y, SR, score)
+    np.testing.assert_array_equal(a.event_times_s, b.event_times_s)
+    # trained on another piece, it still aligns this one
+    assert np.abs(b.event_times_s - truth).max() < 0.05
+
+
+def test_from_bytes_rejects_garbage():
+    with pytest.raises(DataFormatError):
+        ScoreAligner.from_bytes(b"not an aligner")

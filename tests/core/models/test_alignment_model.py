@@ -16,7 +16,7 @@ def all_alignments(T, E):
         yield Alignment([0, *rest], T)
 
 
-@settings(max_examples=25)
+@settings(max_examples=15)
 @given(st.integers(2, 6), st.integers(1, 3), st.integers(0, 10 ** 6), st.sampled_from(["hamming", "onset"]))
 def test_decode_and_loss_augmented_match_brute_force(T, E, seed, loss):
     E = min(E, T)

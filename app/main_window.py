@@ -202,18 +202,18 @@ class MainWindow(QtWidgets.QMainWindow):
         a = self._action
         a(m, "new", "&New project\u2026", self.new_project_dialog, QtGui.QKeySequence.StandardKey.New)
         a(m, "open", "&Open project\u2026", self.open_project_dialog, QtGui.QKeySequence.StandardKey.Open)
-        a(m, "demo", "Open the &demo", self.open_demo)
+        a(m, "demo", "Open the &demo", self.open_demo, "Ctrl+Shift+D")
         self.recent_menu = m.addMenu("Open &recent")
         m.addSeparator()
         a(m, "import", "&Import data\u2026", self.import_dialog, "Ctrl+I",
           tip="aCGH profiles.csv, audio (WAV/FLAC/OGG/MP3) with its MIDI score")
         a(m, "import_labels", "Import &labels\u2026", self.import_labels_dialog, "Ctrl+Shift+I")
         self.export_menu = m.addMenu("&Export")
-        for kind, (title, _mode, _default) in EXPORT_KINDS.items():
-            a(self.export_menu, f"export:{kind}", title + "\u2026", lambda k=kind: self.export_dialog(k))
-        self.actions["export:annotations-csv"].setShortcut(QtGui.QKeySequence("Ctrl+E"))
+        for i, (kind, (title, _mode, _default)) in enumerate(EXPORT_KINDS.items(), start=1):
+            a(self.export_menu, f"export:{kind}", title + "\u2026", lambda k=kind: self.export_dialog(k),
+              f"Ctrl+E, {i}")
         m.addSeparator()
-        a(m, "quit", "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
+        a(m, "quit", "&Quit", self.close, "Ctrl+Q")
 
         m = mb.addMenu("&Edit")
         a(m, "undo", "&Undo", self.undo, "Ctrl+Z")
@@ -254,8 +254,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
         m = mb.addMenu("&Help")
         a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1")
-        a(m, "open_log", "Open the &log file", errors.open_log)
-        a(m, "about", "&About Marginalia", self.about)
+        a(m, "open_log", "Open the &log file", errors.open_log, "Ctrl+Shift+L")
+        a(m, "about", "&About Marginalia", self.about, "Ctrl+F1")
 
         for name, kind in (("kind0", RegionKind.ZERO), ("kind1", RegionKind.ONE),
                            ("kind2", RegionKind.AT_LEAST_ONE), ("kindS", RegionKind.SAME)):

@@ -205,6 +205,7 @@ def test_cheat_sheet_lists_every_shortcut_and_filters(qtbot, window):
     shortcuts = {sheet.table.topLevelItem(i).text(0): sheet.table.topLevelItem(i).text(1)
                  for i in range(sheet.table.topLevelItemCount())}
     assert shortcuts["Undo"] == "Ctrl+Z" and shortcuts["Keyboard shortcuts"] == "F1"
+    assert all(shortcuts.values()), [name for name, keys in shortcuts.items() if not keys]  # every action has one
     sheet.search.setText("retrain")
     assert sheet.visible_actions() == ["Retrain now", "Retrain every task"]
     sheet.search.setText("ctrl+shift+z")

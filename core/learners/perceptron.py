@@ -109,6 +109,14 @@ class StructuredPerceptron:
     def _update(self, X, y) -> int:
         model = self.model
         w = self._w
+        if not self.loss_augmented and hasattr(model, "violations") and not hasattr(y, "n_samples") \
+                and not hasattr(y, "n_frames") and not hasattr(y, "completion"):
+            # partial labels: when the current prediction already respects them there is nothing to
+            # learn, and the completion (a second, constrained decode) can be skipped
+            y_pred = model.decode(X, w)
+            if model.violations(y, y_pred) == 0:
+                self._record()
+                return 0
         target = model.make_target(X, y, w)
         if self.loss_augmented:
             y_hat = model.loss_augmented_decode(X, target, w)
@@ -131,10 +139,13 @@ class StructuredPerceptron:
         if not np.all(np.isfinite(self._w)):
             raise ParameterError(f"{type(self).__name__}: the update produced non-finite parameters; "
                                  "check the features for huge values")
+        self._record()
+        return mistake
+
+    def _record(self):
         self._w_sum += self._w
         self._n_seen += 1
-        self.w_ = model.project(self._w_sum / self._n_seen) if self.averaged else self._w.copy()
-        return mistake
+        self.w_ = self.model.project(self._w_sum / self._n_seen) if self.averaged else self._w.copy()
 
     def predict(self, X, constraints=None):
         """Decode one sequence with ``w_``."""

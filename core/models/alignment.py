@@ -205,6 +205,17 @@ class AlignmentModel:
         comp = self.decode(item, w, constraints=self.constraints(labels, X.shape[0], Phi.shape[0]))
         return PartialTarget(tuple(labels), comp, X.shape[0])
 
+    def violations(self, labels, y: Alignment) -> int:
+        """Number of anchor/span labels whose onset window ``y`` misses."""
+        labels = list(labels)
+        if not labels:
+            return 0
+        n = 0
+        for lab in labels:
+            cons = self.constraints([lab], y.n_frames, y.n_events)
+            n += int(not cons.is_satisfied_by(y))
+        return n
+
     # ------------------------------------------------------------ decoding
     def decode(self, item, w, constraints=None) -> Alignment:
         return _unwrap(_dec().align(self.scores(item, w), min_frames=self.min_frames, constraints=constraints))

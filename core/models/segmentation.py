@@ -506,6 +506,10 @@ class SegmentationModel:
         changes, _ = violation_dp(Z, pen, self.min_size, rid, lo, hi, st, sp, gain, float(scale))
         return Segmentation(changes, T)
 
+    def violations(self, labels, y: Segmentation) -> int:
+        """Number of partial labels ``y`` contradicts (see :func:`label_violations`)."""
+        return label_violations(list(labels), y)
+
     # ------------------------------------------------------------ losses
     def loss(self, target, y_hat: Segmentation) -> float:
         """Loss of ``y_hat`` against a full segmentation or partial labels (see class doc)."""

@@ -77,3 +77,23 @@ def test_errors():
         StructuredPerceptron(m).predict(np.zeros((4, 1)))
     with pytest.raises(ParameterError, match="step"):
         StructuredPerceptron(m, step="adam").partial_fit(np.zeros((4, 1)), Segmentation([4]))
+
+
+def test_labels_already_respected_cost_one_decode_and_no_update(monkeypatch):
+    rng = np.random.default_rng(5)
+    X = rng.normal(0, 0.1, (60, 1))
+    X[30:] += 5
+    model = SegmentationModel()
+    p = StructuredPerceptron(model)
+    labels = [RegionLabel(item_id="x", start=20, stop=40, kind=RegionKind.ONE)]
+    p.partial_fit(X, labels)
+    calls = {"n": 0}
+    orig = model.decode
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        return orig(*a, **k)
+    monkeypatch.setattr(model, "decode", counting)
+    w_before = p.w_.copy()
+    p.partial_fit(X, labels)
+    assert calls["n"] == 1 and np.allclose(p.w_, w_before)

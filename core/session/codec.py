@@ -48,6 +48,9 @@ _TASK_OF_TYPE = {
 
 _FIELDS = {name: tuple(dataclasses.fields(cls)) for name, cls in LABEL_TYPES.items()}
 _KEYS = {name: frozenset(f.name for f in fields) | {"type"} for name, fields in _FIELDS.items()}
+_FLOAT_FIELDS = {name: tuple(f.name for f in fields if f.type == "float" or f.type is float)
+                 for name, fields in _FIELDS.items()}
+_NON_FINITE = ("nan", "inf", "-inf")
 
 
 def task_of_label(label) -> str:
@@ -61,10 +64,12 @@ def task_of_label(label) -> str:
 def _normalise(cls_name: str, field: dataclasses.Field, value):
     declared = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "")
     if declared == "float":
-        value = float(value)
-        if not math.isfinite(value):
-            raise ParameterError(f"{cls_name}.{field.name}: must be finite to be stored, got {value}")
-        return value
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{cls_name}.{field.name}: expected a float, got {value!r}") from None
+        # JSON has no NaN/inf: such values (e.g. an unknown base-pair bound) travel as strings
+        return value if math.isfinite(value) else repr(value)
     if declared == "int":
         return int(value)
     if declared == "str":
@@ -82,7 +87,7 @@ def label_to_dict(label) -> dict:
     Raises
     ------
     ParameterError
-        If ``label`` is not one of :data:`LABEL_TYPES` or holds a non-finite float.
+        If ``label`` is not one of :data:`LABEL_TYPES` or a field has the wrong type.
     """
     task_of_label(label)  # validates the type
     name = type(label).__name__
@@ -113,6 +118,12 @@ def label_from_dict(data: dict):
         raise DataFormatError(f"label of type {name}: missing field(s) {sorted(names - set(data))}")
     kwargs = dict(data)
     del kwargs["type"]
+    for fname in _FLOAT_FIELDS[name]:
+        if isinstance(kwargs[fname], str):
+            if kwargs[fname] not in _NON_FINITE:
+                raise DataFormatError(f"label of type {name}: field {fname} must be a number, "
+                                      f"got {kwargs[fname]!r}")
+            kwargs[fname] = float(kwargs[fname])
     try:
         return LABEL_TYPES[name](**kwargs)
     except (ParameterError, TypeError, ValueError) as exc:

@@ -2,6 +2,7 @@
 
 from hypothesis import strategies as st
 
+from core.io.cgh import CghRegionLabel
 from core.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
 
 ids = st.text(alphabet="0123456789abcdef", min_size=1, max_size=8)
@@ -46,5 +47,14 @@ def warp_anchor_labels(draw, item_id=None):
                            ta=draw(st.integers(0, 10**5)), tb=draw(st.integers(0, 10**5)))
 
 
+@st.composite
+def cgh_region_labels(draw, item_id=None):
+    base = draw(region_labels(item_id))
+    lo = draw(st.floats(min_value=0, max_value=3e8))
+    return CghRegionLabel(base.item_id, id=base.id, author=base.author, created=base.created, start=base.start,
+                          stop=base.stop, kind=base.kind, min_bp=lo, max_bp=lo + draw(st.floats(0, 1e7)),
+                          annotation=draw(st.sampled_from(["normal", "0breakpoints", "1breakpoint", ""])))
+
+
 any_label = st.one_of(region_labels(), boundary_labels(), anchor_labels(), event_span_labels(),
-                      warp_anchor_labels())
+                      warp_anchor_labels(), cgh_region_labels())

@@ -1,4 +1,5 @@
 import json
+import math
 
 import pytest
 from hypothesis import given, settings
@@ -6,6 +7,7 @@ from hypothesis import given, settings
 from core.exceptions import DataFormatError, ParameterError
 from core.session.codec import (dumps_label, label_from_dict, label_to_dict, labels_digest, loads_label,
                                 task_of_label)
+from core.io.cgh import CghRegionLabel
 from core.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
 
 from .labels_strategies import any_label
@@ -63,8 +65,18 @@ def test_bad_inputs_name_the_problem():
         loads_label("{nope")
     with pytest.raises(ParameterError, match="expected one of"):
         label_to_dict({"type": "RegionLabel"})
-    with pytest.raises(ParameterError, match="created: must be finite"):
-        dumps_label(BoundaryLabel("i", id="a", created=float("inf"), index=2))
+    with pytest.raises(DataFormatError, match="field created must be a number"):
+        loads_label('{"type":"BoundaryLabel","item_id":"i","id":"a","author":"","created":"soon","index":2}')
+
+
+def test_non_finite_floats_round_trip_as_strings():
+    lab = CghRegionLabel("chr1", id="a", created=float("inf"), start=0, stop=5, kind=RegionKind.ONE,
+                         annotation="1breakpoint")
+    text = dumps_label(lab)
+    assert '"min_bp":"nan"' in text and '"created":"inf"' in text
+    back = loads_label(text)
+    assert type(back) is CghRegionLabel and back.created == float("inf")
+    assert math.isnan(back.min_bp) and math.isnan(back.max_bp) and back.annotation == "1breakpoint"
 
 
 def test_task_of_label():

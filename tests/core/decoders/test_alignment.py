@@ -43,10 +43,6 @@ def problems_with_windows(draw):
     return S, m, AlignmentConstraints(lo, np.minimum(lo + width, T - 1))
 
 
-def _events(S):
-    return S.shape[1]
-
-
 # ------------------------------------------------------------------ optimum
 
 

@@ -95,6 +95,8 @@ class BatchReport:
         read back from their markers).
     wall_s : float
         Wall time of the run in seconds.
+    cpu_s : float
+        CPU seconds the items took on their threads (summed over workers).
     """
 
     done: list = field(default_factory=list)
@@ -102,6 +104,7 @@ class BatchReport:
     failed: list = field(default_factory=list)
     results: dict = field(default_factory=dict)
     wall_s: float = 0.0
+    cpu_s: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -186,6 +189,7 @@ def _execute(func: Callable, task: BatchTask, out_dir: str, fingerprint: str, de
     Returning errors as values keeps Dask from retrying or logging a failed
     item as a crashed task; the batch decides what to report.
     """
+    cpu0 = time.thread_time()
     try:
         result = func(*task.args, out_dir=out_dir)
         result = {} if result is None else dict(result)
@@ -193,12 +197,12 @@ def _execute(func: Callable, task: BatchTask, out_dir: str, fingerprint: str, de
         marker = {"key": task.key, "fingerprint": fingerprint, "files": files, "result": result,
                   "finished": time.time()}
         atomic_write_text(marker_path(out_dir, task.key), json.dumps(marker, sort_keys=True))
-        return task.key, True, result
+        return task.key, True, result, time.thread_time() - cpu0
     except Exception as exc:  # noqa: BLE001 - one item's failure must not stop the batch
         message = _one_line(exc)
         if debug:
             message += "\n" + traceback.format_exc()
-        return task.key, False, message
+        return task.key, False, message, time.thread_time() - cpu0
 
 
 def _execute_many(func: Callable, tasks: list, out_dir: str, fingerprint: str, debug: bool) -> list:
@@ -282,7 +286,8 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         progress.set_total(len(todo))
 
     def collect(outcome):
-        key, ok, value = outcome
+        key, ok, value, cpu = outcome
+        report.cpu_s += cpu
         if ok:
             report.done.append(key)
             report.results[key] = value
@@ -308,7 +313,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
             try:
                 outcomes = fut.result()
             except Exception as exc:  # noqa: BLE001 - a worker died: report its items, keep going
-                outcomes = [(t.key, False, f"the worker running it failed ({_one_line(exc)})")
+                outcomes = [(t.key, False, f"the worker running it failed ({_one_line(exc)})", 0.0)
                             for t in chunk_of[fut.key]]
             for outcome in outcomes:
                 collect(outcome)

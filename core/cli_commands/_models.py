@@ -107,6 +107,15 @@ class CliModel:
         from ._align import align_with_model
         return align_with_model(self, recording)
 
+    @property
+    def fingerprint(self) -> str:
+        """What decides a prediction besides the input: the model file and the Marginalia version.
+
+        Batch markers carry it, so outputs are reused only by the same model *and* the same code release.
+        """
+        from ..models.persistence import library_version
+        return f"{self.sha256}:{library_version()}"
+
     def _name(self) -> str:
         return repr(str(self.path)) if self.path else "(in memory)"
 

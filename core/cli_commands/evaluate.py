@@ -88,7 +88,7 @@ def evaluate_profiles(args, *, client, work_dir=None) -> int:
         tmp = tempfile.TemporaryDirectory(prefix="marginalia-evaluate-")
         work_dir = tmp.name
     try:
-        rep = run_batch(evaluate_profile, tasks, out_dir=work_dir, fingerprint=model.sha256 + ":" + _digest(args),
+        rep = run_batch(evaluate_profile, tasks, out_dir=work_dir, fingerprint=model.fingerprint + ":" + _digest(args),
                         client=client, progress=progress, resume=tmp is None, debug=args.debug)
     finally:
         if tmp is not None:

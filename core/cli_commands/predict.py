@@ -20,8 +20,8 @@ outputs:
   audio + score      DIR/<name>_aligned.mid and DIR/<name>_alignment.csv (alignment model; the score is the
                      .mid file of the same name next to the audio)
 
-A run that stops half-way resumes where it stopped: items already predicted by the same model are
-skipped (use --no-resume to redo them). Items that fail are listed at the end (exit code 1).
+A run that stops half-way resumes where it stopped: items already predicted by the same model file
+and Marginalia version are skipped (use --no-resume to redo them). Items that fail are listed at the end (exit code 1).
 
 examples:
   marginalia-cli predict cgh.model --profiles profiles.csv.gz --out predictions/
@@ -96,7 +96,7 @@ def predict_inputs(args, *, client, label: str) -> int:
         if not group:
             continue
         progress = make_progress(args, len(group), label)
-        rep = run_batch(func, group, out_dir=out, fingerprint=model.sha256, client=client, progress=progress,
+        rep = run_batch(func, group, out_dir=out, fingerprint=model.fingerprint, client=client, progress=progress,
                         resume=args.resume, debug=args.debug)
         results.update(rep.results)
         failed.extend(rep.failed)

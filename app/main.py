@@ -71,8 +71,9 @@ def main(argv=None) -> int:
     app.setApplicationName("Marginalia")
     app.setOrganizationName("Marginalia")
     theme.apply_theme(app)
-    window = create_window(args)
-    errors.install_excepthook(lambda: window)
+    holder = {}
+    errors.install_excepthook(lambda: holder.get("window"))
+    window = holder["window"] = create_window(args)
     window.show()
     return app.exec()
 

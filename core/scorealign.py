@@ -573,8 +573,8 @@ class ScoreAligner:
 
         Parameters
         ----------
-        pairs : sequence of (y, sr, Score)
-            Recordings (mono) and their scores.
+        pairs : sequence of (y, sr, Score) or (AlignmentFeatures, Score)
+            Recordings (mono, or their precomputed :meth:`features`) and their scores.
         anchors : sequence of sequences of AnchorLabel, optional
             Per pair, anchors that the training alignments must obey.
         callback : callable, optional
@@ -593,11 +593,14 @@ class ScoreAligner:
             raise ParameterError(f"anchors: expected one list per pair ({len(pairs)}), got {len(anchors)}")
         data = []
         for i, pair in enumerate(pairs):
+            if isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], AlignmentFeatures):
+                data.append((pair[0], _check_score(pair[1])))
+                continue
             try:
                 y, sr, score = pair
             except (TypeError, ValueError):
-                raise ParameterError(f"pairs[{i}]: expected a (y, sr, score) triple, got {type(pair).__name__}") \
-                    from None
+                raise ParameterError(f"pairs[{i}]: expected a (y, sr, score) triple or (features, score), "
+                                     f"got {type(pair).__name__}") from None
             data.append((self.features(y, sr), _check_score(score)))
         W0 = self._initial_W()
         W = W0.copy()

@@ -109,6 +109,7 @@ class StructuredPerceptron:
     def _update(self, X, y) -> int:
         model = self.model
         w = self._w
+        y_pred = None
         if not self.loss_augmented and hasattr(model, "violations") and not hasattr(y, "n_samples") \
                 and not hasattr(y, "n_frames") and not hasattr(y, "completion"):
             # partial labels: when the current prediction already respects them there is nothing to
@@ -121,7 +122,7 @@ class StructuredPerceptron:
         if self.loss_augmented:
             y_hat = model.loss_augmented_decode(X, target, w)
         else:
-            y_hat = model.decode(X, w)
+            y_hat = model.decode(X, w) if y_pred is None else y_pred
         loss = float(model.loss(target, y_hat))
         dphi = model.joint_feature(X, target) - model.joint_feature(X, y_hat)
         margin = float(w @ dphi)

@@ -27,6 +27,20 @@ def _light_colormap(name: str, stops: int = 11) -> pg.ColorMap:
 COLOR_MAPS = tuple(_light_colormap(n) for n in ("inferno", "magma", "viridis", "cividis"))
 
 
+def time_pyramid(image: np.ndarray, *, min_columns: int = 2048) -> list:
+    """Successively halved copies of ``image`` (F, T) along time, keeping each pair's maximum.
+
+    The maximum (not the mean) keeps short loud events such as onsets visible when zoomed out.
+    Level ``k`` has ``T // 2**k`` columns; halving stops below ``min_columns``.
+    """
+    levels = [np.ascontiguousarray(image)]
+    while levels[-1].shape[1] // 2 >= min_columns:
+        a = levels[-1]
+        even = a.shape[1] // 2 * 2
+        levels.append(np.ascontiguousarray(np.maximum(a[:, 0:even:2], a[:, 1:even:2])))
+    return levels
+
+
 class FrequencyAxis(pg.AxisItem):
     """Left axis of a spectrogram whose rows are not evenly spaced in Hz (mel, log, CQT)."""
 
@@ -82,7 +96,7 @@ class SpectrogramView(ItemView):
         theme.light_axes(self.main)
         self._freq_axis.setWidth(56)
         self.main.showGrid(x=True, y=False, alpha=theme.GRID_ALPHA)
-        self.image = pg.ImageItem(autoDownsample=True)
+        self.image = pg.ImageItem(autoDownsample=False)
         self.image.setZValue(-10)
         self.main.addItem(self.image)
         # A colour bar with draggable levels. (pyqtgraph's HistogramLUTItem builds a colour-map
@@ -107,6 +121,10 @@ class SpectrogramView(ItemView):
         self.score_view = ScoreView()
         self.score_view.setXLink(self.main)
         self._score_shown = False
+        self._pyramid = []
+        self._level = 0
+        self.use_pyramid = True
+        self.vb.sigXRangeChanged.connect(self._choose_level)
 
     def show_score(self, score, frame_times):
         """Show ``score`` as a piano roll under the spectrogram (``None`` hides the roll)."""
@@ -143,16 +161,33 @@ class SpectrogramView(ItemView):
         F, T = image.shape
         self._n_rows = F
         dt = float(np.median(np.diff(times))) if T > 1 else 1.0
+        self._pyramid = time_pyramid(image)
+        self._level = 0
         self.image.setImage(image, autoLevels=False)
         lo, hi = np.percentile(image, [5, 99.7]) if image.size else (0, 1)
         self.lut.setLevels(values=(float(lo), float(hi)))
-        self.image.setRect(float(times[0] - dt / 2), 0.0, float(dt * T), float(F))
+        self._image_rect = (float(times[0] - dt / 2), 0.0, float(dt * T), float(F))
+        self.image.setRect(*self._image_rect)
         self._freq_axis.set_freqs(freqs)
         self.main.setYRange(0, F, padding=0)
         self.vb.setLimits(yMin=0, yMax=F)
         self.main.setTitle(sequence.name or "", color=theme.FOREGROUND, size="10pt")
         self.set_prediction(None)
         self.show_all()
+
+    def _choose_level(self, *_):
+        """Show the coarsest pyramid level that still has ~2 columns per screen pixel."""
+        if not self._pyramid or not self.use_pyramid:
+            return
+        x0, x1 = self.vb.viewRange()[0]
+        full_w = self._image_rect[2]
+        n_cols = self._pyramid[0].shape[1] * max(x1 - x0, 1e-9) / full_w
+        pixels = max(self.vb.width(), 1.0)
+        level = int(np.clip(np.floor(np.log2(max(n_cols / (2.0 * pixels), 1.0))), 0, len(self._pyramid) - 1))
+        if level != self._level:
+            self._level = level
+            self.image.setImage(self._pyramid[level], autoLevels=False)
+            self.image.setRect(*self._image_rect)
 
     def set_cursor(self, t_s):
         """Playback cursor at ``t_s`` seconds; ``None`` hides it."""

@@ -198,3 +198,15 @@ def test_segmentation_on_spectrogram_draws_boundaries(qtbot):
     view.set_prediction(None)
     assert view.bounds.getData()[0] is None or len(view.bounds.getData()[0]) == 0
 
+
+
+def test_time_pyramid_halves_time_and_keeps_peaks():
+    from app.views.spectrogram_view import time_pyramid
+
+    image = np.zeros((3, 20), dtype=np.float32)
+    image[1, 13] = 5.0   # one loud, short event
+    levels = time_pyramid(image, min_columns=4)
+    assert [lvl.shape for lvl in levels] == [(3, 20), (3, 10), (3, 5)]
+    for lvl in levels:
+        assert lvl.max() == 5.0 and np.argmax(lvl.max(axis=1)) == 1   # the event survives every level
+    np.testing.assert_array_equal(levels[1], np.maximum(image[:, 0::2], image[:, 1::2]))

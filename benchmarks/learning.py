@@ -226,7 +226,7 @@ def cgh(data_dir, quick):
     w_ht = herm.initial_w(Xh_tr, Ltr, grid=grid)
     err_ht = label_error(herm, w_ht, te, Xh_te)
     t = time.perf_counter()
-    s = SSVM(herm, C=1.0, max_iter=5 if quick else 10, random_state=0).fit(Xh_tr, Ltr)
+    s = SSVM(herm, C=0.1, max_iter=10, random_state=0).fit(Xh_tr, Ltr)
     fit_s = time.perf_counter() - t
     err_l = label_error(herm, s.w_, te, Xh_te)
     n_lab = sum(len(l) for _, l in te)

@@ -16,11 +16,17 @@ __all__ = ["EditHistory", "replay_log"]
 
 
 class EditHistory:
-    """Two stacks of ``(seq, item_id)`` of user edits (add/change/delete)."""
+    """Undo and redo stacks of *steps*; a step is a tuple of ``(seq, item_id)`` user edits.
+
+    Most steps hold one edit; a batch (:meth:`Session.add_labels`) is one step,
+    undone and redone as a whole.
+    """
 
     def __init__(self):
         self.undo_stack: list = []
         self.redo_stack: list = []
+        self._last_batch = None
+        self._partial: set = set()  # edits of the top step already reverted/re-applied (log replay only)
 
     @property
     def can_undo(self) -> bool:
@@ -30,35 +36,62 @@ class EditHistory:
     def can_redo(self) -> bool:
         return bool(self.redo_stack)
 
-    def next_undo(self) -> Optional[int]:
-        """Seq of the edit the next undo reverts."""
-        return self.undo_stack[-1][0] if self.undo_stack else None
+    def next_undo(self) -> Optional[tuple]:
+        """Seqs of the edits the next undo reverts (in the order they were made), or None."""
+        return tuple(e[0] for e in self.undo_stack[-1]) if self.undo_stack else None
 
-    def next_redo(self) -> Optional[int]:
-        """Seq of the edit the next redo re-applies."""
-        return self.redo_stack[-1][0] if self.redo_stack else None
+    def next_redo(self) -> Optional[tuple]:
+        """Seqs of the edits the next redo re-applies (in the order they were made), or None."""
+        return tuple(e[0] for e in self.redo_stack[-1]) if self.redo_stack else None
 
-    def edited(self, seq: int, item_id: str) -> None:
-        """A new user edit: it can be undone, and nothing can be redone any more."""
-        self.undo_stack.append((seq, item_id))
+    def edited(self, seq: int, item_id: str, batch: Optional[int] = None) -> None:
+        """A new user edit: it can be undone, and nothing can be redone any more.
+
+        Consecutive edits with the same non-None ``batch`` form one step.
+        """
+        if batch is not None and batch == self._last_batch and self.undo_stack and not self.redo_stack:
+            self.undo_stack[-1] = self.undo_stack[-1] + ((seq, item_id),)
+        else:
+            self.undo_stack.append(((seq, item_id),))
+        self._last_batch = batch
         self.redo_stack.clear()
+        self._partial.clear()
 
-    def undone(self, target: int) -> None:
-        if not self.undo_stack or self.undo_stack[-1][0] != target:
-            raise StoreError(f"edit log is inconsistent: undo of edit {target}, but the next undo is "
-                             f"{self.next_undo()}")
-        self.redo_stack.append(self.undo_stack.pop())
+    def undone(self, targets) -> None:
+        """The edits ``targets`` (seqs) of the top undo step were reverted."""
+        self._move(self.undo_stack, self.redo_stack, targets, "undo")
 
-    def redone(self, target: int) -> None:
-        if not self.redo_stack or self.redo_stack[-1][0] != target:
-            raise StoreError(f"edit log is inconsistent: redo of edit {target}, but the next redo is "
-                             f"{self.next_redo()}")
-        self.undo_stack.append(self.redo_stack.pop())
+    def redone(self, targets) -> None:
+        """The edits ``targets`` (seqs) of the top redo step were re-applied."""
+        self._move(self.redo_stack, self.undo_stack, targets, "redo")
+
+    def _move(self, source: list, dest: list, targets, kind: str) -> None:
+        targets = (targets,) if isinstance(targets, int) else tuple(targets)
+        top = {e[0] for e in source[-1]} if source else set()
+        if not set(targets) <= top - self._partial:
+            raise StoreError(f"edit log is inconsistent: {kind} of edit(s) {list(targets)}, but the next {kind} "
+                             f"is {sorted(top) or None}")
+        self._partial.update(targets)
+        if self._partial == top:  # a step moves once all its edits were handled
+            dest.append(source.pop())
+            self._partial.clear()
+        self._last_batch = None
 
     def item_removed(self, item_id: str) -> None:
         """Forget the edits of a removed item (they can no longer be undone)."""
-        self.undo_stack = [e for e in self.undo_stack if e[1] != item_id]
-        self.redo_stack = [e for e in self.redo_stack if e[1] != item_id]
+        self.undo_stack = _without(self.undo_stack, item_id)
+        self.redo_stack = _without(self.redo_stack, item_id)
+        self._last_batch = None
+        self._partial.clear()
+
+
+def _without(stack: list, item_id: str) -> list:
+    out = []
+    for step in stack:
+        kept = tuple(e for e in step if e[1] != item_id)
+        if kept:
+            out.append(kept)
+    return out
 
 
 def _forward(labels: dict, op: str, label_id: str, item_id: str, before, after) -> None:
@@ -81,7 +114,7 @@ def replay_log(rows: Iterable, *, with_labels: bool = True):
     Parameters
     ----------
     rows : iterable of tuple
-        ``(seq, op, label_id, item_id, before, after, target)`` in increasing ``seq``.
+        ``(seq, op, label_id, item_id, before, after, target, batch)`` in increasing ``seq``.
         ``before``/``after`` may be None when ``with_labels`` is False.
     with_labels : bool
         Also rebuild the labels (otherwise only the stacks).
@@ -95,10 +128,10 @@ def replay_log(rows: Iterable, *, with_labels: bool = True):
     labels: dict = {}
     history = EditHistory()
     edits: dict = {}
-    for seq, op, label_id, item_id, before, after, target in rows:
+    for seq, op, label_id, item_id, before, after, target, batch in rows:
         if op in ("add", "change", "delete"):
             edits[seq] = (op, label_id, item_id, before, after)
-            history.edited(seq, item_id)
+            history.edited(seq, item_id, batch)
             if with_labels:
                 _forward(labels, op, label_id, item_id, before, after)
         elif op in ("undo", "redo"):

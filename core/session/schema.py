@@ -24,6 +24,7 @@ APPLICATION_ID = 0x4D52474E
 #: Operations of the label log. ``add``/``change``/``delete`` are user edits;
 #: ``undo``/``redo`` name the edit they revert or re-apply in ``target``;
 #: ``remove_item`` drops an item's labels and its edits from the undo history.
+#: Edits sharing a ``batch`` (the seq of its first edit) are one undo step.
 EDIT_OPS = ("add", "change", "delete", "undo", "redo", "remove_item")
 
 CREATE_V1 = """
@@ -82,6 +83,7 @@ CREATE TABLE settings (
 
 _V2_ADDITIONS = """
 ALTER TABLE label_log ADD COLUMN crc INTEGER;
+ALTER TABLE label_log ADD COLUMN batch INTEGER;
 ALTER TABLE models ADD COLUMN blob_sha256 TEXT;
 CREATE TABLE store_meta (
     key TEXT PRIMARY KEY,
@@ -94,7 +96,7 @@ INSERT INTO store_meta (key, value) VALUES ('writes', 0);
 CREATE_LATEST = CREATE_V1 + _V2_ADDITIONS
 
 
-def log_row_crc(op, label_id, item_id, before, after, target, time, author) -> int:
+def log_row_crc(op, label_id, item_id, before, after, target, time, author, batch=None) -> int:
     """Checksum of one edit-log row.
 
     SQLite's own checks see the structure of pages, not the bytes inside a
@@ -104,7 +106,7 @@ def log_row_crc(op, label_id, item_id, before, after, target, time, author) -> i
     """
     text = (f"{op}\x1f{_NONE if label_id is None else label_id}\x1f{item_id}\x1f"
             f"{_NONE if before is None else before}\x1f{_NONE if after is None else after}\x1f"
-            f"{_NONE if target is None else target}\x1f{time!r}\x1f{author}")
+            f"{_NONE if target is None else target}\x1f{time!r}\x1f{author}\x1f{_NONE if batch is None else batch}")
     return zlib.crc32(text.encode("utf-8", "surrogatepass"))
 
 

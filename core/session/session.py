@@ -299,8 +299,8 @@ class Session:
     def add_labels(self, labels) -> list:
         """Add several new labels in ONE transaction (all or none); returns them.
 
-        Much faster than repeated :meth:`add_label` for imports (one disk sync).
-        Each label is still its own undo step.
+        Much faster than repeated :meth:`add_label` for imports (one disk sync),
+        and one undo step: :meth:`undo` removes the whole batch.
         """
         labels = list(labels)
         with self._lock:
@@ -318,11 +318,12 @@ class Session:
                 return []
             before = (self._history.can_undo, self._history.can_redo)
             seqs = self._store.apply_edits(edits, self.author)
+            batch = seqs[0] if len(seqs) > 1 else None  # the store tags a batch with its first seq
             by_item: dict = {}
             for label, seq in zip(labels, seqs):
                 self._labels[label.id] = label
                 self._by_item[label.item_id][label.id] = label
-                self._history.edited(seq, label.item_id)
+                self._history.edited(seq, label.item_id, batch)
                 by_item.setdefault(label.item_id, []).append(label.id)
             events = [LabelsChanged(item, tuple(ids)) for item, ids in by_item.items()] + self._undo_event(before)
         self._emit(events)
@@ -415,7 +416,7 @@ class Session:
             return self._history.can_redo
 
     def undo(self) -> bool:
-        """Revert the latest label edit not yet undone; False when there is none."""
+        """Revert the latest label edit (or :meth:`add_labels` batch) not yet undone; False when there is none."""
         return self._revisit("undo")
 
     def redo(self) -> bool:
@@ -425,24 +426,26 @@ class Session:
     def _revisit(self, kind: str) -> bool:
         with self._lock:
             self._writable(kind)
-            target = self._history.next_undo() if kind == "undo" else self._history.next_redo()
-            if target is None:
+            targets = self._history.next_undo() if kind == "undo" else self._history.next_redo()
+            if targets is None:
                 return False
             before = (self._history.can_undo, self._history.can_redo)
             apply = self._store.apply_undo if kind == "undo" else self._store.apply_redo
-            _, label_id, item_id, text = apply(target)
-            if text is None:
-                self._labels.pop(label_id, None)
-                self._by_item[item_id].pop(label_id, None)
-            else:
-                label = loads_label(text)
-                self._labels[label_id] = label
-                self._by_item[item_id][label_id] = label
+            changed: dict = {}
+            for _, label_id, item_id, text in apply(targets):
+                if text is None:
+                    self._labels.pop(label_id, None)
+                    self._by_item[item_id].pop(label_id, None)
+                else:
+                    label = loads_label(text)
+                    self._labels[label_id] = label
+                    self._by_item[item_id][label_id] = label
+                changed.setdefault(item_id, []).append(label_id)
             if kind == "undo":
-                self._history.undone(target)
+                self._history.undone(targets)
             else:
-                self._history.redone(target)
-            events = [LabelsChanged(item_id, (label_id,))] + self._undo_event(before)
+                self._history.redone(targets)
+            events = [LabelsChanged(item, tuple(ids)) for item, ids in changed.items()] + self._undo_event(before)
         self._emit(events)
         return True
 

@@ -526,8 +526,11 @@ class ProjectStore:
         what = f"{edits[0][0]} label {edits[0][1]}" if len(edits) == 1 else f"edit {len(edits)} labels"
         seqs = []
         with self._write(what) as conn:
+            batch = None
+            if len(edits) > 1:  # one undo step: tag the edits with the seq the first one will get
+                batch = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM label_log").fetchone()[0]
             for op, label_id, item_id, before, after in edits:
-                seq = _log(conn, op, label_id, item_id, before, after, None, author)
+                seq = _log(conn, op, label_id, item_id, before, after, None, author, batch)
                 self._apply(conn, op, label_id, item_id, after if op != "delete" else None, seq)
                 seqs.append(seq)
         return seqs
@@ -547,38 +550,44 @@ class ProjectStore:
         if cur.rowcount != 1:
             raise StoreError(f"{op} of label {label_id!r}: no such label on item {item_id!r}")
 
-    def _revisit(self, kind: str, target: int) -> tuple:
-        with self._write(f"{kind} edit {target}") as conn:
-            row = conn.execute("SELECT op, label_id, item_id, before, after FROM label_log WHERE seq = ? "
-                               "AND op IN ('add', 'change', 'delete')", (target,)).fetchone()
-            if row is None:
-                raise StoreError(f"{kind}: edit {target} is not in the log")
-            op, label_id, item_id, before, after = row
-            seq = _log(conn, kind, label_id, item_id, None, None, target, "")
-            if kind == "undo":
-                inverse = {"add": ("delete", None), "change": ("change", before), "delete": ("add", before)}[op]
-                self._apply(conn, inverse[0], label_id, item_id, inverse[1], seq)
-                now = inverse[1]
-            else:
-                self._apply(conn, op, label_id, item_id, after, seq)
-                now = None if op == "delete" else after
-        return op, label_id, item_id, now
+    def _revisit(self, kind: str, targets) -> list:
+        targets = [int(targets)] if isinstance(targets, int) else [int(t) for t in targets]
+        if kind == "undo":
+            targets = targets[::-1]  # revert the newest edit of a step first
+        results = []
+        with self._write(f"{kind} edit(s) {targets}") as conn:
+            for target in targets:
+                row = conn.execute("SELECT op, label_id, item_id, before, after FROM label_log WHERE seq = ? "
+                                   "AND op IN ('add', 'change', 'delete')", (target,)).fetchone()
+                if row is None:
+                    raise StoreError(f"{kind}: edit {target} is not in the log")
+                op, label_id, item_id, before, after = row
+                seq = _log(conn, kind, label_id, item_id, None, None, target, "")
+                if kind == "undo":
+                    inverse = {"add": ("delete", None), "change": ("change", before),
+                               "delete": ("add", before)}[op]
+                    self._apply(conn, inverse[0], label_id, item_id, inverse[1], seq)
+                    now = inverse[1]
+                else:
+                    self._apply(conn, op, label_id, item_id, after, seq)
+                    now = None if op == "delete" else after
+                results.append((op, label_id, item_id, now))
+        return results
 
-    def apply_undo(self, target: int) -> tuple:
-        """Revert user edit ``target`` in one transaction.
+    def apply_undo(self, targets) -> list:
+        """Revert the user edits ``targets`` (seqs of one undo step, oldest first) in one transaction.
 
         Returns
         -------
-        op, label_id, item_id : str
-            The reverted edit.
-        label_json : str or None
-            The label's JSON now, None if it no longer exists.
+        results : list of tuple
+            ``(op, label_id, item_id, label_json)`` per reverted edit, in the order applied
+            (newest first): the edit's op and ids, and the label's JSON now (None if gone).
         """
-        return self._revisit("undo", int(target))
+        return self._revisit("undo", targets)
 
-    def apply_redo(self, target: int) -> tuple:
-        """Re-apply user edit ``target`` in one transaction; returns like :meth:`apply_undo`."""
-        return self._revisit("redo", int(target))
+    def apply_redo(self, targets) -> list:
+        """Re-apply the user edits ``targets`` (oldest first) in one transaction; returns like :meth:`apply_undo`."""
+        return self._revisit("redo", targets)
 
     def current_labels(self) -> list:
         """``[(label_id, item_id, label_json)]`` from the materialised table."""
@@ -587,7 +596,7 @@ class ProjectStore:
     def _log_rows(self, with_labels: bool) -> list:
         cols = "before, after" if with_labels else "NULL, NULL"
         return self._read("reading the edit log",
-                          f"SELECT seq, op, label_id, item_id, {cols}, target FROM label_log ORDER BY seq")
+                          f"SELECT seq, op, label_id, item_id, {cols}, target, batch FROM label_log ORDER BY seq")
 
     def history(self) -> EditHistory:
         """Undo/redo stacks rebuilt from the edit log."""
@@ -708,13 +717,13 @@ class ProjectStore:
         return problems
 
 
-def _log(conn, op, label_id, item_id, before, after, target, author) -> int:
+def _log(conn, op, label_id, item_id, before, after, target, author, batch=None) -> int:
     """Append one checksummed row to the edit log; returns its seq."""
     now = time.time()
-    crc = log_row_crc(op, label_id, item_id, before, after, target, now, author)
-    return conn.execute("INSERT INTO label_log (op, label_id, item_id, before, after, target, time, author, crc) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (op, label_id, item_id, before, after, target, now, author, crc)).lastrowid
+    crc = log_row_crc(op, label_id, item_id, before, after, target, now, author, batch)
+    return conn.execute("INSERT INTO label_log (op, label_id, item_id, before, after, target, time, author, crc, "
+                        "batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (op, label_id, item_id, before, after, target, now, author, crc, batch)).lastrowid
 
 
 def _content_problems(conn, limit: Optional[int] = 5) -> tuple:
@@ -727,13 +736,13 @@ def _content_problems(conn, limit: Optional[int] = 5) -> tuple:
         The undo/redo stacks replayed from the log (None if the log is inconsistent).
     """
     problems = []
-    rows = conn.execute("SELECT seq, op, label_id, item_id, before, after, target, time, author, crc "
+    rows = conn.execute("SELECT seq, op, label_id, item_id, before, after, target, batch, time, author, crc "
                         "FROM label_log ORDER BY seq").fetchall()
-    bad = [r[0] for r in rows if r[9] != log_row_crc(*r[1:9])]
+    bad = [r[0] for r in rows if r[10] != log_row_crc(*r[1:7], r[8], r[9], r[7])]
     if bad:
         problems.append(f"{len(bad)} edit-log entries fail their checksum (first: {bad[:5]})")
     try:
-        replayed, history = replay_log(r[:7] for r in rows)
+        replayed, history = replay_log(r[:8] for r in rows)
     except StoreError as exc:
         return problems + [str(exc)], None
     current = {lid: (item, text) for lid, item, text in conn.execute("SELECT id, item_id, label FROM labels")}

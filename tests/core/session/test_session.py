@@ -282,5 +282,15 @@ def test_add_labels_is_one_all_or_nothing_transaction(session):
     with pytest.raises(ParameterError, match="already exists"):
         session.add_labels([BoundaryLabel(seg, id="twin", index=2), BoundaryLabel(seg, id="twin", index=3)])
     assert len(session.labels()) == 51 and session.add_labels([]) == []
-    assert session.undo() and len(session.labels()) == 50  # each label is its own undo step
+    assert session.undo() and session.labels() == []  # the batch is one undo step
+    assert session.redo() and len(session.labels()) == 51
+    single = session.add_label(BoundaryLabel(seg, index=99))
+    session.add_labels([BoundaryLabel(seg, index=100)])  # a batch of one is an ordinary step
+    assert session.undo() and session.undo() and len(session.labels()) == 51
+    assert single.id not in {lab.id for lab in session.labels()}
+    assert session.undo() and session.labels() == [] and not session.can_undo
     assert session.integrity_check() == []
+    session.close()
+    with Session.open(session.path) as again:  # the grouping survives a reopen
+        assert again.redo() and len(again.labels()) == 51
+        assert again.undo() and again.labels() == []

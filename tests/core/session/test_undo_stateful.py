@@ -14,7 +14,7 @@ from core.types import BoundaryLabel, RegionKind, RegionLabel
 
 
 class UndoMachine(RuleBasedStateMachine):
-    """The model: current labels by id, and stacks of (before, after) pairs (None = absent)."""
+    """The model: current labels by id, and stacks of steps, lists of (before, after) pairs (None = absent)."""
 
     def __init__(self):
         super().__init__()
@@ -26,13 +26,14 @@ class UndoMachine(RuleBasedStateMachine):
         self.undo_stack, self.redo_stack = [], []
         self.clock = 0
 
-    def _edit(self, before, after):
-        lid = (after or before).id
-        if after is None:
-            del self.model[lid]
-        else:
-            self.model[lid] = after
-        self.undo_stack.append((before, after))
+    def _edit(self, *pairs):
+        for before, after in pairs:
+            lid = (after or before).id
+            if after is None:
+                del self.model[lid]
+            else:
+                self.model[lid] = after
+        self.undo_stack.append(list(pairs))
         self.redo_stack.clear()
 
     def _new_label(self, item, start, length, kind):
@@ -45,9 +46,17 @@ class UndoMachine(RuleBasedStateMachine):
     @rule(item=st.integers(0, 1), start=st.integers(0, 50), length=st.integers(1, 20),
           kind=st.sampled_from([None, *RegionKind]))
     def add(self, item, start, length, kind):
-        label = self._new_label(self.items[item], start, length, kind)
+        label = self._new_label(self.items[item % len(self.items)], start, length, kind)
         assert self.session.add_label(label) == label
-        self._edit(None, label)
+        self._edit((None, label))
+
+    @rule(spec=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 50), st.integers(1, 20),
+                                  st.sampled_from([None, *RegionKind])), min_size=1, max_size=4))
+    def add_many(self, spec):
+        labels = [self._new_label(self.items[i % len(self.items)], start, length, kind)
+                  for i, start, length, kind in spec]
+        assert self.session.add_labels(labels) == labels
+        self._edit(*[(None, lab) for lab in labels])  # one undo step
 
     @precondition(lambda self: self.model)
     @rule(data=st.data(), shift=st.integers(1, 9))
@@ -59,7 +68,7 @@ class UndoMachine(RuleBasedStateMachine):
         else:
             new = dataclasses.replace(old, stop=old.stop + shift)
         self.session.change_label(new)
-        self._edit(old, new)
+        self._edit((old, new))
 
     @precondition(lambda self: self.model)
     @rule(data=st.data())
@@ -67,33 +76,45 @@ class UndoMachine(RuleBasedStateMachine):
         lid = data.draw(st.sampled_from(sorted(self.model)))
         old = self.model[lid]
         self.session.delete_label(lid)
-        self._edit(old, None)
+        self._edit((old, None))
 
     @rule()
     def undo(self):
         done = self.session.undo()
         assert done == bool(self.undo_stack)
         if done:
-            before, after = self.undo_stack.pop()
-            lid = (after or before).id
-            if before is None:
-                del self.model[lid]
-            else:
-                self.model[lid] = before
-            self.redo_stack.append((before, after))
+            step = self.undo_stack.pop()
+            for before, after in reversed(step):
+                lid = (after or before).id
+                if before is None:
+                    del self.model[lid]
+                else:
+                    self.model[lid] = before
+            self.redo_stack.append(step)
 
     @rule()
     def redo(self):
         done = self.session.redo()
         assert done == bool(self.redo_stack)
         if done:
-            before, after = self.redo_stack.pop()
-            lid = (after or before).id
-            if after is None:
-                del self.model[lid]
-            else:
-                self.model[lid] = after
-            self.undo_stack.append((before, after))
+            step = self.redo_stack.pop()
+            for before, after in step:
+                lid = (after or before).id
+                if after is None:
+                    del self.model[lid]
+                else:
+                    self.model[lid] = after
+            self.undo_stack.append(step)
+
+    @precondition(lambda self: len(self.items) > 1)
+    @rule()
+    def remove_second_item(self):
+        gone = self.items.pop()
+        self.session.remove_item(gone)
+        self.model = {k: v for k, v in self.model.items() if v.item_id != gone}
+        for stack in (self.undo_stack, self.redo_stack):
+            kept = [[p for p in step if (p[1] or p[0]).item_id != gone] for step in stack]
+            stack[:] = [step for step in kept if step]
 
     @rule()
     def reopen(self):

@@ -268,6 +268,25 @@ def _expected_durations(score: Score, n_music: float) -> np.ndarray:
     return ioi * (n_music / total)
 
 
+def _peak_position(f: np.ndarray, j: int) -> float:
+    """Sub-sample position of the peak of ``f`` at index ``j`` (parabolic interpolation)."""
+    if 0 < j < f.shape[0] - 1:
+        den = f[j - 1] - 2 * f[j] + f[j + 1]
+        if den < 0:
+            return j + float(np.clip(0.5 * (f[j - 1] - f[j + 1]) / den, -0.5, 0.5))
+    return float(j)
+
+
+def _weighted_median(x: np.ndarray, w: np.ndarray) -> float:
+    order = np.argsort(x)
+    x, cw = x[order], np.cumsum(w[order])
+    half = 0.5 * cw[-1]
+    i = int(np.searchsorted(cw, half))
+    if i + 1 < x.shape[0] and abs(cw[i] - half) < 1e-9:
+        return 0.5 * (x[i] + x[i + 1])
+    return float(x[i])
+
+
 # ---------------------------------------------------------------- aligner
 
 
@@ -282,6 +301,9 @@ class ScoreAligner:
     onset_weight : float, default 0.5
         Weight of the onset-chroma block against the chroma block in the
         untrained scorer.
+    onset_bonus : float, default 10.0
+        Reward of the onset strength of an event's pitch classes at its first
+        frame (see :meth:`_score_matrix`).
     onset_decay_s : float, default 0.1
         Time constant of the decaying onset chroma.
     silence_db : float, default 40.0
@@ -291,7 +313,7 @@ class ScoreAligner:
         event's duration costs as much as one frame of perfect match); 0 off.
     prior_span : float, default 4.0
         Longest event allowed, in multiples of the longest expected duration.
-    refine_frames : int, default 2
+    refine_frames : int, default 3
         Refinement searches ± this many decoding frames around each onset
         (0 disables refinement).
     runner_up : bool, default True
@@ -313,7 +335,7 @@ class ScoreAligner:
     """
 
     def __init__(self, coarse=4, onset_weight=0.5, onset_decay_s=0.1, silence_db=40.0, prior_weight=10.0,
-                 prior_span=4.0, refine_frames=2, runner_up=True, n_iter=3, ridge=1.0):
+                 prior_span=4.0, refine_frames=3, runner_up=True, n_iter=3, ridge=1.0, onset_bonus=10.0):
         self.coarse = coarse
         self.onset_weight = onset_weight
         self.onset_decay_s = onset_decay_s
@@ -324,12 +346,13 @@ class ScoreAligner:
         self.runner_up = runner_up
         self.n_iter = n_iter
         self.ridge = ridge
+        self.onset_bonus = onset_bonus
 
     # ---------------------------------------------------------- parameters
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("coarse", "onset_weight", "onset_decay_s", "silence_db",
                                               "prior_weight", "prior_span", "refine_frames", "runner_up",
-                                              "n_iter", "ridge")}
+                                              "n_iter", "ridge", "onset_bonus")}
 
     def _check_params(self):
         _positive("coarse", self.coarse, integer=True)
@@ -343,6 +366,7 @@ class ScoreAligner:
         _positive("refine_frames", self.refine_frames, integer=True, allow_zero=True)
         _positive("n_iter", self.n_iter, integer=True)
         _positive("ridge", self.ridge)
+        _positive("onset_bonus", self.onset_bonus, allow_zero=True)
         if not isinstance(self.runner_up, (bool, np.bool_)):
             raise ParameterError(f"runner_up: expected True or False, got {self.runner_up!r}")
 
@@ -410,8 +434,23 @@ class ScoreAligner:
 
     # -------------------------------------------------------------- decode
     def _score_matrix(self, feats: AlignmentFeatures, score: Score, W) -> np.ndarray:
-        """Frame × (rest, events, rest) scores, shape (T, E + 2)."""
+        """Frame × (rest, events, rest) scores, shape (T, E + 2).
+
+        With ``onset_bonus`` > 0, an event also earns the onset strength ``G[t, e]``
+        of its pitch classes at its first frame: ``S[t, e] += β (G[t, e] - G[t + 1, e])``
+        telescopes over the frames of the event to ``β (G[onset_e, e] - G[onset_{e+1}, e])``,
+        so the per-frame decoder stays exact.
+        """
         S_ev = feats.X @ W @ _templates(score).T
+        beta = float(self.onset_bonus)
+        if beta > 0:
+            O = _pool(feats.onset_fine, feats.coarse, how="sum")[:S_ev.shape[0]]
+            Wt = _onset_weights(score)
+            Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
+            G = O @ Wt.T  # (T, E)
+            scale = float(np.percentile(O.sum(axis=1), 99))
+            G = G / max(scale, 1e-12)
+            S_ev = S_ev + beta * (G - np.vstack([G[1:], np.zeros((1, G.shape[1]))]))
         q = 2.0 * feats.quiet - 1.0
         return np.hstack([q[:, None], S_ev, q[:, None]])
 
@@ -500,21 +539,27 @@ class ScoreAligner:
         for a in anchors or ():
             lo_t[a.event] = max(lo_t[a.event], a.time_s - a.tolerance_s)
             hi_t[a.event] = min(hi_t[a.event], a.time_s + a.tolerance_s)
+        counts = score.event_matrix(12)
+        for n, e in enumerate(score.note_event):
+            counts[e, score.pitches[n] % 12] += 1.0  # notes per pitch class (+1 for the presence)
+        counts -= score.event_matrix(12)
         for e in range(E):
             c = int(onsets[e]) * k
             a, b = max(c - half, 1), min(c + half + 1, Tf - 1)
             if b - a < 3:
                 continue
-            f = O[a:b] @ Wt[e]
-            j = int(np.argmax(f))
-            if f[j] <= 0:
+            # the rise of every pitch class of the event; a rolled chord's onset is the median of its notes'
+            pcs = np.flatnonzero(Wt[e] > 0)
+            seg = O[a:b][:, pcs]
+            peaks = seg.argmax(axis=0)
+            heights = seg[peaks, np.arange(pcs.shape[0])]
+            top = float(heights.max())
+            if top <= 0:
                 continue
-            delta = 0.0
-            if 0 < j < f.shape[0] - 1:
-                den = f[j - 1] - 2 * f[j] + f[j + 1]
-                if den < 0:
-                    delta = float(np.clip(0.5 * (f[j - 1] - f[j + 1]) / den, -0.5, 0.5))
-            times[e] = (a + j - 0.5 + delta) * hop / sr
+            keep = heights >= 0.25 * top
+            at = np.array([_peak_position(seg[:, i], peaks[i]) for i in np.flatnonzero(keep)])
+            weight = (counts[e, pcs] * Wt[e, pcs])[keep]
+            times[e] = (a + _weighted_median(at, weight) - 0.5) * hop / sr
         times = np.clip(times, lo_t, hi_t)
         # keep strictly increasing: a refined onset may not pass its neighbours
         eps = 1e-4

@@ -5,7 +5,7 @@ Usage::
     python benchmarks/soak.py [--quick] [--edits N] [--kills K] [--spawn]
 
 Edits mode (default): ``--edits`` (20,000; 2,000 with ``--quick``) scripted
-add/change/delete/undo/redo calls through :class:`core.session.Session` on one
+add/add_labels batch/change/delete/undo/redo calls through :class:`core.session.Session` on one
 large item, every one a durable transaction. Reports the edit latency p50/p99/max,
 the resident memory (RSS, psutil) every 500 edits and its growth, the reopen
 time of the final project and the result of ``integrity_check``. Reference,
@@ -89,7 +89,7 @@ def soak_edits(n_edits, folder, seed=0):
     mismatches = 0
     latencies = []
     rss = [(0, proc.memory_info().rss)]
-    counts = {"add": 0, "change": 0, "delete": 0, "undo": 0, "redo": 0}
+    counts = {"add": 0, "add_many": 0, "change": 0, "delete": 0, "undo": 0, "redo": 0}
     t_start = time.perf_counter()
     for i in range(n_edits):
         op = next_op(rng, model.labels, item, "soak", i)

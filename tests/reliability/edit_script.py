@@ -12,7 +12,7 @@ from core.types import BoundaryLabel, RegionKind, RegionLabel
 
 
 class EditModel:
-    """Labels by id plus undo/redo stacks of (before, after) pairs (None = label absent)."""
+    """Labels by id plus undo/redo stacks of steps: lists of (before, after) pairs (None = label absent)."""
 
     def __init__(self, labels=None):
         self.labels = dict(labels or {})
@@ -27,24 +27,29 @@ class EditModel:
 
     def apply(self, op):
         kind = op[0]
-        if kind in ("add", "change", "delete"):
+        if kind in ("add", "change", "delete", "add_many"):
             if kind == "add":
-                before, after = None, op[1]
+                step = [(None, op[1])]
+            elif kind == "add_many":
+                step = [(None, lab) for lab in op[1]]
             elif kind == "change":
-                before, after = self.labels[op[1].id], op[1]
+                step = [(self.labels[op[1].id], op[1])]
             else:
-                before, after = self.labels[op[1]], None
-            self._set((after or before).id, after)
-            self.undo_stack.append((before, after))
+                step = [(self.labels[op[1]], None)]
+            for before, after in step:
+                self._set((after or before).id, after)
+            self.undo_stack.append(step)
             self.redo_stack.clear()
         elif kind == "undo" and self.undo_stack:
-            before, after = self.undo_stack.pop()
-            self._set((after or before).id, before)
-            self.redo_stack.append((before, after))
+            step = self.undo_stack.pop()
+            for before, after in reversed(step):
+                self._set((after or before).id, before)
+            self.redo_stack.append(step)
         elif kind == "redo" and self.redo_stack:
-            before, after = self.redo_stack.pop()
-            self._set((after or before).id, after)
-            self.undo_stack.append((before, after))
+            step = self.redo_stack.pop()
+            for before, after in step:
+                self._set((after or before).id, after)
+            self.undo_stack.append(step)
 
     def snapshot(self):
         return dict(self.labels), bool(self.undo_stack), bool(self.redo_stack)
@@ -54,15 +59,10 @@ def next_op(rng: random.Random, labels: dict, item_id: str, tag: str, i: int):
     """Choose the next edit from the current labels (``id -> label``)."""
     r = rng.random()
     ids = sorted(labels)
+    if r < 0.05:
+        return ("add_many", [_new_label(rng, item_id, f"{tag}-{i}.{k}") for k in range(rng.randrange(2, 6))])
     if r < 0.45 or not ids:
-        start = rng.randrange(0, 500)
-        created = float(rng.randrange(1, 10**9))
-        if rng.random() < 0.5:
-            lab = BoundaryLabel(item_id, id=f"{tag}-{i}", created=created, author=tag, index=start + 1)
-        else:
-            lab = RegionLabel(item_id, id=f"{tag}-{i}", created=created, start=start,
-                              stop=start + rng.randrange(2, 40), kind=rng.choice(list(RegionKind)))
-        return ("add", lab)
+        return ("add", _new_label(rng, item_id, f"{tag}-{i}"))
     if r < 0.6:
         old = labels[rng.choice(ids)]
         if isinstance(old, BoundaryLabel):
@@ -75,10 +75,21 @@ def next_op(rng: random.Random, labels: dict, item_id: str, tag: str, i: int):
     return ("redo",)
 
 
+def _new_label(rng, item_id, label_id):
+    start = rng.randrange(0, 500)
+    created = float(rng.randrange(1, 10**9))
+    if rng.random() < 0.5:
+        return BoundaryLabel(item_id, id=label_id, created=created, author="script", index=start + 1)
+    return RegionLabel(item_id, id=label_id, created=created, start=start,
+                       stop=start + rng.randrange(2, 40), kind=rng.choice(list(RegionKind)))
+
+
 def apply_to_session(session, op):
     kind = op[0]
     if kind == "add":
         session.add_label(op[1])
+    elif kind == "add_many":
+        session.add_labels(op[1])
     elif kind == "change":
         session.change_label(op[1])
     elif kind == "delete":

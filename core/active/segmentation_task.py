@@ -101,6 +101,41 @@ def _as_array(data, features) -> np.ndarray:
     return X
 
 
+def segmentation_part_scores(model, w, X, part: Part, labels) -> PartScores:
+    """Best, runner-up and worst-proxy scores of ``part`` of an item under ``w`` (decoder costs negated).
+
+    Parameters
+    ----------
+    model : SegmentationModel
+    w : ndarray, shape (n_params,)
+    X : ndarray, shape (T, p)
+        The whole item's features; the part is ``X[part.start:part.stop]``.
+    part : Part
+    labels : list
+        The item's labels (those inside the part constrain it).
+
+    Notes
+    -----
+    The penalty is the whole item's (per-length units follow the item, not
+    the part). The worst proxy is the worse of "one segment" and "every
+    sample a segment", within a factor 2 of the true worst cost.
+    """
+    from ..decoders.segmentation import segment_second_best
+    if part.stop > X.shape[0]:
+        raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}) ends after the item's "
+                             f"{X.shape[0]} samples")
+    Xp = X[part.start:part.stop]
+    T = Xp.shape[0]
+    metric, pen = model.decoder_metric(w, X.shape[0])
+    cons = model.constraints(shift_labels(labels, part), T)
+    best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)
+    Z = Xp * metric if metric.ndim == 1 else Xp @ metric.T
+    one_segment = float(((Z - Z.mean(axis=0)) ** 2).sum()) + pen
+    worst_cost = max(one_segment, pen * (T // model.min_size), best.cost)
+    return PartScores(best=-best.cost, second=None if second is None else -second.cost, worst=-worst_cost,
+                      size=T, scale=max(pen, 1e-12 * max(1.0, worst_cost)))
+
+
 class SegmentationTask:
     """Segmentation model + structured perceptron + optional SSVM, as the active loop needs them.
 
@@ -222,21 +257,7 @@ class SegmentationTask:
         self._scores = {}
 
     def _part_scores(self, X, part: Part, labels: list) -> PartScores:
-        from ..decoders.segmentation import segment_second_best
-        if part.stop > X.shape[0]:
-            raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}) ends after the item's "
-                                 f"{X.shape[0]} samples")
-        Xp = X[part.start:part.stop]
-        T = Xp.shape[0]
-        model = self.model
-        metric, pen = model.decoder_metric(self.w_)
-        cons = model.constraints(shift_labels(labels, part), T)
-        best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)
-        Z = Xp * metric if metric.ndim == 1 else Xp @ metric.T
-        one_segment = float(((Z - Z.mean(axis=0)) ** 2).sum()) + pen
-        worst_cost = max(one_segment, pen * (T // model.min_size), best.cost)
-        return PartScores(best=-best.cost, second=None if second is None else -second.cost, worst=-worst_cost,
-                          size=T, scale=max(pen, 1e-12 * max(1.0, worst_cost)))
+        return segmentation_part_scores(self.model, self.w_, X, part, labels)
 
     def predict(self, data, labels=()) -> Segmentation:
         """Best segmentation of a whole item under ``model_w_``, respecting ``labels``."""

@@ -14,7 +14,7 @@ import numpy as np
 
 import warnings
 
-from ..active.segmentation_task import shift_labels
+from ..active.segmentation_task import segmentation_part_scores
 from ..learners.perceptron import StructuredPerceptron
 from ..learners.ssvm import SSVM
 from ..active.parts import make_parts
@@ -188,21 +188,14 @@ class SegmentationTask(EngineTask):
         return out
 
     def part_scores(self, part) -> PartScores:
-        """Best, runner-up and worst (proxy: no change / every sample a segment) scores of a part."""
+        """Best, runner-up and worst-proxy scores of a part (see ``segmentation_part_scores``)."""
         w = self.ensure_model().w_
-        Xp = self.features(part.item_id)[part.start:part.stop]
-        T = Xp.shape[0]
-        cons = self.model.constraints(shift_labels(self.labels_of(part.item_id), part), T)
-        best, second = self.model.second_best(Xp, w, constraints=cons)
-        s_best = self.model.score(Xp, best, w)
-        s_second = None if second is None else self.model.score(Xp, second, w)
-        extremes = [Segmentation([T])] + ([Segmentation(np.arange(1, T + 1))] if T > 1 else [])
-        s_worst = min([self.model.score(Xp, y, w) for y in extremes] + [s_best])
-        return PartScores(best=s_best, second=s_second, worst=s_worst, size=T, scale=self._scale(w))
+        return segmentation_part_scores(self.model, w, self.features(part.item_id), part,
+                                        self.labels_of(part.item_id))
 
 
 def _progress_callback(progress):
-    """Adapt ``progress(done, total, message)`` to the SSVM's per-iteration callback."""
+    """Adapt ``progress(done, total, message)`` to the SSVM's per-pass callback."""
     if progress is None:
         return None
 

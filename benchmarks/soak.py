@@ -121,8 +121,8 @@ def soak_edits(n_edits, folder, seed=0):
     tenth = max(1, n_edits // 10)
     return dict(latencies=sorted(latencies), first_tenth=sorted(latencies[:tenth]),
                 last_tenth=sorted(latencies[-tenth:]), rss=rss, mismatches=mismatches, counts=counts, wall=wall,
-                n_labels=n_labels, log_length=log_length, problems=problems, integrity_s=integrity_s, reopen_s=min(reopen),
-                same_after_reopen=same, file_mb=path.stat().st_size / 2**20, naive_ms=naive_ms)
+                n_labels=n_labels, log_length=log_length, problems=problems, integrity_s=integrity_s,
+                reopen_s=min(reopen), same_after_reopen=same, file_mb=path.stat().st_size / 2**20, naive_ms=naive_ms)
 
 
 def main(argv=None):

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-import numpy as np
 
 from . import events as ev
-from .exceptions import CancelledError, DataFormatError, MarginaliaError, ParameterError
+from .exceptions import CancelledError, DataFormatError, ParameterError
 from .items import ItemData, ItemLoader
 from .session import Session
 from .tasks import TaskRegistry

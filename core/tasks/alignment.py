@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..active.parts import phrase_parts
-from ..active.uncertainty import PartScores, uncertainty_from_scores
-from ..decoders.alignment import align, align_second_best, alignment_constraints_from_labels, alignment_score
+from ..active.uncertainty import PartScores
+from ..decoders.alignment import align, align_second_best, alignment_constraints_from_labels
 from ..exceptions import ParameterError
 from ..types import Alignment, AnchorLabel, EventSpanLabel, Prediction
 from .base import EngineTask, check_cancel

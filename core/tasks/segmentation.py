@@ -22,7 +22,7 @@ from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import ParameterError
 from ..features.hermite import hermite_features, robust_noise_scale
 from ..models.segmentation import SegmentationModel
-from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel, Segmentation
+from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel
 
 __all__ = ["SegmentationTask", "cgh_features"]

@@ -1,6 +1,7 @@
 """Audio-to-score alignment quality on real piano performances (Vienna 4x22, rendered with fluidsynth).
 
-usage: python benchmarks/quality_alignment.py [--quick] [--data DIR] [--no-synctoolbox]
+usage: python benchmarks/quality_alignment.py [--quick] [--data DIR] [--no-synctoolbox | --synctoolbox]
+                                             [--pianists p01,p08,...]
 
 Every performance MIDI (``alignment/vienna4x22/midi``) is rendered to audio at 22.05 kHz with
 fluidsynth + FluidR3_GM (cached under ``benchmarks/results/renders/``; ``--quick`` uses only the 4
@@ -12,11 +13,12 @@ Methods (same files, same run):
 
 * ``ours (a) untrained`` -- :class:`core.scorealign.ScoreAligner` as shipped;
 * ``ours (b) weak`` -- its scorers learned from score/audio pairs without timing, trained on other
-  pieces played by other pianists (quick: other pieces, same pianist);
+  pieces played by other pianists (quick: other pieces, same pianist, one align/refit round);
 * ``ours (c) anchors k %`` -- (b) with k % of the events anchored by a simulated annotator (uniformly
   spread, true time, 20 ms tolerance);
 * ``sync toolbox`` -- chroma + DLNCO, ``sync_via_mrmsdtw``, as-is and with the score stretched to the
-  audio length (run in its own venv, ``benchmarks/results/venv_synctoolbox``);
+  audio length (run in its own venv, ``benchmarks/results/venv_synctoolbox``; skipped by ``--quick``
+  unless ``--synctoolbox``);
 * ``librosa chroma DTW`` -- CQT chroma vs the score's piano-roll chroma, ``librosa.sequence.dtw``.
 
 Writes ``benchmarks/results/quality_alignment.json`` (rows: case, value, unit, target, better, reference,
@@ -131,6 +133,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="only the 4 pre-rendered performances")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
     ap.add_argument("--no-synctoolbox", action="store_true", help="skip the Sync Toolbox reference")
+    ap.add_argument("--synctoolbox", action="store_true",
+                    help="run the Sync Toolbox reference even with --quick (about a minute more)")
     ap.add_argument("--pianists", default="", help="comma-separated subset of pianists (default: all)")
     args = ap.parse_args(argv)
     from core.io.audio import load_audio
@@ -206,7 +210,7 @@ def main(argv=None):
     fit_cpu = []
     for test, train in folds:
         c0 = time.process_time()
-        aligner = ScoreAligner().fit([(it["feats"], it["score"]) for it in train])
+        aligner = ScoreAligner(n_iter=1 if args.quick else 3).fit([(it["feats"], it["score"]) for it in train])
         fit_cpu.append(time.process_time() - c0)
         for it in test:
             c0 = time.process_time()
@@ -227,7 +231,7 @@ def main(argv=None):
         record("librosa chroma DTW", it, times, time.process_time() - c0)
     log(f"librosa done ({time.time() - t_start:.0f} s)")
 
-    if not args.no_synctoolbox:
+    if not args.no_synctoolbox and (args.synctoolbox or not args.quick):
         jobs = []
         for k, it in enumerate(items):
             s = it["score"]

@@ -48,7 +48,7 @@ from .decoders.alignment import (AlignmentConstraints, align_second_best, align_
 from .exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
 from .types import Alignment, AnchorLabel, Score
 
-__all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "FORMAT_VERSION"]
+__all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "align_recording", "FORMAT_VERSION"]
 
 FORMAT_VERSION = 1
 _LOW_PITCH, _HIGH_PITCH = 21, 108  # piano range
@@ -734,3 +734,28 @@ class ScoreAligner:
         """Raise :class:`NotFittedError` when :meth:`fit` has not run."""
         if not hasattr(self, "W_"):
             raise NotFittedError("ScoreAligner: call fit(pairs) first (or use the untrained aligner's align())")
+
+
+def align_recording(audio_path, score, *, aligner: Optional[ScoreAligner] = None, anchors=None) -> AlignmentOutput:
+    """Align a score to an audio file (the command line's entry point).
+
+    Parameters
+    ----------
+    audio_path : str or path-like
+        WAV/FLAC/OGG/MP3, decoded by :func:`core.io.audio.load_audio` at 22.05 kHz mono.
+    score : Score
+    aligner : ScoreAligner, optional
+        A trained aligner (e.g. ``ScoreAligner.from_bytes(blob)``); the untrained one by default.
+    anchors : sequence of AnchorLabel, optional
+
+    Returns
+    -------
+    AlignmentOutput
+    """
+    from .io.audio import load_audio
+    if aligner is None:
+        aligner = ScoreAligner()
+    elif not isinstance(aligner, ScoreAligner):
+        raise ParameterError(f"aligner: expected a ScoreAligner or None, got {type(aligner).__name__}")
+    y, sr = load_audio(audio_path, sr=22050)
+    return aligner.align(y, sr, score, anchors=anchors)

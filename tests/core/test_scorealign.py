@@ -150,3 +150,13 @@ def test_fit_round_trips_through_bytes(example):
 def test_from_bytes_rejects_garbage():
     with pytest.raises(DataFormatError):
         ScoreAligner.from_bytes(b"not an aligner")
+
+
+def test_align_recording_reads_an_audio_file(tmp_path, example):
+    from core.io.audio import write_wav
+    from core.scorealign import align_recording
+    score, y, truth = example
+    path = tmp_path / "take.wav"
+    write_wav(path, (y / np.abs(y).max() * 0.5).astype(np.float32), SR)
+    out = align_recording(path, score)
+    assert np.abs(out.event_times_s - truth).max() < 0.05

@@ -1,0 +1,267 @@
+"""aCGH change-point quality on real expert labels (neuroblastoma, Hocking et al. 2013).
+
+Cross-validation split by profile (no profile in both train and test): for every fold the
+references (one tuned penalty ∝ σ̂² log T, max-margin interval regression of the penalty,
+per-sequence best penalty = oracle of penalty-only models) and our learned metrics are trained
+on the training profiles' labels and scored on the test profiles' labels (label error =
+(FP + FN) / labelled regions). One run also checks the command-line contract: ``marginalia-cli
+train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
+against the test annotations must equal the in-process figure of the same recipe.
+
+Usage: ``python benchmarks/quality_cgh.py [--quick] [--data DIR] [--folds 5] [--no-cli]``
+Writes ``benchmarks/results/quality_cgh.json`` (rows ``case, value, unit, target, better,
+reference, meets_target``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
+from core.learners.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
+from core.learners.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
+from core.learners.ssvm import SSVM  # noqa: E402
+from core.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+
+TARGET = 0.06
+K_MAX = 12
+
+
+# ----------------------------------------------------------------------- data
+def load(data_dir, which="small"):
+    from core.io.cgh import read_annotations, read_profiles
+    d = Path(data_dir) / "cgh" / "neuroblastoma"
+    seqs = read_profiles(d / f"profiles_{which}.csv.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        labs = read_annotations(d / f"annotations_{which}.csv", seqs, unknown_sequences="skip",
+                                empty_regions="warn")
+    by = {}
+    for lab in labs:
+        by.setdefault(lab.item_id, []).append(lab)
+    return [(s, by[s.name]) for s in seqs if s.name in by]
+
+
+def folds_by_profile(items, n_folds, seed=0):
+    profiles = sorted({s.meta["profile_id"] for s, _ in items}, key=str)
+    rng = np.random.default_rng(seed)
+    rng.shuffle(profiles)
+    fold_of = {p: i % n_folds for i, p in enumerate(profiles)}
+    return np.array([fold_of[s.meta["profile_id"]] for s, _ in items])
+
+
+# ----------------------------------------------------------------------- penalty-only references
+class PathTable:
+    """Penalty path and label errors of every sequence (raw logratio, least squares)."""
+
+    def __init__(self, items):
+        self.paths, self.errs, self.fp, self.fn, self.n = [], [], [], [], []
+        self.intervals, self.feats = [], []
+        for s, labs in items:
+            x = s.values[:, 0]
+            path = penalty_path(x, k_max=K_MAX)
+            lo, fp, fn, n = error_intervals(path, labs)
+            self.paths.append(lo)
+            self.fp.append(fp)
+            self.fn.append(fn)
+            self.n.append(n)
+            a, b, _ = min_error_interval(lo, fp + fn)
+            self.intervals.append((a, b))
+            self.feats.append(sequence_features(x))
+        self.intervals = np.array(self.intervals)
+        self.feats = np.array(self.feats)
+
+    def at(self, i, log_pen):
+        j = int(np.searchsorted(self.paths[i], log_pen, side="right")) - 1
+        j = max(j, 0)
+        return int(self.fp[i][j]), int(self.fn[i][j])
+
+    def oracle(self, i):
+        e = self.fp[i] + self.fn[i]
+        j = int(np.argmin(e))
+        return int(self.fp[i][j]), int(self.fn[i][j])
+
+
+def score_log_penalties(table, idx, log_pens):
+    fp = fn = n = 0
+    for i, lp in zip(idx, log_pens):
+        a, b = table.at(i, lp)
+        fp, fn, n = fp + a, fn + b, n + table.n[i]
+    return fp, fn, n
+
+
+def tune_constant(table, idx):
+    """Best ``c`` in ``log λ = c + log σ̂² + log log T`` on the training sequences."""
+    base = table.feats[idx, 1] + table.feats[idx, 0]
+    grid = np.arange(-3.0, 6.0, 0.1)
+    errs = [sum(score_log_penalties(table, idx, base + c)[:2]) for c in grid]
+    k = np.flatnonzero(np.array(errs) == min(errs))
+    return float(grid[k[len(k) // 2]])   # middle of the best run: a margin on both sides
+
+
+# ----------------------------------------------------------------------- ours
+def features(seq, recipe):
+    x = seq.values[:, 0]
+    x = (x - np.median(x)) / robust_noise_scale(x)
+    if recipe == "raw":
+        return x[:, None]
+    H = hermite_features(x, orders=(0, 1, 2, 3, 4), half_width=0)
+    if recipe == "hermite":
+        return H
+    return np.column_stack([x, H])
+
+
+def model_errors(model, w, items, Xs):
+    fp = fn = n = 0
+    for (_, labs), X in zip(items, Xs):
+        a, b, c = count_label_errors(labs, model.decode(X, w))
+        fp, fn, n = fp + a, fn + b, n + c
+    return fp, fn, n
+
+
+def fit_metric(tr_items, recipe, quick, learner="ssvm"):
+    Xs = [features(s, recipe) for s, _ in tr_items]
+    Ys = [labs for _, labs in tr_items]
+    model = SegmentationModel(min_size=3, penalty_per="log_length")
+    w0 = model.initial_w(Xs, Ys, grid=np.exp2(np.arange(-4, 5, 0.5)))
+    if learner == "tuned":
+        return model, w0
+    s = SSVM(model, C=1.0, max_iter=4 if quick else 10, random_state=0).fit(Xs, Ys)
+    return model, s.w_
+
+
+# ----------------------------------------------------------------------- table
+ROWS = []
+
+
+def add_row(case, value, unit, target, better, reference=None, extra=None):
+    meets = None
+    if target is not None:
+        meets = bool(value <= target) if better == "lower" else bool(value >= target)
+    elif reference is not None:
+        meets = bool(value < reference["value"]) if better == "lower" else bool(value > reference["value"])
+    r = {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
+         "reference": reference, "meets_target": meets}
+    if extra:
+        r.update(extra)
+    ROWS.append(r)
+
+
+def print_table(results, n_labels, load):
+    print(f"\naCGH label error, {len(next(iter(results.values()))['err'])}-fold CV by profile, "
+          f"{n_labels} labelled regions; load {load}")
+    print(f"{'method':<52} {'error mean ± sd':>16} {'FP':>5} {'FN':>5} {'train s':>8}")
+    for name, r in results.items():
+        e = np.array(r["err"])
+        print(f"{name:<52} {100 * e.mean():>7.2f} ± {100 * e.std():<5.2f}% {r['fp']:>5d} {r['fn']:>5d} "
+              f"{r['train_s']:>8.2f}")
+
+
+def run(args):
+    data = args.data
+    items = load(data)
+    if args.quick:
+        profiles = sorted({s.meta["profile_id"] for s, _ in items}, key=str)
+        rng = np.random.default_rng(1)
+        keep = set(rng.choice(profiles, size=min(30, len(profiles)), replace=False))
+        items = [it for it in items if it[0].meta["profile_id"] in keep]
+    fold = folds_by_profile(items, args.folds, seed=0)
+    n_labels = sum(len(l) for _, l in items)
+    t0 = time.perf_counter()
+    table = PathTable(items)
+    path_s = time.perf_counter() - t0
+    print(f"{len(items)} sequences, {n_labels} labels; penalty paths in {path_s:.1f}s", flush=True)
+
+    results = {}
+
+    def record(name, f, fp, fn, n, train_s):
+        r = results.setdefault(name, {"err": [], "fp": 0, "fn": 0, "n": 0, "train_s": 0.0})
+        r["err"].append((fp + fn) / max(n, 1))
+        r["fp"] += fp
+        r["fn"] += fn
+        r["n"] += n
+        r["train_s"] += train_s / args.folds
+
+    recipes = [("hermite+raw", "ssvm"), ("hermite", "ssvm")] if not args.quick else [("hermite+raw", "ssvm")]
+    for f in range(args.folds):
+        tr = np.flatnonzero(fold != f)
+        te = np.flatnonzero(fold == f)
+        # one tuned penalty ∝ σ̂² log T
+        t = time.perf_counter()
+        c = tune_constant(table, tr)
+        ts = time.perf_counter() - t
+        record("tuned penalty σ̂² log T (reference)", f,
+               *score_log_penalties(table, te, table.feats[te, 1] + table.feats[te, 0] + c), ts)
+        # interval regression
+        t = time.perf_counter()
+        reg = PenaltyIntervalRegression(alpha=1e-2, margin=0.5).fit(table.feats[tr], table.intervals[tr])
+        ts = time.perf_counter() - t
+        record("interval regression of log λ (reference)", f,
+               *score_log_penalties(table, te, reg.predict(table.feats[te])), ts)
+        # oracle
+        fp = fn = n = 0
+        for i in te:
+            a, b = table.oracle(i)
+            fp, fn, n = fp + a, fn + b, n + table.n[i]
+        record("per-sequence best penalty (oracle bound)", f, fp, fn, n, 0.0)
+        # ours
+        tr_items = [items[i] for i in tr]
+        te_items = [items[i] for i in te]
+        for recipe, learner in recipes:
+            t = time.perf_counter()
+            model, w = fit_metric(tr_items, recipe, args.quick, learner)
+            ts = time.perf_counter() - t
+            Xte = [features(s, recipe) for s, _ in te_items]
+            record(f"learned diagonal metric, {recipe} ({learner})", f, *model_errors(model, w, te_items, Xte), ts)
+        print(f"fold {f + 1}/{args.folds} done", flush=True)
+    return items, fold, results, n_labels
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a 30-profile subset, 3 folds, fewer methods")
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--folds", type=int, default=None)
+    ap.add_argument("--no-cli", action="store_true", help="skip the command-line contract check")
+    args = ap.parse_args(argv)
+    if args.folds is None:
+        args.folds = 3 if args.quick else 5
+    if not (Path(args.data) / "cgh" / "neuroblastoma" / "profiles_small.csv.gz").exists():
+        print(f"no aCGH data under {args.data}; nothing to measure")
+        return 1
+    load_avg = "%.2f %.2f %.2f" % os.getloadavg()
+    items, fold, results, n_labels = run(args)
+    print_table(results, n_labels, load_avg)
+    ref = results["tuned penalty σ̂² log T (reference)"]
+    ref_err = float(np.mean(ref["err"]))
+    for name, r in results.items():
+        e = np.array(r["err"])
+        is_ref = "reference" in name or "oracle" in name
+        add_row(f"aCGH label error: {name}", e.mean(), "fraction", None if is_ref else TARGET, "lower",
+                None if name.startswith("tuned") else {"name": "tuned penalty σ̂² log T", "value": ref_err},
+                {"spread": float(e.std()), "fp": r["fp"], "fn": r["fn"], "n_labels": r["n"],
+                 "train_s": r["train_s"], "folds": args.folds, "load": load_avg})
+    out = ROOT / "benchmarks" / "results" / "quality_cgh.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(ROWS, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -145,6 +145,78 @@ def fit_metric(tr_items, recipe, quick, learner="ssvm"):
     return model, s.w_
 
 
+# ----------------------------------------------------------------------- CLI contract
+def _filter_csv(src, dst, keep_profiles):
+    opener = gzip.open if str(src).endswith(".gz") else open
+    with opener(src, "rt", newline="") as fin, open(dst, "w", newline="") as fout:
+        reader = csv.reader(fin)
+        writer = csv.writer(fout)
+        header = next(reader)
+        col = [h.lower() for h in header].index("profile.id")
+        writer.writerow(header)
+        for r in reader:
+            if r[col] in keep_profiles:
+                writer.writerow(r)
+
+
+def _score_breaks(path, te_items):
+    """Label errors of a ``breaks.csv`` (positions) mapped back to change indices of the test sequences."""
+    from core.types import Segmentation
+    by_name = {s.name: [] for s, _ in te_items}
+    with open(path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            name = f"{r['profile.id']}:{r['chromosome']}"
+            if name in by_name:
+                by_name[name].append(float(r["position"]))
+    fp = fn = n = 0
+    for s, labs in te_items:
+        # a break lies midway between probes c-1 and c: the first probe at or after it is c
+        cs = sorted({int(np.searchsorted(s.positions, b, side="left")) for b in by_name[s.name]})
+        seg = Segmentation(np.array([c for c in cs if 0 < c < s.n_samples] + [s.n_samples]), s.n_samples)
+        a, b, c = count_label_errors(labs, seg)
+        fp, fn, n = fp + a, fn + b, n + c
+    return fp, fn, n
+
+
+def cli_contract(items, fold, data, max_iter):
+    """Train/predict with ``marginalia-cli`` on fold 0's files and the same recipe in process."""
+    from core.tasks.segmentation import cgh_features
+    d = Path(data) / "cgh" / "neuroblastoma"
+    tr_items = [it for it, f in zip(items, fold) if f != 0]
+    te_items = [it for it, f in zip(items, fold) if f == 0]
+    tr_prof = {str(s.meta["profile_id"]) for s, _ in tr_items}
+    te_prof = {str(s.meta["profile_id"]) for s, _ in te_items}
+    cli = [sys.executable, "-m", "core.cli"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        _filter_csv(d / "profiles_small.csv.gz", tmp / "train_profiles.csv", tr_prof)
+        _filter_csv(d / "annotations_small.csv", tmp / "train_annotations.csv", tr_prof)
+        _filter_csv(d / "profiles_small.csv.gz", tmp / "test_profiles.csv", te_prof)
+        t = time.perf_counter()
+        train = subprocess.run(cli + ["train", "--task", "segmentation", "--profiles", str(tmp / "train_profiles.csv"),
+                                      "--annotations", str(tmp / "train_annotations.csv"), "--out",
+                                      str(tmp / "model.mgm"), "--max-iter", str(max_iter), "--seed", "0"],
+                               cwd=ROOT, env=env, capture_output=True, text=True)
+        if train.returncode != 0:
+            return {"ok": False, "why": f"train failed ({train.returncode}): {train.stderr.strip()[-400:]}"}
+        pred = subprocess.run(cli + ["predict", str(tmp / "model.mgm"), "--profiles", str(tmp / "test_profiles.csv"),
+                                     "--out", str(tmp / "out")], cwd=ROOT, env=env, capture_output=True, text=True)
+        cli_s = time.perf_counter() - t
+        if pred.returncode != 0:
+            return {"ok": False, "why": f"predict failed ({pred.returncode}): {pred.stderr.strip()[-400:]}"}
+        fp, fn, n = _score_breaks(tmp / "out" / "breaks.csv", te_items)
+    cli_err = (fp + fn) / max(n, 1)
+    # the same recipe in process: the CLI's features, default model, SSVM with the same passes and seed
+    Xs = [cgh_features(s.values[:, 0]) for s, _ in tr_items]
+    model = SegmentationModel(metric="diagonal")
+    w = SSVM(model, C=1.0, max_iter=max_iter, random_state=0).fit(Xs, [l for _, l in tr_items]).w_
+    a, b, c = model_errors(model, w, te_items, [cgh_features(s.values[:, 0]) for s, _ in te_items])
+    in_err = (a + b) / max(c, 1)
+    return {"ok": abs(cli_err - in_err) < 1e-12, "cli": cli_err, "in_process": in_err, "n": n, "cli_s": cli_s,
+            "why": ""}
+
+
 # ----------------------------------------------------------------------- table
 ROWS = []
 
@@ -247,6 +319,18 @@ def main(argv=None) -> int:
     load_avg = "%.2f %.2f %.2f" % os.getloadavg()
     items, fold, results, n_labels = run(args)
     print_table(results, n_labels, load_avg)
+    if not args.no_cli:
+        r = cli_contract(items, fold, args.data, max_iter=2 if args.quick else 10)
+        if r["why"]:
+            print(f"CLI contract: FAILED, {r['why']}")
+            add_row("aCGH CLI contract: CLI label error == in-process (fold 1)", 0.0, "bool", 1.0, "higher")
+        else:
+            print(f"CLI contract (fold 1, {r['n']} test labels): marginalia-cli train+predict label error "
+                  f"{100 * r['cli']:.2f} %, in-process {100 * r['in_process']:.2f} % -> "
+                  f"{'equal' if r['ok'] else 'DIFFERENT'} ({r['cli_s']:.1f}s)")
+            add_row("aCGH CLI contract: CLI label error == in-process (fold 1)", float(r["ok"]), "bool", 1.0,
+                    "higher", {"name": "in-process label error", "value": r["in_process"]},
+                    {"cli_label_error": r["cli"]})
     ref = results["tuned penalty σ̂² log T (reference)"]
     ref_err = float(np.mean(ref["err"]))
     for name, r in results.items():

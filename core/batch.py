@@ -46,6 +46,7 @@ from .exceptions import MarginaliaError, ParameterError
 __all__ = [
     "BatchTask",
     "BatchReport",
+    "make_chunks",
     "ClusterError",
     "run_batch",
     "open_client",
@@ -56,6 +57,8 @@ __all__ = [
 ]
 
 MARKER_DIR = ".batch"
+#: Dask tasks per worker: a few, so a slow worker does not hold the tail while per-task overhead stays small
+CHUNKS_PER_WORKER = 3
 
 
 class ClusterError(MarginaliaError, RuntimeError):
@@ -72,10 +75,14 @@ class BatchTask:
         Unique name of the item in this batch (used for its marker file).
     args : tuple
         Small picklable positional arguments of the task function.
+    cost : float
+        Relative amount of work (e.g. the number of samples), used to send
+        items to the cluster in chunks of similar cost.
     """
 
     key: str
     args: tuple = ()
+    cost: float = 1.0
 
 
 @dataclass
@@ -210,18 +217,31 @@ def _execute_many(func: Callable, tasks: list, out_dir: str, fingerprint: str, d
     return [_execute(func, task, out_dir, fingerprint, debug) for task in tasks]
 
 
-def _auto_chunk_size(n_items: int, client) -> int:
-    """Items per Dask task: about 10 tasks per worker.
-
-    A Dask task costs milliseconds of scheduling and a round trip; an aCGH
-    sequence decodes in about as much, so items go in chunks. Ten chunks per
-    worker keep the last-chunk imbalance near 5 % when item costs vary.
-    """
+def _n_workers(client) -> int:
     try:
-        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-    except Exception:  # noqa: BLE001 - an odd client: fall back to small chunks
-        n_workers = 1
-    return max(1, -(-n_items // (10 * n_workers)))
+        return max(1, len(client.scheduler_info().get("workers", {})))
+    except Exception:  # noqa: BLE001 - an odd client: assume one worker
+        return 1
+
+
+def make_chunks(tasks: list, n_chunks: int) -> list:
+    """Split tasks into ``n_chunks`` lists of similar total cost, costliest chunk first.
+
+    Greedy longest-processing-time assignment: each task, costliest first,
+    goes to the chunk with the least cost so far. One Dask task per chunk
+    keeps the scheduling overhead per item small (an aCGH sequence decodes in
+    milliseconds), and equal chunks keep the workers finishing together.
+    """
+    n_chunks = max(1, min(int(n_chunks), len(tasks)))
+    order = sorted(range(len(tasks)), key=lambda i: -float(tasks[i].cost))
+    loads = [0.0] * n_chunks
+    members: list = [[] for _ in range(n_chunks)]
+    for i in order:
+        k = min(range(n_chunks), key=loads.__getitem__)
+        members[k].append(i)
+        loads[k] += max(float(tasks[i].cost), 0.0)
+    chunks = [[tasks[i] for i in sorted(m)] for m in members if m]
+    return sorted(chunks, key=lambda c: -sum(float(t.cost) for t in c))
 
 
 # ----------------------------------------------------------------- running
@@ -253,9 +273,10 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
     debug : bool
         Keep full tracebacks in the failure messages.
     chunk_size : int, optional
-        Items per Dask task (default: about ten tasks per worker). Every item
-        still gets its own marker as soon as it finishes, so resuming loses at
-        most the items in flight.
+        Items per Dask task. By default the items are split by ``cost`` into
+        :data:`CHUNKS_PER_WORKER` chunks of similar cost per worker
+        (:func:`make_chunks`). Every item still gets its own marker as soon as
+        it finishes, so resuming loses at most the items in flight.
 
     Returns
     -------
@@ -301,8 +322,10 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
             collect(_execute(func, task, str(out_dir), fingerprint, debug))
     elif todo:
         from distributed import as_completed
-        size = chunk_size or _auto_chunk_size(len(todo), client)
-        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+        if chunk_size is None:
+            chunks = make_chunks(todo, CHUNKS_PER_WORKER * _n_workers(client))
+        else:
+            chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
         futures = client.map(_execute_many, [func] * len(chunks), chunks, [str(out_dir)] * len(chunks),
                              [fingerprint] * len(chunks), [debug] * len(chunks),
                              key=[f"marginalia-{fingerprint[:12]}-{i}-{safe_key(c[0].key)}"

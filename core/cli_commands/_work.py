@@ -123,9 +123,11 @@ def item_key(path, profile_id: str, chromosome: str) -> str:
 def profile_tasks(model_path, model_sha, profiles_path, keys=None, annotations_path=None) -> list:
     """One :class:`BatchTask` per sequence of a profiles table (or per given key)."""
     keys = profile_keys(profiles_path) if keys is None else keys
+    seqs = cached_profiles(profiles_path)
     p = str(Path(profiles_path).resolve())
     extra = () if annotations_path is None else (str(Path(annotations_path).resolve()),)
-    return [BatchTask(item_key(profiles_path, pid, chrom), (str(model_path), model_sha, p) + extra + (pid, chrom))
+    return [BatchTask(item_key(profiles_path, pid, chrom), (str(model_path), model_sha, p) + extra + (pid, chrom),
+                      cost=float(getattr(seqs.get(f"{pid}:{chrom}"), "n_samples", 1)))
             for pid, chrom in keys]
 
 

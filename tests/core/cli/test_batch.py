@@ -5,9 +5,11 @@ import os
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from core.batch import (BatchTask, ClusterError, atomic_write_text, marker_path, open_client, run_batch,
-                        safe_key)
+from core.batch import (BatchTask, ClusterError, atomic_write_text, make_chunks, marker_path, open_client,
+                        run_batch, safe_key)
 from core.exceptions import ParameterError
 from core.progress import NullProgress
 
@@ -135,3 +137,16 @@ def test_worker_processes_give_the_same_results_as_in_process(tmp_path):
     assert rep.results == local.results and rep.failed == local.failed
     assert sorted(os.listdir(tmp_path / "dask")) == sorted(os.listdir(tmp_path / "local"))
     assert time.perf_counter() - t0 < 60
+
+
+@settings(max_examples=40)
+@given(st.lists(st.floats(0, 100), min_size=1, max_size=30), st.integers(1, 8))
+def test_chunks_cover_every_task_once_and_balance_the_cost(costs, n_chunks):
+    ts = [BatchTask(str(i), (i,), cost=c) for i, c in enumerate(costs)]
+    chunks = make_chunks(ts, n_chunks)
+    assert sorted(t.key for c in chunks for t in c) == sorted(t.key for t in ts)
+    assert len(chunks) == min(n_chunks, len(ts))
+    totals = [sum(t.cost for t in c) for c in chunks]
+    assert totals == sorted(totals, reverse=True)
+    # greedy LPT: no chunk exceeds the lightest one by more than the costliest single task
+    assert max(totals) - min(totals) <= max(costs) + 1e-9

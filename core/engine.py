@@ -262,14 +262,22 @@ class Engine:
         """Import labels from a file (``"annotations-csv"``); returns the stored labels."""
         from .exports import import_labels
         with self._lock:
-            labels = import_labels(self, kind, Path(path))
-            return [self.session.add_label(lab) for lab in labels]
+            return self._add_labels(import_labels(self, kind, Path(path)))
 
     def accept_prediction(self, item_id: str, start: int, stop: int) -> list:
         """Turn the current prediction inside ``[start, stop)`` into labels."""
         pred = self.prediction(item_id) or self.predict(item_id)
         labels = self._tasks.get(self.session.item(item_id)).labels_from_prediction(item_id, pred, start, stop)
-        return [self.session.add_label(lab) for lab in labels]
+        return self._add_labels(labels)
+
+    def _add_labels(self, labels: list) -> list:
+        """Validate new labels together and store them as one transaction (one undo step)."""
+        labels = list(labels)
+        for i, lab in enumerate(labels):
+            self._tasks.get(self.session.item(lab.item_id)).validate_label(lab, pending=labels[:i])
+        if not labels:
+            return []
+        return list(self.session.add_labels(labels))
 
     # -------------------------------------------------------------- learning
     @property

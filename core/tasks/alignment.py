@@ -116,7 +116,8 @@ class AlignmentTask(EngineTask):
             return None
         return alignment_constraints_from_labels(shifted, T, E1, self._frame_rate(item_id))
 
-    def validate_label(self, label) -> None:
+    def validate_label(self, label, pending=()) -> None:
+        """Refuse a label that is out of range or contradicts the item's labels (and ``pending`` new ones)."""
         if not isinstance(label, (AnchorLabel, EventSpanLabel)):
             raise ParameterError(f"an alignment item takes anchor or event-span labels, got {type(label).__name__}")
         score = self.engine.data(label.item_id).score
@@ -125,7 +126,8 @@ class AlignmentTask(EngineTask):
             raise ParameterError(f"label names event {last} but the score has {score.n_events} events "
                                  f"(0..{score.n_events - 1})")
         X = self.features(label.item_id)
-        others = [lab for lab in self.labels_of(label.item_id) if lab.id != label.id]
+        others = [lab for lab in list(self.labels_of(label.item_id)) + list(pending)
+                  if lab.id != label.id and lab.item_id == label.item_id]
         self._constraints(label.item_id, others + [label], X.shape[0], score.n_events + 1)
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:

@@ -102,14 +102,16 @@ class SegmentationTask(EngineTask):
         return self.ensure_model().w_
 
     # ----------------------------------------------------------------- labels
-    def validate_label(self, label) -> None:
+    def validate_label(self, label, pending=()) -> None:
+        """Refuse a label that is out of range or contradicts the item's labels (and ``pending`` new ones)."""
         if not isinstance(label, (RegionLabel, BoundaryLabel)):
             raise ParameterError(f"a segmentation item takes region or boundary labels, got {type(label).__name__}")
         T = self.features(label.item_id).shape[0]
         end = label.stop if isinstance(label, RegionLabel) else label.index + 1
         if end > T:
             raise ParameterError(f"label reaches sample {end - 1} but the item has {T} samples (0..{T - 1})")
-        others = [lab for lab in self.labels_of(label.item_id) if lab.id != label.id]
+        others = [lab for lab in list(self.labels_of(label.item_id)) + list(pending)
+                  if lab.id != label.id and lab.item_id == label.item_id]
         self.model.constraints(others + [label], T)  # raises InfeasibleLabelsError naming the conflict
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:

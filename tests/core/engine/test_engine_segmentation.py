@@ -140,6 +140,8 @@ def test_export_and_reimport_annotations_round_trip(project, tmp_path):
         other.import_labels("annotations-csv", out)
         got = sorted((lab.start, lab.stop, lab.kind.value) for i in other.items() for lab in other.labels(i.id))
         assert got == [(5, 30, "0"), (5, 290, ">=1")]
+        assert other.undo()  # an import is one undo step
+        assert sum(len(other.labels(i.id)) for i in other.items()) == 0
     finally:
         other.close()
     for kind, name in (("segments-csv", "segments.csv"), ("breaks-csv", "breaks.csv")):

@@ -68,6 +68,14 @@ def predict_inputs(args, *, client, label: str) -> int:
     model = _load_model(args.model)
     if found.profiles and model.task != "segmentation":
         raise WrongTaskError(f"model {args.model!r} is a {model.task} model; aCGH profiles need a segmentation model")
+    from ._models import FEATURE_RECIPES
+    made_for = FEATURE_RECIPES[model.features][0]
+    if found.profiles and made_for != "cgh":
+        raise UsageError(f"model {args.model!r} was trained on {made_for} data ({model.features}); aCGH profiles "
+                         "need a model trained on aCGH profiles")
+    if found.audio and made_for != "audio":
+        raise UsageError(f"model {args.model!r} was trained on {made_for} data ({model.features}); audio needs a "
+                         "model trained on audio")
     if found.audio and model.task == "alignment" and not any(score for _, score in found.audio):
         raise UsageError(f"model {args.model!r} is an alignment model but no audio has its MIDI score next to it "
                          "(same file name, .mid)")

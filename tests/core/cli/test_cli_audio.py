@@ -201,3 +201,8 @@ def test_expected_alignment_follows_the_score_between_the_sounds_and_through_anc
     # 2 s -> 3.5 s, 4 s -> 5 s); an onset falls on the first frame at or after its expected time
     late = AnchorLabel(item_id="x", event=2, time_s=3.5)
     assert expected_alignment(rec, [late]).onsets.tolist() == [0, 10, 23, 35, 43, 50]
+
+
+def test_a_model_for_other_data_is_refused_before_any_work(seg_model, performance, tmp_path, capsys):
+    code = main(["predict", str(seg_model), str(performance / "take.wav"), "--out", str(tmp_path / "o")])
+    assert code == 2 and "trained on cgh data" in capsys.readouterr().err

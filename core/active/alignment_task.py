@@ -185,10 +185,10 @@ class AlignmentActiveTask:
 
     Parameters
     ----------
-    loss_scale : float, default 0.3
+    loss_scale : float, default 0.05
         Margin asked per frame that ``ŷ`` assigns differently from ``y*``, in
         score units (a perfect chroma match scores 1 per frame).
-    max_step : float, default 1.0
+    max_step : float, default 0.5
         Largest ``τ`` of one update (the aggressiveness cap of PA-I).
     refit_epochs : int, default 5
         Passes of :meth:`refit` over the labelled items; the refit's parameters
@@ -207,7 +207,7 @@ class AlignmentActiveTask:
         ``{"median_s", "within_50ms", "n"}`` of the latest :meth:`evaluate`.
     """
 
-    def __init__(self, *, loss_scale: float = 0.3, max_step: float = 1.0, refit_epochs: int = 5):
+    def __init__(self, *, loss_scale: float = 0.05, max_step: float = 0.5, refit_epochs: int = 5):
         self.loss_scale = loss_scale
         self.max_step = max_step
         self.refit_epochs = refit_epochs

@@ -109,7 +109,7 @@ def test_perceptron_from_anchors_fixes_a_distorted_item_and_generalises_to_anoth
     train, true_train = _item(rng, 12, 80, noise=0.2, fr=10.0, mix=mix)
     test, true_test = _item(rng, 12, 80, noise=0.2, fr=10.0, mix=mix)
     truth_test_s = true_test[1:] / test.frame_rate
-    task = AlignmentActiveTask()
+    task = AlignmentActiveTask(loss_scale=0.3, max_step=1.0)  # a large margin: the distortion is strong
     task.initialize({"train": train, "test": test})
     before = task.evaluate([(test, truth_test_s)])
     labels = [AnchorLabel(item_id="train", event=e, time_s=float(true_train[e + 1]) / train.frame_rate,
@@ -132,7 +132,7 @@ def test_refit_averages_and_is_what_predicts():
     item, on = _item(rng, 8, 50, noise=0.2, mix=mix)
     labels = [AnchorLabel(item_id="x", event=e, time_s=float(on[e + 1]) / item.frame_rate, tolerance_s=0.0)
               for e in range(8)]
-    task = AlignmentActiveTask(refit_epochs=10)
+    task = AlignmentActiveTask(loss_scale=0.3, max_step=1.0, refit_epochs=10)
     task.initialize({"x": item})
     w0 = task.w_.copy()
     task.refit([item], [labels])
@@ -158,7 +158,7 @@ def test_active_session_runs_every_strategy_and_learns(strategy):
     def oracle(query, part):
         return part.anchor_labels(truths[part.item_id], tolerance_s=0.0)
 
-    task = AlignmentActiveTask()
+    task = AlignmentActiveTask(loss_scale=0.3, max_step=1.0)
     session = ActiveSession(PartPool(items, parts), task, oracle, strategy=strategy, learner="combined",
                             refit_every=2, held_out=[(held, on_h[1:] / 10.0)], random_state=0)
     session.run()

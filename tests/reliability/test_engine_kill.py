@@ -1,0 +1,156 @@
+"""SIGKILL a process driving the Engine (labels, undo/redo, model updates, retraining, exports) at random moments.
+
+After each kill the project reopens with ``Engine.open``, passes
+``integrity_check``, holds exactly the labels (and undo/redo state) of the
+calls that returned -- or one more for the call in flight -- and the last
+model id a call returned is loadable.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from core.engine import Engine
+from tests.reliability import engine_kill_child
+from tests.reliability.edit_script import EditModel
+from tests.reliability.killing import LineReader, _copy
+from tests.reliability.engine_kill_child import new_project, next_call
+
+KILLS = 22
+
+
+class ForkedEngineChild:
+    """A fork of the test process running :func:`engine_kill_child.main` (no interpreter start-up)."""
+
+    def __init__(self, path, seed, tag):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: never returns into pytest
+            code = 0
+            try:
+                os.close(r)
+                engine_kill_child.main(str(path), seed, tag, out=os.fdopen(w, "w", buffering=1))
+            except BaseException:
+                traceback.print_exc()
+                code = 3
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid = pid
+        self.reader = LineReader(r)
+
+    def kill(self) -> bool:
+        os.kill(self.pid, signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def run_and_kill(path, seed, tag, kill_after, delay_s):
+    """Run a child, SIGKILL it once call ``kill_after`` returned (-1: after ``delay_s`` from the start).
+
+    Returns
+    -------
+    returned : list of list of str
+        The ``R`` lines' fields after ``R i`` (``["ok", model id?]`` or ``["refused"]``), in call order.
+    in_flight : bool
+        Whether call ``len(returned)`` had begun.
+    """
+    child = ForkedEngineChild(path, seed, tag)
+    lines = []
+    try:
+        if kill_after < 0:
+            time.sleep(delay_s)
+        else:
+            while True:
+                line = child.reader.readline(timeout=60)
+                assert line, "the child exited early (its traceback is on stderr)"
+                lines.append(line.split())
+                if lines[-1][:2] == ["R", str(kill_after)]:
+                    break
+            time.sleep(delay_s)
+    finally:
+        killed = child.kill()
+    lines += [ln.split() for ln in child.reader.rest().splitlines()]
+    os.close(child.reader.fd)
+    assert killed, "the child did not die by SIGKILL"
+    returned = [x[2:] for x in lines if x[0] == "R"]
+    assert [int(x[1]) for x in lines if x[0] == "R"] == list(range(len(returned)))
+    begun = [int(x[1]) for x in lines if x[0] == "B"]
+    return returned, bool(begun) and begun[-1] == len(returned)
+
+
+def _snapshot(eng):
+    return {lab.id: lab for lab in eng.labels()}, eng.can_undo, eng.can_redo
+
+
+@dataclass
+class Stats:
+    runs: int = 0
+    survived: int = 0
+    calls_returned: int = 0
+    refused: int = 0
+    in_flight: int = 0
+    killed_while_opening: int = 0
+    model_calls: int = 0
+    kinds: dict = field(default_factory=dict)
+
+
+def test_sigkill_of_an_engine_at_random_moments_loses_nothing(tmp_path):
+    new_project(tmp_path / "warm.marginalia", seed=2)  # compile the kernels once, before forking
+    path, item = new_project(tmp_path / "killed.marginalia", seed=1, with_labels=False)
+    with Engine.open(path) as eng:
+        model = EditModel(_snapshot(eng)[0])
+        last_model_id = eng.current_model_id
+    rng = random.Random(11)
+    stats = Stats()
+    for run in range(KILLS):
+        seed, tag = rng.randrange(10**9), f"r{run}"
+        kill_after = rng.choice([-1, 0, 1, 2, 3, 5, 8])
+        delay = rng.choice([0.0, 0.0, 0.001, 0.01, 0.05]) if kill_after >= 0 else rng.uniform(0.0, 0.4)
+        returned, in_flight = run_and_kill(path, seed, tag, kill_after, delay)
+
+        # replay the child's calls on the model of the labels, applying only those it reported as done
+        script = random.Random(seed)
+        for i, fields in enumerate(returned):
+            labels = {k: v for k, v in model.labels.items() if v.item_id == item}
+            op = next_call(script, labels, item, tag, i)
+            stats.kinds[op[0]] = stats.kinds.get(op[0], 0) + 1
+            if fields[0] == "ok":
+                model.apply(op)
+                if len(fields) > 1:
+                    last_model_id = fields[1]
+                    stats.model_calls += 1
+            else:
+                stats.refused += 1
+        candidates = [model]
+        if in_flight:
+            op = next_call(script, {k: v for k, v in model.labels.items() if v.item_id == item}, item, tag,
+                           len(returned))
+            after = _copy(model)
+            after.apply(op)
+            candidates.append(after)
+
+        with Engine.open(path) as eng:
+            got = _snapshot(eng)
+            problems = eng.session.integrity_check()
+            if last_model_id is not None:
+                assert eng.session.load_model(last_model_id).blob, f"run {run}: model {last_model_id} lost"
+        matches = [c for c in candidates if c.snapshot() == got]
+        assert not problems, f"run {run}: integrity problems {problems}"
+        assert matches, (f"run {run}: after {len(returned)} returned calls (in flight: {in_flight}) the project "
+                         f"holds {sorted(got[0])} undo={got[1]} redo={got[2]}, expected "
+                         f"{sorted(model.labels)} undo={bool(model.undo_stack)} redo={bool(model.redo_stack)}")
+        model = matches[-1]
+        stats.runs += 1
+        stats.survived += 1
+        stats.calls_returned += len(returned)
+        stats.in_flight += in_flight
+        stats.killed_while_opening += kill_after < 0 and not returned and not in_flight
+    print(f"\nengine kills: {stats}")
+    assert stats.survived == stats.runs == KILLS
+    assert stats.calls_returned > KILLS and stats.model_calls > 0

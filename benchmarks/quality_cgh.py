@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
+from core.learners.calibrated_penalty import PenaltyCalibration  # noqa: E402
 from core.learners.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
 from core.learners.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
 from core.learners.ssvm import SSVM  # noqa: E402
@@ -85,6 +86,13 @@ class PathTable:
             self.feats.append(sequence_features(x))
         self.intervals = np.array(self.intervals)
         self.feats = np.array(self.feats)
+        # unsupervised path summaries: log λ at which the last and the last-but-one change vanish
+        last = []
+        for lo in self.paths:
+            fin = lo[np.isfinite(lo)]
+            a = fin[-1] if fin.size else 0.0
+            last.append([a, fin[-2] if fin.size > 1 else a])
+        self.feats_path = np.column_stack([self.feats, np.array(last)])
 
     def at(self, i, log_pen):
         j = int(np.searchsorted(self.paths[i], log_pen, side="right")) - 1
@@ -134,14 +142,14 @@ def model_errors(model, w, items, Xs):
     return fp, fn, n
 
 
-def fit_metric(tr_items, recipe, quick, learner="ssvm"):
+def fit_metric(tr_items, recipe, max_iter, learner="ssvm"):
     Xs = [features(s, recipe) for s, _ in tr_items]
     Ys = [labs for _, labs in tr_items]
     model = SegmentationModel(min_size=3, penalty_per="log_length")
     w0 = model.initial_w(Xs, Ys, grid=np.exp2(np.arange(-4, 5, 0.5)))
     if learner == "tuned":
         return model, w0
-    s = SSVM(model, C=1.0, max_iter=4 if quick else 10, random_state=0).fit(Xs, Ys)
+    s = SSVM(model, C=1.0, max_iter=max_iter, random_state=0).fit(Xs, Ys)
     return model, s.w_
 
 
@@ -285,6 +293,9 @@ def run(args):
         ts = time.perf_counter() - t
         record("interval regression of log λ (reference)", f,
                *score_log_penalties(table, te, reg.predict(table.feats[te])), ts)
+        reg = PenaltyIntervalRegression(alpha=1e-2, margin=1.0).fit(table.feats_path[tr], table.intervals[tr])
+        record("interval regression + path features (ours)", f,
+               *score_log_penalties(table, te, reg.predict(table.feats_path[te])), ts)
         # oracle
         fp = fn = n = 0
         for i in te:
@@ -296,10 +307,26 @@ def run(args):
         te_items = [items[i] for i in te]
         for recipe, learner in recipes:
             t = time.perf_counter()
-            model, w = fit_metric(tr_items, recipe, args.quick, learner)
+            model, w = fit_metric(tr_items, recipe, args.max_iter, learner)
             ts = time.perf_counter() - t
             Xte = [features(s, recipe) for s, _ in te_items]
             record(f"learned diagonal metric, {recipe} ({learner})", f, *model_errors(model, w, te_items, Xte), ts)
+            if args.calibrate and recipe == "hermite+raw":
+                t = time.perf_counter()
+                Xtr = [features(s, recipe) for s, _ in tr_items]
+                cal = PenaltyCalibration(model, w).fit(Xtr, [l for _, l in tr_items], table.feats[tr])
+                ts2 = ts + time.perf_counter() - t
+                fp = fn = n = 0
+                ofp = ofn = 0
+                for (s, labs), X, Fi in zip(te_items, Xte, table.feats[te]):
+                    segs = cal.decode_grid(X)
+                    delta = cal.predict_offset(X, Fi, segs)
+                    a, b, c = count_label_errors(labs, model.decode(X, cal._w_at(delta)))
+                    fp, fn, n = fp + a, fn + b, n + c
+                    best = min((count_label_errors(labs, sg)[:2] for sg in segs), key=sum)
+                    ofp, ofn = ofp + best[0], ofn + best[1]
+                record(f"learned metric + interval-regressed penalty, {recipe}", f, fp, fn, n, ts2)
+                record(f"learned metric, per-sequence best penalty, {recipe} (oracle)", f, ofp, ofn, n, 0.0)
         print(f"fold {f + 1}/{args.folds} done", flush=True)
     return items, fold, results, n_labels
 
@@ -309,8 +336,13 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="a 30-profile subset, 3 folds, fewer methods")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--folds", type=int, default=None)
+    ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
+                    help="skip the per-sequence penalty on top of the learned metric")
+    ap.add_argument("--max-iter", type=int, default=None, help="SSVM passes (default 3 quick, 5 full)")
     ap.add_argument("--no-cli", action="store_true", help="skip the command-line contract check")
     args = ap.parse_args(argv)
+    if args.max_iter is None:
+        args.max_iter = 3 if args.quick else 5
     if args.folds is None:
         args.folds = 3 if args.quick else 5
     if not (Path(args.data) / "cgh" / "neuroblastoma" / "profiles_small.csv.gz").exists():

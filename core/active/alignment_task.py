@@ -193,6 +193,12 @@ class AlignmentActiveTask:
     refit_epochs : int, default 5
         Passes of :meth:`refit` over the labelled items; the refit's parameters
         are the average over its steps.
+    learn_shift : bool, default True
+        Also learn a time shift added to predicted onsets: the median of
+        ``anchor time - predicted onset`` over the anchored events of the
+        labelled items, predicted without their labels. Frame scores are
+        chroma, which rises a little after a note's attack; the frame
+        boundary the decoder picks is biased the same way in every piece.
 
     Attributes
     ----------
@@ -205,12 +211,17 @@ class AlignmentActiveTask:
         Perceptron steps that changed ``w_``.
     last_evaluation_ : dict or None
         ``{"median_s", "within_50ms", "n"}`` of the latest :meth:`evaluate`.
+    shift_s_ : float
+        Time shift (s) added to the onsets predicted under ``model_w_`` (0 until
+        an anchor is learned from, or with ``learn_shift=False``).
     """
 
-    def __init__(self, *, loss_scale: float = 0.05, max_step: float = 0.5, refit_epochs: int = 5):
+    def __init__(self, *, loss_scale: float = 0.05, max_step: float = 0.5, refit_epochs: int = 5,
+                 learn_shift: bool = True):
         self.loss_scale = loss_scale
         self.max_step = max_step
         self.refit_epochs = refit_epochs
+        self.learn_shift = learn_shift
 
     # ------------------------------------------------------------ state
     def _check_params(self):
@@ -219,6 +230,8 @@ class AlignmentActiveTask:
         r = self.refit_epochs
         if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
             raise ParameterError(f"refit_epochs: expected an integer >= 1, got {r!r}")
+        if not isinstance(self.learn_shift, (bool, np.bool_)):
+            raise ParameterError(f"learn_shift: expected True or False, got {self.learn_shift!r}")
 
     def initialize(self, items: Mapping[str, object]) -> None:
         """Check the items and start from the untrained scorer ``W = I`` (plain chroma correlation)."""
@@ -230,6 +243,8 @@ class AlignmentActiveTask:
                 raise ParameterError(f"items[{item_id!r}]: expected an AlignmentItem, got {type(data).__name__}")
         self.w_ = np.eye(N_FEATURES).ravel()
         self._refit_w = None
+        self._residuals: dict = {}
+        self._refit_shift = 0.0
         self.n_updates_ = 0
         self.n_refits_ = 0
         self.last_evaluation_ = None
@@ -239,6 +254,24 @@ class AlignmentActiveTask:
     @property
     def model_w_(self) -> np.ndarray:
         return self.w_ if self._refit_w is None else self._refit_w
+
+    @property
+    def shift_s_(self) -> float:
+        if not self.learn_shift:
+            return 0.0
+        if self._refit_w is not None:
+            return self._refit_shift
+        values = [r for _, r in self._residuals.values() if r.size]
+        return float(np.median(np.concatenate(values))) if values else 0.0
+
+    def _anchor_residuals(self, data: AlignmentItem, w, labels) -> np.ndarray:
+        """``anchor time - predicted onset time`` (s) of the anchored events, predicted without labels."""
+        anchors = [lab for lab in labels if isinstance(lab, AnchorLabel)]
+        if not anchors:
+            return np.zeros(0)
+        _, _, on = self._best(data, w, [])
+        ev = np.array([a.event for a in anchors])
+        return np.array([a.time_s for a in anchors]) - data.frame_to_time(on[1:][ev])
 
     def _W(self, w=None) -> np.ndarray:
         if not hasattr(self, "w_"):
@@ -305,7 +338,7 @@ class AlignmentActiveTask:
     def predict_times(self, data, labels=()) -> np.ndarray:
         """Onset time (s) of every score event, shape (E,)."""
         data = _check_item(data)
-        return data.frame_to_time(self.predict_onsets(data, labels))
+        return data.frame_to_time(self.predict_onsets(data, labels)) + self.shift_s_
 
     # ---------------------------------------------------------- scoring
     def part_scores(self, data, part: Part, labels: list) -> PartScores:
@@ -369,11 +402,15 @@ class AlignmentActiveTask:
         data = _check_item(data)
         new = self._pa_step(data, self.w_, list(labels))
         if new is None:
+            if self.learn_shift:
+                self._residuals[id(data)] = (data, self._anchor_residuals(data, self.w_, list(labels)))
             return
         if not np.all(np.isfinite(new)):
             raise ParameterError("perceptron: produced non-finite parameters; check the features")
         self.w_ = new
         self.n_updates_ += 1
+        if self.learn_shift:
+            self._residuals[id(data)] = (data, self._anchor_residuals(data, self.w_, list(labels)))
 
     def refit(self, data: list, labels: list) -> None:
         """Averaged PA passes over every labelled item from ``W = I``; sets ``model_w_``."""
@@ -392,6 +429,10 @@ class AlignmentActiveTask:
                 n += 1
         self._refit_w = total / max(n, 1)
         self.n_refits_ += 1
+        if self.learn_shift:
+            res = np.concatenate([self._anchor_residuals(d, self._refit_w, list(lab)) for d, lab in zip(data, labels)]
+                                 + [np.zeros(0)])
+            self._refit_shift = float(np.median(res)) if res.size else 0.0
 
     # -------------------------------------------------------- evaluation
     def evaluate(self, held_out) -> float:

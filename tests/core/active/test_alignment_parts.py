@@ -209,3 +209,27 @@ def test_from_audio_times_follow_centred_frames():
     task.initialize({"s": item})
     lab = AnchorLabel(item_id="s", event=1, time_s=0.95, tolerance_s=0.0)
     assert task.predict_onsets(item, [lab])[1] == 10
+
+
+def test_shift_is_the_median_anchor_residual_and_moves_predicted_times():
+    rng = np.random.default_rng(2)
+    train, on_train = _item(rng, 6, 40, noise=0.05)
+    test, on_test = _item(rng, 6, 40, noise=0.05)
+    # the annotator hears every onset 30 ms after the frame boundary (0.3 frame: same frame after rounding)
+    labels = [AnchorLabel(item_id="t", event=e, time_s=float(on_train[e + 1]) / 10.0 + 0.03, tolerance_s=0.0)
+              for e in range(6)]
+    task = AlignmentActiveTask()
+    task.initialize({"t": train})
+    assert task.shift_s_ == 0.0
+    np.testing.assert_array_equal(task.predict_onsets(train), on_train[1:])  # clean frames: already right
+    task.perceptron_step(train, labels)
+    assert task.shift_s_ == pytest.approx(0.03)
+    np.testing.assert_allclose(task.predict_times(test), on_test[1:] / 10.0 + 0.03)
+    task.refit([train], [labels])
+    assert task.shift_s_ == pytest.approx(0.03)
+    plain = AlignmentActiveTask(learn_shift=False)
+    plain.initialize({"t": train})
+    plain.perceptron_step(train, labels)
+    assert plain.shift_s_ == 0.0
+    with pytest.raises(ParameterError, match="learn_shift"):
+        AlignmentActiveTask(learn_shift="yes").initialize({"t": train})

@@ -299,8 +299,9 @@ def main(argv=None):
     log("")
     log(f"{'case':<100} {'value':>10} unit")
     for r in results:
-        log(f"{r['case']:<100} {r['value']:10.3f} {r['unit']}"
-            + ("" if r["meets_target"] is None else f"  target {r['target']} {'met' if r['meets_target'] else 'MISSED'}"))
+        verdict = "" if r["meets_target"] is None else \
+            f"  target {r['target']} {'met' if r['meets_target'] else 'MISSED'}"
+        log(f"{r['case']:<100} {r['value']:10.3f} {r['unit']}{verdict}")
     log(f"wrote {out} and {png} ({time.time() - t_start:.0f} s)")
 
 

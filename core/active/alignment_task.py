@@ -253,10 +253,12 @@ class AlignmentActiveTask:
 
     @property
     def model_w_(self) -> np.ndarray:
+        """Parameters that predict: the latest refit, else the perceptron's ``w_``."""
         return self.w_ if self._refit_w is None else self._refit_w
 
     @property
     def shift_s_(self) -> float:
+        """Time shift (s) added to predicted onsets (see ``learn_shift``)."""
         if not self.learn_shift:
             return 0.0
         if self._refit_w is not None:
@@ -282,7 +284,7 @@ class AlignmentActiveTask:
     def constraints(self, data: AlignmentItem, labels) -> AlignmentConstraints | None:
         """Onset windows of the silence + event states from anchor / event-span labels (``None``: no label)."""
         data = _check_item(data)
-        shift = -data.time_offset_s
+        offset = -data.time_offset_s  # labels are in audio time, the decoder counts from frame 0's start
         shifted = []
         for lab in labels:
             if isinstance(lab, AnchorLabel):
@@ -290,14 +292,14 @@ class AlignmentActiveTask:
                     raise ParameterError(f"AnchorLabel {lab.id}: event {lab.event} does not exist, expected an "
                                          f"event in [0, {data.n_events - 1}]")
                 shifted.append(AnchorLabel(item_id=lab.item_id, id=lab.id, event=lab.event + 1,
-                                           time_s=max(lab.time_s + shift, 0.0), tolerance_s=lab.tolerance_s))
+                                           time_s=max(lab.time_s + offset, 0.0), tolerance_s=lab.tolerance_s))
             elif isinstance(lab, EventSpanLabel):
                 if lab.last >= data.n_events:
                     raise ParameterError(f"EventSpanLabel {lab.id}: events {lab.first}..{lab.last} do not exist, "
                                          f"expected events in [0, {data.n_events - 1}]")
                 shifted.append(EventSpanLabel(item_id=lab.item_id, id=lab.id, first=lab.first + 1,
-                                              last=lab.last + 1, t0_s=max(lab.t0_s + shift, 0.0),
-                                              t1_s=max(lab.t1_s + shift, 0.0)))
+                                              last=lab.last + 1, t0_s=max(lab.t0_s + offset, 0.0),
+                                              t1_s=max(lab.t1_s + offset, 0.0)))
             else:
                 raise ParameterError(f"labels: expected AnchorLabel or EventSpanLabel, got {type(lab).__name__}")
         if not shifted:

@@ -160,3 +160,13 @@ def test_align_recording_reads_an_audio_file(tmp_path, example):
     write_wav(path, (y / np.abs(y).max() * 0.5).astype(np.float32), SR)
     out = align_recording(path, score)
     assert np.abs(out.event_times_s - truth).max() < 0.05
+
+
+def test_learned_scorers_are_transposition_invariant(example):
+    score, y, _ = example
+    al = ScoreAligner(n_iter=1, ridge=1e-3).fit([(y, SR, score)])
+    W = al.W_
+    for block in (W[:12], W[12:24]):
+        for shift in range(1, 12):
+            np.testing.assert_allclose(np.roll(np.roll(block, shift, axis=0), shift, axis=1), block, atol=1e-12)
+    assert not np.allclose(W, ScoreAligner()._initial_W())  # it did learn something

@@ -113,7 +113,7 @@ class ScoreView(pg.PlotItem):
         self.hideButtons()
         self.getAxis("left").setWidth(56)
         self.setLabel("left", "pitch")
-        self.setLabel("bottom", "audio time", units="s")
+        self.setLabel("bottom", "audio time (s)")
         self.showGrid(x=True, y=False, alpha=theme.GRID_ALPHA)
         theme.light_axes(self)
         self.vb.sigNoteDropped.connect(self._on_note_dropped)

@@ -91,7 +91,8 @@ class SpectrogramView(ItemView):
 
     def __init__(self, parent=None):
         self._freq_axis = FrequencyAxis(orientation="left")
-        super().__init__(parent, y_label="frequency (Hz)", x_label="time", x_units="s")
+        # "time (s)" as plain text: with units, pyqtgraph re-typesets the label on every pan
+        super().__init__(parent, y_label="frequency (Hz)", x_label="time (s)")
         self.main.setAxisItems({"left": self._freq_axis})
         theme.light_axes(self.main)
         self._freq_axis.setWidth(56)
@@ -176,14 +177,14 @@ class SpectrogramView(ItemView):
         self.show_all()
 
     def _choose_level(self, *_):
-        """Show the coarsest pyramid level that still has ~2 columns per screen pixel."""
+        """Show the coarsest pyramid level that still has at least one column per screen pixel."""
         if not self._pyramid or not self.use_pyramid:
             return
         x0, x1 = self.vb.viewRange()[0]
         full_w = self._image_rect[2]
         n_cols = self._pyramid[0].shape[1] * max(x1 - x0, 1e-9) / full_w
         pixels = max(self.vb.width(), 1.0)
-        level = int(np.clip(np.floor(np.log2(max(n_cols / (2.0 * pixels), 1.0))), 0, len(self._pyramid) - 1))
+        level = int(np.clip(np.floor(np.log2(max(n_cols / pixels, 1.0))), 0, len(self._pyramid) - 1))
         if level != self._level:
             self._level = level
             self.image.setImage(self._pyramid[level], autoLevels=False)

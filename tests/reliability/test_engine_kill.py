@@ -49,9 +49,15 @@ class ForkedEngineChild:
         _, status = os.waitpid(self.pid, 0)
         return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
 
+    def close(self):
+        os.close(self.reader.fd)
 
-def run_and_kill(path, seed, tag, kill_after, delay_s):
-    """Run a child, SIGKILL it once call ``kill_after`` returned (-1: after ``delay_s`` from the start).
+
+def run_and_kill(child, kill_after, delay_s, *, timeout_s=60):
+    """SIGKILL ``child`` once its call ``kill_after`` returned (-1: ``delay_s`` after its start).
+
+    ``child`` has ``reader`` (a :class:`LineReader` on its reports), ``kill() -> bool`` (True when it died of
+    SIGKILL) and ``close()``.
 
     Returns
     -------
@@ -60,14 +66,13 @@ def run_and_kill(path, seed, tag, kill_after, delay_s):
     in_flight : bool
         Whether call ``len(returned)`` had begun.
     """
-    child = ForkedEngineChild(path, seed, tag)
     lines = []
     try:
         if kill_after < 0:
             time.sleep(delay_s)
         else:
             while True:
-                line = child.reader.readline(timeout=60)
+                line = child.reader.readline(timeout=timeout_s)
                 assert line, "the child exited early (its traceback is on stderr)"
                 lines.append(line.split())
                 if lines[-1][:2] == ["R", str(kill_after)]:
@@ -76,12 +81,61 @@ def run_and_kill(path, seed, tag, kill_after, delay_s):
     finally:
         killed = child.kill()
     lines += [ln.split() for ln in child.reader.rest().splitlines()]
-    os.close(child.reader.fd)
+    child.close()
     assert killed, "the child did not die by SIGKILL"
     returned = [x[2:] for x in lines if x[0] == "R"]
     assert [int(x[1]) for x in lines if x[0] == "R"] == list(range(len(returned)))
     begun = [int(x[1]) for x in lines if x[0] == "B"]
     return returned, bool(begun) and begun[-1] == len(returned)
+
+
+def replay(model, seed, tag, item, returned, in_flight, stats=None):
+    """The states the project may hold after a killed child: its reported calls replayed on ``model``.
+
+    Returns
+    -------
+    candidates : list of EditModel
+        After exactly the calls reported as done; then, when a call was in flight, also after it.
+    last_model_id : str or None
+        The last model id a returned call reported.
+    """
+    script = random.Random(seed)
+    model, last_model_id = _copy(model), None
+    for i, fields in enumerate(returned):
+        op = next_call(script, {k: v for k, v in model.labels.items() if v.item_id == item}, item, tag, i)
+        if stats is not None:
+            stats.kinds[op[0]] = stats.kinds.get(op[0], 0) + 1
+            stats.refused += fields[0] != "ok"
+        if fields[0] == "ok":
+            model.apply(op)
+            if len(fields) > 1:
+                last_model_id = fields[1]
+                if stats is not None:
+                    stats.model_calls += 1
+    candidates = [model]
+    if in_flight:
+        op = next_call(script, {k: v for k, v in model.labels.items() if v.item_id == item}, item, tag,
+                       len(returned))
+        after = _copy(model)
+        after.apply(op)
+        candidates.append(after)
+    return candidates, last_model_id
+
+
+def check_reopened(path, run, candidates, last_model_id, returned, in_flight):
+    """Reopen the project: sound, holding one of ``candidates``, the last model loadable; returns the match."""
+    with Engine.open(path) as eng:
+        got = _snapshot(eng)
+        problems = eng.session.integrity_check()
+        if last_model_id is not None:
+            assert eng.session.load_model(last_model_id).blob, f"run {run}: model {last_model_id} lost"
+    assert not problems, f"run {run}: integrity problems {problems}"
+    matches = [c for c in candidates if c.snapshot() == got]
+    expected = candidates[0]
+    assert matches, (f"run {run}: after {len(returned)} returned calls (in flight: {in_flight}) the project "
+                     f"holds {sorted(got[0])} undo={got[1]} redo={got[2]}, expected {sorted(expected.labels)} "
+                     f"undo={bool(expected.undo_stack)} redo={bool(expected.redo_stack)}")
+    return matches[-1]
 
 
 def _snapshot(eng):
@@ -112,40 +166,10 @@ def test_sigkill_of_an_engine_at_random_moments_loses_nothing(tmp_path):
         seed, tag = rng.randrange(10**9), f"r{run}"
         kill_after = rng.choice([-1, 0, 1, 2, 3, 5, 8])
         delay = rng.choice([0.0, 0.0, 0.001, 0.01, 0.05]) if kill_after >= 0 else rng.uniform(0.0, 0.4)
-        returned, in_flight = run_and_kill(path, seed, tag, kill_after, delay)
-
-        # replay the child's calls on the model of the labels, applying only those it reported as done
-        script = random.Random(seed)
-        for i, fields in enumerate(returned):
-            labels = {k: v for k, v in model.labels.items() if v.item_id == item}
-            op = next_call(script, labels, item, tag, i)
-            stats.kinds[op[0]] = stats.kinds.get(op[0], 0) + 1
-            if fields[0] == "ok":
-                model.apply(op)
-                if len(fields) > 1:
-                    last_model_id = fields[1]
-                    stats.model_calls += 1
-            else:
-                stats.refused += 1
-        candidates = [model]
-        if in_flight:
-            op = next_call(script, {k: v for k, v in model.labels.items() if v.item_id == item}, item, tag,
-                           len(returned))
-            after = _copy(model)
-            after.apply(op)
-            candidates.append(after)
-
-        with Engine.open(path) as eng:
-            got = _snapshot(eng)
-            problems = eng.session.integrity_check()
-            if last_model_id is not None:
-                assert eng.session.load_model(last_model_id).blob, f"run {run}: model {last_model_id} lost"
-        matches = [c for c in candidates if c.snapshot() == got]
-        assert not problems, f"run {run}: integrity problems {problems}"
-        assert matches, (f"run {run}: after {len(returned)} returned calls (in flight: {in_flight}) the project "
-                         f"holds {sorted(got[0])} undo={got[1]} redo={got[2]}, expected "
-                         f"{sorted(model.labels)} undo={bool(model.undo_stack)} redo={bool(model.redo_stack)}")
-        model = matches[-1]
+        returned, in_flight = run_and_kill(ForkedEngineChild(path, seed, tag), kill_after, delay)
+        candidates, model_id = replay(model, seed, tag, item, returned, in_flight, stats)
+        last_model_id = model_id or last_model_id
+        model = check_reopened(path, run, candidates, last_model_id, returned, in_flight)
         stats.runs += 1
         stats.survived += 1
         stats.calls_returned += len(returned)

@@ -246,7 +246,7 @@ def add_row(case, value, unit, target, better, reference=None, extra=None):
 
 
 def print_table(results, n_labels, load):
-    print(f"\naCGH label error, {len(next(iter(results.values()))['err'])}-fold CV by profile, "
+    print(f"\naCGH label error, CV by profile ({len(next(iter(results.values()))['err'])} folds), "
           f"{n_labels} labelled regions; load {load}")
     print(f"{'method':<52} {'error mean ± sd':>16} {'FP':>5} {'FN':>5} {'train s':>8}")
     for name, r in results.items():
@@ -282,6 +282,8 @@ def run(args):
         r["train_s"] += train_s / args.folds
 
     recipes = [("hermite+raw", "ssvm"), ("hermite", "ssvm")] if not args.quick else [("hermite+raw", "ssvm")]
+    if args.references_only:
+        recipes = []
     for f in range(args.folds):
         tr = np.flatnonzero(fold != f)
         te = np.flatnonzero(fold == f)
@@ -332,7 +334,8 @@ def run(args):
                     ofp, ofn = ofp + best[0], ofn + best[1]
                 record(f"learned metric + interval-regressed penalty, {recipe}", f, fp, fn, n, ts2)
                 record(f"learned metric, per-sequence best penalty, {recipe} (oracle)", f, ofp, ofn, n, 0.0)
-        print(f"fold {f + 1}/{args.folds} done", flush=True)
+        print(f"fold {f + 1}/{args.folds} done; so far:", flush=True)
+        print_table(results, n_labels, "%.2f %.2f %.2f" % os.getloadavg())
     return items, fold, results, n_labels
 
 
@@ -345,6 +348,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                     help="skip the per-sequence penalty on top of the learned metric")
     ap.add_argument("--max-iter", type=int, default=None, help="SSVM passes (default 3 quick, 5 full)")
+    ap.add_argument("--references-only", action="store_true", help="only the penalty-only rows (seconds)")
     ap.add_argument("--no-cli", action="store_true", help="skip the command-line contract check")
     args = ap.parse_args(argv)
     if args.max_iter is None:

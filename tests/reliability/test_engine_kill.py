@@ -8,12 +8,14 @@ model id a call returned is loadable.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from core.engine import Engine
 from tests.reliability import engine_kill_child
@@ -98,9 +100,11 @@ def replay(model, seed, tag, item, returned, in_flight, stats=None):
         After exactly the calls reported as done; then, when a call was in flight, also after it.
     last_model_id : str or None
         The last model id a returned call reported.
+    exports : list of (int, str)
+        ``(call index, export kind)`` of the exports that returned.
     """
     script = random.Random(seed)
-    model, last_model_id = _copy(model), None
+    model, last_model_id, exports = _copy(model), None, []
     for i, fields in enumerate(returned):
         op = next_call(script, {k: v for k, v in model.labels.items() if v.item_id == item}, item, tag, i)
         if stats is not None:
@@ -108,6 +112,8 @@ def replay(model, seed, tag, item, returned, in_flight, stats=None):
             stats.refused += fields[0] != "ok"
         if fields[0] == "ok":
             model.apply(op)
+            if op[0] == "export":
+                exports.append((i, op[1]))
             if len(fields) > 1:
                 last_model_id = fields[1]
                 if stats is not None:
@@ -119,7 +125,18 @@ def replay(model, seed, tag, item, returned, in_flight, stats=None):
         after = _copy(model)
         after.apply(op)
         candidates.append(after)
-    return candidates, last_model_id
+    return candidates, last_model_id, exports
+
+
+def check_exports(folder: Path, exports):
+    """Every export that returned is complete on disk (the kill came after it)."""
+    for i, kind in exports:
+        if kind == "annotations-csv":
+            text = (folder / f"{i}-annotations.csv").read_text()
+            assert text.startswith("profile.id,chromosome,min,max,annotation\n") and text.endswith("\n")
+        else:
+            manifest = json.loads((folder / f"{i}-bundle" / "manifest.json").read_text())
+            assert manifest["format"] == "marginalia-bundle"
 
 
 def check_reopened(path, run, candidates, last_model_id, returned, in_flight):
@@ -151,6 +168,7 @@ class Stats:
     in_flight: int = 0
     killed_while_opening: int = 0
     model_calls: int = 0
+    exports_checked: int = 0
     kinds: dict = field(default_factory=dict)
 
 
@@ -167,8 +185,10 @@ def test_sigkill_of_an_engine_at_random_moments_loses_nothing(tmp_path):
         kill_after = rng.choice([-1, 0, 1, 2, 3, 5, 8])
         delay = rng.choice([0.0, 0.0, 0.001, 0.01, 0.05]) if kill_after >= 0 else rng.uniform(0.0, 0.4)
         returned, in_flight = run_and_kill(ForkedEngineChild(path, seed, tag), kill_after, delay)
-        candidates, model_id = replay(model, seed, tag, item, returned, in_flight, stats)
+        candidates, model_id, exports = replay(model, seed, tag, item, returned, in_flight, stats)
         last_model_id = model_id or last_model_id
+        check_exports(path.with_name(f"exports-{tag}"), exports)
+        stats.exports_checked += len(exports)
         model = check_reopened(path, run, candidates, last_model_id, returned, in_flight)
         stats.runs += 1
         stats.survived += 1
@@ -177,4 +197,4 @@ def test_sigkill_of_an_engine_at_random_moments_loses_nothing(tmp_path):
         stats.killed_while_opening += kill_after < 0 and not returned and not in_flight
     print(f"\nengine kills: {stats}")
     assert stats.survived == stats.runs == KILLS
-    assert stats.calls_returned > KILLS and stats.model_calls > 0
+    assert stats.calls_returned > KILLS and stats.model_calls > 0 and stats.exports_checked > 0

@@ -58,6 +58,13 @@ def deadline(seconds=CASE_DEADLINE_S, what="case"):
         faulthandler.cancel_dump_traceback_later()
 
 
+def test_the_deadline_guard_fails_a_hang():
+    with pytest.raises(Hang, match="within 0.2 s"):
+        with deadline(0.2, what="a busy loop"):
+            while True:
+                sum(range(1000))
+
+
 # ------------------------------------------------------------------ mutations
 
 # hypothesis starts from 0.0: shifting by the golden ratio puts its simplest cases mid-file, not on the header

@@ -68,7 +68,7 @@ def test_sigkill_of_the_app_while_labelling_loses_nothing(tmp_path):
         else:
             returned, in_flight = run_and_kill(child, kill_after, delay, timeout_s=120)
         assert "Traceback" not in child.err_path.read_text(), child.err_path.read_text()
-        candidates, model_id = replay(model, seed, tag, item, returned, in_flight, stats)
+        candidates, model_id, _ = replay(model, seed, tag, item, returned, in_flight, stats)
         last_model_id = model_id or last_model_id
         model = check_reopened(path, run, candidates, last_model_id, returned, in_flight)
         stats.runs += 1

@@ -12,7 +12,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
-from core.exceptions import MarginaliaError, NotFittedError
+from core.exceptions import MarginaliaError, NotFittedError, ProjectDamagedError
 from core.types import RegionKind
 
 from . import errors, theme
@@ -837,9 +837,33 @@ class MainWindow(QtWidgets.QMainWindow):
             engine = Engine.open(path)
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, f"Cannot open {os.path.basename(path)}", exc)
+            backups = getattr(exc, "backups", ()) if isinstance(exc, ProjectDamagedError) else ()
+            if backups:
+                self._offer_backup(self.last_error_dialog, path, backups[0])
             return False
         self.set_engine(engine)
         return True
+
+    def _offer_backup(self, dialog, path: str, backup):
+        """Add a one-click "Restore last good backup" to a damaged-project dialog.
+
+        The damaged file is moved aside by the engine, never overwritten.
+        """
+        from core.engine import Engine
+
+        button = dialog.addButton("Restore last good backup", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+
+        def restore():
+            try:
+                engine = Engine.restore_backup(backup, path)
+            except MarginaliaError as exc:
+                self.last_error_dialog = errors.show_error(self, "Cannot restore the backup", exc)
+                return
+            self.set_engine(engine)
+            self.statusBar().showMessage(f"restored {os.path.basename(str(backup))}; the damaged file was kept "
+                                         "aside next to the project", 10000)
+
+        button.clicked.connect(restore)
 
     def open_demo(self):
         from core.engine import Engine

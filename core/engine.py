@@ -96,6 +96,18 @@ class Engine:
         return cls(Session.open(str(path), read_only=read_only))
 
     @classmethod
+    def restore_backup(cls, backup, path) -> "Engine":
+        """Restore ``backup`` as the project at ``path`` and open it.
+
+        A damaged file at ``path`` is moved aside (``<name>.damaged-<time>``),
+        never overwritten; see :class:`core.exceptions.ProjectDamagedError`,
+        whose ``backups`` lists the good backups newest first.
+        """
+        from .session.store import ProjectStore
+        ProjectStore.restore_backup(backup, path)
+        return cls.open(path)
+
+    @classmethod
     def open_demo(cls, workdir=None) -> "Engine":
         """Build (or reopen) the embedded demo project in ``workdir``.
 

@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Optional
 
 
 from . import events as ev
-from .exceptions import CancelledError, DataFormatError, ParameterError
+from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, ParameterError
 from .items import ItemData, ItemLoader
 from .session import Session
 from .tasks import TaskRegistry
@@ -274,7 +274,11 @@ class Engine:
         """Import labels from a file (``"annotations-csv"``); returns the stored labels."""
         from .exports import import_labels
         with self._lock:
-            return self._add_labels(import_labels(self, kind, Path(path)))
+            labels = import_labels(self, kind, Path(path))
+            try:
+                return self._add_labels(labels)
+            except InfeasibleLabelsError as exc:
+                raise _name_the_rows(exc, labels, path) from None
 
     def accept_prediction(self, item_id: str, start: int, stop: int) -> list:
         """Turn the current prediction inside ``[start, stop)`` into labels."""
@@ -389,6 +393,20 @@ class Engine:
     def _on_event(self, event):
         if isinstance(event, (ev.LabelsChanged,)):
             self._tasks.on_labels_changed(getattr(event, "item_id", None))
+
+
+def _name_the_rows(exc, labels, path) -> DataFormatError:
+    """Re-word a conflict met while importing a table so that it names the file and the rows."""
+    rows = []
+    for lab in labels:
+        if lab.id in exc.label_ids:
+            lo, hi, word = getattr(lab, "min_bp", None), getattr(lab, "max_bp", None), getattr(lab, "annotation", "")
+            where = f"{lo:.0f}-{hi:.0f} bp" if lo is not None else f"samples {lab.start}-{lab.stop}"
+            rows.append(f"{word or lab.kind.value} at {where}")
+    what = "; ".join(rows) if rows else "labels already in the project"
+    return DataFormatError(f"the table contradicts the project's labels ({what}): {exc}. Nothing was imported; "
+                           "fix or remove the conflicting rows, or delete the conflicting labels first",
+                           path=str(path))
 
 
 def _feature_cache_dir(session) -> Optional[Path]:

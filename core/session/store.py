@@ -9,7 +9,7 @@ Durability and safety
   updates the materialised ``labels`` table, so both always agree.
 * One writer per project: an ``flock`` on ``<project>.lock`` (dropped by the
   OS when the process dies). Other processes may open the project read-only.
-* On open the file is checked (SQLite header, ``PRAGMA quick_check``) with a
+* On open the file is checked (SQLite header, ``PRAGMA integrity_check``) with a
   read-only connection before anything writes to it; a damaged file raises
   :class:`ProjectDamagedError` listing the good backups and is never written.
 * Backups (online backup API) on open, on close and every ``backup_every_edits``

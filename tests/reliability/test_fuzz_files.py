@@ -152,6 +152,12 @@ def engine(tmp_path_factory, valid):
     """One project the fuzzed files are imported into (its labels are checked after every case)."""
     path, _ = new_project(tmp_path_factory.mktemp("host") / "host.marginalia", seed=3)  # same profiles as the tables
     eng = Engine.open(path)
+    # warm up audio feature extraction (librosa compiles its kernels on first use, seconds on a loaded
+    # machine) outside the per-case deadline, which is about hangs, not first-call compilation
+    warm = tmp_path_factory.mktemp("warm") / "tune.wav"
+    warm.write_bytes(valid[0]["wav"][1])
+    with Engine.create(warm.with_suffix(".marginalia")) as scratch:
+        scratch.data(scratch.import_files([warm])[0])
     yield eng
     eng.close()
 

@@ -69,14 +69,14 @@ def export(engine, kind: str, path: Path) -> list:
                 if isinstance(pred.structure, Segmentation):
                     bounds = times[np.minimum(pred.structure.changes, len(times) - 1)]
                 else:
-                    bounds = times[pred.structure.onsets]
+                    bounds = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
                 out = path / f"{rec.name}.txt"
                 write_audacity_labels(out, np.asarray(bounds, dtype=float))
             else:
                 if not isinstance(pred.structure, Alignment) or data.score is None:
                     continue
                 from .io.midi import write_alignment_csv, write_midi
-                onset_times = times[pred.structure.onsets]
+                onset_times = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
                 if kind == "aligned-midi":
                     out = path / f"{rec.name}_aligned.mid"
                     write_midi(out, data.score, times_s=onset_times)

@@ -611,6 +611,9 @@ class Prediction:
         The best structure different from ``structure``.
     margin : float
         ``score - score(runner_up)`` (>= 0); ``inf`` when there is no runner-up.
+    times_s : ndarray, shape (E,), optional
+        For alignments: the event onsets in seconds, finer than the frames of
+        ``structure`` when the aligner refines them.
     """
 
     item_id: str
@@ -619,3 +622,4 @@ class Prediction:
     score: float = 0.0
     runner_up: object = None
     margin: float = float("inf")
+    times_s: Optional[np.ndarray] = None

@@ -21,10 +21,11 @@ output: one row per score event
   event,score_time_s,audio_time_s,pitches
   (score_time_s: the event's onset in the score MIDI's own seconds; pitches: space-separated MIDI numbers)
 
-Without --model the recording's chroma is compared with each score event's pitch classes (cosine
-similarity) and decoded by the monotone alignment decoder, with a duration prior from the score's own
-timing stretched to the length of the recording (--prior-weight 0 turns it off). Silence before and after
-the music is absorbed by rest states.
+Without --model the recording is aligned by core.scorealign.ScoreAligner: semitone-band chroma and
+onset chroma against each score event's pitch classes, decoded by the monotone alignment decoder with a
+duration prior from the score's own timing stretched to the length of the recording (--prior-weight
+scales it; 0 turns it off), then each onset refined below the frame size. Silence before and after the
+music is absorbed by rest states.
 
 examples:
   marginalia-cli align --score piece.mid --audio take1.wav --out take1_alignment.csv
@@ -42,7 +43,7 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--out", metavar="OUT.csv", required=True, help="the alignment table to write")
     p.add_argument("--midi", metavar="OUT.mid", help="also write the score with note times following the audio")
     p.add_argument("--prior-weight", type=float, default=1.0,
-                   help="strength of the duration prior without a model (default 1; 0 = off)")
+                   help="strength of the duration prior without a model, relative to the default (default 1; 0 = off)")
     p.set_defaults(run=run)
 
 
@@ -107,7 +108,7 @@ def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times)
 
 def run(args) -> int:
     from ..io.midi import write_alignment_csv, write_midi
-    from ._align import align_chroma
+    from ..scorealign import ScoreAligner, align_recording
     for flag, value in (("--score", args.score), ("--audio", args.audio)):
         if not Path(value).is_file():
             raise UsageError(f"{flag} {value!r}: no such file")
@@ -125,8 +126,8 @@ def run(args) -> int:
     if model is not None:
         onset_times = model.align(rec)
     else:
-        res = align_chroma(rec.chroma, rec.times, rec.score, energy_db=rec.energy_db, prior_weight=args.prior_weight)
-        onset_times = res.onset_times_s
+        aligner = ScoreAligner(prior_weight=ScoreAligner().prior_weight * args.prior_weight)
+        onset_times = align_recording(args.audio, rec.score, aligner=aligner).event_times_s
     from ._work import publish
     publish(Path(args.out), lambda p: write_alignment_csv(p, rec.score, onset_times))
     if args.midi:

@@ -27,7 +27,7 @@ LOSS_HAMMING = 1
 LOSS_ONSET = 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def all_finite(S):
     """True when every entry of the 2-d array is finite (early exit)."""
     T, E = S.shape
@@ -40,7 +40,7 @@ def all_finite(S):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fill_row(S, t, truth, mode, c, buf):
     """Row ``t`` of the score plus the linear onset loss ``c |e - e*(t)|``."""
     E = S.shape[1]
@@ -53,7 +53,7 @@ def _fill_row(S, t, truth, mode, c, buf):
     return S[t]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _band(t, T, E, m):
     """Events that can hold a state at frame ``t`` (inclusive bounds)."""
     lo = E - 1 - (T - 1 - t) // m
@@ -65,7 +65,7 @@ def _band(t, T, E, m):
     return lo, hi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def align_rows(S, m, onset_lo, onset_hi, truth, mode, c,
                ring, win, buf_new, buf_old, flags,
                t_start, t_stop, ea, eb,
@@ -246,12 +246,12 @@ def align_rows(S, m, onset_lo, onset_hi, truth, mode, c,
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def get_bit(bits, t, e):
     return (bits[t, e >> 3] >> (e & 7)) & 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def backtrack(bits, m, e, t, onsets):
     """Fill ``onsets[:e+1]`` with the best prefix ending in state ``(e, t)``."""
     while True:
@@ -265,7 +265,7 @@ def backtrack(bits, m, e, t, onsets):
             t -= 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def alignment_value(S, onsets):
     """Sum of ``S[t, e(t)]`` for the alignment given by its onsets."""
     T, E = S.shape
@@ -277,7 +277,7 @@ def alignment_value(S, onsets):
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def duration_prior_dp(S_cum, m, dmax, onset_lo, onset_hi, expected, weight, back):
     """Exact DP over (event, onset) with a quadratic duration penalty.
 
@@ -335,7 +335,7 @@ def duration_prior_dp(S_cum, m, dmax, onset_lo, onset_hi, expected, weight, back
     return best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def path_candidates(S, m, onset_lo, onset_hi, truth, mode, c, k, ck_ring, ck_win,
                     path_ev, path_on, rec_cont, rec_start):
     """Both incoming candidates at every state of a path, recomputed from checkpoints.

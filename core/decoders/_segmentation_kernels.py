@@ -20,7 +20,7 @@ _NEVER = np.iinfo(np.int64).max
 _FM = {"reassoc", "contract", "nsz", "arcp"}
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reachable(lo, hi, end_ok):
     """Whether ``T`` can be reached from 0 by allowed segments (prefix counts of reachable ends)."""
     T = lo.shape[0] - 1
@@ -34,7 +34,7 @@ def _reachable(lo, hi, end_ok):
     return count[T + 1] > count[T]
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _group_geometry(S, members, n, c, mg_out):
     """Drift and spread of a group of starts around its centre ``c``.
 
@@ -69,7 +69,7 @@ def _group_geometry(S, members, n, c, mg_out):
     return np.sqrt(rho2) * (1.0 + 1e-9) + 1e-300, E * (1.0 + 1e-9)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lower_hull(dx, w, n, hd, hw):
     """Lower convex hull of points ``(dx[i], w[i])`` sorted by ``dx``; infinite ``w`` are ignored."""
     h = 0
@@ -94,7 +94,7 @@ def _lower_hull(dx, w, n, hd, hw):
     return h
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _group_affine(S, t, c, mg, rho, E, dmin, dmax):
     """Affine lower bound ``base + lam * (s - c)`` of ``-||S[t] - S[s]||^2 / (t - s)`` over a group.
 
@@ -127,7 +127,7 @@ def _group_affine(S, t, c, mg, rho, E, dmin, dmax):
     return a - 2.0 * beta, lam, A / (tau - dmax)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _hull_min(hd, hw, h, lam):
     best = _INF
     for i in range(h):
@@ -137,7 +137,7 @@ def _hull_min(hd, hw, h, lam):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _frob_overlap(s, t, tid, tstart, tstop):
     """``sum_l |[s,t) ∩ S*_l|^2 / |S*_l|`` for the true segments ``S*_l``."""
     l1 = tid[s]
@@ -151,7 +151,7 @@ def _frob_overlap(s, t, tid, tstart, tstop):
             + b * b / (tstop[l2] - tstart[l2]))
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _sqdist(S, t, s):
     q = S.shape[1]
     acc = 0.0
@@ -161,7 +161,7 @@ def _sqdist(S, t, s):
     return acc
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                tid, tstart, tstop, frob_w, slack, second, prune, bound, block, group, tol):
     """Optimal partitioning with PELT-style pruning and bounded groups of candidates.
@@ -386,7 +386,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     return F1, F2, bp1, bp2, bp2r, n_evals
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _backtrack(bp1, bp2, bp2r, T, rank):
     """Segment ends of the best (rank 1) or second-best (rank 2) path, ascending."""
     out = []
@@ -406,7 +406,7 @@ def _backtrack(bp1, bp2, bp2r, T, rank):
     return res
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam, ub):
     """Best (and second-best) value of ``[0, t)`` with exactly ``k`` segments, for all k <= K.
 
@@ -556,7 +556,7 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam,
     return F1, F2, n_evals
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _fixed_k_backtrack(S, Q, F1, F2, K, m, lo, hi, rank):
     """Recover the segment ends of the rank-1 or rank-2 path of :func:`_fixed_k`.
 

@@ -238,13 +238,13 @@ def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
             i += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def get_code(dirs, dir_off, lo, i, j):
     t = j - lo[i]
     return (dirs[dir_off[i] + (t >> 2)] >> (2 * (t & 3))) & 3
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def backtrack(dirs, dir_off, lo, i, j, out):
     """Cells of the best path from ``(0, 0)`` to ``(i, j)``, written into ``out``; returns their count."""
     n = 0
@@ -271,7 +271,7 @@ def backtrack(dirs, dir_off, lo, i, j, out):
     return n
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def cell_cost(mode, Af, Bf, na, nb, C, i, j):
     """Cost of cell (i, j): ``C[i, j]`` (mode 1) or ``|a_i - b_j|^2`` expanded as in the forward pass."""
     if mode == 1:
@@ -283,7 +283,7 @@ def cell_cost(mode, Af, Bf, na, nb, C, i, j):
     return c if c > 0.0 else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def path_cost(mode, Af, Bf, na, nb, C, path):
     s = 0.0
     for t in range(path.shape[0]):
@@ -291,7 +291,7 @@ def path_cost(mode, Af, Bf, na, nb, C, path):
     return s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def path_predecessors(mode, Af, Bf, na, nb, C, lo, hi, shift, tlo, thi, bonus,
                       k, row_ck, row_ck_off, col_ck, col_ck_off, path, preds):
     """``D`` of the three predecessors (diag, up, left) of every path cell.

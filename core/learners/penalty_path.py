@@ -24,7 +24,7 @@ from ..types import Segmentation
 __all__ = ["PenaltyPath", "penalty_path", "error_intervals", "min_error_interval"]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _segment_neighbourhood(x, k_max, min_size):
     T = x.shape[0]
     s1 = np.zeros(T + 1)

@@ -17,7 +17,7 @@ import numpy as np
 _INF = np.inf
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _viol(lo, hi, k):
     # k is min(count, 2); hi < 0 means unbounded
     if k < lo:
@@ -27,7 +27,7 @@ def _viol(lo, hi, k):
     return 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _segment_cost(S1, S2, s, t):
     n = t - s
     c = 0.0
@@ -37,7 +37,7 @@ def _segment_cost(S1, S2, s, t):
     return c
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop, boundary_gain, scale):
     """Return (changes array ending with T, objective).
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -19,21 +17,13 @@ from core.exceptions import DataFormatError, ParameterError
 from core.types import (AnchorLabel, Alignment, BoundaryLabel, Prediction, Query, RegionKind, RegionLabel,
                         Segmentation)
 
+from core.engine import ItemInfo
+
 from .synthetic import audio_item, cgh_sequence
 
 
-@dataclass(frozen=True)
-class FakeInfo:
-    id: str
-    name: str
-    kind: str
-    task: str
-    group: Optional[str]
-    n_samples: int
-    n_labels: int
-    has_prediction: bool
-    prediction_stale: bool
-    uncertainty: Optional[float]
+# the browser's rows are the real engine's ItemInfo
+FakeInfo = ItemInfo
 
 
 class FakeEngine:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,14 @@ class SpawnedChild:
 
 
 class ForkedChild:
-    """A fork of the test process (no interpreter start-up, so many kills stay fast)."""
+    """A fork of the test process (no interpreter start-up, so many kills stay fast).
+
+    Subclasses set :meth:`child_main` to run another edit script in the child.
+    """
+
+    @staticmethod
+    def child_main(path, seed, tag, out):
+        kill_child.main(path, seed, tag, out=out)
 
     def __init__(self, path, seed, tag):
         r, w = os.pipe()
@@ -89,8 +97,9 @@ class ForkedChild:
             code = 0
             try:
                 os.close(r)
-                kill_child.main(str(path), seed, tag, out=os.fdopen(w, "w", buffering=1))
+                self.child_main(str(path), seed, tag, os.fdopen(w, "w", buffering=1))
             except BaseException:
+                traceback.print_exc()
                 code = 3
             finally:
                 os._exit(code)
@@ -105,6 +114,9 @@ class ForkedChild:
 
     def errors(self):
         return "(forked child)"
+
+    def close(self):
+        os.close(self.reader.fd)
 
 
 def run_and_kill(child_cls, path, seed, tag, kill_after, delay_s):

@@ -9,50 +9,26 @@ model id a call returned is loadable.
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.engine import Engine
 from tests.reliability import engine_kill_child
 from tests.reliability.edit_script import EditModel
-from tests.reliability.killing import LineReader, _copy
+from tests.reliability.killing import ForkedChild, _copy
 from tests.reliability.engine_kill_child import new_project, next_call
 
 KILLS = 22
 
 
-class ForkedEngineChild:
+class ForkedEngineChild(ForkedChild):
     """A fork of the test process running :func:`engine_kill_child.main` (no interpreter start-up)."""
 
-    def __init__(self, path, seed, tag):
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # child: never returns into pytest
-            code = 0
-            try:
-                os.close(r)
-                engine_kill_child.main(str(path), seed, tag, out=os.fdopen(w, "w", buffering=1))
-            except BaseException:
-                traceback.print_exc()
-                code = 3
-            finally:
-                os._exit(code)
-        os.close(w)
-        self.pid = pid
-        self.reader = LineReader(r)
-
-    def kill(self) -> bool:
-        os.kill(self.pid, signal.SIGKILL)
-        _, status = os.waitpid(self.pid, 0)
-        return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-
-    def close(self):
-        os.close(self.reader.fd)
+    @staticmethod
+    def child_main(path, seed, tag, out):
+        engine_kill_child.main(path, seed, tag, out=out)
 
 
 def run_and_kill(child, kill_after, delay_s, *, timeout_s=60):

@@ -73,6 +73,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.last_error_dialog = None
         self._edit_t0 = None
         self._drawn_prediction = None
+        self.drawn_at = None
         self._pending_frame = None
         self._audio_notice_given = False
         self._frame_times = None
@@ -601,6 +602,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.refresh_queries()
         if item_id == self.current_item:
             self._draw_prediction(pred)
+            if self.learner is not None and self.learner.timeline:
+                self.learner.timeline[-1].setdefault("drawn", time.perf_counter())
             if self._edit_t0 is not None:
                 self.latencies.append(time.perf_counter() - self._edit_t0)
                 self.model_panel.set_latency(self.latencies[-1])
@@ -627,6 +630,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if pred is self._drawn_prediction:
             return
         self._drawn_prediction = pred
+        self.drawn_at = time.perf_counter()   # the repaint that shows it comes after this instant
         stale, current = self._is_stale(pred)
         self.active_view().set_prediction(pred, stale=stale, current_model=current)
         if self._audio_shown() and self.spec_view.score_shown:

@@ -183,6 +183,10 @@ class LiveLearner(QtCore.QObject):
         self.timer.timeout.connect(lambda: self.retrain(automatic=True))
         self.task_of = lambda item_id: None   # item id -> task name ("segmentation", "alignment")
         self.engine_seconds = []              # time spent in update_model + predict, per edit
+        #: per edit, perf_counter stamps of its way to the screen: "edited", "started" (a worker
+        #: picked it up), "updated" (perceptron step stored), "predicted", "delivered" (GUI thread);
+        #: the window adds "drawn". Kept short: the last 200 edits.
+        self.timeline = []
 
     def label_edited(self, item_id: str):
         """Call after every label edit of ``item_id``."""
@@ -192,15 +196,21 @@ class LiveLearner(QtCore.QObject):
             return
         t0 = time.perf_counter()
         engine = self.engine
+        stamps = {"item": item_id, "edited": t0}
+        self.timeline.append(stamps)
+        del self.timeline[:-200]
 
         def work(cancel, progress):
-            t = time.perf_counter()
+            t = stamps["started"] = time.perf_counter()
             model_id = engine.update_model(item_id, cancel=cancel)
+            stamps["updated"] = time.perf_counter()
             pred = engine.predict(item_id, cancel=cancel)
-            return model_id, pred, time.perf_counter() - t
+            stamps["predicted"] = time.perf_counter()
+            return model_id, pred, stamps["predicted"] - t
 
         def done(result):
             model_id, pred, engine_seconds = result
+            stamps["delivered"] = time.perf_counter()
             self.engine_seconds.append(engine_seconds)
             self.modelUpdated.emit(model_id, "update")
             self.predictionReady.emit(item_id, pred, time.perf_counter() - t0)

@@ -352,3 +352,27 @@ def path_predecessors(mode, Af, Bf, na, nb, C, lo, hi, shift, tlo, thi, bonus,
             preds[t, 1] = Dl[rr - 1, jj]
             preds[t, 2] = Dl[rr, jj - 1]
         p = q
+
+
+@numba.njit(cache=True, nogil=True)
+def ramp_sq_diff(s1, e1, s2, e2, n):
+    """``sum_c sum_i (r1_c(i) - r2_c(i))^2`` over columns ``c``, ``0 <= i < n``.
+
+    ``r_c(i) = clip(i - s_c + 1, 0, e_c - s_c + 1)`` counts the path cells of
+    column ``c`` in rows ``<= i`` (one column of ``L Y`` with ``L`` the lower
+    triangular matrix of ones). Both ramps are constant from ``max(e1, e2)``
+    on, so each column costs the length of its two runs only.
+    """
+    total = 0.0
+    for c in range(s1.shape[0]):
+        a0, a1, b0, b1 = s1[c], e1[c], s2[c], e2[c]
+        first = min(a0, b0)
+        last = max(a1, b1)
+        for i in range(first, last + 1):
+            ra = min(max(i - a0 + 1, 0), a1 - a0 + 1)
+            rb = min(max(i - b0 + 1, 0), b1 - b0 + 1)
+            d = ra - rb
+            total += d * d
+        d = (a1 - a0) - (b1 - b0)
+        total += float(d * d) * (n - 1 - last)
+    return total

@@ -40,6 +40,9 @@ __all__ = [
     "dtw_second_best",
     "warping_cost",
     "warping_hamming",
+    "pairwise_cost",
+    "dtw_linear",
+    "warping_area_loss",
 ]
 
 _BLOCK_CELLS = 1 << 16          # cost block size (floats) handed to the kernel: fits in L2
@@ -651,3 +654,97 @@ def warping_hamming(a: Warping, b: Warping) -> int:
     cb = b.path[:, 0] * TB + b.path[:, 1]
     common = np.intersect1d(ca, cb, assume_unique=True).size
     return int(ca.size + cb.size - 2 * common)
+
+
+# ------------------------------------------------- linear oracles and area
+
+
+def pairwise_cost(A, B, *, metric=None) -> np.ndarray:
+    """Dense matrix of cell costs ``C[i, j] = ||L (a_i - b_j)||^2``, shape (TA, TB).
+
+    ``metric`` as in :func:`dtw`. Memory ``8 TA TB`` bytes: meant for the
+    learners, whose linear oracles need the whole matrix anyway.
+    """
+    Af, Bf = _transformed(A, B, metric)
+    na = np.einsum("ij,ij->i", Af, Af)
+    nb = np.einsum("ij,ij->i", Bf, Bf)
+    C = na[:, None] + nb[None, :] - 2.0 * (Af @ Bf.T)
+    return np.maximum(C, 0.0, out=C)
+
+
+def dtw_linear(A, B, offset, *, metric=None, band=None, constraints: Optional[WarpingConstraints] = None
+               ) -> WarpingResult:
+    """Path minimising ``sum over its cells of ||L (a_i - b_j)||^2 + offset[i, j]``.
+
+    The linear oracle of Frank--Wolfe learners: any loss that is linear in
+    the binary warping matrix (or the gradient of a relaxed loss) enters as
+    ``offset``.
+
+    Parameters
+    ----------
+    A, B, metric, band, constraints
+        As in :func:`dtw`.
+    offset : array_like, shape (TA, TB)
+        Finite extra cost of every cell (any sign).
+
+    Returns
+    -------
+    WarpingResult
+        ``cost`` is the minimised objective (metric costs plus offsets).
+    """
+    C = pairwise_cost(A, B, metric=metric)
+    try:
+        off = np.asarray(offset, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"offset: expected a ({C.shape[0]}, {C.shape[1]}) array of floats ({exc})") from None
+    if off.shape != C.shape:
+        raise ParameterError(f"offset: expected shape {C.shape} (TA, TB), got {off.shape}")
+    if not np.isfinite(off).all():
+        raise ParameterError("offset: contains NaN or infinite values; offsets must be finite")
+    C += off
+    return dtw_from_cost(C, band=band, constraints=constraints)
+
+
+def _column_runs(path, n_cols):
+    """First and last row of every column of a path (``path`` sorted, steps of a warping)."""
+    s = np.empty(n_cols, np.int64)
+    e = np.empty(n_cols, np.int64)
+    cols = path[:, 1]
+    # cells are sorted by row then column, so within a column rows increase
+    first = np.r_[True, cols[1:] != cols[:-1]]
+    last = np.r_[cols[1:] != cols[:-1], True]
+    s[cols[first]] = path[first, 0]
+    e[cols[last]] = path[last, 0]
+    return s, e
+
+
+def warping_area_loss(a: Warping, b: Warping) -> float:
+    """Symmetric area loss between two warpings (thesis eq. 5.7).
+
+    ``1/2 (||L_A (Y_a - Y_b)||_F^2 + ||(Y_a - Y_b) L_B||_F^2)`` with ``Y`` the
+    binary warping matrices and ``L_T`` the ``T x T`` lower triangular matrix
+    of ones. When neither path has vertical moves the first term is the area
+    between them (sum over columns of the row offsets); the second term does
+    the same with the roles of rows and columns exchanged, so vertical and
+    horizontal moves count alike. Computed from the runs of each column and
+    row in ``O(TA + TB + area)``, without the dense matrices.
+    """
+    for name, w in (("a", a), ("b", b)):
+        if not isinstance(w, Warping):
+            raise ParameterError(f"{name}: expected a Warping, got {type(w).__name__}")
+    if a.shape != b.shape:
+        raise ParameterError(f"b: warps a {b.shape[0]} x {b.shape[1]} grid, expected {a.shape[0]} x {a.shape[1]}")
+    TA, TB = a.shape
+    s1, e1 = _column_runs(a.path, TB)
+    s2, e2 = _column_runs(b.path, TB)
+    # rows of Y L_B count the cells at columns >= j: the column runs of the
+    # transposed paths, read from the right
+    at = a.path[:, ::-1]
+    bt = b.path[:, ::-1]
+    at = at[np.lexsort((at[:, 1], at[:, 0]))]
+    bt = bt[np.lexsort((bt[:, 1], bt[:, 0]))]
+    r1, f1 = _column_runs(at, TA)
+    r2, f2 = _column_runs(bt, TA)
+    rows = _k.ramp_sq_diff(s1, e1, s2, e2, TA)
+    cols = _k.ramp_sq_diff(TB - 1 - f1, TB - 1 - r1, TB - 1 - f2, TB - 1 - r2, TB)
+    return 0.5 * float(rows + cols)

@@ -265,6 +265,10 @@ class SegmentationModel:
         B = np.asarray(B, dtype=np.float64)
         return np.concatenate([B.reshape(-1), [float(penalty)]])
 
+    def projection_is_orthant(self) -> bool:
+        """True when :meth:`project` is ``max(w, 0)`` (diagonal metric): learners then line-search exactly."""
+        return self.metric == "diagonal"
+
     def project(self, w) -> np.ndarray:
         """Euclidean projection onto the allowed set: ``b ≥ 0`` (or ``B`` PSD) and ``λ ≥ 0``."""
         w = np.array(w, dtype=np.float64)
@@ -356,7 +360,7 @@ class SegmentationModel:
         p = self._p()
         return self.join_w(np.ones(p) if self.metric == "diagonal" else np.eye(p), 1.0)
 
-    def initial_w(self, Xs, Ys=None, *, grid=None) -> np.ndarray:
+    def initial_w(self, Xs, Ys=None, *, grid=None, n_jobs=1) -> np.ndarray:
         """A starting point: Euclidean metric in noise units and a BIC-like penalty.
 
         Calls :meth:`fit_scales` then returns ``w = 1`` (every feature
@@ -364,10 +368,18 @@ class SegmentationModel:
         targets ``Ys``, the penalty factor is tuned on them over ``2^k``,
         ``k = -4..4`` (``grid`` overrides the factors).
 
+        The optimal segmentation is piecewise constant in the penalty: when
+        two factors give the same segmentation, every factor between them
+        does too, so the grid is scanned by bisection and most factors cost
+        no decoding.
+
         Parameters
         ----------
         Xs : list of ndarray, each (T_i, p)
         Ys : list of Segmentation or label lists, optional
+        grid : array_like of float, optional
+        n_jobs : int, default 1
+            Threads decoding the sequences (the decoders release the GIL).
 
         Returns
         -------
@@ -383,16 +395,29 @@ class SegmentationModel:
         Ys = list(Ys)
         if len(Ys) != len(Xs):
             raise ParameterError(f"Ys: expected {len(Xs)} targets (one per sequence), got {len(Ys)}")
-        factors = np.exp2(np.arange(-4, 5)) if grid is None else np.asarray(grid, dtype=float)
-        best, best_loss = w, np.inf
-        for f in factors:
-            cand = self.join_w(B, f)
-            total = 0.0
-            for X, Y in zip(Xs, Ys):
-                total += self.loss(Y, self.decode(X, cand))
-            if total < best_loss - 1e-12:
-                best, best_loss = cand, total
-        return best
+        factors = np.exp2(np.arange(-4, 5)) if grid is None else np.asarray(grid, dtype=float).reshape(-1)
+        if factors.size == 0 or not np.all(np.isfinite(factors)) or np.any(factors < 0):
+            raise ParameterError(f"grid: expected non-negative finite penalty factors, got {factors!r}")
+        order = np.argsort(factors, kind="stable")
+        cands = [self.join_w(B, f) for f in factors[order]]
+
+        def losses(X, Y):
+            return _grid_losses(lambda j: self.decode(X, cands[j]), lambda y: self.loss(Y, y), len(cands))
+
+        items = list(zip(Xs, Ys))
+        if int(n_jobs) > 1 and len(items) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(max_workers=int(n_jobs)) as pool:
+                per_item = list(pool.map(lambda it: losses(*it), items))
+        else:
+            per_item = [losses(X, Y) for X, Y in items]
+        total = np.zeros(len(cands))
+        for row in per_item:       # summed in item order: the same floats as a plain loop
+            total += row
+        best_sorted = np.flatnonzero(total <= total.min() + 1e-12)
+        # ties go to the factor listed first in the grid, as a plain scan would
+        first = min(order[j] for j in best_sorted)
+        return self.join_w(B, factors[first])
 
     def _check_Xs(self, Xs) -> list:
         if isinstance(Xs, np.ndarray):
@@ -526,6 +551,38 @@ class SegmentationModel:
         if self.loss_name == "frobenius":
             return float(dec.frobenius_loss(target, y_hat))
         return float(dec.hamming_loss(target, y_hat))
+
+
+def _grid_losses(decode, loss, n) -> np.ndarray:
+    """Losses of the decodings at ``n`` increasing penalties, decoding as few as possible.
+
+    ``decode(j)`` is the optimal segmentation at the ``j``-th penalty. The
+    optimal cost is the lower envelope of lines ``cost(y) + λ K(y)``, so a
+    segmentation optimal at two penalties is optimal between them.
+    """
+    segs = [None] * n
+    segs[0] = decode(0)
+    segs[n - 1] = decode(n - 1) if n > 1 else segs[0]
+    stack = [(0, n - 1)]
+    while stack:
+        a, b = stack.pop()
+        if b - a < 2:
+            continue
+        if segs[a] == segs[b]:
+            for j in range(a + 1, b):
+                segs[j] = segs[a]
+            continue
+        m = (a + b) // 2
+        segs[m] = decode(m)
+        stack.extend(((a, m), (m, b)))
+    cache = {}
+    out = np.empty(n)
+    for j, y in enumerate(segs):
+        key = id(y)
+        if key not in cache:
+            cache[key] = float(loss(y))
+        out[j] = cache[key]
+    return out
 
 
 def _disjoint_labels(labels) -> tuple:

@@ -74,26 +74,32 @@ class MainWindow(QtWidgets.QMainWindow):
         self._edit_t0 = None
         self._drawn_prediction = None
         self.drawn_at = None
+        self._drawn_stale = False
         self._pending_frame = None
         self._audio_notice_given = False
         self._frame_times = None
         self._item_payload = None
         self._shown_labels = None
         self.audio = None
+        #: builds the player on first use (tests put a stand-in here when the machine has no audio device)
+        self.audio_factory = AudioPlayer
         self.setWindowTitle("Marginalia")
         self.resize(1400, 880)
+        self._save_timer = QtCore.QTimer(self, singleShot=True, interval=800)
+        self._save_timer.timeout.connect(self._save_position)
         self._build_views()
         self._build_panels()
         self._build_actions()
         self._build_status()
-        self._save_timer = QtCore.QTimer(self, singleShot=True, interval=800)
-        self._save_timer.timeout.connect(self._save_position)
+        # after a model change, a prediction that no newer one replaced soon is redrawn as stale
+        self._stale_timer = QtCore.QTimer(self, singleShot=True, interval=250)
+        self._stale_timer.timeout.connect(self._restyle_if_stale)
         self.runner.busyChanged.connect(self._on_busy)
         self.runner.progress.connect(self._on_progress)
-        geo = self.settings.value("window/geometry")
+        geo = self._setting("window/geometry")
         if geo is not None:
             self.restoreGeometry(geo)
-        state = self.settings.value("window/state")
+        state = self._setting("window/state")
         if state is not None:
             self.restoreState(state)
         if engine is not None:
@@ -151,6 +157,8 @@ class MainWindow(QtWidgets.QMainWindow):
                          | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetClosable
                          | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(area, dock)
+        for signal in (dock.dockLocationChanged, dock.topLevelChanged, dock.visibilityChanged):
+            signal.connect(lambda *_: self._save_timer.start())
         return dock
 
     def _build_panels(self):
@@ -236,8 +244,16 @@ class MainWindow(QtWidgets.QMainWindow):
         a(m, "prev_item", "&Previous item", lambda: self.step_item(-1), "Ctrl+Up")
         a(m, "sort_uncertainty", "Sort items by &uncertainty", self.browser.sort_by_uncertainty, "Ctrl+U")
         m.addSeparator()
-        for dock in (self.browser_dock, self.labels_dock, self.model_dock, self.active_dock):
-            m.addAction(dock.toggleViewAction())
+        for i, (name, dock) in enumerate((("dock_dataset", self.browser_dock), ("dock_labels", self.labels_dock),
+                                          ("dock_model", self.model_dock), ("dock_active", self.active_dock)),
+                                         start=1):
+            act = dock.toggleViewAction()
+            act.setText(f"Show {dock.windowTitle().lower()} panel")
+            act.setShortcut(QtGui.QKeySequence(f"Alt+{i}"))
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            m.addAction(act)
+            self.actions[name] = act
+            self._menu_of[name] = "View"
 
         m = mb.addMenu("&Model")
         a(m, "retrain", "&Retrain now", self.retrain, "Ctrl+R",
@@ -299,7 +315,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.bridge.itemsChanged.connect(lambda *_: self.refresh_items())
         self.bridge.labelsChanged.connect(self._on_labels_changed)
         self.bridge.predictionChanged.connect(self._on_prediction_changed)
-        self.bridge.modelChanged.connect(lambda mid: self._show_model_of_current())
+        self.bridge.modelChanged.connect(self._on_model_changed)
         self.bridge.progress.connect(lambda task, d, t, msg: self._on_progress(task, d, t, msg))
         self.bridge.undoStateChanged.connect(self._on_undo_state)
         self.learner = LiveLearner(engine, self.runner, self)
@@ -316,11 +332,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_panel.set_model(engine.current_model_id)
         self._on_undo_state(engine.can_undo, engine.can_redo)
         self.refresh_items()
-        last = self.settings.value(self._project_key("last_item"))
+        last = self._setting(self._project_key("last_item"))
         ids = list(self.infos)
         target = last if last in self.infos else (ids[0] if ids else None)
         if target:
-            self._pending_range = self.settings.value(self._project_key("x_range"))
+            self._pending_range = self._setting(self._project_key("x_range"))
             self.browser.select(target)
             if self.current_item != target:
                 self.show_item(target)
@@ -353,6 +369,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.infos = {}
         self.browser.set_items([])
         self.stack.setCurrentWidget(self.placeholder)
+
+    def _setting(self, key, default=None):
+        """A remembered value, or ``default`` when the settings file holds something unreadable."""
+        try:
+            return self.settings.value(key, default)
+        except (RuntimeError, TypeError, ValueError) as exc:
+            log.warning("ignoring the unreadable setting %s: %s", key, exc)
+            return default
 
     def _project_key(self, key):
         path = str(getattr(self.engine, "path", "") or "")
@@ -406,6 +430,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.learner.current_item = item_id
         info, seq = payload["info"], payload["sequence"]
         self._frame_times = np.asarray(seq.positions, dtype=float)
+        if self.audio is not None and self.audio.is_playing():
+            self.audio.stop()
         if info.kind == "audio":
             image, times, freqs = payload["spectrogram"]
             self.spec_view.set_audio(seq, image, times, freqs, item_id)
@@ -470,10 +496,14 @@ class MainWindow(QtWidgets.QMainWindow):
         view.main.setXRange(c - h, c + h, padding=0)
 
     def _save_position(self):
-        if self.engine is None or self.current_item is None:
-            return
-        self.settings.setValue(self._project_key("last_item"), self.current_item)
-        self.settings.setValue(self._project_key("x_range"), list(self.active_view().x_range()))
+        """Remember the layout and where the user is, on disk at once: a crash must not lose them."""
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        if self.engine is not None and self.current_item is not None:
+            self.settings.setValue(self._project_key("last_item"), self.current_item)
+            # plain floats: numpy scalars would be pickled into the file and fail to load in the next session
+            self.settings.setValue(self._project_key("x_range"), [float(v) for v in self.active_view().x_range()])
+        self.settings.sync()
 
     # ================================================================ labels
     def create_label(self, label):
@@ -626,12 +656,26 @@ class MainWindow(QtWidgets.QMainWindow):
             current = self.engine.current_model_id
         return current is not None and pred.model_id != current, current
 
-    def _draw_prediction(self, pred):
-        if pred is self._drawn_prediction:
+    def _on_model_changed(self, _model_id):
+        self._show_model_of_current()
+        self._stale_timer.start()
+
+    def _restyle_if_stale(self):
+        """Draw the shown prediction as stale when a newer model exists (and no newer prediction came)."""
+        pred = self._drawn_prediction
+        if pred is None or self.engine is None or pred.item_id != self.current_item:
+            return
+        stale, _current = self._is_stale(pred)
+        if stale != self._drawn_stale:
+            self._draw_prediction(pred, force=True)
+
+    def _draw_prediction(self, pred, *, force: bool = False):
+        if pred is self._drawn_prediction and not force:
             return
         self._drawn_prediction = pred
         self.drawn_at = time.perf_counter()   # the repaint that shows it comes after this instant
         stale, current = self._is_stale(pred)
+        self._drawn_stale = stale
         self.active_view().set_prediction(pred, stale=stale, current_model=current)
         if self._audio_shown() and self.spec_view.score_shown:
             self.score_view.set_prediction(pred, stale=stale, current_model=current)
@@ -818,8 +862,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.statusBar().showMessage("only audio items can be played", 3000)
             return
         if self.audio is None:
-            self.audio = AudioPlayer(self)
-            self.audio.positionChanged.connect(self.spec_view.set_cursor)
+            self.audio = self.audio_factory(self)
+            self.audio.positionChanged.connect(self._on_play_position)
         if not self.audio.available:
             if not self._audio_notice_given:
                 self.statusBar().showMessage(self.audio.reason, 10000)
@@ -832,6 +876,19 @@ class MainWindow(QtWidgets.QMainWindow):
         t0 = float(self._frame_times[part[0]]) if part else 0.0
         t1 = float(self._frame_times[min(part[1], len(self._frame_times) - 1)]) if part else None
         self.audio.play(self.engine.audio_path(self.current_item), t0, t1)
+
+    def _on_play_position(self, t_s):
+        """Move the playback cursor; page the view forward when it runs off the right edge."""
+        if self._spec_view is None:
+            return
+        self._spec_view.set_cursor(t_s)
+        if t_s is None or not self._audio_shown():
+            return
+        x0, x1 = self._spec_view.x_range()
+        if t_s > x1 or t_s < x0:
+            w = x1 - x0
+            lo = t_s - 0.05 * w if t_s > x1 else t_s - 0.5 * w
+            self._spec_view.main.setXRange(lo, lo + w, padding=0)
 
     # ================================================================ files
     def open_project(self, path: str):
@@ -965,7 +1022,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ================================================================ recent
     def recent_projects(self) -> list:
-        value = self.settings.value("recent", [])
+        value = self._setting("recent", [])
         if isinstance(value, str):
             value = [value]
         return [p for p in (value or []) if p]

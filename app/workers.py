@@ -202,10 +202,12 @@ class LiveLearner(QtCore.QObject):
 
         def work(cancel, progress):
             t = stamps["started"] = time.perf_counter()
+            c = time.thread_time()
             model_id = engine.update_model(item_id, cancel=cancel)
             stamps["updated"] = time.perf_counter()
             pred = engine.predict(item_id, cancel=cancel)
             stamps["predicted"] = time.perf_counter()
+            stamps["worker_cpu_s"] = time.thread_time() - c
             return model_id, pred, stamps["predicted"] - t
 
         def done(result):

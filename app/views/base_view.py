@@ -8,11 +8,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
-from core.types import BoundaryLabel, RegionKind, RegionLabel
+from core.types import BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
 from .. import theme
 from .axis_mapping import AxisMapping
-from .interaction import BoundaryLabelLine, LabelRegionItem, LabelViewBox
+from .interaction import BoundaryLabelLine, EventSpanItem, LabelRegionItem, LabelViewBox
 from .margin_strip import MarginStrip
 
 
@@ -145,7 +145,15 @@ class ItemView(pg.GraphicsLayoutWidget):
             item.sigSelected.connect(self._set_selected)
             item.sigEdited.connect(self._on_boundary_edited)
             return item
+        if isinstance(lab, EventSpanLabel) and self.x_is_time:
+            item = EventSpanItem(lab)
+            item.sigSelected.connect(self._set_selected)
+            item.sigEdited.connect(self._on_span_edited)
+            return item
         return None
+
+    #: whether the x axis is time in seconds (labels given in seconds are drawn at their time)
+    x_is_time = False
 
     def labels(self):
         return list(self._labels.values())
@@ -214,6 +222,15 @@ class ItemView(pg.GraphicsLayoutWidget):
             stop = min(self.mapping.n_samples, start + 2)
         self.labelChangeRequested.emit(dataclasses.replace(lab, start=start, stop=stop))
 
+    def _on_span_edited(self, label_id: str, x0: float, x1: float):
+        lab = self._labels.get(label_id)
+        if lab is None:
+            return
+        t0, t1 = max(0.0, min(x0, x1)), max(0.0, max(x0, x1))
+        if abs(t0 - lab.t0_s) < 1e-6 and abs(t1 - lab.t1_s) < 1e-6:
+            return
+        self.labelChangeRequested.emit(dataclasses.replace(lab, t0_s=t0, t1_s=t1))
+
     def _on_boundary_edited(self, label_id: str, x: float):
         lab = self._labels.get(label_id)
         if lab is None:
@@ -233,7 +250,8 @@ class ItemView(pg.GraphicsLayoutWidget):
             self.strip.set_margin(None)
             self.strip.set_disagreement([])
             return
-        self.strip.set_margin(prediction.margin)
+        self.strip.set_margin(prediction.margin, model_id=prediction.model_id, stale=stale,
+                              current_model=current_model)
         self.strip.set_disagreement(self._disagreement_x(prediction))
         tip = f"model {prediction.model_id[:8]}"
         if stale:

@@ -6,7 +6,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from core.types import BoundaryLabel, RegionKind, RegionLabel
+from core.types import BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
 from .. import theme
 
@@ -141,6 +141,47 @@ class BoundaryLabelLine(pg.InfiniteLine):
             self.sigSelected.emit(self.label.id)
             return
         super().mouseClickEvent(ev)
+
+
+class EventSpanItem(pg.LinearRegionItem):
+    """An editable "events first..last start in [t0, t1]" label: move or resize its time span, click to select."""
+
+    sigSelected = QtCore.Signal(str)
+    sigEdited = QtCore.Signal(str, float, float)
+
+    def __init__(self, label: EventSpanLabel):
+        super().__init__((label.t0_s, label.t1_s), movable=True, swapMode="sort")
+        self.label = label
+        self.selected = False
+        self.setZValue(11)
+        self._apply_style()
+        self.sigRegionChangeFinished.connect(self._finished)
+        self.setToolTip(f"events {label.first}\u2013{label.last} start inside "
+                        f"[{label.t0_s:.2f}, {label.t1_s:.2f}] s")
+
+    def _apply_style(self):
+        r, g, b = pg.mkColor(theme.ANCHOR).getRgb()[:3]
+        self.setBrush(pg.mkBrush(r, g, b, 90 if self.selected else 40))
+        self.setHoverBrush(pg.mkBrush(r, g, b, 90))
+        for line in self.lines:
+            line.setPen(pg.mkPen(theme.SELECTION, width=2) if self.selected
+                        else pg.mkPen(r, g, b, 220, width=1, style=Qt.PenStyle.DashLine))
+        self.update()
+
+    def set_selected(self, selected: bool):
+        self.selected = bool(selected)
+        self._apply_style()
+
+    def mouseClickEvent(self, ev):
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.sigSelected.emit(self.label.id)
+            return
+        super().mouseClickEvent(ev)
+
+    def _finished(self, *_):
+        x0, x1 = self.getRegion()
+        self.sigEdited.emit(self.label.id, float(x0), float(x1))
 
 
 def kind_for_key(key: str):

@@ -39,14 +39,28 @@ class MarginStrip(pg.PlotItem):
         self._text.setParentItem(self.vb)
         self._text.setPos(4, 0)
 
-    def set_margin(self, margin):
-        """Show the item's best-vs-2nd margin (``None`` or ``inf`` for none)."""
+    def set_margin(self, margin, *, model_id: str | None = None, stale: bool = False,
+                   current_model: str | None = None):
+        """Show the item's best-vs-2nd margin (``None`` or ``inf`` for none) and which model made it.
+
+        A stale prediction (made by an older model than ``current_model``) says so, with both versions.
+        """
         if margin is None:
             self._text.setText("")
-        elif math.isinf(margin):
-            self._text.setText("margin: \u221e (no runner-up)")
+            return
+        text = "margin: \u221e (no runner-up)" if math.isinf(margin) else f"margin {margin:.3g}"
+        if model_id:
+            text += f" \u00b7 model {model_id[:8]}"
+        if stale:
+            text += f" \u00b7 STALE: the current model is {current_model[:8] if current_model else 'none'}"
+            self._text.setColor(theme.STALE)
         else:
-            self._text.setText(f"margin {margin:.3g}")
+            self._text.setColor(theme.MUTED)
+        self._text.setText(text)
+
+    def text(self) -> str:
+        """The strip's caption (margin, model version, staleness)."""
+        return self._text.toPlainText()
 
     def set_disagreement(self, spans):
         """Shade ``spans`` (list of (x0, x1)) where the runner-up differs from the best structure."""

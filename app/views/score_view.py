@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from core.types import AnchorLabel
+from core.types import AnchorLabel, EventSpanLabel
 
 from .. import theme
 from .profile_view import vertical_segments
@@ -121,13 +121,19 @@ class ScoreView(pg.PlotItem):
         self.score = None
         self.frame_times = None
         self._starts = self._ends = None
+        self.event_times = None      # (E,) audio time (s) where each event is drawn
         self._notes = None
+        self._labels = []
         self._runner_notes = None
         self._links = pg.PlotCurveItem([], [], pen=pg.mkPen(theme.MUTED, width=1), connect="pairs")
         self._ruler = pg.PlotCurveItem([], [], pen=pg.mkPen(theme.FOREGROUND, width=1), connect="pairs")
         self._anchors = pg.ScatterPlotItem([], [], symbol="d", size=11, brush=pg.mkBrush(theme.ANCHOR), pen=None)
         self._anchors.setZValue(40)
-        for it in (self._links, self._ruler, self._anchors):
+        # event-span labels: a bracket over their time span and the outline of their notes
+        self._span_bars = pg.PlotCurveItem([], [], pen=pg.mkPen(theme.ANCHOR, width=3), connect="pairs")
+        self._span_bars.setZValue(41)
+        self._span_notes = None
+        for it in (self._links, self._ruler, self._anchors, self._span_bars):
             self.addItem(it, ignoreBounds=True)
         self._ylim = (0, 1)
 
@@ -144,6 +150,7 @@ class ScoreView(pg.PlotItem):
         if not ticks:
             ticks = [(lo, note_name(lo)), (hi, note_name(hi))]
         self.getAxis("left").setTicks([ticks, []])
+        self._labels = []
         self.set_prediction(None)
 
     def note_at(self, x: float, y: float):
@@ -163,6 +170,7 @@ class ScoreView(pg.PlotItem):
             return
         structure = getattr(prediction, "structure", None)
         ev_t = event_audio_times(self.score, structure, self.frame_times)
+        self.event_times = ev_t
         self._starts, self._ends = note_audio_spans(self.score, ev_t)
         if self._notes is not None:
             self.removeItem(self._notes)
@@ -205,15 +213,52 @@ class ScoreView(pg.PlotItem):
         self._links.setData(lx, ly)
         self._links.setPen(theme.prediction_pen(stale, width=1) if prediction is not None
                            else pg.mkPen(theme.MUTED, width=1))
+        self._draw_spans()
 
     def set_labels(self, labels):
+        """Draw anchor labels (diamonds at their time) and event-span labels (a bracket and note outlines)."""
+        self._labels = list(labels)
         anchors = [lab for lab in labels if isinstance(lab, AnchorLabel)]
         if not anchors or self.score is None:
             self._anchors.setData([], [])
+        else:
+            base = self._ylim[1] - 4.0
+            self._anchors.setData([a.time_s for a in anchors], [base] * len(anchors),
+                                  data=[a.id for a in anchors])
+        self._draw_spans()
+
+    def span_labels(self) -> list:
+        """The event-span labels drawn."""
+        return [lab for lab in self._labels if isinstance(lab, EventSpanLabel)]
+
+    def span_note_mask(self) -> np.ndarray:
+        """(N,) bool: the notes outlined because an event-span label names their event."""
+        if self.score is None:
+            return np.zeros(0, dtype=bool)
+        mask = np.zeros(self.score.n_notes, dtype=bool)
+        for lab in self.span_labels():
+            mask |= (self.score.note_event >= lab.first) & (self.score.note_event <= lab.last)
+        return mask
+
+    def _draw_spans(self):
+        if self._span_notes is not None:
+            self.removeItem(self._span_notes)
+            self._span_notes = None
+        spans = self.span_labels()
+        if not spans or self.score is None or self._starts is None:
+            self._span_bars.setData([], [])
             return
-        base = self._ylim[1] - 4.0
-        self._anchors.setData([a.time_s for a in anchors], [base] * len(anchors),
-                              data=[a.id for a in anchors])
+        y = self._ylim[1] - 4.0
+        xs = np.array([[lab.t0_s, lab.t1_s] for lab in spans], dtype=float).reshape(-1)
+        self._span_bars.setData(xs, np.full(xs.size, y))
+        mask = self.span_note_mask()
+        if mask.any():
+            self._span_notes = pg.BarGraphItem(
+                x0=self._starts[mask], width=(self._ends - self._starts)[mask], y0=self.score.pitches[mask] - 0.45,
+                height=np.full(int(mask.sum()), 0.9), brush=pg.mkBrush(0, 0, 0, 0),
+                pen=pg.mkPen(theme.ANCHOR, width=1.5))
+            self._span_notes.setZValue(11)
+            self.addItem(self._span_notes)
 
     def _on_note_dropped(self, note: int, t: float):
         if self.item_id is None or self.score is None:

@@ -7,7 +7,7 @@ import pyqtgraph as pg
 
 from pyqtgraph.widgets.ColorMapMenu import ColorMapMenu
 
-from core.types import AnchorLabel
+from core.types import AnchorLabel, EventSpanLabel
 
 from .. import theme
 from .base_view import ItemView
@@ -88,6 +88,8 @@ class SpectrogramView(ItemView):
     Region and boundary labels live in the index space of the item's feature frames;
     anchor labels are drawn at their time in seconds.
     """
+
+    x_is_time = True
 
     def __init__(self, parent=None):
         self._freq_axis = FrequencyAxis(orientation="left")
@@ -189,6 +191,21 @@ class SpectrogramView(ItemView):
             self._level = level
             self.image.setImage(self._pyramid[level], autoLevels=False)
             self.image.setRect(*self._image_rect)
+
+    def _on_region_drawn(self, x0: float, x1: float):
+        """On an item with a score, a drag says "the score events drawn in here start in here"."""
+        sv = self.score_view
+        if not self._score_shown or sv.score is None or sv.event_times is None:
+            super()._on_region_drawn(x0, x1)
+            return
+        if self.item_id is None:
+            return
+        t0, t1 = max(0.0, float(x0)), max(0.0, float(x1))
+        inside = np.flatnonzero((sv.event_times >= t0) & (sv.event_times <= t1))
+        if inside.size == 0 or t1 <= t0:
+            return
+        self.labelCreateRequested.emit(EventSpanLabel(item_id=self.item_id, first=int(inside[0]),
+                                                      last=int(inside[-1]), t0_s=t0, t1_s=t1))
 
     def set_cursor(self, t_s):
         """Playback cursor at ``t_s`` seconds; ``None`` hides it."""

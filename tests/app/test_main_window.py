@@ -205,6 +205,7 @@ def test_cheat_sheet_lists_every_shortcut_and_filters(qtbot, window):
     shortcuts = {sheet.table.topLevelItem(i).text(0): sheet.table.topLevelItem(i).text(1)
                  for i in range(sheet.table.topLevelItemCount())}
     assert shortcuts["Undo"] == "Ctrl+Z" and shortcuts["Keyboard shortcuts"] == "F1"
+    assert shortcuts["Show model panel"] == "Alt+3"   # the dock toggles are actions too
     assert all(shortcuts.values()), [name for name, keys in shortcuts.items() if not keys]  # every action has one
     sheet.search.setText("retrain")
     assert sheet.visible_actions() == ["Retrain now", "Retrain every task"]
@@ -249,3 +250,141 @@ def test_views_use_the_same_time_axis(qtbot, window):
     qtbot.waitUntil(lambda: win.current_item == "aud", timeout=5000)
     win.spec_view.main.setXRange(2.0, 4.0, padding=0)
     np.testing.assert_allclose(win.score_view.viewRange()[0], win.spec_view.main.viewRange()[0])
+
+
+def _show_audio(qtbot, win):
+    win.show_item("aud")
+    qtbot.waitUntil(lambda: win.current_item == "aud" and win.current_prediction() is not None
+                    and win.current_prediction().item_id == "aud", timeout=5000)
+
+
+def test_drag_on_an_aligned_spectrogram_makes_an_event_span_drawn_on_both_views(qtbot, window):
+    win, eng = window, window.engine
+    _show_audio(qtbot, win)
+    sv = win.score_view
+    ev_t = sv.event_times.copy()          # where the drawn alignment puts each event (s)
+    t0, t1 = 0.5 * (ev_t[1] + ev_t[2]), 0.5 * (ev_t[3] + ev_t[4])
+    drag(qtbot, win.spec_view, win.spec_view.vb, t0, t1, 16.0)
+    labs = eng.labels("aud")
+    assert len(labs) == 1 and type(labs[0]).__name__ == "EventSpanLabel"
+    lab = labs[0]
+    assert (lab.first, lab.last) == (2, 3)
+    assert abs(lab.t0_s - t0) < 0.1 and abs(lab.t1_s - t1) < 0.1
+    qtbot.waitUntil(lambda: lab.id in win.spec_view._label_items, timeout=2000)
+    assert win.spec_view._label_items[lab.id].getRegion() == pytest.approx((lab.t0_s, lab.t1_s))
+    np.testing.assert_array_equal(sv.span_note_mask(), np.isin(eng.the_score.note_event, [2, 3]))
+    assert "events 2\u20133" in win.label_list.item(0).text()
+    win.spec_view.select_label(lab.id)
+    win.delete_selected()
+    assert eng.labels("aud") == []
+    qtbot.waitUntil(lambda: not sv.span_note_mask().any() and not win.spec_view._label_items, timeout=2000)
+
+
+def test_runner_up_alignment_is_drawn_only_where_it_differs(qtbot, window):
+    win, eng = window, window.engine
+    _show_audio(qtbot, win)
+    pred = win.current_prediction()
+    differ = np.flatnonzero(pred.runner_up.onsets != pred.structure.onsets)
+    assert differ.tolist() == [1]          # the stand-in's runner-up moves event 1 by a frame
+    notes = win.score_view._runner_notes
+    assert notes is not None and len(notes.opts["x0"]) == int(np.sum(eng.the_score.note_event == 1))
+    times = eng.sequence("aud").positions
+    xs = np.unique(win.spec_view.runner.getData()[0])
+    np.testing.assert_allclose(xs, [times[pred.runner_up.onsets[1]]])
+
+
+def test_a_prediction_left_behind_by_a_newer_model_turns_stale(qtbot, window):
+    from core import events as ev
+
+    win, eng = window, window.engine
+    strip = win.profile_view.strip
+    assert "model model-0" in strip.text() and "STALE" not in strip.text()
+    win.learner.enabled = False            # nothing will replace the drawn prediction
+    eng.model_n += 1
+    eng.events.emit(ev.ModelChanged(eng.current_model_id))
+    qtbot.waitUntil(lambda: "STALE" in strip.text(), timeout=3000)
+    assert "model-1" in strip.text() and "model model-0" in strip.text()
+    assert win.profile_view.means.opts["pen"].color().name() == theme.STALE
+    win.learner.enabled = True
+    win.predict_current()
+    qtbot.waitUntil(lambda: "STALE" not in strip.text(), timeout=3000)
+    assert win.profile_view.means.opts["pen"].color().name() == theme.PREDICTION
+
+
+def test_layout_item_and_range_are_on_disk_without_a_clean_exit(qtbot, tmp_path):
+    import shutil
+
+    theme.configure_pyqtgraph()
+    ini = tmp_path / "s.ini"
+    win = MainWindow(FakeEngine(tmp_path / "p.marginalia"),
+                     settings=QtCore.QSettings(str(ini), QtCore.QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    win.show_item("cgh-b")
+    qtbot.waitUntil(lambda: win.current_item == "cgh-b", timeout=5000)
+    win.model_dock.hide()
+    seq = win.engine.sequence("cgh-b")
+    win.profile_view.main.setXRange(seq.positions[10], seq.positions[30], padding=0)
+    # no close(): what a crash would leave is what is on disk now
+    qtbot.waitUntil(lambda: ini.exists() and "x_range" in ini.read_text() and "cgh-b" in ini.read_text(),
+                    timeout=5000)
+    shutil.copy(ini, tmp_path / "after_crash.ini")   # a fresh file: nothing shared with the live settings
+    win2 = MainWindow(FakeEngine(tmp_path / "p.marginalia"),
+                      settings=QtCore.QSettings(str(tmp_path / "after_crash.ini"), QtCore.QSettings.Format.IniFormat))
+    qtbot.addWidget(win2)
+    win2.show()
+    qtbot.waitUntil(lambda: win2.current_item == "cgh-b", timeout=5000)
+    x0, x1 = win2.profile_view.x_range()
+    assert abs(x0 - seq.positions[10]) < 1e-6 * seq.positions[-1] + 1
+    assert abs(x1 - seq.positions[30]) < 1e-6 * seq.positions[-1] + 1
+    assert win2.model_dock.isHidden() and not win2.browser_dock.isHidden()
+    win.close()
+    win2.close()
+
+
+class StandInPlayer(QtCore.QObject):
+    """The AudioPlayer interface without a sound card: records what it was asked to play."""
+
+    positionChanged = QtCore.Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.available, self.reason, self.played, self.playing = True, "", [], False
+
+    def play(self, path, start_s=0.0, stop_s=None):
+        self.played.append((path, start_s, stop_s))
+        self.playing = True
+        return True
+
+    def stop(self):
+        self.playing = False
+        self.positionChanged.emit(None)
+
+    def is_playing(self):
+        return self.playing
+
+
+def test_playback_cursor_moves_and_pages_the_view(qtbot, window):
+    from app.audio import AudioPlayer
+
+    win = window
+    win.audio, win.audio_factory = None, StandInPlayer
+    try:
+        _show_audio(qtbot, win)
+        win.current_query = None
+        win.spec_view.main.setXRange(2.0, 6.0, padding=0)
+        win.actions["play"].trigger()
+        player = win.audio
+        assert len(player.played) == 1
+        _path, start, stop = player.played[0]
+        assert abs(start - 2.0) < 0.06 and abs(stop - 6.0) < 0.06     # the visible range
+        player.positionChanged.emit(3.0)
+        assert win.spec_view.cursor.isVisible() and win.spec_view.cursor.value() == 3.0
+        assert win.spec_view.x_range() == pytest.approx((2.0, 6.0))
+        player.positionChanged.emit(6.5)                                # ran off the right edge: page on
+        x0, x1 = win.spec_view.x_range()
+        assert x0 < 6.5 < x1 and x1 - x0 == pytest.approx(4.0)
+        win.actions["play"].trigger()                                   # Space again stops
+        assert not player.is_playing() and not win.spec_view.cursor.isVisible()
+    finally:
+        win.audio, win.audio_factory = None, AudioPlayer

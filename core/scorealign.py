@@ -20,10 +20,13 @@ One pipeline used by the engine, the command line and the benchmarks.
    stretched to the length of the music in the recording. Anchors become
    onset windows; the runner-up (best alignment different from the best) gives
    the margin.
-4. **Refinement**. Each decoded onset is moved to the strongest rise of the
-   event's pitch classes (fine onset chroma, weighted towards pitch classes the
-   event adds) within a few fine frames, with parabolic interpolation, keeping
-   the onsets increasing and inside their anchors' tolerance.
+4. **Refinement**. Every note of an event is timed at the strongest rise of
+   its own semitone band and upper partials (those that are not another note
+   of the chord) at the fine hop, with parabolic interpolation, searching
+   between the half-way points to the neighbouring decoded onsets; the event's
+   onset is the median of its notes' (a melody note played ahead of its chord
+   does not drag the event). Onsets stay increasing and inside their anchors'
+   tolerance.
 
 Weak supervision (:meth:`ScoreAligner.fit`) learns ``W`` from score/audio
 pairs without timing by alternating "align with the current scorers" and "fit
@@ -85,6 +88,9 @@ class AlignmentFeatures:
         Fine frames per decoding frame.
     duration_s : float
         Length of the signal.
+    flux_bands : ndarray, shape (T_fine, 88), optional
+        Per-semitone spectral flux at the fine hop (piano keys 21..108); the
+        refinement then times every note of an event on its own partials.
     """
 
     X: np.ndarray
@@ -94,6 +100,7 @@ class AlignmentFeatures:
     hop_fine: int
     coarse: int
     duration_s: float
+    flux_bands: Optional[np.ndarray] = None
 
     @property
     def n_frames(self) -> int:
@@ -290,6 +297,29 @@ def _weighted_median(x: np.ndarray, w: np.ndarray) -> float:
     return float(x[i])
 
 
+# partials of a piano note: semitone offsets of harmonics 1-4 and their weights in the onset search
+_PARTIAL_OFFSETS = np.array([0, 12, 19, 24])
+_PARTIAL_WEIGHTS = np.array([1.0, 0.6, 0.4, 0.3])
+_NOTE_FLOOR = 0.05  # notes whose strongest rise is below this share of the event's strongest are not timed
+
+
+def _note_onset_curves(flux_bands: np.ndarray, pitches: np.ndarray, a: int, b: int) -> np.ndarray:
+    """Onset strength of every note in fine frames ``a:b`` from the flux of its partials, shape (b - a, N).
+
+    ``pitches`` are the distinct MIDI pitches of one event.
+    """
+    seg = flux_bands[a:b]
+    out = np.zeros((b - a, pitches.shape[0]))
+    for i, p in enumerate(pitches):
+        band = int(p) - _LOW_PITCH + _PARTIAL_OFFSETS
+        # an upper partial that is another note's fundamental rises with that note: not this note's evidence
+        ok = (band >= 0) & (band < _N_BANDS) & ((_PARTIAL_OFFSETS == 0) | ~np.isin(int(p) + _PARTIAL_OFFSETS, pitches))
+        if ok.any():
+            out[:, i] = seg[:, band[ok]] @ _PARTIAL_WEIGHTS[ok]
+    return out
+
+
+
 # ----------------------------------------------- transposition-invariant scorers
 #
 # The learned scorers are circulant: the weight from pitch class i of a block
@@ -351,9 +381,10 @@ class ScoreAligner:
         event's duration costs as much as one frame of perfect match); 0 off.
     prior_span : float, default 4.0
         Longest event allowed, in multiples of the longest expected duration.
-    refine_frames : int, default 3
-        Refinement searches ± this many decoding frames around each onset
-        (0 disables refinement).
+    refine_frames : int, default 12
+        Refinement searches ± this many decoding frames around each onset,
+        and never past half-way to the neighbouring events' onsets (0
+        disables refinement).
     runner_up : bool, default True
         Also decode the runner-up and the margin.
     n_iter : int, default 3
@@ -373,7 +404,7 @@ class ScoreAligner:
     """
 
     def __init__(self, coarse=4, onset_weight=0.5, onset_decay_s=0.1, silence_db=40.0, prior_weight=10.0,
-                 prior_span=4.0, refine_frames=3, runner_up=True, n_iter=3, ridge=0.01, onset_bonus=10.0):
+                 prior_span=4.0, refine_frames=12, runner_up=True, n_iter=3, ridge=0.01, onset_bonus=10.0):
         self.coarse = coarse
         self.onset_weight = onset_weight
         self.onset_decay_s = onset_decay_s
@@ -468,7 +499,7 @@ class ScoreAligner:
         loud = (1.0 - quiet)[:, None]
         X = np.hstack([c_unit * loud, o_unit * loud, np.ones((chroma.shape[0], 1))])
         return AlignmentFeatures(X=X, quiet=quiet, onset_fine=onset_fine, sr=sr, hop_fine=hop, coarse=k,
-                                 duration_s=y.shape[0] / sr)
+                                 duration_s=y.shape[0] / sr, flux_bands=flux.astype(np.float32))
 
     # -------------------------------------------------------------- decode
     def _score_matrix(self, feats: AlignmentFeatures, score: Score, W) -> np.ndarray:
@@ -561,22 +592,74 @@ class ScoreAligner:
 
     def _refine(self, feats: AlignmentFeatures, score: Score, onsets: np.ndarray, anchors) -> np.ndarray:
         """Onset times (s) of the events moved to the strongest rise of their pitch classes."""
-        k, hop, sr = feats.coarse, feats.hop_fine, feats.sr
         coarse_t = feats.frame_boundary_s(onsets)
-        r = int(self.refine_frames)
-        if r == 0:
+        if int(self.refine_frames) == 0:
             return coarse_t
-        O = feats.onset_fine
-        Tf = O.shape[0]
-        Wt = _onset_weights(score)
         E = onsets.shape[0]
-        times = coarse_t.copy()
-        half = r * k
         lo_t = np.full(E, -np.inf)
         hi_t = np.full(E, np.inf)
         for a in anchors or ():
             lo_t[a.event] = max(lo_t[a.event], a.time_s - a.tolerance_s)
             hi_t[a.event] = min(hi_t[a.event], a.time_s + a.tolerance_s)
+        if feats.flux_bands is not None:
+            times = self._refine_notes(feats, score, onsets, coarse_t)
+        else:
+            times = self._refine_chroma(feats, score, onsets, coarse_t)
+        times = np.clip(times, lo_t, hi_t)
+        # keep strictly increasing: a refined onset may not pass its neighbours
+        eps = 1e-4
+        for e in range(1, E):
+            if times[e] <= times[e - 1]:
+                times[e] = times[e - 1] + eps
+        return times
+
+    def _refine_notes(self, feats, score, onsets, coarse_t):
+        """Every event at the median of its notes' onsets, each note timed on the flux of its own partials.
+
+        A note's search window is the decoded onset ± ``refine_frames`` decoding
+        frames, cut half-way to the neighbouring events' decoded onsets; notes
+        whose strongest rise is much weaker than the event's strongest are
+        ignored (masked by louder neighbours or soft).
+        """
+        k, hop, sr = feats.coarse, feats.hop_fine, feats.sr
+        F = feats.flux_bands
+        Tf = F.shape[0]
+        E = onsets.shape[0]
+        half = int(self.refine_frames) * k
+        centre = onsets.astype(np.int64) * k
+        times = coarse_t.copy()
+        first = np.searchsorted(score.note_event, np.arange(E + 1), side="left")
+        for e in range(E):
+            c = int(centre[e])
+            a, b = c - half, c + half + 1
+            if e > 0:
+                a = max(a, (c + int(centre[e - 1])) // 2 + 1)
+            if e + 1 < E:
+                b = min(b, (c + int(centre[e + 1])) // 2 + 1)
+            a, b = max(a, 1), min(b, Tf - 1)
+            if b - a < 3:
+                continue
+            pitches = np.unique(score.pitches[first[e]:first[e + 1]])
+            curves = _note_onset_curves(F, pitches, a, b)
+            peaks = curves.argmax(axis=0)
+            heights = curves[peaks, np.arange(pitches.shape[0])]
+            top = float(heights.max())
+            if top <= 0:
+                continue
+            keep = np.flatnonzero(heights >= _NOTE_FLOOR * top)
+            at = np.array([_peak_position(curves[:, i], peaks[i]) for i in keep])
+            times[e] = (a + float(np.median(at)) - 0.5) * hop / sr
+        return times
+
+    def _refine_chroma(self, feats, score, onsets, coarse_t):
+        """Every event at the strongest rise of its pitch classes (features without per-band flux)."""
+        k, hop, sr = feats.coarse, feats.hop_fine, feats.sr
+        O = feats.onset_fine
+        Tf = O.shape[0]
+        Wt = _onset_weights(score)
+        E = onsets.shape[0]
+        times = coarse_t.copy()
+        half = int(self.refine_frames) * k
         counts = score.event_matrix(12)
         for n, e in enumerate(score.note_event):
             counts[e, score.pitches[n] % 12] += 1.0  # notes per pitch class (+1 for the presence)
@@ -598,12 +681,6 @@ class ScoreAligner:
             at = np.array([_peak_position(seg[:, i], peaks[i]) for i in np.flatnonzero(keep)])
             weight = (counts[e, pcs] * Wt[e, pcs])[keep]
             times[e] = (a + _weighted_median(at, weight) - 0.5) * hop / sr
-        times = np.clip(times, lo_t, hi_t)
-        # keep strictly increasing: a refined onset may not pass its neighbours
-        eps = 1e-4
-        for e in range(1, E):
-            if times[e] <= times[e - 1]:
-                times[e] = times[e - 1] + eps
         return times
 
     def align(self, audio_y, sr, score, *, anchors=None, features: Optional[AlignmentFeatures] = None

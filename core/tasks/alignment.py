@@ -139,7 +139,20 @@ class AlignmentTask(EngineTask):
         return self.engine.data(item_id).sequence.positions[pred.structure.onsets]
 
     def _anchors(self, item_id) -> list:
-        return [lab for lab in self.labels_of(item_id) if isinstance(lab, AnchorLabel)]
+        """The item's labels as anchors for the aligner.
+
+        An event-span label ("events first..last start inside [t0, t1]") is, for each of its
+        events, an anchor window centred on the span with half its width as the tolerance.
+        """
+        out = []
+        for lab in self.labels_of(item_id):
+            if isinstance(lab, AnchorLabel):
+                out.append(lab)
+            elif isinstance(lab, EventSpanLabel):
+                mid, half = 0.5 * (lab.t0_s + lab.t1_s), 0.5 * (lab.t1_s - lab.t0_s)
+                out.extend(AnchorLabel(item_id=item_id, id=f"{lab.id}:{e}", event=e, time_s=mid, tolerance_s=half)
+                           for e in range(int(lab.first), int(lab.last) + 1))
+        return out
 
     # --------------------------------------------------------------- learning
     def update(self, item_id: str, *, cancel=None) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 from core.engine import DEMO_DIR, Engine
 from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import AnchorLabel, RegionLabel
+from core.types import AnchorLabel, EventSpanLabel, RegionLabel
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,26 @@ def test_demo_alignment_is_close_to_the_truth_and_anchors_are_obeyed(demo):
     assert abs(got - target) <= (np.ceil(0.03 * fr) + 0.5) / fr
     assert pred.runner_up is None or pred.runner_up != pred.structure
     assert demo.undo()
+
+
+def test_an_event_span_label_moves_its_events_into_the_span(demo):
+    audio = _audio_item(demo)
+    positions = demo.sequence(audio.id).positions
+    fr = demo.data(audio.id).frame_rate
+    pred = demo.predict(audio.id)
+    before = positions[pred.structure.onsets]
+    e = len(before) // 2
+    # events e and e+1 start in a window that the unlabelled alignment does not use for them
+    t0, t1 = before[e + 1] + 0.25, before[e + 1] + 0.45
+    demo.add_label(EventSpanLabel(item_id=audio.id, first=e, last=e + 1, t0_s=float(t0), t1_s=float(t1)))
+    try:
+        pred = demo.predict(audio.id)
+        times = np.asarray(pred.times_s)
+        assert np.all(times[e:e + 2] >= t0 - 1.0 / fr) and np.all(times[e:e + 2] <= t1 + 1.0 / fr), times[e:e + 2]
+        assert np.all(np.diff(pred.structure.onsets) > 0)
+        assert not (t0 - 1.0 / fr <= before[e] <= t1 + 1.0 / fr)   # the label did move event e
+    finally:
+        assert demo.undo()
 
 
 def test_labels_of_the_wrong_kind_or_out_of_range_are_refused(demo):

@@ -37,10 +37,11 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from core.active.loop import ActiveSession, PartPool  # noqa: E402
+from core.active.penalty_task import PenaltyPathTask  # noqa: E402
 from core.active.parts import parts_for_items  # noqa: E402
 from core.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
 from core.active.stopping import StoppingCriterion  # noqa: E402
-from core.active.uncertainty import STRATEGIES  # noqa: E402
+from core.active.uncertainty import STRATEGIES, pool_uncertainties  # noqa: E402
 from core.io.cgh import read_annotations, read_profiles  # noqa: E402
 from core.models.segmentation import SegmentationModel  # noqa: E402
 
@@ -78,8 +79,9 @@ def load_cgh(data_dir: pathlib.Path):
     by_item: dict = {}
     for lab in labels:
         by_item.setdefault(lab.item_id, []).append(lab.as_region_label())
+    every = list(seqs)
     seqs = [s for s in seqs if s.name in by_item]
-    return seqs, by_item
+    return seqs, by_item, every
 
 
 def split(seqs, by_item, X, seed):
@@ -95,11 +97,18 @@ def split(seqs, by_item, X, seed):
 # ----------------------------------------------------------------- curves
 
 
-def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, window, threshold):
-    task = SegmentationTask(SegmentationModel(metric="diagonal"))
+def make_task(model_name):
+    if model_name == "penalty":
+        return PenaltyPathTask()
+    return SegmentationTask(SegmentationModel(metric="diagonal"))
+
+
+def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, window, threshold, task, learner,
+              refit_every):
     stopping = StoppingCriterion(window=window, threshold=threshold, relative=True)
     session = ActiveSession(pool, task, lambda q, p: by_item[p.item_id], strategy=strategy, batch_size=batch,
-                            held_out=test, stopping=stopping, random_state=seed)
+                            held_out=test, stopping=stopping, random_state=seed, learner=learner,
+                            refit_every=refit_every)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         session.run(max_fraction=max_fraction)
@@ -109,6 +118,13 @@ def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, windo
     fired = None if stopping.fired_at_ is None else float(frac[stopping.fired_at_ - 1])
     cycle = [r["update_s"] + r["score_s"] for r in session.curve_[1:]]
     return {"fraction": frac, "error": err, "uncertainty": unc, "stop_fraction": fired, "cycle_s": cycle}
+
+
+def full_label_error_penalty(task, pool, by_item, test):
+    """Every pool label: the max-margin interval regression of the per-sequence log-penalty."""
+    task.initialize(pool)
+    task.refit(list(pool.values()), [by_item[k] for k in pool])
+    return task.evaluate(test)
 
 
 def full_label_error(pool, by_item, test, *, learner):
@@ -179,28 +195,35 @@ def stopping_sensitivity(raw_runs, flat, windows=(4, 6, 10), thresholds=(1e-3, 2
 # ------------------------------------------------------------------ speed
 
 
-def time_query_cycle(seqs, by_item, X, *, n_parts, n_labelled, repeat, with_ssvm=True):
-    """One cycle on a pool of ``n_parts`` parts: a perceptron pass over the labelled items plus the
-    best-vs-2nd uncertainty of every unlabelled part; reference: a full SSVM refit instead."""
+def time_query_cycle(seqs, by_item, X, *, n_parts, n_labelled, repeat, with_ssvm=True, n_jobs=1):
+    """One cycle on a pool of ``n_parts`` parts (windows of <= 1000 probes of the labelled chromosomes) under
+    the learned-metric model: a perceptron pass over the labelled items plus the best-vs-2nd uncertainty of
+    every part, scored on ``n_jobs`` threads; reference: a full SSVM refit instead of the perceptron pass.
+
+    Returns best wall, best CPU (process), SSVM cycle, #parts, #probes, #labelled items and the uncertainties
+    of the last repeat (to check that threads do not change them)."""
     items = {s.name: X[s.name] for s in seqs}
     parts = parts_for_items(items, window=1000)[:n_parts]
     pool = PartPool(items, parts)
     labelled = [p for p in parts if p.kind == "chromosome"][:n_labelled]
     task = SegmentationTask(SegmentationModel(metric="diagonal"))
     session = ActiveSession(pool, task, lambda q, p: by_item[p.item_id], strategy="best-vs-2nd",
-                            learner="combined", refit_every=10 ** 9, random_state=0)
+                            learner="combined", refit_every=10 ** 9, random_state=0, n_jobs=n_jobs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         session.teach([(p, by_item[p.item_id]) for p in labelled[:-1]])
         ids, data, labels = session._labelled_data()
+        w0 = task.w_.copy()
         best_cycle = best_cpu = np.inf
         for _ in range(repeat):
             task.clear_cache()  # time the full recompute, as after a perceptron update that changed w
+            task.w_ = w0.copy()
+            task._perceptron.w_ = w0.copy()
             t0, c0 = time.perf_counter(), time.process_time()
             for x, lab in zip(data, labels):
                 task.perceptron_step(x, lab)
             session._uncertainty = None
-            session._pool_uncertainty()
+            q = session._pool_uncertainty()
             best_cycle = min(best_cycle, time.perf_counter() - t0)
             best_cpu = min(best_cpu, time.process_time() - c0)
         task.clear_cache()
@@ -212,13 +235,57 @@ def time_query_cycle(seqs, by_item, X, *, n_parts, n_labelled, repeat, with_ssvm
             session._pool_uncertainty()
             ssvm_cycle = time.perf_counter() - t0
     n_probes = sum(p.size for p in parts)
-    return best_cycle, best_cpu, ssvm_cycle, len(parts), n_probes, len(data)
+    return best_cycle, best_cpu, ssvm_cycle, len(parts), n_probes, len(data), np.array(q)
 
 
-# ------------------------------------------------------------------- main
+def time_penalty_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat):
+    """One combined-strategy cycle of the per-sequence penalty model on a pool of ``n_parts`` whole
+    chromosomes: a perceptron pass over the labelled items, the interval-regression refit, and the
+    best-vs-2nd uncertainty of every unlabelled chromosome. The penalty paths are the items' features:
+    computed once when the pool is built (timed apart)."""
+    labelled_names = [s.name for s in all_seqs if s.name in by_item][:n_labelled]
+    rest = [s for s in all_seqs if s.name not in set(labelled_names)]
+    chosen = [s for s in all_seqs if s.name in set(labelled_names)] + rest[:n_parts - len(labelled_names)]
+    items = {s.name: s.values[:, 0].copy() for s in chosen}
+    task = PenaltyPathTask()
+    t0, c0 = time.perf_counter(), time.process_time()
+    task.precompute(items.values())
+    pre_wall, pre_cpu = time.perf_counter() - t0, time.process_time() - c0
+    session = ActiveSession(PartPool.from_items(items), task, lambda q, p: by_item[p.item_id],
+                            strategy="best-vs-2nd", learner="combined", refit_every=10 ** 9, random_state=0)
+    session.teach([(p, by_item[p.item_id]) for p in session.unlabelled if p.item_id in set(labelled_names)])
+    ids, data, labels = session._labelled_data()
+    best_cycle = best_cpu = np.inf
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        for x, lab in zip(data, labels):
+            task.perceptron_step(x, lab)
+        task.refit(data, labels)
+        session._uncertainty = None
+        session._pool_uncertainty()
+        best_cycle = min(best_cycle, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+    n_probes = sum(len(v) for v in items.values())
+    return best_cycle, best_cpu, pre_wall, pre_cpu, len(items), n_probes, len(data)
 
 
-def plot(path, grid, curves, full_err, stops, title):
+# ---------------------------------------------------------------- stopping
+
+
+def calibrate_stopping(run, flat, windows, thresholds):
+    """The (window, threshold) whose stop is nearest ``flat`` on one run (ties: the smallest window, then
+    the largest threshold, i.e. the earliest-firing setting)."""
+    best = None
+    for w in windows:
+        for th in sorted(thresholds, reverse=True):
+            st = stop_fraction(run["fraction"], run["uncertainty"], w, th)
+            gap = np.inf if st is None else abs(st - flat)
+            if best is None or gap < best[0] - 1e-12:
+                best = (gap, w, th, st)
+    return best
+
+
+def plot(path, grid, curves, full_err, stops, title, full_name="averaged perceptron"):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -231,7 +298,7 @@ def plot(path, grid, curves, full_err, stops, title):
         ax2.plot(grid, mu, color=line.get_color(), label=strategy)
         if stops.get(strategy) is not None:
             ax2.axvline(stops[strategy], color=line.get_color(), ls=":", lw=1)
-    ax.axhline(full_err, color="k", ls="--", lw=1, label="full labels (averaged perceptron)")
+    ax.axhline(full_err, color="k", ls="--", lw=1, label=f"full labels ({full_name})")
     ax.axhline(1.1 * full_err, color="k", ls=":", lw=1, label="full labels +10 %")
     ax.set_xlabel("fraction of the pool labelled")
     ax.set_ylabel("test labelled-region error")
@@ -239,7 +306,7 @@ def plot(path, grid, curves, full_err, stops, title):
     ax.legend(fontsize=8)
     ax2.set_xlabel("fraction of the pool labelled")
     ax2.set_ylabel("mean uncertainty of the unlabelled pool")
-    ax2.set_title("average uncertainty; dotted: stopping signal (median)")
+    ax2.set_title("average uncertainty; dotted: stopping signal (median, seeds 1..)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -250,13 +317,18 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="2 seeds, a smaller pool (under a minute)")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--model", choices=("penalty", "metric"), default="penalty",
+                    help="penalty: per-sequence log-penalty learned by interval regression on the raw logratio "
+                         "(default); metric: the learned diagonal metric with one penalty law (the old replay)")
+    ap.add_argument("--learner", choices=("combined", "perceptron"), default="combined")
+    ap.add_argument("--refit-every", type=int, default=8, help="labelled parts between regularised refits")
     ap.add_argument("--batch", type=int, default=4, help="parts queried per step")
-    ap.add_argument("--max-fraction", type=float, default=0.5, help="stop each replay at this share of the pool")
-    ap.add_argument("--window", type=int, default=6, help="η window (steps)")
-    ap.add_argument("--threshold", type=float, default=2e-3, help="η threshold (relative)")
+    ap.add_argument("--max-fraction", type=float, default=None,
+                    help="stop each replay at this share of the pool (default 1.0 penalty, 0.5 metric)")
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--ssvm-every-seed", action="store_true",
-                    help="fit the SSVM full-label reference on every seed (default: the first only)")
+                    help="metric model: fit the SSVM full-label reference on every seed (default: the first only)")
+    ap.add_argument("--n-jobs", type=int, default=2, help="threads scoring the pool in the timed query cycle")
     args = ap.parse_args(argv)
     data_dir = pathlib.Path(args.data)
     seeds = list(range(2 if args.quick else args.seeds))
@@ -265,90 +337,128 @@ def main(argv=None):
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores shared)")
 
     t0 = time.perf_counter()
-    seqs, by_item = load_cgh(data_dir)
-    feat_name, feat = features_fn()
-    X = {s.name: feat(s) for s in seqs}
+    seqs, by_item, all_seqs = load_cgh(data_dir)
+    if args.model == "penalty":
+        feat_name = "raw logratio (penalty paths, K <= 12)"
+        X = {s.name: s.values[:, 0].copy() for s in seqs}
+        task = make_task("penalty")  # one instance: initialize() resets the model, the paths stay cached
+        c0 = time.process_time()
+        task.precompute(X.values())
+        print(f"penalty paths of {len(X)} chromosomes: {time.process_time() - c0:.1f} s CPU (once)")
+    else:
+        feat_name, feat = features_fn()
+        X = {s.name: feat(s) for s in seqs}
+        task = None
     print(f"aCGH: {len(seqs)} labelled chromosomes of {len({s.meta['profile_id'] for s in seqs})} profiles, "
-          f"features {feat_name}, loaded in {time.perf_counter() - t0:.1f} s")
-    max_fraction = 0.3 if args.quick else args.max_fraction
+          f"model {args.model}, features {feat_name}, loaded in {time.perf_counter() - t0:.1f} s")
+    max_fraction = args.max_fraction or (1.0 if args.model == "penalty" else 0.5)
+    if args.quick and args.model == "metric":
+        max_fraction = min(max_fraction, 0.3)
     grid = np.linspace(0, max_fraction, int(round(max_fraction / 0.02)) + 1)
+    # the η settings tried on the calibration seed (seed 0); the others only apply the chosen one
+    windows, thresholds = (4, 6, 8, 10, 15), (1e-3, 2e-3, 5e-3, 1e-2, 2e-2)
 
     curves = {s: {"error": [], "uncertainty": []} for s in strategies}
-    stops = {s: [] for s in strategies}
     cycles = []
     raw_runs = []
     full_p, full_a, full_s = [], [], []
     for seed in seeds:
         pool, test = split(seqs, by_item, X, seed)
-        if args.quick:  # a smaller pool: every third chromosome
-            pool = dict(list(pool.items())[::3])
+        if args.quick:  # a smaller pool: every second chromosome
+            pool = dict(list(pool.items())[::2])
         t = time.perf_counter()
-        if not args.quick:
-            full_p.append(full_label_error(pool, by_item, test, learner="perceptron"))
-        full_a.append(full_label_error(pool, by_item, test, learner="averaged perceptron"))
-        ssvm_note = ""
-        if not args.quick and (seed == seeds[0] or args.ssvm_every_seed):
-            full_s.append(full_label_error(pool, by_item, test, learner="ssvm"))
-            ssvm_note = f", SSVM {full_s[-1]:.3f}"
-        plain_note = f", plain perceptron {full_p[-1]:.3f}" if not args.quick else ""
-        print(f"  seed {seed} full-label errors: averaged perceptron {full_a[-1]:.3f}{plain_note}{ssvm_note} "
-              f"({time.perf_counter() - t:.1f} s)")
+        if args.model == "penalty":
+            full_a.append(full_label_error_penalty(task, pool, by_item, test))
+            print(f"  seed {seed} full-label error (interval regression on every pool label) {full_a[-1]:.3f} "
+                  f"({time.perf_counter() - t:.1f} s)")
+        else:
+            if not args.quick:
+                full_p.append(full_label_error(pool, by_item, test, learner="perceptron"))
+            full_a.append(full_label_error(pool, by_item, test, learner="averaged perceptron"))
+            ssvm_note = ""
+            if not args.quick and (seed == seeds[0] or args.ssvm_every_seed):
+                full_s.append(full_label_error(pool, by_item, test, learner="ssvm"))
+                ssvm_note = f", SSVM {full_s[-1]:.3f}"
+            plain_note = f", plain perceptron {full_p[-1]:.3f}" if not args.quick else ""
+            print(f"  seed {seed} full-label errors: averaged perceptron {full_a[-1]:.3f}{plain_note}{ssvm_note} "
+                  f"({time.perf_counter() - t:.1f} s)")
         for strategy in strategies:
             t = time.perf_counter()
+            run_task = task if task is not None else make_task(args.model)
             res = run_curve(strategy, pool, by_item, test, seed, batch=args.batch, max_fraction=max_fraction,
-                            window=args.window, threshold=args.threshold)
+                            window=6, threshold=2e-3, task=run_task, learner=args.learner,
+                            refit_every=args.refit_every)
             curves[strategy]["error"].append(np.interp(grid, res["fraction"], res["error"]))
             curves[strategy]["uncertainty"].append(np.interp(grid, res["fraction"], res["uncertainty"]))
-            stops[strategy].append(res["stop_fraction"])
             raw_runs.append({"strategy": strategy, "seed": seed, "pool": len(pool),
                              "fraction": res["fraction"].tolist(), "error": res["error"].tolist(),
-                             "uncertainty": [None if not np.isfinite(v) else float(v) for v in res["uncertainty"]]})
+                             "uncertainty": [None if not np.isfinite(v) else float(v) for v in res["uncertainty"]],
+                             "full_label_error": full_a[-1]})
             cycles.extend(res["cycle_s"])
             print(f"  seed {seed} {strategy:>13}: pool {len(pool)} parts, error "
-                  f"{res['error'][0]:.3f} -> {res['error'][-1]:.3f}, stop at "
-                  f"{res['stop_fraction'] if res['stop_fraction'] is not None else '-'}, "
-                  f"{time.perf_counter() - t:.1f} s")
+                  f"{res['error'][0]:.3f} -> {res['error'][-1]:.3f}, {time.perf_counter() - t:.1f} s")
     for s in strategies:
         curves[s] = {k: np.array(v) for k, v in curves[s].items()}
     full_err = float(np.mean(full_a))
     level = 1.1 * full_err
+    full_name = "interval regression, every label" if args.model == "penalty" else "averaged perceptron"
+
+    # --- stopping: calibrate (window, threshold) on seed 0's run of each margin strategy, apply to the others
+    stop_rows = {}
+    print()
+    print("stopping signal: η (Lou eq. 1.8, relative) calibrated on seed 0, reported on the other seeds; "
+          "flatten = first fraction after which the run's test error stays within 10 % of its final value")
+    for strategy in strategies:
+        if strategy == "random":
+            continue
+        runs = [r for r in raw_runs if r["strategy"] == strategy]
+        cal = runs[0]
+        flat0 = flatten_point(np.array(cal["fraction"]), np.array(cal["error"]), 0.1)
+        gap0, w, th, st0 = calibrate_stopping(cal, flat0, windows, thresholds)
+        gaps, stops, flats = [], [], []
+        for r in runs[1:]:
+            fl = flatten_point(np.array(r["fraction"]), np.array(r["error"]), 0.1)
+            st = stop_fraction(r["fraction"], r["uncertainty"], w, th)
+            flats.append(fl)
+            stops.append(st)
+            gaps.append(np.inf if st is None else abs(st - fl))
+        mean_gap = float(np.mean(gaps)) if gaps else np.nan
+        stop_rows[strategy] = (w, th, stops)
+        print(f"  {strategy:>13}: chose W={w} θ={th:g} on seed 0 (stop {st0}, flatten {flat0:.2f}); other seeds: "
+              f"stop {['-' if v is None else round(v, 2) for v in stops]} flatten {[round(v, 2) for v in flats]} "
+              f"mean |gap| {mean_gap:.3f}")
+        if gaps:
+            rows_ref = {"name": f"median flatten point (seeds 1..{len(seeds) - 1})", "value": float(np.median(flats))}
+            stop_rows[strategy] = (w, th, stops, mean_gap, rows_ref)
 
     rows = []
     reach = {}
     print()
-    print(f"full-label test error: averaged perceptron {full_err:.4f}" +
+    print(f"full-label test error: {full_name} {full_err:.4f}" +
           (f", plain perceptron {np.mean(full_p):.4f}" if full_p else "") +
           f" (mean over {len(seeds)} seeds)" +
           (f"; SSVM {np.mean(full_s):.4f} (mean over {len(full_s)} seed(s))" if full_s else ""))
     print(f"{'strategy':>14} {'err@0':>7} {'err@10%':>8} {'err@20%':>8} {'err@end':>8} {'reach':>7} "
-          f"{'flatten':>8} {'stop(med)':>9}")
-    stop_med = {}
+          f"{'flatten':>8}")
     for s in strategies:
         m = curves[s]["error"].mean(0)
         reach[s] = first_reach(grid, m, level)
         flat = flatten_point(grid, m, 0.1)
-        st = [v for v in stops[s] if v is not None]
-        stop_med[s] = float(np.median(st)) if st else None
         at = lambda f: float(np.interp(f, grid, m))  # noqa: E731
         print(f"{s:>14} {m[0]:7.3f} {at(0.1):8.3f} {at(0.2):8.3f} {m[-1]:8.3f} "
-              f"{'-' if reach[s] is None else f'{reach[s]:.2f}':>7} {flat:8.2f} "
-              f"{'-' if stop_med[s] is None else f'{stop_med[s]:.2f}':>9}  (stops fired {len(st)}/{len(seeds)})")
+              f"{'-' if reach[s] is None else f'{reach[s]:.2f}':>7} {flat:8.2f}")
         rows.append(row(f"cgh {s}: fraction of pool to reach full-label error +10%",
                         reach[s] if reach[s] is not None else np.inf, "fraction of parts",
                         0.2 if s == "best-vs-2nd" else None, "lower",
-                        {"name": "full-label error (averaged perceptron)", "value": full_err}))
+                        {"name": f"full-label error ({full_name})", "value": full_err}))
+        rows.append(row(f"cgh {s}: test error at 10% of the pool", at(0.1), "error rate", None,
+                        "lower", {"name": f"full-label error ({full_name})", "value": full_err}))
         rows.append(row(f"cgh {s}: test error at 20% of the pool", at(min(0.2, grid[-1])), "error rate", None,
-                        "lower", {"name": "full-label error (averaged perceptron)", "value": full_err}))
-        if s != "random":
-            gap = None if stop_med[s] is None else abs(stop_med[s] - flat)
-            rows.append(row(f"cgh {s}: |stopping signal - curve flattens|", gap if gap is not None else np.inf,
-                            "fraction of pool", 0.1, "lower", {"name": "flatten point", "value": flat}))
-    flats = {s: flatten_point(grid, curves[s]["error"].mean(0), 0.1) for s in strategies}
-    print("stopping sensitivity (relative η; recomputed from the recorded histories): "
-          "strategy window threshold fired median-stop |stop-flatten|")
-    for strategy, w, th, n_fired, n_runs, med, gap in stopping_sensitivity(raw_runs, flats):
-        print(f"  {strategy:>13} W={w:<3d} θ={th:<6g} fired {n_fired}/{n_runs}  stop "
-              f"{'-' if med is None else f'{med:.2f}'}  gap {'-' if gap is None else f'{gap:.2f}'}")
+                        "lower", {"name": f"full-label error ({full_name})", "value": full_err}))
+        if s in stop_rows and len(stop_rows[s]) == 5:
+            w, th, stops, gap, ref = stop_rows[s]
+            rows.append(row(f"cgh {s}: mean |stopping signal - curve flattens| (W={w}, θ={th:g} from seed 0)",
+                            gap, "fraction of pool", 0.1, "lower", ref))
     if "random" in reach and "best-vs-2nd" in reach:
         r_rand = reach["random"] if reach["random"] is not None else grid[-1] + 0.02
         r_b2 = reach["best-vs-2nd"]
@@ -359,43 +469,87 @@ def main(argv=None):
         print(f"labels random / best-vs-2nd to reach {level:.4f}: {ratio:.2f}{lower_bound}")
         rows.append(row("cgh: labels needed random / best-vs-2nd" + (" (lower bound)" if lower_bound else ""),
                         ratio, "ratio", 1.5, "higher", None))
+        # the same ratio per seed (random's seed-s run against best-vs-2nd's), a less smoothed view
+        per = []
+        for seed in seeds:
+            rr = [r for r in raw_runs if r["seed"] == seed]
+            got = {}
+            for r in rr:
+                if r["strategy"] in ("random", "best-vs-2nd"):
+                    got[r["strategy"]] = first_reach(np.array(r["fraction"]), np.array(r["error"]),
+                                                     1.1 * r["full_label_error"])
+            if got.get("best-vs-2nd"):
+                per.append((got.get("random") or 1.0) / got["best-vs-2nd"])
+        if per:
+            print(f"per-seed ratio random / best-vs-2nd (each against its own full-label error): "
+                  f"{[round(v, 2) for v in per]}, median {np.median(per):.2f}")
+            rows.append(row("cgh: labels needed random / best-vs-2nd, median over seeds", float(np.median(per)),
+                            "ratio", 1.5, "higher", None))
     if full_s:
         rows.append(row(f"cgh: full-label test error, SSVM ({len(full_s)} seed(s))", float(np.mean(full_s)),
                         "error rate", None, "lower",
                         {"name": "averaged perceptron", "value": full_err}))
 
+    # --- speed
     n_parts = 120 if args.quick else 300
-    cyc, cpu, ssvm_cyc, n, n_probes, n_lab = time_query_cycle(seqs, by_item, X, n_parts=n_parts, n_labelled=30,
-                                                         repeat=3 if args.quick else 5,
-                                                         with_ssvm=not args.quick)
-    print(f"query cycle, {n} parts ({n_probes} probes), {n_lab} labelled chromosomes: perceptron pass + "
-          f"best-vs-2nd uncertainty {cyc * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU (best of N); "
-          + ("" if ssvm_cyc is None else f"SSVM refit + uncertainty {ssvm_cyc * 1000:.0f} ms"))
-    rows.append(row(f"cgh query cycle: perceptron update + uncertainty of {n} parts", cyc, "s", 0.5, "lower",
-                    None if ssvm_cyc is None else {"name": "SSVM refit + uncertainty", "value": ssvm_cyc}))
-    rows.append(row(f"cgh query cycle: same, process CPU time", cpu, "s", 0.5, "lower",
-                    {"name": "wall time", "value": cyc}))
+    repeat = 3 if args.quick else 5
+    load = os.getloadavg()
+    print(f"\nquery cycles (load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}); best of {repeat}")
+    cyc, cpu, pre_w, pre_c, n, n_probes, n_lab = time_penalty_cycle(all_seqs, by_item, n_parts=n_parts,
+                                                                    n_labelled=30, repeat=repeat)
+    print(f"  penalty model, {n} chromosomes ({n_probes} probes), {n_lab} labelled: perceptron pass + refit + "
+          f"best-vs-2nd of the pool {cyc * 1000:.1f} ms wall, {cpu * 1000:.1f} ms CPU "
+          f"(paths, once per item: {pre_w:.1f} s wall, {pre_c:.1f} s CPU)")
+    rows.append(row(f"cgh query cycle, per-sequence penalty model: update + uncertainty of {n} chromosomes", cyc,
+                    "s", 0.5, "lower", {"name": "penalty paths of the pool, once (features)", "value": pre_w}))
+    rows.append(row("cgh query cycle, per-sequence penalty model: process CPU", cpu, "s", 0.5, "lower", None))
+    Xm = X if args.model == "metric" else {s.name: features_fn()[1](s) for s in seqs}
+    serial = time_query_cycle(seqs, by_item, Xm, n_parts=n_parts, n_labelled=30, repeat=repeat,
+                              with_ssvm=not args.quick, n_jobs=1)
+    threaded = time_query_cycle(seqs, by_item, Xm, n_parts=n_parts, n_labelled=30, repeat=repeat,
+                                with_ssvm=False, n_jobs=args.n_jobs)
+    same = bool(np.array_equal(serial[6], threaded[6]))
+    for name, res in (("1 thread", serial), (f"{args.n_jobs} threads", threaded)):
+        cyc, cpu, ssvm_cyc, n, n_probes, n_lab, _ = res
+        print(f"  learned-metric model, {n} parts ({n_probes} probes), {n_lab} labelled, {name}: perceptron "
+              f"pass + best-vs-2nd {cyc * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU"
+              + ("" if ssvm_cyc is None else f"; SSVM refit + uncertainty {ssvm_cyc * 1000:.0f} ms"))
+    print(f"  threaded uncertainties identical to serial: {same}")
+    rows.append(row(f"cgh query cycle, learned-metric model: perceptron + uncertainty of {serial[3]} parts, "
+                    f"{args.n_jobs} threads", threaded[0], "s", 0.5, "lower",
+                    {"name": "1 thread", "value": serial[0]}))
+    rows.append(row(f"cgh query cycle, learned-metric model, {args.n_jobs} threads: process CPU", threaded[1], "s",
+                    None, "lower", {"name": "1 thread CPU", "value": serial[1]}))
+    rows.append(row("cgh query cycle, learned-metric model: threaded uncertainties == serial", float(same), "bool",
+                    1.0, "higher", None))
+    if serial[2] is not None:
+        rows.append(row("cgh query cycle, learned-metric model: SSVM refit + uncertainty (reference)", serial[2],
+                        "s", None, "lower", None))
     if cycles:
         rows.append(row("cgh replay: median query cycle during the replays", float(np.median(cycles)), "s", None,
                         "lower", None))
-    print("audio-to-score (Vienna 4x22) replay: not implemented in this benchmark (see the report)")
 
     RESULTS.mkdir(parents=True, exist_ok=True)
-    title = f"aCGH neuroblastoma, {len(seeds)} seeds, batch {args.batch}"
-    plot(RESULTS / "active_cgh.png", grid, curves, full_err, stop_med, title)
+    title = (f"aCGH neuroblastoma, {args.model} model, {len(seeds)} seeds, batch {args.batch}, "
+             f"{args.learner} (refit every {args.refit_every})")
+    med_stops = {}
+    for s, v in stop_rows.items():
+        fired = [x for x in v[2] if x is not None]
+        med_stops[s] = float(np.median(fired)) if fired else None
+    plot(RESULTS / "active_cgh.png", grid, curves, full_err, med_stops, title, full_name)
     curve_json = {s: {"fraction": grid.tolist(), "error_mean": curves[s]["error"].mean(0).tolist(),
                       "error_std": curves[s]["error"].std(0).tolist(),
-                      "uncertainty_mean": np.nanmean(curves[s]["uncertainty"], 0).tolist(),
-                      "stop_fractions": stops[s]} for s in strategies}
+                      "uncertainty_mean": np.nanmean(curves[s]["uncertainty"], 0).tolist()} for s in strategies}
     curve_json["runs"] = raw_runs
-    curve_json["full_label_error"] = {"averaged perceptron": full_a, "perceptron": full_p, "ssvm": full_s}
+    curve_json["full_label_error"] = {full_name: full_a, "perceptron": full_p, "ssvm": full_s}
+    curve_json["stopping"] = {s: {"window": v[0], "threshold": v[1], "stops": v[2]} for s, v in stop_rows.items()}
     (RESULTS / "active_cgh_curves.json").write_text(json.dumps(curve_json, indent=1))
     (RESULTS / "active.json").write_text(json.dumps(rows, indent=1))
     print()
-    print(f"{'case':<70} {'value':>10} {'unit':<18} {'target':>7} meets")
+    print(f"{'case':<100} {'value':>10} {'unit':<18} {'target':>7} meets")
     for r in rows:
         v = "-" if r["value"] is None else f"{r['value']:.4g}"
-        print(f"{r['case']:<70} {v:>10} {r['unit']:<18} {str(r['target']):>7} {r['meets_target']}")
+        print(f"{r['case']:<100} {v:>10} {r['unit']:<18} {str(r['target']):>7} {r['meets_target']}")
     load = os.getloadavg()
     print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; total {time.perf_counter() - t0:.0f} s")
 

@@ -6,19 +6,21 @@ The submodules are small and importable on their own:
 * :mod:`core.active.uncertainty` -- :data:`STRATEGIES`, :class:`PartScores`, :func:`next_queries`, ...;
 * :mod:`core.active.stopping` -- :class:`StoppingCriterion` (Lou et al. eq. 1.8);
 * :mod:`core.active.loop` -- :class:`ActiveSession`, :class:`PartPool`, :class:`OracleError`;
-* :mod:`core.active.segmentation_task` -- :class:`SegmentationTask`, the loop's adapter for change points.
+* :mod:`core.active.segmentation_task` -- :class:`SegmentationTask`, the loop's adapter for change points;
+* :mod:`core.active.penalty_task` -- :class:`PenaltyPathTask`, per-sequence penalties learned from labels.
 """
 
 from .loop import ActiveSession, OracleError, PartPool, TaskAdapter
+from .penalty_task import PenaltyPathTask
 from .parts import Part, make_parts, parts_for_items, phrase_parts
 from .stopping import StoppingCriterion, convergence_eta, mean_uncertainty, robust_mean
 from .uncertainty import (STRATEGIES, PartScores, PartScorer, next_queries, pool_uncertainties, rank_parts,
-                          select_batch, uncertainty_from_scores)
+                          score_parts, select_batch, uncertainty_from_scores)
 
 __all__ = [
-    "ActiveSession", "OracleError", "PartPool", "TaskAdapter",
+    "ActiveSession", "OracleError", "PartPool", "TaskAdapter", "PenaltyPathTask",
     "Part", "make_parts", "parts_for_items", "phrase_parts",
     "StoppingCriterion", "convergence_eta", "mean_uncertainty", "robust_mean",
-    "STRATEGIES", "PartScores", "PartScorer", "next_queries", "pool_uncertainties", "rank_parts", "select_batch",
+    "STRATEGIES", "PartScores", "PartScorer", "next_queries", "pool_uncertainties", "rank_parts", "score_parts", "select_batch",
     "uncertainty_from_scores",
 ]

@@ -30,7 +30,7 @@ from ..exceptions import InfeasibleLabelsError, MarginaliaError, ParameterError
 from ..types import Query
 from .parts import Part, parts_for_items
 from .stopping import StoppingCriterion, mean_uncertainty
-from .uncertainty import PartScores, check_strategy, pool_uncertainties, select_batch, _rng
+from .uncertainty import PartScores, check_n_jobs, check_strategy, pool_uncertainties, select_batch, _rng
 
 __all__ = ["TaskAdapter", "PartPool", "OracleError", "ActiveSession", "LEARNERS"]
 
@@ -154,6 +154,9 @@ class ActiveSession:
     perceptron_epochs : int
         Passes over the labelled items per step (Alg. 1.2 uses one).
     random_state : None, int or numpy Generator
+    n_jobs : int
+        Threads that score the pool's parts (``-1``: one per CPU); the model's
+        ``part_scores`` must tolerate concurrent calls. Results do not depend on it.
 
     Attributes
     ----------
@@ -171,7 +174,7 @@ class ActiveSession:
     def __init__(self, pool, model, oracle: Callable, *, strategy: str = "best-vs-2nd", batch_size: int = 1,
                  learner: str = "perceptron", refit_every: int = 10, held_out=None,
                  stopping: StoppingCriterion | None = None, suppress: str | None = "overlap",
-                 perceptron_epochs: int = 1, random_state=None):
+                 perceptron_epochs: int = 1, random_state=None, n_jobs: int = 1):
         if isinstance(pool, Mapping):
             pool = PartPool.from_items(pool)
         if not isinstance(pool, PartPool):
@@ -200,6 +203,7 @@ class ActiveSession:
         self.suppress = suppress
         self.perceptron_epochs = _check_int("perceptron_epochs", perceptron_epochs, 1)
         self.random_state = random_state
+        self.n_jobs = check_n_jobs(n_jobs)
         self._rng = _rng(random_state)
         self.stopping_ = stopping if stopping is not None else StoppingCriterion()
         self.model.initialize(pool.items)
@@ -234,7 +238,8 @@ class ActiveSession:
     def _pool_uncertainty(self) -> np.ndarray:
         if self._uncertainty is None or len(self._uncertainty) != len(self._unlabelled):
             scorer = _PoolScorer(self)
-            self._uncertainty = pool_uncertainties(self._unlabelled, scorer, self.strategy, random_state=self._rng)
+            self._uncertainty = pool_uncertainties(self._unlabelled, scorer, self.strategy, random_state=self._rng,
+                                                   n_jobs=self.n_jobs)
         return self._uncertainty
 
     def next_queries(self, n: int | None = None) -> list:

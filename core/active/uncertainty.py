@@ -33,6 +33,8 @@ random permutation, so a query sequence is reproducible from ``random_state``.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol, Sequence as SequenceT, runtime_checkable
 
@@ -47,6 +49,8 @@ __all__ = [
     "PartScores",
     "PartScorer",
     "check_strategy",
+    "check_n_jobs",
+    "score_parts",
     "uncertainty_from_scores",
     "pool_uncertainties",
     "rank_parts",
@@ -158,7 +162,55 @@ def _rng(random_state) -> np.random.Generator:
     raise ParameterError(f"random_state: expected None, an int >= 0 or a numpy Generator, got {random_state!r}")
 
 
-def pool_uncertainties(parts: SequenceT[Part], scorer, strategy: str, *, random_state=None) -> np.ndarray:
+def check_n_jobs(n_jobs) -> int:
+    """Return ``n_jobs`` as an int >= 1 (``-1``: one thread per CPU), else raise ParameterError."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (n_jobs < 1 and n_jobs != -1):
+        raise ParameterError(f"n_jobs: expected an integer >= 1 or -1 (one thread per CPU), got {n_jobs!r}")
+    return max(1, os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+
+
+def score_parts(parts: SequenceT[Part], scorer, *, n_jobs: int = 1) -> list:
+    """``scorer.part_scores(p)`` for every part, in order, on ``n_jobs`` threads.
+
+    The decoders behind the scorers release the GIL (numba ``nogil``), so
+    threads run them in parallel; the result is the same list as the serial
+    loop's whatever ``n_jobs`` is. The scorer must tolerate concurrent calls.
+
+    Parameters
+    ----------
+    parts : sequence of Part, length n
+    scorer : PartScorer
+    n_jobs : int
+        Threads (``1``: serial, ``-1``: one per CPU).
+
+    Returns
+    -------
+    scores : list of PartScores, length n
+    """
+    n_jobs = check_n_jobs(n_jobs)
+    parts = list(parts)
+    if not hasattr(scorer, "part_scores"):
+        raise ParameterError(f"scorer: expected an object with part_scores(part) -> PartScores, "
+                             f"got {type(scorer).__name__}")
+    if n_jobs == 1 or len(parts) < 2:
+        return [scorer.part_scores(p) for p in parts]
+    # interleaved chunks balance long and short parts between the threads
+    n = min(n_jobs, len(parts))
+    chunks = [list(range(k, len(parts), n)) for k in range(n)]
+    out: list = [None] * len(parts)
+
+    def work(idx):
+        for i in idx:
+            out[i] = scorer.part_scores(parts[i])
+
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        for fut in [pool.submit(work, idx) for idx in chunks]:
+            fut.result()  # re-raises the first error of a thread
+    return out
+
+
+def pool_uncertainties(parts: SequenceT[Part], scorer, strategy: str, *, random_state=None,
+                       n_jobs: int = 1) -> np.ndarray:
     """Uncertainty of every part of a pool.
 
     Parameters
@@ -170,19 +222,20 @@ def pool_uncertainties(parts: SequenceT[Part], scorer, strategy: str, *, random_
         One of :data:`STRATEGIES`.
     random_state : None, int or numpy Generator
         Source of the ``"random"`` draws.
+    n_jobs : int
+        Threads scoring the parts (see :func:`score_parts`); the result does not depend on it.
 
     Returns
     -------
     q : ndarray, shape (n,)
     """
     check_strategy(strategy)
+    n_jobs = check_n_jobs(n_jobs)
     parts = list(parts)
     if strategy == "random":
         return _rng(random_state).random(len(parts))
-    if not hasattr(scorer, "part_scores"):
-        raise ParameterError(f"scorer: expected an object with part_scores(part) -> PartScores, "
-                             f"got {type(scorer).__name__}")
-    return np.array([uncertainty_from_scores(scorer.part_scores(p), strategy) for p in parts], dtype=np.float64)
+    scores = score_parts(parts, scorer, n_jobs=n_jobs)
+    return np.array([uncertainty_from_scores(s, strategy) for s in scores], dtype=np.float64)
 
 
 def rank_parts(uncertainties, *, random_state=None) -> np.ndarray:

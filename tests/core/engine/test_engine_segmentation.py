@@ -161,3 +161,20 @@ def test_accept_prediction_turns_a_span_into_labels(project):
     kinds = sorted(type(lab).__name__ for lab in labels)
     assert kinds.count("BoundaryLabel") == 2
     assert {lab.index for lab in labels if isinstance(lab, BoundaryLabel)} == {a, b}
+
+
+def test_prediction_scores_are_the_models_scores(project):
+    """The task reads the scores off the decoder's costs: they must equal ``⟨w, φ(X, y)⟩``."""
+    eng, truth, _ = project
+    item = _ids(eng)["1:1"]
+    a, b = truth["1:1"]
+    eng.add_label(RegionLabel(item_id=item, start=a - 20, stop=a + 20, kind=RegionKind.ONE))
+    eng.update_model(item)
+    pred = eng.predict(item)
+    task = eng._tasks.get(eng.session.item(item))
+    X, w = task.features(item), task.w
+    best, second = task.model.second_best(X, w, constraints=task.model.constraints(eng.labels(item), X.shape[0]))
+    assert pred.structure == best and pred.runner_up == second
+    s_best, s_second = task.model.score(X, best, w), task.model.score(X, second, w)
+    assert pred.score == pytest.approx(s_best, rel=1e-9, abs=1e-9)
+    assert pred.margin == pytest.approx(max(s_best - s_second, 0.0), rel=1e-6, abs=1e-6)

@@ -193,3 +193,18 @@ def test_a_failing_model_update_puts_the_labels_back():
     assert len(session.unlabelled) == 4 and session.labels_ == {} and session.labelled_parts_ == []
     task.perceptron_step = original
     assert session.step()["n_parts_labelled"] == 1
+
+
+def test_a_threaded_session_asks_the_same_queries_as_a_serial_one():
+    items, truth, held_out = _setup(n=10)
+    runs = []
+    for n_jobs in (1, 2):
+        task = ToySegmentationTask([1.0, 1.0, 1.0])
+        session = ActiveSession(items, task, truth_oracle(truth), strategy="best-vs-2nd", held_out=held_out,
+                                random_state=0, n_jobs=n_jobs)
+        session.run(max_steps=4)
+        runs.append(([(p.item_id, p.start) for p in session.labelled_parts_],
+                     [r["mean_uncertainty"] for r in session.curve_]))
+    assert runs[0] == runs[1]
+    with pytest.raises(ParameterError, match="n_jobs"):
+        ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), n_jobs=0)

@@ -142,3 +142,53 @@ def test_bad_inputs_are_refused():
         pool_uncertainties(parts, scorer, "random", random_state="seed")
     with pytest.raises(ParameterError, match="scorer"):
         pool_uncertainties(parts, object(), "scoring")
+
+
+def _segmentation_pool(n=14, seed=0):
+    from core.active.segmentation_task import SegmentationTask
+    from core.models.segmentation import SegmentationModel
+    rng = np.random.default_rng(seed)
+    items = {}
+    for i in range(n):
+        X = rng.normal(size=(int(rng.integers(8, 40)), 2))
+        X[X.shape[0] // 2:, 0] += rng.uniform(0, 3)
+        items[f"i{i}"] = X
+    task = SegmentationTask(SegmentationModel())
+    task.initialize(items)
+    parts = [Part(k, 0, X.shape[0]) for k, X in items.items()] + [Part("i0", 2, 7, "window")]
+
+    class Scorer:
+        def part_scores(self, part):
+            return task.part_scores(items[part.item_id], part, [])
+    return parts, Scorer(), task
+
+
+def test_threaded_scoring_gives_the_serial_scores():
+    from core.active.uncertainty import score_parts
+    parts, scorer, task = _segmentation_pool()
+    serial = score_parts(parts, scorer, n_jobs=1)
+    task.clear_cache()
+    threaded = score_parts(parts, scorer, n_jobs=2)
+    assert threaded == serial
+    for strategy in ("scoring", "best-vs-worst", "best-vs-2nd"):
+        task.clear_cache()
+        a = pool_uncertainties(parts, scorer, strategy, n_jobs=1)
+        task.clear_cache()
+        b = pool_uncertainties(parts, scorer, strategy, n_jobs=3)
+        assert np.array_equal(a, b)
+
+
+def test_threaded_scoring_reraises_a_scorer_error_and_checks_n_jobs():
+    from core.active.uncertainty import score_parts
+    parts, _, _ = _segmentation_pool(n=4)
+
+    class Failing:
+        def part_scores(self, part):
+            if part.item_id == "i2":
+                raise ParameterError("cannot score i2")
+            return PartScores(best=-1.0, second=-2.0)
+    with pytest.raises(ParameterError, match="i2"):
+        score_parts(parts, Failing(), n_jobs=2)
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ParameterError, match="n_jobs"):
+            pool_uncertainties(parts, Failing(), "best-vs-2nd", n_jobs=bad)

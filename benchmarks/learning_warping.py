@@ -1,0 +1,312 @@
+"""Metric learning for DTW (thesis ch. 5): learned metric vs Euclidean, Hamming- vs area-trained.
+
+Two problems:
+
+* synthetic (thesis §5.5.1 in spirit): pairs of sequences where a few
+  coordinates sample shared smooth signals at two randomly warped clocks and
+  the others are noise; the true warping matches the closest clock times.
+  Reported: the share of the learned (trace-normalised) metric on the relevant
+  coordinates, the test symmetric area loss of DTW with the learned metric
+  (Hamming- and area-trained) against Euclidean DTW and the true metric.
+* real (``--data``/alignment/vienna4x22): two performances of the same piece
+  by different pianists, each described by frame features computed from its
+  MIDI (sounding chroma, onset chroma, octave bands, loudness, note density;
+  z-scored per performance). The true warping follows the performed onsets of
+  the same score notes (ground-truth CSVs). Pianists are split into train and
+  test groups; ``C`` is chosen on validation pairs of training pianists.
+  Reported: mean absolute time error (s) on test pairs for Euclidean DTW, the
+  hand-picked sounding-chroma features, and the learned metrics.
+
+Fit times (wall and CPU) compare :class:`WarpingFrankWolfe` with the generic
+:class:`SSVM` on the Hamming loss (same problem), timed in the same run.
+
+Usage: ``python benchmarks/learning_warping.py [--quick] [--data DIR] [--skip-real]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.decoders.warping import dtw, warping_area_loss  # noqa: E402
+from core.learners.ssvm import SSVM  # noqa: E402
+from core.learners.warping_fw import WarpingFrankWolfe  # noqa: E402
+from core.models.warping import WarpingModel  # noqa: E402
+
+ROWS = []
+
+
+def row(case, value, unit, target, better, reference=None, note=""):
+    meets = None
+    if target is not None:
+        meets = bool(value <= target) if better == "lower" else bool(value >= target)
+    elif reference is not None:
+        meets = bool(value < reference["value"]) if better == "lower" else bool(value > reference["value"])
+    ROWS.append({"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
+                 "reference": reference, "meets_target": meets})
+    ref = "" if reference is None else f"{reference['name']}={reference['value']:.4g}"
+    tgt = "" if target is None else f"{'<=' if better == 'lower' else '>='} {target:g}"
+    flag = "" if meets is None else ("ok" if meets else "MISSED")
+    print(f"{case:<58} {value:>10.4g} {unit:<6} {tgt:<9} {ref:<30} {flag} {note}", flush=True)
+
+
+def timed(fn):
+    """``(result, wall seconds, CPU seconds of this process)``."""
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w, time.process_time() - c
+
+
+# ------------------------------------------------------------------ synthetic
+
+
+def warp_times(T, rng, strength=0.6):
+    rates = np.convolve(np.exp(strength * rng.normal(size=T)), np.ones(5) / 5, mode="same")
+    t = np.concatenate([[0.0], np.cumsum(rates[:-1])])
+    return t / t[-1]
+
+
+def synthetic_pair(rng, TA, TB, p, relevant, noise=1.0):
+    u, v = warp_times(TA, rng), warp_times(TB, rng)
+    A, B = rng.normal(scale=noise, size=(TA, p)), rng.normal(scale=noise, size=(TB, p))
+    for k in range(relevant):
+        f, ph, a = rng.uniform(1, 4, 3), rng.uniform(0, 2 * np.pi, 3), rng.uniform(0.5, 1.0, 3)
+
+        def sig(t):
+            return (a[:, None] * np.sin(2 * np.pi * f[:, None] * t[None] + ph[:, None])).sum(0)
+
+        A[:, k] = sig(u) + 0.05 * rng.normal(size=TA)
+        B[:, k] = sig(v) + 0.05 * rng.normal(size=TB)
+    return (A, B), dtw(u[:, None], v[:, None]).warping
+
+
+def mean_area(model, w, pairs):
+    return float(np.mean([warping_area_loss(y, model.decode(x, w)) for x, y in pairs]))
+
+
+def pick_C(loss, grid, train, val, max_iter, metric="diagonal"):
+    """Best ``C`` of ``grid`` by mean validation error; returns (C, learner, model)."""
+    best = None
+    Xs, Ys = [x for x, _ in train], [y for _, y in train]
+    for C in grid:
+        model = WarpingModel(metric, loss)
+        fw = WarpingFrankWolfe(model, C=C, max_iter=max_iter, tol=1e-3, random_state=0).fit(Xs, Ys)
+        err = val(model, fw.w_)
+        if best is None or err < best[0]:
+            best = (err, C, fw, model)
+    return best[1], best[2], best[3]
+
+
+def synthetic(quick):
+    rng = np.random.default_rng(0)
+    p, relevant = 11, 2
+    T = 40 if quick else 80
+    n_train, n_test = (8, 8) if quick else (20, 20)
+    make = lambda: synthetic_pair(rng, T, int(T * 1.2), p, relevant)  # noqa: E731
+    train = [make() for _ in range(n_train)]
+    val = [make() for _ in range(n_train // 2)]
+    test = [make() for _ in range(n_test)]
+    max_iter = 30 if quick else 60
+    euclid_model = WarpingModel()
+    w_euclid = euclid_model.initial_w([x for x, _ in train])
+    w_true = np.r_[np.ones(relevant), np.zeros(p - relevant)]
+    e_euclid = mean_area(euclid_model, w_euclid, test)
+    e_true = mean_area(euclid_model, w_true, test)
+    ref_e = {"name": "euclidean DTW", "value": e_euclid}
+    row(f"synthetic p={p} T={T}: test area loss, true metric", e_true, "cells", None, "lower", ref_e)
+    results = {}
+    for loss, grid in (("hamming", (1.0, 10.0, 100.0)), ("area", (1e3, 1e4, 1e5))):
+        C, fw, model = pick_C(loss, grid, train, lambda m, w: mean_area(m, w, val), max_iter)
+        share = float(np.trace(model.normalized_metric(fw.w_)[:relevant, :relevant]))
+        err = mean_area(model, fw.w_, test)
+        results[loss] = err
+        row(f"synthetic: metric share on the {relevant} relevant coords ({loss}-trained)", share, "", 0.8, "higher",
+            note=f"C={C:g}")
+        row(f"synthetic: test area loss, {loss}-trained metric", err, "cells", None, "lower", ref_e)
+    row("synthetic: test area loss, area-trained vs hamming-trained", results["area"], "cells", None, "lower",
+        {"name": "hamming-trained", "value": results["hamming"]})
+    # fit time: the relaxed-dual learner vs the generic SSVM on the same Hamming problem
+    Xs, Ys = [x for x, _ in train], [y for _, y in train]
+    iters = 20
+    (_, w_fw, c_fw) = timed(lambda: WarpingFrankWolfe(WarpingModel(), C=10.0, max_iter=iters, tol=0,
+                                                      random_state=0).fit(Xs, Ys))
+    (_, w_ss, c_ss) = timed(lambda: SSVM(WarpingModel(), C=10.0, max_iter=iters, tol=0, averaging=False,
+                                         random_state=0).fit(Xs, Ys))
+    row(f"synthetic: fit time, hamming, {iters} passes x {len(Xs)} pairs (wall)", w_fw, "s", None, "lower",
+        {"name": "SSVM (generic BCFW)", "value": w_ss}, note=f"cpu {c_fw:.2f}s vs {c_ss:.2f}s")
+    (fw_area, w_area, c_area) = timed(lambda: WarpingFrankWolfe(WarpingModel(loss="area"), C=1e3, max_iter=iters,
+                                                                tol=0, random_state=0).fit(Xs, Ys))
+    row(f"synthetic: fit time, area, {iters} passes x {len(Xs)} pairs (wall)", w_area, "s", None, "lower",
+        {"name": "hamming (same learner)", "value": w_fw}, note=f"cpu {c_area:.2f}s")
+
+
+# ------------------------------------------------------------------ Vienna 4x22
+
+FEATURE_GROUPS = ("chroma", "onset_chroma", "octaves", "loudness", "density")
+
+
+def midi_features(path, hop):
+    """Frame features of a performance MIDI (T, 35) and the names of the groups' columns."""
+    from core.io.midi import read_midi
+    s = read_midi(path)
+    on, off = np.asarray(s.onsets_s), np.maximum(np.asarray(s.offsets_s), np.asarray(s.onsets_s) + hop)
+    pitch, vel = np.asarray(s.pitches), np.asarray(s.velocities, dtype=np.float64) / 127.0
+    T = int(np.ceil(off.max() / hop)) + 1
+    chroma = np.zeros((T, 12))
+    onset_chroma = np.zeros((T, 12))
+    octaves = np.zeros((T, 8))
+    for o, f, pc, v, oc in zip(on, off, pitch % 12, vel, np.clip((pitch - 21) // 12, 0, 7)):
+        a, b = int(o / hop), int(np.ceil(f / hop))
+        chroma[a:b, pc] += v
+        octaves[a:b, oc] += v
+        onset_chroma[a, pc] += v
+    loud = chroma.sum(axis=1, keepdims=True)
+    density = np.convolve(onset_chroma.sum(axis=1), np.ones(5) / 5, mode="same")[:, None]
+    chroma_n = chroma / np.maximum(np.linalg.norm(chroma, axis=1, keepdims=True), 1e-9)
+    X = np.hstack([chroma_n, onset_chroma, octaves, loud, density])
+    X = (X - X.mean(axis=0)) / np.maximum(X.std(axis=0), 1e-6)
+    return X
+
+
+def score_note_times(gt_csv):
+    """``{score note id: performed onset (s)}`` of the matched notes, and their score onsets (quarters)."""
+    times, quarters = {}, {}
+    with open(gt_csv) as fh:
+        for r in csv.DictReader(fh):
+            if r["label"] == "match" and r["perf_onset_sec"] and r["score_id"]:
+                times[r["score_id"]] = float(r["perf_onset_sec"])
+                quarters[r["score_id"]] = float(r["score_onset_quarter"])
+    return times, quarters
+
+
+def true_time_map(gt_a, gt_b):
+    """Monotone anchors ``(t_a, t_b)``: per score onset, the median performed onset in both performances."""
+    ta, qa = score_note_times(gt_a)
+    tb, _ = score_note_times(gt_b)
+    common = sorted(set(ta) & set(tb), key=lambda k: qa[k])
+    by_q = {}
+    for k in common:
+        by_q.setdefault(qa[k], []).append((ta[k], tb[k]))
+    pts = np.array([np.median(np.array(v), axis=0) for _, v in sorted(by_q.items())])
+    keep = [0]
+    for i in range(1, len(pts)):  # keep strictly increasing anchors only (chords, ornaments)
+        if pts[i, 0] > pts[keep[-1], 0] and pts[i, 1] > pts[keep[-1], 1]:
+            keep.append(i)
+    return pts[keep]
+
+
+def vienna_pair(root, piece, pa, pb, hop, crop_s, cache):
+    def feats(pn):
+        key = (piece, pn)
+        if key not in cache:
+            cache[key] = midi_features(root / "midi" / f"{piece}_{pn}.mid", hop)
+        return cache[key]
+
+    anchors = true_time_map(root / "ground_truth" / f"{piece}_{pa}.csv", root / "ground_truth" / f"{piece}_{pb}.csv")
+    # crop to the same music: A from its first anchor for crop_s seconds, B where the map sends it
+    t0a, t0b = anchors[0]
+    t1a = min(t0a + crop_s, anchors[-1, 0])
+    t1b = float(np.interp(t1a, anchors[:, 0], anchors[:, 1]))
+    A, B = feats(pa), feats(pb)
+    ia0, ia1 = int(t0a / hop), int(t1a / hop)
+    ib0, ib1 = int(t0b / hop), int(t1b / hop)
+    A, B = A[ia0:ia1 + 1], B[ib0:ib1 + 1]
+    ta = (ia0 + np.arange(A.shape[0])) * hop
+    tb = (ib0 + np.arange(B.shape[0])) * hop
+    mapped = np.interp(ta, anchors[:, 0], anchors[:, 1])
+    truth = dtw(mapped[:, None], tb[:, None]).warping
+    return (A, B), truth, (mapped, tb)
+
+
+def time_error(y_hat, times):
+    """Mean over frames of A of |predicted B time - true B time| (s); predicted: mean B time of the row's cells."""
+    mapped, tb = times
+    TA = mapped.shape[0]
+    sums = np.bincount(y_hat.path[:, 0], weights=tb[y_hat.path[:, 1]], minlength=TA)
+    counts = np.bincount(y_hat.path[:, 0], minlength=TA)
+    return float(np.mean(np.abs(sums / counts - mapped)))
+
+
+def vienna(data_dir, quick):
+    root = Path(data_dir) / "alignment" / "vienna4x22"
+    if not (root / "ground_truth").is_dir():
+        print(f"(no Vienna 4x22 under {root}; real case skipped)")
+        return
+    hop = 0.1
+    crop = 20.0 if quick else 40.0
+    pieces = sorted({p.stem.rsplit("_", 1)[0] for p in (root / "ground_truth").glob("*_p*.csv")})
+    train_p, val_p, test_p = ("p01", "p02", "p03", "p04"), ("p05", "p06"), ("p07", "p08", "p09", "p10", "p11")
+    if quick:
+        pieces = pieces[:2]
+        test_p = test_p[:3]
+    cache = {}
+
+    def pairs(pianists):
+        out = []
+        for piece in pieces:
+            for i in range(len(pianists) - 1):
+                out.append(vienna_pair(root, piece, pianists[i], pianists[i + 1], hop, crop, cache))
+        return out
+
+    train, val, test = pairs(train_p), pairs(train_p[-1:] + val_p), pairs(test_p)
+    p = train[0][0][0].shape[1]
+
+    def err(model, w, items):
+        return float(np.mean([time_error(model.decode(x, w), t) for x, _, t in items]))
+
+    m = WarpingModel()
+    m.initial_w([x for x, _, _ in train])
+    e_euc = err(m, np.ones(p), test)
+    ref = {"name": "euclidean DTW", "value": e_euc}
+    chroma_only = np.r_[np.ones(12), np.zeros(p - 12)]
+    sizes = [x[0].shape[0] * x[1].shape[0] for x, _, _ in train]
+    note = f"{len(train)} train / {len(test)} test pairs, ~{int(np.mean(sizes)) // 1000}k cells"
+    row("vienna4x22: test time error, sounding chroma only", err(m, chroma_only, test), "s", None, "lower", ref)
+    tr = [(x, y) for x, y, _ in train]
+    res = {}
+    for loss, grid in (("hamming", (0.1, 1.0, 10.0)), ("area", (1e2, 1e3, 1e4))):
+        if quick:
+            grid = grid[1:2]
+        (C, fw, model), wall, cpu = timed(lambda: pick_C(loss, grid, tr, lambda mm, w: err(mm, w, val),
+                                                         10 if quick else 25))
+        res[loss] = err(model, fw.w_, test)
+        top = np.argsort(-np.diag(model.normalized_metric(fw.w_)))[:3]
+        names = [f"{g}" for g in np.repeat(FEATURE_GROUPS, [12, 12, 8, 1, 1])[top]]
+        row(f"vienna4x22: test time error, {loss}-trained diagonal metric", res[loss], "s", None, "lower", ref,
+            note=f"C={C:g}, top features {names}; {note}")
+        row(f"vienna4x22: fit time with C selection ({len(grid)} C), {loss}", wall, "s", None, "lower",
+            note=f"cpu {cpu:.1f}s")
+    row("vienna4x22: test time error, area-trained vs hamming-trained", res["area"], "s", None, "lower",
+        {"name": "hamming-trained", "value": res["hamming"]})
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller problems (under a minute)")
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--skip-real", action="store_true")
+    args = ap.parse_args(argv)
+    print(f"load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
+    t0 = time.perf_counter()
+    synthetic(args.quick)
+    if not args.skip_real:
+        vienna(args.data, args.quick)
+    out = ROOT / "benchmarks" / "results" / "learning_warping.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(ROWS, indent=1))
+    print(f"wrote {out} ({len(ROWS)} rows) in {time.perf_counter() - t0:.1f} s; "
+          f"load {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

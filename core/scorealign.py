@@ -51,6 +51,7 @@ import numpy as np
 
 from .decoders.alignment import (AlignmentConstraints, align_second_best, align_with_duration_prior,
                                  alignment_constraints_from_labels)
+from .scorealign_dp import align_with_duration_costs, duration_costs
 from .exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
 from .types import Alignment, AnchorLabel, Score
 
@@ -62,6 +63,9 @@ _N_BANDS = _HIGH_PITCH - _LOW_PITCH + 1
 _FEATURE_NAMES = tuple([f"chroma{k}" for k in range(12)] + [f"onset{k}" for k in range(12)] + ["bias"])
 _N_FEATURES = len(_FEATURE_NAMES)
 _CHROMA_GAMMA = 100.0  # log(1 + γ power / peak power): chroma compression
+_PRIOR_SMOOTHING_S = 0.1  # duration errors of events shorter than this are judged in absolute terms
+_PRIOR_LONG_KNEE = math.log(2.0)  # beyond twice the expected duration the prior grows only linearly in log
+_LONGEST_EVENT_S = 4.0  # a music event may always last this long (fermata, rolled chord)
 
 
 # ------------------------------------------------------------------ results
@@ -387,6 +391,12 @@ class ScoreAligner:
         disables refinement).
     runner_up : bool, default True
         Also decode the runner-up and the margin.
+    prior_shape : {"robust", "quadratic"}, default "robust"
+        ``"robust"``: the cost of an event's duration grows with the square
+        of its log ratio to the expected one, only linearly beyond twice as
+        long, and the final event and the rests are free (fermatas, rolled
+        and held final chords). ``"quadratic"``: the same quadratic cost in
+        frames for every event and rest (thesis Alg. 9).
     n_iter : int, default 3
         Align / refit rounds of :meth:`fit`.
     ridge : float, default 0.01
@@ -404,7 +414,8 @@ class ScoreAligner:
     """
 
     def __init__(self, coarse=4, onset_weight=0.5, onset_decay_s=0.1, silence_db=40.0, prior_weight=10.0,
-                 prior_span=4.0, refine_frames=12, runner_up=True, n_iter=3, ridge=0.01, onset_bonus=10.0):
+                 prior_span=4.0, refine_frames=12, runner_up=True, n_iter=3, ridge=0.01, onset_bonus=10.0,
+                 prior_shape="robust"):
         self.coarse = coarse
         self.onset_weight = onset_weight
         self.onset_decay_s = onset_decay_s
@@ -416,12 +427,13 @@ class ScoreAligner:
         self.n_iter = n_iter
         self.ridge = ridge
         self.onset_bonus = onset_bonus
+        self.prior_shape = prior_shape
 
     # ---------------------------------------------------------- parameters
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("coarse", "onset_weight", "onset_decay_s", "silence_db",
                                               "prior_weight", "prior_span", "refine_frames", "runner_up",
-                                              "n_iter", "ridge", "onset_bonus")}
+                                              "n_iter", "ridge", "onset_bonus", "prior_shape")}
 
     def _check_params(self):
         _positive("coarse", self.coarse, integer=True)
@@ -436,6 +448,8 @@ class ScoreAligner:
         _positive("n_iter", self.n_iter, integer=True)
         _positive("ridge", self.ridge)
         _positive("onset_bonus", self.onset_bonus, allow_zero=True)
+        if self.prior_shape not in ("robust", "quadratic"):
+            raise ParameterError(f"prior_shape: expected 'robust' or 'quadratic', got {self.prior_shape!r}")
         if not isinstance(self.runner_up, (bool, np.bool_)):
             raise ParameterError(f"runner_up: expected True or False, got {self.runner_up!r}")
 
@@ -563,14 +577,17 @@ class ScoreAligner:
         trail = int(T - 1 - loud[-1]) if loud.size else 0
         music = max(T - lead - trail, E)
         d = np.concatenate([[lead], _expected_durations(score, music), [trail]])
-        if float(self.prior_weight) > 0:
+        if float(self.prior_weight) > 0 and self.prior_shape == "robust":
+            onsets = self._decode_robust(S, d, feats.frame_rate, cons)
+        elif float(self.prior_weight) > 0:
             weight = float(self.prior_weight) / max(float(np.mean(d[1:-1])), 1.0) ** 2
             dmax = int(min(T, max(float(self.prior_span) * float(d.max()) + 8, -(-T // E2) + 1)))
             res = align_with_duration_prior(S, d, weight=weight, max_frames=dmax, constraints=cons)
         else:
             from .decoders.alignment import align
             res = align(S, constraints=cons)
-        onsets = res.alignment.onsets
+        if not (float(self.prior_weight) > 0 and self.prior_shape == "robust"):
+            onsets = res.alignment.onsets
         runner, margin = None, float("inf")
         if runner_up:
             # the runner-up of the plain score within a band around the best alignment
@@ -589,6 +606,33 @@ class ScoreAligner:
                 runner = second.alignment.onsets
                 margin = max(float(best.score - second.score), 0.0)
         return onsets, runner, margin
+
+    def _decode_robust(self, S, d, frame_rate, cons):
+        """Onsets of the E + 2 states under the asymmetric, robust duration prior (see :mod:`core.scorealign_dp`).
+
+        The rests and the last event (a final chord is held as long as the
+        player likes) have no prior; music events may last up to
+        ``prior_span`` times the longest expected duration, and at least
+        :data:`_LONGEST_EVENT_S`.
+        """
+        T, E2 = S.shape
+        d_max = int(max(float(self.prior_span) * float(d[1:-1].max()) + 8, _LONGEST_EVENT_S * frame_rate))
+        limits = np.full(E2, min(d_max, T), np.int64)
+        limits[[0, E2 - 2, E2 - 1]] = T
+        cost = duration_costs(d, weight=float(self.prior_weight), max_frames=limits,
+                              smoothing=_PRIOR_SMOOTHING_S * frame_rate, long_knee=_PRIOR_LONG_KNEE,
+                              free=(0, E2 - 1))
+        lo = hi = None
+        if cons is not None:
+            lo, hi = cons.onset_min, cons.onset_max
+        try:
+            return align_with_duration_costs(S, cost, limits, lo, hi)
+        except InfeasibleLabelsError:
+            if cons is None:
+                raise
+            # the quadratic decoder names the labels that conflict
+            res = align_with_duration_prior(S, d, weight=0.0, constraints=cons)
+            return res.alignment.onsets
 
     def _refine(self, feats: AlignmentFeatures, score: Score, onsets: np.ndarray, anchors) -> np.ndarray:
         """Onset times (s) of the events moved to the strongest rise of their pitch classes."""

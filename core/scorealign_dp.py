@@ -1,0 +1,158 @@
+"""Monotone alignment with a per-event duration cost table (the decoder of :mod:`core.scorealign`).
+
+:func:`core.decoders.alignment.align_with_duration_prior` penalises every
+event's duration by the same quadratic ``w (d - d̂)²`` in frames. Real
+performances break that model in one direction: phrase ends, fermatas, rolled
+chords and the final held chord last far *longer* than the score's tempo
+says, while events seldom last much *shorter*. Here every event ``e`` has its
+own cost ``C[e, d]`` of lasting ``d`` frames, so the prior can be asymmetric,
+robust (growing slowly for long events) and absent for the rests and the final
+chord; :func:`duration_costs` builds that table.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from .exceptions import InfeasibleLabelsError, ParameterError
+
+__all__ = ["align_with_duration_costs", "duration_costs"]
+
+
+def duration_costs(expected, *, weight: float, max_frames, smoothing: float, long_knee: float,
+                   free=()) -> np.ndarray:
+    """Cost of every event lasting ``d`` frames, shape (E, max(max_frames) + 1).
+
+    With ``x = log((d + s) / (d̂ + s))`` (``s`` = ``smoothing`` frames, so short
+    events are judged on an absolute rather than a relative scale), the cost
+    is ``weight · x²`` for ``x ≤ long_knee`` and grows linearly beyond it
+    (``weight · κ (2x - κ)``, a Huber loss on the log ratio, for events far
+    longer than expected). ``d = 0`` and ``d > max_frames[e]`` are forbidden
+    (``inf``). Events in ``free`` cost nothing.
+
+    Parameters
+    ----------
+    expected : array_like, shape (E,)
+        Expected duration of every event in frames (>= 0).
+    weight : float
+        Strength (>= 0).
+    max_frames : array_like of int, shape (E,)
+        Longest allowed duration of every event (>= 1).
+    smoothing : float
+        ``s`` above (> 0).
+    long_knee : float
+        ``κ`` above (> 0).
+    free : iterable of int
+        Events without a duration prior.
+
+    Returns
+    -------
+    ndarray, shape (E, D + 1), D = max(max_frames)
+    """
+    d_hat = np.asarray(expected, dtype=np.float64)
+    dmax = np.asarray(max_frames, dtype=np.int64)
+    if d_hat.ndim != 1 or dmax.shape != d_hat.shape or np.any(dmax < 1) or not np.all(np.isfinite(d_hat)) \
+            or np.any(d_hat < 0):
+        raise ParameterError(f"expected/max_frames: expected two arrays of shape (E,), finite durations >= 0 and "
+                             f"limits >= 1, got shapes {d_hat.shape} and {dmax.shape}")
+    for name, v in (("weight", weight), ("smoothing", smoothing), ("long_knee", long_knee)):
+        if not math.isfinite(float(v)) or float(v) < 0 or (name != "weight" and float(v) == 0):
+            raise ParameterError(f"{name}: expected a finite number {'>= 0' if name == 'weight' else '> 0'}, "
+                                 f"got {v!r}")
+    D = int(dmax.max())
+    d = np.arange(D + 1, dtype=np.float64)[None, :]
+    x = np.log((d + smoothing) / (d_hat[:, None] + smoothing))
+    k = float(long_knee)
+    cost = float(weight) * np.where(x <= k, x * x, k * (2.0 * x - k))
+    for e in free:
+        cost[int(e)] = 0.0
+    cost[:, 0] = np.inf
+    cost[d > dmax[:, None]] = np.inf
+    return cost
+
+
+@numba.njit(cache=True, nogil=True)
+def _costs_dp(cum, cost, dmax, lo, hi, back):
+    """Best ``sum S - sum cost`` over alignments; fills ``back[e, t]`` = duration of e ending at t."""
+    T = cum.shape[0] - 1
+    E = cum.shape[1]
+    prev = np.full(T + 1, -np.inf)
+    prev[0] = 0.0
+    cur = np.full(T + 1, -np.inf)
+    for e in range(E):
+        for t in range(T + 1):
+            cur[t] = -np.inf
+        t_first = e + 1
+        t_last = T - (E - 1 - e)
+        for t in range(t_first, t_last + 1):
+            best = -np.inf
+            arg = 0
+            d_hi = min(dmax[e], t - e)
+            for d in range(1, d_hi + 1):
+                s = t - d
+                if s < lo[e] or s > hi[e]:
+                    continue
+                p = prev[s]
+                if p == -np.inf:
+                    continue
+                v = p + cum[t, e] - cum[s, e] - cost[e, d]
+                if v > best:
+                    best = v
+                    arg = d
+            cur[t] = best
+            back[e, t] = arg
+        for t in range(T + 1):
+            prev[t] = cur[t]
+    return prev[T]
+
+
+def align_with_duration_costs(S, cost, max_frames, onset_min=None, onset_max=None) -> np.ndarray:
+    """Onsets maximising ``sum_t S[t, event(t)] - sum_e cost[e, d_e]``.
+
+    Parameters
+    ----------
+    S : ndarray, shape (T, E)
+        Frame × event scores (finite).
+    cost : ndarray, shape (E, D + 1)
+        From :func:`duration_costs`.
+    max_frames : array_like of int, shape (E,)
+        Longest duration of every event (<= D).
+    onset_min, onset_max : array_like of int, shape (E,), optional
+        Window of every event's onset frame (event 0 starts at frame 0).
+
+    Returns
+    -------
+    ndarray of int64, shape (E,)
+        Onset frame of every event.
+
+    Raises
+    ------
+    InfeasibleLabelsError
+        No alignment obeys the windows and the duration limits.
+    """
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    if S.ndim != 2 or not np.all(np.isfinite(S)):
+        raise ParameterError(f"S: expected a finite (T, E) score matrix, got shape {getattr(S, 'shape', None)}")
+    T, E = S.shape
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    dmax = np.minimum(np.asarray(max_frames, dtype=np.int64), cost.shape[1] - 1)
+    if cost.shape[0] != E or dmax.shape != (E,):
+        raise ParameterError(f"cost/max_frames: expected {E} events, got {cost.shape[0]} and {dmax.shape}")
+    lo = np.zeros(E, np.int64) if onset_min is None else np.asarray(onset_min, dtype=np.int64)
+    hi = np.full(E, T - 1, np.int64) if onset_max is None else np.asarray(onset_max, dtype=np.int64)
+    cum = np.zeros((T + 1, E))
+    np.cumsum(S, axis=0, out=cum[1:])
+    back = np.zeros((E, T + 1), np.int32)
+    value = _costs_dp(cum, cost, dmax, lo, hi, back)
+    if not np.isfinite(value):
+        raise InfeasibleLabelsError(f"no alignment of {E} events to {T} frames obeys the onset windows and the "
+                                    f"duration limits", [])
+    onsets = np.zeros(E, np.int64)
+    t = T
+    for e in range(E - 1, -1, -1):
+        onsets[e] = t - int(back[e, t])
+        t = onsets[e]
+    return onsets

@@ -67,6 +67,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.learner = None
         self.runner = TaskRunner(self)
         self.current_item = None
+        self._loading_item = None
         self.current_query = None
         self.infos = {}
         self.latencies = []          # seconds from a label edit to its redrawn prediction
@@ -329,7 +330,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if path:
             self._add_recent(path)
             self.settings.setValue("last_project", path)
-        self.model_panel.set_model(engine.current_model_id)
+        self.model_panel.set_model(self._model_of(None))
         self._on_undo_state(engine.can_undo, engine.can_redo)
         self.refresh_items()
         last = self._setting(self._project_key("last_item"))
@@ -401,10 +402,13 @@ class MainWindow(QtWidgets.QMainWindow):
         """Load ``item_id`` off the GUI thread and show it in its view."""
         if self.engine is None or item_id not in self.infos:
             return
-        self.browser.select(item_id)
+        self.browser.select(item_id)   # may re-enter show_item through the browser's signal
         if item_id == self.current_item and self._item_payload is not None:
             self._apply_pending_frame()
             return
+        if item_id == self._loading_item and self.runner.is_busy("load"):
+            return                     # already on its way: a second load would only wait for the first
+        self._loading_item = item_id
         self._save_position()
         info = self.infos[item_id]
         engine = self.engine
@@ -609,13 +613,20 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.learner is not None and self.current_item:
             self.learner.refresh(self.current_item)
 
+    def _model_of(self, item_id):
+        """Id of the current model of ``item_id``'s task (None while it is not loaded).
+
+        Never loads or builds a model here: that runs in the workers, off the GUI thread.
+        """
+        try:
+            return self.engine.peek_model_id(item_id)
+        except (AttributeError, MarginaliaError):
+            return None
+
     def _show_model_of_current(self, kind: str = ""):
         if self.engine is None or self.current_item is None:
             return
-        try:
-            self.model_panel.set_model(self.engine.model_id(self.current_item), kind)
-        except (AttributeError, MarginaliaError):
-            self.model_panel.set_model(self.engine.current_model_id, kind)
+        self.model_panel.set_model(self._model_of(self.current_item), kind)
 
     def _on_model_updated(self, model_id, kind):
         self._show_model_of_current(kind)
@@ -632,6 +643,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.refresh_queries()
         if item_id == self.current_item:
             self._draw_prediction(pred)
+            if self.model_panel.model_label.toolTip() != (self._model_of(item_id) or ""):
+                self._show_model_of_current()
             if self.learner is not None and self.learner.timeline:
                 self.learner.timeline[-1].setdefault("drawn", time.perf_counter())
             if self._edit_t0 is not None:
@@ -650,10 +663,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return self._drawn_prediction
 
     def _is_stale(self, pred):
-        try:
-            current = self.engine.model_id(pred.item_id)
-        except (AttributeError, MarginaliaError):
-            current = self.engine.current_model_id
+        current = self._model_of(pred.item_id)
         return current is not None and pred.model_id != current, current
 
     def _on_model_changed(self, _model_id):

@@ -201,15 +201,17 @@ class Engine:
                 labels_by_item[lab.item_id] = labels_by_item.get(lab.item_id, 0) + 1
             for rec in self.session.items():
                 pred = self._predictions.get(rec.id)
-                task = self._tasks.get(rec)
+                # a task not built yet has made no prediction: listing items must not build one
+                # (that imports the learning code and loads the model: seconds on a cold start)
+                task = self._tasks.peek(rec)
                 out.append(ItemInfo(
                     id=rec.id, name=rec.name, kind=rec.kind, task=rec.task,
                     group=(rec.meta or {}).get("group"),
                     n_samples=int((rec.meta or {}).get("n_samples", 0)),
                     n_labels=labels_by_item.get(rec.id, 0),
                     has_prediction=pred is not None,
-                    prediction_stale=pred is not None and pred.model_id != task.model_id,
-                    uncertainty=task.uncertainty_of(rec.id),
+                    prediction_stale=pred is not None and task is not None and pred.model_id != task.model_id,
+                    uncertainty=None if task is None else task.uncertainty_of(rec.id),
                 ))
             return out
 
@@ -308,6 +310,17 @@ class Engine:
         task = self._tasks.get(self.session.item(item_id))
         task.ensure_model()
         return task.model_id
+
+    def peek_model_id(self, item_id: Optional[str] = None) -> Optional[str]:
+        """The current model id of the item's task (of the first item's when None) if it is loaded.
+
+        Never builds, loads or trains a model, so it is quick enough for the GUI thread; None
+        until the task's model is in memory (:meth:`model_id` makes sure it is).
+        """
+        recs = self.session.items()
+        rec = self.session.item(item_id) if item_id is not None else (recs[0] if recs else None)
+        task = None if rec is None else self._tasks.peek(rec)
+        return None if task is None else task.model_id
 
     def update_model(self, item_id: str, *, cancel=None) -> str:
         """A fast interactive update (averaged perceptron) from the labels of one item."""

@@ -33,6 +33,11 @@ class TaskRegistry:
                 self._tasks[key] = task
             return task
 
+    def peek(self, record):
+        """The task of ``record`` if it was already created, else None (never builds one)."""
+        with self._lock:
+            return self._tasks.get((record.task, record.kind))
+
     def _make(self, task: str, kind: str):
         if task == "segmentation":
             from .segmentation import SegmentationTask

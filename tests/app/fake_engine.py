@@ -145,6 +145,9 @@ class FakeEngine:
     def model_id(self, item_id):
         return self.current_model_id
 
+    def peek_model_id(self, item_id=None):
+        return self.current_model_id
+
     def update_model(self, item_id, *, cancel=None):
         self.calls.append(("update", item_id))
         self.model_n += 1

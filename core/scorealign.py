@@ -66,6 +66,7 @@ _CHROMA_GAMMA = 100.0  # log(1 + γ power / peak power): chroma compression
 _PRIOR_SMOOTHING_S = 0.1  # duration errors of events shorter than this are judged in absolute terms
 _PRIOR_LONG_KNEE = math.log(2.0)  # beyond twice the expected duration the prior grows only linearly in log
 _LONGEST_EVENT_S = 4.0  # a music event may always last this long (fermata, rolled chord)
+_FINAL_ROLL_S = 2.0  # the notes of the final chord are searched this long after its decoded onset
 
 
 # ------------------------------------------------------------------ results
@@ -380,7 +381,7 @@ class ScoreAligner:
         Time constant of the decaying onset chroma.
     silence_db : float, default 40.0
         Frames this far below the loudest frame count as silence.
-    prior_weight : float, default 10.0
+    prior_weight : float, default 5.0
         Strength of the duration prior, relative (1: a 100 % error on an average
         event's duration costs as much as one frame of perfect match); 0 off.
     prior_span : float, default 4.0
@@ -413,7 +414,7 @@ class ScoreAligner:
         What the scorers were trained on.
     """
 
-    def __init__(self, coarse=4, onset_weight=0.5, onset_decay_s=0.1, silence_db=40.0, prior_weight=10.0,
+    def __init__(self, coarse=4, onset_weight=0.5, onset_decay_s=0.1, silence_db=40.0, prior_weight=5.0,
                  prior_span=4.0, refine_frames=12, runner_up=True, n_iter=3, ridge=0.01, onset_bonus=10.0,
                  prior_shape="robust"):
         self.coarse = coarse
@@ -680,6 +681,8 @@ class ScoreAligner:
                 a = max(a, (c + int(centre[e - 1])) // 2 + 1)
             if e + 1 < E:
                 b = min(b, (c + int(centre[e + 1])) // 2 + 1)
+            else:  # nothing follows the final chord: it may be rolled slowly
+                b = max(b, c + int(_FINAL_ROLL_S * sr / hop))
             a, b = max(a, 1), min(b, Tf - 1)
             if b - a < 3:
                 continue

@@ -1,0 +1,210 @@
+"""The aCGH change-point recipe: a learned metric plus a per-sequence penalty law per array platform.
+
+1. Input matrix of a sequence: logratio in noise units and its point-wise
+   Hermite functions (:func:`~core.features.cgh.pointwise_hermite_features`).
+2. A diagonal Mahalanobis metric and a base penalty ``∝ log T`` learned by
+   SSVM on the partial labels (thesis ch.4; exact label-violation loss).
+3. A :class:`~core.learners.penalty_law.PenaltyLaw` per probe-density class
+   (low-density BAC arrays vs high-density oligo arrays, split at
+   ``density_split`` probes per Mb): the log-penalty offset of a sequence is a
+   linear function of its length, noise level, variance and change-count
+   thresholds, learned by max-margin interval regression with the ridge
+   chosen by cross-validation grouped by profile. A class with too few
+   labelled sequences uses the law of all sequences.
+
+:func:`fit_cgh_recipe` is the one entry point: ``fit_cgh_recipe(sequences,
+labels).segment(seq)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..exceptions import NotFittedError, ParameterError
+from ..features.cgh import pointwise_hermite_features, probe_density
+from ..models.segmentation import SegmentationModel
+from ..types import Segmentation
+from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
+from .penalty_regression import sequence_features
+
+__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class"]
+
+#: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
+DENSITY_SPLIT = 5.0
+
+
+def density_class(seq, split: float = DENSITY_SPLIT) -> str:
+    """``"high"`` or ``"low"`` probe density of a :class:`~core.types.Sequence` (``"low"`` without positions)."""
+    pos = getattr(seq, "positions", None)
+    d = float("nan") if pos is None else probe_density(pos)
+    return "high" if np.isfinite(d) and d >= split else "low"
+
+
+def _logratio(seq) -> np.ndarray:
+    values = np.asarray(seq.values, dtype=np.float64)
+    return values[:, 0] if values.ndim == 2 else values
+
+
+class CghSegmenter:
+    """Learned metric + per-platform penalty law for aCGH logratio profiles.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        SSVM trade-off.
+    max_iter : int, default 5
+        SSVM passes.
+    min_size : int, default 3
+        Minimal segment length (probes).
+    offsets, counts, alphas, margin, cv
+        Passed to :class:`~core.learners.penalty_law.PenaltyLaw`.
+    density_split : float or None, default 5.0
+        Probes per Mb splitting the platforms; ``None``: one law for all.
+    min_class_sequences : int, default 12
+        A platform with fewer labelled training sequences uses the pooled law.
+    random_state : int, default 0
+    callback : callable, optional
+        ``callback(learner, iteration)`` after each SSVM pass.
+
+    Attributes
+    ----------
+    model_ : SegmentationModel
+    w_ : ndarray, shape (7,)
+        Metric (6 feature weights) and base penalty.
+    laws_ : dict
+        ``"all"`` and, when learned, ``"low"`` / ``"high"`` → :class:`PenaltyLaw`.
+    """
+
+    def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
+                 alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
+                 min_class_sequences=12, random_state=0, callback=None):
+        self.C = C
+        self.max_iter = max_iter
+        self.min_size = min_size
+        self.offsets = offsets
+        self.counts = counts
+        self.alphas = alphas
+        self.margin = margin
+        self.cv = cv
+        self.density_split = density_split
+        self.min_class_sequences = min_class_sequences
+        self.random_state = random_state
+        self.callback = callback
+
+    # ------------------------------------------------------------ inputs
+    @staticmethod
+    def model_input(seq) -> np.ndarray:
+        """The metric's input matrix of one sequence, shape (T, 6)."""
+        return pointwise_hermite_features(_logratio(seq))
+
+    @staticmethod
+    def sequence_summary(seq) -> np.ndarray:
+        """Per-sequence features of the penalty law: ``[log log T, log σ̂², log var]``, shape (3,)."""
+        return sequence_features(_logratio(seq))
+
+    def _class_of(self, seq) -> str:
+        return "all" if self.density_split is None else density_class(seq, self.density_split)
+
+    # ------------------------------------------------------------ fitting
+    def fit(self, sequences, labels, groups=None) -> "CghSegmenter":
+        """Learn the metric and the penalty laws.
+
+        Parameters
+        ----------
+        sequences : list of Sequence
+            aCGH sequences (one chromosome of one profile each), at least 2.
+        labels : list of label lists
+            Region/boundary labels of each sequence (non-empty lists).
+        groups : array_like, optional
+            Group of each sequence for the cross-validation of the laws
+            (default: ``seq.meta["profile_id"]`` when present, so the chromosomes of
+            one profile stay together).
+        """
+        from .ssvm import SSVM
+        sequences, labels = list(sequences), list(labels)
+        if len(sequences) != len(labels):
+            raise ParameterError(f"labels: expected one label list per sequence ({len(sequences)}), got "
+                                 f"{len(labels)}")
+        if len(sequences) < 2:
+            raise ParameterError(f"sequences: expected at least 2 labelled sequences, got {len(sequences)}")
+        empty = [i for i, y in enumerate(labels) if not list(y)]
+        if empty:
+            raise ParameterError(f"labels: sequence {empty[0]} has no label; pass labelled sequences only")
+        if groups is None:
+            groups = [str((getattr(s, "meta", None) or {}).get("profile_id", i)) for i, s in enumerate(sequences)]
+        groups = np.asarray(groups)
+        if groups.shape != (len(sequences),):
+            raise ParameterError(f"groups: expected one group per sequence ({len(sequences)}), got shape "
+                                 f"{groups.shape}")
+        Xs = [self.model_input(s) for s in sequences]
+        F = np.array([self.sequence_summary(s) for s in sequences])
+        model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
+        model.initial_w(Xs, labels, grid=np.exp2(np.arange(-4, 5, 0.5)))
+        learner = SSVM(model, C=self.C, max_iter=self.max_iter, random_state=self.random_state,
+                       callback=self.callback).fit(Xs, labels)
+        self.model_, self.w_ = learner.model, learner.w_
+        classes = np.array([self._class_of(s) for s in sequences])
+        self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)))}
+        if self.density_split is not None:
+            for c in ("low", "high"):
+                idx = np.flatnonzero(classes == c)
+                if idx.size >= int(self.min_class_sequences):
+                    self.laws_[c] = self._law(Xs, labels, F, groups, idx)
+        return self
+
+    def _law(self, Xs, Ys, F, groups, idx) -> PenaltyLaw:
+        law = PenaltyLaw(self.model_, self.w_, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
+                         margin=self.margin, cv=self.cv)
+        return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx])
+
+    # ------------------------------------------------------------ prediction
+    def law_for(self, seq) -> PenaltyLaw:
+        """The penalty law used for ``seq`` (its platform's, else the pooled one)."""
+        if not hasattr(self, "laws_"):
+            raise NotFittedError("CghSegmenter: call fit before predicting")
+        return self.laws_.get(self._class_of(seq), self.laws_["all"])
+
+    def offset(self, seq) -> float:
+        """Predicted log-penalty offset of one sequence."""
+        return self.law_for(seq).predict_offset(self.model_input(seq), self.sequence_summary(seq))
+
+    def segment(self, seq) -> Segmentation:
+        """Predicted change points of one aCGH sequence."""
+        law = self.law_for(seq)
+        X = self.model_input(seq)
+        return self.model_.decode(X, law.w_at(law.predict_offset(X, self.sequence_summary(seq))))
+
+    # ------------------------------------------------------------ files
+    def to_dict(self) -> dict:
+        """JSON-ready laws and settings (the model and ``w_`` are saved by the model file itself)."""
+        if not hasattr(self, "laws_"):
+            raise NotFittedError("CghSegmenter: call fit before saving")
+        return {"recipe": "cgh-penalty-law/1", "density_split": self.density_split, "min_size": int(self.min_size),
+                "laws": {k: law.to_dict() for k, law in self.laws_.items()}}
+
+    @classmethod
+    def from_dict(cls, model, w, d: dict) -> "CghSegmenter":
+        """Rebuild a fitted segmenter from a model, its parameters and :meth:`to_dict` output."""
+        if not isinstance(d, dict) or d.get("recipe") != "cgh-penalty-law/1":
+            raise ParameterError(f"penalty law: unknown recipe {d.get('recipe') if isinstance(d, dict) else d!r}; "
+                                 "expected 'cgh-penalty-law/1' (a model from a newer Marginalia?)")
+        split = d.get("density_split")
+        if split is not None and not (isinstance(split, (int, float)) and math.isfinite(split)):
+            raise ParameterError(f"penalty law: density_split must be a number or null, got {split!r}")
+        seg = cls(density_split=split, min_size=int(d.get("min_size", model.min_size)))
+        seg.model_, seg.w_ = model, model.check_w(w)
+        laws = d.get("laws") or {}
+        if "all" not in laws:
+            raise ParameterError("penalty law: the pooled law ('all') is missing")
+        seg.laws_ = {k: PenaltyLaw.from_dict(model, seg.w_, v) for k, v in laws.items()}
+        return seg
+
+
+def fit_cgh_recipe(sequences, labels, **params) -> CghSegmenter:
+    """Fit the aCGH recipe on labelled sequences; the result has ``.segment(seq)``.
+
+    ``params`` are those of :class:`CghSegmenter`.
+    """
+    return CghSegmenter(**params).fit(sequences, labels)

@@ -1,0 +1,301 @@
+"""A per-sequence penalty law on top of a learned segmentation metric.
+
+A :class:`~core.models.segmentation.SegmentationModel` with parameters ``w``
+(metric ``B`` and penalty ``λ``) applies one penalty law to every sequence,
+but the number of changes an expert sees varies far more between sequences
+than any single law allows. :class:`PenaltyLaw` keeps ``B`` and multiplies
+the penalty of each sequence by ``exp(δ)`` with
+
+    δ(x) = θᵀ f(x) + b,
+
+``f`` = caller-given sequence features (log log T, log noise variance, ...)
+followed by *change-count thresholds*: for each count ``m`` in ``counts``,
+the smallest offset of the grid at which the sequence's own decoding keeps at
+most ``m`` changes. These summarise how strong the sequence's strongest
+changes are in the learned metric (the exact analogue, on a grid, of where the
+penalty path loses its last changes). ``θ, b`` are fitted by max-margin
+interval regression (Hocking et al. 2013) on, for every training sequence,
+the widest interval of offsets with the fewest label errors; the ridge
+strength is chosen by cross-validation on the training sequences only.
+
+The number of changes of a penalised decoding never increases with the
+penalty, so the thresholds of a new sequence are found by bisection on the
+grid (a few decodings per count), and equal those read from the full grid.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import NotFittedError, ParameterError
+from ..models.segmentation import count_label_errors
+from .penalty_path import min_error_interval
+from .penalty_regression import PenaltyIntervalRegression
+
+__all__ = ["PenaltyLaw", "count_thresholds"]
+
+DEFAULT_OFFSETS = np.arange(-6.0, 6.01, 0.25)
+DEFAULT_COUNTS = (0, 1, 3, 10, 30)
+
+
+def _check_grid(offsets) -> np.ndarray:
+    g = np.asarray(offsets, dtype=np.float64)
+    if g.ndim != 1 or g.size < 2 or not np.all(np.isfinite(g)) or np.any(np.diff(g) <= 0):
+        raise ParameterError(f"offsets: expected an increasing 1-d grid of at least 2 finite values, got {offsets!r}")
+    return g
+
+
+def _check_counts(counts) -> tuple:
+    try:
+        c = tuple(int(m) for m in counts)
+    except (TypeError, ValueError):
+        raise ParameterError(f"counts: expected a sequence of integers >= 0, got {counts!r}") from None
+    if not c or any(m < 0 for m in c) or any(b <= a for a, b in zip(c, c[1:])):
+        raise ParameterError(f"counts: expected increasing integers >= 0, got {counts!r}")
+    return c
+
+
+def _thresholds_from_counts(grid, n_changes, counts) -> np.ndarray:
+    """Smallest grid offset with at most ``m`` changes, for each ``m`` (one past the grid when never)."""
+    beyond = grid[-1] + (grid[-1] - grid[-2])
+    out = np.empty(len(counts))
+    for k, m in enumerate(counts):
+        j = np.flatnonzero(np.asarray(n_changes) <= m)
+        out[k] = grid[j[0]] if j.size else beyond
+    return out
+
+
+def count_thresholds(n_changes_at, offsets, counts=DEFAULT_COUNTS) -> np.ndarray:
+    """Change-count thresholds of one sequence by bisection.
+
+    Parameters
+    ----------
+    n_changes_at : callable
+        ``n_changes_at(j)`` → number of changes of the decoding at ``offsets[j]``;
+        must be non-increasing in ``j`` (true of penalised decoding).
+    offsets : array_like, shape (m,)
+        Increasing grid of log-penalty offsets.
+    counts : sequence of int
+        Increasing change counts.
+
+    Returns
+    -------
+    thresholds : ndarray, shape (len(counts),)
+        For each count ``c``, the smallest offset with at most ``c`` changes
+        (``offsets[-1]`` plus one grid step when even the largest has more).
+    """
+    grid = _check_grid(offsets)
+    counts = _check_counts(counts)
+    memo: dict = {}
+
+    def k(j):
+        if j not in memo:
+            memo[j] = int(n_changes_at(j))
+        return memo[j]
+
+    out = np.empty(len(counts))
+    beyond = grid[-1] + (grid[-1] - grid[-2])
+    hi_start = grid.size - 1
+    for i, m in enumerate(counts):
+        if k(grid.size - 1) > m:
+            out[i] = beyond
+            continue
+        if k(0) <= m:
+            out[i] = grid[0]
+            continue
+        lo, hi = 0, hi_start                   # k(lo) > m >= k(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if k(mid) <= m:
+                hi = mid
+            else:
+                lo = mid
+        out[i] = grid[hi]
+        hi_start = hi                          # a larger count is reached at a smaller or equal offset
+    return out
+
+
+class PenaltyLaw:
+    """Learned per-sequence log-penalty offset for a fixed segmentation metric.
+
+    Parameters
+    ----------
+    model : SegmentationModel
+        Fitted model (units set).
+    w : ndarray, shape (n_params,)
+        Its parameters (metric and base penalty).
+    offsets : array_like, shape (m,), default -6..6 by 0.25
+        Increasing grid of log-penalty offsets ``δ``.
+    counts : sequence of int, default (0, 1, 3, 10, 30)
+        Change counts whose thresholds become features (``()`` for none).
+    alphas : sequence of float, default (1e-3, 1e-2, 1e-1, 1)
+        Ridge strengths tried; the best by ``cv``-fold cross-validated label error
+        on the training sequences is kept (a single value skips the search).
+    margin : float, default 0.25
+        Margin of the interval regression (log-penalty units).
+    cv : int, default 4
+        Folds of the ridge search (split by ``groups`` when given to :meth:`fit`).
+
+    Attributes
+    ----------
+    regression_ : PenaltyIntervalRegression
+    alpha_ : float
+        The chosen ridge strength.
+    intervals_ : ndarray, shape (n, 2)
+        Training target intervals of ``δ``.
+    errors_ : ndarray of int, shape (n, m)
+        FP + FN of each training sequence at each offset.
+    cv_errors_ : dict
+        ``alpha`` → cross-validated training label errors.
+    """
+
+    def __init__(self, model, w, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS, alphas=(1e-3, 1e-2, 1e-1, 1.0),
+                 margin=0.25, cv=4):
+        self.model = model
+        self.w = w
+        self.offsets = offsets
+        self.counts = counts
+        self.alphas = alphas
+        self.margin = margin
+        self.cv = cv
+
+    # ------------------------------------------------------------ decoding
+    def w_at(self, delta: float) -> np.ndarray:
+        """Parameters with the penalty multiplied by ``exp(delta)``."""
+        if not np.isfinite(delta):
+            raise ParameterError(f"delta: expected a finite log-penalty offset, got {delta!r}")
+        B, pen = self.model.split_w(np.asarray(self.w, dtype=np.float64))
+        return self.model.join_w(B, pen * float(np.exp(delta)))
+
+    def decode_grid(self, X) -> list:
+        """Segmentations of ``X`` (T, p) at every offset of the grid."""
+        return [self.model.decode(X, self.w_at(d)) for d in _check_grid(self.offsets)]
+
+    def thresholds(self, X) -> np.ndarray:
+        """Change-count thresholds of ``X`` (T, p) by bisection, shape (len(counts),)."""
+        grid = _check_grid(self.offsets)
+        counts = _check_counts(self.counts) if len(self.counts) else ()
+        if not counts:
+            return np.empty(0)
+        return count_thresholds(lambda j: self.model.decode(X, self.w_at(grid[j])).n_segments - 1, grid, counts)
+
+    def _design(self, F, T) -> np.ndarray:
+        F = np.asarray(F, dtype=np.float64)
+        if F.ndim == 1:
+            F = F[None, :]
+        return np.column_stack([F, T]) if T.size else F
+
+    # ------------------------------------------------------------ fitting
+    def fit(self, Xs, Ys, F, groups=None) -> "PenaltyLaw":
+        """Learn the offset law.
+
+        Parameters
+        ----------
+        Xs : list of ndarray, each (T_i, p)
+            Model inputs.
+        Ys : list of label lists
+        F : array_like, shape (n, d)
+            Sequence features (``d`` may be 0).
+        groups : array_like, shape (n,), optional
+            Group of each sequence (e.g. the profile): cross-validation folds keep groups whole.
+        """
+        grid = _check_grid(self.offsets)
+        counts = _check_counts(self.counts) if len(self.counts) else ()
+        F = np.asarray(F, dtype=np.float64).reshape(len(Xs), -1) if len(Xs) else np.zeros((0, 0))
+        if not (len(Xs) == len(Ys) == F.shape[0]) or len(Xs) == 0:
+            raise ParameterError(f"Xs, Ys, F: expected the same non-zero number of sequences, got {len(Xs)}, "
+                                 f"{len(Ys)}, {F.shape[0]}")
+        lower = np.r_[-np.inf, (grid[1:] + grid[:-1]) / 2]   # piece j of the grid covers [mid(j-1,j), mid(j,j+1))
+        errs, ivs, thr = [], [], []
+        for X, labels in zip(Xs, Ys):
+            segs = self.decode_grid(X)
+            e = np.array([sum(count_label_errors(labels, s)[:2]) for s in segs], dtype=np.int64)
+            a, b, _ = min_error_interval(lower, e)
+            errs.append(e)
+            ivs.append((a, b))
+            thr.append(_thresholds_from_counts(grid, [s.n_segments - 1 for s in segs], counts) if counts
+                       else np.empty(0))
+        self.errors_ = np.array(errs)
+        self.intervals_ = np.array(ivs)
+        self.design_ = self._design(F, np.array(thr))
+        if self.design_.shape[1] == 0:
+            raise ParameterError("F, counts: no feature at all; give sequence features or change counts")
+        alphas = [float(a) for a in np.atleast_1d(self.alphas)]
+        if not alphas or any(not (np.isfinite(a) and a >= 0) for a in alphas):
+            raise ParameterError(f"alphas: expected finite values >= 0, got {self.alphas!r}")
+        self.cv_errors_ = {}
+        if len(alphas) > 1:
+            folds = self._folds(groups)
+            for a in alphas:
+                self.cv_errors_[a] = self._cv_error(a, folds, lower)
+            best = min(self.cv_errors_.values())
+            # the strongest ridge among the best: a smoother law on ties
+            self.alpha_ = max(a for a, e in self.cv_errors_.items() if e == best)
+        else:
+            self.alpha_ = alphas[0]
+        self.regression_ = self._regress(self.alpha_, np.arange(len(Xs)))
+        return self
+
+    def _regress(self, alpha, idx):
+        return PenaltyIntervalRegression(alpha=alpha, margin=self.margin).fit(self.design_[idx], self.intervals_[idx])
+
+    def _folds(self, groups) -> np.ndarray:
+        n = self.errors_.shape[0]
+        keys = np.arange(n) if groups is None else np.asarray(groups)
+        if keys.shape != (n,):
+            raise ParameterError(f"groups: expected one group per sequence ({n}), got shape {keys.shape}")
+        uniq = sorted(set(keys.tolist()), key=str)
+        rng = np.random.default_rng(0)
+        order = rng.permutation(len(uniq))
+        k = max(2, min(int(self.cv), len(uniq)))
+        fold_of = {uniq[o]: i % k for i, o in enumerate(order)}
+        return np.array([fold_of[g] for g in keys.tolist()])
+
+    def _cv_error(self, alpha, folds, lower) -> int:
+        total = 0
+        for f in np.unique(folds):
+            tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+            if not np.isfinite(self.intervals_[tr]).any():
+                continue
+            pred = self._regress(alpha, tr).predict(self.design_[te])
+            j = np.clip(np.searchsorted(lower, pred, side="right") - 1, 0, lower.size - 1)
+            total += int(self.errors_[te, j].sum())
+        return total
+
+    # ------------------------------------------------------------ prediction
+    def predict_offset(self, X, features) -> float:
+        """Log-penalty offset ``δ`` of one sequence ``X`` (T, p) with sequence features (d,)."""
+        if not hasattr(self, "regression_"):
+            raise NotFittedError("PenaltyLaw: call fit before predicting")
+        return float(self.regression_.predict(self._design(features, self.thresholds(X)[None, :]))[0])
+
+    def decode(self, X, features):
+        """Segmentation of ``X`` (T, p) with the offset predicted for it."""
+        return self.model.decode(X, self.w_at(self.predict_offset(X, features)))
+
+    # ------------------------------------------------------------ files
+    def to_dict(self) -> dict:
+        """JSON-ready description of the fitted law (not of the model or ``w``)."""
+        if not hasattr(self, "regression_"):
+            raise NotFittedError("PenaltyLaw: call fit before saving")
+        r = self.regression_
+        return {"offsets": [float(g) for g in _check_grid(self.offsets)], "counts": list(_check_counts(self.counts))
+                if len(self.counts) else [], "margin": float(self.margin), "alpha": float(self.alpha_),
+                "coef": [float(c) for c in r.coef_], "intercept": float(r.intercept_)}
+
+    @classmethod
+    def from_dict(cls, model, w, d: dict) -> "PenaltyLaw":
+        """Inverse of :meth:`to_dict` for ``model`` and ``w``."""
+        try:
+            law = cls(model, w, offsets=np.asarray(d["offsets"], dtype=np.float64), counts=tuple(d["counts"]),
+                      alphas=(float(d["alpha"]),), margin=float(d["margin"]))
+            coef = np.asarray(d["coef"], dtype=np.float64)
+            intercept = float(d["intercept"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ParameterError(f"penalty law: incomplete description ({exc!r})") from None
+        if coef.ndim != 1 or not np.all(np.isfinite(coef)) or not np.isfinite(intercept):
+            raise ParameterError("penalty law: coefficients must be finite numbers")
+        reg = PenaltyIntervalRegression(alpha=law.alphas[0], margin=law.margin)
+        reg.coef_, reg.intercept_, reg.n_features_in_ = coef, intercept, coef.size
+        law.regression_, law.alpha_ = reg, law.alphas[0]
+        return law

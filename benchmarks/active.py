@@ -112,6 +112,8 @@ def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, windo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         session.run(max_fraction=max_fraction)
+        if learner == "combined" and not session.unlabelled:
+            session.finish()  # the final regularised fit on every label: the curve ends at the full-label model
     frac = np.array([r["fraction_parts"] for r in session.curve_])
     err = np.array([r["held_out_loss"] for r in session.curve_])
     unc = np.array([np.nan if r["mean_uncertainty"] is None else r["mean_uncertainty"] for r in session.curve_])

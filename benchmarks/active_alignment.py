@@ -203,6 +203,180 @@ def plot(curves, path, title):
 # ------------------------------------------------------------------ main
 
 
+# ----------------------------------------------------- constrained re-alignment (ScoreAligner)
+
+
+def load_performances(data_root: pathlib.Path, renders: pathlib.Path | None, pianists):
+    """Rendered performances with their truth: the 4 shared ``*_p01`` renders, plus (when ``renders`` holds
+    them, e.g. made by ``quality_alignment.py``) the other pianists' renders named ``<piece>_<pNN>.wav``."""
+    from core.io.audio import load_audio
+    from core.io.midi import read_midi
+    from core.scorealign import ScoreAligner
+    from quality_alignment_tools.vienna import event_truth
+    from core.active.realign import Performance
+    root = data_root
+    wavs = {w.stem: w for w in sorted((root / "audio_rendered").glob("*_p01.wav"))}
+    if renders is not None and renders.is_dir():
+        for w in sorted(renders.glob("*_p[0-9][0-9].wav")):
+            wavs.setdefault(w.stem, w)
+    aligner = ScoreAligner()
+    out = {}
+    for stem, wav in wavs.items():
+        piece, pianist = stem.rsplit("_", 1)
+        if pianists and pianist not in pianists:
+            continue
+        score_path, gt = root / "score_midi" / f"{piece}.mid", root / "ground_truth" / f"{stem}.csv"
+        if not (score_path.is_file() and gt.is_file()):
+            continue
+        y, sr = load_audio(wav, sr=SR)
+        score = read_midi(score_path)
+        median, _ = event_truth(score, gt)
+        feats = aligner.features(np.asarray(y, dtype=np.float32), sr)
+        out[stem] = {"perf": Performance(aligner, feats, score), "truth": median + LAG_S, "score": score,
+                     "audio_s": len(y) / sr}
+    return out
+
+
+def realign_replay(pid, d, strategy, seed, *, max_events, max_fraction, batch=1):
+    """Anchor windows of one performance one by one (by ``strategy``); after each, re-align the whole
+    performance and score every event, the unlabelled ones apart."""
+    from core.active.realign import RealignTask, within_tolerance
+    parts = phrase_parts(pid, d["score"], max_events=max_events)
+    truth = d["truth"]
+
+    def oracle(query, part):
+        return part.anchor_labels(truth, tolerance_s=TOLERANCE_S, author="replay")
+
+    task = RealignTask()
+    session = ActiveSession(PartPool({pid: d["perf"]}, parts), task, oracle, strategy=strategy, batch_size=batch,
+                            random_state=seed)
+    E = d["score"].n_events
+    rows = []
+
+    def record():
+        labels = session.labels_.get(pid, [])
+        times = task.predict_times(d["perf"], labels)
+        labelled = np.zeros(E, bool)
+        for p in session.labelled_parts_:
+            labelled[p.start:p.stop] = True
+        err = np.abs(times - truth)
+        ok = np.isfinite(truth)
+        last = session.curve_[-1]
+        rows.append({"fraction": last["fraction_parts"],
+                     "within50": 100 * within_tolerance(times, truth, 0.05),
+                     "within50_elsewhere": 100 * within_tolerance(times, truth, 0.05,
+                                                                 events=np.flatnonzero(~labelled))
+                     if (~labelled).any() else np.nan,
+                     "bad_elsewhere": int(np.sum((err > 0.05) & ok & ~labelled)),
+                     "cycle_s": last["update_s"] + last["score_s"]})
+
+    record()
+    while session.unlabelled and session.curve_[-1]["fraction_parts"] < max_fraction - 1e-9:
+        session.step()
+        record()
+    return rows, len(parts)
+
+
+def realign_main(args):
+    t_start = time.time()
+    root = pathlib.Path(args.data) / "alignment" / "vienna4x22"
+    renders = None if args.no_renders else RESULTS / "renders"
+    pianists = ["p01"] if args.quick else [p for p in args.pianists.split(",") if p]
+    data = load_performances(root, renders, pianists)
+    if args.quick:
+        data = {k: v for k, v in data.items() if k.rsplit("_", 1)[0] in QUICK_PIECES}
+    if not data:
+        raise SystemExit(f"no rendered performances under {root}; pass --data")
+    seeds = 2 if args.quick else max(1, args.seeds)
+    log(f"{len(data)} performances ({', '.join(data)}), {sum(d['audio_s'] for d in data.values()) / 60:.1f} min "
+        f"of audio ({time.time() - t_start:.0f} s to load + features); load {os.getloadavg()[0]:.2f}")
+    strategies = [s for s in args.strategies.split(",") if s]
+    curves = {s: [] for s in strategies}
+    cycles = []
+    for pid, d in data.items():
+        for strategy in strategies:
+            for seed in range(seeds):
+                t0 = time.time()
+                rows, n_parts = realign_replay(pid, d, strategy, seed, max_events=args.max_events,
+                                               max_fraction=args.max_fraction)
+                curves[strategy].append(rows)
+                cycles.extend(r["cycle_s"] for r in rows[1:])
+                log(f"  {pid:<24} {strategy:<13} seed={seed} windows={n_parts:3d} within 50 ms: "
+                    f"{rows[0]['within50']:5.1f} % -> {rows[-1]['within50']:5.1f} % (elsewhere "
+                    f"{rows[-1]['within50_elsewhere']:5.1f} %, {rows[0]['bad_elsewhere']} -> "
+                    f"{rows[-1]['bad_elsewhere']} events > 50 ms) [{time.time() - t0:.1f} s]")
+    grid = np.round(np.arange(0, args.max_fraction + 1e-9, 0.05), 2)
+
+    def on_grid(rows, key):
+        fr = np.array([r["fraction"] for r in rows])
+        v = np.array([r[key] for r in rows], dtype=float)
+        return np.array([v[np.searchsorted(fr, g + 1e-9, side="right") - 1] for g in grid])
+
+    results = []
+    summary = {}
+    log("")
+    log(f"% of events within 50 ms (all / unlabelled only) and events > 50 ms outside the labelled windows, vs "
+        f"fraction of windows anchored (mean over {len(data)} performances x {seeds} seeds)")
+    log("strategy       " + " ".join(f"{g:>17.2f}" for g in grid))
+    for strategy in strategies:
+        A = np.array([on_grid(r, "within50") for r in curves[strategy]])
+        B = np.array([on_grid(r, "within50_elsewhere") for r in curves[strategy]])
+        C = np.array([on_grid(r, "bad_elsewhere") for r in curves[strategy]])
+        summary[strategy] = (A, B, C)
+        log(f"{strategy:<14} " + " ".join(f"{a:5.1f}/{b:5.1f}/{c:4.1f}" for a, b, c in
+                                           zip(A.mean(0), np.nanmean(B, 0), C.mean(0))))
+    base = float(summary[strategies[0]][0][:, 0].mean())
+    results.append(row("ScoreAligner untrained, no anchor: events within 50 ms", base, "%", better="higher"))
+    ref = summary.get("random")
+    for strategy in strategies:
+        A, B, C = summary[strategy]
+        for frac in (0.1, 0.2, 0.3):
+            k = int(np.argmin(np.abs(grid - frac)))
+            results.append(row(f"{strategy}: events within 50 ms with {grid[k]:.0%} of the windows anchored",
+                               float(A[:, k].mean()), "%", better="higher",
+                               reference=None if ref is None else {"name": "random", "value": float(ref[0][:, k].mean())}))
+            results.append(row(f"{strategy}: unlabelled events > 50 ms with {grid[k]:.0%} of the windows anchored",
+                               float(C[:, k].mean()), "events per performance",
+                               reference={"name": "no anchor", "value": float(C[:, 0].mean())}))
+    if cycles:
+        results.append(row("query cycle on one performance (re-align + uncertainty of every window), median",
+                           float(np.median(cycles)), "s", target=0.5))
+    out = RESULTS / "active_alignment.json"
+    out.write_text(json.dumps(results, indent=1))
+    png = RESULTS / "active_alignment.png"
+    plot_realign(grid, summary, png, f"Vienna 4x22: anchor windows, re-align with ScoreAligner "
+                                     f"({len(data)} performances x {seeds} seeds, windows <= {args.max_events} events)")
+    log("")
+    log(f"{'case':<100} {'value':>10} unit")
+    for r in results:
+        verdict = "" if r["meets_target"] is None else \
+            f"  target {r['target']} {'met' if r['meets_target'] else 'MISSED'}"
+        log(f"{r['case']:<100} {r['value']:10.3f} {r['unit']}{verdict}")
+    log(f"wrote {out} and {png} ({time.time() - t_start:.0f} s); load {os.getloadavg()[0]:.2f}")
+
+
+def plot_realign(grid, summary, path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for strategy, (A, B, C) in summary.items():
+        for ax, M in zip(axes, (A, C)):
+            m, s = np.nanmean(M, 0), np.nanstd(M, 0)
+            ax.plot(grid, m, marker="o", ms=3, label=f"{strategy} ({M.shape[0]} runs)")
+            ax.fill_between(grid, m - s, m + s, alpha=0.12)
+    axes[0].set_ylabel("events within 50 ms (%)")
+    axes[1].set_ylabel("unlabelled events > 50 ms (per performance)")
+    for ax in axes:
+        ax.set_xlabel("fraction of the performance's windows anchored")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2 pieces (2 folds), 2 seeds")
@@ -210,7 +384,19 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3, help="seeds of the random strategy per fold")
     ap.add_argument("--learner", choices=("combined", "perceptron"), default="combined")
     ap.add_argument("--max-events", type=int, default=16, help="longest phrase (events)")
+    ap.add_argument("--mode", choices=("realign", "learn"), default="realign",
+                    help="realign: anchors on windows of one performance, constrained re-alignment with "
+                         "ScoreAligner (default); learn: the cross-piece replay of the 13x13 linear model")
+    ap.add_argument("--max-fraction", type=float, default=0.5, help="realign: anchor up to this share of windows")
+    ap.add_argument("--pianists", default="p01,p02,p03", help="realign: pianists whose renders are used")
+    ap.add_argument("--no-renders", action="store_true",
+                    help="realign: only the shared p01 renders, not benchmarks/results/renders")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
     args = ap.parse_args(argv)
+    if args.mode == "realign":
+        if args.seeds == 3 and "--seeds" not in (argv or sys.argv):
+            args.seeds = 5
+        return realign_main(args)
     t_start = time.time()
     RESULTS.mkdir(parents=True, exist_ok=True)
     root = pathlib.Path(args.data) / "alignment" / "vienna4x22"

@@ -24,6 +24,7 @@ from .panels.active_panel import ActivePanel
 from .panels.dataset_browser import DatasetBrowser
 from .panels.label_list import LabelList, describe_label
 from .panels.model_panel import ModelPanel
+from .views.genome_view import Chromosome, GenomeView
 from .views.profile_view import ProfileView
 from .views.spectrogram_view import SpectrogramView
 from .workers import LiveLearner, TaskRunner
@@ -116,6 +117,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.placeholder.setObjectName("hint")
         self.profile_view = ProfileView()
         self._spec_view = None   # built when the first audio item is shown (faster start)
+        self._genome_view = None  # built when a whole profile is first shown
         for w in (self.placeholder, self.profile_view):
             self.stack.addWidget(w)
         self.setCentralWidget(self.stack)
@@ -244,6 +246,8 @@ class MainWindow(QtWidgets.QMainWindow):
         a(m, "next_item", "&Next item", lambda: self.step_item(+1), "Ctrl+Down")
         a(m, "prev_item", "&Previous item", lambda: self.step_item(-1), "Ctrl+Up")
         a(m, "sort_uncertainty", "Sort items by &uncertainty", self.browser.sort_by_uncertainty, "Ctrl+U")
+        a(m, "whole_profile", "&Whole profile (all chromosomes)", self.toggle_whole_profile, "G",
+          tip="All chromosomes of this aCGH profile side by side; click one to zoom in (G again: back)")
         m.addSeparator()
         for i, (name, dock) in enumerate((("dock_dataset", self.browser_dock), ("dock_labels", self.labels_dock),
                                           ("dock_model", self.model_dock), ("dock_active", self.active_dock)),
@@ -393,7 +397,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _update_enabled(self):
         has = self.engine is not None
         for name in ("import", "import_labels", "retrain", "predict", "next_question", "accept", "accept_runner",
-                     "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play"):
+                     "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play", "whole_profile"):
             self.actions[name].setEnabled(has)
         self.export_menu.setEnabled(has)
 
@@ -492,6 +496,77 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def show_all(self):
         self.active_view().show_all()
+
+    # ================================================================ whole profile
+    @property
+    def genome_view(self) -> GenomeView:
+        """The whole-profile overview (built on first use)."""
+        if self._genome_view is None:
+            self._genome_view = GenomeView()
+            self.stack.addWidget(self._genome_view)
+            self._genome_view.chromosomeActivated.connect(self._zoom_to_chromosome)
+        return self._genome_view
+
+    def whole_profile_shown(self) -> bool:
+        return self._genome_view is not None and self.stack.currentWidget() is self._genome_view
+
+    def profile_members(self, item_id: str) -> list:
+        """Ids of the aCGH items of ``item_id``'s profile, in chromosome order."""
+        from .panels.dataset_browser import natural_key
+
+        def profile_of(i):
+            meta = getattr(self.engine.item(i), "meta", None) or {}
+            return meta.get("profile_id", self.infos[i].name.split(":")[0])
+
+        mine = profile_of(item_id)
+        ids = [i for i, info in self.infos.items() if info.kind == "cgh" and profile_of(i) == mine]
+        return sorted(ids, key=lambda i: natural_key(str(self.infos[i].group or self.infos[i].name)))
+
+    def toggle_whole_profile(self):
+        """Show every chromosome of the current profile side by side, or go back to the chromosome."""
+        if self.engine is None or self.current_item is None:
+            return
+        if self.whole_profile_shown():
+            self.stack.setCurrentWidget(self.profile_view)
+            return
+        info = self.infos.get(self.current_item)
+        if info is None or info.kind != "cgh":
+            self.statusBar().showMessage("only aCGH items belong to a profile with chromosomes", 4000)
+            return
+        members = self.profile_members(self.current_item)
+        engine, infos = self.engine, dict(self.infos)
+        meta = getattr(engine.item(self.current_item), "meta", None) or {}
+        title = f"profile {meta.get('profile_id', info.name.split(':')[0])}: {len(members)} chromosomes"
+
+        def work(cancel, progress):
+            out = []
+            for k, item_id in enumerate(members):
+                if cancel.is_set():
+                    return None
+                seq = engine.sequence(item_id)
+                pred = engine.prediction(item_id) or engine.predict(item_id, cancel=cancel)
+                name = str(infos[item_id].group or infos[item_id].name)
+                out.append(Chromosome(item_id, name, np.asarray(seq.positions, dtype=float),
+                                      np.asarray(seq.values[:, 0], dtype=float), pred,
+                                      tuple(engine.labels(item_id))))
+                progress(k + 1, len(members), f"whole profile: {k + 1}/{len(members)} chromosomes")
+            return out
+
+        def done(chromosomes):
+            if chromosomes is None:
+                return
+            self.genome_view.set_profile(title, chromosomes)
+            self.stack.setCurrentWidget(self.genome_view)
+
+        self.runner.submit("genome", work, on_done=done,
+                           on_error=lambda e: self._show_error("Cannot show the whole profile", e),
+                           description="drawing the whole profile")
+
+    def _zoom_to_chromosome(self, item_id: str):
+        if item_id == self.current_item:
+            self.stack.setCurrentWidget(self.profile_view)
+        else:
+            self.show_item(item_id)
 
     def zoom(self, factor: float):
         view = self.active_view()

@@ -58,6 +58,12 @@ class FakeEngine:
                                 {"cgh-a": 0.7, "cgh-b": 0.3, "aud": 0.5}[i]))
         return out
 
+    def item(self, item_id):
+        from types import SimpleNamespace
+        kind = "audio" if item_id == "aud" else "cgh"
+        meta = {"profile_id": "1", "chromosome": item_id[-1]} if kind == "cgh" else {}
+        return SimpleNamespace(id=item_id, name=self.seqs[item_id].name, kind=kind, meta=meta)
+
     def sequence(self, item_id):
         return self.seqs[item_id]
 

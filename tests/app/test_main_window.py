@@ -388,3 +388,26 @@ def test_playback_cursor_moves_and_pages_the_view(qtbot, window):
         assert not player.is_playing() and not win.spec_view.cursor.isVisible()
     finally:
         win.audio, win.audio_factory = None, AudioPlayer
+
+
+def test_whole_profile_shows_every_chromosome_side_by_side_and_a_click_zooms_in(qtbot, window):
+    win, eng = window, window.engine
+    eng.add_label(RegionLabel(item_id="cgh-b", start=10, stop=40, kind=RegionKind.ZERO))
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=2000)   # shortcuts reach the active window only
+    _press(qtbot, win, Qt.Key.Key_G)
+    qtbot.waitUntil(win.whole_profile_shown, timeout=5000)
+    gv = win.genome_view
+    assert [c.item_id for c in gv.chromosomes] == ["cgh-a", "cgh-b"]
+    a, b = gv.chromosomes
+    assert a.positions[-1] + gv.offsets[0] < b.positions[0] + gv.offsets[1]   # side by side
+    assert all(c.prediction is not None for c in gv.chromosomes)              # each one predicted
+    assert [lab.start for lab in b.labels] == [10]
+    x = float(np.median(b.positions) + gv.offsets[1])
+    click(qtbot, gv, gv.vb, x, 0.0)
+    qtbot.waitUntil(lambda: win.current_item == "cgh-b" and win.stack.currentWidget() is win.profile_view,
+                    timeout=5000)
+    win.actions["whole_profile"].trigger()
+    qtbot.waitUntil(win.whole_profile_shown, timeout=5000)
+    _press(qtbot, win, Qt.Key.Key_G)           # G again: back to the chromosome
+    assert win.stack.currentWidget() is win.profile_view

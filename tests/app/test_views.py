@@ -210,3 +210,18 @@ def test_time_pyramid_halves_time_and_keeps_peaks():
     for lvl in levels:
         assert lvl.max() == 5.0 and np.argmax(lvl.max(axis=1)) == 1   # the event survives every level
     np.testing.assert_array_equal(levels[1], np.maximum(image[:, 0::2], image[:, 1::2]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1e8), st.floats(0, 1e8)), min_size=1, max_size=8))
+def test_genome_offsets_put_chromosomes_side_by_side_in_order(pairs):
+    from app.views.genome_view import genome_offsets
+
+    starts = np.array([min(p) for p in pairs])
+    stops = np.array([max(p) for p in pairs])
+    off = genome_offsets(starts, stops, gap_fraction=0.01)
+    left, right = starts + off, stops + off
+    assert left[0] == 0.0
+    np.testing.assert_allclose(right - left, stops - starts, rtol=1e-9, atol=1e-6)   # shapes kept
+    gap = 0.01 * max((stops - starts).sum(), 1.0)
+    np.testing.assert_allclose(left[1:] - right[:-1], gap, rtol=1e-6, atol=1e-3)   # in order, one gap apart

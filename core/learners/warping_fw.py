@@ -14,7 +14,8 @@ Swapping min and max (the inner objective is concave in ``Z``) gives the dual
 a concave maximisation over a product of polytopes. Its gradient in block
 ``i`` is ``(∇f_i(Z_i) - C_i(w)) / n`` with ``C_i(w)`` the DTW cell costs, so
 the linear maximisation over ``conv 𝒴_i`` is one DTW with shifted costs (the
-model's ``loss_augmented_decode(..., at=Z_i)``). Block-coordinate steps use
+model's ``linear_oracle`` with the loss gradient at ``Z_i``, i.e.
+``loss_augmented_decode(..., at=Z_i)``). Block-coordinate steps use
 the exact line search (``D`` is quadratic along a segment when the projection
 is inactive, a 1-d monotone root find otherwise) and the summed block gaps
 give the duality-gap stopping rule. With the Hamming loss ``f_i`` is linear
@@ -96,7 +97,7 @@ class WarpingFrankWolfe:
 
     # ------------------------------------------------------------------ API
     def _check_params(self):
-        for name in ("relaxed_loss", "loss_gradient", "loss_curvature", "loss_augmented_decode", "joint_feature"):
+        for name in ("loss_gradient", "loss_curvature", "linear_oracle", "loss_augmented_decode", "joint_feature"):
             if not callable(getattr(self.model, name, None)):
                 raise ParameterError(f"model: expected a WarpingModel-like object with {name}(), "
                                      f"got {type(self.model).__name__}")
@@ -163,16 +164,17 @@ class WarpingFrankWolfe:
                     break
                 b = blocks[i]
                 Z = b.Z
-                S = model.loss_augmented_decode(Xs[i], targets[i], w, at=Z)
-                psi_S = phi_true[i] - model.joint_feature(Xs[i], S)
                 if Z is None:                       # linear loss: ⟨∇f, S - Z⟩ = f(S) - f(Z)
-                    f_S = model.loss(targets[i], S)
-                    slope_f, curv, Delta = f_S - b.f, 0.0, None
-                else:
+                    S = model.loss_augmented_decode(Xs[i], targets[i], w)
+                    slope_f, curv, Delta = model.loss(targets[i], S) - b.f, 0.0, None
+                else:                               # the loss-augmented DTW linearised at Z
+                    G = model.loss_gradient(targets[i], Z)
+                    S = model.linear_oracle(Xs[i], w, G)
                     Delta = warping_matrix(S)
                     Delta -= Z
-                    slope_f = float(np.sum(model.loss_gradient(targets[i], Z) * Delta))
+                    slope_f = float(np.einsum("ij,ij->", G, Delta))  # not BLAS: threaded ddot stalls under load
                     curv = model.loss_curvature(Delta)
+                psi_S = phi_true[i] - model.joint_feature(Xs[i], S)
                 dpsi = psi_S - b.psi
                 ds = dpsi / n
                 g_i = (slope_f - float(w @ dpsi)) / n      # ⟨∇_i D, S - Z_i⟩ ≥ 0

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from ..exceptions import ParameterError
@@ -66,14 +67,45 @@ def area_curvature_bound(n: int) -> float:
     return 1.0 / (4.0 * math.sin(math.pi / (2.0 * (2 * int(n) + 1))) ** 2)
 
 
-def _prefix_rows(E):
-    """``L_A E``: cumulative sums down the columns."""
-    return np.cumsum(E, axis=0)
+@numba.njit(cache=True, nogil=True)
+def _area_quadratic(E):
+    """``||L_A E||_F^2 + ||E L_B||_F^2`` in one pass (column prefix sums, row suffix sums)."""
+    TA, TB = E.shape
+    col = np.zeros(TB)
+    total = 0.0
+    for i in range(TA):
+        run = 0.0
+        for j in range(TB - 1, -1, -1):
+            run += E[i, j]
+            total += run * run
+        for j in range(TB):
+            col[j] += E[i, j]
+            total += col[j] * col[j]
+    return total
 
 
-def _suffix_cols(E):
-    """``E L_B``: sums over the columns at or right of ``j``."""
-    return np.cumsum(E[:, ::-1], axis=1)[:, ::-1]
+@numba.njit(cache=True, nogil=True)
+def _area_gradient(E, Z, d, out):
+    """``out = L_Aᵀ L_A E + E L_B L_Bᵀ - d/2 (2 Z - 1)``, the gradient of the concave extension."""
+    TA, TB = E.shape
+    for j in range(TB):
+        out[0, j] = E[0, j]
+    for i in range(1, TA):                 # P = L_A E (prefix sums down the columns)
+        for j in range(TB):
+            out[i, j] = out[i - 1, j] + E[i, j]
+    for i in range(TA - 2, -1, -1):        # L_Aᵀ P (suffix sums of P)
+        for j in range(TB):
+            out[i, j] += out[i + 1, j]
+    row = np.empty(TB)
+    for i in range(TA):
+        run = 0.0
+        for j in range(TB - 1, -1, -1):    # F = E L_B (row suffix sums)
+            run += E[i, j]
+            row[j] = run
+        run = 0.0
+        for j in range(TB):                # F L_Bᵀ (row prefix sums of F)
+            run += row[j]
+            out[i, j] += run - 0.5 * d * (2.0 * Z[i, j] - 1.0)
 
 
 class WarpingModel:
@@ -370,8 +402,8 @@ class WarpingModel:
         for y in starts:
             v = value(y)
             for _ in range(max_steps if c > 0 else 0):
-                E = warping_matrix(y) - Ys
-                G = np.cumsum(_prefix_rows(E)[::-1], axis=0)[::-1] + np.cumsum(_suffix_cols(E), axis=1)
+                G = np.empty_like(C)
+                _area_gradient(warping_matrix(y) - Ys, Ys, 0.0, G)  # d = 0: the gradient of q alone
                 nxt = dec.dtw_from_cost(C - c * G, band=self.band).warping
                 nv = value(nxt)
                 if nv <= v + 1e-12 * max(1.0, abs(v)):
@@ -423,8 +455,7 @@ class WarpingModel:
         Ys = warping_matrix(truth)
         if self.loss_is_linear:
             return float(np.sum(Z * (1.0 - 2.0 * Ys)) + Ys.sum())
-        E = Z - Ys
-        quad = 0.5 * (np.sum(_prefix_rows(E) ** 2) + np.sum(_suffix_cols(E) ** 2))
+        quad = 0.5 * _area_quadratic(np.ascontiguousarray(Z - Ys))
         return float(quad - 0.5 * self._diag_curvature(Z.shape) * np.sum(Z * Z - Z))
 
     def loss_gradient(self, target, Z) -> np.ndarray:
@@ -433,10 +464,9 @@ class WarpingModel:
         Ys = warping_matrix(truth)
         if self.loss_is_linear:
             return 1.0 - 2.0 * Ys
-        E = Z - Ys
-        G = np.cumsum(_prefix_rows(E)[::-1], axis=0)[::-1]          # L_Aᵀ L_A E
-        G += np.cumsum(_suffix_cols(E), axis=1)                      # E L_B L_Bᵀ
-        G -= 0.5 * self._diag_curvature(Z.shape) * (2.0 * Z - 1.0)
+        Z = np.ascontiguousarray(Z)
+        G = np.empty_like(Z)
+        _area_gradient(Z - Ys, Z, self._diag_curvature(Z.shape), G)
         return G
 
     def loss_curvature(self, Delta) -> float:
@@ -446,5 +476,5 @@ class WarpingModel:
             raise ParameterError(f"Delta: expected a (TA, TB) matrix, got shape {Delta.shape}")
         if self.loss_is_linear:
             return 0.0
-        q = np.sum(_prefix_rows(Delta) ** 2) + np.sum(_suffix_cols(Delta) ** 2)
+        q = _area_quadratic(np.ascontiguousarray(Delta))
         return float(q - self._diag_curvature(Delta.shape) * np.sum(Delta * Delta))

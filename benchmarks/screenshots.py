@@ -6,7 +6,9 @@ Usage: ``python benchmarks/screenshots.py [--data PATH] [--out DIR]``
   expert region labels and the model's segmentation after an interactive update;
 * ``audio_score.png`` -- a Vienna 4x22 performance rendered to audio (Chopin op. 10/3, pianist 1)
   with its score MIDI as a piano roll, aligned by the model;
-* ``audio_score_zoom.png`` -- the first 12 seconds of the same item;
+* ``profile_whole.png`` -- every chromosome of that profile side by side (View > Whole profile, G);
+* ``audio_score_zoom.png`` -- the first 12 seconds of the same item, with an event-span label
+  ("these score events start in here", drawn on the spectrogram and outlined on the score);
 * ``cheatsheet.png`` -- the searchable shortcut sheet (F1).
 
 Runs offscreen; a summary table and ``benchmarks/results/screenshots.json`` record the time each
@@ -116,7 +118,21 @@ def main(argv=None):
     win.refresh_queries()
     pump(qapp, lambda: not win.runner.is_busy("queries"), 300)
     shot(cgh_id, "profile.png")
+    t0 = time.perf_counter()
+    win.toggle_whole_profile()
+    pump(qapp, win.whole_profile_shown, 120)
+    pump(qapp, timeout=0.5)
+    win.grab().save(str(out / "profile_whole.png"))
+    rows.append({"case": "screenshot profile_whole.png", "value": time.perf_counter() - t0, "unit": "s",
+                 "target": None, "better": "lower", "reference": None, "meets_target": None})
     shot(aud_id, "audio_score.png")
+    # an event-span label over a few events of the drawn alignment, as a drag on the spectrogram makes it
+    from core.types import EventSpanLabel
+    times = win.score_view.event_times
+    inside = [e for e in range(len(times)) if 6.0 <= times[e] <= 8.0]
+    if inside:
+        win.create_label(EventSpanLabel(item_id=aud_id, first=inside[0], last=inside[-1], t0_s=5.9, t1_s=8.1))
+        pump(qapp, lambda: not win.runner.is_busy("update"), 60)
     shot(aud_id, "audio_score_zoom.png", frame=(0.0, 12.0))
     sheet = win.show_cheatsheet()
     pump(qapp, timeout=0.3)

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from app import theme
 from app.main_window import MainWindow
 from core.engine import Engine
-from core.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
+from core.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
 from .helpers import click, drag
 
@@ -167,6 +167,26 @@ def test_anchor_a_score_note_on_the_audio(qtbot, demo):
     assert anchors[-1].event == int(sv.score.note_event[note]) and abs(anchors[-1].time_s - (x + 0.3)) < 0.15
     qtbot.waitUntil(lambda: win.current_prediction() is not None and win.current_prediction().item_id == audio.id,
                     timeout=WAIT)
+
+
+def test_drag_on_the_spectrogram_spans_the_events_drawn_there(qtbot, demo):
+    win, _ = demo
+    audio = next(i for i in win.engine.items() if i.kind == "audio")
+    win.show_item(audio.id)
+    qtbot.waitUntil(lambda: win.current_item == audio.id and win.score_view.event_times is not None
+                    and not win.runner.is_busy("update"), timeout=WAIT)
+    ev_t = win.score_view.event_times.copy()
+    t0, t1 = 0.5 * (ev_t[0] + ev_t[1]), 0.5 * (ev_t[2] + ev_t[3])
+    drag(qtbot, win.spec_view, win.spec_view.vb, t0, t1, 10.0)
+    spans = [lab for lab in win.engine.labels(audio.id) if isinstance(lab, EventSpanLabel)]
+    assert len(spans) == 1 and (spans[0].first, spans[0].last) == (1, 2)
+    lab = spans[0]
+    fr = win.engine.data(audio.id).frame_rate
+    qtbot.waitUntil(lambda: not win.runner.is_busy("update") and win.current_prediction().item_id == audio.id,
+                    timeout=WAIT)
+    times = np.asarray(win.current_prediction().times_s)
+    assert np.all(times[1:3] >= lab.t0_s - 1.0 / fr) and np.all(times[1:3] <= lab.t1_s + 1.0 / fr)
+    assert win.score_view.span_note_mask().sum() == int(np.isin(win.score_view.score.note_event, [1, 2]).sum())
 
 
 def test_export_and_reimport_into_a_fresh_project(qtbot, demo):

@@ -25,6 +25,8 @@ also keep ``Z_i`` (TA × TB floats).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..exceptions import NotFittedError, ParameterError
@@ -207,6 +209,10 @@ class WarpingFrankWolfe:
                 break
         if not hasattr(self, "w_") or self.n_iter_ == 0:
             self.w_ = w.copy()
+        if not np.any(self.w_):
+            warnings.warn(f"{type(self).__name__}.fit: the learned metric is zero (every path costs the same); the "
+                          "features do not tell the true warpings apart (constant features?) or C is too small",
+                          UserWarning, stacklevel=3)
         return self
 
     @staticmethod

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core.decoders.warping import dtw, warping_area_loss
-from core.exceptions import NotFittedError, ParameterError
+from core.exceptions import InfeasibleLabelsError, NotFittedError, ParameterError
 from core.learners.ssvm import SSVM
 from core.learners.warping_fw import WarpingFrankWolfe
 from core.models.warping import WarpingModel, warping_matrix
@@ -158,3 +158,22 @@ def test_bad_parameters_and_data():
     with pytest.warns(UserWarning, match="single"):
         WarpingFrankWolfe(model, max_iter=2).fit([X], [Y])
     assert warping_matrix(Y).sum() == Y.path.shape[0]
+
+
+def test_constant_features_warn_instead_of_a_silent_zero_metric():
+    rng = np.random.default_rng(3)
+    (_, Y) = make_pair(rng, 6, 7)
+    X = (np.ones((6, 2)), np.ones((7, 2)))
+    for loss in ("hamming", "area"):
+        with pytest.warns(UserWarning, match="metric is zero"):
+            fw = WarpingFrankWolfe(WarpingModel(loss=loss), max_iter=3).fit([X, X], [Y, Y])
+        assert np.all(np.isfinite(fw.w_))
+
+
+def test_crossing_anchor_labels_are_infeasible():
+    rng = np.random.default_rng(4)
+    (X, Y) = make_pair(rng, 6, 7)
+    labels = [WarpAnchorLabel("p", ta=1, tb=5, id="a"), WarpAnchorLabel("p", ta=4, tb=2, id="b")]
+    with pytest.raises(InfeasibleLabelsError) as err:
+        WarpingFrankWolfe(WarpingModel(), max_iter=2).fit([X, X], [labels, Y])
+    assert set(err.value.label_ids) == {"a", "b"}

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pyqtgraph as pg
+from PySide6 import QtCore
+from PySide6.QtCore import Qt
 
 from pyqtgraph.widgets.ColorMapMenu import ColorMapMenu
 
@@ -80,6 +84,34 @@ class FrequencyAxis(pg.AxisItem):
             hz = self._hz(v)
             out.append(f"{hz / 1000:g}k" if hz >= 1000 else f"{hz:.0f}")
         return out
+
+
+class AnchorLine(pg.InfiniteLine):
+    """An anchor label ("event e starts here") on the spectrogram: drag to move it, click to select."""
+
+    sigSelected = QtCore.Signal(str)
+    sigMoved = QtCore.Signal(str, float)
+
+    def __init__(self, label: AnchorLabel):
+        super().__init__(pos=label.time_s, angle=90, movable=True, pen=pg.mkPen(theme.ANCHOR, width=2),
+                         hoverPen=pg.mkPen(theme.SELECTION, width=3), label=f"e{label.event}",
+                         labelOpts={"position": 0.95, "color": theme.ANCHOR})
+        self.label = label
+        self.setToolTip(f"anchor: event {label.event} at {label.time_s:.3f} s \u00b1 {label.tolerance_s:.3f} "
+                        "(drag to move, Del to delete)")
+        self.setZValue(25)
+        self.sigPositionChangeFinished.connect(lambda *_: self.sigMoved.emit(self.label.id, float(self.value())))
+
+    def set_selected(self, selected: bool):
+        self.setPen(pg.mkPen(theme.SELECTION if selected else theme.ANCHOR, width=3 if selected else 2,
+                             style=Qt.PenStyle.DashDotLine if selected else Qt.PenStyle.SolidLine))
+
+    def mouseClickEvent(self, ev):
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.sigSelected.emit(self.label.id)
+            return
+        super().mouseClickEvent(ev)
 
 
 class SpectrogramView(ItemView):
@@ -269,10 +301,27 @@ class SpectrogramView(ItemView):
         self._anchor_items = []
         for lab in labels:
             if isinstance(lab, AnchorLabel):
-                line = pg.InfiniteLine(pos=lab.time_s, angle=90, movable=False,
-                                       pen=pg.mkPen(theme.ANCHOR, width=2),
-                                       label=f"e{lab.event}", labelOpts={"position": 0.95, "color": theme.ANCHOR})
-                line.setToolTip(f"anchor: event {lab.event} at {lab.time_s:.3f} s \u00b1 {lab.tolerance_s:.3f}")
-                line.setZValue(25)
+                line = AnchorLine(lab)
+                line.sigSelected.connect(self._set_selected)
+                line.sigMoved.connect(self._on_anchor_moved)
                 self._anchor_items.append(line)
                 self.main.addItem(line, ignoreBounds=True)
+        self._style_anchors()
+
+    def _set_selected(self, label_id):
+        super()._set_selected(label_id)
+        self._style_anchors()
+
+    def _style_anchors(self):
+        for line in self._anchor_items:
+            line.set_selected(line.label.id == self.selected_id)
+
+    def anchor_lines(self) -> list:
+        """The drawn anchor labels (one movable vertical line each)."""
+        return list(self._anchor_items)
+
+    def _on_anchor_moved(self, label_id: str, t_s: float):
+        lab = self._labels.get(label_id)
+        if lab is None or abs(t_s - lab.time_s) < 1e-6:
+            return
+        self.labelChangeRequested.emit(dataclasses.replace(lab, time_s=max(0.0, float(t_s))))

@@ -411,3 +411,25 @@ def test_whole_profile_shows_every_chromosome_side_by_side_and_a_click_zooms_in(
     qtbot.waitUntil(win.whole_profile_shown, timeout=5000)
     _press(qtbot, win, Qt.Key.Key_G)           # G again: back to the chromosome
     assert win.stack.currentWidget() is win.profile_view
+
+
+def test_an_anchor_on_the_spectrogram_can_be_moved_selected_and_deleted(qtbot, window):
+    from core.types import AnchorLabel
+
+    win, eng = window, window.engine
+    _show_audio(qtbot, win)
+    eng.add_label(AnchorLabel(item_id="aud", event=2, time_s=6.0, tolerance_s=0.05))
+    qtbot.waitUntil(lambda: len(win.spec_view.anchor_lines()) == 1, timeout=3000)
+    win.spec_view.main.setXRange(3.0, 9.0, padding=0)
+    drag(qtbot, win.spec_view, win.spec_view.vb, 6.0, 7.0, 16.0)       # grab the line, drop it 1 s later
+    (lab,) = eng.labels("aud")
+    assert type(lab).__name__ == "AnchorLabel" and abs(lab.time_s - 7.0) < 0.1 and lab.event == 2
+    qtbot.waitUntil(lambda: abs(win.spec_view.anchor_lines()[0].value() - lab.time_s) < 1e-9, timeout=3000)
+    click(qtbot, win.spec_view, win.spec_view.vb, lab.time_s, 16.0)
+    assert win.spec_view.selected_id == lab.id and win.label_list.currentRow() == 0
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=2000)
+    win.spec_view.setFocus()
+    qtbot.keyClick(win.spec_view, Qt.Key.Key_Delete)
+    assert eng.labels("aud") == []
+    qtbot.waitUntil(lambda: win.spec_view.anchor_lines() == [], timeout=3000)

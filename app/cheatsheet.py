@@ -26,8 +26,10 @@ class CheatSheet(QtWidgets.QDialog):
         lay = QtWidgets.QVBoxLayout(self)
         lay.addWidget(self.search)
         lay.addWidget(self.table)
-        hint = QtWidgets.QLabel("Mouse: drag = region label \u00b7 Ctrl+click = boundary \u00b7 wheel = zoom \u00b7 "
-                                "Shift/middle drag = pan \u00b7 drag a score note = anchor it")
+        hint = QtWidgets.QLabel("Mouse: drag = region label (on audio with a score: the drawn events start in "
+                                "here) \u00b7 Ctrl+click = boundary \u00b7 wheel = zoom \u00b7 Shift/middle drag = pan "
+                                "\u00b7 drag a score note = anchor it \u00b7 drag an anchor or a label edge = move it "
+                                "\u00b7 click a chromosome of the whole profile = zoom in")
         hint.setObjectName("hint")
         hint.setWordWrap(True)
         lay.addWidget(hint)

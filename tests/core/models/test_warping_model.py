@@ -251,3 +251,15 @@ def test_model_file_round_trip(metric, loss):
     assert np.array_equal(w2, w) and prov["learner"] == "WarpingFrankWolfe"
     A, B = rng.normal(size=(6, 3)), rng.normal(size=(5, 3))
     assert m2.decode((A, B), w2) == model.decode((A, B), w)
+
+
+def test_second_best_is_the_brute_force_runner_up():
+    rng = np.random.default_rng(7)
+    A, B = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    model = WarpingModel("full")
+    w = random_w(model, rng)
+    best, second = model.second_best((A, B), w)
+    scores = sorted((model.score((A, B), y, w) for y in PATHS[(5, 4)]), reverse=True)
+    assert best != second
+    assert model.score((A, B), best, w) == pytest.approx(scores[0])
+    assert model.score((A, B), second, w) == pytest.approx(scores[1])

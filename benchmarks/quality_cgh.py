@@ -4,7 +4,9 @@ Cross-validation split by profile (no profile in both train and test): for every
 references (one tuned penalty ∝ σ̂² log T, max-margin interval regression of the penalty,
 per-sequence best penalty = oracle of penalty-only models) and our learned metrics are trained
 on the training profiles' labels and scored on the test profiles' labels (label error =
-(FP + FN) / labelled regions). One run also checks the command-line contract: ``marginalia-cli
+(FP + FN) / labelled regions). Ours: the SSVM-learned diagonal metric alone, and the aCGH recipe
+(:class:`core.learners.cgh_recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
+array platform), with its per-sequence oracle. One run also checks the command-line contract: ``marginalia-cli
 train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
 against the test annotations must equal the in-process figure of the same recipe.
 
@@ -32,8 +34,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from core.features.cgh import pointwise_hermite_features  # noqa: E402
 from core.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
-from core.learners.calibrated_penalty import PenaltyCalibration  # noqa: E402
+from core.learners.cgh_recipe import CghSegmenter  # noqa: E402
 from core.learners.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
 from core.learners.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
 from core.learners.ssvm import SSVM  # noqa: E402
@@ -124,14 +127,13 @@ def tune_constant(table, idx):
 
 # ----------------------------------------------------------------------- ours
 def features(seq, recipe):
+    if recipe == "hermite+raw":
+        return pointwise_hermite_features(seq.values[:, 0])   # the recipe's input (CghSegmenter.model_input)
     x = seq.values[:, 0]
     x = (x - np.median(x)) / robust_noise_scale(x)
     if recipe == "raw":
         return x[:, None]
-    H = hermite_features(x, orders=(0, 1, 2, 3, 4), half_width=0)
-    if recipe == "hermite":
-        return H
-    return np.column_stack([x, H])
+    return hermite_features(x, orders=(0, 1, 2, 3, 4), half_width=0)
 
 
 def model_errors(model, w, items, Xs):
@@ -188,7 +190,6 @@ def _score_breaks(path, te_items):
 
 def cli_contract(items, fold, data, max_iter):
     """Train/predict with ``marginalia-cli`` on fold 0's files and the same recipe in process."""
-    from core.tasks.segmentation import cgh_features
     d = Path(data) / "cgh" / "neuroblastoma"
     # the files hold every chromosome of the chosen profiles, so the in-process side uses them all too
     fold_of = {s.meta["profile_id"]: f for (s, _), f in zip(items, fold)}
@@ -218,12 +219,13 @@ def cli_contract(items, fold, data, max_iter):
             return {"ok": False, "why": f"predict failed ({pred.returncode}): {pred.stderr.strip()[-400:]}"}
         fp, fn, n = _score_breaks(tmp / "out" / "breaks.csv", te_items)
     cli_err = (fp + fn) / max(n, 1)
-    # the same recipe in process: the CLI's features, default model, SSVM with the same passes and seed
-    Xs = [cgh_features(s.values[:, 0]) for s, _ in tr_items]
-    model = SegmentationModel(metric="diagonal")
-    w = SSVM(model, C=1.0, max_iter=max_iter, random_state=0).fit(Xs, [l for _, l in tr_items]).w_
-    a, b, c = model_errors(model, w, te_items, [cgh_features(s.values[:, 0]) for s, _ in te_items])
-    in_err = (a + b) / max(c, 1)
+    # the same recipe in process: the CLI's default (CghSegmenter) with the same passes and seed
+    seg = CghSegmenter(max_iter=max_iter, random_state=0).fit([s for s, _ in tr_items], [l for _, l in tr_items])
+    in_fp = in_fn = in_n = 0
+    for s, labs in te_items:
+        a, b, c = count_label_errors(labs, seg.segment(s))
+        in_fp, in_fn, in_n = in_fp + a, in_fn + b, in_n + c
+    in_err = (in_fp + in_fn) / max(in_n, 1)
     return {"ok": abs(cli_err - in_err) < 1e-12, "cli": cli_err, "in_process": in_err, "n": n, "cli_s": cli_s,
             "why": ""}
 
@@ -248,11 +250,11 @@ def add_row(case, value, unit, target, better, reference=None, extra=None):
 def print_table(results, n_labels, load):
     print(f"\naCGH label error, CV by profile ({len(next(iter(results.values()))['err'])} folds), "
           f"{n_labels} labelled regions; load {load}")
-    print(f"{'method':<52} {'error mean ± sd':>16} {'FP':>5} {'FN':>5} {'train s':>8}")
+    print(f"{'method':<62} {'error mean ± sd':>16} {'FP':>5} {'FN':>5} {'train s':>8} {'cpu s':>7}")
     for name, r in results.items():
         e = np.array(r["err"])
-        print(f"{name:<52} {100 * e.mean():>7.2f} ± {100 * e.std():<5.2f}% {r['fp']:>5d} {r['fn']:>5d} "
-              f"{r['train_s']:>8.2f}")
+        print(f"{name:<62} {100 * e.mean():>7.2f} ± {100 * e.std():<5.2f}% {r['fp']:>5d} {r['fn']:>5d} "
+              f"{r['train_s']:>8.2f} {r['train_cpu']:>7.2f}")
 
 
 def run(args):
@@ -273,13 +275,14 @@ def run(args):
 
     results = {}
 
-    def record(name, f, fp, fn, n, train_s):
-        r = results.setdefault(name, {"err": [], "fp": 0, "fn": 0, "n": 0, "train_s": 0.0})
+    def record(name, f, fp, fn, n, train_s, train_cpu=None):
+        r = results.setdefault(name, {"err": [], "fp": 0, "fn": 0, "n": 0, "train_s": 0.0, "train_cpu": 0.0})
         r["err"].append((fp + fn) / max(n, 1))
         r["fp"] += fp
         r["fn"] += fn
         r["n"] += n
         r["train_s"] += train_s / args.folds
+        r["train_cpu"] += (train_s if train_cpu is None else train_cpu) / args.folds
 
     recipes = [("hermite+raw", "ssvm"), ("hermite", "ssvm")] if not args.quick else [("hermite+raw", "ssvm")]
     if args.references_only:
@@ -312,28 +315,29 @@ def run(args):
         tr_items = [items[i] for i in tr]
         te_items = [items[i] for i in te]
         for recipe, learner in recipes:
-            t = time.perf_counter()
-            model, w = fit_metric(tr_items, recipe, args.max_iter, learner)
-            ts = time.perf_counter() - t
             Xte = [features(s, recipe) for s, _ in te_items]
-            record(f"learned diagonal metric, {recipe} ({learner})", f, *model_errors(model, w, te_items, Xte), ts)
-            if args.calibrate and recipe == "hermite+raw":
-                t = time.perf_counter()
-                Xtr = [features(s, recipe) for s, _ in tr_items]
-                grid = np.arange(-4.0, 4.01, 1.0 if args.quick else 0.5)
-                cal = PenaltyCalibration(model, w, offsets=grid).fit(Xtr, [l for _, l in tr_items], table.feats[tr])
-                ts2 = ts + time.perf_counter() - t
+            if recipe == "hermite+raw" and args.calibrate:
+                # the recipe fits the same SSVM metric as fit_metric, then the penalty laws
+                t, c = time.perf_counter(), time.process_time()
+                seg = CghSegmenter(max_iter=args.max_iter, random_state=0).fit([s for s, _ in tr_items],
+                                                                             [l for _, l in tr_items])
+                ts, cs = time.perf_counter() - t, time.process_time() - c
+                model, w = seg.model_, seg.w_
+            else:
+                t, c = time.perf_counter(), time.process_time()
+                model, w = fit_metric(tr_items, recipe, args.max_iter, learner)
+                ts, cs = time.perf_counter() - t, time.process_time() - c
+            record(f"learned diagonal metric, {recipe} ({learner})", f, *model_errors(model, w, te_items, Xte), ts, cs)
+            if recipe == "hermite+raw" and args.calibrate:
                 fp = fn = n = 0
                 ofp = ofn = 0
-                for (s, labs), X, Fi in zip(te_items, Xte, table.feats[te]):
-                    segs = cal.decode_grid(X)
-                    delta = cal.predict_offset(X, Fi, segs)
-                    a, b, c = count_label_errors(labs, model.decode(X, cal._w_at(delta)))
+                for (s, labs), X in zip(te_items, Xte):
+                    a, b, c = count_label_errors(labs, seg.segment(s))
                     fp, fn, n = fp + a, fn + b, n + c
-                    best = min((count_label_errors(labs, sg)[:2] for sg in segs), key=sum)
+                    best = min((count_label_errors(labs, sg)[:2] for sg in seg.law_for(s).decode_grid(X)), key=sum)
                     ofp, ofn = ofp + best[0], ofn + best[1]
-                record(f"learned metric + interval-regressed penalty, {recipe}", f, fp, fn, n, ts2)
-                record(f"learned metric, per-sequence best penalty, {recipe} (oracle)", f, ofp, ofn, n, 0.0)
+                record("learned metric + penalty law per platform (ours; CLI default)", f, fp, fn, n, ts, cs)
+                record("learned metric, per-sequence best penalty (oracle)", f, ofp, ofn, n, 0.0, 0.0)
         print(f"fold {f + 1}/{args.folds} done; so far:", flush=True)
         print_table(results, n_labels, "%.2f %.2f %.2f" % os.getloadavg())
     return items, fold, results, n_labels
@@ -346,7 +350,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--folds", type=int, default=None)
     ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
-                    help="skip the per-sequence penalty on top of the learned metric")
+                    help="skip the per-sequence penalty laws on top of the learned metric")
     ap.add_argument("--max-iter", type=int, default=None, help="SSVM passes (default 3 quick, 5 full)")
     ap.add_argument("--references-only", action="store_true", help="only the penalty-only rows (seconds)")
     ap.add_argument("--no-cli", action="store_true", help="skip the command-line contract check")
@@ -362,7 +366,7 @@ def main(argv=None) -> int:
     items, fold, results, n_labels = run(args)
     print_table(results, n_labels, load_avg)
     if not args.no_cli:
-        r = cli_contract(items, fold, args.data, max_iter=2 if args.quick else 10)
+        r = cli_contract(items, fold, args.data, max_iter=args.max_iter)
         if r["why"]:
             print(f"CLI contract: FAILED, {r['why']}")
             add_row("aCGH CLI contract: CLI label error == in-process (fold 1)", 0.0, "bool", 1.0, "higher")
@@ -381,7 +385,7 @@ def main(argv=None) -> int:
         add_row(f"aCGH label error: {name}", e.mean(), "fraction", None if is_ref else TARGET, "lower",
                 None if name.startswith("tuned") else {"name": "tuned penalty σ̂² log T", "value": ref_err},
                 {"spread": float(e.std()), "fp": r["fp"], "fn": r["fn"], "n_labels": r["n"],
-                 "train_s": r["train_s"], "folds": args.folds, "load": load_avg})
+                 "train_s": r["train_s"], "train_cpu_s": r["train_cpu"], "folds": args.folds, "load": load_avg})
     out = ROOT / "benchmarks" / "results" / "quality_cgh.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(ROWS, indent=1))

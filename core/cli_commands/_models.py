@@ -31,6 +31,8 @@ FEATURE_RECIPES = {
     "cgh-hermite": ("cgh", "aCGH logratio in noise units and its local Hermite moments, shape (T, 6) "
                            "(the app's aCGH features)"),
     "cgh-logratio": ("cgh", "the raw aCGH logratio of each probe, shape (T, 1)"),
+    "cgh-pointwise": ("cgh", "aCGH logratio in noise units and its point-wise Hermite functions, shape (T, 6) "
+                             "(the input of the aCGH recipe, core.learners.cgh_recipe)"),
     "audio-frames": ("audio", "standardised MFCC (+deltas) and chroma frames of the recording (the app's audio "
                               "features)"),
     "series": ("series", "the values of a generic series as stored, shape (T, p)"),
@@ -60,6 +62,9 @@ def sequence_features(seq: Sequence, recipe: str) -> np.ndarray:
         return cgh_features(seq.values[:, 0])
     if recipe == "cgh-logratio":
         return np.asarray(seq.values[:, :1], dtype=np.float64)
+    if recipe == "cgh-pointwise":
+        from ..features.cgh import pointwise_hermite_features
+        return pointwise_hermite_features(seq.values[:, 0])
     return np.asarray(seq.values, dtype=np.float64)
 
 
@@ -89,7 +94,11 @@ class CliModel:
     sha256: str = ""
 
     def segment(self, seq: Sequence) -> Segmentation:
-        """The model's best segmentation of one sequence (no labels)."""
+        """The model's best segmentation of one sequence (no labels).
+
+        A model trained with the aCGH recipe (provenance ``penalty_law``) scales
+        the penalty of each sequence by the learned per-sequence law.
+        """
         if self.task != "segmentation":
             raise WrongTaskError(f"model {self._name()}: is a {self.task} model; expected a segmentation model")
         X = sequence_features(seq, self.features)
@@ -98,7 +107,26 @@ class CliModel:
             raise ParameterError(f"{seq.name or 'sequence'}: has {X.shape[1]} features but model {self._name()} "
                                  f"was trained on {expected} ({self.features}); use a model trained on this kind "
                                  "of data")
+        law = self.penalty_law()
+        if law is not None:
+            return law.segment(seq)
         return self.model.decode(X, self.w)
+
+    def penalty_law(self):
+        """The fitted :class:`~core.learners.cgh_recipe.CghSegmenter` of a recipe model, else None."""
+        spec = self.provenance.get("penalty_law")
+        if spec is None:
+            return None
+        built = self.__dict__.get("_penalty_law")
+        if built is None:
+            from ..learners.cgh_recipe import CghSegmenter
+            try:
+                built = CghSegmenter.from_dict(self.model, self.w, spec)
+            except ParameterError as exc:
+                raise DataFormatError(f"unusable penalty law in the model file ({exc})",
+                                      path=str(self.path) if self.path else None) from None
+            self.__dict__["_penalty_law"] = built
+        return built
 
     def align(self, recording) -> np.ndarray:
         """Onset time (s) of every score event of a loaded recording, shape (E,)."""
@@ -172,8 +200,10 @@ def load_model(path, *, task: Optional[str] = None) -> CliModel:
         raise DataFormatError(f"unknown feature recipe {recipe!r}; expected one of {sorted(FEATURE_RECIPES)} "
                               "(a model from a newer Marginalia?)", path=str(p))
     # an absolute path: workers of a remote cluster may run in another folder
-    return CliModel(task=got, features=recipe, model=model, w=w, provenance=prov, path=p.resolve(),
-                    sha256=file_sha256(p))
+    loaded = CliModel(task=got, features=recipe, model=model, w=w, provenance=prov, path=p.resolve(),
+                      sha256=file_sha256(p))
+    loaded.penalty_law()  # a damaged law is refused now, not on the first sequence
+    return loaded
 
 
 def _header_task(path: Path) -> Optional[str]:

@@ -24,6 +24,11 @@ forms:
       when given); PAIRS.csv has columns score,audio (paths relative to it) and optionally anchors (a CSV
       of event,audio_time_s for that pair)
 
+recipes (--task segmentation on aCGH files):
+  penalty-law learned metric (SSVM) + a per-sequence penalty per array platform (default)
+  plain       one model with one penalty law; the learner, metric and features below apply (giving
+              --learner, --metric or --features other than their defaults selects it)
+
 learners:
   ssvm        structured SVM by block-coordinate Frank-Wolfe (default; --C, --max-iter)
   perceptron  averaged structured perceptron (fast; --max-iter passes)
@@ -61,6 +66,14 @@ def add_parser(sub, parents) -> None:
                    help="aCGH: logratio with its local Hermite moments (default, as in the app) or the raw "
                         "logratio only")
     p.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
+    p.add_argument("--recipe", choices=("penalty-law", "plain"), default=None,
+                   help="--task segmentation on aCGH files: 'penalty-law' (the default with the default learner, "
+                        "metric and features) learns the metric on point-wise "
+                        "Hermite features by SSVM, then a per-sequence penalty per array platform (length, noise, "
+                        "change-count thresholds; max-margin interval regression); 'plain' is one model with one "
+                        "penalty law (--learner, --metric and --features apply to it)")
+    p.add_argument("--min-size", type=_positive_int, default=3,
+                   help="penalty-law recipe: minimal segment length in probes (default 3)")
     p.add_argument("--lam", type=_positive_float, default=1e-3,
                    help="alignment: ridge strength of the per-class scorers (default 1e-3)")
     p.add_argument("--mu", type=_non_negative_float, default=0.0,
@@ -208,6 +221,8 @@ def _train_segmentation_files(args) -> int:
     if not train:
         raise ParameterError("no annotation matches a sequence of the profiles (annotations name sequences by "
                              "profile.id and chromosome); check that the files belong together")
+    if _wants_recipe(args):
+        return _train_cgh_recipe(args, train, labels)
     info(args, f"train: {len(train)} labelled sequences, {sum(len(labels[s.name]) for s in train)} labels, "
                f"learner {args.learner}")
     Xs = [sequence_features(s, recipe) for s in train]
@@ -221,6 +236,45 @@ def _train_segmentation_files(args) -> int:
             "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys))}
     save_model(args.out, CliModel("segmentation", recipe, model, w, prov))
     info(args, f"train: wrote {args.out}")
+    return EXIT_OK
+
+
+def _wants_recipe(args) -> bool:
+    """``--recipe``, or by default the penalty-law recipe unless a plain-model option was changed."""
+    recipe = getattr(args, "recipe", None)
+    if recipe is None:
+        return args.learner == "ssvm" and args.metric == "diagonal" and args.features == "hermite"
+    return recipe == "penalty-law"
+
+
+def _train_cgh_recipe(args, train, labels) -> int:
+    """The aCGH recipe (:mod:`core.learners.cgh_recipe`): learned metric + per-platform penalty law."""
+    from ..learners.cgh_recipe import CghSegmenter
+    from ..models.persistence import labels_hash
+    from ._models import CliModel, save_model
+    if args.learner != "ssvm" or args.metric != "diagonal" or args.features != "hermite":
+        raise UsageError("--recipe penalty-law learns a diagonal metric by SSVM on its own features; for "
+                         "--learner/--metric/--features give --recipe plain")
+    Ys = [labels[s.name] for s in train]
+    info(args, f"train: {len(train)} labelled sequences, {sum(len(y) for y in Ys)} labels, recipe penalty-law "
+               f"(SSVM metric, then a penalty law per array platform)")
+    progress = make_progress(args, args.max_iter, "train", unit="passes")
+    try:
+        seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, random_state=args.seed,
+                           callback=lambda _learner, _it: progress.advance()).fit(train, Ys)
+    finally:
+        if progress.done < progress.total:  # converged early
+            progress.set_total(progress.done)
+        progress.close()
+    prov = {"learner": "ssvm", "recipe": "penalty-law",
+            "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size},
+            "trained_on": _file_digest(list(args.profiles) + list(args.annotations)),
+            "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
+                                       for y in Ys for lab in y]),
+            "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys)),
+            "penalty_law": seg.to_dict()}
+    save_model(args.out, CliModel("segmentation", "cgh-pointwise", seg.model_, seg.w_, prov))
+    info(args, f"train: wrote {args.out} (penalty laws: {', '.join(sorted(seg.laws_))})")
     return EXIT_OK
 
 

@@ -22,9 +22,12 @@ def read_csv(path):
 def test_train_writes_a_segmentation_model_with_provenance(seg_model, cgh_dir):
     from core.cli_commands._models import load_model
     m = load_model(seg_model)
-    assert m.task == "segmentation" and m.features == "cgh-hermite" and m.model.n_features_ == 6
+    # the default is the aCGH recipe: point-wise Hermite features, SSVM metric, penalty law in the file
+    assert m.task == "segmentation" and m.features == "cgh-pointwise" and m.model.n_features_ == 6
     prov = m.provenance
     assert prov["n_sequences"] == 6 and prov["n_labels"] == 9 and prov["learner"] == "ssvm"
+    assert prov["recipe"] == "penalty-law" and "all" in prov["penalty_law"]["laws"]
+    assert m.penalty_law() is not None
     assert len(prov["label_hash"]) == 64
     assert {Path(f["path"]).name for f in prov["trained_on"]} == {"profiles.csv", "annotations.csv"}
 
@@ -154,3 +157,55 @@ def test_other_learners_train_a_usable_model(learner, cgh_dir, tmp_path, capsys)
     assert main(["evaluate", str(out), "--profiles", str(cgh_dir / "profiles.csv"), "--annotations",
                  str(cgh_dir / "annotations.csv"), "--summary", "-q"]) == 0
     assert "over 6 sequences" in capsys.readouterr().out
+
+
+def test_plain_recipe_keeps_the_one_penalty_model(cgh_dir, tmp_path):
+    from core.cli_commands._models import load_model
+    out = tmp_path / "plain.model"
+    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--recipe", "plain",
+                 "--max-iter", "3", "-q"]) == 0
+    m = load_model(out, task="segmentation")
+    assert m.features == "cgh-hermite" and m.penalty_law() is None and "penalty_law" not in m.provenance
+
+
+def test_recipe_refuses_plain_model_options(cgh_dir, tmp_path, capsys):
+    code = main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(tmp_path / "m.model"),
+                 "--recipe", "penalty-law", "--learner", "perceptron", "-q"])
+    assert code == 2 and "--recipe plain" in capsys.readouterr().err
+
+
+def test_recipe_model_predicts_like_the_in_process_recipe(seg_model, cgh_dir, tmp_path):
+    """The CLI model file carries the whole recipe: its breaks equal CghSegmenter.segment in process."""
+    from core.cli_commands._models import load_model
+    from core.io.cgh import read_annotations
+    from core.learners.cgh_recipe import fit_cgh_recipe
+    seqs = read_profiles(cgh_dir / "profiles.csv")
+    labels = {}
+    for lab in read_annotations(cgh_dir / "annotations.csv", seqs):
+        labels.setdefault(lab.item_id, []).append(lab)
+    train = [s for s in seqs if s.name in labels]
+    seg = fit_cgh_recipe(train, [labels[s.name] for s in train], max_iter=10, random_state=0)
+    m = load_model(seg_model, task="segmentation")
+    for s in seqs:
+        assert m.segment(s).changes.tolist() == seg.segment(s).changes.tolist()
+
+
+def test_a_damaged_penalty_law_is_refused_on_load(seg_model, tmp_path):
+    import json
+
+    import numpy as np
+
+    from core.cli_commands._models import load_model
+    from core.exceptions import DataFormatError
+    with np.load(seg_model) as z:
+        arrays = {k: z[k] for k in z.files}
+    header = json.loads(arrays["header"].tobytes().decode("utf-8"))
+    header["provenance"]["penalty_law"]["recipe"] = "cgh-penalty-law/99"
+    arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    bad = tmp_path / "bad.model"
+    with open(bad, "wb") as fh:
+        np.savez(fh, **arrays)
+    with pytest.raises(DataFormatError, match="penalty law"):
+        load_model(bad)

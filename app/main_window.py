@@ -629,10 +629,18 @@ class MainWindow(QtWidgets.QMainWindow):
         self._refresh_info(self.current_item)
 
     def _refresh_info(self, item_id):
-        for info in self.engine.items():
+        """Update one item's row (label count, prediction status, uncertainty) after an edit or a prediction."""
+        if item_id is None:
+            return
+        try:
+            info = self.engine.item_info(item_id)
+        except AttributeError:     # an engine without the one-item summary
+            info = next((i for i in self.engine.items() if i.id == item_id), None)
+        except MarginaliaError:    # the item went away meanwhile
+            return
+        if info is not None:
             self.infos[info.id] = info
-            if info.id == item_id:
-                self.browser.update_item(info)
+            self.browser.update_item(info)
 
     def _on_labels_changed(self, item_id, _ids):
         if item_id == self.current_item:

@@ -195,25 +195,30 @@ class Engine:
     def items(self) -> list:
         """Every item with its browser summary, in import order."""
         with self._lock:
-            out = []
             labels_by_item = {}
             for lab in self.session.labels():
                 labels_by_item[lab.item_id] = labels_by_item.get(lab.item_id, 0) + 1
-            for rec in self.session.items():
-                pred = self._predictions.get(rec.id)
-                # a task not built yet has made no prediction: listing items must not build one
-                # (that imports the learning code and loads the model: seconds on a cold start)
-                task = self._tasks.peek(rec)
-                out.append(ItemInfo(
-                    id=rec.id, name=rec.name, kind=rec.kind, task=rec.task,
-                    group=(rec.meta or {}).get("group"),
-                    n_samples=int((rec.meta or {}).get("n_samples", 0)),
-                    n_labels=labels_by_item.get(rec.id, 0),
-                    has_prediction=pred is not None,
-                    prediction_stale=pred is not None and task is not None and pred.model_id != task.model_id,
-                    uncertainty=None if task is None else task.uncertainty_of(rec.id),
-                ))
-            return out
+            return [self._info(rec, labels_by_item.get(rec.id, 0)) for rec in self.session.items()]
+
+    def item_info(self, item_id: str) -> ItemInfo:
+        """The browser summary of one item (what :meth:`items` lists, without visiting every item)."""
+        with self._lock:
+            return self._info(self.session.item(item_id), len(self.session.labels(item_id)))
+
+    def _info(self, rec, n_labels: int) -> ItemInfo:
+        pred = self._predictions.get(rec.id)
+        # a task not built yet has made no prediction: listing items must not build one
+        # (that imports the learning code and loads the model: seconds on a cold start)
+        task = self._tasks.peek(rec)
+        return ItemInfo(
+            id=rec.id, name=rec.name, kind=rec.kind, task=rec.task,
+            group=(rec.meta or {}).get("group"),
+            n_samples=int((rec.meta or {}).get("n_samples", 0)),
+            n_labels=n_labels,
+            has_prediction=pred is not None,
+            prediction_stale=pred is not None and task is not None and pred.model_id != task.model_id,
+            uncertainty=None if task is None else task.uncertainty_of(rec.id),
+        )
 
     def item(self, item_id: str):
         """The stored record of an item (id, name, kind, task, source_path, meta)."""

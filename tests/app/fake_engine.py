@@ -58,6 +58,9 @@ class FakeEngine:
                                 {"cgh-a": 0.7, "cgh-b": 0.3, "aud": 0.5}[i]))
         return out
 
+    def item_info(self, item_id):
+        return next(i for i in self.items() if i.id == item_id)
+
     def item(self, item_id):
         from types import SimpleNamespace
         kind = "audio" if item_id == "aud" else "cgh"

@@ -178,3 +178,14 @@ def test_prediction_scores_are_the_models_scores(project):
     s_best, s_second = task.model.score(X, best, w), task.model.score(X, second, w)
     assert pred.score == pytest.approx(s_best, rel=1e-9, abs=1e-9)
     assert pred.margin == pytest.approx(max(s_best - s_second, 0.0), rel=1e-6, abs=1e-6)
+
+
+def test_item_info_is_the_items_row(project):
+    eng, truth, _ = project
+    item = _ids(eng)["1:2"]
+    eng.add_label(RegionLabel(item_id=item, start=0, stop=10, kind=RegionKind.ZERO))
+    assert eng.item_info(item) == next(i for i in eng.items() if i.id == item)   # before any prediction
+    eng.predict(item)
+    info = eng.item_info(item)
+    assert info == next(i for i in eng.items() if i.id == item)
+    assert info.n_labels == 1 and info.has_prediction and info.uncertainty is not None

@@ -35,6 +35,17 @@ from .ssvm import SSVM, check_training_set
 __all__ = ["PartialLabelSSVM", "project_simplex"]
 
 
+def _single_threaded_blas():
+    """Context limiting BLAS to one thread: SLSQP on a tiny QP issues many small BLAS calls, and threaded
+    BLAS spinning on a loaded machine made each solve 100× slower (seconds instead of milliseconds)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn, a librosa dependency
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def project_simplex(v) -> np.ndarray:
     """Euclidean projection of ``v`` (shape (k,)) onto the probability simplex."""
     v = np.asarray(v, dtype=np.float64)
@@ -67,7 +78,16 @@ class PartialLabelSSVM:
     max_planes : int, default 200
         Cutting planes kept (oldest inactive ones dropped beyond).
     inner_max_iter : int, default 50
-        Bundle iterations per CCCP iteration, or SSVM passes for "complete".
+        Bundle iterations per CCCP iteration, or SSVM passes for "complete"
+        and for ``inner="bcfw"``.
+    inner : {"bundle", "bcfw"}, default "bundle"
+        Solver of the convex CCCP subproblem of the bridge loss: Lou's bundle
+        method (planes recycled across CCCP iterations) or block-coordinate
+        Frank–Wolfe (:class:`~core.learners.ssvm.SSVM` on the labels with
+        their current completions; the subproblem is exactly its objective
+        times ``n``). Ignored by ``strategy="complete"``.
+    n_jobs : int, default 1
+        Threads for the SSVM passes (``"complete"`` and ``inner="bcfw"``).
     random_state, callback, should_stop
         As in :class:`~core.learners.ssvm.SSVM`; ``callback(learner, outer_iteration)``.
 
@@ -77,12 +97,13 @@ class PartialLabelSSVM:
     objective_curve_ : list of float
         ``J(w_t)`` after each CCCP iteration.
     n_planes_ : int
-        Cutting planes computed in total (each costs one decode per item).
+        Cutting planes computed in total (each costs one decode per item); BCFW passes with ``inner="bcfw"``.
     n_outer_ : int
     """
 
     def __init__(self, model, C=1.0, strategy="bridge", max_outer=20, tol=1e-3, epsilon=0.5, epsilon_min=1e-3,
-                 rho=0.5, max_planes=200, inner_max_iter=50, random_state=None, callback=None, should_stop=None):
+                 rho=0.5, max_planes=200, inner_max_iter=50, random_state=None, callback=None, should_stop=None,
+                 inner="bundle", n_jobs=1):
         self.model = model
         self.C = C
         self.strategy = strategy
@@ -93,6 +114,8 @@ class PartialLabelSSVM:
         self.rho = rho
         self.max_planes = max_planes
         self.inner_max_iter = inner_max_iter
+        self.inner = inner
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.callback = callback
         self.should_stop = should_stop
@@ -100,6 +123,10 @@ class PartialLabelSSVM:
     def _check_params(self):
         if self.strategy not in ("bridge", "complete"):
             raise ParameterError(f"strategy: expected 'bridge' or 'complete', got {self.strategy!r}")
+        if self.inner not in ("bundle", "bcfw"):
+            raise ParameterError(f"inner: expected 'bundle' or 'bcfw', got {self.inner!r}")
+        if int(self.n_jobs) < 1:
+            raise ParameterError(f"n_jobs: expected a positive integer, got {self.n_jobs!r}")
         if not (np.isfinite(self.C) and self.C > 0):
             raise ParameterError(f"C: expected a positive finite number, got {self.C!r}")
         if not (0 < self.rho <= 1):
@@ -122,6 +149,8 @@ class PartialLabelSSVM:
         self.stopped_early_ = False
         if self.strategy == "complete":
             return self._fit_complete(Xs, Ys, w)
+        if self.inner == "bcfw":
+            return self._fit_bridge_bcfw(Xs, Ys, w)
         return self._fit_bridge(Xs, Ys, w)
 
     def predict(self, Xs, constraints=None):
@@ -135,7 +164,7 @@ class PartialLabelSSVM:
         model = self.model
         previous = None
         inner = SSVM(model, C=self.C, max_iter=int(self.inner_max_iter), tol=self.tol,
-                     random_state=self.random_state, should_stop=self.should_stop)
+                     random_state=self.random_state, should_stop=self.should_stop, n_jobs=self.n_jobs)
         for t in range(int(self.max_outer)):
             targets = [model.make_target(X, Y, w) for X, Y in zip(Xs, Ys)]
             full = [getattr(tg, "completion", tg) for tg in targets]
@@ -157,6 +186,44 @@ class PartialLabelSSVM:
         return self
 
     # ------------------------------------------------------------ bridge
+    def _fit_bridge_bcfw(self, Xs, Ys, w):
+        """CCCP on the bridge loss with the convex step solved by BCFW.
+
+        With the completions ``ȳ_n`` fixed at ``w_t``, the CCCP surrogate
+        ``1/(2C)‖w‖² + Σ_n max_y [Δ_n(y) + ⟨w, φ(x_n, y)⟩] - ⟨w, φ(x_n, ȳ_n)⟩`` is ``n`` times the
+        SSVM objective with targets ``(labels, ȳ_n)``; the best ``J`` seen is kept.
+        """
+        model = self.model
+        inner = SSVM(model, C=self.C, max_iter=int(self.inner_max_iter), tol=float(self.epsilon_min),
+                     random_state=self.random_state, should_stop=self.should_stop, n_jobs=self.n_jobs)
+        J_best = self._objective(Xs, Ys, w)
+        w_best = w
+        for t in range(int(self.max_outer)):
+            targets = [model.make_target(X, Y, w) for X, Y in zip(Xs, Ys)]
+            inner._check_params()
+            inner._solve(Xs, targets, w)
+            w = inner.w_
+            if not np.all(np.isfinite(w)):
+                raise ParameterError(f"{type(self).__name__}: non-finite parameters; check the features")
+            self.n_planes_ += inner.n_iter_
+            J = self._objective(Xs, Ys, w)
+            self.objective_curve_.append(min(J, J_best))
+            self.n_outer_ = t + 1
+            improved = J < J_best - float(self.tol) * max(1.0, abs(J_best))
+            if J < J_best:
+                J_best, w_best = J, w
+            self.w_ = w_best
+            if self.callback is not None:
+                self.callback(self, t)
+            if inner.stopped_early_:
+                self.stopped_early_ = True
+                break
+            if not improved:
+                break
+            w = w_best
+        self.w_ = w_best
+        return self
+
     def _plane(self, Xs, targets, w):
         """Subgradient ``a`` and offset ``b`` of ``P`` at ``w``, and ``P(w)``."""
         model = self.model
@@ -188,6 +255,7 @@ class PartialLabelSSVM:
             v = -np.sum([model.joint_feature(X, tg) for X, tg in zip(Xs, targets)], axis=0)
             eps = max(eps * float(self.rho), float(self.epsilon_min)) if t > 0 else eps
             best_J = np.inf
+            w_best = w
             for k in range(int(self.inner_max_iter)):
                 if self.should_stop is not None and self.should_stop():
                     self.stopped_early_ = True
@@ -195,7 +263,10 @@ class PartialLabelSSVM:
                 a_k, b_k, P_w = self._plane(Xs, targets, w)
                 self.n_planes_ += 1
                 J_true = 0.5 / self.C * float(w @ w) + P_w + float(v @ w)
-                best_J = min(best_J, J_true)
+                if J_true < best_J:
+                    # the bundle's minimiser can land far from the data while the model of P is still
+                    # coarse: the CCCP step keeps the best point evaluated, never just the last one
+                    best_J, w_best = J_true, w
                 A = np.vstack([A, a_k])
                 b = np.append(b, b_k - 0.0)
                 if A.shape[0] > int(self.max_planes):
@@ -208,6 +279,7 @@ class PartialLabelSSVM:
                 gap = best_J - J_model  # J_model (dual) lower-bounds the bundle's minimum
                 if gap <= eps * max(1.0, abs(best_J)):
                     break
+            w = w_best
             if not np.all(np.isfinite(w)):
                 raise ParameterError(f"{type(self).__name__}: non-finite parameters; check the features")
             self.w_ = w
@@ -216,9 +288,12 @@ class PartialLabelSSVM:
             self.objective_curve_.append(J)
             if self.callback is not None:
                 self.callback(self, t)
-            if self.stopped_early_ or (J_prev - J) <= float(self.tol) * max(1.0, abs(J)):
+            stalled = (J_prev - J) <= float(self.tol) * max(1.0, abs(J))
+            # a stall while the bundle was still solved coarsely only means the precision was too loose to move
+            # away from w_t: tighten it (next iteration) rather than stop
+            if self.stopped_early_ or (stalled and eps <= float(self.epsilon_min) * (1 + 1e-12)):
                 break
-            J_prev = J
+            J_prev = min(J_prev, J)
         if not hasattr(self, "w_"):
             self.w_ = w
         return self
@@ -226,11 +301,14 @@ class PartialLabelSSVM:
     def _solve_bundle(self, A, b, v, beta0=None):
         """min_w 1/(2C)‖w‖² + max_k(⟨a_k, w⟩ + b_k) + ⟨v, w⟩ over the model's cone.
 
-        Solved in the dual over the simplex (``k`` = number of planes, small)
-        by SLSQP with the exact gradient ``b + A w(β)``; returns ``(w, dual value, β)``.
+        With the non-negative orthant as the cone (diagonal metric) this is a
+        small smooth QP in epigraph form, ``min 1/(2C)‖w‖² + ξ + ⟨v, w⟩``
+        s.t. ``⟨a_k, w⟩ + b_k ≤ ξ``, ``w ≥ 0``, which SLSQP solves in a few
+        iterations; the plane weights ``β`` are then recovered on the active
+        planes from the stationarity condition (non-negative least squares).
+        Other cones use the dual over the simplex, ``w(β) = C · P_𝒲(-(Aᵀβ + v))``.
+        Returns ``(w, lower bound on the minimum, β)``.
         """
-        from scipy.optimize import minimize
-
         model = self.model
         C = float(self.C)
         k = A.shape[0]
@@ -238,24 +316,80 @@ class PartialLabelSSVM:
             beta0 = np.append(0.5 * beta0, 0.5)
         if beta0 is None or beta0.shape[0] != k:
             beta0 = np.full(k, 1.0 / k)
-        # scale rows so that the solver sees numbers of order one
-        scale = max(1.0, float(np.abs(A).max()) * np.sqrt(C), float(np.abs(b).max()))
 
         def w_of(beta_):
             return C * model.project(-(A.T @ beta_ + v))
 
-        def neg_dual(beta_):
+        def dual(beta_):
             w_ = w_of(beta_)
-            val = float(b @ beta_) - 0.5 / C * float(w_ @ w_)
-            return -val / scale, -(b + A @ w_) / scale
+            return float(b @ beta_) - 0.5 / C * float(w_ @ w_)
 
         if k == 1:
             beta = np.ones(1)
-        else:
-            res = minimize(neg_dual, beta0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * k,
-                           constraints=[{"type": "eq", "fun": lambda z: z.sum() - 1.0,
-                                         "jac": lambda z: np.ones_like(z)}],
-                           options={"maxiter": 200, "ftol": 1e-12})
-            beta = project_simplex(res.x)
-        w = w_of(beta)
-        return w, -neg_dual(beta)[0] * scale, beta
+            return w_of(beta), dual(beta), beta
+        with _single_threaded_blas():
+            return self._solve_bundle_qp(A, b, v, beta0, w_of, dual)
+
+    def _solve_bundle_qp(self, A, b, v, beta0, w_of, dual):
+        from scipy.optimize import minimize
+
+        model = self.model
+        C = float(self.C)
+        k, d = A.shape
+        orthant = bool(getattr(model, "projection_is_orthant", lambda: False)())
+        scale = max(1.0, float(np.abs(A).max()) * np.sqrt(C), float(np.abs(b).max()))
+        if orthant:
+            w0 = w_of(beta0)
+            z0 = np.append(w0, float(np.max(A @ w0 + b)))
+
+            def f(z):
+                w_ = z[:-1]
+                return (0.5 / C * float(w_ @ w_) + z[-1] + float(v @ w_)) / scale, \
+                    np.append(w_ / C + v, 1.0) / scale
+
+            jac = np.hstack([-A, np.ones((k, 1))]) / scale
+            res = minimize(f, z0, jac=True, method="SLSQP", bounds=[(0.0, None)] * d + [(None, None)],
+                           constraints=[{"type": "ineq", "fun": lambda z: (z[-1] - A @ z[:-1] - b) / scale,
+                                         "jac": lambda z: jac}],
+                           options={"maxiter": 200, "ftol": 1e-14})
+            w = np.maximum(res.x[:-1], 0.0)
+            beta = self._plane_weights(A, b, v, w, C)
+            # the dual value at the recovered β is a certified lower bound; when SLSQP reports convergence the
+            # QP's own optimum is exact up to its precision, take the better of the two (never an
+            # unconverged primal value: it would fake a closed gap and stop the bundle early)
+            bound = dual(beta)
+            if res.success:
+                P = 0.5 / C * float(w @ w) + float(np.max(A @ w + b)) + float(v @ w)
+                bound = max(bound, P - 1e-9 * max(1.0, abs(P)))
+            return w, bound, beta
+        res = minimize(lambda bt: (-dual(bt) / scale, -(b + A @ w_of(bt)) / scale), beta0, jac=True,
+                       method="SLSQP", bounds=[(0.0, 1.0)] * k,
+                       constraints=[{"type": "eq", "fun": lambda z: z.sum() - 1.0,
+                                     "jac": lambda z: np.ones_like(z)}],
+                       options={"maxiter": 200, "ftol": 1e-12})
+        beta = project_simplex(res.x)
+        return w_of(beta), dual(beta), beta
+
+    @staticmethod
+    def _plane_weights(A, b, v, w, C):
+        """Weights ``β`` (on the simplex) of the planes active at the orthant QP's solution ``w``.
+
+        Stationarity on the free coordinates (``w_j > 0``) reads ``w/C + v + Aᵀβ = 0``;
+        solved by non-negative least squares over the active planes, then normalised.
+        """
+        from scipy.optimize import nnls
+
+        k = A.shape[0]
+        vals = A @ w + b
+        active = np.flatnonzero(vals >= vals.max() - 1e-7 * max(1.0, abs(vals.max())))
+        free = w > 1e-12
+        beta = np.zeros(k)
+        if free.any() and active.size > 1:
+            M = np.vstack([A[active][:, free].T, 1e3 * np.ones((1, active.size))])
+            rhs = np.append(-(w[free] / C + v[free]), 1e3)
+            sol, _ = nnls(M, rhs)
+            if sol.sum() > 0:
+                beta[active] = sol / sol.sum()
+                return beta
+        beta[active] = 1.0 / active.size
+        return beta

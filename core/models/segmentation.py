@@ -588,14 +588,17 @@ def _grid_losses(decode, loss, n) -> np.ndarray:
 def _disjoint_labels(labels) -> tuple:
     """Region labels (sorted, pairwise disjoint) and boundary labels outside them.
 
-    Overlapping labels are kept greedily by start; the dropped ones still
-    constrain the completion, they are only left out of the augmented loss.
+    Disjoint means no shared change index: ``[a, b)`` holds the change indices
+    ``a+1 .. b-1``, so regions that share one sample (``[a, b)`` then
+    ``[b-1, c)``, as revealed samples give) are disjoint. Overlapping labels
+    are kept greedily by start; the dropped ones still constrain the
+    completion, they are only left out of the augmented loss.
     """
     regions = sorted((l for l in labels if isinstance(l, RegionLabel)), key=lambda l: (l.start, l.stop))
     kept = []
     end = -1
     for lab in regions:
-        if lab.start >= end:
+        if lab.start >= end - 1:
             kept.append(lab)
             end = lab.stop
     bounds = []

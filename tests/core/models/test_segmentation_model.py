@@ -105,6 +105,34 @@ def test_violation_loss_augmented_decode_is_exact(case, scale):
     assert scale * label_violations(used, y) + m.score(X, y, w) == pytest.approx(best, rel=1e-8, abs=1e-8)
 
 
+@st.composite
+def touching(draw):
+    """Region labels sharing their end sample with the next one's start (revealed samples give these)."""
+    T = draw(st.integers(4, 8))
+    seed = draw(st.integers(0, 10 ** 6))
+    labels = []
+    start = draw(st.integers(0, T - 3))
+    while start < T - 1 and len(labels) < 4:
+        stop = draw(st.integers(start + 2, min(T, start + 4)))
+        labels.append(RegionLabel(item_id="x", start=start, stop=stop, kind=draw(st.sampled_from(list(RegionKind)))))
+        start = stop - 1
+    return T, seed, labels
+
+
+@settings(max_examples=40)
+@given(touching(), st.floats(0.1, 5.0))
+def test_violation_decode_counts_every_label_of_touching_regions(case, scale):
+    T, seed, labels = case
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, 2))
+    m = fitted_model(X, partial_loss="violations")
+    w = random_w(m, rng)
+    target = PartialTarget(tuple(labels), Segmentation([T]), T)
+    y = m.loss_augmented_decode(X, target, w, loss_scale=scale)
+    best = max(scale * label_violations(labels, z) + m.score(X, z, w) for z in all_segmentations(T))
+    assert scale * label_violations(labels, y) + m.score(X, y, w) == pytest.approx(best, rel=1e-8, abs=1e-8)
+
+
 def test_min_size_respected_by_violation_decoder():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(9, 1))

@@ -1,0 +1,138 @@
+"""Per-sequence penalty law on a learned metric, and the aCGH recipe built on it."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from core.exceptions import NotFittedError, ParameterError
+from core.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe
+from core.learners.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
+from core.models.segmentation import SegmentationModel, count_label_errors
+from core.types import RegionKind, RegionLabel, Sequence
+
+GRID = np.arange(-6.0, 6.01, 0.5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=2, max_size=12), st.lists(st.integers(0, 40), min_size=1, max_size=4,
+                                                                       unique=True))
+def test_bisection_thresholds_equal_the_full_scan(drops, counts):
+    # a non-increasing change count along the grid, as penalised decoding gives
+    n_changes = np.cumsum(drops[::-1])[::-1]
+    grid = np.arange(len(n_changes), dtype=float) * 0.25 - 1.0
+    counts = sorted(counts)
+    calls = []
+    got = count_thresholds(lambda j: calls.append(j) or n_changes[j], grid, counts)
+    assert np.array_equal(got, _thresholds_from_counts(grid, n_changes, counts))
+    assert len(set(calls)) <= len(counts) * (math.ceil(math.log2(len(grid))) + 2)
+
+
+def _noisy_step(rng, T=48):
+    """A step of 2.5σ whose noise σ varies by sequence, labelled around the step and on the flat sides.
+
+    The model input is NOT rescaled per sequence, so the right penalty grows like σ².
+    """
+    sigma = math.exp(rng.uniform(-1.5, 1.0))
+    h = T // 2
+    x = np.r_[np.zeros(h), np.full(T - h, 2.5 * sigma)] + rng.normal(0, sigma, T)
+    labels = [RegionLabel(item_id="s", start=h - 6, stop=h + 6, kind=RegionKind.ONE),
+              RegionLabel(item_id="s", start=0, stop=h - 6, kind=RegionKind.ZERO),
+              RegionLabel(item_id="s", start=h + 6, stop=T, kind=RegionKind.ZERO)]
+    return x[:, None], labels, math.log(sigma ** 2)
+
+
+def test_law_recovers_the_noise_variance_scaling_of_the_penalty():
+    rng = np.random.default_rng(0)
+    train = [_noisy_step(rng) for _ in range(24)]
+    test = [_noisy_step(rng) for _ in range(12)]
+    model = SegmentationModel(min_size=2, penalty_per="constant")
+    w = model.initial_w([X for X, _, _ in train])
+    # a margin of about half the intervals' width centres the law in them
+    law = PenaltyLaw(model, w, offsets=GRID, counts=(), alphas=(1e-3,), margin=1.0).fit(
+        [X for X, _, _ in train], [l for _, l, _ in train], np.array([[f] for _, _, f in train]))
+    # cost and penalty both scale with σ², so the law's slope on log σ² is 1
+    assert law.regression_.coef_[0] == pytest.approx(1.0, abs=0.2)
+    fixed = sum(sum(count_label_errors(l, model.decode(X, w))[:2]) for X, l, _ in test)
+    learned = sum(sum(count_label_errors(l, law.decode(X, [f]))[:2]) for X, l, f in test)
+    assert fixed >= 5 and learned <= 1
+
+
+def test_thresholds_cross_validation_and_round_trip():
+    rng = np.random.default_rng(1)
+    data = [_noisy_step(rng) for _ in range(16)]
+    model = SegmentationModel(min_size=2, penalty_per="constant")
+    w = model.initial_w([X for X, _, _ in data])
+    law = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1, 3), alphas=(1e-2, 1.0), cv=3)
+    with pytest.raises(NotFittedError):
+        law.predict_offset(data[0][0], [0.0])
+    law.fit([X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data]),
+            groups=np.arange(16) // 2)
+    assert set(law.cv_errors_) == {1e-2, 1.0} and law.alpha_ in law.cv_errors_
+    assert law.errors_.shape == (16, GRID.size) and law.design_.shape == (16, 4)
+    # thresholds by bisection equal those read from the full grid during fit
+    X = data[3][0]
+    full = _thresholds_from_counts(GRID, [s.n_segments - 1 for s in law.decode_grid(X)], (0, 1, 3))
+    assert np.array_equal(law.thresholds(X), full) and np.array_equal(full, law.design_[3, 1:])
+    again = PenaltyLaw.from_dict(model, w, json.loads(json.dumps(law.to_dict())))
+    for X, _, f in data[:4]:
+        assert again.predict_offset(X, [f]) == law.predict_offset(X, [f])
+    with pytest.raises(ParameterError, match="penalty law"):
+        PenaltyLaw.from_dict(model, w, {"offsets": [0.0, 1.0]})
+    with pytest.raises(ParameterError, match="offsets"):
+        PenaltyLaw(model, w, offsets=[1.0, 0.0]).decode_grid(X)
+    with pytest.raises(ParameterError, match="counts"):
+        PenaltyLaw(model, w, counts=(3, 1)).thresholds(X)
+
+
+def _platform_item(rng, i, platform):
+    """One chromosome of a low (1 probe/Mb) or high (25 probes/Mb) density array.
+
+    Both have a clear 4σ step. High-density ones also carry a short 1.5σ bump inside a region
+    labelled "no change" (an artefact the expert ignores); low-density ones a weaker true 1.6σ
+    step that the expert labels. One penalty cannot serve both platforms.
+    """
+    T = 90
+    x = rng.normal(0, 1, T)
+    x[45:] += 4.0
+    if platform == "high":
+        x[15:25] += 1.5
+        labels = [(40, 50, RegionKind.ONE), (5, 38, RegionKind.ZERO), (52, 90, RegionKind.ZERO)]
+    else:
+        x[70:] += 1.6
+        labels = [(40, 50, RegionKind.ONE), (5, 38, RegionKind.ZERO), (60, 80, RegionKind.ONE)]
+    step = 1e6 if platform == "low" else 4e4
+    seq = Sequence(x, positions=np.arange(T) * step, name=f"{i}", kind="cgh", meta={"profile_id": str(i // 2)})
+    return seq, [RegionLabel(item_id=seq.name, start=a, stop=b, kind=k) for a, b, k in labels]
+
+
+def test_recipe_learns_one_law_per_array_platform():
+    rng = np.random.default_rng(3)
+    train = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(28)]
+    test = [_platform_item(rng, 100 + i, "high" if i % 2 else "low") for i in range(12)]
+    assert density_class(train[0][0]) == "low" and density_class(train[1][0]) == "high"
+    seqs, labs = [s for s, _ in train], [l for _, l in train]
+    with pytest.raises(NotFittedError):
+        CghSegmenter().segment(seqs[0])
+    seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1, 3), alphas=(1e-2, 1.0))
+    assert set(seg.laws_) == {"all", "low", "high"}
+    # the artefact-laden platform gets the larger penalty
+    assert np.mean([seg.offset(s) for s, _ in test if density_class(s) == "high"]) > \
+        np.mean([seg.offset(s) for s, _ in test if density_class(s) == "low"])
+
+    def errors(segment):
+        return sum(sum(count_label_errors(l, segment(s))[:2]) for s, l in test)
+
+    metric_only = errors(lambda s: seg.model_.decode(seg.model_input(s), seg.w_))
+    recipe = errors(seg.segment)
+    assert recipe <= 2 and recipe < metric_only
+    again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))
+    assert all(again.segment(s).changes.tolist() == seg.segment(s).changes.tolist() for s, _ in test)
+    with pytest.raises(ParameterError, match="unknown recipe"):
+        CghSegmenter.from_dict(seg.model_, seg.w_, {"recipe": "other"})
+    with pytest.raises(ParameterError, match="at least 2"):
+        fit_cgh_recipe(seqs[:1], labs[:1])
+    with pytest.raises(ParameterError, match="no label"):
+        fit_cgh_recipe(seqs[:2], [labs[0], []])

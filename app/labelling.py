@@ -27,3 +27,60 @@ def labels_from_structure(item_id: str, structure, start: int, stop: int, frame_
         return [AnchorLabel(item_id=item_id, event=int(e), time_s=float(times[int(f)]))
                 for e, f in enumerate(structure.onsets) if start <= f < stop]
     return []
+
+
+def provisional_onsets(onsets, event: int, frame: int, fixed=(), n_frames: int | None = None) -> np.ndarray:
+    """The drawn alignment bent so that ``event`` starts at ``frame``: what to show until the decoder answers.
+
+    Events between the nearest ``fixed`` events (other anchored events; else the ends of the
+    recording) on each side are re-timed linearly so that their order and relative spacing stay;
+    events beyond them do not move.
+
+    Parameters
+    ----------
+    onsets : array_like of int, shape (E,)
+        Strictly increasing onset frames of the drawn alignment.
+    event : int
+        The event just anchored.
+    frame : int
+        Its new onset frame.
+    fixed : iterable of int
+        Events that must not move (other anchors).
+    n_frames : int, optional
+        ``T``; onsets stay in ``[0, T - 1]`` (default: one past the last onset).
+
+    Returns
+    -------
+    ndarray of int64, shape (E,), strictly increasing
+    """
+    old = np.asarray(onsets, dtype=np.int64).reshape(-1)
+    E = old.size
+    if not 0 <= event < E:
+        raise ValueError(f"provisional_onsets: event {event} is outside the score's {E} events")
+    T = int(n_frames) if n_frames is not None else int(old[-1]) + 1
+    if T < E:
+        raise ValueError(f"provisional_onsets: {E} events cannot start in {T} frames")
+    fixed = sorted(int(e) for e in fixed if 0 <= int(e) < E and int(e) != event)
+    # room for the events on each side of the anchored one
+    frame = int(np.clip(frame, event, T - E + event))
+    left = max([e for e in fixed if e < event], default=None)
+    right = min([e for e in fixed if e > event], default=None)
+    new = old.astype(np.float64).copy()
+    x0, y0 = (float(old[left]), float(old[left])) if left is not None else (0.0, 0.0)
+    x1, y1 = (float(old[right]), float(old[right])) if right is not None else (float(T - 1), float(T - 1))
+    lo = left + 1 if left is not None else 0
+    hi = right if right is not None else E
+    xe = float(old[event])
+    for i in range(lo, hi):
+        x = float(old[i])
+        if x <= xe:
+            new[i] = y0 + (x - x0) * (frame - y0) / (xe - x0) if xe > x0 else frame
+        else:
+            new[i] = frame + (x - xe) * (y1 - frame) / (x1 - xe) if x1 > xe else frame
+    out = np.round(new).astype(np.int64)
+    out[event] = frame
+    for i in range(event + 1, E):          # keep them strictly increasing around the anchored event
+        out[i] = max(out[i], out[i - 1] + 1)
+    for i in range(event - 1, -1, -1):
+        out[i] = min(out[i], out[i + 1] - 1)
+    return np.clip(out, np.arange(E), T - E + np.arange(E))

@@ -13,13 +13,13 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
 from core.exceptions import MarginaliaError, NotFittedError, ProjectDamagedError
-from core.types import RegionKind
+from core.types import Alignment, AnchorLabel, RegionKind
 
 from . import errors, theme
 from .audio import AudioPlayer
 from .bridge import EngineBridge
 from .cheatsheet import CheatSheet
-from .labelling import labels_from_structure
+from .labelling import labels_from_structure, provisional_onsets
 from .panels.active_panel import ActivePanel
 from .panels.dataset_browser import DatasetBrowser
 from .panels.label_list import LabelList, describe_label
@@ -617,6 +617,32 @@ class MainWindow(QtWidgets.QMainWindow):
         self._refresh_labels()
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
         self._label_edited(item_id)
+        self._show_provisional(result)
+
+    def _show_provisional(self, label):
+        """After an anchor edit, bend the drawn alignment to it at once (drawn as stale) until the decoder answers.
+
+        The constrained decode of a long recording takes a good fraction of a second; the bent
+        alignment shows where the notes are going meanwhile. The window's prediction is unchanged.
+        """
+        pred = self._drawn_prediction
+        if (not isinstance(label, AnchorLabel) or pred is None or pred.item_id != label.item_id
+                or label.item_id != self.current_item or not hasattr(pred.structure, "onsets")
+                or self._frame_times is None or not self._audio_shown()):
+            return
+        T = len(self._frame_times)
+        onsets = pred.structure.onsets
+        if not 0 <= label.event < len(onsets) or T < len(onsets):
+            return
+        frame = int(np.clip(np.searchsorted(self._frame_times, label.time_s), 0, T - 1))
+        fixed = [lab.event for lab in self.engine.labels(label.item_id)
+                 if isinstance(lab, AnchorLabel) and lab.id != label.id]
+        bent = provisional_onsets(onsets, label.event, frame, fixed, n_frames=T)
+        provisional = dataclasses.replace(pred, structure=Alignment(bent, T), runner_up=None, times_s=None)
+        current = self._model_of(label.item_id)
+        self.spec_view.set_prediction(provisional, stale=True, current_model=current)
+        if self.spec_view.score_shown:
+            self.score_view.set_prediction(provisional, stale=True, current_model=current)
 
     def _label_edited(self, item_id):
         if self.learner is not None and item_id is not None:

@@ -433,3 +433,24 @@ def test_an_anchor_on_the_spectrogram_can_be_moved_selected_and_deleted(qtbot, w
     qtbot.keyClick(win.spec_view, Qt.Key.Key_Delete)
     assert eng.labels("aud") == []
     qtbot.waitUntil(lambda: win.spec_view.anchor_lines() == [], timeout=3000)
+
+
+def test_an_anchor_bends_the_drawn_alignment_at_once_until_the_decoder_answers(qtbot, window):
+    from core.types import AnchorLabel
+
+    win, eng = window, window.engine
+    _show_audio(qtbot, win)
+    before = win.score_view.event_times.copy()
+    win.learner.enabled = False            # the decoder's answer is held back
+    try:
+        win.create_label(AnchorLabel(item_id="aud", event=2, time_s=float(before[2]) + 1.0, tolerance_s=0.05))
+        times = eng.sequence("aud").positions
+        shown = win.score_view.event_times
+        assert abs(shown[2] - (before[2] + 1.0)) <= 0.5 * (times[1] - times[0]) + 1e-9
+        assert np.all(np.diff(shown) > 0) and shown[0] == before[0]
+        assert win.spec_view.bounds.opts["pen"].color().name() == theme.STALE     # drawn as not final
+        assert win.current_prediction().structure.onsets[2] == int(np.searchsorted(times, before[2]))
+    finally:
+        win.learner.enabled = True
+    win.predict_current()
+    qtbot.waitUntil(lambda: win.spec_view.bounds.opts["pen"].color().name() == theme.PREDICTION, timeout=3000)

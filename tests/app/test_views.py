@@ -225,3 +225,27 @@ def test_genome_offsets_put_chromosomes_side_by_side_in_order(pairs):
     np.testing.assert_allclose(right - left, stops - starts, rtol=1e-9, atol=1e-6)   # shapes kept
     gap = 0.01 * max((stops - starts).sum(), 1.0)
     np.testing.assert_allclose(left[1:] - right[:-1], gap, rtol=1e-6, atol=1e-3)   # in order, one gap apart
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_provisional_onsets_move_the_anchored_event_and_keep_the_rest_in_order(data):
+    from app.labelling import provisional_onsets
+
+    E = data.draw(st.integers(1, 8), label="E")
+    T = data.draw(st.integers(E, 40), label="T")
+    onsets = np.sort(np.random.default_rng(data.draw(st.integers(0, 99))).choice(T, size=E, replace=False))
+    event = data.draw(st.integers(0, E - 1), label="event")
+    frame = data.draw(st.integers(0, T - 1), label="frame")
+    others = [e for e in range(E) if e != event]
+    fixed = data.draw(st.lists(st.sampled_from(others), unique=True) if others else st.just([]), label="fixed")
+    new = provisional_onsets(onsets, event, frame, fixed, n_frames=T)
+    assert new.shape == (E,) and np.all(np.diff(new) > 0) and new[0] >= 0 and new[-1] <= T - 1
+    assert new[event] == min(max(frame, event), T - E + event)     # as close as the other events allow
+    left = max([e for e in fixed if e < event], default=-1)
+    right = min([e for e in fixed if e > event], default=E)
+    # when the new frame keeps clear of the fixed neighbours, they and everything beyond them stay put
+    if (left < 0 or new[event] - onsets[left] > event - left) and \
+            (right >= E or onsets[right] - new[event] > right - event):
+        outside = [e for e in range(E) if e <= left or e >= right]
+        np.testing.assert_array_equal(new[outside], onsets[outside])

@@ -29,6 +29,10 @@ Normalisation, so that parts of different lengths compare:
 
 Ties (identical uncertainties, e.g. identical parts) are broken by a seeded
 random permutation, so a query sequence is reproducible from ``random_state``.
+
+Scoring a pool is the costly part of a query cycle; :func:`score_parts` runs
+the scorer on several threads (``n_jobs``), which helps because the decoders
+release the GIL. Results do not depend on ``n_jobs``.
 """
 
 from __future__ import annotations
@@ -302,7 +306,7 @@ def select_batch(parts: SequenceT[Part], uncertainties, n: int, *, suppress: str
 
 
 def next_queries(parts: SequenceT[Part], scorer, n: int = 1, *, strategy: str = "best-vs-2nd",
-                 suppress: str | None = "overlap", random_state=None) -> list:
+                 suppress: str | None = "overlap", random_state=None, n_jobs: int = 1) -> list:
     """The next ``n`` parts to ask about, as :class:`~core.types.Query` objects.
 
     Parameters
@@ -315,6 +319,8 @@ def next_queries(parts: SequenceT[Part], scorer, n: int = 1, *, strategy: str = 
         One of :data:`STRATEGIES`.
     suppress : {"overlap", "item", None}
     random_state : None, int or numpy Generator
+    n_jobs : int
+        Threads scoring the parts (see :func:`score_parts`).
 
     Returns
     -------
@@ -324,7 +330,7 @@ def next_queries(parts: SequenceT[Part], scorer, n: int = 1, *, strategy: str = 
     if not parts:
         raise ParameterError("parts: the pool of unlabelled parts is empty; nothing left to query")
     rng = _rng(random_state)
-    q = pool_uncertainties(parts, scorer, strategy, random_state=rng)
+    q = pool_uncertainties(parts, scorer, strategy, random_state=rng, n_jobs=n_jobs)
     chosen = select_batch(parts, q, n, suppress=suppress, random_state=rng)
     return [Query(item_id=parts[i].item_id, start=parts[i].start, stop=parts[i].stop, uncertainty=float(q[i]),
                   strategy=strategy, rank=r) for r, i in enumerate(chosen)]

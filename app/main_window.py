@@ -179,6 +179,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.browser.itemActivated.connect(self.show_item)
         self.label_list.labelSelected.connect(self._on_list_selection)
         self.model_panel.retrainRequested.connect(self.retrain)
+        self.model_panel.stopRequested.connect(self.stop_background_work)
         self.model_panel.liveToggled.connect(self._set_live)
         self.active_panel.nextRequested.connect(lambda s: self.next_question())
         self.active_panel.refreshRequested.connect(lambda s: self.refresh_queries())
@@ -265,6 +266,8 @@ class MainWindow(QtWidgets.QMainWindow):
           tip="Full fit of this item's task (segmentation or alignment) from every label")
         a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R")
         a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P")
+        a(m, "stop", "&Stop background work", self.stop_background_work, "Esc",
+          tip="Cancel the running retrain, ranking of questions or whole-profile drawing")
         a(m, "next_question", "&Next question", self.next_question, "N",
           tip="Jump to the part where a label would help most")
         a(m, "accept", "&Accept prediction here", self.accept_prediction_here, "A",
@@ -334,6 +337,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if path:
             self._add_recent(path)
             self.settings.setValue("last_project", path)
+            self.settings.sync()   # a crash from now on reopens this project
         self.model_panel.set_model(self._model_of(None))
         self._on_undo_state(engine.can_undo, engine.can_redo)
         self.refresh_items()
@@ -717,6 +721,19 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.learner is not None:
             self._edit_t0 = None
             self.learner.retrain(every_task=every_task)
+
+    #: lanes whose work the user may stop (the per-label update and item loading finish in a blink)
+    STOPPABLE_LANES = ("retrain", "queries", "genome", "accept")
+
+    def stop_background_work(self):
+        """Cancel the slow background work (the labels and the current prediction stay as they are)."""
+        stopped = [lane for lane in self.STOPPABLE_LANES if self.runner.is_busy(lane)]
+        for lane in stopped:
+            self.runner.cancel(lane)
+        if self.learner is not None:
+            self.learner.timer.stop()      # and no retrain on the current pause
+        self.statusBar().showMessage("stopped: " + ", ".join(stopped) if stopped else "nothing to stop", 4000)
+        return stopped
 
     def predict_current(self):
         if self.learner is not None and self.current_item:
@@ -1164,7 +1181,7 @@ class MainWindow(QtWidgets.QMainWindow):
         lanes = self.runner.busy_lanes()
         text = ", ".join(d for d in lanes.values() if d)
         self.activity.setText(text)
-        self.model_panel.set_activity(text)
+        self.model_panel.set_activity(text, stoppable=any(lane in lanes for lane in self.STOPPABLE_LANES))
         if not lanes:
             self.progress.setVisible(False)
 

@@ -14,6 +14,7 @@ class ModelPanel(QtWidgets.QWidget):
     """
 
     retrainRequested = QtCore.Signal()
+    stopRequested = QtCore.Signal()
     liveToggled = QtCore.Signal(int)
 
     def __init__(self, parent=None):
@@ -25,6 +26,9 @@ class ModelPanel(QtWidgets.QWidget):
         self.live.setToolTip("After each label: a fast perceptron update at once, a full retrain when you pause")
         self.retrain_button = QtWidgets.QPushButton("Retrain now")
         self.retrain_button.setToolTip("Full fit from every label (Ctrl+R)")
+        self.stop_button = QtWidgets.QPushButton("Stop")
+        self.stop_button.setToolTip("Cancel the running retrain or ranking (Esc)")
+        self.stop_button.setEnabled(False)
         self.activity = QtWidgets.QLabel("idle")
         self.activity.setObjectName("hint")
         self.latency = QtWidgets.QLabel("")
@@ -34,17 +38,22 @@ class ModelPanel(QtWidgets.QWidget):
         form.addRow("Model:", self.model_label)
         form.addRow(self.live)
         form.addRow(self.retrain_button)
-        form.addRow("Engine:", self.activity)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.activity, 1)
+        row.addWidget(self.stop_button)
+        form.addRow("Engine:", row)
         form.addRow("Last redraw:", self.latency)
         self.retrain_button.clicked.connect(self.retrainRequested)
+        self.stop_button.clicked.connect(self.stopRequested)
         self.live.toggled.connect(lambda on: self.liveToggled.emit(int(on)))
 
     def set_model(self, model_id, kind: str = ""):
         self.model_label.setText("no model yet" if not model_id else f"{model_id[:12]} {('(' + kind + ')') if kind else ''}")
         self.model_label.setToolTip(model_id or "")
 
-    def set_activity(self, text: str):
+    def set_activity(self, text: str, stoppable: bool = False):
         self.activity.setText(text or "idle")
+        self.stop_button.setEnabled(bool(stoppable))
 
     def set_latency(self, seconds: float):
         self.latency.setText(f"{seconds * 1000:.0f} ms from label to redraw")

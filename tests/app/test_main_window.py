@@ -454,3 +454,26 @@ def test_an_anchor_bends_the_drawn_alignment_at_once_until_the_decoder_answers(q
         win.learner.enabled = True
     win.predict_current()
     qtbot.waitUntil(lambda: win.spec_view.bounds.opts["pen"].color().name() == theme.PREDICTION, timeout=3000)
+
+
+def test_esc_stops_a_running_retrain(qtbot, window):
+    import threading
+
+    win = window
+    started, seen_cancel = threading.Event(), threading.Event()
+
+    def slow(cancel, progress):          # a retrain that runs until it is told to stop
+        started.set()
+        cancel.wait(10)
+        if cancel.is_set():
+            seen_cancel.set()
+
+    win.runner.submit("retrain", slow, description="retraining the model")
+    qtbot.waitUntil(lambda: started.is_set() and win.model_panel.stop_button.isEnabled(), timeout=3000)
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=2000)
+    win.profile_view.setFocus()
+    qtbot.keyClick(win.profile_view, Qt.Key.Key_Escape)
+    assert seen_cancel.wait(3) and not win.runner.is_busy("retrain")
+    qtbot.waitUntil(lambda: not win.model_panel.stop_button.isEnabled(), timeout=3000)
+    assert "stopped: retrain" in win.statusBar().currentMessage()

@@ -559,7 +559,7 @@ class MainWindow(QtWidgets.QMainWindow):
         def done(chromosomes):
             if chromosomes is None:
                 return
-            self.genome_view.set_profile(title, chromosomes)
+            self.genome_view.set_profile(title, chromosomes, current=self.current_item)
             self.stack.setCurrentWidget(self.genome_view)
 
         self.runner.submit("genome", work, on_done=done,

@@ -85,8 +85,11 @@ class GenomeView(pg.GraphicsLayoutWidget):
         self._items: list = []
         self.main.scene().sigMouseClicked.connect(self._on_click)
 
-    def set_profile(self, title: str, chromosomes: list):
-        """Show ``chromosomes`` (list of :class:`Chromosome`, in display order) of profile ``title``."""
+    def set_profile(self, title: str, chromosomes: list, current: Optional[str] = None):
+        """Show ``chromosomes`` (list of :class:`Chromosome`, in display order) of profile ``title``.
+
+        The chromosome of item ``current`` (the one the user came from) is shaded.
+        """
         for it in self._items:
             self.main.removeItem(it)
         self._items = []
@@ -122,6 +125,13 @@ class GenomeView(pg.GraphicsLayoutWidget):
                     band.setZValue(-5)
                     self._add(band)
             self._draw_prediction(chrom, x)
+            if chrom.item_id == current:
+                here = pg.LinearRegionItem((x[0], x[-1]), movable=False, brush=pg.mkBrush(255, 255, 255, 14))
+                for line in here.lines:
+                    line.setPen(pg.mkPen(None))
+                here.setZValue(-20)
+                here.setToolTip(f"chromosome {chrom.name}: the item you came from")
+                self._add(here)
             ticks.append((float(0.5 * (x[0] + x[-1])), chrom.name))
             if k:
                 sep = pg.InfiniteLine(pos=float(x[0] - 0.5 * (x[0] - (self.chromosomes[k - 1].positions[-1]

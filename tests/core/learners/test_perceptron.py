@@ -97,3 +97,20 @@ def test_labels_already_respected_cost_one_decode_and_no_update(monkeypatch):
     w_before = p.w_.copy()
     p.partial_fit(X, labels)
     assert calls["n"] == 1 and np.allclose(p.w_, w_before)
+
+
+def test_two_threads_make_the_same_updates_as_one():
+    rng = np.random.default_rng(7)
+    Xs, _, labels = data(rng, n=4)
+    runs = []
+    for n_jobs in (1, 2):
+        model = SegmentationModel()
+        p = StructuredPerceptron(model, n_jobs=n_jobs)
+        for _ in range(3):
+            for X, lab in zip(Xs, labels):
+                p.partial_fit(X, lab)
+        runs.append((p.w_.copy(), p.n_updates_))
+    assert runs[0][1] == runs[1][1] >= 1
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    with pytest.raises(ParameterError, match="n_jobs"):
+        StructuredPerceptron(SegmentationModel(), n_jobs=0).partial_fit(Xs[0], labels[0])

@@ -22,7 +22,7 @@ from .cheatsheet import CheatSheet
 from .labelling import labels_from_structure, provisional_onsets
 from .panels.active_panel import ActivePanel
 from .panels.dataset_browser import DatasetBrowser
-from .panels.label_list import LabelList, describe_label
+from .panels.label_list import LabelList
 from .panels.model_panel import ModelPanel
 from .views.genome_view import Chromosome, GenomeView
 from .views.profile_view import ProfileView

@@ -361,7 +361,7 @@ def main(argv=None):
     else:
         wav10 = joined_wav(data, work / "ten_minutes.wav", 600.0)
         cgh_id, aud_id, aud10 = engine.import_files([cgh, wav3, wav10])
-    log(f"project built")
+    log("project built")
     settings = QtCore.QSettings(str(work / "bench.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(engine, settings=settings)
     win.learner.timer.setInterval(3_600_000)  # measure the interactive path, not the retrain on pauses

@@ -650,7 +650,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _label_edited(self, item_id):
         if self.learner is not None and item_id is not None:
-            self.learner.label_edited(item_id)
+            self.learner.label_edited(item_id, since=self._edit_t0)
 
     def _refresh_labels(self):
         if self.engine is None or self.current_item is None:

@@ -183,13 +183,17 @@ class LiveLearner(QtCore.QObject):
         self.timer.timeout.connect(lambda: self.retrain(automatic=True))
         self.task_of = lambda item_id: None   # item id -> task name ("segmentation", "alignment")
         self.engine_seconds = []              # time spent in update_model + predict, per edit
-        #: per edit, perf_counter stamps of its way to the screen: "edited", "started" (a worker
+        #: per edit, perf_counter stamps of its way to the screen: "edited" (stored; "store_s" is how long
+        #: storing took on the GUI thread, when known), "started" (a worker
         #: picked it up), "updated" (perceptron step stored), "predicted", "delivered" (GUI thread);
         #: the window adds "drawn". Kept short: the last 200 edits.
         self.timeline = []
 
-    def label_edited(self, item_id: str):
-        """Call after every label edit of ``item_id``."""
+    def label_edited(self, item_id: str, *, since: float | None = None):
+        """Call after every label edit of ``item_id``; ``since`` is when the edit began (perf_counter).
+
+        The edit's timeline then also says how long storing it took (``store_s``).
+        """
         self.runner.cancel("retrain")
         self.runner.cancel("queries")   # stale now, and it would compete with the update
         if not self.enabled:
@@ -197,6 +201,8 @@ class LiveLearner(QtCore.QObject):
         t0 = time.perf_counter()
         engine = self.engine
         stamps = {"item": item_id, "edited": t0}
+        if since is not None:
+            stamps["store_s"] = t0 - since
         self.timeline.append(stamps)
         del self.timeline[:-200]
 

@@ -157,8 +157,9 @@ def _log_slowest(win, latencies):
     i = int(np.argmax(latencies))
     st = edits[i]
     steps = ", ".join(f"{k} {1000 * (v - st['edited']):.0f}" for k, v in st.items()
-                      if k not in ("item", "edited", "worker_cpu_s"))
-    log(f"slowest label ({1000 * latencies[i]:.0f} ms end to end): after the edit was stored, {steps} ms; "
+                      if k not in ("item", "edited", "worker_cpu_s", "store_s"))
+    log(f"slowest label ({1000 * latencies[i]:.0f} ms end to end): storing the edit "
+        f"{1000 * st.get('store_s', float('nan')):.0f} ms, then {steps} ms; "
         f"worker CPU {1000 * st.get('worker_cpu_s', float('nan')):.0f} ms")
 
 

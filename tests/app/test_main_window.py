@@ -477,3 +477,16 @@ def test_esc_stops_a_running_retrain(qtbot, window):
     assert seen_cancel.wait(3) and not win.runner.is_busy("retrain")
     qtbot.waitUntil(lambda: not win.model_panel.stop_button.isEnabled(), timeout=3000)
     assert "stopped: retrain" in win.statusBar().currentMessage()
+
+
+def test_each_label_edit_leaves_a_timeline_to_the_screen(qtbot, window):
+    win = window
+    win.learner.timeline.clear()
+    win.create_label(RegionLabel(item_id="cgh-a", start=5, stop=30, kind=RegionKind.ZERO))
+    qtbot.waitUntil(lambda: win.learner.timeline and "drawn" in win.learner.timeline[-1], timeout=5000)
+    st = win.learner.timeline[-1]
+    order = ["edited", "started", "updated", "predicted", "delivered", "drawn"]
+    stamps = [st[k] for k in order]
+    assert stamps == sorted(stamps), st
+    assert st["store_s"] >= 0 and 0 <= st["worker_cpu_s"] <= st["predicted"] - st["started"] + 0.05
+    assert st["drawn"] - st["edited"] <= win.latencies[-1]

@@ -523,20 +523,30 @@ class ScoreAligner:
         With ``onset_bonus`` > 0, an event also earns the onset strength ``G[t, e]``
         of its pitch classes at its first frame: ``S[t, e] += β (G[t, e] - G[t + 1, e])``
         telescopes over the frames of the event to ``β (G[onset_e, e] - G[onset_{e+1}, e])``,
-        so the per-frame decoder stays exact.
+        so the per-frame decoder stays exact (the quadratic prior's decoder and the
+        runner-up; the robust decoder takes ``β G`` as a per-onset gain instead).
         """
+        S, G = self._frame_scores(feats, score, W)
+        if G is not None:
+            S = S + G - np.vstack([G[1:], np.zeros((1, G.shape[1]))])
+        return S
+
+    def _frame_scores(self, feats: AlignmentFeatures, score: Score, W):
+        """Frame × (rest, events, rest) template scores and onset gains ``β G`` (None when off), (T, E + 2)."""
         S_ev = feats.X @ W @ _templates(score).T
-        beta = float(self.onset_bonus)
-        if beta > 0:
-            O = _pool(feats.onset_fine, feats.coarse, how="sum")[:S_ev.shape[0]]
-            Wt = _onset_weights(score)
-            Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
-            G = O @ Wt.T  # (T, E)
-            scale = float(np.percentile(O.sum(axis=1), 99))
-            G = G / max(scale, 1e-12)
-            S_ev = S_ev + beta * (G - np.vstack([G[1:], np.zeros((1, G.shape[1]))]))
         q = 2.0 * feats.quiet - 1.0
-        return np.hstack([q[:, None], S_ev, q[:, None]])
+        S = np.hstack([q[:, None], S_ev, q[:, None]])
+        beta = float(self.onset_bonus)
+        if beta <= 0:
+            return S, None
+        O = _pool(feats.onset_fine, feats.coarse, how="sum")[:S_ev.shape[0]]
+        Wt = _onset_weights(score)
+        Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
+        G = O @ Wt.T  # (T, E)
+        scale = float(np.percentile(O.sum(axis=1), 99))
+        G = beta * G / max(scale, 1e-12)
+        zero = np.zeros((G.shape[0], 1))
+        return S, np.hstack([zero, G, zero])
 
     def _constraints(self, anchors, feats, E):
         if not anchors:
@@ -579,7 +589,8 @@ class ScoreAligner:
         music = max(T - lead - trail, E)
         d = np.concatenate([[lead], _expected_durations(score, music), [trail]])
         if float(self.prior_weight) > 0 and self.prior_shape == "robust":
-            onsets = self._decode_robust(S, d, feats.frame_rate, cons)
+            S_plain, gain = self._frame_scores(feats, score, W)
+            onsets = self._decode_robust(S_plain, gain, d, feats.frame_rate, cons)
         elif float(self.prior_weight) > 0:
             weight = float(self.prior_weight) / max(float(np.mean(d[1:-1])), 1.0) ** 2
             dmax = int(min(T, max(float(self.prior_span) * float(d.max()) + 8, -(-T // E2) + 1)))
@@ -608,7 +619,7 @@ class ScoreAligner:
                 margin = max(float(best.score - second.score), 0.0)
         return onsets, runner, margin
 
-    def _decode_robust(self, S, d, frame_rate, cons):
+    def _decode_robust(self, S, gain, d, frame_rate, cons):
         """Onsets of the E + 2 states under the asymmetric, robust duration prior (see :mod:`core.scorealign_dp`).
 
         The rests and the last event (a final chord is held as long as the
@@ -627,7 +638,7 @@ class ScoreAligner:
         if cons is not None:
             lo, hi = cons.onset_min, cons.onset_max
         try:
-            return align_with_duration_costs(S, cost, limits, lo, hi)
+            return align_with_duration_costs(S, cost, limits, lo, hi, onset_gain=gain)
         except InfeasibleLabelsError:
             if cons is None:
                 raise

@@ -75,8 +75,8 @@ def duration_costs(expected, *, weight: float, max_frames, smoothing: float, lon
 
 
 @numba.njit(cache=True, nogil=True)
-def _costs_dp(cum, cost, dmax, lo, hi, back):
-    """Best ``sum S - sum cost`` over alignments; fills ``back[e, t]`` = duration of e ending at t."""
+def _costs_dp(cum, gain, cost, dmax, lo, hi, back):
+    """Best ``sum S + sum gain - sum cost`` over alignments; fills ``back[e, t]`` = duration of e ending at t."""
     T = cum.shape[0] - 1
     E = cum.shape[1]
     prev = np.full(T + 1, -np.inf)
@@ -98,7 +98,7 @@ def _costs_dp(cum, cost, dmax, lo, hi, back):
                 p = prev[s]
                 if p == -np.inf:
                     continue
-                v = p + cum[t, e] - cum[s, e] - cost[e, d]
+                v = p + cum[t, e] - cum[s, e] - cost[e, d] + gain[s, e]
                 if v > best:
                     best = v
                     arg = d
@@ -109,8 +109,8 @@ def _costs_dp(cum, cost, dmax, lo, hi, back):
     return prev[T]
 
 
-def align_with_duration_costs(S, cost, max_frames, onset_min=None, onset_max=None) -> np.ndarray:
-    """Onsets maximising ``sum_t S[t, event(t)] - sum_e cost[e, d_e]``.
+def align_with_duration_costs(S, cost, max_frames, onset_min=None, onset_max=None, onset_gain=None) -> np.ndarray:
+    """Onsets maximising ``sum_t S[t, event(t)] + sum_e gain[onset_e, e] - sum_e cost[e, d_e]``.
 
     Parameters
     ----------
@@ -122,6 +122,10 @@ def align_with_duration_costs(S, cost, max_frames, onset_min=None, onset_max=Non
         Longest duration of every event (<= D).
     onset_min, onset_max : array_like of int, shape (E,), optional
         Window of every event's onset frame (event 0 starts at frame 0).
+    onset_gain : ndarray, shape (T, E), optional
+        Reward of event ``e`` starting at frame ``t`` (e.g. the onset strength
+        of its pitches): unlike a per-frame score it does not cancel between
+        two consecutive events with the same pitches (repeated notes).
 
     Returns
     -------
@@ -143,10 +147,16 @@ def align_with_duration_costs(S, cost, max_frames, onset_min=None, onset_max=Non
         raise ParameterError(f"cost/max_frames: expected {E} events, got {cost.shape[0]} and {dmax.shape}")
     lo = np.zeros(E, np.int64) if onset_min is None else np.asarray(onset_min, dtype=np.int64)
     hi = np.full(E, T - 1, np.int64) if onset_max is None else np.asarray(onset_max, dtype=np.int64)
+    if onset_gain is None:
+        gain = np.zeros((T, E))
+    else:
+        gain = np.ascontiguousarray(onset_gain, dtype=np.float64)
+        if gain.shape != (T, E) or not np.all(np.isfinite(gain)):
+            raise ParameterError(f"onset_gain: expected finite values of shape ({T}, {E}), got shape {gain.shape}")
     cum = np.zeros((T + 1, E))
     np.cumsum(S, axis=0, out=cum[1:])
     back = np.zeros((E, T + 1), np.int32)
-    value = _costs_dp(cum, cost, dmax, lo, hi, back)
+    value = _costs_dp(cum, gain, cost, dmax, lo, hi, back)
     if not np.isfinite(value):
         raise InfeasibleLabelsError(f"no alignment of {E} events to {T} frames obeys the onset windows and the "
                                     f"duration limits", [])

@@ -14,12 +14,12 @@ from core.exceptions import InfeasibleLabelsError, ParameterError
 from core.scorealign_dp import align_with_duration_costs, duration_costs
 
 
-def objective(S, cost, onsets):
+def objective(S, cost, onsets, gain):
     T = S.shape[0]
     ends = np.append(onsets[1:], T)
     if np.any(ends - onsets >= cost.shape[1]):
         return -math.inf
-    return sum(S[a:b, e].sum() - cost[e, b - a] for e, (a, b) in enumerate(zip(onsets, ends)))
+    return sum(S[a:b, e].sum() - cost[e, b - a] + gain[a, e] for e, (a, b) in enumerate(zip(onsets, ends)))
 
 
 @st.composite
@@ -31,26 +31,27 @@ def problems(draw):
     limits = np.array(draw(st.lists(st.integers(1, T), min_size=E, max_size=E)))
     weight = draw(st.floats(0, 3))
     free = draw(st.lists(st.integers(0, E - 1), max_size=2))
-    return S, expected, limits, weight, free
+    gain = np.array(draw(st.lists(st.floats(0, 2), min_size=T * E, max_size=T * E))).reshape(T, E)
+    return S, expected, limits, weight, free, gain
 
 
 @settings(max_examples=60, deadline=None)
 @given(problems())
 def test_decoder_matches_brute_force(problem):
-    S, expected, limits, weight, free = problem
+    S, expected, limits, weight, free, gain = problem
     T, E = S.shape
     cost = duration_costs(expected, weight=weight, max_frames=limits, smoothing=1.0, long_knee=0.5, free=free)
     best = -math.inf
     for a in all_alignments(T, E):
-        v = objective(S, cost, a.onsets)
+        v = objective(S, cost, a.onsets, gain)
         best = max(best, v)
     if best == -math.inf:
         with pytest.raises(InfeasibleLabelsError):
-            align_with_duration_costs(S, cost, limits)
+            align_with_duration_costs(S, cost, limits, onset_gain=gain)
         return
-    onsets = align_with_duration_costs(S, cost, limits)
+    onsets = align_with_duration_costs(S, cost, limits, onset_gain=gain)
     assert onsets[0] == 0 and np.all(np.diff(onsets) >= 1) and onsets[-1] < T
-    assert objective(S, cost, onsets) == pytest.approx(best, abs=1e-9)
+    assert objective(S, cost, onsets, gain) == pytest.approx(best, abs=1e-9)
 
 
 def test_onset_windows_are_obeyed():
@@ -85,3 +86,14 @@ def test_bad_inputs_raise_parameter_errors():
         duration_costs([1.0, 2.0], weight=1.0, max_frames=[3], smoothing=1.0, long_knee=1.0)
     with pytest.raises(ParameterError, match="S"):
         align_with_duration_costs(np.full((3, 1), np.nan), np.zeros((1, 4)), [3])
+    with pytest.raises(ParameterError, match="onset_gain"):
+        align_with_duration_costs(np.zeros((3, 1)), np.zeros((1, 4)), [3], onset_gain=np.zeros((2, 1)))
+
+
+def test_onset_gain_separates_repeated_notes():
+    # two events with the same template: the frame scores cannot tell where the second starts, the gain can
+    S = np.ones((10, 2))
+    gain = np.zeros((10, 2))
+    gain[7, 1] = 1.0
+    cost = duration_costs([5, 5], weight=0.0, max_frames=[10, 10], smoothing=1.0, long_knee=1.0)
+    assert align_with_duration_costs(S, cost, [10, 10], onset_gain=gain)[1] == 7

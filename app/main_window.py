@@ -609,6 +609,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.engine is None:
             return
         self._edit_t0 = time.perf_counter()
+        self._edit_cpu0 = time.thread_time()
         try:
             result = fn()
         except MarginaliaError as exc:
@@ -622,6 +623,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
         self._label_edited(item_id)
         self._show_provisional(result)
+        last = self.learner.timeline[-1] if self.learner is not None and self.learner.timeline else {}
+        if last.get("item") == item_id and "drawn" not in last and "edit_cpu_s" not in last:
+            last["edit_cpu_s"] = time.thread_time() - self._edit_cpu0
 
     def _show_provisional(self, label):
         """After an anchor edit, bend the drawn alignment to it at once (drawn as stale) until the decoder answers.
@@ -768,11 +772,13 @@ class MainWindow(QtWidgets.QMainWindow):
             self._queries_pending = False
             self.refresh_queries()
         if item_id == self.current_item:
+            c0 = time.thread_time()
             self._draw_prediction(pred)
             if self.model_panel.model_label.toolTip() != (self._model_of(item_id) or ""):
                 self._show_model_of_current()
-            if self.learner is not None and self.learner.timeline:
-                self.learner.timeline[-1].setdefault("drawn", time.perf_counter())
+            if self.learner is not None and self.learner.timeline and "drawn" not in self.learner.timeline[-1]:
+                self.learner.timeline[-1]["drawn"] = time.perf_counter()
+                self.learner.timeline[-1]["draw_cpu_s"] = time.thread_time() - c0
             if self._edit_t0 is not None:
                 self.latencies.append(time.perf_counter() - self._edit_t0)
                 self.model_panel.set_latency(self.latencies[-1])

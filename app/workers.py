@@ -186,7 +186,8 @@ class LiveLearner(QtCore.QObject):
         #: per edit, perf_counter stamps of its way to the screen: "edited" (stored; "store_s" is how long
         #: storing took on the GUI thread, when known), "started" (a worker
         #: picked it up), "updated" (perceptron step stored), "predicted", "delivered" (GUI thread);
-        #: the window adds "drawn". Kept short: the last 200 edits.
+        #: the window adds "drawn", and the GUI thread's CPU seconds for the edit ("edit_cpu_s": store
+        #: and show the label) and for drawing the prediction ("draw_cpu_s"). Kept short: the last 200 edits.
         self.timeline = []
 
     def label_edited(self, item_id: str, *, since: float | None = None):

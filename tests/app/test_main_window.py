@@ -489,4 +489,5 @@ def test_each_label_edit_leaves_a_timeline_to_the_screen(qtbot, window):
     stamps = [st[k] for k in order]
     assert stamps == sorted(stamps), st
     assert st["store_s"] >= 0 and 0 <= st["worker_cpu_s"] <= st["predicted"] - st["started"] + 0.05
+    assert 0 < st["edit_cpu_s"] < 5 and 0 < st["draw_cpu_s"] < 5
     assert st["drawn"] - st["edited"] <= win.latencies[-1]

@@ -202,8 +202,8 @@ def synthetic(quick):
         row(f"synthetic 4.5.2: partial {pct} % revealed, complete+SSVM (4.4.2) / full",
             mean_loss(cmodel, pl.w_, Xte, Yte) / learned, "ratio", 1.2 if pct == 25 else None, "lower", ref,
             f"fit {time.perf_counter() - t:.1f}s, {pl.n_outer_} rounds")
-    # Lou's bridge loss (violated labels) by CCCP on the same 25 % labels: BCFW and bundle inner solvers
-    vmodel = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="violations")
+    # Lou's bridge loss (wrong change decisions on the labels) by CCCP on the same 25 % labels, two inner solvers
+    vmodel = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="counts")
     t = time.perf_counter()
     pl = PartialLabelSSVM(vmodel, C=0.1, strategy="bridge", inner="bcfw", max_outer=5, inner_max_iter=passes,
                           random_state=0).fit(Xtr, revealed[25])

@@ -1,12 +1,17 @@
-"""Private kernel: penalised segmentation minus a label-violation loss.
+"""Private kernel: penalised segmentation minus a loss on partial labels.
 
-Solves, exactly, ``min_y cost(y) + penalty * n_segments(y) - scale * violations(y)``
-where ``violations`` counts the region labels whose number of changes falls
-outside ``[lo, hi]`` plus the boundary labels whose change is missing. The
-labels must be pairwise disjoint (checked by the caller). Labels are
-processed by a DP over the last change whose state is ``k = min(2, number of
-changes so far inside the label containing that change)``: the violation of a
-label only depends on whether it holds 0, 1 or ≥2 changes.
+Solves, exactly, ``min_y cost(y) + penalty * n_segments(y) - scale * loss(y)``
+where the loss sums, over the region labels, a function of the number ``c``
+of changes inside the label, plus the boundary labels whose change is
+missing. With ``counts=False`` a region label costs 1 when ``c`` falls
+outside ``[lo, hi]`` (violations); with ``counts=True`` it costs the number
+of wrong change decisions, ``max(lo - c, 0) + max(c - hi, 0)`` (``hi``
+unbounded: only the missing change). The labels must be pairwise disjoint in
+change indices (checked by the caller). Labels are processed by a DP over the
+last change whose state is ``k = min(2, number of changes so far inside the
+label containing that change)``: both losses depend on ``c`` through
+``min(c, 2)`` plus, for counts, one unit per change beyond the second when
+``hi`` is bounded.
 """
 
 from __future__ import annotations
@@ -28,6 +33,19 @@ def _viol(lo, hi, k):
 
 
 @numba.njit(cache=True, nogil=True)
+def _label_loss(lo, hi, k, counts):
+    # loss of a label holding min(count, 2) = k changes; the count loss past 2 is added per extra change
+    if not counts:
+        return _viol(lo, hi, k)
+    v = 0.0
+    if k < lo:
+        v += lo - k
+    if hi >= 0 and k > hi:
+        v += k - hi
+    return v
+
+
+@numba.njit(cache=True, nogil=True)
 def _segment_cost(S1, S2, s, t):
     n = t - s
     c = 0.0
@@ -38,13 +56,15 @@ def _segment_cost(S1, S2, s, t):
 
 
 @numba.njit(cache=True, nogil=True)
-def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop, boundary_gain, scale):
+def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop, boundary_gain, scale,
+                 counts=False):
     """Return (changes array ending with T, objective).
 
     Z : (T, q) transformed features (metric already applied)
     rid : (T+1,) label index of change index c (start < c < stop), -1 if none
     lab_* : (R,) labels sorted by start, disjoint; lo/hi change-count bounds (hi=-1 unbounded)
     boundary_gain : (T+1,) 1.0 where a boundary label sits (its violation vanishes if a change is placed there)
+    counts : count wrong change decisions instead of violated labels (pruning is then switched off)
     """
     T, q = Z.shape
     R = lab_lo.shape[0]
@@ -57,7 +77,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     # zero-count violations: prefix sums over labels (sorted by start == sorted by stop when disjoint)
     zv = np.zeros(R + 1)
     for r in range(R):
-        zv[r + 1] = zv[r] + _viol(lab_lo[r], lab_hi[r], 0)
+        zv[r + 1] = zv[r] + _label_loss(lab_lo[r], lab_hi[r], 0, counts)
     # first label with start >= s ; number of labels with stop <= t
     first_ge = np.zeros(T + 1, dtype=np.int64)
     n_le = np.zeros(T + 1, dtype=np.int64)
@@ -118,9 +138,11 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
                 v = f + base
                 if rt >= 0 and rt == rs:
                     nk = k + 1 if k < 2 else 2
+                    if counts and k == 2 and lab_hi[rt] >= 0:
+                        v -= scale      # a third (fourth, ...) change inside a bounded label: one more error
                 else:
                     if rs >= 0:
-                        v -= scale * _viol(lab_lo[rs], lab_hi[rs], k)
+                        v -= scale * _label_loss(lab_lo[rs], lab_hi[rs], k, counts)
                     a = first_ge[s]
                     b = n_le[t]
                     if b > a:
@@ -137,7 +159,9 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
         kept = 0
         for ci in range(n_cand):
             s = cand[ci]
-            if s <= t - min_size and vals[ci] > ft + penalty + scale * n_after[s] + 1e-9 * (1.0 + abs(ft)):
+            # (the count loss has no such bound: a label can gain without limit, so nothing is pruned)
+            if not counts and s <= t - min_size and \
+                    vals[ci] > ft + penalty + scale * n_after[s] + 1e-9 * (1.0 + abs(ft)):
                 continue
             cand[kept] = s
             kept += 1

@@ -33,7 +33,7 @@ from ..features.standardize import check_features
 from ..types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 from ._violation_dp import violation_dp
 
-__all__ = ["SegmentationModel", "PartialTarget", "label_violations", "count_label_errors",
+__all__ = ["SegmentationModel", "PartialTarget", "label_violations", "label_change_errors", "count_label_errors",
            "within_segment_scatter"]
 
 
@@ -106,6 +106,26 @@ def label_violations(labels, seg: Segmentation) -> int:
     return n
 
 
+def label_change_errors(labels, seg: Segmentation) -> int:
+    """Wrong change decisions of ``seg`` on what partial labels determine.
+
+    A region label holding ``c`` changes contributes ``max(lo - c, 0) +
+    max(c - hi, 0)`` (every change in a ZERO region, every change past the
+    first in a ONE region, 1 for a ONE or AT_LEAST_ONE region without change);
+    a boundary label contributes 1 when its change is absent.
+    """
+    n = 0
+    bp = set(int(c) for c in seg.breakpoints)
+    for lab in labels:
+        if isinstance(lab, RegionLabel):
+            lo, hi = lab.kind.bounds
+            c = _region_count(seg.changes, lab.start, lab.stop)
+            n += max(lo - c, 0) + (max(c - hi, 0) if hi is not None else 0)
+        elif isinstance(lab, BoundaryLabel):
+            n += int(lab.index not in bp)
+    return n
+
+
 def count_label_errors(labels, seg: Segmentation) -> tuple:
     """False positives and false negatives of ``seg`` on region labels (Hocking et al. 2013).
 
@@ -166,9 +186,14 @@ class SegmentationModel:
     loss : {"frobenius", "hamming"}
         Loss against a *full* target segmentation (thesis eq. 4.13, or the
         number of change indices on which the two disagree).
-    partial_loss : {"violations", "completion"}
+    partial_loss : {"violations", "counts", "completion"}
         Loss against *partial* labels: ``"violations"`` counts the violated
         labels (exact loss-augmented decoding by a dedicated DP, O(T²p));
+        ``"counts"`` counts wrong change decisions inside the labels (every
+        change in a ZERO region, every change past the first in a ONE region,
+        a missing change in a ONE or AT_LEAST_ONE region or at a boundary
+        label — the Hamming loss on what the labels determine; same DP,
+        without pruning);
         ``"completion"`` uses ``loss`` against the labels' completion (fast
         decoders, but it also penalises disagreements outside the labels).
     min_size : int, default 1
@@ -188,8 +213,8 @@ class SegmentationModel:
             raise ParameterError(f"metric: expected 'diagonal' or 'full', got {metric!r}")
         if loss not in ("frobenius", "hamming"):
             raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
-        if partial_loss not in ("violations", "completion"):
-            raise ParameterError(f"partial_loss: expected 'violations' or 'completion', got {partial_loss!r}")
+        if partial_loss not in ("violations", "counts", "completion"):
+            raise ParameterError(f"partial_loss: expected 'violations', 'counts' or 'completion', got {partial_loss!r}")
         if int(min_size) < 1 or int(min_size) != min_size:
             raise ParameterError(f"min_size: expected a positive integer, got {min_size!r}")
         if penalty_per not in ("log_length", "constant"):
@@ -503,7 +528,7 @@ class SegmentationModel:
         X = self._check_X(X)
         T = X.shape[0]
         metric, pen = self.decoder_metric(w, X.shape[0])
-        if isinstance(target, PartialTarget) and self.partial_loss == "violations":
+        if isinstance(target, PartialTarget) and self.partial_loss in ("violations", "counts"):
             return self._violation_decode(X, target.labels, w, loss_scale)
         truth = self._seg(target, T)
         res = _decoders().segment_loss_augmented(X, pen, truth, loss=self.loss_name, loss_scale=float(loss_scale),
@@ -528,7 +553,8 @@ class SegmentationModel:
         gain = np.zeros(T + 1)
         for b in bounds:
             gain[b.index] = 1.0
-        changes, _ = violation_dp(Z, pen, self.min_size, rid, lo, hi, st, sp, gain, float(scale))
+        changes, _ = violation_dp(Z, pen, self.min_size, rid, lo, hi, st, sp, gain, float(scale),
+                                  self.partial_loss == "counts")
         return Segmentation(changes, T)
 
     def violations(self, labels, y: Segmentation) -> int:
@@ -541,9 +567,13 @@ class SegmentationModel:
         if isinstance(target, PartialTarget):
             if self.partial_loss == "violations":
                 return float(label_violations(target.labels, y_hat))
+            if self.partial_loss == "counts":
+                return float(label_change_errors(target.labels, y_hat))
             target = target.completion
         elif not isinstance(target, Segmentation):
             labels = list(target)
+            if self.partial_loss == "counts":
+                return float(label_change_errors(labels, y_hat))
             return float(label_violations(labels, y_hat))
         if target.n_samples != y_hat.n_samples:
             raise ParameterError(f"y_hat: {y_hat.n_samples} samples, target has {target.n_samples}")

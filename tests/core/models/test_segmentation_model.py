@@ -219,3 +219,35 @@ def test_contradictory_labels_raise():
             RegionLabel(item_id="a", start=2, stop=5, kind=RegionKind.ONE)]
     with pytest.raises(InfeasibleLabelsError):
         m.complete(X, labs, m.default_w())
+
+
+@settings(max_examples=40)
+@given(st.one_of(labelled(), touching()), st.floats(0.1, 5.0))
+def test_count_loss_augmented_decode_is_exact(case, scale):
+    from core.models.segmentation import label_change_errors
+    T, seed, labels = case
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, 2))
+    m = fitted_model(X, partial_loss="counts")
+    w = random_w(m, rng)
+    regions = [l for l in labels if isinstance(l, RegionLabel)]
+    bounds = [b for b in labels if isinstance(b, BoundaryLabel) and not any(r.start < b.index < r.stop for r in regions)]
+    used = tuple(regions + bounds)
+    target = PartialTarget(used, Segmentation([T]), T)
+    y = m.loss_augmented_decode(X, target, w, loss_scale=scale)
+    best = max(scale * label_change_errors(used, z) + m.score(X, z, w) for z in all_segmentations(T))
+    assert m.loss(target, y) == label_change_errors(used, y)
+    assert scale * label_change_errors(used, y) + m.score(X, y, w) == pytest.approx(best, rel=1e-8, abs=1e-8)
+
+
+def test_count_loss_known_answers():
+    from core.models.segmentation import label_change_errors
+    seg = Segmentation([3, 5, 6, 9, 12], 12)          # changes at 3, 5, 6, 9
+    zero = RegionLabel(item_id="x", start=2, stop=8, kind=RegionKind.ZERO)       # holds 3, 5, 6
+    one = RegionLabel(item_id="x", start=2, stop=8, kind=RegionKind.ONE)
+    some = RegionLabel(item_id="x", start=9, stop=12, kind=RegionKind.AT_LEAST_ONE)  # holds none
+    assert label_change_errors([zero], seg) == 3
+    assert label_change_errors([one], seg) == 2
+    assert label_change_errors([some], seg) == 1
+    assert label_change_errors([BoundaryLabel(item_id="x", index=4)], seg) == 1
+    assert label_violations([zero, one, some], seg) == 3

@@ -252,6 +252,10 @@ def main(argv=None):
         log(f"  fold {len(fit_cpu)}/{len(folds)} ({time.time() - t_start:.0f} s)")
     log(f"ours (b), (c) done: {len(folds)} folds, fit {np.mean(fit_cpu):.1f} s CPU each "
         f"({time.time() - t_start:.0f} s)")
+    for method, rows in results.items():  # running summary, in case the references take long
+        err = np.concatenate([r[2] for r in rows])
+        log(f"  so far {method}: median {1000 * np.median(err):.1f} ms, {100 * np.mean(err <= 0.05):.1f} % <= 50 ms, "
+            f"{100 * np.mean(err <= 0.25):.1f} % <= 250 ms, max {err.max():.2f} s ({len(rows)} performances)")
 
     for it in items:
         c0 = time.process_time()

@@ -15,11 +15,17 @@ One pipeline used by the engine, the command line and the benchmarks.
    (its pitch classes, unit norm) by ``S = X W Φᵀ`` (thesis eq. 6.1), ``W``
    the identity blocks when untrained. A leading and a trailing *rest*
    pseudo-event score the quietness of a frame.
-3. **Decoding**. The monotone alignment decoder with a quadratic prior on
-   event durations (thesis Alg. 9): the score's own inter-onset intervals,
-   stretched to the length of the music in the recording. Anchors become
-   onset windows; the runner-up (best alignment different from the best) gives
-   the margin.
+3. **Decoding**. A monotone alignment decoder with a prior on event durations
+   (thesis Alg. 9) around the score's own inter-onset intervals, stretched to
+   the length of the music in the recording. By default the prior is robust
+   and asymmetric (:mod:`core.scorealign_dp`): the squared log ratio of an
+   event's duration to the expected one, growing only linearly beyond twice
+   as long, none for the rests — so fermatas, ritardandi and a held final
+   chord do not drag their neighbours — and every event earns the onset
+   strength of its pitch classes at its first frame (which also separates
+   repeated notes). ``prior_shape="quadratic"`` keeps the symmetric quadratic
+   prior in frames. Anchors become onset windows; the runner-up (best
+   alignment different from the best) gives the margin.
 4. **Refinement**. Every note of an event is timed at the strongest rise of
    its own semitone band and upper partials (those that are not another note
    of the chord) at the fine hop, with parabolic interpolation, searching

@@ -64,22 +64,33 @@ class CghSegmenter:
         Probes per Mb splitting the platforms; ``None``: one law for all.
     min_class_sequences : int, default 12
         A platform with fewer labelled training sequences uses the pooled law.
+    learner : {"ssvm", "partial", "transfer"}, default "ssvm"
+        How the metric is learned: SSVM (block-coordinate Frank-Wolfe, exact
+        label-violation loss); :class:`~core.learners.partial.PartialLabelSSVM`
+        (bridge loss by CCCP: ``max_iter`` outer iterations, each convex step
+        one warm-started BCFW pass); or :class:`~core.learners.transfer.TransferSSVM`
+        with one dataset per platform coupled by ``rho`` (each platform then
+        decodes with its own metric).
+    rho : float, default 1.0
+        Coupling of the platforms for ``learner="transfer"``.
     random_state : int, default 0
     callback : callable, optional
-        ``callback(learner, iteration)`` after each SSVM pass.
+        ``callback(learner, iteration)`` after each pass of the metric learner.
 
     Attributes
     ----------
     model_ : SegmentationModel
     w_ : ndarray, shape (7,)
-        Metric (6 feature weights) and base penalty.
+        Metric (6 feature weights) and base penalty (the shared part for ``"transfer"``).
+    w_by_class_ : dict
+        Platform → its parameters (``"transfer"`` only; empty otherwise).
     laws_ : dict
         ``"all"`` and, when learned, ``"low"`` / ``"high"`` → :class:`PenaltyLaw`.
     """
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=12, random_state=0, callback=None):
+                 min_class_sequences=12, learner="ssvm", rho=1.0, random_state=0, callback=None):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -90,6 +101,8 @@ class CghSegmenter:
         self.cv = cv
         self.density_split = density_split
         self.min_class_sequences = min_class_sequences
+        self.learner = learner
+        self.rho = rho
         self.random_state = random_state
         self.callback = callback
 
@@ -122,7 +135,8 @@ class CghSegmenter:
             (default: ``seq.meta["profile_id"]`` when present, so the chromosomes of
             one profile stay together).
         """
-        from .ssvm import SSVM
+        if self.learner not in ("ssvm", "partial", "transfer"):
+            raise ParameterError(f"learner: expected 'ssvm', 'partial' or 'transfer', got {self.learner!r}")
         sequences, labels = list(sequences), list(labels)
         if len(sequences) != len(labels):
             raise ParameterError(f"labels: expected one label list per sequence ({len(sequences)}), got "
@@ -140,22 +154,39 @@ class CghSegmenter:
                                  f"{groups.shape}")
         Xs = [self.model_input(s) for s in sequences]
         F = np.array([self.sequence_summary(s) for s in sequences])
-        model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
-        model.initial_w(Xs, labels, grid=np.exp2(np.arange(-4, 5, 0.5)))
-        learner = SSVM(model, C=self.C, max_iter=self.max_iter, random_state=self.random_state,
-                       callback=self.callback).fit(Xs, labels)
-        self.model_, self.w_ = learner.model, learner.w_
         classes = np.array([self._class_of(s) for s in sequences])
-        self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)))}
+        self._fit_metric(Xs, labels, classes)
+        self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)), self.w_)}
         if self.density_split is not None:
             for c in ("low", "high"):
                 idx = np.flatnonzero(classes == c)
                 if idx.size >= int(self.min_class_sequences):
-                    self.laws_[c] = self._law(Xs, labels, F, groups, idx)
+                    self.laws_[c] = self._law(Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_))
         return self
 
-    def _law(self, Xs, Ys, F, groups, idx) -> PenaltyLaw:
-        law = PenaltyLaw(self.model_, self.w_, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
+    def _fit_metric(self, Xs, Ys, classes) -> None:
+        model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
+        model.initial_w(Xs, Ys, grid=np.exp2(np.arange(-4, 5, 0.5)))
+        self.w_by_class_ = {}
+        if self.learner == "ssvm":
+            from .ssvm import SSVM
+            fitted = SSVM(model, C=self.C, max_iter=self.max_iter, random_state=self.random_state,
+                          callback=self.callback).fit(Xs, Ys)
+        elif self.learner == "partial":
+            from .partial import PartialLabelSSVM
+            # bridge loss; each convex CCCP step is solved by one BCFW pass warm-started from the last
+            fitted = PartialLabelSSVM(model, C=self.C, strategy="bridge", max_outer=self.max_iter, inner="bcfw",
+                                      inner_max_iter=1, random_state=self.random_state,
+                                      callback=self.callback).fit(Xs, Ys)
+        else:
+            from .transfer import TransferSSVM
+            fitted = TransferSSVM(model, rho=self.rho, C=self.C, max_iter=self.max_iter,
+                                  random_state=self.random_state, callback=self.callback).fit(Xs, Ys, list(classes))
+            self.w_by_class_ = {str(k): np.asarray(v, dtype=np.float64) for k, v in fitted.w_datasets_.items()}
+        self.model_, self.w_ = model, np.asarray(fitted.w_, dtype=np.float64)
+
+    def _law(self, Xs, Ys, F, groups, idx, w) -> PenaltyLaw:
+        law = PenaltyLaw(self.model_, w, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
                          margin=self.margin, cv=self.cv)
         return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx])
 
@@ -181,8 +212,12 @@ class CghSegmenter:
         """JSON-ready laws and settings (the model and ``w_`` are saved by the model file itself)."""
         if not hasattr(self, "laws_"):
             raise NotFittedError("CghSegmenter: call fit before saving")
-        return {"recipe": "cgh-penalty-law/1", "density_split": self.density_split, "min_size": int(self.min_size),
-                "laws": {k: law.to_dict() for k, law in self.laws_.items()}}
+        d = {"recipe": "cgh-penalty-law/1", "density_split": self.density_split, "min_size": int(self.min_size),
+             "laws": {k: law.to_dict() for k, law in self.laws_.items()}}
+        for k, law in self.laws_.items():
+            if law.w is not self.w_:
+                d["laws"][k]["w"] = [float(v) for v in law.w]
+        return d
 
     @classmethod
     def from_dict(cls, model, w, d: dict) -> "CghSegmenter":
@@ -198,7 +233,8 @@ class CghSegmenter:
         laws = d.get("laws") or {}
         if "all" not in laws:
             raise ParameterError("penalty law: the pooled law ('all') is missing")
-        seg.laws_ = {k: PenaltyLaw.from_dict(model, seg.w_, v) for k, v in laws.items()}
+        seg.laws_ = {k: PenaltyLaw.from_dict(model, model.check_w(v["w"]) if "w" in v else seg.w_, v)
+                     for k, v in laws.items()}
         return seg
 
 

@@ -136,3 +136,19 @@ def test_recipe_learns_one_law_per_array_platform():
         fit_cgh_recipe(seqs[:1], labs[:1])
     with pytest.raises(ParameterError, match="no label"):
         fit_cgh_recipe(seqs[:2], [labs[0], []])
+
+
+def test_transfer_learner_keeps_one_metric_per_platform_through_the_json():
+    rng = np.random.default_rng(5)
+    data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(20)]
+    seqs, labs = [s for s, _ in data], [l for _, l in data]
+    seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,),
+                         learner="transfer", rho=0.5)
+    assert set(seg.w_by_class_) == {"low", "high"}
+    assert not np.allclose(seg.w_by_class_["low"], seg.w_by_class_["high"])
+    assert np.array_equal(seg.laws_["high"].w, seg.w_by_class_["high"])
+    again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))
+    assert np.array_equal(again.laws_["high"].w, seg.w_by_class_["high"])
+    assert all(again.segment(s).changes.tolist() == seg.segment(s).changes.tolist() for s in seqs[:6])
+    with pytest.raises(ParameterError, match="learner"):
+        fit_cgh_recipe(seqs, labs, learner="boosting")

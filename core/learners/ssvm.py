@@ -177,9 +177,13 @@ class SSVM:
             from concurrent.futures import ThreadPoolExecutor
             pool = ThreadPoolExecutor(max_workers=n_jobs)
 
+        stats = self._map(lambda X: _feature_stats(model, X), [(X,) for X in Xs])
+
         def oracle(i, w_at):
             y_hat = model.loss_augmented_decode(Xs[i], targets[i], w_at)
-            return float(model.loss(targets[i], y_hat)), phi_true[i] - model.joint_feature(Xs[i], y_hat)
+            phi = model.joint_feature(Xs[i], y_hat) if stats[i] is None else \
+                model.joint_feature(Xs[i], y_hat, stats=stats[i])
+            return float(model.loss(targets[i], y_hat)), phi_true[i] - phi
 
         try:
             for it in range(int(self.max_iter)):
@@ -275,6 +279,12 @@ def _initial_w(model, Xs, Ys, n_jobs):
         except (TypeError, ValueError):
             pass
     return model.initial_w(Xs, Ys)
+
+
+def _feature_stats(model, X):
+    """Per-item statistics that make the model's joint feature map cheap, when it offers them."""
+    fn = getattr(model, "feature_stats", None)
+    return fn(X) if callable(fn) else None
 
 
 def _orthant_projection(model) -> bool:

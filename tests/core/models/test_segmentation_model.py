@@ -251,3 +251,20 @@ def test_count_loss_known_answers():
     assert label_change_errors([some], seg) == 1
     assert label_change_errors([BoundaryLabel(item_id="x", index=4)], seg) == 1
     assert label_violations([zero, one, some], seg) == 3
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(3, 40), st.integers(1, 4), st.integers(0, 10 ** 6))
+def test_joint_feature_from_cumulative_sums_equals_the_plain_one(T, p, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, p)) * rng.uniform(0.1, 10, p) + rng.normal(0, 50, p)
+    m = fitted_model(X)
+    stats = m.feature_stats(X)
+    for _ in range(3):
+        cuts = np.sort(rng.choice(np.arange(1, T), rng.integers(0, T), replace=False))
+        y = Segmentation(list(cuts) + [T], T)
+        np.testing.assert_allclose(m.joint_feature(X, y, stats=stats), m.joint_feature(X, y), rtol=1e-9, atol=1e-8)
+    assert fitted_model(X, metric="full").feature_stats(X) is None
+    m.fit_scales([X * 2.0])           # new units: the old statistics are refused, not silently reused
+    with pytest.raises(ParameterError, match="stats"):
+        m.joint_feature(X, y, stats=stats)

@@ -1,7 +1,7 @@
 """Active learning replayed offline for audio-to-score alignment (Vienna 4x22).
 
 Usage: ``python benchmarks/active_alignment.py [--quick] [--seeds 5] [--data PATH] [--mode realign|learn]
-[--pianists p01,p02,p03] [--max-events 16] [--max-fraction 0.5] [--strategies random,best-vs-2nd]``
+[--pianists p01,p02] [--max-events 12] [--max-fraction 0.5] [--strategies random,best-vs-2nd,scoring]``
 
 ``--mode realign`` (default): :class:`core.scorealign.ScoreAligner`, untrained, is already accurate on most
 events, so the question is whether anchoring a few *windows* of a performance (phrases of <= ``max-events``
@@ -380,16 +380,22 @@ def main(argv=None):
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
     ap.add_argument("--seeds", type=int, default=3, help="seeds of the random strategy per fold")
     ap.add_argument("--learner", choices=("combined", "perceptron"), default="combined")
-    ap.add_argument("--max-events", type=int, default=16, help="longest phrase (events)")
+    ap.add_argument("--max-events", type=int, default=None,
+                    help="longest phrase/window (events; default 12 realign, 16 learn)")
     ap.add_argument("--mode", choices=("realign", "learn"), default="realign",
                     help="realign: anchors on windows of one performance, constrained re-alignment with "
                          "ScoreAligner (default); learn: the cross-piece replay of the 13x13 linear model")
     ap.add_argument("--max-fraction", type=float, default=0.5, help="realign: anchor up to this share of windows")
-    ap.add_argument("--pianists", default="p01,p02,p03", help="realign: pianists whose renders are used")
+    ap.add_argument("--pianists", default="p01,p02", help="realign: pianists whose renders are used")
     ap.add_argument("--no-renders", action="store_true",
                     help="realign: only the shared p01 renders, not benchmarks/results/renders")
-    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--strategies", default=None,
+                    help="realign: default random,best-vs-2nd,scoring (learn always runs all four)")
     args = ap.parse_args(argv)
+    if args.max_events is None:
+        args.max_events = 12 if args.mode == "realign" else 16
+    if args.strategies is None:
+        args.strategies = "random,best-vs-2nd,scoring"
     if args.mode == "realign":
         if args.seeds == 3 and "--seeds" not in (argv or sys.argv):
             args.seeds = 5

@@ -5,24 +5,31 @@
     J(w) = 1/(2C) ‖w‖² + Σ_n ( max_y [⟨w, φ(x_n, y)⟩ + Δ_n(y)] - max_{y ∈ 𝒴*_n} ⟨w, φ(x_n, y)⟩ )
               w ∈ 𝒲 (the model's allowed cone)
 
-where ``Δ_n`` counts the labels ``y`` violates and ``𝒴*_n`` is the set of
+where ``Δ_n`` is the model's loss on the labels (violated labels, or wrong
+change decisions with ``partial_loss="counts"``) and ``𝒴*_n`` is the set of
 structures compatible with the labels. ``J`` is a difference of convex
 functions ``P - R``; CCCP replaces ``R`` by its linearisation at ``w_t``
 (the features of the *completion*, i.e. the constrained decode at ``w_t``)
-and minimises the convex remainder with a bundle method: cutting planes
-``⟨a_k, w⟩ + b_k ≤ P(w)`` (one loss-augmented decode per item each) are
-*kept across CCCP iterations* since ``P`` does not change (bounds
-recycling), and the bundle's precision ``ε`` tightens geometrically from one
-CCCP iteration to the next (adaptive precision) — Lou et al. Alg. 1.1.
+and minimises the convex remainder, keeping the best point evaluated.
 
-The bundle subproblem is solved in its dual: for multipliers ``β`` on the
-simplex, ``w(β) = P_𝒲(-(Aβ + v)) · C`` and the dual ``bᵀβ - ‖P_𝒲(-(Aβ+v))‖² C/2``
-is maximised by accelerated projected gradient (tens of planes at most).
+``inner="bundle"`` (Lou et al. Alg. 1.1) minimises it with a bundle method:
+cutting planes ``⟨a_k, w⟩ + b_k ≤ P(w)`` (one loss-augmented decode per item
+each) are *kept across CCCP iterations* since ``P`` does not change (bounds
+recycling), and the bundle's precision ``ε`` tightens geometrically from one
+CCCP iteration to the next (adaptive precision); CCCP only stops on a stall
+once ``ε`` has reached ``epsilon_min``. The bundle subproblem is a small QP
+(epigraph form, solved by SLSQP with BLAS on one thread) for the orthant
+cone, and is solved in its dual over the simplex for other cones.
+``inner="bcfw"`` solves the same convex step with block-coordinate
+Frank–Wolfe (the step is ``n`` times the SSVM objective on the labels with
+their current completions).
 
 ``strategy="complete"`` is the alternation of thesis §4.4.2: complete the
 labels with the current model (constrained decode), train a full-label
 :class:`~core.learners.ssvm.SSVM` on the completions, repeat until the
-completions stop changing.
+completions stop changing. With ``partial_loss="completion"`` it matches
+full-label training with 25 % of the samples' segments revealed
+(``benchmarks/learning.py``).
 """
 
 from __future__ import annotations

@@ -84,6 +84,7 @@ class ItemLoader:
     def __init__(self, max_items: int = 64, cache_dir=None):
         from .features.audio import FeatureCache
         self._features = FeatureCache(max_items=16, directory=cache_dir)
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._lock = threading.RLock()
         self._items: OrderedDict = OrderedDict()
         self._profiles: OrderedDict = OrderedDict()
@@ -137,18 +138,66 @@ class ItemLoader:
         return "logratio" in cols and "chromosome" in cols
 
     def _read_profiles(self, path: Path) -> dict:
-        from .io.cgh import read_profiles
         key = _file_key(path)
         with self._lock:
             if key in self._profiles:
                 self._profiles.move_to_end(key)
                 return self._profiles[key]
-        seqs = {s.name: s for s in read_profiles(path)}
+        seqs = self._cached_profiles(key)
+        if seqs is None:
+            from .io.cgh import read_profiles
+            seqs = {s.name: s for s in read_profiles(path)}
+            self._store_profiles(key, seqs)
         with self._lock:
             self._profiles[key] = seqs
             while len(self._profiles) > 4:
                 self._profiles.popitem(last=False)
         return seqs
+
+    # --------------------------------------------------- parsed profiles on disk
+    # A project reopens on the item it showed last: reading that chromosome back from the arrays
+    # parsed at import keeps the CSV parser (and its compiled kernels) off the path to the first
+    # drawn item. The file's path, size and modification time name the copy, so an edited file is
+    # parsed afresh.
+    def _profiles_path(self, key) -> Optional[Path]:
+        if self._cache_dir is None:
+            return None
+        import hashlib
+        return self._cache_dir / f"profiles-{hashlib.sha1(repr(key).encode()).hexdigest()[:20]}.npz"
+
+    def _cached_profiles(self, key) -> Optional[dict]:
+        path = self._profiles_path(key)
+        if path is None or not path.exists():
+            return None
+        import json
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                index = json.loads(str(z["index"]))
+                return {row["name"]: Sequence(values=z[f"v{i}"], positions=z[f"p{i}"], name=row["name"],
+                                              units=row["units"], group=row["group"], kind=row["kind"],
+                                              feature_names=tuple(row["feature_names"]), meta=row["meta"])
+                        for i, row in enumerate(index)}
+        except Exception:  # an unreadable copy is only a missed shortcut: parse the file instead
+            return None
+
+    def _store_profiles(self, key, seqs: dict) -> None:
+        path = self._profiles_path(key)
+        if path is None:
+            return
+        import json
+        try:
+            index = json.dumps([{"name": s.name, "units": s.units, "group": s.group, "kind": s.kind,
+                                 "feature_names": list(s.feature_names), "meta": s.meta} for s in seqs.values()])
+            arrays = {}
+            for i, s in enumerate(seqs.values()):
+                arrays[f"v{i}"], arrays[f"p{i}"] = s.values, s.positions
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + f".tmp{os.getpid()}-{threading.get_ident()}")
+            with open(tmp, "wb") as fh:
+                np.savez(fh, index=np.array(index), **arrays)
+            os.replace(tmp, path)
+        except (OSError, TypeError, ValueError):  # read-only folder, odd metadata: keep working without it
+            return
 
     # ------------------------------------------------------------------ load
     def load(self, record) -> ItemData:

@@ -25,6 +25,11 @@ class TaskRegistry:
         self._lock = threading.RLock()
 
     def get(self, record):
+        """The task of ``record``, created on first use.
+
+        Creating a task imports its module (and through it the decoders and learners) under
+        this registry's lock, so that no two threads import those packages at the same time.
+        """
         key = (record.task, record.kind)
         with self._lock:
             task = self._tasks.get(key)

@@ -14,6 +14,10 @@ import numpy as np
 
 import warnings
 
+# the decoders package is imported here, while the engine's task registry holds its lock: imported
+# lazily from two threads at once (a worker's first prediction, the GUI thread's first label check)
+# its circular package imports can meet half-initialised modules
+from ..decoders.segmentation import segment_second_best
 from ..active.segmentation_task import segmentation_part_scores
 from ..learners.perceptron import StructuredPerceptron
 from ..learners.ssvm import SSVM
@@ -182,8 +186,6 @@ class SegmentationTask(EngineTask):
         penalised scatter under the same metric and penalty), so they are used directly rather
         than recomputing each score from the data, which took a fifth of a label's update.
         """
-        from ..decoders.segmentation import segment_second_best
-
         metric, pen = self.model.decoder_metric(w, X.shape[0])
         best, second = segment_second_best(X, pen, metric=metric, min_size=self.model.min_size, constraints=cons)
         return ((best.segmentation, -float(best.cost)),

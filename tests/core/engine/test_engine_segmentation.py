@@ -189,3 +189,37 @@ def test_item_info_is_the_items_row(project):
     info = eng.item_info(item)
     assert info == next(i for i in eng.items() if i.id == item)
     assert info.n_labels == 1 and info.has_prediction and info.uncertainty is not None
+
+
+def test_reopening_reads_parsed_profiles_back_and_an_edited_file_is_parsed_again(project, monkeypatch):
+    import os
+
+    import core.io.cgh as cgh
+
+    eng, truth, tmp = project
+    parsed = {i.name: eng.sequence(i.id) for i in eng.items()}
+    eng.close()
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("the CSV was parsed again")
+
+    monkeypatch.setattr(cgh, "read_profiles", no_parsing)
+    again = Engine.open(tmp / "p.marginalia")
+    try:
+        for info in again.items():
+            seq, want = again.sequence(info.id), parsed[info.name]
+            np.testing.assert_array_equal(seq.values, want.values)
+            np.testing.assert_array_equal(seq.positions, want.positions)
+            assert (seq.name, seq.group, seq.units, seq.kind, seq.feature_names, seq.meta) == \
+                (want.name, want.group, want.units, want.kind, want.feature_names, want.meta)
+    finally:
+        again.close()
+    monkeypatch.undo()
+    _write_profiles(tmp / "profiles.csv", seed=1)          # same shape, other values: a changed file
+    os.utime(tmp / "profiles.csv", ns=(1, 10**18))
+    third = Engine.open(tmp / "p.marginalia")
+    try:
+        info = third.items()[0]
+        assert not np.array_equal(third.sequence(info.id).values, parsed[info.name].values)
+    finally:
+        third.close()

@@ -29,6 +29,7 @@ class ModelPanel(QtWidgets.QWidget):
         self.stop_button = QtWidgets.QPushButton("Stop")
         self.stop_button.setToolTip("Cancel the running retrain or ranking (Esc)")
         self.stop_button.setEnabled(False)
+        self.stop_button.setVisible(False)   # shown only while there is something to stop
         self.activity = QtWidgets.QLabel("idle")
         self.activity.setObjectName("hint")
         self.latency = QtWidgets.QLabel("")
@@ -54,6 +55,7 @@ class ModelPanel(QtWidgets.QWidget):
     def set_activity(self, text: str, stoppable: bool = False):
         self.activity.setText(text or "idle")
         self.stop_button.setEnabled(bool(stoppable))
+        self.stop_button.setVisible(bool(stoppable))
 
     def set_latency(self, seconds: float):
         self.latency.setText(f"{seconds * 1000:.0f} ms from label to redraw")

@@ -86,7 +86,7 @@ class MarginStrip(pg.PlotItem):
         x1 = np.array([q[1] for q in queries], dtype=float)
         h = 0.15 + 0.85 * (u / top)
         self._query_bars = pg.BarGraphItem(x0=x0, width=np.maximum(x1 - x0, 1e-9), y0=np.zeros_like(h), height=h,
-                                           brush=pg.mkBrush(224, 108, 117, 120),
+                                           brush=pg.mkBrush(224, 108, 117, 60),
                                            pen=pg.mkPen(theme.QUERY, width=1, style=Qt.PenStyle.SolidLine))
         self._query_bars.setToolTip("queried parts: taller = more uncertain")
         self.addItem(self._query_bars)

@@ -148,6 +148,13 @@ def main(argv=None):
     ap.add_argument("--synctoolbox", action="store_true",
                     help="run the Sync Toolbox reference even with --quick (about a minute more)")
     ap.add_argument("--pianists", default="", help="comma-separated subset of pianists (default: all)")
+    ap.add_argument("--test-pianists", default="",
+                    help="only these pianists are aligned and scored (the others may still train (b)); "
+                         "with --save-errors, lets two processes share the work")
+    ap.add_argument("--no-librosa", action="store_true", help="skip the librosa chroma DTW reference")
+    ap.add_argument("--save-errors", default="", help="also write every method's per-event errors to this JSON")
+    ap.add_argument("--merge", default="",
+                    help="comma-separated --save-errors files: print the tables of their union, compute nothing")
     ap.add_argument("--dev-pianists", default="p01,p02,p03",
                     help="pianists on which the aligner's settings were chosen: also reported without them")
     args = ap.parse_args(argv)
@@ -156,6 +163,18 @@ def main(argv=None):
     from core.scorealign import ScoreAligner
 
     t_start = time.time()
+    if args.merge:
+        results, lag, n_items = {}, None, 0
+        for path in args.merge.split(","):
+            saved = json.load(open(path))
+            lag = saved["lag"]
+            n_items += saved["n_items"]
+            for method, rows in saved["results"].items():
+                results.setdefault(method, []).extend(
+                    (r[0], r[1], np.array(r[2]), np.array(r[3]), r[4], r[5]) for r in rows)
+        pieces = sorted({r[0] for rows in results.values() for r in rows})
+        report(args, results, lag, n_items, pieces, t_start)
+        return
     root = Path(args.data) / "alignment" / "vienna4x22"
     RESULTS.mkdir(parents=True, exist_ok=True)
     have_synth = ensure_fluidsynth(log)
@@ -205,12 +224,25 @@ def main(argv=None):
         results.setdefault(method, []).append((p.piece, p.pianist, errors(times, p.truth_median, lag),
                                                errors(times, p.truth_first, lag), it["audio_s"], cpu))
 
-    # ours (a): features once per file (they do not depend on the learned scorers)
+    tested = set(args.test_pianists.split(",")) if args.test_pianists else None
+
+    def is_tested(it):
+        return tested is None or it["perf"].pianist in tested
+
+    # features once per file (they do not depend on the learned scorers), only for files that are used
     base = ScoreAligner()
+
+    def ensure_features(it):
+        if "feats" not in it:
+            c0 = time.process_time()
+            it["feats"] = base.features(it["y"], it["sr"])
+            it["feat_cpu"] = time.process_time() - c0
+
+    # ours (a)
     for it in items:
-        c0 = time.process_time()
-        it["feats"] = base.features(it["y"], it["sr"])
-        it["feat_cpu"] = time.process_time() - c0
+        if not is_tested(it):
+            continue
+        ensure_features(it)
         c0 = time.process_time()
         out = base.align(it["y"], it["sr"], it["score"], features=it["feats"])
         record("ours (a) untrained", it, out.event_times_s, it["feat_cpu"] + time.process_time() - c0)
@@ -226,7 +258,8 @@ def main(argv=None):
     else:
         for piece in pieces:
             for g, group in enumerate(PIANIST_GROUPS):
-                test = [it for it in items if it["perf"].piece == piece and it["perf"].pianist in group]
+                test = [it for it in items if it["perf"].piece == piece and it["perf"].pianist in group
+                        and is_tested(it)]
                 other = PIANIST_GROUPS[1 - g]
                 train = []
                 for q in pieces:
@@ -236,6 +269,8 @@ def main(argv=None):
                     folds.append((test, train))
     fit_cpu = []
     for test, train in folds:
+        for it in train:
+            ensure_features(it)
         c0 = time.process_time()
         aligner = ScoreAligner(n_iter=1 if args.quick else 3).fit([(it["feats"], it["score"]) for it in train])
         fit_cpu.append(time.process_time() - c0)
@@ -257,7 +292,17 @@ def main(argv=None):
         log(f"  so far {method}: median {1000 * np.median(err):.1f} ms, {100 * np.mean(err <= 0.05):.1f} % <= 50 ms, "
             f"{100 * np.mean(err <= 0.25):.1f} % <= 250 ms, max {err.max():.2f} s ({len(rows)} performances)")
 
+    def save_errors():
+        if args.save_errors:
+            json.dump({"lag": lag, "n_items": sum(is_tested(it) for it in items),
+                       "results": {m: [(r[0], r[1], r[2].tolist(), r[3].tolist(), r[4], r[5]) for r in rows]
+                                   for m, rows in results.items()}}, open(args.save_errors, "w"))
+            log(f"wrote {args.save_errors}")
+
+    save_errors()  # ours so far, in case the references take long
     for it in items:
+        if args.no_librosa or not is_tested(it):
+            continue
         c0 = time.process_time()
         times = librosa_dtw(it["y"], it["sr"], it["score"])
         record("librosa chroma DTW", it, times, time.process_time() - c0)
@@ -266,6 +311,8 @@ def main(argv=None):
     if sync_started is not None:
         out = finish_synctoolbox(sync_started)
         for k, it in enumerate(items):
+            if not is_tested(it):
+                continue
             for stretch, name in ((False, "sync toolbox as-is"), (True, "sync toolbox stretched")):
                 r = out.get(f"{k}:{int(stretch)}", {"error": "missing"})
                 if "error" in r:
@@ -274,7 +321,12 @@ def main(argv=None):
                 record(name, it, r["times"], r["cpu_s"])
         log(f"sync toolbox done ({time.time() - t_start:.0f} s)")
 
-    # ---------------------------------------------------------------- tables
+    save_errors()
+    report(args, results, lag, sum(is_tested(it) for it in items), pieces, t_start)
+
+
+def report(args, results, lag, n_items, pieces, t_start):
+    """Print the tables (all, held-out pianists, per piece) and write the JSON rows."""
     UNITS.update({"median vs earliest note": "ms", "within 50 ms vs earliest note": "%",
                   "within 250 ms vs earliest note": "%", "max vs earliest note": "s"})
     BETTER.update({"median vs earliest note": "lower", "within 50 ms vs earliest note": "higher",
@@ -324,7 +376,7 @@ def main(argv=None):
         scopes.append((f"{piece}: ", f"piece {piece} (all pianists)", lambda q, pianist, piece=piece: q == piece))
     load = os.getloadavg()
     log("")
-    log(f"Vienna 4x22 rendered, {len(items)} performances, renderer lag {1000 * lag:.2f} ms subtracted; "
+    log(f"Vienna 4x22 rendered, {n_items} performances, renderer lag {1000 * lag:.2f} ms subtracted; "
         f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores; real-time factor = "
         f"audio seconds / CPU seconds (features + alignment); errors vs the median performed onset of each "
         f"score event, '1st' columns vs its earliest note")

@@ -1,7 +1,13 @@
 """Audio-to-score alignment quality on real piano performances (Vienna 4x22, rendered with fluidsynth).
 
-usage: python benchmarks/quality_alignment.py [--quick] [--data DIR] [--no-synctoolbox | --synctoolbox] [--dev-pianists p01,p02,p03]
-                                             [--pianists p01,p08,...]
+usage: python benchmarks/quality_alignment.py [--quick] [--data DIR] [--no-synctoolbox | --synctoolbox]
+                                             [--no-librosa] [--pianists p01,p08,...] [--dev-pianists p01,p02,p03]
+                                             [--test-pianists p01,... --save-errors E.json] [--merge E1.json,E2.json]
+
+On a loaded machine two processes can share the work: ``--test-pianists p01,...,p07 --save-errors A.json``
+and ``--test-pianists p08,...,p14 --save-errors B.json``, then ``--merge A.json,B.json`` prints the tables
+of all of them and writes the JSON. Tables: all performances, the pianists other than ``--dev-pianists``
+(those on which the aligner's settings were chosen), and every piece.
 
 Every performance MIDI (``alignment/vienna4x22/midi``) is rendered to audio at 22.05 kHz with
 fluidsynth + FluidR3_GM (cached under ``benchmarks/results/renders/``; ``--quick`` uses only the 4

@@ -120,6 +120,11 @@ class WarpingModel:
         loss (see the module docstring).
     band : None, float in (0, 1] or int
         Sakoe–Chiba band of every DTW (see :func:`core.decoders.warping.band_limits`).
+    partial_loss : {"violations", "completion"}
+        Loss against a :class:`PartialTarget` (anchor labels): the number of
+        anchor cells the path misses (linear in ``Y``, so the loss-augmented
+        DTW is exact; what :class:`core.learners.partial.PartialLabelSSVM`'s
+        bridge loss needs), or ``loss`` against the labels' completion.
 
     Attributes
     ----------
@@ -129,20 +134,23 @@ class WarpingModel:
 
     task = "warping"
 
-    def __init__(self, metric="diagonal", loss="hamming", band=None):
+    def __init__(self, metric="diagonal", loss="hamming", band=None, partial_loss="violations"):
         if metric not in ("diagonal", "full"):
             raise ParameterError(f"metric: expected 'diagonal' or 'full', got {metric!r}")
         if loss not in ("hamming", "area"):
             raise ParameterError(f"loss: expected 'hamming' or 'area', got {loss!r}")
         if band is not None:
             _dec().band_limits(2, 2, band)  # validates the type and range of band
+        if partial_loss not in ("violations", "completion"):
+            raise ParameterError(f"partial_loss: expected 'violations' or 'completion', got {partial_loss!r}")
         self.metric = metric
         self.loss_name = loss
         self.band = band
+        self.partial_loss = partial_loss
 
     # ------------------------------------------------------------ sizes
     def get_params(self) -> dict:
-        return dict(metric=self.metric, loss=self.loss_name, band=self.band)
+        return dict(metric=self.metric, loss=self.loss_name, band=self.band, partial_loss=self.partial_loss)
 
     def get_state(self) -> dict:
         return {}
@@ -370,11 +378,17 @@ class WarpingModel:
           path), the better kept; not guaranteed globally optimal.
         """
         A, B = self._check_item(item)
-        truth = self._warping(target, A.shape[0], B.shape[0])
         c = float(loss_scale)
         if not (math.isfinite(c) and c >= 0):
             raise ParameterError(f"loss_scale: expected a finite number >= 0, got {loss_scale!r}")
         metric = self.decoder_metric(w)
+        if isinstance(target, PartialTarget) and self.partial_loss == "violations":
+            # cost - c · (missed anchors) = cost + c · (anchors on the path) - c K
+            offset = np.zeros((A.shape[0], B.shape[0]))
+            for ta, tb in self._anchor_cells(target.labels, A.shape[0], B.shape[0]):
+                offset[ta, tb] = c
+            return _dec().dtw_linear(A, B, offset, metric=metric, band=self.band).warping
+        truth = self._warping(target, A.shape[0], B.shape[0])
         if self.loss_is_linear:
             return _dec().dtw_loss_augmented(A, B, truth, loss_scale=c, metric=metric, band=self.band).warping
         if at is not None:
@@ -414,8 +428,32 @@ class WarpingModel:
         return best
 
     # ------------------------------------------------------------ losses
+    @staticmethod
+    def _anchor_cells(labels, TA, TB) -> set:
+        cells = set()
+        for lab in labels:
+            if not isinstance(lab, WarpAnchorLabel):
+                raise ParameterError(f"labels: expected WarpAnchorLabel items, got {type(lab).__name__}")
+            if lab.ta >= TA or lab.tb >= TB:
+                raise ParameterError(f"WarpAnchorLabel {lab.id}: cell ({lab.ta}, {lab.tb}) is outside the "
+                                     f"{TA} x {TB} grid")
+            cells.add((lab.ta, lab.tb))
+        return cells
+
+    def violations(self, labels, y: Warping) -> int:
+        """Number of distinct anchor cells of ``labels`` the path ``y`` misses."""
+        TA, TB = y.shape
+        on_path = {(int(i), int(j)) for i, j in y.path}
+        return sum(cell not in on_path for cell in self._anchor_cells(labels, TA, TB))
+
     def loss(self, target, y_hat: Warping) -> float:
-        """Hamming or symmetric area loss of the path ``y_hat`` against the target path."""
+        """Hamming or symmetric area loss of the path ``y_hat`` against the target path.
+
+        Against a :class:`PartialTarget` with ``partial_loss="violations"``:
+        the number of anchor cells ``y_hat`` misses.
+        """
+        if isinstance(target, PartialTarget) and self.partial_loss == "violations":
+            return float(self.violations(target.labels, y_hat))
         truth = target.completion if isinstance(target, PartialTarget) else target
         if not isinstance(truth, Warping):
             raise ParameterError(f"target: expected a Warping, got {type(truth).__name__}")

@@ -263,3 +263,27 @@ def test_second_best_is_the_brute_force_runner_up():
     assert best != second
     assert model.score((A, B), best, w) == pytest.approx(scores[0])
     assert model.score((A, B), second, w) == pytest.approx(scores[1])
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), scale=st.sampled_from([0.5, 2.0, 10.0]))
+def test_anchor_violation_loss_augmented_decode_matches_brute_force(seed, scale):
+    rng = np.random.default_rng(seed)
+    P = PATHS[(5, 4)]
+    A, B = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    model = WarpingModel("diagonal", "area")
+    w = random_w(model, rng)
+    truth = P[rng.integers(len(P))]
+    cells = truth.path[rng.permutation(len(truth.path))[:2]]
+    labels = [WarpAnchorLabel("pair", ta=int(i), tb=int(j)) for i, j in cells]
+    target = model.make_target((A, B), labels, w)
+    assert model.loss(target, target.completion) == 0
+    got = model.loss_augmented_decode((A, B), target, w, loss_scale=scale)
+
+    def obj(y):
+        return model.score((A, B), y, w) + scale * model.violations(labels, y)
+
+    assert obj(got) == pytest.approx(max(obj(y) for y in P))
+    assert model.loss(target, got) == model.violations(labels, got)
+    completion_model = WarpingModel("diagonal", "area", partial_loss="completion")
+    assert completion_model.loss(target, got) == pytest.approx(warping_area_loss(target.completion, got))

@@ -58,14 +58,13 @@ def measure_lag(workdir: Path, sr: int = SR) -> float:
     vel = [30, 50, 70, 90, 110] * 2
     on = 0.5 + 0.8 * np.arange(len(pitches))
     score = Score(pitches=pitches, onsets_s=on, offsets_s=on + 0.3, velocities=vel, name="lag")
-    mid = workdir / "lag_probe.mid"
-    wav = workdir / "lag_probe.wav"
     workdir.mkdir(parents=True, exist_ok=True)
-    write_midi(mid, score)
-    if wav.exists():
-        wav.unlink()
-    render(mid, wav, sr)
-    y, fs = sf.read(wav, dtype="float64")
+    with tempfile.TemporaryDirectory(dir=workdir) as td:  # private: several benchmark processes may probe at once
+        mid = Path(td) / "lag_probe.mid"
+        wav = Path(td) / "lag_probe.wav"
+        write_midi(mid, score)
+        render(mid, wav, sr)
+        y, fs = sf.read(wav, dtype="float64")
     lags = []
     for t in on:
         a, b = int((t - 0.1) * fs), int((t + 0.3) * fs)

@@ -491,3 +491,24 @@ def test_each_label_edit_leaves_a_timeline_to_the_screen(qtbot, window):
     assert st["store_s"] >= 0 and 0 <= st["worker_cpu_s"] <= st["predicted"] - st["started"] + 0.05
     assert 0 < st["edit_cpu_s"] < 5 and 0 < st["draw_cpu_s"] < 5
     assert st["drawn"] - st["edited"] <= win.latencies[-1]
+
+
+def test_opening_a_project_builds_no_model_on_the_gui_thread(qtbot, tmp_path):
+    from core.engine import Engine
+
+    rng = np.random.default_rng(0)
+    rows = ["profile.id,chromosome,position,logratio"]
+    x = np.r_[np.zeros(60), np.full(60, 0.8)] + 0.1 * rng.standard_normal(120)
+    rows += [f"7,1,{1000 * (i + 1)},{v:.4f}" for i, v in enumerate(x)]
+    (tmp_path / "profiles.csv").write_text("\n".join(rows) + "\n")
+    with Engine.create(tmp_path / "p.marginalia") as eng:
+        eng.import_files([tmp_path / "profiles.csv"])
+    eng = Engine.open(tmp_path / "p.marginalia")
+    win = MainWindow(eng, settings=QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    assert eng.peek_model_id() is None      # opening did not load or build a model (seconds on a cold start)
+    win.show()
+    qtbot.waitUntil(lambda: win.current_prediction() is not None, timeout=60_000)
+    assert eng.peek_model_id() == win.current_prediction().model_id
+    assert win.model_panel.model_label.toolTip() == eng.peek_model_id()
+    win.close()

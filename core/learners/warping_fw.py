@@ -113,8 +113,11 @@ class WarpingFrankWolfe:
     def fit(self, Xs, Ys):
         """Learn ``w_`` from pairs ``Xs = [(A, B), ...]`` and their true warpings ``Ys``.
 
-        ``Ys`` items may also be lists of :class:`core.types.WarpAnchorLabel`
-        (completed once by a constrained Euclidean DTW).
+        ``Ys`` items may also be lists of :class:`core.types.WarpAnchorLabel`,
+        completed once by a DTW through the anchors (Euclidean, or the
+        previous ``w_`` when warm starting). With few anchors the bridge loss
+        of :class:`core.learners.partial.PartialLabelSSVM` (the model's
+        ``partial_loss="violations"``) learns better than these completions.
 
         Returns
         -------
@@ -124,7 +127,8 @@ class WarpingFrankWolfe:
         Xs, Ys = check_training_set(self.model, Xs, Ys, learner=type(self).__name__)
         model = self.model
         model.initial_w(Xs, Ys)  # validates the pairs and fixes n_features_
-        targets = [model.make_target(X, Y, None if not hasattr(self, "w_") else self.w_) for X, Y in zip(Xs, Ys)]
+        w_prev = self.w_ if self.warm_start and hasattr(self, "w_") else None
+        targets = [model.make_target(X, Y, w_prev) for X, Y in zip(Xs, Ys)]
         targets = [getattr(t, "completion", t) for t in targets]
         resume = (self.warm_start and getattr(self, "_blocks", None) is not None
                   and len(self._blocks) == len(Xs) and getattr(self, "targets_", None) == targets

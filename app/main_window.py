@@ -852,12 +852,23 @@ class MainWindow(QtWidgets.QMainWindow):
             self._show_item_queries()
             if then_follow:
                 if queries:
-                    self.follow_query(queries[0])
+                    self.follow_query(self._first_query_like_current(queries))
                 else:
                     self.statusBar().showMessage("no question to ask: every part is certain", 5000)
 
         self.runner.submit("queries", work, on_done=done, on_error=self._on_background_error,
                            description="ranking questions")
+
+    def _first_query_like_current(self, queries):
+        """The best query on an item of the same kind and task as the shown one (else the best overall):
+        someone labelling chromosomes is asked about chromosomes next."""
+        here = self.infos.get(self.current_item)
+        if here is not None:
+            for q in queries:
+                info = self.infos.get(q.item_id)
+                if info is not None and (info.kind, info.task) == (here.kind, here.task):
+                    return q
+        return queries[0]
 
     def _refresh_curve(self):
         if self.engine is None:

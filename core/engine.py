@@ -15,6 +15,7 @@ thread edits labels. Slow methods take ``cancel`` (an object with
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import threading
@@ -372,7 +373,13 @@ class Engine:
     # -------------------------------------------------------- active learning
     def next_queries(self, n: int = 10, *, strategy: str = "best-vs-2nd", task_name: Optional[str] = None,
                      cancel=None) -> list:
-        """The ``n`` parts where a label is expected to help most, best first."""
+        """The ``n`` parts where a label is expected to help most, best first.
+
+        Each task (aCGH segmentation, audio segmentation, alignment) measures uncertainty on its
+        own scale, so their rankings are interleaved rather than merged by value: every task's
+        most uncertain part first (the more uncertain of those first), then every task's
+        second, and so on. With one task this is its own ranking.
+        """
         if n < 1:
             raise ParameterError(f"next_queries: n must be >= 1, got {n}")
         queries: list[Query] = []
@@ -380,8 +387,9 @@ class Engine:
             if task_name is not None and task.name != task_name:
                 continue
             if task.item_ids():
-                queries.extend(task.queries(n, strategy=strategy, cancel=cancel))
-        queries.sort(key=lambda q: -q.uncertainty)
+                ranked = sorted(task.queries(n, strategy=strategy, cancel=cancel), key=lambda q: -q.uncertainty)
+                queries.extend(dataclasses.replace(q, rank=i) for i, q in enumerate(ranked))
+        queries.sort(key=lambda q: (q.rank, -q.uncertainty))
         return [Query(q.item_id, q.start, q.stop, q.uncertainty, q.strategy, rank=i)
                 for i, q in enumerate(queries[:n])]
 

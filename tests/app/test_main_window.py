@@ -512,3 +512,11 @@ def test_opening_a_project_builds_no_model_on_the_gui_thread(qtbot, tmp_path):
     assert eng.peek_model_id() == win.current_prediction().model_id
     assert win.model_panel.model_label.toolTip() == eng.peek_model_id()
     win.close()
+
+
+def test_next_question_stays_with_the_kind_of_item_being_labelled(qtbot, window):
+    win = window
+    _show_audio(qtbot, win)
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: win.current_query is not None and win.current_query.item_id == "aud", timeout=5000)
+    assert win.current_item == "aud"       # the aCGH questions rank higher, but this is an audio session

@@ -223,3 +223,24 @@ def test_reopening_reads_parsed_profiles_back_and_an_edited_file_is_parsed_again
         assert not np.array_equal(third.sequence(info.id).values, parsed[info.name].values)
     finally:
         third.close()
+
+
+def test_next_queries_interleave_tasks_measured_on_different_scales(project):
+    from core.types import Query
+
+    eng, _, _ = project
+
+    class Task:
+        def __init__(self, name, item, values):
+            self.name, self.item, self.values = name, item, values
+
+        def item_ids(self):
+            return [self.item]
+
+        def queries(self, n, strategy, cancel=None):
+            return [Query(self.item, 10 * i, 10 * i + 5, u, strategy, rank=i) for i, u in enumerate(self.values[:n])]
+
+    eng._tasks.all = lambda: [Task("a", "A", [0.99, 0.98, 0.97]), Task("b", "B", [0.5, 0.1])]
+    got = [(q.item_id, q.uncertainty, q.rank) for q in eng.next_queries(4)]
+    assert got == [("A", 0.99, 0), ("B", 0.5, 1), ("A", 0.98, 2), ("B", 0.1, 3)]
+    assert [q.item_id for q in eng.next_queries(4, task_name="b")] == ["B", "B"]

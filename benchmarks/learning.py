@@ -217,11 +217,15 @@ def synthetic(quick):
         mean_loss(vmodel, pl.w_, Xte, Yte) / learned, "ratio", None, "lower", ref,
         f"fit {time.perf_counter() - t:.1f}s, {pl.n_planes_} planes")
     # user-style regions (short ONE regions around the changes, short ZERO regions elsewhere): see partial_labels
+    # (the fair reference here is the Euclidean metric with the penalty tuned on the same labels: short ZERO
+    # regions say little about the penalty, so it comes out too low)
     labels = [partial_labels(rng, y, T, 0.25, str(i)) for i, y in enumerate(Ytr)]
+    euc_same = mean_loss(cmodel, cmodel.initial_w(Xtr, labels), Xte, Yte)
     pl = PartialLabelSSVM(cmodel, C=1.0, strategy="complete", max_outer=5, inner_max_iter=passes,
                           random_state=0).fit(Xtr, labels)
     row("synthetic 4.5.2: user-style short regions 25 %, complete+SSVM / full",
-        mean_loss(cmodel, pl.w_, Xte, Yte) / learned, "ratio", None, "lower", ref)
+        mean_loss(cmodel, pl.w_, Xte, Yte) / learned, "ratio", None, "lower",
+        {"name": "euclidean tuned on these labels/full", "value": euc_same / learned})
 
 
 # ----------------------------------------------------------------------- aCGH

@@ -999,11 +999,12 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self._edit_t0 = time.perf_counter()
         try:
-            for lab in labels:
-                self.engine.add_label(lab)
+            self.engine.add_labels(labels)      # one edit: one undo takes the runner-up back
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, "The runner-up conflicts with your labels", exc)
+            return
         self._refresh_labels()
+        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
         self._label_edited(self.current_item)
 
     # ================================================================ audio

@@ -257,6 +257,11 @@ class Engine:
         self._tasks.get(self.session.item(label.item_id)).validate_label(label)
         return self.session.add_label(label)
 
+    def add_labels(self, labels) -> list:
+        """Validate several new labels together and store them as one transaction (one undo step)."""
+        with self._lock:
+            return self._add_labels(labels)
+
     def change_label(self, label):
         self._tasks.get(self.session.item(label.item_id)).validate_label(label)
         return self.session.change_label(label)

@@ -122,20 +122,33 @@ class FakeEngine:
         self._redo.clear()
         self._apply(old, None)
 
+    def add_labels(self, labels):
+        """Several labels as one undo step (stored on the undo stack as a list of steps)."""
+        labels = list(labels)
+        for lab in labels:
+            self._check(lab)
+        self._undo.append([(None, lab) for lab in labels])
+        self._redo.clear()
+        for lab in labels:
+            self._apply(None, lab)
+        return labels
+
     def undo(self):
         if not self._undo:
             return False
-        old, new = self._undo.pop()
-        self._redo.append((old, new))
-        self._apply(new, old)
+        entry = self._undo.pop()
+        self._redo.append(entry)
+        for old, new in reversed(entry if isinstance(entry, list) else [entry]):
+            self._apply(new, old)
         return True
 
     def redo(self):
         if not self._redo:
             return False
-        old, new = self._redo.pop()
-        self._undo.append((old, new))
-        self._apply(old, new)
+        entry = self._redo.pop()
+        self._undo.append(entry)
+        for old, new in (entry if isinstance(entry, list) else [entry]):
+            self._apply(old, new)
         return True
 
     @property

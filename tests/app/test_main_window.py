@@ -131,6 +131,8 @@ def test_runner_up_is_right_labels_the_runner_up(qtbot, window):
     assert kinds == ["BoundaryLabel", "RegionLabel"]
     region = next(lab for lab in labs if isinstance(lab, RegionLabel))
     assert region.kind == RegionKind.ONE and (region.start, region.stop) == (90, 110)
+    win.undo()                                # accepting the runner-up was one edit
+    assert eng.labels("cgh-a") == []
 
 
 def test_audio_item_anchor_by_dragging_a_note(qtbot, window):

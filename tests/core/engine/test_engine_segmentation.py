@@ -244,3 +244,16 @@ def test_next_queries_interleave_tasks_measured_on_different_scales(project):
     got = [(q.item_id, q.uncertainty, q.rank) for q in eng.next_queries(4)]
     assert got == [("A", 0.99, 0), ("B", 0.5, 1), ("A", 0.98, 2), ("B", 0.1, 3)]
     assert [q.item_id for q in eng.next_queries(4, task_name="b")] == ["B", "B"]
+
+
+def test_add_labels_is_one_undo_step_and_refuses_a_conflicting_set(project):
+    eng, truth, _ = project
+    item = _ids(eng)["2:1"]
+    added = eng.add_labels([RegionLabel(item_id=item, start=0, stop=20, kind=RegionKind.ZERO),
+                            BoundaryLabel(item_id=item, index=50)])
+    assert len(added) == 2 and len(eng.labels(item)) == 2
+    assert eng.undo() and eng.labels(item) == []
+    with pytest.raises(InfeasibleLabelsError):
+        eng.add_labels([RegionLabel(item_id=item, start=0, stop=20, kind=RegionKind.ZERO),
+                        BoundaryLabel(item_id=item, index=10)])
+    assert eng.labels(item) == []

@@ -59,7 +59,9 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--out", metavar="MODEL", required=True, help="model file to write")
     p.add_argument("--learner", choices=LEARNERS, default="ssvm", help="learning algorithm (default: ssvm)")
     p.add_argument("--C", type=_positive_float, default=1.0, help="regularisation trade-off (default 1.0)")
-    p.add_argument("--max-iter", type=_positive_int, default=50, help="passes over the data (default 50)")
+    p.add_argument("--max-iter", type=_positive_int, default=None,
+                   help="passes over the data (default 50; 5 for the aCGH penalty-law recipe, as measured by "
+                        "benchmarks/quality_cgh.py)")
     p.add_argument("--metric", choices=("diagonal", "full"), default="diagonal",
                    help="segmentation: learn per-feature weights or a full PSD metric (default diagonal)")
     p.add_argument("--features", choices=("hermite", "raw"), default="hermite",
@@ -114,6 +116,9 @@ def _positive_int(text):
 
 
 def run(args) -> int:
+    if args.max_iter is None:
+        recipe = args.task == "segmentation" and args.project is None and _wants_recipe(args)
+        args.max_iter = 5 if recipe else 50
     if args.project is not None:
         if args.task or args.profiles or args.annotations or args.pairs:
             raise UsageError("give either PROJECT or the file-level form (--task with --profiles/--annotations "

@@ -133,10 +133,10 @@ class GenomeView(pg.GraphicsLayoutWidget):
                 here.setToolTip(f"chromosome {chrom.name}: the item you came from")
                 self._add(here)
             ticks.append((float(0.5 * (x[0] + x[-1])), chrom.name))
-            if k:
-                sep = pg.InfiniteLine(pos=float(x[0] - 0.5 * (x[0] - (self.chromosomes[k - 1].positions[-1]
-                                                                      + self.offsets[k - 1]))),
-                                      angle=90, pen=pg.mkPen(theme.MUTED, width=1, style=Qt.PenStyle.DotLine))
+            if k:   # a dotted line half-way through the gap to the previous chromosome
+                previous_end = self.chromosomes[k - 1].positions[-1] + self.offsets[k - 1]
+                sep = pg.InfiniteLine(pos=float(0.5 * (x[0] + previous_end)), angle=90,
+                                      pen=pg.mkPen(theme.MUTED, width=1, style=Qt.PenStyle.DotLine))
                 self._add(sep)
         self.main.getAxis("bottom").setTicks([ticks, []])
         self.main.setYRange(y0, y1, padding=0)

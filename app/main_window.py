@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
 from core.exceptions import MarginaliaError, NotFittedError, ProjectDamagedError
-from core.types import Alignment, AnchorLabel, RegionKind
+from core.types import Alignment, AnchorLabel, EventSpanLabel, RegionKind
 
 from . import errors, theme
 from .audio import AudioPlayer
@@ -628,24 +628,37 @@ class MainWindow(QtWidgets.QMainWindow):
             last["edit_cpu_s"] = time.thread_time() - self._edit_cpu0
 
     def _show_provisional(self, label):
-        """After an anchor edit, bend the drawn alignment to it at once (drawn as stale) until the decoder answers.
+        """After an anchor or event-span edit, bend the drawn alignment to it at once (drawn as stale) until
+        the decoder answers.
 
         The constrained decode of a long recording takes a good fraction of a second; the bent
         alignment shows where the notes are going meanwhile. The window's prediction is unchanged.
         """
         pred = self._drawn_prediction
-        if (not isinstance(label, AnchorLabel) or pred is None or pred.item_id != label.item_id
+        if (not isinstance(label, (AnchorLabel, EventSpanLabel)) or pred is None or pred.item_id != label.item_id
                 or label.item_id != self.current_item or not hasattr(pred.structure, "onsets")
                 or self._frame_times is None or not self._audio_shown()):
             return
         T = len(self._frame_times)
         onsets = pred.structure.onsets
-        if not 0 <= label.event < len(onsets) or T < len(onsets):
+        last = label.event if isinstance(label, AnchorLabel) else label.last
+        if not 0 <= last < len(onsets) or T < len(onsets):
             return
-        frame = int(np.clip(np.searchsorted(self._frame_times, label.time_s), 0, T - 1))
+
+        def frame_of(t):
+            return int(np.clip(np.searchsorted(self._frame_times, t), 0, T - 1))
+
         fixed = [lab.event for lab in self.engine.labels(label.item_id)
                  if isinstance(lab, AnchorLabel) and lab.id != label.id]
-        bent = provisional_onsets(onsets, label.event, frame, fixed, n_frames=T)
+        if isinstance(label, AnchorLabel):
+            bent = provisional_onsets(onsets, label.event, frame_of(label.time_s), fixed, n_frames=T)
+        else:   # bring the span's first and last events inside it; those between follow
+            f0, f1 = frame_of(label.t0_s), frame_of(label.t1_s)
+            bent = np.asarray(onsets)
+            if bent[label.first] < f0:
+                bent = provisional_onsets(bent, label.first, f0, fixed, n_frames=T)
+            if bent[label.last] > f1:
+                bent = provisional_onsets(bent, label.last, f1, fixed + [label.first], n_frames=T)
         provisional = dataclasses.replace(pred, structure=Alignment(bent, T), runner_up=None, times_s=None)
         current = self._model_of(label.item_id)
         self.spec_view.set_prediction(provisional, stale=True, current_model=current)

@@ -522,3 +522,22 @@ def test_next_question_stays_with_the_kind_of_item_being_labelled(qtbot, window)
     win.actions["next_question"].trigger()
     qtbot.waitUntil(lambda: win.current_query is not None and win.current_query.item_id == "aud", timeout=5000)
     assert win.current_item == "aud"       # the aCGH questions rank higher, but this is an audio session
+
+
+def test_an_event_span_bends_the_drawn_alignment_into_the_span_at_once(qtbot, window):
+    from core.types import EventSpanLabel
+
+    win, eng = window, window.engine
+    _show_audio(qtbot, win)
+    before = win.score_view.event_times.copy()
+    t0, t1 = float(before[3]) + 0.5, float(before[4]) + 0.5      # later than events 2..3 are drawn
+    win.learner.enabled = False
+    try:
+        win.create_label(EventSpanLabel(item_id="aud", first=2, last=3, t0_s=t0, t1_s=t1))
+        shown = win.score_view.event_times
+        hop = float(eng.sequence("aud").positions[1] - eng.sequence("aud").positions[0])
+        assert np.all(shown[2:4] >= t0 - hop) and np.all(shown[2:4] <= t1 + hop), shown
+        assert np.all(np.diff(shown) > 0) and shown[0] == before[0]
+        assert win.spec_view.bounds.opts["pen"].color().name() == theme.STALE
+    finally:
+        win.learner.enabled = True

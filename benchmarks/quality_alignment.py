@@ -158,6 +158,8 @@ def main(argv=None):
                     help="only these pianists are aligned and scored (the others may still train (b)); "
                          "with --save-errors, lets two processes share the work")
     ap.add_argument("--no-librosa", action="store_true", help="skip the librosa chroma DTW reference")
+    ap.add_argument("--references-only", action="store_true",
+                    help="skip ours (with --save-errors, a third process can run the references)")
     ap.add_argument("--save-errors", default="", help="also write every method's per-event errors to this JSON")
     ap.add_argument("--merge", default="",
                     help="comma-separated --save-errors files: print the tables of their union, compute nothing")
@@ -179,6 +181,7 @@ def main(argv=None):
                 results.setdefault(method, []).extend(
                     (r[0], r[1], np.array(r[2]), np.array(r[3]), r[4], r[5]) for r in rows)
         pieces = sorted({r[0] for rows in results.values() for r in rows})
+        n_items = len({(r[0], r[1]) for rows in results.values() for r in rows})
         report(args, results, lag, n_items, pieces, t_start)
         return
     root = Path(args.data) / "alignment" / "vienna4x22"
@@ -246,7 +249,7 @@ def main(argv=None):
 
     # ours (a)
     for it in items:
-        if not is_tested(it):
+        if args.references_only or not is_tested(it):
             continue
         ensure_features(it)
         c0 = time.process_time()
@@ -274,6 +277,8 @@ def main(argv=None):
                 if test and train:
                     folds.append((test, train))
     fit_cpu = []
+    if args.references_only:
+        folds = []
     for test, train in folds:
         for it in train:
             ensure_features(it)
@@ -291,7 +296,7 @@ def main(argv=None):
                 record(f"ours (c) anchors {int(frac * 100)} %", it, out.event_times_s,
                        it["feat_cpu"] + time.process_time() - c0)
         log(f"  fold {len(fit_cpu)}/{len(folds)} ({time.time() - t_start:.0f} s)")
-    log(f"ours (b), (c) done: {len(folds)} folds, fit {np.mean(fit_cpu):.1f} s CPU each "
+    log(f"ours (b), (c) done: {len(folds)} folds, fit {np.mean(fit_cpu) if fit_cpu else 0.0:.1f} s CPU each "
         f"({time.time() - t_start:.0f} s)")
     for method, rows in results.items():  # running summary, in case the references take long
         err = np.concatenate([r[2] for r in rows])

@@ -25,7 +25,8 @@ forms:
       of event,audio_time_s for that pair)
 
 recipes (--task segmentation on aCGH files):
-  penalty-law learned metric (SSVM) + a per-sequence penalty per array platform (default)
+  penalty-law learned metric per array platform (TransferSSVM; --metric-learner) + a per-sequence penalty
+              per platform (default)
   plain       one model with one penalty law; the learner, metric and features below apply (giving
               --learner, --metric or --features other than their defaults selects it)
 
@@ -70,10 +71,15 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
     p.add_argument("--recipe", choices=("penalty-law", "plain"), default=None,
                    help="--task segmentation on aCGH files: 'penalty-law' (the default with the default learner, "
-                        "metric and features) learns the metric on point-wise "
-                        "Hermite features by SSVM, then a per-sequence penalty per array platform (length, noise, "
+                        "metric and features) learns a metric per array platform on point-wise "
+                        "Hermite features (--metric-learner), then a per-sequence penalty per array platform (length, noise, "
                         "change-count thresholds; max-margin interval regression); 'plain' is one model with one "
                         "penalty law (--learner, --metric and --features apply to it)")
+    p.add_argument("--metric-learner", choices=("transfer", "ssvm", "partial"), default="transfer",
+                   help="penalty-law recipe: one metric per array platform coupled by TransferSSVM (default), one "
+                        "metric by SSVM, or by the partial-label SSVM (bridge loss)")
+    p.add_argument("--rho", type=_non_negative_float, default=1.0,
+                   help="penalty-law recipe with --metric-learner transfer: coupling of the platforms (default 1)")
     p.add_argument("--min-size", type=_positive_int, default=3,
                    help="penalty-law recipe: minimal segment length in probes (default 3)")
     p.add_argument("--lam", type=_positive_float, default=1e-3,
@@ -262,17 +268,19 @@ def _train_cgh_recipe(args, train, labels) -> int:
                          "--learner/--metric/--features give --recipe plain")
     Ys = [labels[s.name] for s in train]
     info(args, f"train: {len(train)} labelled sequences, {sum(len(y) for y in Ys)} labels, recipe penalty-law "
-               f"(SSVM metric, then a penalty law per array platform)")
+               f"({args.metric_learner} metric, then a penalty law per array platform)")
     progress = make_progress(args, args.max_iter, "train", unit="passes")
     try:
-        seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, random_state=args.seed,
+        seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
+                           rho=args.rho, random_state=args.seed,
                            callback=lambda _learner, _it: progress.advance()).fit(train, Ys)
     finally:
         if progress.done < progress.total:  # converged early
             progress.set_total(progress.done)
         progress.close()
-    prov = {"learner": "ssvm", "recipe": "penalty-law",
-            "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size},
+    prov = {"learner": "ssvm", "recipe": "penalty-law", "metric_learner": args.metric_learner,
+            "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
+                               "rho": args.rho},
             "trained_on": _file_digest(list(args.profiles) + list(args.annotations)),
             "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
                                        for y in Ys for lab in y]),

@@ -237,6 +237,15 @@ class PenaltyLaw:
         return self
 
     def _regress(self, alpha, idx):
+        if not np.isfinite(self.intervals_[idx]).any():
+            # no offset changes any label error (e.g. a learned penalty of 0): a constant law at the best offset
+            total = self.errors_[idx].sum(axis=0)
+            best = np.flatnonzero(total == total.min())
+            reg = PenaltyIntervalRegression(alpha=alpha, margin=self.margin)
+            reg.coef_ = np.zeros(self.design_.shape[1])
+            reg.intercept_ = float(_check_grid(self.offsets)[best[len(best) // 2]])
+            reg.n_features_in_ = self.design_.shape[1]
+            return reg
         return PenaltyIntervalRegression(alpha=alpha, margin=self.margin).fit(self.design_[idx], self.intervals_[idx])
 
     def _folds(self, groups) -> np.ndarray:
@@ -255,8 +264,6 @@ class PenaltyLaw:
         total = 0
         for f in np.unique(folds):
             tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-            if not np.isfinite(self.intervals_[tr]).any():
-                continue
             pred = self._regress(alpha, tr).predict(self.design_[te])
             j = np.clip(np.searchsorted(lower, pred, side="right") - 1, 0, lower.size - 1)
             total += int(self.errors_[te, j].sum())

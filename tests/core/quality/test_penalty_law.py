@@ -152,3 +152,15 @@ def test_transfer_learner_keeps_one_metric_per_platform_through_the_json():
     assert all(again.segment(s).changes.tolist() == seg.segment(s).changes.tolist() for s in seqs[:6])
     with pytest.raises(ParameterError, match="learner"):
         fit_cgh_recipe(seqs, labs, learner="boosting")
+
+
+def test_a_penalty_that_changes_nothing_gives_a_constant_law():
+    rng = np.random.default_rng(2)
+    data = [_noisy_step(rng) for _ in range(6)]
+    model = SegmentationModel(min_size=2, penalty_per="constant")
+    w = model.initial_w([X for X, _, _ in data])
+    w0 = model.join_w(model.split_w(w)[0], 0.0)          # penalty 0: every offset decodes alike
+    law = PenaltyLaw(model, w0, offsets=GRID, counts=(0,), alphas=(1e-2, 1.0), cv=3).fit(
+        [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data]))
+    assert np.all(np.isinf(law.intervals_)) and np.all(law.regression_.coef_ == 0)
+    assert law.predict_offset(data[0][0], [data[0][2]]) in GRID

@@ -372,7 +372,7 @@ def main(argv=None) -> int:
                          "per fold; measured 19.8 %% vs 18.3 %% with it)")
     ap.add_argument("--other-learners", default=None,
                     help="comma-separated metric learners measured besides SSVM under the same penalty laws: "
-                         f"{', '.join(OTHER_LEARNERS)} (default: all; none with --quick)")
+                         f"{', '.join(OTHER_LEARNERS)} (default: all; transfer, the CLI default, with --quick)")
     ap.add_argument("--no-cli", action="store_true", help="skip the command-line contract check")
     ap.add_argument("--cli-only", action="store_true",
                     help="only the command-line contract check (writes results/quality_cgh_cli.json)")
@@ -382,7 +382,7 @@ def main(argv=None) -> int:
     if args.folds is None:
         args.folds = 3 if args.quick else 5
     if args.other_learners is None:
-        args.other_learners = "" if args.quick else ",".join(OTHER_LEARNERS)
+        args.other_learners = "transfer" if args.quick else ",".join(OTHER_LEARNERS)
     args.other_learners = [x for x in args.other_learners.split(",") if x]
     unknown = [x for x in args.other_learners if x not in OTHER_LEARNERS]
     if unknown:

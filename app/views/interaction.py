@@ -76,7 +76,29 @@ class LabelViewBox(pg.ViewBox):
         super().mouseClickEvent(ev)
 
 
-class LabelRegionItem(pg.LinearRegionItem):
+class ClickSelects:
+    """Mixin for a label's graphics item: a left click selects the label (``sigSelected(label id)``).
+
+    The item class provides ``label`` and a ``sigSelected`` signal; the mixin goes first in the bases.
+    """
+
+    def mouseClickEvent(self, ev):
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.sigSelected.emit(self.label.id)
+            return
+        super().mouseClickEvent(ev)
+
+
+class _RegionEditFinished(ClickSelects):
+    """Mixin for a label drawn as a time region: a finished move/resize emits ``sigEdited(id, x0, x1)``."""
+
+    def _finished(self, *_):
+        x0, x1 = self.getRegion()
+        self.sigEdited.emit(self.label.id, float(x0), float(x1))
+
+
+class LabelRegionItem(_RegionEditFinished, pg.LinearRegionItem):
     """An editable region label: drag the body to move, the edges to resize, click to select."""
 
     sigSelected = QtCore.Signal(str)
@@ -102,19 +124,8 @@ class LabelRegionItem(pg.LinearRegionItem):
         self.selected = bool(selected)
         self._apply_style()
 
-    def mouseClickEvent(self, ev):
-        if ev.button() == Qt.MouseButton.LeftButton:
-            ev.accept()
-            self.sigSelected.emit(self.label.id)
-            return
-        super().mouseClickEvent(ev)
 
-    def _finished(self, *_):
-        x0, x1 = self.getRegion()
-        self.sigEdited.emit(self.label.id, float(x0), float(x1))
-
-
-class BoundaryLabelLine(pg.InfiniteLine):
+class BoundaryLabelLine(ClickSelects, pg.InfiniteLine):
     """An editable exact-boundary label: drag to move, click to select."""
 
     sigSelected = QtCore.Signal(str)
@@ -135,15 +146,8 @@ class BoundaryLabelLine(pg.InfiniteLine):
         self.setPen(pg.mkPen(theme.SELECTION if selected else theme.BOUNDARY_LABEL, width=3 if selected else 2,
                              style=Qt.PenStyle.DashDotLine if selected else Qt.PenStyle.SolidLine))
 
-    def mouseClickEvent(self, ev):
-        if ev.button() == Qt.MouseButton.LeftButton:
-            ev.accept()
-            self.sigSelected.emit(self.label.id)
-            return
-        super().mouseClickEvent(ev)
 
-
-class EventSpanItem(pg.LinearRegionItem):
+class EventSpanItem(_RegionEditFinished, pg.LinearRegionItem):
     """An editable "events first..last start in [t0, t1]" label: move or resize its time span, click to select."""
 
     sigSelected = QtCore.Signal(str)
@@ -171,17 +175,6 @@ class EventSpanItem(pg.LinearRegionItem):
     def set_selected(self, selected: bool):
         self.selected = bool(selected)
         self._apply_style()
-
-    def mouseClickEvent(self, ev):
-        if ev.button() == Qt.MouseButton.LeftButton:
-            ev.accept()
-            self.sigSelected.emit(self.label.id)
-            return
-        super().mouseClickEvent(ev)
-
-    def _finished(self, *_):
-        x0, x1 = self.getRegion()
-        self.sigEdited.emit(self.label.id, float(x0), float(x1))
 
 
 def kind_for_key(key: str):

@@ -15,6 +15,7 @@ from core.types import AnchorLabel, EventSpanLabel
 
 from .. import theme
 from .base_view import ItemView
+from .interaction import ClickSelects
 from .profile_view import vertical_segments
 from .score_view import ScoreView
 
@@ -86,7 +87,7 @@ class FrequencyAxis(pg.AxisItem):
         return out
 
 
-class AnchorLine(pg.InfiniteLine):
+class AnchorLine(ClickSelects, pg.InfiniteLine):
     """An anchor label ("event e starts here") on the spectrogram: drag to move it, click to select."""
 
     sigSelected = QtCore.Signal(str)
@@ -105,13 +106,6 @@ class AnchorLine(pg.InfiniteLine):
     def set_selected(self, selected: bool):
         self.setPen(pg.mkPen(theme.SELECTION if selected else theme.ANCHOR, width=3 if selected else 2,
                              style=Qt.PenStyle.DashDotLine if selected else Qt.PenStyle.SolidLine))
-
-    def mouseClickEvent(self, ev):
-        if ev.button() == Qt.MouseButton.LeftButton:
-            ev.accept()
-            self.sigSelected.emit(self.label.id)
-            return
-        super().mouseClickEvent(ev)
 
 
 class SpectrogramView(ItemView):

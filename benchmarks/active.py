@@ -46,6 +46,7 @@ import warnings
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._common import result_row as row  # noqa: E402
 import numpy as np  # noqa: E402
 
 from core.active.loop import ActiveSession, PartPool  # noqa: E402
@@ -58,16 +59,6 @@ from core.io.cgh import read_annotations, read_profiles  # noqa: E402
 from core.models.segmentation import SegmentationModel  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def row(case, value, unit, target=None, better="lower", reference=None):
-    meets = None
-    if target is not None and value is not None and np.isfinite(value):
-        meets = bool(value <= target) if better == "lower" else bool(value >= target)
-    elif target is not None:
-        meets = False
-    return {"case": case, "value": None if value is None else float(value), "unit": unit, "target": target,
-            "better": better, "reference": reference, "meets_target": meets}
 
 
 def features_fn():

@@ -33,6 +33,8 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._common import result_row as row  # noqa: E402
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
@@ -48,16 +50,6 @@ LAG_S = 0.0065
 TOLERANCE_S = 0.02
 GRID = np.round(np.linspace(0.0, 1.0, 11), 2)
 QUICK_PIECES = ("Schubert_D783_no15", "Chopin_op10_no3")
-
-
-def row(case, value, unit, target=None, better="lower", reference=None):
-    meets = None
-    if target is not None and value is not None and np.isfinite(value):
-        meets = bool(value <= target) if better == "lower" else bool(value >= target)
-    elif target is not None:
-        meets = False
-    return {"case": case, "value": None if value is None else float(value), "unit": unit, "target": target,
-            "better": better, "reference": reference, "meets_target": meets}
 
 
 def log(msg):

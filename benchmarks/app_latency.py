@@ -39,6 +39,8 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._common import result_row as row  # noqa: E402
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
@@ -317,12 +319,6 @@ _T0 = time.perf_counter()
 
 def log(msg):
     print(f"[{time.perf_counter() - _T0:6.1f} s] {msg}", file=sys.stderr, flush=True)
-
-
-def row(case, value, unit, target, better, ref=None):
-    meets = None if target is None else (value <= target if better == "lower" else value >= target)
-    return {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
-            "reference": ref, "meets_target": meets}
 
 
 def main(argv=None):

@@ -37,6 +37,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._common import result_row as row  # noqa: E402
 from core.decoders.alignment import (  # noqa: E402
     align,
     align_loss_augmented,
@@ -70,14 +71,6 @@ def peak_mb(fn):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return (peak - base) / 2**20
-
-
-def row(case, value, unit, target, better="lower", reference=None):
-    meets = None
-    if target is not None:
-        meets = bool(value <= target) if better == "lower" else bool(value >= target)
-    return {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
-            "reference": reference, "meets_target": meets}
 
 
 def ref(name, value):

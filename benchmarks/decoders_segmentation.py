@@ -34,6 +34,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._common import result_row as row  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
 
@@ -47,15 +48,6 @@ from core.decoders.segmentation import (  # noqa: E402
 from core.types import Segmentation  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def row(case, value, unit, target=None, better="lower", reference=None):
-    meets = None
-    if target is not None:
-        ok = value is not None and np.isfinite(value)
-        meets = bool(ok and (value <= target if better == "lower" else value >= target))
-    return {"case": case, "value": None if value is None else float(value), "unit": unit, "target": target,
-            "better": better, "reference": reference, "meets_target": meets}
 
 
 def ref(name, value):

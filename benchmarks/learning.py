@@ -22,6 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._common import format_row, result_row  # noqa: E402
 from core.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
 from core.learners.partial import PartialLabelSSVM  # noqa: E402
 from core.learners.perceptron import StructuredPerceptron  # noqa: E402
@@ -33,18 +34,9 @@ ROWS = []
 
 
 def row(case, value, unit, target, better, reference=None, note=""):
-    meets = None
-    if target is not None:
-        meets = bool(value <= target) if better == "lower" else bool(value >= target)
-    elif reference is not None:
-        meets = bool(value < reference["value"]) if better == "lower" else bool(value > reference["value"])
-    r = {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
-         "reference": reference, "meets_target": meets}
+    r = result_row(case, value, unit, target, better, reference, beat_reference=True)
     ROWS.append(r)
-    ref = "" if reference is None else f"{reference['name']}={reference['value']:.4g}"
-    tgt = "" if target is None else f"{'<=' if better == 'lower' else '>='} {target:g}"
-    print(f"{case:<52} {value:>10.4g} {unit:<8} {tgt:<10} {ref:<34} {'' if meets is None else ('ok' if meets else 'MISSED')} {note}",
-          flush=True)
+    print(format_row(r, note=note), flush=True)
 
 
 def best_of(fn, n):

@@ -38,6 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._common import format_row, result_row  # noqa: E402
 from core.decoders.warping import dtw, warping_area_loss  # noqa: E402
 from core.learners.ssvm import SSVM  # noqa: E402
 from core.learners.warping_fw import WarpingFrankWolfe  # noqa: E402
@@ -47,17 +48,9 @@ ROWS = []
 
 
 def row(case, value, unit, target, better, reference=None, note=""):
-    meets = None
-    if target is not None:
-        meets = bool(value <= target) if better == "lower" else bool(value >= target)
-    elif reference is not None:
-        meets = bool(value < reference["value"]) if better == "lower" else bool(value > reference["value"])
-    ROWS.append({"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
-                 "reference": reference, "meets_target": meets})
-    ref = "" if reference is None else f"{reference['name']}={reference['value']:.4g}"
-    tgt = "" if target is None else f"{'<=' if better == 'lower' else '>='} {target:g}"
-    flag = "" if meets is None else ("ok" if meets else "MISSED")
-    print(f"{case:<58} {value:>10.4g} {unit:<6} {tgt:<9} {ref:<30} {flag} {note}", flush=True)
+    r = result_row(case, value, unit, target, better, reference, beat_reference=True)
+    ROWS.append(r)
+    print(format_row(r, note=note), flush=True)
 
 
 def timed(fn):

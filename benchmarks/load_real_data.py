@@ -23,6 +23,7 @@ import warnings
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._common import result_row as row  # noqa: E402
 import mido  # noqa: E402
 import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
@@ -44,14 +45,6 @@ def best_of(n, fn):
         best_cpu = min(best_cpu, time.process_time() - c)
     _LAST_CPU[0] = best_cpu
     return best, out
-
-
-def row(case, value, unit, target=None, better="lower", reference=None):
-    meets = None
-    if target is not None:
-        meets = bool(value <= target) if better == "lower" else bool(value >= target)
-    return {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
-            "reference": reference, "meets_target": meets}
 
 
 def quiet(fn):

@@ -37,6 +37,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._common import result_row as row  # noqa: E402
 import psutil  # noqa: E402
 
 from core.session import Session  # noqa: E402
@@ -44,14 +45,6 @@ from core.session.codec import label_to_dict  # noqa: E402
 from tests.reliability.edit_script import EditModel, apply_to_session, next_op  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def row(case, value, unit, target=None, better="lower", reference=None):
-    meets = None
-    if target is not None:
-        meets = bool(value <= target) if better == "lower" else bool(value >= target)
-    return {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
-            "reference": reference, "meets_target": meets}
 
 
 def _percentile(sorted_values, q):

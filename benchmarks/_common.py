@@ -1,0 +1,50 @@
+"""What every benchmark script shares: the result-row format of ``benchmarks/results/*.json``.
+
+A row is ``{"case", "value", "unit", "target", "better", "reference", "meets_target"}``; ``reference``
+is ``{"name", "value"}`` or None. Scripts import it as ``from benchmarks._common import result_row``
+after putting the repository root on ``sys.path`` (they all do, to import ``core``).
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["result_row", "reference", "format_row"]
+
+
+def _finite(value) -> bool:
+    return value is not None and math.isfinite(float(value))
+
+
+def reference(name: str, value):
+    """A reference figure measured in the same run, or None when it could not be measured."""
+    return None if value is None else {"name": name, "value": float(value)}
+
+
+def result_row(case: str, value, unit: str, target=None, better: str = "lower", reference=None, *,
+               meets=None, beat_reference: bool = False) -> dict:
+    """One result row.
+
+    ``meets_target`` is, unless given as ``meets``: None without a target; False when the value is
+    missing or not finite; else the comparison with ``target`` in the ``better`` direction. With
+    ``beat_reference`` and no target, the value must beat the reference instead.
+    """
+    if better not in ("lower", "higher"):
+        raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
+    lower = better == "lower"
+    if meets is None and target is not None:
+        meets = _finite(value) and (value <= target if lower else value >= target)
+    elif meets is None and beat_reference and reference is not None:
+        ref = reference["value"]
+        meets = _finite(value) and (value < ref if lower else value > ref)
+    return {"case": case, "value": None if value is None else float(value), "unit": unit, "target": target,
+            "better": better, "reference": reference, "meets_target": None if meets is None else bool(meets)}
+
+
+def format_row(r: dict, *, width: int = 56, note: str = "") -> str:
+    """One printable line of a row: case, value, unit, target, reference, ok / MISSED."""
+    value = "n/a" if r["value"] is None else f"{r['value']:.4g}"
+    target = "" if r["target"] is None else f"{'<=' if r['better'] == 'lower' else '>='} {r['target']:g}"
+    ref = "" if r["reference"] is None else f"{r['reference']['name']}={r['reference']['value']:.4g}"
+    flag = "" if r["meets_target"] is None else ("ok" if r["meets_target"] else "MISSED")
+    return f"{r['case']:<{width}} {value:>10} {r['unit']:<8} {target:<10} {ref:<34} {flag} {note}".rstrip()

@@ -25,8 +25,8 @@ forms:
       of event,audio_time_s for that pair)
 
 recipes (--task segmentation on aCGH files):
-  penalty-law learned metric per array platform (TransferSSVM; --metric-learner) + a per-sequence penalty
-              per platform (default)
+  penalty-law learned metric (SSVM; --metric-learner) + a per-sequence penalty per array platform
+              (default)
   plain       one model with one penalty law; the learner, metric and features below apply (giving
               --learner, --metric or --features other than their defaults selects it)
 
@@ -71,13 +71,13 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
     p.add_argument("--recipe", choices=("penalty-law", "plain"), default=None,
                    help="--task segmentation on aCGH files: 'penalty-law' (the default with the default learner, "
-                        "metric and features) learns a metric per array platform on point-wise "
+                        "metric and features) learns a metric on point-wise "
                         "Hermite features (--metric-learner), then a per-sequence penalty per array platform (length, noise, "
                         "change-count thresholds; max-margin interval regression); 'plain' is one model with one "
                         "penalty law (--learner, --metric and --features apply to it)")
-    p.add_argument("--metric-learner", choices=("transfer", "ssvm", "partial"), default="transfer",
-                   help="penalty-law recipe: one metric per array platform coupled by TransferSSVM (default), one "
-                        "metric by SSVM, or by the partial-label SSVM (bridge loss)")
+    p.add_argument("--metric-learner", choices=("ssvm", "transfer", "partial"), default="ssvm",
+                   help="penalty-law recipe: one metric by SSVM (default), one per array platform coupled by "
+                        "TransferSSVM, or one by the partial-label SSVM (bridge loss)")
     p.add_argument("--rho", type=_non_negative_float, default=1.0,
                    help="penalty-law recipe with --metric-learner transfer: coupling of the platforms (default 1)")
     p.add_argument("--min-size", type=_positive_int, default=3,

@@ -2,11 +2,11 @@
 
 1. Input matrix of a sequence: logratio in noise units and its point-wise
    Hermite functions (:func:`~core.features.cgh.pointwise_hermite_features`).
-2. A diagonal Mahalanobis metric and a base penalty ``∝ log T`` per array
-   platform, learned from the partial labels by
-   :class:`~core.learners.transfer.TransferSSVM` (Lou eq. 1.9: one parameter
-   vector per platform coupled by ``rho`` to their mean; exact
-   label-violation loss). ``learner="ssvm"`` learns one metric for all.
+2. A diagonal Mahalanobis metric and a base penalty ``∝ log T`` learned
+   from the partial labels by SSVM (thesis ch.4; exact label-violation
+   loss). ``learner="transfer"`` learns one per array platform with
+   :class:`~core.learners.transfer.TransferSSVM` (Lou eq. 1.9, coupled by
+   ``rho``): better on 3 of 5 CV folds, much worse on one, so not the default.
 3. A :class:`~core.learners.penalty_law.PenaltyLaw` per probe-density class
    (low-density BAC arrays vs high-density oligo arrays, split at
    ``density_split`` probes per Mb): the log-penalty offset of a sequence is a
@@ -67,7 +67,7 @@ class CghSegmenter:
         Probes per Mb splitting the platforms; ``None``: one law for all.
     min_class_sequences : int, default 12
         A platform with fewer labelled training sequences uses the pooled law.
-    learner : {"transfer", "ssvm", "partial"}, default "transfer"
+    learner : {"ssvm", "transfer", "partial"}, default "ssvm"
         How the metric is learned: SSVM (block-coordinate Frank-Wolfe, exact
         label-violation loss); :class:`~core.learners.partial.PartialLabelSSVM`
         (bridge loss by CCCP: ``max_iter`` outer iterations, each convex step
@@ -93,7 +93,7 @@ class CghSegmenter:
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=12, learner="transfer", rho=1.0, random_state=0, callback=None):
+                 min_class_sequences=12, learner="ssvm", rho=1.0, random_state=0, callback=None):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size

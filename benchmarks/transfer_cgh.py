@@ -224,9 +224,10 @@ def rows(args, methods, errs, cpu):
                 t = float(np.mean(errs[(frac, hm, treat)]))
                 b = float(np.mean(errs[(frac, "target-only", treat)]))
                 case = f"transfer / target-only error ratio at {tag}"
-                if not (frac == HEADLINE_FRACTION and treat == "calibrated"):
+                headline = frac == HEADLINE_FRACTION and treat == "calibrated"   # the one row with a target
+                if not headline:
                     case += f" ({treat} penalty)"
-                out.append(result_row(case, ratio(t, b), "ratio", target=1.0 if frac == HEADLINE_FRACTION else None,
+                out.append(result_row(case, ratio(t, b), "ratio", target=1.0 if headline else None,
                                       better="lower", reference=reference("target-only error %", 100 * b)))
         if AUTO in methods:
             t = float(np.mean(errs[(frac, AUTO, "calibrated")]))

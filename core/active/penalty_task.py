@@ -57,6 +57,7 @@ from typing import Mapping
 import numpy as np
 
 from ..exceptions import ParameterError
+from ..features.hermite import as_signal
 from ..learners.penalty_path import error_intervals, min_error_interval, penalty_path
 from ..learners.penalty_regression import PenaltyIntervalRegression, sequence_features
 from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
@@ -74,15 +75,7 @@ def signal_of(data) -> np.ndarray:
     x : ndarray, shape (T,)
     """
     values = data.values if isinstance(data, Sequence) else data
-    x = np.asarray(values, dtype=np.float64)
-    if x.ndim == 2 and x.shape[1] == 1:
-        x = x[:, 0]
-    if x.ndim != 1 or x.shape[0] < 3:
-        raise ParameterError(f"item data: expected a 1-d signal of at least 3 samples (a one-column Sequence, "
-                             f"or an array of shape (T,) or (T, 1)), got shape {np.shape(values)}")
-    if not np.all(np.isfinite(x)):
-        raise ParameterError("item data: contains NaN or inf; expected a finite signal")
-    return x
+    return as_signal(values, "item data (a one-column Sequence, or an array of shape (T,) or (T, 1))", min_length=3)
 
 
 class _ItemPath:

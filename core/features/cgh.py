@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import ParameterError
-from .hermite import hermite_features, robust_noise_scale
+from .hermite import as_signal, hermite_features, robust_noise_scale
 
 __all__ = ["pointwise_hermite_features", "probe_density"]
 
@@ -33,13 +33,7 @@ def pointwise_hermite_features(logratio) -> np.ndarray:
         :func:`~core.features.hermite.robust_noise_scale`), columns 1-5 the
         bounded Hermite functions ``h_0..h_4`` of ``z``.
     """
-    x = np.asarray(logratio, dtype=np.float64)
-    if x.ndim == 2 and x.shape[1] == 1:
-        x = x[:, 0]
-    if x.ndim != 1 or x.shape[0] < 1:
-        raise ParameterError(f"logratio: expected a non-empty 1-d signal, got shape {np.shape(logratio)}")
-    if not np.all(np.isfinite(x)):
-        raise ParameterError("logratio: contains NaN or inf; drop or interpolate those probes first")
+    x = as_signal(logratio, "logratio")
     z = (x - np.median(x)) / robust_noise_scale(x)
     return np.column_stack([z, hermite_features(z, orders=(0, 1, 2, 3, 4), half_width=0, center=0.0, scale=1.0)])
 

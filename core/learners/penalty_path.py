@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from ..exceptions import ParameterError
+from ..features.hermite import as_signal
 from ..models.segmentation import count_label_errors
 from ..types import Segmentation
 
@@ -110,13 +111,7 @@ def penalty_path(x, *, k_max: int = 12, min_size: int = 1) -> PenaltyPath:
     -------
     PenaltyPath
     """
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1 or arr.shape[0] < 1:
-        raise ParameterError(f"x: expected a non-empty 1-d signal, got shape {np.shape(x)}")
-    if not np.all(np.isfinite(arr)):
-        raise ParameterError("x: contains NaN or inf; expected finite values")
+    arr = as_signal(x)
     if int(k_max) != k_max or k_max < 1:
         raise ParameterError(f"k_max: expected a positive integer, got {k_max!r}")
     if int(min_size) != min_size or min_size < 1:

@@ -20,6 +20,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ..exceptions import NotFittedError, ParameterError
+from ..features.hermite import as_signal
 
 __all__ = ["PenaltyIntervalRegression", "sequence_features"]
 
@@ -39,13 +40,7 @@ def sequence_features(x) -> np.ndarray:
         sequence holds big changes). ``log log T`` because the classical penalties grow
         as ``σ² log T``.
     """
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1 or arr.shape[0] < 3:
-        raise ParameterError(f"x: expected a 1-d signal of at least 3 samples, got shape {np.shape(x)}")
-    if not np.all(np.isfinite(arr)):
-        raise ParameterError("x: contains NaN or inf; expected finite values")
+    arr = as_signal(x, min_length=3)
     d = np.diff(arr)
     sigma = 1.4826 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2.0)
     var = float(arr.var())

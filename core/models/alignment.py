@@ -21,6 +21,7 @@ from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..types import AnchorLabel, Alignment, EventSpanLabel
 from .segmentation import PartialTarget
+from ._params import check_param_vector
 
 __all__ = ["AlignmentModel", "alignment_assignment"]
 
@@ -116,12 +117,7 @@ class AlignmentModel:
         return p * self.n_classes + self.n_classes
 
     def check_w(self, w, name="w") -> np.ndarray:
-        w = np.asarray(w, dtype=np.float64)
-        if w.shape != (self.n_params(),):
-            raise ParameterError(f"{name}: expected a parameter vector of shape ({self.n_params()},), got {w.shape}")
-        if not np.all(np.isfinite(w)):
-            raise ParameterError(f"{name}: contains NaN or inf; the learner diverged or was given bad features")
-        return w
+        return check_param_vector(w, self.n_params(), name)
 
     def split_w(self, w) -> tuple:
         """``(W (p, K), c (K,))``."""

@@ -24,14 +24,15 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Optional, Sequence as Seq
+from typing import Optional
 
 import numpy as np
 
-from ..exceptions import InfeasibleLabelsError, ParameterError
+from ..exceptions import ParameterError
 from ..features.standardize import check_features
-from ..types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
+from ..types import BoundaryLabel, RegionLabel, Segmentation
 from ._violation_dp import violation_dp
+from ._params import check_param_vector
 
 __all__ = ["SegmentationModel", "PartialTarget", "label_violations", "label_change_errors", "count_label_errors",
            "within_segment_scatter"]
@@ -278,13 +279,7 @@ class SegmentationModel:
         return X
 
     def check_w(self, w, name="w") -> np.ndarray:
-        w = np.asarray(w, dtype=np.float64)
-        d = self.n_params()
-        if w.shape != (d,):
-            raise ParameterError(f"{name}: expected a parameter vector of shape ({d},), got {w.shape}")
-        if not np.all(np.isfinite(w)):
-            raise ParameterError(f"{name}: contains NaN or inf; the learner diverged or was given bad features")
-        return w
+        return check_param_vector(w, self.n_params(), name)
 
     # ------------------------------------------------------------ parameters
     def split_w(self, w) -> tuple:

@@ -37,6 +37,7 @@ from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..types import Warping, WarpAnchorLabel
 from .segmentation import PartialTarget
+from ._params import check_param_vector
 
 __all__ = ["WarpingModel", "warping_matrix", "area_curvature_bound"]
 
@@ -179,13 +180,7 @@ class WarpingModel:
         return p if self.metric == "diagonal" else p * p
 
     def check_w(self, w, name="w") -> np.ndarray:
-        w = np.asarray(w, dtype=np.float64)
-        d = self.n_params()
-        if w.shape != (d,):
-            raise ParameterError(f"{name}: expected a parameter vector of shape ({d},), got {w.shape}")
-        if not np.all(np.isfinite(w)):
-            raise ParameterError(f"{name}: contains NaN or inf; the learner diverged or was given bad features")
-        return w
+        return check_param_vector(w, self.n_params(), name)
 
     def _check_item(self, item, name="x") -> tuple:
         try:

@@ -12,45 +12,30 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
-from core.exceptions import MarginaliaError, NotFittedError, ProjectDamagedError
+from core.exceptions import MarginaliaError, NotFittedError
 from core.types import Alignment, AnchorLabel, EventSpanLabel, RegionKind
 
 from . import errors, theme
 from .audio import AudioPlayer
 from .bridge import EngineBridge
 from .cheatsheet import CheatSheet
-from .labelling import labels_from_structure, provisional_onsets
+from .labelling import provisional_onsets
 from .panels.active_panel import ActivePanel
 from .panels.dataset_browser import DatasetBrowser
 from .panels.label_list import LabelList
 from .panels.model_panel import ModelPanel
-from .views.genome_view import Chromosome, GenomeView
 from .views.profile_view import ProfileView
 from .views.spectrogram_view import SpectrogramView
+from .window_files import EXPORT_KINDS, ProjectFilesMixin
+from .window_profile import WholeProfileMixin
+from .window_queries import ActiveQueriesMixin
 from .workers import LiveLearner, TaskRunner
 
 log = logging.getLogger("marginalia.app.window")
 
-EXPORT_KINDS = {
-    "annotations-csv": ("aCGH region labels (annotations.csv)", "file", "annotations.csv"),
-    "segments-csv": ("predicted segments (segments.csv)", "file", "segments.csv"),
-    "breaks-csv": ("predicted changes (breaks.csv)", "file", "breaks.csv"),
-    "bedgraph": ("bedGraph track of segment means", "file", "segments.bedGraph"),
-    "audacity": ("Audacity label tracks (one per audio item)", "dir", ""),
-    "aligned-midi": ("aligned MIDI (one per audio item)", "dir", ""),
-    "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
-    "bundle": ("dataset bundle (folder)", "dir", ""),
-}
-IMPORT_LABEL_KINDS = {
-    "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
-}
-DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
-               "aCGH profiles (*.csv *.csv.gz);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
-               "All files (*)")
-MAX_RECENT = 8
 
 
-class MainWindow(QtWidgets.QMainWindow):
+class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWidgets.QMainWindow):
     """Marginalia's main window over one :class:`core.engine.Engine` (or none).
 
     Parameters
@@ -501,93 +486,6 @@ class MainWindow(QtWidgets.QMainWindow):
     def show_all(self):
         self.active_view().show_all()
 
-    # ================================================================ whole profile
-    @property
-    def genome_view(self) -> GenomeView:
-        """The whole-profile overview (built on first use)."""
-        if self._genome_view is None:
-            self._genome_view = GenomeView()
-            self.stack.addWidget(self._genome_view)
-            self._genome_view.chromosomeActivated.connect(self._zoom_to_chromosome)
-        return self._genome_view
-
-    def whole_profile_shown(self) -> bool:
-        return self._genome_view is not None and self.stack.currentWidget() is self._genome_view
-
-    def profile_members(self, item_id: str) -> list:
-        """Ids of the aCGH items of ``item_id``'s profile, in chromosome order."""
-        from .panels.dataset_browser import natural_key
-
-        def profile_of(i):
-            meta = getattr(self.engine.item(i), "meta", None) or {}
-            return meta.get("profile_id", self.infos[i].name.split(":")[0])
-
-        mine = profile_of(item_id)
-        ids = [i for i, info in self.infos.items() if info.kind == "cgh" and profile_of(i) == mine]
-        return sorted(ids, key=lambda i: natural_key(str(self.infos[i].group or self.infos[i].name)))
-
-    def toggle_whole_profile(self):
-        """Show every chromosome of the current profile side by side, or go back to the chromosome."""
-        if self.engine is None or self.current_item is None:
-            return
-        if self.whole_profile_shown():
-            self.stack.setCurrentWidget(self.profile_view)
-            return
-        info = self.infos.get(self.current_item)
-        if info is None or info.kind != "cgh":
-            self.statusBar().showMessage("only aCGH items belong to a profile with chromosomes", 4000)
-            return
-        members = self.profile_members(self.current_item)
-        engine, infos = self.engine, dict(self.infos)
-        meta = getattr(engine.item(self.current_item), "meta", None) or {}
-        title = f"profile {meta.get('profile_id', info.name.split(':')[0])}: {len(members)} chromosomes"
-
-        def work(cancel, progress):
-            out = []
-            for k, item_id in enumerate(members):
-                if cancel.is_set():
-                    return None
-                seq = engine.sequence(item_id)
-                pred = engine.prediction(item_id) or engine.predict(item_id, cancel=cancel)
-                name = str(infos[item_id].group or infos[item_id].name)
-                out.append(Chromosome(item_id, name, np.asarray(seq.positions, dtype=float),
-                                      np.asarray(seq.values[:, 0], dtype=float), pred,
-                                      tuple(engine.labels(item_id))))
-                progress(k + 1, len(members), f"whole profile: {k + 1}/{len(members)} chromosomes")
-            return out
-
-        def done(chromosomes):
-            if chromosomes is None:
-                return
-            self.genome_view.set_profile(title, chromosomes, current=self.current_item)
-            self.stack.setCurrentWidget(self.genome_view)
-
-        self.runner.submit("genome", work, on_done=done,
-                           on_error=lambda e: self._show_error("Cannot show the whole profile", e),
-                           description="drawing the whole profile")
-
-    def _zoom_to_chromosome(self, item_id: str):
-        if item_id == self.current_item:
-            self.stack.setCurrentWidget(self.profile_view)
-        else:
-            self.show_item(item_id)
-
-    def zoom(self, factor: float):
-        view = self.active_view()
-        x0, x1 = view.x_range()
-        c, h = 0.5 * (x0 + x1), 0.5 * (x1 - x0) * factor
-        view.main.setXRange(c - h, c + h, padding=0)
-
-    def _save_position(self):
-        """Remember the layout and where the user is, on disk at once: a crash must not lose them."""
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
-        if self.engine is not None and self.current_item is not None:
-            self.settings.setValue(self._project_key("last_item"), self.current_item)
-            # plain floats: numpy scalars would be pickled into the file and fail to load in the next session
-            self.settings.setValue(self._project_key("x_range"), [float(v) for v in self.active_view().x_range()])
-        self.settings.sync()
-
     # ================================================================ labels
     def create_label(self, label):
         self._edit(lambda: self.engine.add_label(label), label.item_id, select=label.id)
@@ -845,181 +743,6 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self._show_error("Background work failed", exc)
 
-    # ================================================================ active learning
-    def refresh_queries(self, *, then_follow: bool = False):
-        if self.engine is None:
-            return
-        engine = self.engine
-        strategy = self.active_panel.current_strategy()
-
-        def work(cancel, progress):
-            qs = engine.next_queries(10, strategy=strategy, cancel=cancel)
-            return qs, engine.learning_curve(), engine.stopping_signal()
-
-        def done(result):
-            queries, curve, signal = result
-            names = {i: info.name for i, info in self.infos.items()}
-            self.active_panel.set_queries(queries, names, self._describe_query)
-            self.active_panel.set_curve(curve)
-            self.active_panel.set_stopping(signal)
-            self._show_item_queries()
-            if then_follow:
-                if queries:
-                    self.follow_query(self._first_query_like_current(queries))
-                else:
-                    self.statusBar().showMessage("no question to ask: every part is certain", 5000)
-
-        self.runner.submit("queries", work, on_done=done, on_error=self._on_background_error,
-                           description="ranking questions")
-
-    def _first_query_like_current(self, queries):
-        """The best query on an item of the same kind and task as the shown one (else the best overall):
-        someone labelling chromosomes is asked about chromosomes next."""
-        here = self.infos.get(self.current_item)
-        if here is not None:
-            for q in queries:
-                info = self.infos.get(q.item_id)
-                if info is not None and (info.kind, info.task) == (here.kind, here.task):
-                    return q
-        return queries[0]
-
-    def _refresh_curve(self):
-        if self.engine is None:
-            return
-        try:
-            self.active_panel.set_curve(self.engine.learning_curve())
-            self.active_panel.set_stopping(self.engine.stopping_signal())
-        except MarginaliaError as exc:
-            log.warning("learning curve: %s", exc)
-
-    def _describe_query(self, q):
-        info = self.infos.get(q.item_id)
-        if info is not None and info.task == "alignment":
-            return f"events {q.start + 1}\u2013{q.stop}"
-        if info is None:
-            return f"{q.start}\u2013{q.stop}"
-        return f"{q.start}\u2013{q.stop} of {info.n_samples}"
-
-    def _show_item_queries(self):
-        if self.current_item is None:
-            return
-        qs = [q for q in self.active_panel.queries() if q.item_id == self.current_item]
-        self.active_view().set_queries([dataclasses.replace(q, start=a, stop=b)
-                                        for q in qs for a, b in [self.query_samples(q)]])
-
-    def next_question(self):
-        """Ask the engine for the most useful part and jump to it."""
-        self.refresh_queries(then_follow=True)
-
-    def follow_query(self, query):
-        """Show the query's item and frame its part."""
-        self.current_query = query
-        self.active_panel.set_current(query)
-        self._pending_frame = query
-        if query.item_id == self.current_item:
-            self._apply_pending_frame()
-        else:
-            self.show_item(query.item_id)
-        self.statusBar().showMessage(f"question {query.rank + 1}: is the model right here? "
-                                     "(A: yes \u00b7 Shift+A: the runner-up is \u00b7 or draw a label)", 8000)
-
-    def _apply_pending_frame(self):
-        if self._pending_frame is None:
-            return
-        query = self._pending_frame
-        self._pending_frame = None
-        start, stop = self.query_samples(query)
-        self.active_view().frame(start, stop)
-
-    def query_samples(self, query):
-        """Sample (frame) range ``[start, stop)`` of a query on the current item.
-
-        Alignment queries name score events ``start..stop-1``; they are placed with the
-        drawn alignment (or the score's own timing when there is none).
-        """
-        info = self.infos.get(query.item_id)
-        if info is None or info.task != "alignment" or self._frame_times is None:
-            return query.start, query.stop
-        T = len(self._frame_times)
-        pred = self._drawn_prediction
-        onsets = getattr(getattr(pred, "structure", None), "onsets", None)
-        if onsets is not None and pred.item_id == query.item_id:
-            start = int(onsets[min(query.start, len(onsets) - 1)])
-            stop = int(onsets[query.stop]) if query.stop < len(onsets) else T
-            return start, max(stop, start + 1)
-        score = self.score_view.score if self._spec_view is not None else None
-        if score is not None:
-            ev_t = score.event_onsets_s
-            t0 = ev_t[min(query.start, len(ev_t) - 1)]
-            t1 = ev_t[query.stop] if query.stop < len(ev_t) else self._frame_times[-1]
-            start, stop = np.searchsorted(self._frame_times, [t0, t1])
-            return int(min(start, T - 1)), int(max(min(stop, T), start + 1))
-        return 0, T
-
-    def _part_here(self):
-        """(start, stop) of the current query on this item, else of the visible range."""
-        q = self.current_query
-        if q is not None and q.item_id == self.current_item:
-            return self.query_samples(q)
-        view = self.active_view()
-        if view.mapping is None:
-            return None
-        return view.mapping.region_indices(*view.x_range())
-
-    def accept_prediction_here(self):
-        if self.engine is None or self.current_item is None:
-            return
-        part = self._part_here()
-        if part is None:
-            return
-        item_id = self.current_item
-        engine = self.engine
-        info = self.infos.get(item_id)
-        if info is not None and info.task == "alignment":
-            part = self._event_range(part)
-        self._edit_t0 = time.perf_counter()
-        self.runner.submit("accept", lambda c, p: engine.accept_prediction(item_id, *part),
-                           on_done=lambda labels: self._after_accept(item_id, labels),
-                           on_error=lambda e: self._show_error("Cannot accept the prediction here", e),
-                           description="accepting the prediction")
-
-    def _event_range(self, part):
-        """Events whose drawn onsets fall in the frame range ``part`` (as ``[first, last+1)``)."""
-        q = self.current_query
-        if q is not None and q.item_id == self.current_item:
-            return q.start, q.stop
-        onsets = getattr(getattr(self._drawn_prediction, "structure", None), "onsets", None)
-        if onsets is None:
-            return 0, 0
-        inside = np.flatnonzero((onsets >= part[0]) & (onsets < part[1]))
-        return (int(inside[0]), int(inside[-1]) + 1) if inside.size else (0, 0)
-
-    def _after_accept(self, item_id, labels):
-        self.statusBar().showMessage(f"accepted the prediction: {len(labels)} label(s) added", 4000)
-        self._refresh_labels()
-        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
-        self._label_edited(item_id)
-
-    def accept_runner_up_here(self):
-        pred = self._drawn_prediction
-        part = self._part_here()
-        if pred is None or part is None or pred.runner_up is None:
-            self.statusBar().showMessage("no runner-up to accept here", 4000)
-            return
-        labels = labels_from_structure(self.current_item, pred.runner_up, part[0], part[1], self._frame_times)
-        if not labels:
-            self.statusBar().showMessage("the runner-up has nothing to label in this part", 4000)
-            return
-        self._edit_t0 = time.perf_counter()
-        try:
-            self.engine.add_labels(labels)      # one edit: one undo takes the runner-up back
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, "The runner-up conflicts with your labels", exc)
-            return
-        self._refresh_labels()
-        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
-        self._label_edited(self.current_item)
-
     # ================================================================ audio
     def toggle_play(self):
         if self.engine is None or self.current_item is None:
@@ -1056,156 +779,6 @@ class MainWindow(QtWidgets.QMainWindow):
             w = x1 - x0
             lo = t_s - 0.05 * w if t_s > x1 else t_s - 0.5 * w
             self._spec_view.main.setXRange(lo, lo + w, padding=0)
-
-    # ================================================================ files
-    def open_project(self, path: str):
-        from core.engine import Engine
-
-        try:
-            engine = Engine.open(path)
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, f"Cannot open {os.path.basename(path)}", exc)
-            backups = getattr(exc, "backups", ()) if isinstance(exc, ProjectDamagedError) else ()
-            if backups:
-                self._offer_backup(self.last_error_dialog, path, backups[0])
-            return False
-        self.set_engine(engine)
-        return True
-
-    def _offer_backup(self, dialog, path: str, backup):
-        """Add a one-click "Restore last good backup" to a damaged-project dialog.
-
-        The damaged file is moved aside by the engine, never overwritten.
-        """
-        from core.engine import Engine
-
-        button = dialog.addButton("Restore last good backup", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
-
-        def restore():
-            try:
-                engine = Engine.restore_backup(backup, path)
-            except MarginaliaError as exc:
-                self.last_error_dialog = errors.show_error(self, "Cannot restore the backup", exc)
-                return
-            self.set_engine(engine)
-            self.statusBar().showMessage(f"restored {os.path.basename(str(backup))}; the damaged file was kept "
-                                         "aside next to the project", 10000)
-
-        button.clicked.connect(restore)
-
-    def open_demo(self):
-        from core.engine import Engine
-
-        try:
-            self.set_engine(Engine.open_demo())
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, "Cannot open the demo", exc)
-
-    def new_project_dialog(self):
-        from core.engine import Engine
-
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "New project", "", "Marginalia project (*.marginalia)")
-        if not path:
-            return
-        if not path.endswith(".marginalia"):
-            path += ".marginalia"
-        try:
-            self.set_engine(Engine.create(path))
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, "Cannot create the project", exc)
-
-    def open_project_dialog(self):
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open project", "",
-                                                        "Marginalia project (*.marginalia);;All files (*)")
-        if path:
-            self.open_project(path)
-
-    def import_dialog(self):
-        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(self, "Import data", "", DATA_FILTER)
-        if paths:
-            self.import_data(paths)
-
-    def import_data(self, paths) -> list:
-        """Import data files into the project; errors become a dialog. Returns the new item ids."""
-        if self.engine is None:
-            return []
-        try:
-            ids = self.engine.import_files(paths)
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, "Cannot import this file", exc)
-            return []
-        self.refresh_items()
-        self.statusBar().showMessage(f"imported {len(ids)} item(s)", 4000)
-        return ids
-
-    def import_labels_dialog(self):
-        kind, ok = QtWidgets.QInputDialog.getItem(self, "Import labels", "Format:",
-                                                  list(IMPORT_LABEL_KINDS), 0, False)
-        if not ok:
-            return
-        if kind == "bundle":
-            path = QtWidgets.QFileDialog.getExistingDirectory(self, "Import labels from a bundle")
-        else:
-            path, _ = QtWidgets.QFileDialog.getOpenFileName(self, f"Import labels ({kind})", "",
-                                                            "CSV or text (*.csv *.txt *.tsv);;All files (*)")
-        if path:
-            self.import_labels_from(kind, path)
-
-    def import_labels_from(self, kind: str, path: str) -> list:
-        if self.engine is None:
-            return []
-        try:
-            labels = self.engine.import_labels(kind, path)
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, "Cannot import these labels", exc)
-            return []
-        self._refresh_labels()
-        self.refresh_items()
-        self.statusBar().showMessage(f"imported {len(labels)} label(s)", 4000)
-        return labels
-
-    def export_dialog(self, kind: str):
-        title, mode, default = EXPORT_KINDS[kind]
-        if mode == "dir":
-            path = QtWidgets.QFileDialog.getExistingDirectory(self, f"Export {title} to folder")
-        else:
-            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {title}", default)
-        if path:
-            self.export_to(kind, path)
-
-    def export_to(self, kind: str, path: str) -> list:
-        if self.engine is None:
-            return []
-        try:
-            written = self.engine.export(kind, path)
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, f"Cannot export {kind}", exc)
-            return []
-        self.statusBar().showMessage(f"exported {len(written or [])} file(s) to {path}", 6000)
-        return written
-
-    def _show_error(self, title, exc):
-        self.last_error_dialog = errors.show_error(self, title, exc)
-
-    # ================================================================ recent
-    def recent_projects(self) -> list:
-        value = self._setting("recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [p for p in (value or []) if p]
-
-    def _add_recent(self, path):
-        recent = [p for p in self.recent_projects() if p != path]
-        self.settings.setValue("recent", [path] + recent[:MAX_RECENT - 1])
-        self._refresh_recent_menu()
-
-    def _refresh_recent_menu(self):
-        self.recent_menu.clear()
-        recent = self.recent_projects()
-        for p in recent:
-            act = self.recent_menu.addAction(p)
-            act.triggered.connect(lambda *_, p=p: self.open_project(p))
-        self.recent_menu.setEnabled(bool(recent))
 
     # ================================================================ status
     def _on_busy(self, lane, busy, description):

@@ -1,0 +1,185 @@
+"""Projects and files: open/new/demo project, import data and labels, export, the recent-projects menu."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6 import QtWidgets
+
+from core.exceptions import MarginaliaError, ProjectDamagedError
+
+from . import errors
+
+EXPORT_KINDS = {
+    "annotations-csv": ("aCGH region labels (annotations.csv)", "file", "annotations.csv"),
+    "segments-csv": ("predicted segments (segments.csv)", "file", "segments.csv"),
+    "breaks-csv": ("predicted changes (breaks.csv)", "file", "breaks.csv"),
+    "bedgraph": ("bedGraph track of segment means", "file", "segments.bedGraph"),
+    "audacity": ("Audacity label tracks (one per audio item)", "dir", ""),
+    "aligned-midi": ("aligned MIDI (one per audio item)", "dir", ""),
+    "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
+    "bundle": ("dataset bundle (folder)", "dir", ""),
+}
+IMPORT_LABEL_KINDS = {
+    "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
+}
+DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
+               "aCGH profiles (*.csv *.csv.gz);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
+               "All files (*)")
+MAX_RECENT = 8
+
+
+class ProjectFilesMixin:
+    """Project and file commands of :class:`~app.main_window.MainWindow`: open, import, export, recent.
+
+    Mixed into the window; uses its engine, runner, views and panels.
+    """
+
+    def open_project(self, path: str):
+        from core.engine import Engine
+
+        try:
+            engine = Engine.open(path)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, f"Cannot open {os.path.basename(path)}", exc)
+            backups = getattr(exc, "backups", ()) if isinstance(exc, ProjectDamagedError) else ()
+            if backups:
+                self._offer_backup(self.last_error_dialog, path, backups[0])
+            return False
+        self.set_engine(engine)
+        return True
+
+    def _offer_backup(self, dialog, path: str, backup):
+        """Add a one-click "Restore last good backup" to a damaged-project dialog.
+
+        The damaged file is moved aside by the engine, never overwritten.
+        """
+        from core.engine import Engine
+
+        button = dialog.addButton("Restore last good backup", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+
+        def restore():
+            try:
+                engine = Engine.restore_backup(backup, path)
+            except MarginaliaError as exc:
+                self.last_error_dialog = errors.show_error(self, "Cannot restore the backup", exc)
+                return
+            self.set_engine(engine)
+            self.statusBar().showMessage(f"restored {os.path.basename(str(backup))}; the damaged file was kept "
+                                         "aside next to the project", 10000)
+
+        button.clicked.connect(restore)
+
+    def open_demo(self):
+        from core.engine import Engine
+
+        try:
+            self.set_engine(Engine.open_demo())
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "Cannot open the demo", exc)
+
+    def new_project_dialog(self):
+        from core.engine import Engine
+
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "New project", "", "Marginalia project (*.marginalia)")
+        if not path:
+            return
+        if not path.endswith(".marginalia"):
+            path += ".marginalia"
+        try:
+            self.set_engine(Engine.create(path))
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "Cannot create the project", exc)
+
+    def open_project_dialog(self):
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open project", "",
+                                                        "Marginalia project (*.marginalia);;All files (*)")
+        if path:
+            self.open_project(path)
+
+    def import_dialog(self):
+        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(self, "Import data", "", DATA_FILTER)
+        if paths:
+            self.import_data(paths)
+
+    def import_data(self, paths) -> list:
+        """Import data files into the project; errors become a dialog. Returns the new item ids."""
+        if self.engine is None:
+            return []
+        try:
+            ids = self.engine.import_files(paths)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "Cannot import this file", exc)
+            return []
+        self.refresh_items()
+        self.statusBar().showMessage(f"imported {len(ids)} item(s)", 4000)
+        return ids
+
+    def import_labels_dialog(self):
+        kind, ok = QtWidgets.QInputDialog.getItem(self, "Import labels", "Format:",
+                                                  list(IMPORT_LABEL_KINDS), 0, False)
+        if not ok:
+            return
+        if kind == "bundle":
+            path = QtWidgets.QFileDialog.getExistingDirectory(self, "Import labels from a bundle")
+        else:
+            path, _ = QtWidgets.QFileDialog.getOpenFileName(self, f"Import labels ({kind})", "",
+                                                            "CSV or text (*.csv *.txt *.tsv);;All files (*)")
+        if path:
+            self.import_labels_from(kind, path)
+
+    def import_labels_from(self, kind: str, path: str) -> list:
+        if self.engine is None:
+            return []
+        try:
+            labels = self.engine.import_labels(kind, path)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "Cannot import these labels", exc)
+            return []
+        self._refresh_labels()
+        self.refresh_items()
+        self.statusBar().showMessage(f"imported {len(labels)} label(s)", 4000)
+        return labels
+
+    def export_dialog(self, kind: str):
+        title, mode, default = EXPORT_KINDS[kind]
+        if mode == "dir":
+            path = QtWidgets.QFileDialog.getExistingDirectory(self, f"Export {title} to folder")
+        else:
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {title}", default)
+        if path:
+            self.export_to(kind, path)
+
+    def export_to(self, kind: str, path: str) -> list:
+        if self.engine is None:
+            return []
+        try:
+            written = self.engine.export(kind, path)
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, f"Cannot export {kind}", exc)
+            return []
+        self.statusBar().showMessage(f"exported {len(written or [])} file(s) to {path}", 6000)
+        return written
+
+    def _show_error(self, title, exc):
+        self.last_error_dialog = errors.show_error(self, title, exc)
+
+    # ================================================================ recent
+    def recent_projects(self) -> list:
+        value = self._setting("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [p for p in (value or []) if p]
+
+    def _add_recent(self, path):
+        recent = [p for p in self.recent_projects() if p != path]
+        self.settings.setValue("recent", [path] + recent[:MAX_RECENT - 1])
+        self._refresh_recent_menu()
+
+    def _refresh_recent_menu(self):
+        self.recent_menu.clear()
+        recent = self.recent_projects()
+        for p in recent:
+            act = self.recent_menu.addAction(p)
+            act.triggered.connect(lambda *_, p=p: self.open_project(p))
+        self.recent_menu.setEnabled(bool(recent))

@@ -6,9 +6,15 @@ second-best) and to a regularised learner for the combined strategy.
 
 Scores of a part (for :mod:`core.active.uncertainty`), all under the current ``w``:
 
-* ``best``/``second``: the best and the runner-up segmentation of the part's
-  samples that respect the labels lying inside the part (the part is decoded
-  on its own, as Lou et al. do with patches);
+* ``best``: the best segmentation of the part's samples that respects the
+  labels lying inside the part (the part is decoded on its own, as Lou et al.
+  do with patches);
+* ``second``: the runner-up that a label would tell apart from the best: the
+  cheapest segmentation with one change added or removed
+  (:mod:`core.active.count_runner_up`), keeping the part's labels. The
+  unrestricted second best (``runner_up="any"``) is almost always the best
+  with a change moved by one sample, so its margin is near zero for every part
+  and ranks nothing;
 * ``worst``: the decoders do not offer a worst segmentation, so the worse of the
   two extreme segmentations (one segment; one segment per sample) is used.
   Because every cost is at most ``scatter(one segment) + λT`` and the proxy is
@@ -16,11 +22,18 @@ Scores of a part (for :mod:`core.active.uncertainty`), all under the current ``w
   worst cost;
 * ``scale``: the current penalty λ (the price of one change in score units),
   so uncertainties do not change when ``w`` is rescaled (the perceptron's
-  decisions do not either).
+  decisions do not either). The best-vs-2nd margin is then the gain or loss
+  of the closest add/remove decision as a fraction of the price of a change:
+  ``0`` for a change that is exactly worth its price, about ``1`` for a flat
+  stretch where the best extra change explains nothing, large for a clear
+  change. It is not divided by the length (it is one local decision); a
+  longer flat part gets a slightly smaller margin, because noise offers more
+  places where a spurious change could pay for itself.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Callable, Mapping
 
 import numpy as np
@@ -29,8 +42,10 @@ from ..exceptions import ParameterError
 from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
 from .parts import Part
 from .uncertainty import PartScores
+from .count_runner_up import count_runner_up
+from .warm_segmenter import WarmSegmenter
 
-__all__ = ["SegmentationTask", "shift_labels", "region_error"]
+__all__ = ["SegmentationTask", "shift_labels", "region_error", "segmentation_part_scores"]
 
 
 def shift_labels(labels, part: Part) -> list:
@@ -88,6 +103,18 @@ def region_error(labels, segmentation: Segmentation) -> tuple:
     return fp, fn, n
 
 
+#: best segmentations of parts, followed between exact decodes (see segmentation_part_scores)
+_WARM = WarmSegmenter()
+
+
+def _transformed(X: np.ndarray, metric: np.ndarray) -> np.ndarray:
+    """``X`` under the decoders' metric (1-d column weights or a (q, p) map); zero-weight columns dropped."""
+    if metric.ndim == 1:
+        keep = metric != 0
+        return X * metric if np.all(keep) else X[:, keep] * metric[keep]
+    return X @ metric.T
+
+
 def _as_array(data, features) -> np.ndarray:
     if features is not None:
         data = features(data)
@@ -101,7 +128,8 @@ def _as_array(data, features) -> np.ndarray:
     return X
 
 
-def segmentation_part_scores(model, w, X, part: Part, labels) -> PartScores:
+def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str = "count",
+                             warm: bool = True) -> PartScores:
     """Best, runner-up and worst-proxy scores of ``part`` of an item under ``w`` (decoder costs negated).
 
     Parameters
@@ -113,6 +141,16 @@ def segmentation_part_scores(model, w, X, part: Part, labels) -> PartScores:
     part : Part
     labels : list
         The item's labels (those inside the part constrain it).
+    runner_up : {"count", "any"}
+        ``"count"`` (default): the cheapest segmentation with one change more or
+        fewer than the best (what a region label decides); ``"any"``: the
+        unrestricted second best (usually the best with a change shifted by a sample).
+    warm : bool
+        With ``runner_up="count"``: follow each part's best segmentation by local
+        moves between exact decodes (:class:`~core.active.warm_segmenter.WarmSegmenter`,
+        shared by every caller, keyed by the identity of ``X``), so scoring a pool
+        after a small parameter step costs ``O(T q)`` per part instead of a decode.
+        ``False``: always decode exactly.
 
     Notes
     -----
@@ -120,7 +158,8 @@ def segmentation_part_scores(model, w, X, part: Part, labels) -> PartScores:
     the part). The worst proxy is the worse of "one segment" and "every
     sample a segment", within a factor 2 of the true worst cost.
     """
-    from ..decoders.segmentation import segment_second_best
+    if runner_up not in ("count", "any"):
+        raise ParameterError(f"runner_up: expected 'count' or 'any', got {runner_up!r}")
     if part.stop > X.shape[0]:
         raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}) ends after the item's "
                              f"{X.shape[0]} samples")
@@ -128,8 +167,20 @@ def segmentation_part_scores(model, w, X, part: Part, labels) -> PartScores:
     T = Xp.shape[0]
     metric, pen = model.decoder_metric(w, X.shape[0])
     cons = model.constraints(shift_labels(labels, part), T)
-    best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)
-    Z = Xp * metric if metric.ndim == 1 else Xp @ metric.T
+    if runner_up == "count":
+        Z = _transformed(Xp, metric)
+        if warm:
+            best, r = _WARM.best_and_runner_up((id(X), part.start, part.stop), X, Z, pen, min_size=model.min_size,
+                                               constraints=cons, drift_metric=metric)
+        else:
+            from ..decoders.segmentation import segment_penalized
+            best = segment_penalized(Z, pen, min_size=model.min_size, constraints=cons)
+            r = count_runner_up(Z, best.segmentation, pen, min_size=model.min_size, constraints=cons)
+        second = None if r.segmentation is None else SimpleNamespace(cost=best.cost + max(r.delta, 0.0))
+    else:
+        from ..decoders.segmentation import segment_second_best
+        best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)
+        Z = _transformed(Xp, metric)
     one_segment = float(((Z - Z.mean(axis=0)) ** 2).sum()) + pen
     worst_cost = max(one_segment, pen * (T // model.min_size), best.cost)
     return PartScores(best=-best.cost, second=None if second is None else -second.cost, worst=-worst_cost,

@@ -4,7 +4,8 @@ from hypothesis import given, settings, strategies as st
 
 from core.active.loop import ActiveSession, PartPool
 from core.active.parts import Part, make_parts
-from core.active.segmentation_task import SegmentationTask, region_error, shift_labels
+from core.active.segmentation_task import SegmentationTask, region_error, segmentation_part_scores, shift_labels
+from core.active.uncertainty import uncertainty_from_scores
 from core.decoders.brute import brute_second_best
 from core.exceptions import InfeasibleLabelsError, ParameterError
 from core.models.segmentation import SegmentationModel
@@ -21,7 +22,7 @@ def _task(Xs, w=None):
 
 @settings(max_examples=12)
 @given(data=st.data(), T=st.integers(3, 7), p=st.integers(1, 2))
-def test_part_scores_match_the_brute_force_oracle(data, T, p):
+def test_part_scores_with_the_unrestricted_runner_up_match_the_brute_force_oracle(data, T, p):
     seed = data.draw(st.integers(0, 10_000))
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(T + 3, p))
@@ -33,7 +34,8 @@ def test_part_scores_match_the_brute_force_oracle(data, T, p):
     labels = []
     if data.draw(st.booleans()):
         labels.append(RegionLabel(item_id="i0", start=start, stop=start + 2, kind="0"))
-    scores = task.part_scores(X, part, labels)
+    scores = segmentation_part_scores(task.model, task.w_, X, part, labels, runner_up="any")
+    assert task.part_scores(X, part, labels).best == pytest.approx(scores.best, rel=1e-9, abs=1e-9)
     metric, pen = task.model.decoder_metric(w)
     cons = task.model.constraints(shift_labels(labels, part), T)
     rows = brute_second_best(X[start:start + T], pen, metric=metric, constraints=cons)
@@ -146,3 +148,49 @@ def test_part_scores_are_cached_until_w_or_the_part_labels_change():
     from core.active.uncertainty import uncertainty_from_scores
     assert uncertainty_from_scores(rescaled, "best-vs-2nd") == pytest.approx(
         uncertainty_from_scores(first, "best-vs-2nd"))
+
+
+def _zigzag_parts(n=300, n_parts=3):
+    """Three parts of one item: flat, a clear change, a change worth just more than its price.
+
+    The noise is a deterministic zig-zag (±1), so no stretch of it looks like a change.
+    """
+    model = SegmentationModel(metric="diagonal")
+    zig = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    X = np.tile(zig, n_parts)[:, None].copy()
+    model.fit_scales([X])
+    w = model.default_w([X])
+    metric, pen = model.decoder_metric(w, X.shape[0])
+    # splitting n samples in halves at a jump d drops the scatter by (n / 4) (metric d)^2
+    d_ambiguous = np.sqrt(1.05 * pen / (n / 4)) / metric[0]
+    X[n + n // 2:2 * n, 0] += 1.0   # part 1: a change worth 5.5 prices, located to a few samples only
+    X[2 * n + n // 2:, 0] += d_ambiguous   # part 2: a change worth 1.05 prices
+    parts = [Part("a", k * n, (k + 1) * n, "window") for k in range(n_parts)]
+    return model, w, X, parts
+
+
+def test_best_vs_2nd_calls_a_clear_change_confident_and_an_ambiguous_one_uncertain():
+    model, w, X, parts = _zigzag_parts()
+    q = [uncertainty_from_scores(segmentation_part_scores(model, w, X, p, []), "best-vs-2nd") for p in parts]
+    flat, clear, ambiguous = q
+    assert ambiguous > 0.9            # 5 % of a change's price decides it
+    assert clear < 0.5 and flat < 0.5  # the closest call is a spurious change worth ~nothing
+    assert np.argsort(q)[-1] == 2
+    # the unrestricted runner-up (the clear change moved by one sample) calls the clear part as
+    # uncertain as the ambiguous one: the defect the count runner-up fixes
+    old = uncertainty_from_scores(segmentation_part_scores(model, w, X, parts[1], [], runner_up="any"),
+                                  "best-vs-2nd")
+    assert old > 0.8
+
+
+def test_labels_inside_a_part_decide_its_runner_up():
+    model, w, X, parts = _zigzag_parts()
+    amb = parts[2]
+    mid = amb.start + (amb.stop - amb.start) // 2
+    # "exactly one change" around the ambiguous change: removing it breaks the label, adding one too
+    labels = [RegionLabel(item_id="a", start=mid - 20, stop=mid + 20, kind="1")]
+    free = segmentation_part_scores(model, w, X, amb, [], warm=False)
+    held = segmentation_part_scores(model, w, X, amb, labels, warm=False)
+    assert held.best == pytest.approx(free.best)
+    assert (held.best - held.second) / held.scale > 0.5  # the close call is gone, the next one is far
+    assert (free.best - free.second) / free.scale < 0.1

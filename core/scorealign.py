@@ -398,6 +398,14 @@ class ScoreAligner:
         disables refinement).
     runner_up : bool, default True
         Also decode the runner-up and the margin.
+    count_runs : bool, default True
+        Runs of repeated notes (consecutive events with the same pitches)
+        are placed on the strikes of their pitches counted in order, when
+        the decoded run shows a miscount (see :mod:`core.scorealign_runs`).
+    rolled_chord_s : float, default 1.0
+        A chord whose decoded span is longer than this (s) may be rolled:
+        its notes are searched over the whole span (up to 4 s) and the event
+        placed at their median (0 disables).
     prior_shape : {"robust", "quadratic"}, default "robust"
         ``"robust"``: the cost of an event's duration grows with the square
         of its log ratio to the expected one, only linearly beyond twice as
@@ -422,7 +430,7 @@ class ScoreAligner:
 
     def __init__(self, coarse=4, onset_weight=0.5, onset_decay_s=0.1, silence_db=40.0, prior_weight=5.0,
                  prior_span=4.0, refine_frames=12, runner_up=True, n_iter=3, ridge=0.01, onset_bonus=10.0,
-                 prior_shape="robust"):
+                 prior_shape="robust", count_runs=True, rolled_chord_s=1.0):
         self.coarse = coarse
         self.onset_weight = onset_weight
         self.onset_decay_s = onset_decay_s
@@ -435,12 +443,15 @@ class ScoreAligner:
         self.ridge = ridge
         self.onset_bonus = onset_bonus
         self.prior_shape = prior_shape
+        self.count_runs = count_runs
+        self.rolled_chord_s = rolled_chord_s
 
     # ---------------------------------------------------------- parameters
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("coarse", "onset_weight", "onset_decay_s", "silence_db",
                                               "prior_weight", "prior_span", "refine_frames", "runner_up",
-                                              "n_iter", "ridge", "onset_bonus", "prior_shape")}
+                                              "n_iter", "ridge", "onset_bonus", "prior_shape", "count_runs",
+                                              "rolled_chord_s")}
 
     def _check_params(self):
         _positive("coarse", self.coarse, integer=True)
@@ -459,6 +470,9 @@ class ScoreAligner:
             raise ParameterError(f"prior_shape: expected 'robust' or 'quadratic', got {self.prior_shape!r}")
         if not isinstance(self.runner_up, (bool, np.bool_)):
             raise ParameterError(f"runner_up: expected True or False, got {self.runner_up!r}")
+        if not isinstance(self.count_runs, (bool, np.bool_)):
+            raise ParameterError(f"count_runs: expected True or False, got {self.count_runs!r}")
+        _positive("rolled_chord_s", self.rolled_chord_s, allow_zero=True)
 
     def _initial_W(self) -> np.ndarray:
         W = np.zeros((_N_FEATURES, 12))
@@ -606,6 +620,8 @@ class ScoreAligner:
             res = align(S, constraints=cons)
         if not (float(self.prior_weight) > 0 and self.prior_shape == "robust"):
             onsets = res.alignment.onsets
+        if self.count_runs and feats.flux_bands is not None:
+            onsets = self._fix_runs(feats, score, onsets, cons)
         runner, margin = None, float("inf")
         if runner_up:
             # the runner-up of the plain score within a band around the best alignment
@@ -624,6 +640,39 @@ class ScoreAligner:
                 runner = second.alignment.onsets
                 margin = max(float(best.score - second.score), 0.0)
         return onsets, runner, margin
+
+    def _fix_runs(self, feats, score, onsets, cons):
+        from .scorealign_runs import place_run, repeated_runs
+        T = feats.n_frames
+        E2 = onsets.shape[0]
+        E = E2 - 2
+        k = feats.coarse
+        Fb = feats.flux_bands
+        first = np.searchsorted(score.note_event, np.arange(E + 1), side="left")
+        sets = [frozenset(int(p) for p in score.pitches[first[e]:first[e + 1]]) for e in range(E)]
+        onsets = onsets.copy()
+        for r0, r1 in repeated_runs(sets):
+            s0, s1 = r0 + 1, r1 + 1
+            if cons is not None and (np.any(cons.onset_min[s0 - 1:s1 + 2] > 0)
+                                     or np.any(cons.onset_max[s0 - 1:s1 + 2] < T - 1)):
+                continue
+            lo, hi = int(onsets[s0 - 1]), int(onsets[s1 + 1])
+            pitches = np.array(sorted(sets[r0]))
+            a, b = max(lo - 2, 0) * k, min(hi * k, Fb.shape[0])
+            if b - a < 3:
+                continue
+            c = _pool(_note_onset_curves(Fb, pitches, a, b), k, how="sum").sum(axis=1)
+            curve = np.zeros(T)
+            a_f = max(lo - 2, 0)
+            curve[a_f:a_f + c.shape[0]] = c[:T - a_f]
+            skip = r0 > 0 and bool(sets[r0 - 1] & sets[r0])
+            if r1 + 1 < E and sets[r1 + 1] & sets[r0]:
+                continue  # the next event's own strike of these pitches would blur the count
+            placed = place_run(curve, r1 - r0 + 1, lo if r0 > 0 else 0, hi, skip_first=skip,
+                               decoded=onsets[s0:s1 + 1])
+            if placed is not None and placed[0] > onsets[s0 - 1] and placed[-1] < hi:
+                onsets[s0:s1 + 1] = placed
+        return onsets
 
     def _decode_robust(self, S, gain, d, frame_rate, cons):
         """Onsets of the E + 2 states under the asymmetric, robust duration prior (see :mod:`core.scorealign_dp`).
@@ -691,13 +740,23 @@ class ScoreAligner:
         centre = onsets.astype(np.int64) * k
         times = coarse_t.copy()
         first = np.searchsorted(score.note_event, np.arange(E + 1), side="left")
+
+        def pitches_n(e):
+            return np.unique(score.pitches[first[e]:first[e + 1]]).shape[0]
         for e in range(E):
             c = int(centre[e])
             a, b = c - half, c + half + 1
             if e > 0:
                 a = max(a, (c + int(centre[e - 1])) // 2 + 1)
+            rolled = False
             if e + 1 < E:
                 b = min(b, (c + int(centre[e + 1])) // 2 + 1)
+                b_norm = min(b, Tf - 1)
+                long_s = float(self.rolled_chord_s)
+                if long_s > 0 and (int(centre[e + 1]) - c) * hop / sr > long_s and pitches_n(e) > 1:
+                    # a long chord may be rolled: its notes are searched over its whole span
+                    b = max(b, min(int(centre[e + 1]) - 2 * k, c + int(_LONGEST_EVENT_S * sr / hop)))
+                    rolled = True
             else:  # nothing follows the final chord: it may be rolled slowly
                 b = max(b, c + int(_FINAL_ROLL_S * sr / hop))
             a, b = max(a, 1), min(b, Tf - 1)
@@ -711,6 +770,19 @@ class ScoreAligner:
             if top <= 0:
                 continue
             keep = np.flatnonzero(heights >= _NOTE_FLOOR * top)
+            if rolled:
+                # a note struck near the decoded onset keeps that strike; one struck later (rolled) is
+                # timed at its first strong rise in the span (later rises may be other notes' partials)
+                n_norm = max(b_norm - a, 1)
+                for i in keep:
+                    col = curves[:, i]
+                    near = int(np.argmax(col[:n_norm]))
+                    if col[near] >= 0.5 * heights[i]:
+                        peaks[i] = near
+                        continue
+                    peaks[i] = int(np.flatnonzero(col >= 0.5 * heights[i])[0])
+                    while peaks[i] + 1 < col.shape[0] and col[peaks[i] + 1] > col[peaks[i]]:
+                        peaks[i] += 1
             at = np.array([_peak_position(curves[:, i], peaks[i]) for i in keep])
             times[e] = (a + float(np.median(at)) - 0.5) * hop / sr
         return times

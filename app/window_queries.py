@@ -27,6 +27,10 @@ class ActiveQueriesMixin:
             return
         engine = self.engine
         strategy = self.active_panel.current_strategy()
+        if then_follow:
+            # a later refresh (e.g. the one deferred to the first prediction) supersedes this one in the
+            # "queries" lane: it must still take the user to the question they asked for
+            self._follow_queries = True
 
         def work(cancel, progress):
             qs = engine.next_queries(10, strategy=strategy, cancel=cancel)
@@ -39,7 +43,8 @@ class ActiveQueriesMixin:
             self.active_panel.set_curve(curve)
             self.active_panel.set_stopping(signal)
             self._show_item_queries()
-            if then_follow:
+            if getattr(self, "_follow_queries", False):
+                self._follow_queries = False
                 if queries:
                     self.follow_query(self._first_query_like_current(queries))
                 else:

@@ -1,18 +1,24 @@
 """Segmentation of aCGH profiles, audio and series: the engine's change-point task.
 
-Features: for aCGH the raw logratio with its local Hermite moments (thesis
-§4.4.2, five orders over a 5-probe window), for audio and series the item's
-feature frames. The model is a :class:`~core.models.segmentation.SegmentationModel`
-with a learned diagonal metric and penalty; interactive updates are averaged
-perceptron steps (Lou Alg. 1.2), full fits a warm-started SSVM on every
-labelled item.
+Features: for aCGH the logratio in noise units and its point-wise Hermite
+functions (thesis §4.4.2; the inputs of the aCGH recipe,
+:func:`~core.learners.cgh_recipe.fit_cgh_recipe`), for audio and series the
+item's feature frames. The model is a
+:class:`~core.models.segmentation.SegmentationModel` with a learned diagonal
+metric and penalty; interactive updates are averaged perceptron steps (Lou
+Alg. 1.2). A full retrain fits a warm-started SSVM on every labelled item;
+for aCGH, once enough chromosomes are labelled, it fits the recipe instead:
+the metric plus a per-platform law giving each chromosome its own penalty
+from its length, noise and change-count thresholds, which the redraws then use.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
+import json
+import math
 import warnings
+
+import numpy as np
 
 # the decoders package is imported here, while the engine's task registry holds its lock: imported
 # lazily from two threads at once (a worker's first prediction, the GUI thread's first label check)
@@ -24,7 +30,9 @@ from ..learners.ssvm import SSVM
 from ..active.parts import make_parts
 from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import ParameterError
+from ..features.cgh import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
+from ..learners.cgh_recipe import CghSegmenter
 from ..models.segmentation import SegmentationModel
 from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel
@@ -33,6 +41,10 @@ __all__ = ["SegmentationTask", "cgh_features"]
 
 #: parts longer than this many samples are cut into windows for active learning
 PART_WINDOW = {"cgh": None, "audio": 1000, "series": 2000}
+#: labelled aCGH chromosomes from which a full retrain fits the per-platform penalty laws
+RECIPE_MIN_ITEMS = 8
+#: names the aCGH input matrix, so a model saved for other inputs is not reused on these
+CGH_INPUTS = "logratio+pointwise-hermite/1"
 
 
 def cgh_features(logratio: np.ndarray) -> np.ndarray:
@@ -52,13 +64,18 @@ class SegmentationTask(EngineTask):
 
     def __init__(self, engine, kind: str):
         super().__init__(engine, kind)
-        self.model = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="completion")
+        # aCGH segments shorter than 3 probes are noise far more often than biology (the recipe's setting)
+        self.model = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="completion",
+                                       min_size=3 if kind == "cgh" else 1)
         self._learner = None
+        #: the fitted aCGH recipe whose penalty laws give each chromosome its penalty (None before)
+        self.recipe = None
+        self._offsets: dict = {}
 
     # --------------------------------------------------------------- features
     def _compute_features(self, data) -> np.ndarray:
         if self.kind == "cgh":
-            return cgh_features(data.sequence.values[:, 0])
+            return pointwise_hermite_features(data.sequence.values[:, 0])
         return np.array(data.sequence.values, dtype=np.float64)
 
     # ------------------------------------------------------------ model state
@@ -91,15 +108,33 @@ class SegmentationTask(EngineTask):
         B[0] = 1.0
         return self.model.join_w(B, 1.0 / p)
 
+    def _params(self) -> dict:
+        params = super()._params()
+        if self.kind == "cgh":
+            params["inputs"] = CGH_INPUTS
+        return params
+
     def _state_arrays(self) -> dict:
-        return dict(self.model.get_state(), w=self._learner.w_)
+        arrays = dict(self.model.get_state(), w=self._learner.w_)
+        if self.recipe is not None:
+            # the laws' own parameters: their change-count thresholds are measured under the fitted w
+            arrays["recipe"] = np.array(json.dumps(self.recipe.to_dict()))
+            arrays["recipe_w"] = np.asarray(self.recipe.w_, dtype=np.float64)
+        return arrays
 
     def _restore_arrays(self, arrays: dict, params: dict) -> None:
         if params.get("task") != self.key:
             raise ParameterError("model for another task")
+        if self.kind == "cgh" and params.get("inputs") != CGH_INPUTS:
+            raise ParameterError(f"model for other aCGH inputs ({params.get('inputs')!r}, not {CGH_INPUTS!r})")
         w = np.asarray(arrays["w"], dtype=np.float64)
         self.model.set_state(arrays, n_features=np.asarray(arrays["feature_scale"]).shape[0])
+        recipe = None
+        if "recipe" in arrays:
+            recipe = CghSegmenter.from_dict(self.model, np.asarray(arrays["recipe_w"], dtype=np.float64),
+                                            json.loads(str(arrays["recipe"])))
         self._learner._start(self.model.check_w(w))
+        self.recipe, self._offsets = recipe, {}
 
     @property
     def w(self) -> np.ndarray:
@@ -141,11 +176,17 @@ class SegmentationTask(EngineTask):
             return self._commit_model("perceptron")
 
     def fit(self, *, cancel=None, progress=None) -> str:
-        """A warm-started SSVM on every labelled item; the perceptron then continues from its solution."""
+        """A full fit on every labelled item; the perceptron then continues from its solution.
+
+        aCGH with at least :data:`RECIPE_MIN_ITEMS` labelled chromosomes: the
+        recipe (metric + per-platform penalty laws); otherwise a warm-started SSVM.
+        """
         learner = self.ensure_model()
         ids = [i for i in self.item_ids() if self.labels_of(i)]
         if not ids:
             return self.model_id
+        if self.kind == "cgh" and len(ids) >= RECIPE_MIN_ITEMS:
+            return self._fit_recipe(ids, cancel, progress)
         Xs = [self.features(i) for i in ids]
         labels = [self.labels_of(i) for i in ids]
         check_cancel(cancel)
@@ -159,7 +200,55 @@ class SegmentationTask(EngineTask):
         check_cancel(cancel)
         with self._lock:
             learner._start(ssvm.w_)
+            self.recipe, self._offsets = None, {}
             return self._commit_model("ssvm")
+
+    def _fit_recipe(self, ids, cancel, progress) -> str:
+        """Fit the aCGH recipe on the labelled chromosomes and adopt its units, metric and laws."""
+        seqs = [self.engine.data(i).sequence for i in ids]
+        labels = [self.labels_of(i) for i in ids]
+        profiles = [str((s.meta or {}).get("profile_id") or i) for s, i in zip(seqs, ids)]
+        # the laws' cross-validation keeps a profile's chromosomes together when there are enough profiles
+        groups = profiles if len(set(profiles)) >= 4 else list(ids)
+        check_cancel(cancel)
+
+        def on_pass(learner, iteration):
+            check_cancel(cancel)
+            if progress is not None:
+                progress(int(iteration) + 1, int(learner.max_iter) + 1, f"metric pass {int(iteration) + 1}")
+
+        recipe = CghSegmenter(min_size=self.model.min_size, callback=on_pass)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            recipe.fit(seqs, labels, groups=groups)
+        recipe.callback = None
+        check_cancel(cancel)
+        if progress is not None:
+            progress(1, 1, "penalty laws fitted")
+        with self._lock:
+            self.model.set_state(recipe.model_.get_state(), n_features=self.model._p())
+            self._learner._start(recipe.w_)
+            self.recipe, self._offsets = recipe, {}
+            return self._commit_model("cgh-recipe")
+
+    def item_w(self, item_id: str, w: np.ndarray) -> np.ndarray:
+        """Parameters for one item: ``w`` with the recipe's penalty offset of the item (``w`` without a recipe).
+
+        The offset comes from the item's platform law (its length, noise and
+        change-count thresholds under the recipe's fitted metric); it is computed once
+        per fitted recipe, while perceptron steps between two retrains move ``w``.
+        """
+        recipe = self.recipe
+        if recipe is None:
+            return w
+        delta = self._offsets.get(item_id)
+        if delta is None:
+            delta = float(recipe.offset(self.engine.data(item_id).sequence))
+            grid = np.asarray(recipe.law_for(self.engine.data(item_id).sequence).offsets, dtype=np.float64)
+            delta = float(np.clip(delta, grid.min(), grid.max())) if math.isfinite(delta) else 0.0
+            self._offsets[item_id] = delta
+        B, pen = self.model.split_w(w)
+        return self.model.join_w(B, pen * math.exp(delta))
 
     # ------------------------------------------------------------- prediction
     def predict(self, item_id: str, *, cancel=None) -> Prediction:
@@ -169,6 +258,7 @@ class SegmentationTask(EngineTask):
         with self._lock:
             w = learner.w_.copy()
             model_id = self.model_id
+        w = self.item_w(item_id, w)
         cons = self.model.constraints(labels, X.shape[0])
         check_cancel(cancel)
         (best, s_best), runner = self._second_best(X, w, cons)
@@ -206,7 +296,7 @@ class SegmentationTask(EngineTask):
 
     def part_scores(self, part) -> PartScores:
         """Best, runner-up and worst-proxy scores of a part (see ``segmentation_part_scores``)."""
-        w = self.ensure_model().w_
+        w = self.item_w(part.item_id, self.ensure_model().w_)
         return segmentation_part_scores(self.model, w, self.features(part.item_id), part,
                                         self.labels_of(part.item_id))
 

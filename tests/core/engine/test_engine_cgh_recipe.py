@@ -1,0 +1,110 @@
+"""A full retrain on enough labelled aCGH chromosomes fits the recipe (metric + per-platform penalty laws)."""
+
+import numpy as np
+import pytest
+
+from core.engine import Engine
+from core.exceptions import ParameterError
+from core.tasks import segmentation as segtask
+from core.types import RegionKind, RegionLabel
+
+
+def _write(path, n_profiles=4, chroms=("1", "2", "3"), T=240, seed=3):
+    """Profiles with one amplified block per chromosome; the noise differs from profile to profile."""
+    rng = np.random.default_rng(seed)
+    rows = ["profile.id,chromosome,position,logratio"]
+    truth = {}
+    for prof in range(1, n_profiles + 1):
+        sigma = 0.1 + 0.05 * prof
+        for chrom in chroms:
+            a, b = sorted(rng.choice(np.arange(40, T - 40), 2, replace=False))
+            while b - a < 20:
+                a, b = sorted(rng.choice(np.arange(40, T - 40), 2, replace=False))
+            mu = np.zeros(T)
+            mu[a:b] = 1.0
+            x = mu + sigma * rng.standard_normal(T)
+            truth[f"{prof}:{chrom}"] = (int(a), int(b))
+            rows += [f"{prof},{chrom},{1000 + 700 * i},{x[i]:.5f}" for i in range(T)]
+    path.write_text("\n".join(rows) + "\n")
+    return truth
+
+
+def _true_labels(item_id, a, b, T=240):
+    """The expert's regions of one chromosome: no change before/inside/after the block, one at each end."""
+    return [RegionLabel(item_id=item_id, start=0, stop=a - 5, kind=RegionKind.ZERO),
+            RegionLabel(item_id=item_id, start=a - 5, stop=a + 5, kind=RegionKind.ONE),
+            RegionLabel(item_id=item_id, start=a + 5, stop=b - 5, kind=RegionKind.ZERO),
+            RegionLabel(item_id=item_id, start=b - 5, stop=b + 5, kind=RegionKind.ONE),
+            RegionLabel(item_id=item_id, start=b + 5, stop=T, kind=RegionKind.ZERO)]
+
+
+@pytest.fixture
+def labelled(tmp_path):
+    truth = _write(tmp_path / "profiles.csv")
+    eng = Engine.create(tmp_path / "p.marginalia")
+    eng.import_files([tmp_path / "profiles.csv"])
+    ids = {i.name: i.id for i in eng.items()}
+    train = sorted(ids)[:segtask.RECIPE_MIN_ITEMS]
+    eng.add_labels([lab for n in train for lab in _true_labels(ids[n], *truth[n])])
+    yield eng, ids, truth, train
+    eng.close()
+
+
+def _task(eng, item_id):
+    return eng._tasks.get(eng.session.item(item_id))
+
+
+def test_retrain_fits_the_recipe_and_finds_the_held_out_changes(labelled):
+    eng, ids, truth, train = labelled
+    model_id = eng.retrain()
+    rec = [m for m in eng.session.models("segmentation") if m.id == model_id][0]
+    assert rec.params["trained_by"] == "cgh-recipe"
+    task = _task(eng, ids[train[0]])
+    assert task.recipe is not None
+    for name in sorted(set(ids) - set(train)):
+        pred = eng.predict(ids[name])
+        a, b = truth[name]
+        assert len(pred.structure.breakpoints) == 2
+        assert np.abs(pred.structure.breakpoints - np.array([a, b])).max() <= 2
+        # the item's parameters are w with its own penalty offset
+        w_item = task.item_w(ids[name], task.w)
+        assert task.model.split_w(w_item)[1] == pytest.approx(
+            task.model.split_w(task.w)[1] * np.exp(task._offsets[ids[name]]))
+
+
+def test_fewer_labelled_chromosomes_keep_the_plain_ssvm(labelled, tmp_path):
+    eng, ids, truth, train = labelled
+    for lab in eng.labels(ids[train[-1]]):
+        eng.delete_label(lab.id)
+    model_id = eng.retrain()
+    rec = [m for m in eng.session.models("segmentation") if m.id == model_id][0]
+    assert rec.params["trained_by"] == "ssvm"
+    assert _task(eng, ids[train[0]]).recipe is None
+
+
+def test_the_recipe_survives_reopening(labelled):
+    eng, ids, truth, train = labelled
+    eng.retrain()
+    held_out = sorted(set(ids) - set(train))
+    before = {n: eng.predict(ids[n]).structure.breakpoints.tolist() for n in held_out}
+    offsets = dict(_task(eng, ids[train[0]])._offsets)
+    path = eng.path
+    eng.close()
+    again = Engine.open(path)
+    try:
+        after = {n: again.predict(ids[n]).structure.breakpoints.tolist() for n in held_out}
+        assert after == before
+        task = _task(again, ids[train[0]])
+        assert task.recipe is not None
+        assert task._offsets == pytest.approx(offsets)
+    finally:
+        again.close()
+    labelled[0].session = again.session
+
+
+def test_a_model_saved_for_other_inputs_is_not_reused(labelled):
+    eng, ids, truth, train = labelled
+    task = _task(eng, ids[train[0]])
+    task.ensure_model()
+    with pytest.raises(ParameterError, match="other aCGH inputs"):
+        task._restore_arrays(task._state_arrays(), {"task": task.key, "format": 1})

@@ -71,7 +71,7 @@ _N_FEATURES = len(_FEATURE_NAMES)
 _CHROMA_GAMMA = 100.0  # log(1 + γ power / peak power): chroma compression
 _PRIOR_SMOOTHING_S = 0.1  # duration errors of events shorter than this are judged in absolute terms
 _PRIOR_LONG_KNEE = math.log(2.0)  # beyond twice the expected duration the prior grows only linearly in log
-_LONGEST_EVENT_S = 4.0  # a music event may always last this long (fermata, rolled chord)
+_LONGEST_EVENT_S = 7.0  # a music event may always last this long (fermata, rolled chord): twice the longest on p01-p03
 _FINAL_ROLL_S = 2.0  # the notes of the final chord are searched this long after its decoded onset
 
 

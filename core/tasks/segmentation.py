@@ -166,13 +166,26 @@ class SegmentationTask(EngineTask):
 
     # --------------------------------------------------------------- learning
     def update(self, item_id: str, *, cancel=None) -> str:
-        """One passive-aggressive perceptron step on the item's labels (no-op when the model already obeys them)."""
+        """One passive-aggressive perceptron step on the item's labels (no-op when the model already obeys them).
+
+        With a fitted aCGH recipe the step is taken as the item sees the model (its
+        penalty scaled by its law's offset), so a chromosome whose redraw already
+        obeys its labels does not move the shared parameters.
+        """
         learner = self.ensure_model()
         labels = self.labels_of(item_id)
         with self._lock:
             check_cancel(cancel)
             if labels:
-                learner.partial_fit(self.features(item_id), labels)
+                factor = self._penalty_factor(item_id)
+                if factor == 1.0:
+                    learner.partial_fit(self.features(item_id), labels)
+                else:
+                    learner.model = _PenaltyScaledModel(self.model, factor)
+                    try:
+                        learner.partial_fit(self.features(item_id), labels)
+                    finally:
+                        learner.model = self.model
             return self._commit_model("perceptron")
 
     def fit(self, *, cancel=None, progress=None) -> str:
@@ -231,24 +244,32 @@ class SegmentationTask(EngineTask):
             self.recipe, self._offsets = recipe, {}
             return self._commit_model("cgh-recipe")
 
-    def item_w(self, item_id: str, w: np.ndarray) -> np.ndarray:
-        """Parameters for one item: ``w`` with the recipe's penalty offset of the item (``w`` without a recipe).
+    def _penalty_factor(self, item_id: str) -> float:
+        """``exp(offset)`` of the item's penalty under the fitted recipe (1 without one).
 
         The offset comes from the item's platform law (its length, noise and
-        change-count thresholds under the recipe's fitted metric); it is computed once
-        per fitted recipe, while perceptron steps between two retrains move ``w``.
+        change-count thresholds under the recipe's fitted metric); it is computed
+        once per fitted recipe, while perceptron steps between two retrains move ``w``.
         """
         recipe = self.recipe
         if recipe is None:
-            return w
+            return 1.0
         delta = self._offsets.get(item_id)
         if delta is None:
-            delta = float(recipe.offset(self.engine.data(item_id).sequence))
-            grid = np.asarray(recipe.law_for(self.engine.data(item_id).sequence).offsets, dtype=np.float64)
+            seq = self.engine.data(item_id).sequence
+            delta = float(recipe.offset(seq))
+            grid = np.asarray(recipe.law_for(seq).offsets, dtype=np.float64)
             delta = float(np.clip(delta, grid.min(), grid.max())) if math.isfinite(delta) else 0.0
             self._offsets[item_id] = delta
+        return math.exp(delta)
+
+    def item_w(self, item_id: str, w: np.ndarray) -> np.ndarray:
+        """Parameters for one item: ``w`` with its penalty times :meth:`_penalty_factor`."""
+        factor = self._penalty_factor(item_id)
+        if factor == 1.0:
+            return w
         B, pen = self.model.split_w(w)
-        return self.model.join_w(B, pen * math.exp(delta))
+        return self.model.join_w(B, pen * factor)
 
     # ------------------------------------------------------------- prediction
     def predict(self, item_id: str, *, cancel=None) -> Prediction:
@@ -299,6 +320,41 @@ class SegmentationTask(EngineTask):
         w = self.item_w(part.item_id, self.ensure_model().w_)
         return segmentation_part_scores(self.model, w, self.features(part.item_id), part,
                                         self.labels_of(part.item_id))
+
+
+class _PenaltyScaledModel:
+    """A segmentation model as one item sees it: its penalty multiplied by ``factor``.
+
+    The parameters stay the shared ones; the item decodes with the scaled
+    penalty, and its joint feature's penalty coordinate is scaled by the same
+    factor, so ``⟨w, φ⟩`` is the item's score and a learner's step in ``w``
+    is exact for that item. Everything else is the wrapped model's.
+    """
+
+    def __init__(self, model, factor: float):
+        self._model = model
+        self._factor = float(factor)
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def _item(self, w):
+        B, pen = self._model.split_w(w)
+        return self._model.join_w(B, pen * self._factor)
+
+    def decode(self, X, w, constraints=None):
+        return self._model.decode(X, self._item(w), constraints=constraints)
+
+    def make_target(self, X, y, w=None):
+        return self._model.make_target(X, y, None if w is None else self._item(w))
+
+    def loss_augmented_decode(self, X, target, w, **kwargs):
+        return self._model.loss_augmented_decode(X, target, self._item(w), **kwargs)
+
+    def joint_feature(self, X, y, **kwargs):
+        phi = np.array(self._model.joint_feature(X, y, **kwargs), dtype=np.float64)
+        phi[-1] *= self._factor
+        return phi
 
 
 def _progress_callback(progress):

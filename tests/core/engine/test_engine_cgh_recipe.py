@@ -108,3 +108,37 @@ def test_a_model_saved_for_other_inputs_is_not_reused(labelled):
     task.ensure_model()
     with pytest.raises(ParameterError, match="other aCGH inputs"):
         task._restore_arrays(task._state_arrays(), {"task": task.key, "format": 1})
+
+
+def test_the_item_view_of_the_model_scores_with_the_items_penalty(labelled):
+    eng, ids, truth, train = labelled
+    eng.retrain()
+    task = _task(eng, ids[train[0]])
+    name = sorted(set(ids) - set(train))[0]
+    X, w = task.features(ids[name]), task.w
+    factor = task._penalty_factor(ids[name])
+    view = segtask._PenaltyScaledModel(task.model, factor)
+    w_item = task.item_w(ids[name], w)
+    for y in (task.model.decode(X, w), task.model.decode(X, w_item), view.decode(X, w)):
+        assert float(w @ view.joint_feature(X, y)) == pytest.approx(float(w_item @ task.model.joint_feature(X, y)))
+    assert view.decode(X, w) == task.model.decode(X, w_item)
+
+
+def test_a_label_the_items_redraw_already_obeys_leaves_the_model_alone(labelled):
+    eng, ids, truth, train = labelled
+    eng.retrain()
+    name = sorted(set(ids) - set(train))[-1]           # the noisiest profile
+    task = _task(eng, ids[name])
+    X = task.features(ids[name])
+    # the shared penalty 20x lower and this item's offset 20x up: the item sees the fitted model, under
+    # which its two changes are right, while the shared parameters alone over-segment it
+    B, pen = task.model.split_w(task.w)
+    task._learner._start(task.model.join_w(B, pen / 20))
+    task._offsets[ids[name]] = float(np.log(20.0))
+    assert task.model.decode(X, task.w).n_segments > 3
+    a, b = truth[name]
+    assert set(eng.predict(ids[name]).structure.breakpoints.tolist()) <= set(range(a - 2, a + 3)) | set(range(b - 2, b + 3))
+    w_before = task.w.copy()
+    eng.add_labels(_true_labels(ids[name], a, b))
+    eng.update_model(ids[name])
+    np.testing.assert_allclose(task.w, w_before)

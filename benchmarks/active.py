@@ -282,6 +282,131 @@ def time_penalty_cycle(seqs, by_item, *, n_parts, n_labelled, repeat):
     return best_cycle, best_cpu, pre_wall, pre_cpu, len(parts), n_probes, len(data)
 
 
+# ------------------------------------------------- engine-path part scores
+
+
+def synthetic_project(n_items=25, n_probes=5000, seed=0):
+    """aCGH-like chromosomes: piecewise-constant logratio (0-4 changes, some focal) plus noise, with the
+    region labels an expert would give (0 changes between changes, exactly 1 around each)."""
+    from core.types import RegionLabel
+    rng = np.random.default_rng(seed)
+    xs, labels = [], []
+    for i in range(n_items):
+        cuts = np.sort(rng.choice(np.arange(100, n_probes - 100), rng.integers(0, 5), replace=False))
+        mu = np.zeros(n_probes)
+        for c in cuts:
+            mu[c:] += rng.choice([-1, 1]) * rng.uniform(0.1, 0.8)
+        if rng.random() < 0.3:  # a focal aberration of 5-30 probes
+            a = int(rng.integers(200, n_probes - 300))
+            mu[a:a + int(rng.integers(5, 30))] += rng.choice([-1, 1]) * 1.0
+        xs.append(mu + rng.normal(0, 0.25, n_probes))
+        ends = np.r_[0, np.flatnonzero(np.diff(mu) != 0) + 1, n_probes]
+        labs = []
+        for a, b in zip(ends[:-1], ends[1:]):
+            if b - a > 20:
+                labs.append(RegionLabel(item_id=f"c{i}", start=int(a) + 5, stop=int(b) - 5, kind="0"))
+        for c in ends[1:-1]:
+            labs.append(RegionLabel(item_id=f"c{i}", start=int(c) - 3, stop=int(c) + 3, kind="1"))
+        labels.append([lab for lab in labs if lab.start >= 0 and lab.stop <= n_probes and lab.stop - lab.start >= 2])
+    return xs, labels
+
+
+def time_engine_part_scores(*, n_items=25, n_probes=5000, n_steps=12, seed=0):
+    """The engine's part scorer (``segmentation_part_scores``, as ``core/tasks/segmentation.py`` calls it) on a
+    project of ``n_items`` chromosomes: after each averaged passive-aggressive perceptron step on one labelled
+    chromosome (the app's per-label update), the best-vs-2nd uncertainty of every chromosome, scored
+
+    * ``count`` + warm (default): count runner-up, bests followed by local moves between exact decodes;
+    * ``count`` exact: the same runner-up, every best decoded exactly;
+    * ``any``: the unrestricted second best (the scorer before this change).
+
+    Returns a dict of per-round CPU times (s), agreement of warm with exact, and uncertainty spreads."""
+    from core.active.parts import Part
+    from core.active.segmentation_task import segmentation_part_scores
+    from core.active.uncertainty import uncertainty_from_scores
+    from core.learners.perceptron import StructuredPerceptron
+    try:
+        from core.features.cgh import pointwise_hermite_features as feats
+    except ImportError:  # pragma: no cover - older engine
+        from core.tasks.segmentation import cgh_features as feats
+    xs, labels = synthetic_project(n_items, n_probes, seed)
+    Xs = [np.ascontiguousarray(feats(x)) for x in xs]
+    model = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="completion", min_size=3)
+    model.fit_scales(Xs)
+    B = np.zeros(Xs[0].shape[1])
+    B[0] = 1.0
+    learner = StructuredPerceptron(model, averaged=True, step="pa", C=1.0)
+    learner._start(model.join_w(B, 1.0 / len(B)))  # the engine's start: raw logratio, BIC-like penalty
+    parts = [Part(f"c{i}", 0, n_probes, "chromosome") for i in range(n_items)]
+
+    def score(mode):
+        w = learner.w_.copy()
+        c0 = time.process_time()
+        out = [segmentation_part_scores(model, w, X, p, [], runner_up="any" if mode == "any" else "count",
+                                        warm=mode == "warm") for X, p in zip(Xs, parts)]
+        return time.process_time() - c0, out
+
+    score("warm")  # compile, and the first exact decodes of every part (the pool's cold start)
+    cpu = {"warm": [], "exact": [], "any": []}
+    agree = []
+    q_diff = []
+    top_same = []
+    q_last = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for step in range(n_steps):
+            i = step % n_items
+            learner.partial_fit(Xs[i], labels[i])
+            res = {}
+            for mode in ("warm", "exact") + (("any",) if step % 4 == 0 else ()):
+                t, sc = score(mode)
+                cpu[mode].append(t)
+                res[mode] = sc
+            agree.append(np.mean([abs(a.best - b.best) <= 1e-9 * abs(b.best) for a, b in
+                                  zip(res["warm"], res["exact"])]))
+            qw = np.array([uncertainty_from_scores(s, "best-vs-2nd") for s in res["warm"]])
+            qe = np.array([uncertainty_from_scores(s, "best-vs-2nd") for s in res["exact"]])
+            q_diff.append(float(np.abs(qw - qe).max()))
+            top_same.append(bool(np.argmax(qw) == np.argmax(qe)))
+            q_last["count"] = qe
+            if "any" in res:
+                q_last["any"] = np.array([uncertainty_from_scores(s, "best-vs-2nd") for s in res["any"]])
+    return {"cpu": cpu, "agree": float(np.mean(agree)), "q_diff": float(np.max(q_diff)),
+            "top_same": float(np.mean(top_same)), "q_count": q_last["count"], "q_any": q_last["any"],
+            "n_items": n_items, "n_probes": n_probes, "n_steps": n_steps}
+
+
+def engine_scoring_rows(quick: bool) -> list:
+    load = os.getloadavg()
+    res = time_engine_part_scores(n_steps=6 if quick else 16)
+    cpu = {k: np.array(v) for k, v in res["cpu"].items()}
+    n, T = res["n_items"], res["n_probes"]
+    print(f"\nengine part scores after each perceptron step, {n} chromosomes x {T} probes, {res['n_steps']} steps "
+          f"(load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}), CPU per round:")
+    for k, name in (("warm", "count runner-up, warm (default)"), ("exact", "count runner-up, exact decodes"),
+                    ("any", "unrestricted second best (before)")):
+        print(f"  {name:<36} median {np.median(cpu[k]) * 1000:7.1f} ms, p90 {np.percentile(cpu[k], 90) * 1000:7.1f} ms")
+    print(f"  warm vs exact: same best cost on {res['agree']:.1%} of parts, max |Δq| {res['q_diff']:.3f}, same top "
+          f"query in {res['top_same']:.0%} of rounds")
+    for k in ("count", "any"):
+        q = res[f"q_{k}"]
+        print(f"  uncertainties ({k:>5}): min {q.min():.3f} median {np.median(q):.3f} max {q.max():.3f}, "
+              f"{np.mean(q > 0.99):.0%} of parts above 0.99")
+    ref_any = {"name": "unrestricted second best (before), median CPU", "value": float(np.median(cpu["any"]))}
+    return [
+        row(f"engine part scores after a label, {n} x {T} probes: median CPU (count runner-up, warm)",
+            float(np.median(cpu["warm"])), "s", 0.05, "lower", ref_any),
+        row(f"engine part scores after a label, {n} x {T} probes: p90 CPU (count runner-up, warm)",
+            float(np.percentile(cpu["warm"], 90)), "s", None, "lower",
+            {"name": "exact decodes, median CPU", "value": float(np.median(cpu["exact"]))}),
+        row("engine part scores: warm best == exact best (share of parts)", res["agree"], "fraction", None,
+            "higher", None),
+        row("engine part scores: share of parts with uncertainty > 0.99 (count runner-up)",
+            float(np.mean(res["q_count"] > 0.99)), "fraction", None, "lower",
+            {"name": "unrestricted second best (before)", "value": float(np.mean(res["q_any"] > 0.99))}),
+    ]
+
+
 # ---------------------------------------------------------------- stopping
 
 
@@ -345,7 +470,17 @@ def main(argv=None):
     ap.add_argument("--ssvm-every-seed", action="store_true",
                     help="metric model: fit the SSVM full-label reference on every seed (default: the first only)")
     ap.add_argument("--n-jobs", type=int, default=2, help="threads scoring the pool in the timed query cycle")
+    ap.add_argument("--scoring-only", action="store_true",
+                    help="only time the engine's part scorer on a synthetic 25 x 5,000-probe project")
     args = ap.parse_args(argv)
+    if args.scoring_only:
+        rows = engine_scoring_rows(args.quick)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "active_scoring.json").write_text(json.dumps(rows, indent=1))
+        for r in rows:
+            v = "-" if r["value"] is None else f"{r['value']:.4g}"
+            print(f"{r['case']:<100} {v:>10} {r['unit']:<10} {str(r['target']):>7} {r['meets_target']}")
+        return
     data_dir = pathlib.Path(args.data)
     seeds = list(range(2 if args.quick else args.seeds))
     strategies = [s for s in args.strategies.split(",") if s]

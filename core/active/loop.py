@@ -10,8 +10,9 @@ An :class:`ActiveSession` repeatedly
    item (Alg. 1.2 lines 8-11), and with ``learner="combined"`` a warm-started
    regularised (SSVM) fit every ``refit_every`` labelled parts and at
    :meth:`ActiveSession.finish`;
-4. records the average uncertainty of the remaining pool, the stopping
-   measure η (eq. 1.8) and a learning-curve row.
+4. records the average uncertainty of the remaining pool (and, with
+   ``stopping_set="pool"``, of every part of the pool), the stopping measure
+   η (eq. 1.8) and a learning-curve row.
 
 The session talks to the task (segmentation, alignment) through a small
 :class:`TaskAdapter` protocol, so it does not depend on how a model or a
@@ -32,9 +33,10 @@ from .parts import Part, parts_for_items
 from .stopping import StoppingCriterion, mean_uncertainty
 from .uncertainty import PartScores, check_n_jobs, check_strategy, pool_uncertainties, select_batch, _rng
 
-__all__ = ["TaskAdapter", "PartPool", "OracleError", "ActiveSession", "LEARNERS"]
+__all__ = ["TaskAdapter", "PartPool", "OracleError", "ActiveSession", "LEARNERS", "STOPPING_SETS"]
 
 LEARNERS = ("perceptron", "combined")
+STOPPING_SETS = ("unlabelled", "pool")
 
 
 class OracleError(MarginaliaError):
@@ -149,6 +151,14 @@ class ActiveSession:
         Passed to ``model.evaluate`` after every step for the learning curve.
     stopping : StoppingCriterion, optional
         Defaults to ``StoppingCriterion()``.
+    stopping_set : {"unlabelled", "pool"}
+        What the stopping criterion averages. ``"unlabelled"`` (Lou Alg. 1.2
+        line 12): the uncertainty of the parts still unlabelled; it also drifts
+        down because the most uncertain parts are the ones taken out.
+        ``"pool"`` (Vlachos 2008's fixed stopping set): the uncertainty of every
+        part of the pool, scored without its labels, so the average moves only
+        when the model does. Its strategy is the session's, or best-vs-2nd for
+        ``"random"``, whose draws say nothing about the model.
     suppress : {"overlap", "item", None}
         Redundancy suppression within a batch.
     perceptron_epochs : int
@@ -166,7 +176,8 @@ class ActiveSession:
     curve_ : list of dict
         One row per step: ``step``, ``n_parts_labelled``, ``fraction_parts``,
         ``fraction_size`` (share of the pool's indices), ``n_labels``,
-        ``mean_uncertainty``, ``eta``, ``stop``, ``update_s``, ``score_s``,
+        ``mean_uncertainty`` (of the unlabelled parts), ``mean_uncertainty_pool``
+        (of every part, None unless ``stopping_set="pool"``), ``eta``, ``stop``, ``update_s``, ``score_s``,
         ``elapsed_s`` and ``held_out_loss`` (None without a held-out set).
     stopping_ : StoppingCriterion
     """
@@ -174,7 +185,8 @@ class ActiveSession:
     def __init__(self, pool, model, oracle: Callable, *, strategy: str = "best-vs-2nd", batch_size: int = 1,
                  learner: str = "perceptron", refit_every: int = 10, held_out=None,
                  stopping: StoppingCriterion | None = None, suppress: str | None = "overlap",
-                 perceptron_epochs: int = 1, random_state=None, n_jobs: int = 1):
+                 perceptron_epochs: int = 1, random_state=None, n_jobs: int = 1,
+                 stopping_set: str = "unlabelled"):
         if isinstance(pool, Mapping):
             pool = PartPool.from_items(pool)
         if not isinstance(pool, PartPool):
@@ -192,7 +204,10 @@ class ActiveSession:
             raise ParameterError(f"learner: expected one of {LEARNERS}, got {learner!r}")
         if stopping is not None and not isinstance(stopping, StoppingCriterion):
             raise ParameterError(f"stopping: expected a StoppingCriterion, got {type(stopping).__name__}")
+        if stopping_set not in STOPPING_SETS:
+            raise ParameterError(f"stopping_set: expected one of {STOPPING_SETS}, got {stopping_set!r}")
         self.pool = pool
+        self.stopping_set = stopping_set
         self.model = model
         self.oracle = oracle
         self.strategy = check_strategy(strategy)
@@ -441,14 +456,16 @@ class ActiveSession:
 
     def _record(self, *, update_s: float, final: bool = False) -> dict:
         t0 = time.perf_counter()
-        if self._unlabelled:
-            q = self._pool_uncertainty()
-            mean_q = mean_uncertainty(q)
-            if not final:
-                self.stopping_.update(mean_q)
-        else:
-            mean_q = None
+        mean_q = mean_uncertainty(self._pool_uncertainty()) if self._unlabelled else None
         score_s = time.perf_counter() - t0
+        mean_pool = None
+        if self.stopping_set == "pool":
+            strategy = "best-vs-2nd" if self.strategy == "random" else self.strategy
+            mean_pool = mean_uncertainty(pool_uncertainties(self.pool.parts, _PoolScorer(self, unlabelled=True),
+                                                            strategy, n_jobs=self.n_jobs))
+        signal = mean_pool if self.stopping_set == "pool" else mean_q
+        if signal is not None and not final:
+            self.stopping_.update(signal)
         loss = None if self.held_out is None else float(self.model.evaluate(self.held_out))
         n_parts = len(self.pool.parts)
         row = {
@@ -458,6 +475,7 @@ class ActiveSession:
             "fraction_size": sum(p.size for p in self.labelled_parts_) / self._total_size,
             "n_labels": sum(len(v) for v in self.labels_.values()),
             "mean_uncertainty": mean_q,
+            "mean_uncertainty_pool": mean_pool,
             "eta": self.stopping_.eta_,
             "stop": bool(self.stopping_.fired_),
             "update_s": update_s,
@@ -473,9 +491,11 @@ class ActiveSession:
 class _PoolScorer:
     """Binds the session's items and labels to the adapter for :func:`pool_uncertainties`."""
 
-    def __init__(self, session: ActiveSession):
+    def __init__(self, session: ActiveSession, *, unlabelled: bool = False):
         self.session = session
+        self.unlabelled = unlabelled  # score as if no label had been given (the fixed stopping set)
 
     def part_scores(self, part: Part) -> PartScores:
         s = self.session
-        return s.model.part_scores(s.pool.items[part.item_id], part, s.labels_.get(part.item_id, []))
+        labels = [] if self.unlabelled else s.labels_.get(part.item_id, [])
+        return s.model.part_scores(s.pool.items[part.item_id], part, labels)

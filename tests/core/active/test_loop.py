@@ -208,3 +208,28 @@ def test_a_threaded_session_asks_the_same_queries_as_a_serial_one():
     assert runs[0] == runs[1]
     with pytest.raises(ParameterError, match="n_jobs"):
         ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), n_jobs=0)
+
+
+def test_the_fixed_stopping_set_moves_only_with_the_model():
+    items, truth, _ = _setup(n=10)
+    task = ToySegmentationTask([1.0, 0.0, 1.0])
+    session = ActiveSession(items, task, truth_oracle(truth), strategy="best-vs-2nd", random_state=0,
+                            stopping=StoppingCriterion(window=2, threshold=0.0), stopping_set="pool")
+    w_before = task.w_.copy()
+    session.run(max_steps=4)
+    assert np.array_equal(task.w_, w_before)  # this metric already explains every label: no update
+    pool = [r["mean_uncertainty_pool"] for r in session.curve_]
+    left = [r["mean_uncertainty"] for r in session.curve_]
+    assert max(pool) - min(pool) < 1e-12  # same model, same fixed set: the same average
+    assert left[-1] < left[0]  # while the unlabelled average drifts down as the most uncertain parts go
+    assert session.stopping_.fired_at_ == 3  # η = 0 as soon as a window is full
+
+
+def test_random_queries_still_get_a_model_based_stopping_signal_and_bad_sets_are_refused():
+    items, truth, _ = _setup(n=6)
+    session = ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), strategy="random",
+                            random_state=0, stopping_set="pool")
+    session.run(max_steps=2)
+    assert all(0 < r["mean_uncertainty_pool"] <= 1 for r in session.curve_)
+    with pytest.raises(ParameterError, match="stopping_set"):
+        ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), stopping_set="held-out")

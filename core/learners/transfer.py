@@ -101,7 +101,7 @@ class TransferSSVM:
             raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")
         return rho
 
-    def fit(self, Xs, Ys, datasets):
+    def fit(self, Xs, Ys, datasets, *, w_init=None):
         """Learn from items ``Xs, Ys`` where ``datasets[i]`` names the dataset of item ``i``. Returns self.
 
         Parameters
@@ -111,6 +111,11 @@ class TransferSSVM:
         Ys : list
             Targets (full structures or partial label lists).
         datasets : sequence of hashable, length len(Xs)
+        w_init : ndarray, shape (n_params,), optional
+            Parameters that complete partial targets. By default the model's
+            ``initial_w(Xs, Ys)`` (which also fits its units); when given, the
+            model's units are kept as they are (several fits on the same
+            units share one ``initial_w``, e.g. a grid of ``rho``).
         """
         rho = self._check_params()
         Xs, Ys = check_training_set(self.model, Xs, Ys, learner=type(self).__name__)
@@ -120,7 +125,7 @@ class TransferSSVM:
         keys = list(dict.fromkeys(datasets))
         didx = np.array([keys.index(k) for k in datasets])
         model = self.model
-        w0 = model.initial_w(Xs, Ys)
+        w0 = model.initial_w(Xs, Ys) if w_init is None else model.check_w(w_init, "w_init")
         targets = [model.make_target(X, Y, w0) for X, Y in zip(Xs, Ys)]
         phi_true = [model.joint_feature(X, tg) for X, tg in zip(Xs, targets)]
         rhos = coupling_strengths(rho, phi_true[0].shape[0], self.uncoupled)
@@ -216,12 +221,24 @@ def _line_search(U, k, delta, dl, g, C, rhos, nonneg) -> float:
         return 0.0
     D = U.shape[0]
     fin = np.isfinite(rhos)
-    diag = np.full(rhos.shape, C / D)                # ∂Θ_kj / ∂U_kj without the cone
-    diag[fin] += (1.0 - 1.0 / D) / (1.0 / C + rhos[fin])
-    curv = float(np.sum(diag * delta * delta))
+    a = 1.0 / C + rhos[fin]
+    slope = np.full(rhos.shape, C / D)               # ∂Θ_kj / ∂U_kj
+    if nonneg:
+        # on the current piece: 0 for a coordinate at the cone's face, else the free set's inverse diagonal
+        Theta = coupled_argmax(U, C, rhos, True)
+        m = np.count_nonzero(Theta > 0, axis=0)[fin]
+        b = rhos[fin] / D
+        slope[fin] = (1.0 + b / np.maximum(a - b * m, 1e-300)) / a
+        slope[Theta[k] <= 0] = 0.0
+    else:
+        slope[fin] += (1.0 - 1.0 / D) / a
+    curv = float(np.sum(slope * delta * delta))
     if curv <= 0:
-        return 0.0
-    gamma = min(1.0, g / curv)
+        if not nonneg:
+            return 0.0
+        gamma = 1.0
+    else:
+        gamma = min(1.0, g / curv)
     if not nonneg:
         return gamma
 
@@ -234,9 +251,10 @@ def _line_search(U, k, delta, dl, g, C, rhos, nonneg) -> float:
     tol = 1e-10 * (abs(g) + abs(dl) + 1e-300)
     if abs(h) <= tol or (gamma == 1.0 and h >= 0):
         return gamma
-    if deriv(1.0) >= 0:
+    h1 = h if gamma == 1.0 else deriv(1.0)
+    if h1 >= 0:
         return 1.0
-    lo, hi, hlo, hhi = 0.0, 1.0, g, deriv(1.0)
+    lo, hi, hlo, hhi = 0.0, 1.0, g, h1
     if h > 0:
         lo, hlo = gamma, h
     else:

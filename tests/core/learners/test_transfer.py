@@ -102,3 +102,12 @@ def test_one_dataset_is_plain_ssvm_for_any_coupling(monkeypatch):
         t = TransferSSVM(model, rho=rho, C=1.0, max_iter=15, random_state=3).fit(Xs, Ys, ["x"] * len(Xs))
         np.testing.assert_allclose(t.w_datasets_["x"], s.w_, rtol=1e-6, atol=1e-12)
         np.testing.assert_allclose(np.array(t.loss_curve_) / len(Xs), s.loss_curve_, rtol=1e-6)
+
+
+def test_uncoupled_penalty_stays_per_dataset_while_the_metric_is_shared(monkeypatch):
+    model, Xs, Ys, keys = cone_setup()
+    monkeypatch.setattr(model, "fit_scales", lambda Xs: model)
+    t = TransferSSVM(model, rho=np.inf, uncoupled=[-1], C=1.0, max_iter=10, random_state=0).fit(Xs, Ys, keys)
+    wa, wb = t.w_datasets_["a"], t.w_datasets_["b"]
+    np.testing.assert_allclose(wa[:-1], wb[:-1], rtol=1e-12)
+    assert abs(wa[-1] - wb[-1]) > 1e-3 * max(wa[-1], wb[-1])

@@ -25,8 +25,9 @@ forms:
       of event,audio_time_s for that pair)
 
 recipes (--task segmentation on aCGH files):
-  penalty-law learned metric (SSVM; --metric-learner) + a per-sequence penalty per array platform
-              (default)
+  penalty-law learned metric (SSVM; --metric-learner) + a per-sequence penalty per array platform,
+              then a learned rule per platform that drops changes with weak local evidence
+              (--no-prune skips it) (default)
   plain       one model with one penalty law; the learner, metric and features below apply (giving
               --learner, --metric or --features other than their defaults selects it)
 
@@ -80,6 +81,9 @@ def add_parser(sub, parents) -> None:
                         "TransferSSVM, or one by the partial-label SSVM (bridge loss)")
     p.add_argument("--rho", type=_non_negative_float, default=1.0,
                    help="penalty-law recipe with --metric-learner transfer: coupling of the platforms (default 1)")
+    p.add_argument("--no-prune", dest="prune", action="store_false",
+                   help="penalty-law recipe: keep every change of the penalty law (by default a rule learned per "
+                        "array platform drops the changes whose jump, in noise units, is too small)")
     p.add_argument("--min-size", type=_positive_int, default=3,
                    help="penalty-law recipe: minimal segment length in probes (default 3)")
     p.add_argument("--lam", type=_positive_float, default=1e-3,
@@ -272,7 +276,7 @@ def _train_cgh_recipe(args, train, labels) -> int:
     progress = make_progress(args, args.max_iter, "train", unit="passes")
     try:
         seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
-                           rho=args.rho, random_state=args.seed,
+                           rho=args.rho, prune=getattr(args, "prune", True), random_state=args.seed,
                            callback=lambda _learner, _it: progress.advance()).fit(train, Ys)
     finally:
         if progress.done < progress.total:  # converged early
@@ -280,14 +284,17 @@ def _train_cgh_recipe(args, train, labels) -> int:
         progress.close()
     prov = {"learner": "ssvm", "recipe": "penalty-law", "metric_learner": args.metric_learner,
             "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
-                               "rho": args.rho},
+                               "rho": args.rho, "prune": bool(getattr(args, "prune", True))},
             "trained_on": _file_digest(list(args.profiles) + list(args.annotations)),
             "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
                                        for y in Ys for lab in y]),
             "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys)),
             "penalty_law": seg.to_dict()}
     save_model(args.out, CliModel("segmentation", "cgh-pointwise", seg.model_, seg.w_, prov))
-    info(args, f"train: wrote {args.out} (penalty laws: {', '.join(sorted(seg.laws_))})")
+    pruned = ", ".join(f"{k}: {'keeps all' if p.tau_ is None else f'drops changes scoring < {p.tau_:g}'}"
+                       for k, p in sorted(seg.pruners_.items()))
+    info(args, f"train: wrote {args.out} (penalty laws: {', '.join(sorted(seg.laws_))}"
+               f"{'; change pruners: ' + pruned if pruned else ''})")
     return EXIT_OK
 
 

@@ -14,6 +14,14 @@
    thresholds, learned by max-margin interval regression with the ridge
    chosen by cross-validation grouped by profile. A class with too few
    labelled sequences uses the law of all sequences.
+4. Optionally (``prune=True``; :func:`fit_cgh_recipe`'s default) a
+   :class:`~core.learners.change_pruning.ChangePruner` per platform then drops,
+   weakest first, the changes of that segmentation whose local evidence (jump in
+   noise units, segment lengths) is below a threshold learned on the training
+   labels: the law decides how many changes a sequence may have, the pruner
+   which of them are real (on the high-density arrays it removes the small
+   wave-like shifts the experts reject). 10.8 % → 9.0 % label error in the
+   5-fold benchmark.
 
 :func:`fit_cgh_recipe` is the one entry point: ``fit_cgh_recipe(sequences,
 labels).segment(seq)``.
@@ -29,6 +37,7 @@ from ..exceptions import NotFittedError, ParameterError
 from ..features.cgh import pointwise_hermite_features, probe_density
 from ..models.segmentation import SegmentationModel
 from ..types import Segmentation
+from .change_pruning import ChangePruner
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
 from .penalty_regression import sequence_features
 
@@ -76,6 +85,10 @@ class CghSegmenter:
         decodes with its own metric).
     rho : float, default 1.0
         Coupling of the platforms for ``learner="transfer"``.
+    prune : bool, default False
+        Learn a :class:`~core.learners.change_pruning.ChangePruner` per platform
+        (pooled ``"all"`` one as fallback) on the law's segmentations of the
+        training sequences, and apply it in :meth:`segment`.
     random_state : int, default 0
     callback : callable, optional
         ``callback(learner, iteration)`` after each pass of the metric learner.
@@ -89,11 +102,14 @@ class CghSegmenter:
         Platform → its parameters (``"transfer"`` only; empty otherwise).
     laws_ : dict
         ``"all"`` and, when learned, ``"low"`` / ``"high"`` → :class:`PenaltyLaw`.
+    pruners_ : dict
+        Same keys as ``laws_`` → :class:`~core.learners.change_pruning.ChangePruner`
+        (empty without ``prune``).
     """
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=12, learner="ssvm", rho=1.0, random_state=0, callback=None):
+                 min_class_sequences=12, learner="ssvm", rho=1.0, prune=False, random_state=0, callback=None):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -106,6 +122,7 @@ class CghSegmenter:
         self.min_class_sequences = min_class_sequences
         self.learner = learner
         self.rho = rho
+        self.prune = prune
         self.random_state = random_state
         self.callback = callback
 
@@ -165,7 +182,19 @@ class CghSegmenter:
                 idx = np.flatnonzero(classes == c)
                 if idx.size >= int(self.min_class_sequences):
                     self.laws_[c] = self._law(Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_))
+        self.pruners_ = self._fit_pruners(sequences, Xs, F, labels, classes) if self.prune else {}
         return self
+
+    def _fit_pruners(self, sequences, Xs, F, labels, classes) -> dict:
+        """One pruner per law, on the training sequences' own law segmentations (pooled one on all)."""
+        keys = np.array([c if c in self.laws_ else "all" for c in classes])
+        segs = [self.laws_[k].decode(X, f) for k, X, f in zip(keys, Xs, F)]
+        xs = [_logratio(s) for s in sequences]
+        out = {}
+        for k in self.laws_:
+            idx = np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k)
+            out[k] = ChangePruner().fit([xs[i] for i in idx], [segs[i] for i in idx], [labels[i] for i in idx])
+        return out
 
     def _fit_metric(self, Xs, Ys, classes) -> None:
         model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
@@ -204,11 +233,20 @@ class CghSegmenter:
         """Predicted log-penalty offset of one sequence."""
         return self.law_for(seq).predict_offset(self.model_input(seq), self.sequence_summary(seq))
 
-    def segment(self, seq) -> Segmentation:
-        """Predicted change points of one aCGH sequence."""
+    def law_segment(self, seq) -> Segmentation:
+        """Change points of one aCGH sequence under its penalty law, before any pruning."""
         law = self.law_for(seq)
         X = self.model_input(seq)
         return self.model_.decode(X, law.w_at(law.predict_offset(X, self.sequence_summary(seq))))
+
+    def segment(self, seq) -> Segmentation:
+        """Predicted change points of one aCGH sequence (pruned when the recipe has pruners)."""
+        seg = self.law_segment(seq)
+        pruners = getattr(self, "pruners_", None)
+        if pruners:
+            pruner = pruners.get(self._class_of(seq), pruners["all"])
+            seg = pruner.prune(_logratio(seq), seg)
+        return seg
 
     # ------------------------------------------------------------ files
     def to_dict(self) -> dict:
@@ -217,6 +255,11 @@ class CghSegmenter:
             raise NotFittedError("CghSegmenter: call fit before saving")
         d = {"recipe": "cgh-penalty-law/1", "density_split": self.density_split, "min_size": int(self.min_size),
              "laws": {k: law.to_dict() for k, law in self.laws_.items()}}
+        pruners = getattr(self, "pruners_", None)
+        if pruners:
+            # a new version: an older Marginalia refuses the file instead of silently skipping the pruning
+            d["recipe"] = "cgh-penalty-law/2"
+            d["pruners"] = {k: p.to_dict() for k, p in pruners.items()}
         for k, law in self.laws_.items():
             if law.w is not self.w_:
                 d["laws"][k]["w"] = [float(v) for v in law.w]
@@ -225,9 +268,9 @@ class CghSegmenter:
     @classmethod
     def from_dict(cls, model, w, d: dict) -> "CghSegmenter":
         """Rebuild a fitted segmenter from a model, its parameters and :meth:`to_dict` output."""
-        if not isinstance(d, dict) or d.get("recipe") != "cgh-penalty-law/1":
+        if not isinstance(d, dict) or d.get("recipe") not in ("cgh-penalty-law/1", "cgh-penalty-law/2"):
             raise ParameterError(f"penalty law: unknown recipe {d.get('recipe') if isinstance(d, dict) else d!r}; "
-                                 "expected 'cgh-penalty-law/1' (a model from a newer Marginalia?)")
+                                 "expected 'cgh-penalty-law/1' or '/2' (a model from a newer Marginalia?)")
         split = d.get("density_split")
         if split is not None and not (isinstance(split, (int, float)) and math.isfinite(split)):
             raise ParameterError(f"penalty law: density_split must be a number or null, got {split!r}")
@@ -238,12 +281,21 @@ class CghSegmenter:
             raise ParameterError("penalty law: the pooled law ('all') is missing")
         seg.laws_ = {k: PenaltyLaw.from_dict(model, model.check_w(v["w"]) if "w" in v else seg.w_, v)
                      for k, v in laws.items()}
+        seg.pruners_ = {}
+        if d["recipe"] == "cgh-penalty-law/2":
+            pruners = d.get("pruners")
+            if not isinstance(pruners, dict) or "all" not in pruners:
+                raise ParameterError("penalty law: recipe 'cgh-penalty-law/2' needs its change pruners ('all' missing)")
+            seg.pruners_ = {k: ChangePruner.from_dict(v) for k, v in pruners.items()}
+            seg.prune = True
         return seg
 
 
 def fit_cgh_recipe(sequences, labels, **params) -> CghSegmenter:
     """Fit the aCGH recipe on labelled sequences; the result has ``.segment(seq)``.
 
-    ``params`` are those of :class:`CghSegmenter`.
+    ``params`` are those of :class:`CghSegmenter`; ``prune`` defaults to True here
+    (the best recipe measured by ``benchmarks/quality_cgh.py``).
     """
+    params.setdefault("prune", True)
     return CghSegmenter(**params).fit(sequences, labels)

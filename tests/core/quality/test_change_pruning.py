@@ -1,0 +1,117 @@
+"""Learned keep-or-drop rule on candidate changes (core.learners.change_pruning)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from core.exceptions import NotFittedError, ParameterError
+from core.learners.change_pruning import ChangePruner, elimination_path, prune_changes
+from core.models.segmentation import count_label_errors
+from core.types import RegionKind, RegionLabel, Segmentation
+
+
+def _naive_prune(z, changes, tau, beta, gamma):
+    """Recompute every score from scratch at each step; drop the weakest while it is below tau."""
+    kept = list(changes)
+    T = z.shape[0]
+
+    def score(k):
+        b = [0] + kept + [T]
+        a, c, d = b[k], b[k + 1], b[k + 2]
+        nl, nr = c - a, d - c
+        jump = abs(z[c:d].mean() - z[a:c].mean())
+        return math.log(jump + 1e-12) + beta * math.log(nl * nr / (nl + nr)) + gamma * math.log(min(nl, nr))
+
+    while kept:
+        scores = [score(k) for k in range(len(kept))]
+        k = int(np.argmin(scores))
+        if scores[k] >= tau:
+            break
+        kept.pop(k)
+    return kept
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(6, 30), st.floats(-1.0, 2.0), st.sampled_from([0.0, 0.5, 1.0]),
+       st.sampled_from([-0.3, 0.0, 0.3]))
+def test_pruning_equals_the_naive_recomputation(seed, T, tau, beta, gamma):
+    rng = np.random.default_rng(seed)
+    x = np.repeat(rng.normal(0, 2, 4), [T // 4] * 3 + [T - 3 * (T // 4)]) + rng.normal(0, 1, T)
+    m = int(rng.integers(0, T - 1))
+    changes = sorted(rng.choice(np.arange(1, T), size=m, replace=False).tolist())
+    seg = Segmentation(np.array(changes + [T]), T)
+    scale = 1.0
+    z = x - np.median(x)
+    got = prune_changes(x, seg, tau=tau, beta=beta, gamma=gamma, scale=scale)
+    assert got.changes[:-1].tolist() == _naive_prune(z, changes, tau, beta, gamma)
+    # the elimination path lists every candidate once
+    order, scores = elimination_path(x, seg, beta=beta, gamma=gamma, scale=scale)
+    assert sorted(order.tolist()) == changes and scores.shape == (m,)
+
+
+def _sequence(rng, kind, T=120):
+    """Noise 1, two real steps (3σ) and two spurious changes: small shifts (0.4σ) or single-probe spikes (5σ)."""
+    x = rng.normal(0, 1, T)
+    x[40:] += 3.0
+    x[80:] -= 3.0
+    if kind == "shift":
+        x[15:30] += 0.4          # a weak level shift inside the first flat part
+        spurious = [15, 30]
+    else:
+        x[60] += 5.0             # a single-probe spike inside the middle part
+        spurious = [60, 61]
+    real = [40, 80]
+    cand = Segmentation(np.array(sorted(real + spurious) + [T]), T)
+    labels = [RegionLabel(item_id="s", start=spurious[0] - 5, stop=spurious[1] + 5, kind=RegionKind.ZERO),
+              RegionLabel(item_id="s", start=35, stop=45, kind=RegionKind.ONE),
+              RegionLabel(item_id="s", start=75, stop=85, kind=RegionKind.ONE)]
+    return x, cand, labels
+
+
+@pytest.mark.parametrize("kind", ["shift", "spike"])
+def test_the_learned_rule_drops_the_spurious_changes_and_keeps_the_real_steps(kind):
+    rng = np.random.default_rng(3)
+    train = [_sequence(rng, kind) for _ in range(8)]
+    p = ChangePruner().fit([t[0] for t in train], [t[1] for t in train], [t[2] for t in train])
+    assert p.baseline_errors_ == 8 and p.train_errors_ == 0 and p.tau_ is not None
+    for _ in range(5):
+        x, cand, labels = _sequence(rng, kind)
+        kept = p.prune(x, cand)
+        assert kept.changes.tolist() == [40, 80, 120]
+        assert count_label_errors(labels, kept)[:2] == (0, 0)
+    if kind == "spike":
+        # a spike's jump is larger than a step's: only a length term separates them
+        assert p.beta_ > 0 or p.gamma_ > 0
+
+
+def test_no_pruning_when_it_does_not_help_and_round_trip():
+    rng = np.random.default_rng(0)
+    train = [_sequence(rng, "shift") for _ in range(4)]
+    # labels that call every candidate real: keeping all of them is best
+    labels = [[RegionLabel(item_id="s", start=c - 3, stop=c + 3, kind=RegionKind.ONE)
+               for c in cand.changes[:-1]] for _, cand, _ in train]
+    p = ChangePruner().fit([t[0] for t in train], [t[1] for t in train], labels)
+    assert p.tau_ is None and p.train_errors_ == p.baseline_errors_ == 0
+    x, cand, _ = train[0]
+    assert p.prune(x, cand).changes.tolist() == cand.changes.tolist()
+    again = ChangePruner.from_dict(json.loads(json.dumps(p.to_dict())))
+    assert again.prune(x, cand).changes.tolist() == cand.changes.tolist()
+
+
+def test_bad_input_is_refused_clearly():
+    x = np.zeros(10)
+    with pytest.raises(NotFittedError):
+        ChangePruner().prune(x, Segmentation(np.array([10]), 10))
+    with pytest.raises(ParameterError, match="segmentation"):
+        prune_changes(x, Segmentation(np.array([5, 12]), 12), tau=0.0)
+    with pytest.raises(ParameterError, match="tau"):
+        prune_changes(x, Segmentation(np.array([10]), 10), tau=float("nan"))
+    with pytest.raises(ParameterError, match="taus"):
+        ChangePruner(taus=(1.0, 0.0)).fit([x], [Segmentation(np.array([10]), 10)], [[]])
+    with pytest.raises(ParameterError, match="same non-zero number"):
+        ChangePruner().fit([x], [], [])
+    with pytest.raises(ParameterError, match="change pruner"):
+        ChangePruner.from_dict({"beta": 0.0})

@@ -6,7 +6,8 @@ per-sequence best penalty = oracle of penalty-only models) and our learned metri
 on the training profiles' labels and scored on the test profiles' labels (label error =
 (FP + FN) / labelled regions). Ours: the SSVM-learned diagonal metric alone, and the aCGH recipe
 (:class:`core.learners.cgh_recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
-array platform), with its per-sequence oracle. One run also checks the command-line contract: ``marginalia-cli
+array platform), with its per-sequence oracle, and the same recipe followed by the learned change
+pruning per platform (:mod:`core.learners.change_pruning`; the CLI default). One run also checks the command-line contract: ``marginalia-cli
 train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
 against the test annotations must equal the in-process figure of the same recipe.
 
@@ -223,8 +224,8 @@ def cli_contract(items, fold, data, max_iter):
             return {"ok": False, "why": f"predict failed ({pred.returncode}): {pred.stderr.strip()[-400:]}"}
         fp, fn, n = _score_breaks(tmp / "out" / "breaks.csv", te_items)
     cli_err = (fp + fn) / max(n, 1)
-    # the same recipe in process: the CLI's default (CghSegmenter, SSVM metric) with the same passes and seed
-    seg = CghSegmenter(max_iter=max_iter, random_state=0).fit([s for s, _ in tr_items], [l for _, l in tr_items])
+    # the same recipe in process: the CLI's default (SSVM metric, penalty laws, change pruning), same passes and seed
+    seg = CghSegmenter(max_iter=max_iter, prune=True, random_state=0).fit([s for s, _ in tr_items], [l for _, l in tr_items])
     in_fp = in_fn = in_n = 0
     for s, labs in te_items:
         a, b, c = count_label_errors(labs, seg.segment(s))
@@ -254,10 +255,10 @@ def add_row(case, value, unit, target, better, reference=None, extra=None):
 def print_table(results, n_labels, load):
     print(f"\naCGH label error, CV by profile ({len(next(iter(results.values()))['err'])} folds), "
           f"{n_labels} labelled regions; load {load}")
-    print(f"{'method':<62} {'error mean ± sd':>16} {'FP':>5} {'FN':>5} {'train s':>8} {'cpu s':>7}")
+    print(f"{'method':<70} {'error mean ± sd':>16} {'FP':>5} {'FN':>5} {'train s':>8} {'cpu s':>7}")
     for name, r in results.items():
         e = np.array(r["err"])
-        print(f"{name:<62} {100 * e.mean():>7.2f} ± {100 * e.std():<5.2f}% {r['fp']:>5d} {r['fn']:>5d} "
+        print(f"{name:<70} {100 * e.mean():>7.2f} ± {100 * e.std():<5.2f}% {r['fp']:>5d} {r['fn']:>5d} "
               f"{r['train_s']:>8.2f} {r['train_cpu']:>7.2f}")
 
 
@@ -323,7 +324,7 @@ def run(args):
             if recipe == "hermite+raw" and args.calibrate:
                 # the recipe fits the same SSVM metric as fit_metric, then the penalty laws
                 t, c = time.perf_counter(), time.process_time()
-                seg = CghSegmenter(max_iter=args.max_iter, learner="ssvm", random_state=0).fit(
+                seg = CghSegmenter(max_iter=args.max_iter, learner="ssvm", prune=True, random_state=0).fit(
                     [s for s, _ in tr_items], [l for _, l in tr_items])
                 ts, cs = time.perf_counter() - t, time.process_time() - c
                 model, w = seg.model_, seg.w_
@@ -334,14 +335,22 @@ def run(args):
             record(f"learned diagonal metric, {recipe} ({learner})", f, *model_errors(model, w, te_items, Xte), ts, cs)
             if recipe == "hermite+raw" and args.calibrate:
                 fp = fn = n = 0
+                pfp = pfn = 0
                 ofp = ofn = 0
                 for (s, labs), X in zip(te_items, Xte):
-                    a, b, c = count_label_errors(labs, seg.segment(s))
+                    law_seg = seg.law_segment(s)
+                    a, b, c = count_label_errors(labs, law_seg)
                     fp, fn, n = fp + a, fn + b, n + c
+                    pruner = seg.pruners_.get(seg._class_of(s), seg.pruners_["all"])
+                    a, b, _ = count_label_errors(labs, pruner.prune(s.values[:, 0], law_seg))
+                    pfp, pfn = pfp + a, pfn + b
                     best = min((count_label_errors(labs, sg)[:2] for sg in seg.law_for(s).decode_grid(X)), key=sum)
                     ofp, ofn = ofp + best[0], ofn + best[1]
-                record("learned metric (SSVM) + penalty law per platform (ours; CLI default)", f, fp, fn, n, ts, cs)
+                record("learned metric (SSVM) + penalty law per platform", f, fp, fn, n, ts, cs)
+                record("metric + penalty law + learned change pruning (ours; CLI default)", f, pfp, pfn, n, ts, cs)
                 record("learned metric, per-sequence best penalty (oracle)", f, ofp, ofn, n, 0.0, 0.0)
+                print("  fold %d change pruners: %s" % (f + 1, {k: p.to_dict() for k, p in seg.pruners_.items()}),
+                      flush=True)
                 for other in args.other_learners:
                     t, c = time.perf_counter(), time.process_time()
                     alt = CghSegmenter(max_iter=args.max_iter, learner=other, random_state=0).fit(

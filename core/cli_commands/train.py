@@ -129,6 +129,8 @@ def run(args) -> int:
     if args.max_iter is None:
         recipe = args.task == "segmentation" and args.project is None and _wants_recipe(args)
         args.max_iter = 5 if recipe else 50
+        # a project's aCGH items may take the recipe too (decided once the items are read)
+        args._max_iter_defaulted = args.project is not None
     if args.project is not None:
         if args.task or args.profiles or args.annotations or args.pairs:
             raise UsageError("give either PROJECT or the file-level form (--task with --profiles/--annotations "
@@ -263,21 +265,27 @@ def _wants_recipe(args) -> bool:
 
 
 def _train_cgh_recipe(args, train, labels) -> int:
-    """The aCGH recipe (:mod:`core.learners.cgh_recipe`): learned metric + per-platform penalty law."""
-    from ..learners.cgh_recipe import CghSegmenter
-    from ..models.persistence import labels_hash
-    from ._models import CliModel, save_model
+    """The aCGH recipe (:mod:`core.learners.cgh_recipe`): learned metric + per-platform penalty law + pruning."""
     if args.learner != "ssvm" or args.metric != "diagonal" or args.features != "hermite":
         raise UsageError("--recipe penalty-law learns a diagonal metric by SSVM on its own features; for "
                          "--learner/--metric/--features give --recipe plain")
     Ys = [labels[s.name] for s in train]
     info(args, f"train: {len(train)} labelled sequences, {sum(len(y) for y in Ys)} labels, recipe penalty-law "
                f"({args.metric_learner} metric, then a penalty law per array platform)")
+    return _fit_and_save_recipe(args, train, Ys, {"trained_on": _file_digest(list(args.profiles) +
+                                                                              list(args.annotations))})
+
+
+def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
+    """Fit :class:`~core.learners.cgh_recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
+    from ..learners.cgh_recipe import CghSegmenter
+    from ..models.persistence import labels_hash
+    from ._models import CliModel, save_model
     progress = make_progress(args, args.max_iter, "train", unit="passes")
     try:
         seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
                            rho=args.rho, prune=getattr(args, "prune", True), random_state=args.seed,
-                           callback=lambda _learner, _it: progress.advance()).fit(train, Ys)
+                           callback=lambda _learner, _it: progress.advance()).fit(train, Ys, groups=groups)
     finally:
         if progress.done < progress.total:  # converged early
             progress.set_total(progress.done)
@@ -285,7 +293,7 @@ def _train_cgh_recipe(args, train, labels) -> int:
     prov = {"learner": "ssvm", "recipe": "penalty-law", "metric_learner": args.metric_learner,
             "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
                                "rho": args.rho, "prune": bool(getattr(args, "prune", True))},
-            "trained_on": _file_digest(list(args.profiles) + list(args.annotations)),
+            **where,
             "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
                                        for y in Ys for lab in y]),
             "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys)),
@@ -322,13 +330,24 @@ def _train_project(args) -> int:
             raise ParameterError(f"--kind {kind}: the project has no labelled {kind} item (it has "
                                  f"{sorted(by_kind)})")
         recipe = recipe_for_kind(kind, raw=args.features == "raw")
-        Xs, Ys = [], []
+        seqs, Xs, Ys = [], [], []
         for item in items:
             labs = [lab for lab in eng.labels(item.id) if isinstance(lab, (RegionLabel, BoundaryLabel))]
             if labs:
-                Xs.append(sequence_features(eng.sequence(item.id), recipe))
+                seqs.append(eng.sequence(item.id))
+                Xs.append(sequence_features(seqs[-1], recipe))
                 Ys.append(labs)
         labels_hash = eng.session.labels_hash() if hasattr(eng.session, "labels_hash") else None
+    if kind == "cgh" and _wants_recipe(args) and len(seqs) >= 2:
+        # aCGH items train the same recipe as the file-level form (metric, penalty laws, change pruning)
+        if args.max_iter is None or getattr(args, "_max_iter_defaulted", False):
+            args.max_iter = 5
+        info(args, f"train: {len(seqs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, recipe "
+                   f"penalty-law ({args.metric_learner} metric, then a penalty law per array platform)")
+        profiles = [str((s.meta or {}).get("profile_id") or s.name) for s in seqs]
+        # the laws' cross-validation keeps a profile's chromosomes together when there are enough profiles
+        groups = profiles if len(set(profiles)) >= 4 else [s.name or str(i) for i, s in enumerate(seqs)]
+        return _fit_and_save_recipe(args, seqs, Ys, {"project": str(Path(args.project).resolve())}, groups=groups)
     info(args, f"train: {len(Xs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, learner {args.learner}")
     model, w, _ = fit_segmentation(Xs, Ys, args=args, label="train")
     prov = {"learner": args.learner, "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed},

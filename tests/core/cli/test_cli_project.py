@@ -67,3 +67,16 @@ def test_export_checks_file_or_folder_and_missing_project(project, tmp_path, cap
     assert code == 2 and "writes a file" in capsys.readouterr().err
     code = main(["export", str(tmp_path / "none.marginalia"), "--format", "breaks-csv", "--out", "x.csv"])
     assert code == 2 and "no such project" in capsys.readouterr().err
+
+
+def test_a_project_of_cgh_items_trains_the_recipe_unless_plain_is_asked(project, tmp_path, capsys):
+    from core.cli_commands._models import load_model
+    model = tmp_path / "recipe.model"
+    assert main(["train", str(project), "--out", str(model), "--max-iter", "3"]) == 0
+    assert "recipe penalty-law" in capsys.readouterr().err
+    m = load_model(model, task="segmentation")
+    assert m.provenance["recipe"] == "penalty-law" and m.provenance["learner_params"]["prune"] is True
+    assert m.penalty_law() is not None
+    plain = tmp_path / "plain.model"
+    assert main(["train", str(project), "--out", str(plain), "--max-iter", "3", "--recipe", "plain"]) == 0
+    assert load_model(plain, task="segmentation").penalty_law() is None

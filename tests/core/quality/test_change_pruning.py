@@ -115,3 +115,31 @@ def test_bad_input_is_refused_clearly():
         ChangePruner().fit([x], [], [])
     with pytest.raises(ParameterError, match="change pruner"):
         ChangePruner.from_dict({"beta": 0.0})
+
+
+def test_recipe_with_pruning_saves_a_version_2_description_and_old_ones_still_load():
+    from core.learners.cgh_recipe import CghSegmenter, fit_cgh_recipe
+
+    from .test_penalty_law import _platform_item
+    rng = np.random.default_rng(5)
+    data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(16)]
+    seqs, labs = [s for s, _ in data], [l for _, l in data]
+    seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,))
+    assert set(seg.pruners_) == set(seg.laws_) == {"all", "low", "high"}
+    d = json.loads(json.dumps(seg.to_dict()))
+    assert d["recipe"] == "cgh-penalty-law/2" and set(d["pruners"]) == {"all", "low", "high"}
+    again = CghSegmenter.from_dict(seg.model_, seg.w_, d)
+    for s in seqs:
+        law_seg, got = seg.law_segment(s), seg.segment(s)
+        # pruning only removes changes, and the rebuilt recipe decodes the same
+        assert set(got.changes.tolist()) <= set(law_seg.changes.tolist())
+        assert again.segment(s).changes.tolist() == got.changes.tolist()
+    # a version-1 description (no pruners) loads and decodes with the law alone
+    old = dict(d, recipe="cgh-penalty-law/1")
+    old.pop("pruners")
+    v1 = CghSegmenter.from_dict(seg.model_, seg.w_, old)
+    assert v1.pruners_ == {} and v1.segment(seqs[1]).changes.tolist() == seg.law_segment(seqs[1]).changes.tolist()
+    with pytest.raises(ParameterError, match="pruners"):
+        CghSegmenter.from_dict(seg.model_, seg.w_, dict(old, recipe="cgh-penalty-law/2"))
+    assert CghSegmenter(max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,)).fit(
+        seqs, labs).to_dict()["recipe"] == "cgh-penalty-law/1"

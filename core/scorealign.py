@@ -72,7 +72,9 @@ _CHROMA_GAMMA = 100.0  # log(1 + γ power / peak power): chroma compression
 _PRIOR_SMOOTHING_S = 0.1  # duration errors of events shorter than this are judged in absolute terms
 _PRIOR_LONG_KNEE = math.log(2.0)  # beyond twice the expected duration the prior grows only linearly in log
 _LONGEST_EVENT_S = 7.0  # a music event may always last this long (fermata, rolled chord): twice the longest on p01-p03
+_ROLL_LOOKBACK_S = 1.0  # a rolled chord's notes are searched this far before its decoded onset
 _FINAL_ROLL_S = 2.0  # the notes of the final chord are searched this long after its decoded onset
+_ROLL_NEAR = 0.65  # a rolled chord's note keeps a rise near the decoded onset this strong (share of its strongest)
 
 
 # ------------------------------------------------------------------ results
@@ -757,6 +759,11 @@ class ScoreAligner:
                     # a long chord may be rolled: its notes are searched over its whole span
                     b = max(b, min(int(centre[e + 1]) - 2 * k, c + int(_LONGEST_EVENT_S * sr / hop)))
                     rolled = True
+                    # the decoder may place a roll at one of its middle notes: look back for the first ones
+                    a_norm = a
+                    back = c - int(_ROLL_LOOKBACK_S * sr / hop)
+                    a = max(back, (c + int(centre[e - 1])) // 2 + 1) if e > 0 else max(back, 1)
+                    a = min(a, a_norm)
             else:  # nothing follows the final chord: it may be rolled slowly
                 b = max(b, c + int(_FINAL_ROLL_S * sr / hop))
             a, b = max(a, 1), min(b, Tf - 1)
@@ -773,16 +780,12 @@ class ScoreAligner:
             if rolled:
                 # a note struck near the decoded onset keeps that strike; one struck later (rolled) is
                 # timed at its first strong rise in the span (later rises may be other notes' partials)
-                n_norm = max(b_norm - a, 1)
+                lo_n, hi_n = max(a_norm, a) - a, max(min(b_norm, b) - a, max(a_norm, a) - a + 1)
                 for i in keep:
                     col = curves[:, i]
-                    near = int(np.argmax(col[:n_norm]))
-                    if col[near] >= 0.5 * heights[i]:
+                    near = lo_n + int(np.argmax(col[lo_n:hi_n]))
+                    if col[near] >= _ROLL_NEAR * heights[i]:
                         peaks[i] = near
-                        continue
-                    peaks[i] = int(np.flatnonzero(col >= 0.5 * heights[i])[0])
-                    while peaks[i] + 1 < col.shape[0] and col[peaks[i] + 1] > col[peaks[i]]:
-                        peaks[i] += 1
             at = np.array([_peak_position(curves[:, i], peaks[i]) for i in keep])
             times[e] = (a + float(np.median(at)) - 0.5) * hop / sr
         return times

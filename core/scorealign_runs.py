@@ -53,7 +53,7 @@ def repeated_runs(pitch_sets, *, min_length: int = 2) -> list:
 
 
 def strike_peaks(curve, lo: int, hi: int, *, min_gap: int = 3):
-    """Local maxima of an onset-strength curve in frames ``[lo, hi)``, at least ``min_gap`` apart.
+    """Local maxima of an onset-strength curve that lie in frames ``[lo, hi)``, at least ``min_gap`` apart.
 
     Parameters
     ----------
@@ -79,8 +79,9 @@ def strike_peaks(curve, lo: int, hi: int, *, min_gap: int = 3):
     if hi - lo < 1:
         return np.zeros(0, np.int64), np.zeros(0)
     seg = c[lo:hi]
-    left = np.concatenate([[-np.inf], seg[:-1]])
-    right = np.concatenate([seg[1:], [-np.inf]])
+    # maxima of the whole curve (a window edge on a slope is not a strike)
+    left = np.concatenate([[c[lo - 1] if lo > 0 else -np.inf], seg[:-1]])
+    right = np.concatenate([seg[1:], [c[hi] if hi < c.shape[0] else -np.inf]])
     cand = np.flatnonzero((seg > left) & (seg >= right) & (seg > 0))
     # strongest first; drop those within min_gap of a stronger kept one
     kept = []
@@ -106,14 +107,14 @@ def place_run(curve, n: int, lo: int, hi: int, *, skip_first: bool, decoded=None
         before it (or 0), ``hi`` the onset of the event after it (or the end
         of the music).
     skip_first : bool
-        The event before the run holds one of its pitches: the first strong
-        strike after ``lo`` (at least ``lost`` times the strongest one up to
-        ``decoded[0]``) is that event's own and does not count.
+        The event before the run holds one of its pitches: the strongest
+        strike between ``lo`` and the run's first decoded onset is that
+        event's own and does not count.
     decoded : array_like of int, shape (n,), optional
         The run's decoded onsets. When given, the run is re-placed only when
-        they look wrong: the first one sits on the strike of the event before,
-        or a strike at least ``lost`` times the median strike of the run falls
-        inside its last event.
+        the strikes it would stand on add up to more than those under the
+        decoded onsets, by at least ``lost`` times their median (a decoded
+        onset on the strike of the event before counts nothing).
     min_gap : int, default 3
         Frames between two strikes.
     floor : float, default 0.1
@@ -137,22 +138,11 @@ def place_run(curve, n: int, lo: int, hi: int, *, skip_first: bool, decoded=None
     own = None
     if skip_first:
         upto = hi if decoded is None else int(np.asarray(decoded)[0]) + 2
-        early = frames <= upto
-        if np.any(early):
-            top = float(heights[early].max())
-            own = int(frames[np.flatnonzero(early & (heights >= lost * top))[0]])
+        early = np.flatnonzero(frames <= upto)
+        if early.size:
+            # the strongest: weaker rises there are often a lower octave's partials in this pitch's band
+            own = int(frames[early[np.argmax(heights[early])]])
             start = own + min_gap
-    if decoded is not None:
-        dec = np.asarray(decoded, dtype=np.int64)
-        if dec.shape != (n,):
-            raise ParameterError(f"decoded: expected {n} onset frames, got shape {dec.shape}")
-        at = [float(c[max(f - 1, 0):f + 2].max()) for f in dec]
-        ref = float(np.median(at))
-        tail = (frames >= dec[-1] + min_gap) & (frames < hi - 1)
-        miscounted = (own is not None and dec[0] <= own + 1) or \
-            (ref > 0 and np.any(heights[tail] >= lost * ref))
-        if not miscounted:
-            return None
     ok = (frames >= start) & (frames < hi)
     frames, heights = frames[ok], heights[ok]
     if frames.size < n:
@@ -161,5 +151,15 @@ def place_run(curve, n: int, lo: int, hi: int, *, skip_first: bool, decoded=None
     frames, heights = frames[strong], heights[strong]
     if frames.size < n:
         return None
-    pick = np.sort(frames[np.argsort(-heights, kind="stable")[:n]])
+    best = np.argsort(-heights, kind="stable")[:n]
+    pick = np.sort(frames[best])
+    if decoded is not None:
+        dec = np.asarray(decoded, dtype=np.int64)
+        if dec.shape != (n,):
+            raise ParameterError(f"decoded: expected {n} onset frames, got shape {dec.shape}")
+        # the strikes the decoded run stands on (none for one on the strike of the event before)
+        at = np.array([0.0 if own is not None and f <= own + 1 else float(c[max(f - 1, 0):f + 2].max())
+                       for f in dec])
+        if float(heights[best].sum()) - float(at.sum()) < lost * float(np.median(heights[best])):
+            return None
     return pick.astype(np.int64)

@@ -1,0 +1,84 @@
+"""core.scorealign_runs: runs of repeated notes, strike picking, and counting a run onto its strikes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.exceptions import ParameterError
+from core.scorealign_runs import place_run, repeated_runs, strike_peaks
+
+
+def brute_runs(sets, min_length):
+    out = []
+    for a in range(len(sets)):
+        for b in range(a + min_length - 1, len(sets)):
+            same = all(sets[i] == sets[a] for i in range(a, b + 1)) and sets[a]
+            maximal = (a == 0 or sets[a - 1] != sets[a]) and (b == len(sets) - 1 or sets[b + 1] != sets[a])
+            if same and maximal:
+                out.append((a, b))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([frozenset({60}), frozenset({62}), frozenset({60, 64})]), max_size=12),
+       st.integers(2, 4))
+def test_repeated_runs_match_a_brute_force_search(sets, min_length):
+    assert repeated_runs(sets, min_length=min_length) == brute_runs(sets, min_length)
+
+
+def test_repeated_runs_known_answer_and_checks():
+    a, b = frozenset({69}), frozenset({41, 69})
+    assert repeated_runs([b, a, a, a, b, b]) == [(1, 3), (4, 5)]
+    assert repeated_runs([a, b, a]) == []
+    with pytest.raises(ParameterError, match="min_length"):
+        repeated_runs([a, a], min_length=1)
+
+
+def bumps(T, at, heights, width=1.5):
+    t = np.arange(T)[:, None]
+    return (np.asarray(heights)[None, :] * np.exp(-0.5 * ((t - np.asarray(at)[None, :]) / width) ** 2)).sum(axis=1)
+
+
+def test_strike_peaks_finds_separated_maxima_in_the_window():
+    c = bumps(100, [10, 12, 40, 70], [1.0, 0.5, 0.8, 0.3])
+    frames, heights = strike_peaks(c, 5, 80, min_gap=4)
+    assert frames.tolist() == [10, 40, 70]  # 12 is within 4 frames of the stronger 10
+    assert np.allclose(heights, c[[10, 40, 70]])
+    assert strike_peaks(c, 41, 60)[0].tolist() == []
+    with pytest.raises(ParameterError, match="curve"):
+        strike_peaks(np.array([1.0, np.nan]), 0, 2)
+
+
+# a chord holding the run's pitch struck at frame 20 (loud), then the run's four strikes
+CHORD_AT, RUN_AT = 20, [50, 75, 100, 130]
+
+
+def run_curve(leak=0.2):
+    # a weaker rise before the chord's strike: a lower octave's partial in this pitch's band
+    return bumps(200, [8, CHORD_AT] + RUN_AT, [leak, 1.0, 0.5, 0.6, 0.45, 0.4])
+
+
+def test_a_run_shifted_onto_the_chords_strike_is_moved_to_its_own_strikes():
+    shifted = np.array([CHORD_AT, 50, 75, 100])  # the last strike (130) left inside the last event
+    placed = place_run(run_curve(), 4, 5, 180, skip_first=True, decoded=shifted)
+    assert placed.tolist() == RUN_AT
+
+
+def test_a_correct_run_is_left_alone():
+    assert place_run(run_curve(), 4, 5, 180, skip_first=True, decoded=np.array(RUN_AT)) is None
+
+
+def test_without_a_shared_pitch_the_first_strike_counts():
+    c = bumps(200, RUN_AT, [0.5, 0.6, 0.45, 0.4])
+    late = np.array([75, 100, 130, 160])  # one strike missed at the start, an empty one at the end
+    assert place_run(c, 4, 5, 180, skip_first=False, decoded=late).tolist() == RUN_AT
+
+
+def test_too_few_strikes_keep_the_decoded_run():
+    c = bumps(200, [CHORD_AT, 50, 75], [1.0, 0.5, 0.6])
+    assert place_run(c, 4, 5, 180, skip_first=True, decoded=np.array([CHORD_AT, 50, 75, 120])) is None
+    with pytest.raises(ParameterError, match="decoded"):
+        place_run(run_curve(), 4, 5, 180, skip_first=True, decoded=np.array([1, 2]))

@@ -100,6 +100,24 @@ def split(seqs, by_item, X, seed):
 # ----------------------------------------------------------------- curves
 
 
+def rare_pool(pool, by_item, seed, share):
+    """A pool where the chromosomes that would correct the starting model are rare.
+
+    "Correcting" chromosomes: those on which the penalty model's unlabelled start (the BIC-like law)
+    makes at least one label error. Every other pool chromosome is kept, and a seeded random subset of
+    the correcting ones so that they are ``share`` of the pool (the test profiles are not touched)."""
+    probe = PenaltyPathTask()
+    probe.initialize(pool)
+    wrong = [k for k, x in pool.items() if sum(region_error(by_item[k], probe.predict(x))[:2]) > 0]
+    right = [k for k in pool if k not in set(wrong)]
+    n_keep = max(1, int(round(share * len(right) / (1 - share))))
+    rng = np.random.default_rng(10_000 + seed)
+    keep = set(rng.choice(wrong, size=min(n_keep, len(wrong)), replace=False).tolist()) | set(right)
+    print(f"  seed {seed} rare pool: {len(right)} chromosomes the start segments without error + "
+          f"{len(keep) - len(right)} of the {len(wrong)} it gets wrong")
+    return {k: v for k, v in pool.items() if k in keep}
+
+
 def make_task(model_name):
     if model_name == "penalty":
         return PenaltyPathTask()
@@ -111,7 +129,7 @@ def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, windo
     stopping = StoppingCriterion(window=window, threshold=threshold, relative=True)
     session = ActiveSession(pool, task, lambda q, p: by_item[p.item_id], strategy=strategy, batch_size=batch,
                             held_out=test, stopping=stopping, random_state=seed, learner=learner,
-                            refit_every=refit_every)
+                            refit_every=refit_every, stopping_set="pool")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         session.run(max_fraction=max_fraction)
@@ -120,9 +138,12 @@ def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, windo
     frac = np.array([r["fraction_parts"] for r in session.curve_])
     err = np.array([r["held_out_loss"] for r in session.curve_])
     unc = np.array([np.nan if r["mean_uncertainty"] is None else r["mean_uncertainty"] for r in session.curve_])
+    unc_pool = np.array([np.nan if r["mean_uncertainty_pool"] is None else r["mean_uncertainty_pool"]
+                         for r in session.curve_])
     fired = None if stopping.fired_at_ is None else float(frac[stopping.fired_at_ - 1])
     cycle = [r["update_s"] + r["score_s"] for r in session.curve_[1:]]
-    return {"fraction": frac, "error": err, "uncertainty": unc, "stop_fraction": fired, "cycle_s": cycle}
+    return {"fraction": frac, "error": err, "uncertainty": unc, "uncertainty_pool": unc_pool, "stop_fraction": fired,
+            "cycle_s": cycle}
 
 
 def full_label_error_penalty(task, pool, by_item, test):
@@ -166,6 +187,34 @@ def flatten_point(grid, curve, tol):
     band = tol * max(final, 1e-9) + 1e-9
     outside = np.flatnonzero(np.abs(curve - final) > band)
     return float(grid[0]) if outside.size == 0 else float(grid[min(outside[-1] + 1, len(grid) - 1)])
+
+
+def isotonic_decreasing(y) -> np.ndarray:
+    """Least-squares non-increasing fit of ``y`` (pool-adjacent-violators)."""
+    vals, counts = [], []
+    for v in np.asarray(y, dtype=np.float64):
+        vals.append(v)
+        counts.append(1)
+        while len(vals) > 1 and vals[-2] < vals[-1]:
+            n = counts[-2] + counts[-1]
+            vals[-2] = (vals[-2] * counts[-2] + vals[-1] * counts[-1]) / n
+            counts[-2] = n
+            vals.pop()
+            counts.pop()
+    return np.repeat(vals, counts)
+
+
+def flatten_point_monotone(fraction, error, tol=0.1):
+    """Where one run's curve flattens, read on its non-increasing fit (a learning curve's expected shape).
+
+    A single run's test error jumps by a region or two from label to label, so "stays within 10 % of its
+    final value" on the raw curve is decided by the last small bump. The isotonic (non-increasing) fit
+    averages those bumps out; the curve has flattened at the first fraction where the fit is within
+    ``tol`` (relative) of its final value. Fixed before the stopping signal was compared with it."""
+    fit = isotonic_decreasing(error)
+    final = fit[-1]
+    inside = np.flatnonzero(fit <= final * (1 + tol) + 1e-12)
+    return float(np.asarray(fraction)[inside[0]])
 
 
 def stop_fraction(fraction, uncertainty, window, threshold):
@@ -410,17 +459,55 @@ def engine_scoring_rows(quick: bool) -> list:
 # ---------------------------------------------------------------- stopping
 
 
-def calibrate_stopping(run, flat, windows, thresholds):
+def calibrate_stopping(run, flat, windows, thresholds, signal="uncertainty"):
     """The (window, threshold) whose stop is nearest ``flat`` on one run (ties: the smallest window, then
     the largest threshold, i.e. the earliest-firing setting)."""
     best = None
     for w in windows:
         for th in sorted(thresholds, reverse=True):
-            st = stop_fraction(run["fraction"], run["uncertainty"], w, th)
+            st = stop_fraction(run["fraction"], run[signal], w, th)
             gap = np.inf if st is None else abs(st - flat)
             if best is None or gap < best[0] - 1e-12:
                 best = (gap, w, th, st)
     return best
+
+
+SIGNALS = {"uncertainty": "unlabelled parts (Lou eq. 1.8 as written)",
+           "uncertainty_pool": "every part, without labels (fixed stopping set)"}
+
+
+def per_run_stopping(raw_runs, strategies, windows, thresholds, tol=0.1):
+    """Per-run |stop - flatten| for both stopping signals, (W, θ) chosen on seed 0's run of each strategy.
+
+    Flatten is :func:`flatten_point_monotone` of each run's own curve. Returns rows and a summary dict
+    ``{(strategy, signal): {"window", "threshold", "stops", "flats", "gaps"}}`` for seeds 1.. ."""
+    rows, out = [], {}
+    print("\nstopping per run: flatten = first fraction where the run's non-increasing fit is within 10 % of its "
+          "final value; (W, θ) chosen on seed 0, applied unchanged to seeds 1..")
+    for signal, name in SIGNALS.items():
+        for strategy in strategies:
+            if strategy == "random" and signal == "uncertainty":
+                continue  # random's draws are not a model signal (Lou excludes it too)
+            runs = sorted([r for r in raw_runs if r["strategy"] == strategy], key=lambda r: r["seed"])
+            if len(runs) < 2:
+                continue
+            cal = runs[0]
+            flat0 = flatten_point_monotone(cal["fraction"], cal["error"], tol)
+            _, w, th, st0 = calibrate_stopping(cal, flat0, windows, thresholds, signal)
+            stops = [stop_fraction(r["fraction"], r[signal], w, th) for r in runs[1:]]
+            flats = [flatten_point_monotone(r["fraction"], r["error"], tol) for r in runs[1:]]
+            gaps = [np.inf if st is None else abs(st - fl) for st, fl in zip(stops, flats)]
+            within = float(np.mean([g <= 0.1 + 1e-12 for g in gaps]))
+            out[(strategy, signal)] = {"window": w, "threshold": th, "stops": stops, "flats": flats, "gaps": gaps}
+            print(f"  {strategy:>13} | {name:<48}: W={w:<2} θ={th:<6g} (seed 0: stop {st0}, flatten {flat0:.3f}); "
+                  f"seeds 1..: stop {['-' if v is None else round(v, 3) for v in stops]} flatten "
+                  f"{[round(v, 3) for v in flats]} |gap| {[round(g, 3) for g in gaps]}")
+            ref = {"name": "median flatten point of the runs", "value": float(np.median(flats))}
+            rows.append(row(f"cgh {strategy}, stopping on {name}: mean per-run |stop - flatten| (W={w}, θ={th:g} "
+                            f"from seed 0)", float(np.mean(gaps)), "fraction of pool", 0.1, "lower", ref))
+            rows.append(row(f"cgh {strategy}, stopping on {name}: share of runs stopping within ±0.10 of their "
+                            f"flatten point", within, "fraction of runs", 1.0, "higher", None))
+    return rows, out
 
 
 def plot(path, grid, curves, full_err, stops, title, full_name="averaged perceptron"):
@@ -436,7 +523,13 @@ def plot(path, grid, curves, full_err, stops, title, full_name="averaged percept
             warnings.simplefilter("ignore")
             mu = np.nanmean(arr["uncertainty"], 0)
         if strategy != "random":  # random's "uncertainty" is the uniform draw itself
-            ax2.plot(grid, mu, color=line.get_color(), label=strategy)
+            ax2.plot(grid, mu, color=line.get_color(), label=f"{strategy}: unlabelled parts")
+        if "uncertainty_pool" in arr and len(arr["uncertainty_pool"]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mp = np.nanmean(arr["uncertainty_pool"], 0)
+            ax2.plot(grid, mp, color=line.get_color(), ls="--", lw=1,
+                     label=f"{strategy}: every part (fixed set)")
         if stops.get(strategy) is not None:
             ax2.axvline(stops[strategy], color=line.get_color(), ls=":", lw=1)
     ax.axhline(full_err, color="k", ls="--", lw=1, label=f"full labels ({full_name})")
@@ -448,6 +541,7 @@ def plot(path, grid, curves, full_err, stops, title, full_name="averaged percept
     ax2.set_xlabel("fraction of the pool labelled")
     ax2.set_ylabel("mean uncertainty of the unlabelled pool")
     ax2.set_title("average uncertainty; dotted: stopping signal (median, seeds 1..)")
+    ax2.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -470,6 +564,10 @@ def main(argv=None):
     ap.add_argument("--ssvm-every-seed", action="store_true",
                     help="metric model: fit the SSVM full-label reference on every seed (default: the first only)")
     ap.add_argument("--n-jobs", type=int, default=2, help="threads scoring the pool in the timed query cycle")
+    ap.add_argument("--pool", choices=("all", "rare"), default="all",
+                    help="rare: keep every pool chromosome the unlabelled starting model already segments without "
+                         "label error, and only --rare-share of the pool from the others (penalty model only)")
+    ap.add_argument("--rare-share", type=float, default=0.1)
     ap.add_argument("--scoring-only", action="store_true",
                     help="only time the engine's part scorer on a synthetic 25 x 5,000-probe project")
     args = ap.parse_args(argv)
@@ -505,11 +603,13 @@ def main(argv=None):
     max_fraction = args.max_fraction or (1.0 if args.model == "penalty" else 0.5)
     if args.quick and args.model == "metric":
         max_fraction = min(max_fraction, 0.3)
-    grid = np.linspace(0, max_fraction, int(round(max_fraction / 0.02)) + 1)
+    # a fine grid (0.5 % of the pool, under one label per step on ~150-part pools): reach fractions are
+    # read at the label where they happen, not rounded up to the next 2 %
+    grid = np.linspace(0, max_fraction, int(round(max_fraction / 0.005)) + 1)
     # the η settings tried on the calibration seed (seed 0); the others only apply the chosen one
     windows, thresholds = (4, 6, 8, 10, 15), (1e-3, 2e-3, 5e-3, 1e-2, 2e-2)
 
-    curves = {s: {"error": [], "uncertainty": []} for s in strategies}
+    curves = {s: {"error": [], "uncertainty": [], "uncertainty_pool": []} for s in strategies}
     cycles = []
     raw_runs = []
     full_p, full_a, full_s = [], [], []
@@ -517,6 +617,8 @@ def main(argv=None):
         pool, test = split(seqs, by_item, X, seed)
         if args.quick:  # a smaller pool: every second chromosome
             pool = dict(list(pool.items())[::2])
+        if args.pool == "rare":
+            pool = rare_pool(pool, by_item, seed, args.rare_share)
         t = time.perf_counter()
         if args.model == "penalty":
             full_a.append(full_label_error_penalty(task, pool, by_item, test))
@@ -541,9 +643,12 @@ def main(argv=None):
                             refit_every=args.refit_every)
             curves[strategy]["error"].append(np.interp(grid, res["fraction"], res["error"]))
             curves[strategy]["uncertainty"].append(np.interp(grid, res["fraction"], res["uncertainty"]))
+            curves[strategy]["uncertainty_pool"].append(np.interp(grid, res["fraction"], res["uncertainty_pool"]))
             raw_runs.append({"strategy": strategy, "seed": seed, "pool": len(pool),
                              "fraction": res["fraction"].tolist(), "error": res["error"].tolist(),
                              "uncertainty": [None if not np.isfinite(v) else float(v) for v in res["uncertainty"]],
+                             "uncertainty_pool": [None if not np.isfinite(v) else float(v)
+                                                  for v in res["uncertainty_pool"]],
                              "full_label_error": full_a[-1]})
             cycles.extend(res["cycle_s"])
             print(f"  seed {seed} {strategy:>13}: pool {len(pool)} parts, error "
@@ -651,6 +756,25 @@ def main(argv=None):
                         "error rate", None, "lower",
                         {"name": "averaged perceptron", "value": full_err}))
 
+    # per seed: labels each strategy needs to reach that seed's full-label error + 10 % on its own curve
+    if "random" in curves and "best-vs-2nd" in curves:
+        ratios = []
+        for k in range(len(seeds)):
+            level_k = 1.1 * full_a[k]  # this seed's own full-label error + 10 %
+            rr = first_reach(grid, curves["random"]["error"][k], level_k)
+            rb = first_reach(grid, curves["best-vs-2nd"]["error"][k], level_k)
+            rr = grid[-1] + grid[1] if rr is None else rr
+            ratios.append(np.nan if rb is None else (np.inf if rb == 0 else rr / rb))
+            print(f"  seed {k}: reach random {rr:.3f}, best-vs-2nd {rb}: ratio {ratios[-1]:.2f}")
+        fin = np.array([r for r in ratios if np.isfinite(r)])
+        if fin.size:
+            print(f"labels random / best-vs-2nd per seed: median {np.median(fin):.2f}, min {fin.min():.2f}, "
+                  f"max {fin.max():.2f} ({fin.size} of {len(ratios)} seeds where both reach it)")
+            rows.append(row("cgh: labels needed random / best-vs-2nd, median over seeds", float(np.median(fin)),
+                            "ratio", 1.5, "higher", {"name": "min over seeds", "value": float(fin.min())}))
+    run_rows, _ = per_run_stopping(raw_runs, strategies, windows, thresholds)
+    rows.extend(run_rows)
+
     # --- speed
     n_parts = 120 if args.quick else 300
     repeat = 3 if args.quick else 5
@@ -691,24 +815,29 @@ def main(argv=None):
                         "lower", None))
 
     RESULTS.mkdir(parents=True, exist_ok=True)
-    title = (f"aCGH neuroblastoma, {args.model} model, {len(seeds)} seeds, batch {args.batch}, "
+    title = (f"aCGH neuroblastoma, {args.model} model{', rare pool' if args.pool == 'rare' else ''}, "
+             f"{len(seeds)} seeds, batch {args.batch}, "
              f"{args.learner} (refit every {args.refit_every})")
     med_stops = {}
     for s, v in stop_rows.items():
         fired = [x for x in v[2] if x is not None]
         med_stops[s] = float(np.median(fired)) if fired else None
-    plot(RESULTS / "active_cgh.png", grid, curves, full_err, med_stops, title, full_name)
+    tag = ("" if args.model == "penalty" else f"_{args.model}") + ("" if args.pool == "all" else "_rare")
+    plot(RESULTS / f"active_cgh{tag}.png", grid, curves, full_err, med_stops, title, full_name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the pool is empty at fraction 1: no mean uncertainty there
         curve_json = {s: {"fraction": grid.tolist(), "error_mean": curves[s]["error"].mean(0).tolist(),
                           "error_std": curves[s]["error"].std(0).tolist(),
                           "uncertainty_mean": [None if not np.isfinite(v) else float(v) for v in
-                                               np.nanmean(curves[s]["uncertainty"], 0)]} for s in strategies}
+                                               np.nanmean(curves[s]["uncertainty"], 0)],
+                          "uncertainty_pool_mean": [None if not np.isfinite(v) else float(v) for v in
+                                                    np.nanmean(curves[s]["uncertainty_pool"], 0)]}
+                      for s in strategies}
     curve_json["runs"] = raw_runs
     curve_json["full_label_error"] = {full_name: full_a, "perceptron": full_p, "ssvm": full_s}
     curve_json["stopping"] = {s: {"window": v[0], "threshold": v[1], "stops": v[2]} for s, v in stop_rows.items()}
-    (RESULTS / "active_cgh_curves.json").write_text(json.dumps(curve_json, indent=1))
-    (RESULTS / "active.json").write_text(json.dumps(rows, indent=1))
+    (RESULTS / f"active_cgh{tag}_curves.json").write_text(json.dumps(curve_json, indent=1))
+    (RESULTS / f"active{tag}.json").write_text(json.dumps(rows, indent=1))
     print()
     print(f"{'case':<100} {'value':>10} {'unit':<18} {'target':>7} meets")
     for r in rows:

@@ -5,6 +5,12 @@ group (e.g. by profile, so the chromosomes of one patient stay together);
 every other dataset stays whole in every training fold. The grid should
 hold ``0`` (the target learns alone) and ``inf`` (one model for the union),
 so the choice can fall back to either; ties go to the value listed first.
+
+With a handful of target labels the held-out errors are noisy and the plain
+minimum often picks a coupling by chance. ``rule="1se"`` (the one-standard-
+error rule of Hastie, Tibshirani & Friedman, paired by item) keeps the first
+listed value unless another one beats it by more than the standard error of
+their per-item difference.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import numpy as np
 from ..exceptions import NotFittedError, ParameterError
 from .transfer import TransferSSVM
 
-__all__ = ["TransferRhoCV", "group_folds"]
+__all__ = ["TransferRhoCV", "group_folds", "select_rho"]
 
 DEFAULT_RHOS = (0.0, 1.0, 10.0, 100.0, math.inf)
 
@@ -50,6 +56,37 @@ def group_folds(groups, n_folds: int, random_state=None) -> np.ndarray:
     return np.array([fold_of[g] for g in groups], dtype=np.int64)
 
 
+def select_rho(item_errors: dict, rule: str = "min") -> float:
+    """The chosen ``rho`` from held-out errors.
+
+    Parameters
+    ----------
+    item_errors : dict
+        ``rho`` → ndarray (n_items,) of the held-out errors of the same
+        items, in order of preference (the first wins ties).
+    rule : {"min", "1se"}
+        ``"min"``: the smallest total. ``"1se"``: the first ``rho`` whose total
+        exceeds the smallest total by at most the standard error of the sum of
+        their per-item differences (``sd · √n``).
+    """
+    if rule not in ("min", "1se"):
+        raise ParameterError(f"rule: expected 'min' or '1se', got {rule!r}")
+    rhos = list(item_errors)
+    if not rhos:
+        raise ParameterError("item_errors: expected at least one rho, got none")
+    totals = {r: float(np.sum(item_errors[r])) for r in rhos}
+    best = min(totals.values())
+    r_best = next(r for r in rhos if totals[r] <= best)
+    if rule == "min":
+        return r_best
+    for r in rhos:
+        d = np.asarray(item_errors[r], dtype=np.float64) - np.asarray(item_errors[r_best], dtype=np.float64)
+        se = float(np.std(d, ddof=1) * np.sqrt(d.size)) if d.size > 1 else 0.0
+        if totals[r] - best <= se:
+            return r
+    return r_best
+
+
 class TransferRhoCV:
     """:class:`TransferSSVM` whose ``rho`` is chosen by cross-validation on the target dataset.
 
@@ -63,6 +100,8 @@ class TransferRhoCV:
         The dataset whose labels judge (default: the dataset with the fewest items).
     cv : int, default 3
         Folds over the target's groups.
+    rule : {"min", "1se"}, default "min"
+        How the held-out errors choose (see :func:`select_rho`).
     C, max_iter, tol, averaging, uncoupled, random_state
         Passed to every :class:`TransferSSVM`.
     refine : callable, optional
@@ -81,6 +120,8 @@ class TransferRhoCV:
     ----------
     cv_errors_ : dict
         ``rho`` → summed held-out error over the folds.
+    cv_item_errors_ : dict
+        ``rho`` → ndarray (n_target_items,): held-out error of every target item.
     rho_ : float
         The chosen coupling.
     estimator_ : TransferSSVM
@@ -92,12 +133,13 @@ class TransferRhoCV:
     target_ : hashable
     """
 
-    def __init__(self, model, rhos=DEFAULT_RHOS, target=None, cv=3, C=1.0, max_iter=100, tol=1e-3,
+    def __init__(self, model, rhos=DEFAULT_RHOS, target=None, cv=3, rule="min", C=1.0, max_iter=100, tol=1e-3,
                  averaging=True, uncoupled=None, random_state=None, refine=None, error=None, initial_w=None):
         self.model = model
         self.rhos = rhos
         self.target = target
         self.cv = cv
+        self.rule = rule
         self.C = C
         self.max_iter = max_iter
         self.tol = tol
@@ -171,19 +213,30 @@ class TransferRhoCV:
         if len(groups) != len(Xs):
             raise ParameterError(f"groups: expected {len(Xs)} groups (one per item), got {len(groups)}")
         folds = group_folds([groups[i] for i in tgt], self.cv, self.random_state)
-        self.cv_errors_ = {rho: 0.0 for rho in rhos}
+        if self.rule not in ("min", "1se"):
+            raise ParameterError(f"rule: expected 'min' or '1se', got {self.rule!r}")
+        item_err = {rho: np.zeros(len(tgt)) for rho in rhos}
         for f in range(int(folds.max()) + 1):
             train_t = [tgt[j] for j in np.flatnonzero(folds != f)]
-            test_t = [tgt[j] for j in np.flatnonzero(folds == f)]
             idx = rest + train_t
             Xf, Yf, df = [Xs[i] for i in idx], [Ys[i] for i in idx], [datasets[i] for i in idx]
             model = copy.deepcopy(self.model)       # the fold's units; the caller's model keeps the final ones
             w0 = self._start(model, Xf, Yf)
             for rho in rhos:
                 used, _, w = self._fit_one(model, rho, Xf, Yf, df, list(range(len(rest), len(idx))), w0)
-                self.cv_errors_[rho] += sum(self._item_error(used, w, Xs[i], Ys[i]) for i in test_t)
-        best = min(self.cv_errors_.values())
-        self.rho_ = next(r for r in rhos if self.cv_errors_[r] <= best)
+                for j in np.flatnonzero(folds == f):
+                    item_err[rho][j] = self._item_error(used, w, Xs[tgt[j]], Ys[tgt[j]])
+        self.cv_item_errors_ = item_err
+        self.cv_errors_ = {rho: float(e.sum()) for rho, e in item_err.items()}
+        self._data = (Xs, Ys, datasets, tgt)
+        return self.refit(select_rho(item_err, self.rule))
+
+    def refit(self, rho) -> "TransferRhoCV":
+        """Fit every item of the last :meth:`fit` with ``rho`` (e.g. the choice of another rule). Returns self."""
+        if not hasattr(self, "_data"):
+            raise NotFittedError(f"{type(self).__name__}: call fit() before refit()")
+        Xs, Ys, datasets, tgt = self._data
+        self.rho_ = float(rho)
         w0 = None if self.rho_ == 0 else self._start(self.model, Xs, Ys)
         _, self.estimator_, self.w_ = self._fit_one(self.model, self.rho_, Xs, Ys, datasets, tgt, w0)
         self.w_datasets_ = dict(self.estimator_.w_datasets_)

@@ -13,7 +13,7 @@ import pytest
 from core.exceptions import NotFittedError, ParameterError
 from core.learners.ssvm import SSVM
 from core.learners.transfer import TransferSSVM
-from core.learners.transfer_cv import TransferRhoCV, group_folds
+from core.learners.transfer_cv import TransferRhoCV, group_folds, select_rho
 from core.models.segmentation import SegmentationModel
 from core.types import Segmentation
 
@@ -92,6 +92,22 @@ def test_cv_transfers_when_the_domains_share_the_relevant_feature():
     cv.fit(Xs_s + Xc + Xi, Ys_s + Yc + Yi, ["src"] * 6 + ["tgt"] * 4, groups=list(range(6)) + [0, 1, 0, 1])
     assert cv.cv_errors_[1000.0] < cv.cv_errors_[0.0]
     assert cv.rho_ == 1000.0
+    assert set(cv.cv_item_errors_) == {0.0, 1000.0} and cv.cv_item_errors_[0.0].shape == (4,)
+    assert cv.cv_errors_[0.0] == cv.cv_item_errors_[0.0].sum()
+    w_transfer = cv.w_.copy()
+    assert cv.refit(0.0).rho_ == 0.0 and not np.allclose(cv.w_, w_transfer)
+
+
+def test_select_rho_rules():
+    errs = {0.0: np.array([1, 1, 0, 1, 0, 1]), 10.0: np.array([1, 0, 0, 1, 0, 0]), np.inf: np.array([0, 0, 0, 0, 0, 0])}
+    assert select_rho(errs, "min") == np.inf
+    # inf beats 0 by 4 errors; the sd of their per-item difference is 0.52, so its standard error is 1.26
+    assert select_rho(errs, "1se") == np.inf
+    close = {0.0: np.array([1, 0, 1, 0]), 10.0: np.array([0, 0, 1, 0]), 1.0: np.array([0, 0, 0, 1])}
+    assert select_rho(close, "min") == 10.0          # first of the tied minima in the listed order
+    assert select_rho(close, "1se") == 0.0           # one error better is within one standard error (1.0)
+    with pytest.raises(ParameterError, match="rule"):
+        select_rho(close, "best")
 
 
 def test_group_folds_keep_groups_whole():

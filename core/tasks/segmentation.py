@@ -9,7 +9,9 @@ metric and penalty; interactive updates are averaged perceptron steps (Lou
 Alg. 1.2). A full retrain fits a warm-started SSVM on every labelled item;
 for aCGH, once enough chromosomes are labelled, it fits the recipe instead:
 the metric plus a per-platform law giving each chromosome its own penalty
-from its length, noise and change-count thresholds, which the redraws then use.
+from its length, noise and change-count thresholds, and a learned rule that
+drops weak changes (:class:`~core.learners.change_pruning.ChangePruner`); the
+redraws then use both, except where a label needs a dropped change.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import ParameterError
 from ..features.cgh import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
-from ..learners.cgh_recipe import CghSegmenter
+from ..learners.cgh_recipe import CghSegmenter, density_class
 from ..models.segmentation import SegmentationModel
 from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel
@@ -230,7 +232,7 @@ class SegmentationTask(EngineTask):
             if progress is not None:
                 progress(int(iteration) + 1, int(learner.max_iter) + 1, f"metric pass {int(iteration) + 1}")
 
-        recipe = CghSegmenter(min_size=self.model.min_size, callback=on_pass)
+        recipe = CghSegmenter(min_size=self.model.min_size, prune=True, callback=on_pass)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             recipe.fit(seqs, labels, groups=groups)
@@ -287,8 +289,27 @@ class SegmentationTask(EngineTask):
         margin = float("inf") if s_second is None else max(s_best - s_second, 0.0)
         scores = PartScores(best=s_best, second=s_second, size=X.shape[0], scale=self._scale(w))
         self._uncertainty[item_id] = uncertainty_from_scores(scores, "best-vs-2nd")
+        pruned = self._pruned(item_id, best, labels)
+        if pruned != best:
+            # the drawn structure is the recipe's pruned one; the decoder's optimum, with the weak changes
+            # the pruning rule dropped, is the alternative a user can accept as the runner-up
+            return Prediction(item_id=item_id, structure=pruned, model_id=model_id,
+                              score=float(w @ self.model.joint_feature(X, pruned)), runner_up=best, margin=margin)
         return Prediction(item_id=item_id, structure=best, model_id=model_id, score=s_best, runner_up=second,
                           margin=margin)
+
+    def _pruned(self, item_id: str, seg, labels):
+        """``seg`` without the changes the recipe's pruning rule drops; ``seg`` itself when the labels need them."""
+        pruners = getattr(self.recipe, "pruners_", None) if self.recipe is not None else None
+        if not pruners:
+            return seg
+        sequence = self.engine.data(item_id).sequence
+        pruner = pruners.get(density_class(sequence, self.recipe.density_split)
+                             if self.recipe.density_split is not None else "all", pruners["all"])
+        pruned = pruner.prune(np.asarray(sequence.values, dtype=np.float64)[:, 0], seg)
+        if labels and self.model.violations(labels, pruned):
+            return seg
+        return pruned
 
     def _second_best(self, X, w, cons):
         """``((best, score), (second, score) or None)`` under ``w`` and the label constraints.

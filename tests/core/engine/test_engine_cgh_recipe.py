@@ -142,3 +142,21 @@ def test_a_label_the_items_redraw_already_obeys_leaves_the_model_alone(labelled)
     eng.add_labels(_true_labels(ids[name], a, b))
     eng.update_model(ids[name])
     np.testing.assert_allclose(task.w, w_before)
+
+
+def test_the_pruning_rule_never_drops_a_change_a_label_needs(labelled):
+    eng, ids, truth, train = labelled
+    eng.retrain()
+    task = _task(eng, ids[train[0]])
+    assert set(task.recipe.pruners_) >= {"all"}
+    for name in train:
+        pred = eng.predict(ids[name])
+        assert task.model.violations(eng.labels(ids[name]), pred.structure) == 0
+    # a rule that drops every change: the labelled chromosomes keep their labelled changes, the others lose theirs
+    for pruner in task.recipe.pruners_.values():
+        pruner.beta_, pruner.gamma_, pruner.tau_ = 0.0, 0.0, 50.0
+    for name in train:
+        assert task.model.violations(eng.labels(ids[name]), eng.predict(ids[name]).structure) == 0
+    held_out = sorted(set(ids) - set(train))[0]
+    pred = eng.predict(ids[held_out])
+    assert pred.structure.n_segments == 1 and pred.runner_up is not None and pred.runner_up.n_segments == 3

@@ -162,12 +162,12 @@ def fit_transfer_cv(src_items, tgt_items, rhos, inner_folds, max_iter):
     cv = TransferRhoCV(model, rhos=rhos, target="high", cv=inner_folds, rule="1se", C=1.0, max_iter=max_iter,
                        random_state=0, refine=refine, error=error)
     cv.fit(Xs, Ys, datasets, groups=groups)
-    out = {"1se": (model, cv.estimator_.w_datasets_["high"], cv.w_, cv.rho_)}
+    out = {"1se": (model, cv.w_fitted_, cv.w_, cv.rho_)}
     rho_min = select_rho(cv.cv_item_errors_, "min")
     if rho_min != cv.rho_:
         model = cv.model = copy.deepcopy(model)
         cv.refit(rho_min)
-    out["min"] = (cv.model, cv.estimator_.w_datasets_["high"], cv.w_, cv.rho_)
+    out["min"] = (cv.model, cv.w_fitted_, cv.w_, cv.rho_)
     return out
 
 

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from ..exceptions import NotFittedError, ParameterError
+from .ssvm import SSVM
 from .transfer import TransferSSVM
 
 __all__ = ["TransferRhoCV", "group_folds", "select_rho"]
@@ -124,8 +125,11 @@ class TransferRhoCV:
         ``rho`` → ndarray (n_target_items,): held-out error of every target item.
     rho_ : float
         The chosen coupling.
-    estimator_ : TransferSSVM
-        Refitted on every item with ``rho_`` (on the target's items alone when ``rho_ = 0``).
+    estimator_ : TransferSSVM or SSVM
+        Refitted on every item with ``rho_`` (an SSVM on the target's items alone when ``rho_ = 0``);
+        ``estimator_.w_datasets_`` maps the dataset keys to their vectors.
+    w_fitted_ : ndarray, shape (n_params,)
+        The target's vector of that fit, before ``refine``.
     w_ : ndarray, shape (n_params,)
         The target's vector (after ``refine``).
     w_datasets_ : dict
@@ -158,21 +162,30 @@ class TransferRhoCV:
         return model.initial_w(Xs, Ys) if self.initial_w is None else self.initial_w(model, Xs, Ys)
 
     def _fit_one(self, model, rho, Xs, Ys, datasets, target_idx, w0):
-        """``(model, estimator, target vector)``; ``rho = 0`` is fitted on the target's items alone.
+        """``(model, estimator, target vector)``; ``rho = 0`` is a plain SSVM on the target's items.
 
         With ``rho = 0`` the objective separates by dataset, so the target's
-        vector only depends on its own items: fitting those alone (with units
-        of their own, in a copy of the model unless it is the final fit) is the
-        same optimum, cheaper, and exactly what a target-only learner does.
+        vector only depends on its own items: the plain
+        :class:`~core.learners.ssvm.SSVM` on those alone (with units of their
+        own, in a copy of the model unless it is the final fit) has the same
+        optimum and follows the same steps as a target-only learner, without
+        the floating-point drift of another code path (decodings with ties
+        can then differ).
         """
         if rho == 0:
             Xs, Ys = [Xs[i] for i in target_idx], [Ys[i] for i in target_idx]
-            datasets, target_idx = [self.target_] * len(Xs), list(range(len(Xs)))
+            target_idx = list(range(len(Xs)))
             if model is not self.model:
                 model = copy.deepcopy(model)
-            w0 = self._start(model, Xs, Ys)
-        est = self._learner(model, rho).fit(Xs, Ys, datasets, w_init=w0)
+            est = SSVM(model, C=self.C, max_iter=self.max_iter, tol=self.tol, averaging=self.averaging,
+                       random_state=self.random_state, warm_start=True)
+            est.w_ = self._start(model, Xs, Ys)      # warm start = these parameters complete the targets
+            est.fit(Xs, Ys)
+            est.w_datasets_ = {self.target_: est.w_}
+        else:
+            est = self._learner(model, rho).fit(Xs, Ys, datasets, w_init=w0)
         w = est.w_datasets_[self.target_]
+        self.w_fitted_ = w
         if self.refine is not None:
             w = np.asarray(self.refine(model, w, [Xs[i] for i in target_idx], [Ys[i] for i in target_idx]),
                            dtype=np.float64)

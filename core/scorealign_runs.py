@@ -93,7 +93,7 @@ def strike_peaks(curve, lo: int, hi: int, *, min_gap: int = 3):
 
 
 def place_run(curve, n: int, lo: int, hi: int, *, skip_first: bool, decoded=None, min_gap: int = 3,
-              floor: float = 0.1, lost: float = 0.5):
+              floor: float = 0.1):
     """Onset frames of a run of ``n`` repeated events from the strikes of its pitches.
 
     Parameters
@@ -107,19 +107,19 @@ def place_run(curve, n: int, lo: int, hi: int, *, skip_first: bool, decoded=None
         before it (or 0), ``hi`` the onset of the event after it (or the end
         of the music).
     skip_first : bool
-        The event before the run holds one of its pitches: the strongest
-        strike between ``lo`` and the run's first decoded onset is that
-        event's own and does not count.
+        The event before the run holds one of its pitches: its own strike
+        (one within ``min_gap + 1`` frames of ``lo`` at least half as strong as the strongest up to the
+        run's first decoded onset, else that strongest one: a rolled chord)
+        does not count.
     decoded : array_like of int, shape (n,), optional
         The run's decoded onsets. When given, the run is re-placed only when
-        the strikes it would stand on add up to more than those under the
-        decoded onsets, by at least ``lost`` times their median (a decoded
-        onset on the strike of the event before counts nothing).
+        its first event sits on the strike of the event before (with
+        ``skip_first``); with too few strikes to count the whole run, that
+        first event alone moves to the next strike.
     min_gap : int, default 3
         Frames between two strikes.
     floor : float, default 0.1
         Strikes weaker than this share of the strongest in the window are noise.
-    lost : float, default 0.5
 
     Returns
     -------
@@ -131,35 +131,44 @@ def place_run(curve, n: int, lo: int, hi: int, *, skip_first: bool, decoded=None
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ParameterError(f"n: expected an integer >= 1, got {n!r}")
     lo, hi = int(lo), int(hi)
+    if decoded is not None:
+        decoded = np.asarray(decoded, dtype=np.int64)
+        if decoded.shape != (n,):
+            raise ParameterError(f"decoded: expected {n} onset frames, got shape {decoded.shape}")
     if hi - lo < n:
         return None
     frames, heights = strike_peaks(c, lo - 2, hi, min_gap=min_gap)
     start = lo + min_gap if lo > 0 else 0
     own = None
     if skip_first:
-        upto = hi if decoded is None else int(np.asarray(decoded)[0]) + 2
+        upto = hi if decoded is None else int(decoded[0]) + 2
         early = np.flatnonzero(frames <= upto)
         if early.size:
-            # the strongest: weaker rises there are often a lower octave's partials in this pitch's band
-            own = int(frames[early[np.argmax(heights[early])]])
+            top = float(heights[early].max())
+            at_onset = early[(np.abs(frames[early] - lo) <= min_gap + 1) & (heights[early] >= 0.5 * top)]
+            # a block chord's strike at its onset; else (a rolled chord) its strongest: weaker rises there
+            # are often a lower octave's partials in this pitch's band
+            own = int(frames[at_onset[0]] if at_onset.size else frames[early[np.argmax(heights[early])]])
             start = own + min_gap
     ok = (frames >= start) & (frames < hi)
     frames, heights = frames[ok], heights[ok]
+    if frames.size:
+        strong = heights >= floor * float(heights.max())
+        frames, heights = frames[strong], heights[strong]
     if frames.size < n:
-        return None
-    strong = heights >= floor * float(heights.max())
-    frames, heights = frames[strong], heights[strong]
-    if frames.size < n:
-        return None
+        if decoded is None or own is None or int(decoded[0]) > own + 1:
+            return None
+        # too few strikes to count the run, but its first event sits on the strike of the one before:
+        # move that event alone to the first strike after it
+        dec = decoded.copy()
+        nxt = dec[1] if n > 1 else hi
+        after = frames[(frames > own) & (frames < nxt)]
+        if after.size == 0:
+            return None
+        dec[0] = after[0]
+        return dec
     best = np.argsort(-heights, kind="stable")[:n]
     pick = np.sort(frames[best])
-    if decoded is not None:
-        dec = np.asarray(decoded, dtype=np.int64)
-        if dec.shape != (n,):
-            raise ParameterError(f"decoded: expected {n} onset frames, got shape {dec.shape}")
-        # the strikes the decoded run stands on (none for one on the strike of the event before)
-        at = np.array([0.0 if own is not None and f <= own + 1 else float(c[max(f - 1, 0):f + 2].max())
-                       for f in dec])
-        if float(heights[best].sum()) - float(at.sum()) < lost * float(np.median(heights[best])):
-            return None
+    if decoded is not None and (own is None or decoded[0] > own + 1):
+        return None  # the decoded run does not start on the strike of the event before: trust it
     return pick.astype(np.int64)

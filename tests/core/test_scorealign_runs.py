@@ -73,8 +73,9 @@ def test_a_correct_run_is_left_alone():
 
 def test_without_a_shared_pitch_the_first_strike_counts():
     c = bumps(200, RUN_AT, [0.5, 0.6, 0.45, 0.4])
-    late = np.array([75, 100, 130, 160])  # one strike missed at the start, an empty one at the end
-    assert place_run(c, 4, 5, 180, skip_first=False, decoded=late).tolist() == RUN_AT
+    assert place_run(c, 4, 5, 180, skip_first=False).tolist() == RUN_AT
+    # a decoded run that does not sit on the strike of the event before is trusted
+    assert place_run(c, 4, 5, 180, skip_first=False, decoded=np.array([75, 100, 130, 160])) is None
 
 
 def test_too_few_strikes_keep_the_decoded_run():
@@ -82,3 +83,9 @@ def test_too_few_strikes_keep_the_decoded_run():
     assert place_run(c, 4, 5, 180, skip_first=True, decoded=np.array([CHORD_AT, 50, 75, 120])) is None
     with pytest.raises(ParameterError, match="decoded"):
         place_run(run_curve(), 4, 5, 180, skip_first=True, decoded=np.array([1, 2]))
+
+
+def test_with_a_strike_too_weak_to_count_only_the_first_event_leaves_the_chords_strike():
+    c = bumps(200, [CHORD_AT, 50, 75, 100], [1.0, 0.5, 0.6, 0.45])  # the last strike is lost in the noise
+    placed = place_run(c, 4, 5, 180, skip_first=True, decoded=np.array([CHORD_AT, 75, 100, 130]))
+    assert placed.tolist() == [50, 75, 100, 130]

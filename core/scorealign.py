@@ -22,17 +22,24 @@ One pipeline used by the engine, the command line and the benchmarks.
    event's duration to the expected one, growing only linearly beyond twice
    as long, none for the rests — so fermatas, ritardandi and a held final
    chord do not drag their neighbours — and every event earns the onset
-   strength of its pitch classes at its first frame (which also separates
-   repeated notes). ``prior_shape="quadratic"`` keeps the symmetric quadratic
+   strength of its pitch classes and, half and half, of its own piano keys
+   (each note's partials) at its first frame (which also separates repeated
+   notes and chords of one harmony in different voicings). ``prior_shape="quadratic"`` keeps the symmetric quadratic
    prior in frames. Anchors become onset windows; the runner-up (best
    alignment different from the best) gives the margin.
+   Runs of repeated notes whose first event the decoder put on the strike of
+   the chord before (a rolled chord whose top note is the run's pitch) are
+   re-placed on their pitch's strikes counted in order
+   (:mod:`core.scorealign_runs`).
 4. **Refinement**. Every note of an event is timed at the strongest rise of
    its own semitone band and upper partials (those that are not another note
    of the chord) at the fine hop, with parabolic interpolation, searching
    between the half-way points to the neighbouring decoded onsets; the event's
    onset is the median of its notes' (a melody note played ahead of its chord
-   does not drag the event). Onsets stay increasing and inside their anchors'
-   tolerance.
+   does not drag the event). A chord whose decoded span is long may be
+   rolled: its notes are searched over the whole span (and up to 1 s before
+   it), so it lands at the median of its rolled notes. Onsets stay increasing
+   and inside their anchors' tolerance.
 
 Weak supervision (:meth:`ScoreAligner.fit`) learns ``W`` from score/audio
 pairs without timing by alternating "align with the current scorers" and "fit
@@ -74,6 +81,7 @@ _PRIOR_LONG_KNEE = math.log(2.0)  # beyond twice the expected duration the prior
 _LONGEST_EVENT_S = 7.0  # a music event may always last this long (fermata, rolled chord): twice the longest on p01-p03
 _ROLL_LOOKBACK_S = 1.0  # a rolled chord's notes are searched this far before its decoded onset
 _FINAL_ROLL_S = 2.0  # the notes of the final chord are searched this long after its decoded onset
+_KEY_GAIN_SHARE = 0.5  # share of the onset gain measured per piano key rather than per pitch class
 _ROLL_NEAR = 0.65  # a rolled chord's note keeps a rise near the decoded onset this strong (share of its strongest)
 
 
@@ -278,6 +286,25 @@ def _onset_weights(score: Score) -> np.ndarray:
     prev = np.vstack([np.zeros((1, 12)), phi[:-1]])
     w = phi * np.where(prev > 0, 0.5, 1.0)
     return w
+
+
+def _onset_weights_pitch(score: Score) -> np.ndarray:
+    """Piano-key weights for the onset search of every event, shape (E, 88): new keys 1, repeated ones 0.5."""
+    E = score.n_events
+    M = np.zeros((E, _N_BANDS))
+    keys = np.clip(np.asarray(score.pitches) - _LOW_PITCH, 0, _N_BANDS - 1)
+    M[np.asarray(score.note_event), keys] = 1.0
+    prev = np.vstack([np.zeros((1, _N_BANDS)), M[:-1]])
+    return M * np.where(prev > 0, 0.5, 1.0)
+
+
+def _partial_matrix() -> np.ndarray:
+    """Band flux → note onset strength from its partials, shape (88, 88)."""
+    P = np.zeros((_N_BANDS, _N_BANDS))
+    for off, w in zip(_PARTIAL_OFFSETS, _PARTIAL_WEIGHTS):
+        i = np.arange(_N_BANDS - off)
+        P[i + off, i] = w
+    return P
 
 
 def _expected_durations(score: Score, n_music: float) -> np.ndarray:
@@ -561,12 +588,20 @@ class ScoreAligner:
         beta = float(self.onset_bonus)
         if beta <= 0:
             return S, None
-        O = _pool(feats.onset_fine, feats.coarse, how="sum")[:S_ev.shape[0]]
+        T = S_ev.shape[0]
+        O = _pool(feats.onset_fine, feats.coarse, how="sum")[:T]
         Wt = _onset_weights(score)
         Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
-        G = O @ Wt.T  # (T, E)
-        scale = float(np.percentile(O.sum(axis=1), 99))
-        G = beta * G / max(scale, 1e-12)
+        G = (O @ Wt.T) / max(float(np.percentile(O.sum(axis=1), 99)), 1e-12)  # (T, E)
+        if feats.flux_bands is not None:
+            # half of the evidence per piano key (each note's own partials): pitch classes alone confuse
+            # chords of the same harmony in other voicings (a rolled chord's notes, alternating chords)
+            Fk = _pool(feats.flux_bands.astype(np.float64) @ _partial_matrix(), feats.coarse, how="sum")[:T]
+            Wk = _onset_weights_pitch(score)
+            Wk = Wk / np.maximum(np.linalg.norm(Wk, axis=1, keepdims=True), 1e-9)
+            Gk = (Fk @ Wk.T) / max(float(np.percentile(Fk.sum(axis=1), 99)), 1e-12)
+            G = (1.0 - _KEY_GAIN_SHARE) * G + _KEY_GAIN_SHARE * Gk
+        G = beta * G
         zero = np.zeros((G.shape[0], 1))
         return S, np.hstack([zero, G, zero])
 

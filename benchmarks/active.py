@@ -827,7 +827,7 @@ def main(argv=None):
     RESULTS.mkdir(parents=True, exist_ok=True)
     title = (f"aCGH neuroblastoma, {args.model} model{', rare pool' if args.pool == 'rare' else ''}, "
              f"{len(seeds)} seeds, batch {args.batch}, "
-             f"{args.learner} (refit every {args.refit_every})")
+             f"{args.learner}" + (f" (refit every {args.refit_every})" if args.learner == "combined" else ""))
     med_stops = {}
     for s, v in stop_rows.items():
         fired = [x for x in v[2] if x is not None]

@@ -33,7 +33,6 @@ Scores of a part (for :mod:`core.active.uncertainty`), all under the current ``w
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Callable, Mapping
 
 import numpy as np
@@ -142,8 +141,9 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
     labels : list
         The item's labels (those inside the part constrain it).
     runner_up : {"count", "any"}
-        ``"count"`` (default): the cheapest segmentation with one change more or
-        fewer than the best (what a region label decides); ``"any"``: the
+        ``"count"`` (default): the cheapest segmentation with one change (or two
+        adjacent ones) more or fewer than the best, keeping the labels: what a
+        region label decides (:func:`core.active.count_runner_up.count_runner_up`); ``"any"``: the
         unrestricted second best (usually the best with a change shifted by a sample).
     warm : bool
         With ``runner_up="count"``: follow each part's best segmentation by local
@@ -176,14 +176,15 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
             from ..decoders.segmentation import segment_penalized
             best = segment_penalized(Z, pen, min_size=model.min_size, constraints=cons)
             r = count_runner_up(Z, best.segmentation, pen, min_size=model.min_size, constraints=cons)
-        second = None if r.segmentation is None else SimpleNamespace(cost=best.cost + max(r.delta, 0.0))
+        second_cost = None if r.segmentation is None else best.cost + max(r.delta, 0.0)
     else:
         from ..decoders.segmentation import segment_second_best
         best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)
+        second_cost = None if second is None else second.cost
         Z = _transformed(Xp, metric)
     one_segment = float(((Z - Z.mean(axis=0)) ** 2).sum()) + pen
     worst_cost = max(one_segment, pen * (T // model.min_size), best.cost)
-    return PartScores(best=-best.cost, second=None if second is None else -second.cost, worst=-worst_cost,
+    return PartScores(best=-best.cost, second=None if second_cost is None else -second_cost, worst=-worst_cost,
                       size=T, scale=max(pen, 1e-12 * max(1.0, worst_cost)))
 
 

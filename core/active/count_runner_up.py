@@ -184,7 +184,7 @@ def _apply(ends, kind, where):
 
 
 @numba.njit(cache=True, nogil=True)
-def _refine(S, ends, lo, hi, end_ok, penalty, width, max_passes, tol, moves, where):
+def _refine(S, ends, lo, hi, end_ok, penalty, width, max_passes, tol, moves, where, reach):
     """Local search from a feasible segmentation; returns ``(ends, converged)``.
 
     A pass moves each change to its best place between its neighbours, then takes
@@ -203,7 +203,7 @@ def _refine(S, ends, lo, hi, end_ok, penalty, width, max_passes, tol, moves, whe
             here = _explained(S, s, c) + _explained(S, c, e)
             best_t = c
             best_g = here
-            for t in range(s + 1, e):
+            for t in range(max(s + 1, c - reach), min(e, c + reach + 1)):
                 if t != c and _allowed(lo, hi, end_ok, s, t) and _allowed(lo, hi, end_ok, t, e):
                     g = _explained(S, s, t) + _explained(S, t, e)
                     if g > best_g:
@@ -378,7 +378,7 @@ def _runner_up(ends, T, moves, where) -> CountRunnerUp:
 
 def refine_with_runner_up(X, start: Segmentation, penalty: float, *, metric=None, min_size: int = 1,
                           constraints: Optional[SegmentConstraints] = None, pair_width: int = PAIR_WIDTH,
-                          max_passes: int = 20):
+                          max_passes: int = 20, move_reach: Optional[int] = None):
     """Improve a feasible segmentation by local moves until none lowers the penalised cost; also its runner-up.
 
     A pass moves every change, one after the other, to its cheapest place between
@@ -398,6 +398,9 @@ def refine_with_runner_up(X, start: Segmentation, penalty: float, *, metric=None
         As in :func:`count_runner_up`.
     max_passes : int
         Upper bound on the passes (each ``O(T q)``, ``O(T q pair_width)`` when pairs are tried).
+    move_reach : int or None
+        A change is moved at most this many samples per pass (None: anywhere
+        between its neighbours); adding and removing still scan every position.
 
     Returns
     -------
@@ -412,6 +415,9 @@ def refine_with_runner_up(X, start: Segmentation, penalty: float, *, metric=None
     ends = _check_segmentation(start, T, "start")
     if isinstance(max_passes, bool) or not isinstance(max_passes, (int, np.integer)) or max_passes < 1:
         raise ParameterError(f"max_passes: expected an integer >= 1, got {max_passes!r}")
+    if move_reach is not None and (isinstance(move_reach, bool) or not isinstance(move_reach, (int, np.integer))
+                                   or move_reach < 1):
+        raise ParameterError(f"move_reach: expected None or an integer >= 1, got {move_reach!r}")
     lo, hi, end_ok = transition_bounds(T, min_size, constraints)
     s = np.r_[0, ends[:-1]]
     if not np.all(end_ok[ends] & (lo[ends] <= s) & (s <= hi[ends])):
@@ -420,7 +426,8 @@ def refine_with_runner_up(X, start: Segmentation, penalty: float, *, metric=None
     tol = 1e-12 * max(1.0, sq_total, float(penalty) * T)
     moves = np.empty(4)
     where = np.empty((4, 2), dtype=np.int64)
-    new, converged = _refine(S, ends, lo, hi, end_ok, float(penalty), width, int(max_passes), tol, moves, where)
+    new, converged = _refine(S, ends, lo, hi, end_ok, float(penalty), width, int(max_passes), tol, moves, where,
+                             T if move_reach is None else int(move_reach))
     if not converged:
         _best_moves(S, new, lo, hi, end_ok, float(penalty), width, moves, where)
     result = SegmentationResult(Segmentation(new, T), float(_penalised_cost(S, sq_total, new, float(penalty))))
@@ -429,7 +436,7 @@ def refine_with_runner_up(X, start: Segmentation, penalty: float, *, metric=None
 
 def refine_segmentation(X, start: Segmentation, penalty: float, *, metric=None, min_size: int = 1,
                         constraints: Optional[SegmentConstraints] = None, pair_width: int = PAIR_WIDTH,
-                        max_passes: int = 20) -> SegmentationResult:
+                        max_passes: int = 20, move_reach: Optional[int] = None) -> SegmentationResult:
     """The first half of :func:`refine_with_runner_up`: the locally improved segmentation."""
     return refine_with_runner_up(X, start, penalty, metric=metric, min_size=min_size, constraints=constraints,
-                                 pair_width=pair_width, max_passes=max_passes)[0]
+                                 pair_width=pair_width, max_passes=max_passes, move_reach=move_reach)[0]

@@ -75,6 +75,10 @@ class WarmSegmenter:
         gets its own limit in ``[refresh/2, refresh)``).
     max_entries : int
         Parts remembered; the memory is cleared when it would grow past this.
+    move_reach : int or None
+        How far (samples) a local refinement looks when it moves a change
+        (None: anywhere between its neighbours). Small parameter steps move
+        changes little; the add/remove scan still covers every position.
 
     Attributes
     ----------
@@ -82,13 +86,17 @@ class WarmSegmenter:
         Calls answered by an exact decode, a local refinement, or the stored result.
     """
 
-    def __init__(self, refresh: float = 1.0, max_entries: int = 4096):
+    def __init__(self, refresh: float = 1.0, max_entries: int = 4096, move_reach: Optional[int] = 64):
         if not (np.isfinite(refresh) and refresh >= 0):
             raise ParameterError(f"refresh: expected a finite number >= 0, got {refresh!r}")
         if isinstance(max_entries, bool) or not isinstance(max_entries, (int, np.integer)) or max_entries < 1:
             raise ParameterError(f"max_entries: expected an integer >= 1, got {max_entries!r}")
+        if move_reach is not None and (isinstance(move_reach, bool) or not isinstance(move_reach, (int, np.integer))
+                                       or move_reach < 1):
+            raise ParameterError(f"move_reach: expected None or an integer >= 1, got {move_reach!r}")
         self.refresh = float(refresh)
         self.max_entries = int(max_entries)
+        self.move_reach = None if move_reach is None else int(move_reach)
         self._entries: dict = {}
         self._lock = threading.Lock()
         self.n_exact_ = self.n_refined_ = self.n_reused_ = 0
@@ -154,7 +162,7 @@ class WarmSegmenter:
         else:
             result, runner_up = refine_with_runner_up(X, e.result.segmentation, penalty, metric=metric,
                                                       min_size=min_size, constraints=constraints,
-                                                      pair_width=pair_width)
+                                                      pair_width=pair_width, move_reach=self.move_reach)
             self.n_refined_ += 1
         new = _Entry()
         try:

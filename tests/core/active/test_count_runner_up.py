@@ -73,8 +73,9 @@ def test_runner_up_is_the_cheapest_feasible_neighbour_by_brute_force(data, T, p,
 
 
 @settings(max_examples=30, deadline=None)
-@given(data=st.data(), T=st.integers(2, 9), min_size=st.integers(1, 2), width=st.integers(0, 3))
-def test_local_search_never_worsens_keeps_labels_and_stops_at_a_local_optimum(data, T, min_size, width):
+@given(data=st.data(), T=st.integers(2, 9), min_size=st.integers(1, 2), width=st.integers(0, 3),
+       reach=st.sampled_from([None, 1, 2]))
+def test_local_search_never_worsens_keeps_labels_and_stops_at_a_local_optimum(data, T, min_size, width, reach):
     rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
     X = rng.normal(size=(T, 1))
     X[T // 3:, 0] += data.draw(st.floats(0, 3))
@@ -87,7 +88,8 @@ def test_local_search_never_worsens_keeps_labels_and_stops_at_a_local_optimum(da
     cons = None if cons.is_empty else cons
     feasible = [s for s in brute_force_segmentations(T, min_size) if cons is None or cons.is_satisfied_by(s)]
     start = feasible[data.draw(st.integers(0, len(feasible) - 1))]
-    res, r = refine_with_runner_up(X, start, pen, min_size=min_size, constraints=cons, pair_width=width)
+    res, r = refine_with_runner_up(X, start, pen, min_size=min_size, constraints=cons, pair_width=width,
+                                   move_reach=reach)
     assert res.cost <= brute_cost(X, start, pen) + 1e-9
     assert res.cost == pytest.approx(brute_cost(X, res.segmentation, pen), rel=1e-9, abs=1e-9)
     assert cons is None or cons.is_satisfied_by(res.segmentation)
@@ -96,7 +98,8 @@ def test_local_search_never_worsens_keeps_labels_and_stops_at_a_local_optimum(da
     assert r.delta >= -1e-9
     # from the exact optimum it stays there
     best_cost, best = brute_penalized(X, pen, min_size=min_size, constraints=cons)
-    again, _ = refine_with_runner_up(X, best, pen, min_size=min_size, constraints=cons, pair_width=width)
+    again, _ = refine_with_runner_up(X, best, pen, min_size=min_size, constraints=cons, pair_width=width,
+                                     move_reach=reach)
     assert again.cost == pytest.approx(best_cost, rel=1e-9, abs=1e-9)
 
 
@@ -138,3 +141,5 @@ def test_bad_input_names_the_argument():
     cons = constraints_from_labels([RegionLabel(item_id="x", start=0, stop=10, kind="0")], 10)
     with pytest.raises(ParameterError, match="start"):
         refine_with_runner_up(X, Segmentation([4, 10]), 1.0, constraints=cons)
+    with pytest.raises(ParameterError, match="move_reach"):
+        refine_with_runner_up(X, Segmentation([10]), 1.0, move_reach=0)

@@ -66,5 +66,7 @@ def test_bad_parameters_are_refused():
         WarmSegmenter(refresh=-1)
     with pytest.raises(ParameterError, match="max_entries"):
         WarmSegmenter(max_entries=0)
+    with pytest.raises(ParameterError, match="move_reach"):
+        WarmSegmenter(move_reach=0)
     with pytest.raises(ParameterError, match="owner"):
         WarmSegmenter().decode("p", 3, np.zeros((5, 1)), 1.0)

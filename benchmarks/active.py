@@ -839,7 +839,8 @@ def main(argv=None):
     for s, v in stop_rows.items():
         fired = [x for x in v[2] if x is not None]
         med_stops[s] = float(np.median(fired)) if fired else None
-    tag = ("" if args.model == "penalty" else f"_{args.model}") + ("" if args.pool == "all" else "_rare")
+    tag = ("" if args.model == "penalty" else f"_{args.model}") + ("" if args.pool == "all" else "_rare") + \
+        ("" if args.learner == "combined" else f"_{args.learner}")
     plot(RESULTS / f"active_cgh{tag}.png", grid, curves, full_err, med_stops, title, full_name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the pool is empty at fraction 1: no mean uncertainty there

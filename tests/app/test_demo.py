@@ -92,7 +92,8 @@ def test_drawn_region_label_changes_the_prediction(qtbot, demo):
     lab = new[0]
     qtbot.waitUntil(lambda: sum(lab.start < c < lab.stop
                                 for c in win.current_prediction().structure.breakpoints) == 1, timeout=WAIT)
-    assert win.latencies, "the label-to-redraw latency was not measured"
+    # the engine's prediction event may repaint the view just before the worker's result, which records the latency
+    qtbot.waitUntil(lambda: bool(win.latencies), timeout=10_000)
     _key(qtbot, win, Qt.Key.Key_0)            # the selected region becomes "no change"
     assert eng.labels(item)[-1].kind == RegionKind.ZERO or any(
         x.id == lab.id and x.kind == RegionKind.ZERO for x in eng.labels(item))
@@ -140,7 +141,11 @@ def test_next_question_frames_the_queried_part(qtbot, demo):
     qtbot.waitUntil(lambda: win.current_query is not None, timeout=WAIT)
     q = win.current_query
     qtbot.waitUntil(lambda: win.current_item == q.item_id and win._item_payload is not None, timeout=WAIT)
-    assert q.rank == 0 and win.active_panel.queue.topLevelItemCount() >= 1
+    # the best question on an item of the kind being labelled (chromosomes lead to chromosomes)
+    kind = win.engine.item_info(q.item_id).kind
+    better = [o for o in win.active_panel.queries() if o.rank < q.rank]
+    assert all(win.engine.item_info(o.item_id).kind != kind for o in better)
+    assert win.active_panel.queue.topLevelItemCount() >= 1
     view = win.active_view()
     qtbot.waitUntil(lambda: view.mapping is not None, timeout=WAIT)
     start, stop = win.query_samples(q)

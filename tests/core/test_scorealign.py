@@ -235,3 +235,17 @@ def test_anchors_still_bind_with_the_robust_prior(example):
     anchors = [AnchorLabel(item_id="x", event=5, time_s=float(truth[5]), tolerance_s=0.01)]
     out = ScoreAligner().align(y, SR, score, anchors=anchors)
     assert abs(out.event_times_s[5] - truth[5]) <= 0.01 + 1e-9
+
+
+def test_fit_blends_the_learned_scorers_with_the_untrained_ones(example):
+    score, y, _ = example
+    base = ScoreAligner(n_iter=1)
+    feats = base.features(y, SR)
+    full = ScoreAligner(n_iter=1, blend=1.0).fit([(feats, score)]).W_
+    none = ScoreAligner(n_iter=1, blend=0.0).fit([(feats, score)]).W_
+    half = ScoreAligner(n_iter=1, blend=0.5).fit([(feats, score)]).W_
+    assert np.allclose(none, base._initial_W())
+    assert not np.allclose(full, none)
+    assert np.allclose(half, 0.5 * (full + none))
+    with pytest.raises(ParameterError, match="blend"):
+        ScoreAligner(blend=1.5).fit([(feats, score)])

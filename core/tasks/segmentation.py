@@ -22,10 +22,10 @@ import warnings
 
 import numpy as np
 
-# the decoders package is imported here, while the engine's task registry holds its lock: imported
-# lazily from two threads at once (a worker's first prediction, the GUI thread's first label check)
-# its circular package imports can meet half-initialised modules
-from ..decoders.segmentation import segment_second_best
+# the decoders package is imported here (count_runner_up imports it), while the engine's task registry
+# holds its lock: imported lazily from two threads at once (a worker's first prediction, the GUI thread's
+# first label check) its circular package imports can meet half-initialised modules
+from ..active.count_runner_up import segment_count_runner_up
 from ..active.segmentation_task import segmentation_part_scores
 from ..learners.perceptron import StructuredPerceptron
 from ..learners.ssvm import SSVM
@@ -312,14 +312,17 @@ class SegmentationTask(EngineTask):
         return pruned
 
     def _second_best(self, X, w, cons):
-        """``((best, score), (second, score) or None)`` under ``w`` and the label constraints.
+        """``((best, score), (runner-up, score) or None)`` under ``w`` and the label constraints.
 
-        The decoder's costs are the model's scores negated (``⟨w, φ(X, y)⟩`` is minus the
-        penalised scatter under the same metric and penalty), so they are used directly rather
-        than recomputing each score from the data, which took a fifth of a label's update.
+        The runner-up is the best structure with one change more or fewer (what a
+        region label would decide; :func:`~core.active.count_runner_up.segment_count_runner_up`),
+        not the best with a change shifted by a sample, so the margin says how close the
+        item is to a different answer. The decoder's costs are the model's scores negated
+        (``⟨w, φ(X, y)⟩`` is minus the penalised scatter under the same metric and
+        penalty), so they are used directly rather than recomputed from the data.
         """
         metric, pen = self.model.decoder_metric(w, X.shape[0])
-        best, second = segment_second_best(X, pen, metric=metric, min_size=self.model.min_size, constraints=cons)
+        best, second = segment_count_runner_up(X, pen, metric=metric, min_size=self.model.min_size, constraints=cons)
         return ((best.segmentation, -float(best.cost)),
                 None if second is None else (second.segmentation, -float(second.cost)))
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import NotFittedError, ParameterError
-from .ssvm import check_training_set
+from .ssvm import _feature_stats, _orthant_projection, check_training_set
 from .transfer_coupling import coupled_argmax, coupled_penalty, coupling_strengths
 
 __all__ = ["TransferSSVM"]
@@ -197,16 +197,6 @@ class TransferSSVM:
             raise NotFittedError(f"{type(self).__name__}: call fit() before predict()")
         datasets = [None] * len(Xs) if datasets is None else list(datasets)
         return [self.model.decode(X, self.w_datasets_.get(k, self.w_)) for X, k in zip(Xs, datasets)]
-
-
-def _feature_stats(model, X):
-    fn = getattr(model, "feature_stats", None)
-    return fn(X) if callable(fn) else None
-
-
-def _orthant_projection(model) -> bool:
-    fn = getattr(model, "projection_is_orthant", None)
-    return bool(fn()) if callable(fn) else False
 
 
 def _line_search(U, k, delta, dl, g, C, rhos, nonneg) -> float:

@@ -32,6 +32,10 @@ from .records import TASKS, ItemRecord, ModelRecord, PredictionRecord
 from .sources import file_sha256, file_signature
 from .store import LIBRARY_VERSION, ProjectStore
 
+#: Models kept per task and model kind (``params["task"]``); older ones and their cached predictions are
+#: deleted when a newer one is saved, so a project that is retrained after every label does not grow without end.
+MODELS_KEPT = 5
+
 __all__ = ["Session"]
 
 
@@ -451,8 +455,13 @@ class Session:
 
     # --------------------------------------------------------------- models
 
-    def save_model(self, model_id: str, task: str, params: dict, blob: bytes, label_hash: str) -> ModelRecord:
+    def save_model(self, model_id: str, task: str, params: dict, blob: bytes, label_hash: str,
+                   keep: int = MODELS_KEPT) -> ModelRecord:
         """Store a trained model with its provenance (returned without its blob).
+
+        The ``keep`` newest models of the same task and kind (``params["task"]``, when given) stay in the
+        project; older ones are deleted with their cached predictions. The labels, not the models, are the
+        record: any model can be rebuilt from them.
 
         Parameters
         ----------
@@ -465,6 +474,8 @@ class Session:
             The serialised model (the caller's format).
         label_hash : str
             :meth:`labels_hash` of the labels it was trained on.
+        keep : int, default MODELS_KEPT
+            How many models of this task and kind to keep, the new one included (>= 1).
         """
         _require_str("model_id", model_id)
         if task not in TASKS:
@@ -475,6 +486,8 @@ class Session:
         if not isinstance(blob, (bytes, bytearray, memoryview)):
             raise ParameterError(f"blob: expected bytes, got {type(blob).__name__}")
         _require_str("label_hash", label_hash)
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ParameterError(f"keep: expected an integer >= 1, got {keep!r}")
         record = ModelRecord(id=model_id, task=task, created=time.time(), label_hash=label_hash,
                              params=copy.deepcopy(params), version=LIBRARY_VERSION, blob=bytes(blob))
         with self._lock:
@@ -482,6 +495,9 @@ class Session:
             if self._store.load_model(model_id) is not None:
                 raise ParameterError(f"model_id: a model with id {model_id!r} already exists")
             self._store.insert_model(record)
+            kind = params.get("task")
+            same = [m for m in self._store.list_models(task) if (m.params or {}).get("task") == kind]
+            self._store.delete_models([m.id for m in same[:-keep]])
         self._emit([ModelChanged(model_id)])
         return dataclasses.replace(record, blob=None)
 

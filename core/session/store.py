@@ -622,6 +622,14 @@ class ProjectStore:
                          (model.id, model.task, model.created, model.label_hash, canonical_json(model.params),
                           sqlite3.Binary(model.blob), model.version, hashlib.sha256(model.blob).hexdigest()))
 
+    def delete_models(self, model_ids) -> None:
+        """Delete models and, by the foreign key, their cached predictions."""
+        ids = list(model_ids)
+        if not ids:
+            return
+        with self._write(f"delete {len(ids)} old model(s)") as conn:
+            conn.executemany("DELETE FROM models WHERE id = ?", [(i,) for i in ids])
+
     def load_model(self, model_id: str) -> Optional[ModelRecord]:
         rows = self._read("reading a model", "SELECT id, task, created, label_hash, params, version, blob, "
                                              "blob_sha256 FROM models WHERE id = ?", (model_id,))

@@ -294,3 +294,19 @@ def test_add_labels_is_one_all_or_nothing_transaction(session):
     with Session.open(session.path) as again:  # the grouping survives a reopen
         assert again.redo() and len(again.labels()) == 51
         assert again.undo() and again.labels() == []
+
+
+def test_old_models_are_pruned_per_task_kind_with_their_predictions(session):
+    seg = session.add_item("x", "series", "segmentation")
+    h = session.labels_hash([seg])
+    for k in range(4):
+        session.save_model(f"cgh{k}", "segmentation", {"task": "cgh"}, bytes([k]), h, keep=2)
+        session.save_prediction(seg, f"cgh{k}", bytes([k]))
+    session.save_model("audio0", "segmentation", {"task": "audio"}, b"a", h, keep=2)
+    # the two newest cgh models stay; the other kind is counted on its own
+    assert [m.id for m in session.models()] == ["cgh2", "cgh3", "audio0"]
+    assert session.prediction(seg, "cgh1") is None and session.prediction(seg, "cgh3").blob == b"\x03"
+    assert session.latest_model("segmentation").id == "audio0"
+    assert session.integrity_check() == []
+    with pytest.raises(ParameterError, match="keep"):
+        session.save_model("m", "segmentation", {}, b"", h, keep=0)

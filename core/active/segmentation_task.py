@@ -148,7 +148,8 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
     warm : bool
         With ``runner_up="count"``: follow each part's best segmentation by local
         moves between exact decodes (:class:`~core.active.warm_segmenter.WarmSegmenter`,
-        shared by every caller, keyed by the identity of ``X``), so scoring a pool
+        shared by every caller, keyed by the identity of ``X``, the part and whether labels
+        constrain it), so scoring a pool
         after a small parameter step costs ``O(T q)`` per part instead of a decode.
         ``False``: always decode exactly.
 
@@ -166,11 +167,15 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
     Xp = X[part.start:part.stop]
     T = Xp.shape[0]
     metric, pen = model.decoder_metric(w, X.shape[0])
-    cons = model.constraints(shift_labels(labels, part), T)
+    inside = shift_labels(labels, part)
+    cons = model.constraints(inside, T)
     if runner_up == "count":
         Z = _transformed(Xp, metric)
         if warm:
-            best, r = _WARM.best_and_runner_up((id(X), part.start, part.stop), X, Z, pen, min_size=model.min_size,
+            # a part scored with and without its labels (queries vs. the fixed stopping set) is followed as
+            # two parts, so alternating between them does not force an exact decode each time
+            best, r = _WARM.best_and_runner_up((id(X), part.start, part.stop, bool(inside)), X, Z, pen,
+                                               min_size=model.min_size,
                                                constraints=cons, drift_metric=metric)
         else:
             from ..decoders.segmentation import segment_penalized

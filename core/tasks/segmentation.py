@@ -63,6 +63,8 @@ class SegmentationTask(EngineTask):
     """Change points of the items of one kind."""
 
     name = "segmentation"
+    #: the stopping signal rescores labelled chromosomes without their labels (a warm local search)
+    stopping_without_labels = True
 
     def __init__(self, engine, kind: str):
         super().__init__(engine, kind)

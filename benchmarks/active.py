@@ -61,6 +61,7 @@ import numpy as np  # noqa: E402
 
 from core.active.loop import ActiveSession, PartPool  # noqa: E402
 from core.active.penalty_task import PenaltyPathTask  # noqa: E402
+from core.active.recipe_task import RecipeTask  # noqa: E402
 from core.active.parts import parts_for_items  # noqa: E402
 from core.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
 from core.active.stopping import StoppingCriterion  # noqa: E402
@@ -131,6 +132,8 @@ def rare_pool(pool, by_item, seed, share):
 def make_task(model_name):
     if model_name == "penalty":
         return PenaltyPathTask()
+    if model_name == "recipe":
+        return RecipeTask()
     return SegmentationTask(SegmentationModel(metric="diagonal"))
 
 
@@ -152,15 +155,64 @@ def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, windo
                          for r in session.curve_])
     fired = None if stopping.fired_at_ is None else float(frac[stopping.fired_at_ - 1])
     cycle = [r["update_s"] + r["score_s"] for r in session.curve_[1:]]
-    return {"fraction": frac, "error": err, "uncertainty": unc, "uncertainty_pool": unc_pool, "stop_fraction": fired,
+    return {"queried": [p.item_id for p in session.labelled_parts_], "fraction": frac, "error": err, "uncertainty": unc, "uncertainty_pool": unc_pool, "stop_fraction": fired,
             "cycle_s": cycle}
 
 
 def full_label_error_penalty(task, pool, by_item, test):
-    """Every pool label: the max-margin interval regression of the per-sequence log-penalty."""
+    """Every pool label: the task's regularised fit (penalty model: the max-margin interval regression of the
+    per-sequence log-penalty; recipe model: the aCGH recipe)."""
     task.initialize(pool)
     task.refit(list(pool.values()), [by_item[k] for k in pool])
     return task.evaluate(test)
+
+
+def label_error_counts(task, pool, by_item, *, fit):
+    """``{chromosome: (label errors, regions)}`` of the task's prediction on every pool chromosome: the start
+    model (``fit=False``: the task is re-initialised on the pool first) or the current, fitted one."""
+    if not fit:
+        task.initialize(pool)
+    out = {}
+    for k, x in pool.items():
+        fp, fn, n = region_error(by_item[k], task.predict(x))
+        out[k] = (fp + fn, n)
+    return out
+
+
+def query_profile(raw_runs, strategies, start_errs, full_errs, seq_by_name, fractions):
+    """What each strategy asks for: over its first queries (each fraction of the pool), the share of queried
+    chromosomes the start model / the full-label model gets wrong (>= 1 label error: labels that carry a
+    correction), the mean number of region labels, the share of high-density arrays and the mean length,
+    against the same figures over the whole pool. Returns printable lines and a JSON-ready dict."""
+    from core.learners.cgh_recipe import density_class
+
+    def stats(names, k):
+        se, fe = start_errs[k], full_errs[k]
+        return {"start_wrong": float(np.mean([se[n][0] > 0 for n in names])),
+                "full_wrong": float(np.mean([fe[n][0] > 0 for n in names])),
+                "regions": float(np.mean([se[n][1] for n in names])),
+                "high_density": float(np.mean([density_class(seq_by_name[n]) == "high" for n in names])),
+                "probes": float(np.mean([seq_by_name[n].values.shape[0] for n in names]))}
+
+    out, lines = {}, []
+    pools = [stats(list(start_errs[k]), k) for k in range(len(start_errs))]
+    out["pool"] = {m: float(np.mean([p[m] for p in pools])) for m in pools[0]}
+    for s in strategies:
+        for f in fractions:
+            per = []
+            for r in raw_runs:
+                if r["strategy"] != s or r["seed"] >= len(start_errs):
+                    continue
+                n_q = max(1, int(round(f * r["pool"])))
+                if len(r["queried"]) >= n_q:
+                    per.append(stats(r["queried"][:n_q], r["seed"]))
+            if per:
+                out[f"{s}@{f:.2f}"] = {m: float(np.mean([p[m] for p in per])) for m in per[0]}
+    for key, v in out.items():
+        lines.append(f"  {key:>20}: start model wrong on {v['start_wrong']:.0%}, full-label model wrong on "
+                     f"{v['full_wrong']:.0%}, {v['regions']:.2f} regions/chromosome, {v['high_density']:.0%} "
+                     f"high-density, {v['probes']:.0f} probes")
+    return lines, out
 
 
 def full_label_error(pool, by_item, test, *, learner):
@@ -339,6 +391,62 @@ def time_penalty_cycle(seqs, by_item, *, n_parts, n_labelled, repeat):
         best_cpu = min(best_cpu, time.process_time() - c0)
     n_probes = sum(p.size for p in parts)
     return best_cycle, best_cpu, pre_wall, pre_cpu, len(parts), n_probes, len(data)
+
+
+def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat):
+    """The app engine's query cycle on ``n_parts`` whole chromosomes (``n_labelled`` of them labelled) under its
+    aCGH model (:class:`core.active.recipe_task.RecipeTask`): after the recipe is fitted on the labelled ones
+    (timed apart: the app retrains in the background), each cycle is one averaged passive-aggressive step on a
+    labelled chromosome (the engine's update after a label) plus the best-vs-2nd uncertainty of every part
+    with its labels and of the labelled parts without them (the fixed stopping set). Wall and process CPU per
+    cycle (median, max over ``repeat`` x ``n_labelled`` cycles) and the first, cold scoring after the refit."""
+    from core.active.parts import Part
+    import dataclasses
+    labelled = [s for s in all_seqs if s.name in by_item][:n_labelled]
+    rest = [s for s in all_seqs if s.name not in {x.name for x in labelled}][:n_parts - len(labelled)]
+    # profiles_small has 233 chromosomes: the pool is filled up to n_parts with copies (own arrays, so every
+    # copy is scored on its own, as a chromosome of another profile would be)
+    copies = [dataclasses.replace(s, values=s.values.copy(), name=f"{s.name} (copy {i})")
+              for i, s in enumerate((rest * (1 + n_parts // max(len(rest), 1)))[:max(0, n_parts - len(labelled)
+                                                                                   - len(rest))])]
+    items = {s.name: s for s in labelled + rest + copies}
+    parts = [Part(k, 0, s.values.shape[0], "chromosome") for k, s in items.items()]
+    task = RecipeTask()
+    task.initialize(items)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0, c0 = time.perf_counter(), time.process_time()
+        task.refit(labelled, [by_item[s.name] for s in labelled])
+        refit = (time.perf_counter() - t0, time.process_time() - c0)
+        lab = {s.name: by_item[s.name] for s in labelled}
+
+        class _Scorer:
+            def __init__(self, with_labels):
+                self.with_labels = with_labels
+
+            def part_scores(self, part):
+                return task.part_scores(items[part.item_id], part,
+                                        lab.get(part.item_id, []) if self.with_labels else [])
+
+        def score():
+            pool_uncertainties(parts, _Scorer(True), "best-vs-2nd")
+            pool_uncertainties([p for p in parts if p.item_id in lab], _Scorer(False), "best-vs-2nd")
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        score()
+        cold = (time.perf_counter() - t0, time.process_time() - c0)
+        walls, cpus = [], []
+        for r in range(repeat):
+            for s in labelled:
+                t0, c0 = time.perf_counter(), time.process_time()
+                task.perceptron_step(s, lab[s.name])
+                score()
+                walls.append(time.perf_counter() - t0)
+                cpus.append(time.process_time() - c0)
+    return {"wall_median": float(np.median(walls)), "wall_max": float(np.max(walls)),
+            "cpu_median": float(np.median(cpus)), "cold_wall": cold[0], "cold_cpu": cold[1],
+            "refit_wall": refit[0], "refit_cpu": refit[1], "n_parts": len(parts),
+            "n_probes": int(sum(p.size for p in parts)), "n_labelled": len(labelled)}
 
 
 # ------------------------------------------------- engine-path part scores
@@ -567,15 +675,20 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="2 seeds, a smaller pool (under a minute)")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--model", choices=("penalty", "metric"), default="penalty",
+    ap.add_argument("--model", choices=("penalty", "metric", "recipe"), default="penalty",
                     help="penalty: per-sequence log-penalty learned by interval regression on the raw logratio "
-                         "(default); metric: the learned diagonal metric with one penalty law (the old replay)")
+                         "(default); metric: the learned diagonal metric with one penalty law (the old replay); "
+                         "recipe: the app engine's aCGH learner (perceptron steps, the aCGH recipe every "
+                         "--refit-every labels)")
     ap.add_argument("--learner", choices=("combined", "perceptron"), default="combined")
-    ap.add_argument("--refit-every", type=int, default=4, help="labelled parts between regularised refits")
+    ap.add_argument("--refit-every", type=int, default=None,
+                    help="labelled parts between regularised refits (default 4; recipe: 8, the engine's "
+                         "RECIPE_MIN_ITEMS, fixed before any run)")
     ap.add_argument("--batch", type=int, default=1, help="parts queried per step (Lou Alg. 1.2: one)")
     ap.add_argument("--max-fraction", type=float, default=None,
                     help="stop each replay at this share of the pool (default 1.0 penalty, 0.5 metric)")
-    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--strategies", default=None,
+                    help=f"comma-separated (default {','.join(STRATEGIES)}; recipe: random,best-vs-2nd)")
     ap.add_argument("--ssvm-every-seed", action="store_true",
                     help="metric model: fit the SSVM full-label reference on every seed (default: the first only)")
     ap.add_argument("--n-jobs", type=int, default=2, help="threads scoring the pool in the timed query cycle")
@@ -596,6 +709,10 @@ def main(argv=None):
         return
     data_dir = pathlib.Path(args.data)
     seeds = list(range(2 if args.quick else args.seeds))
+    if args.refit_every is None:
+        args.refit_every = 8 if args.model == "recipe" else 4
+    if args.strategies is None:
+        args.strategies = "random,best-vs-2nd" if args.model == "recipe" else ",".join(STRATEGIES)
     strategies = [s for s in args.strategies.split(",") if s]
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores shared)")
@@ -609,6 +726,10 @@ def main(argv=None):
         c0 = time.process_time()
         task.precompute(X.values())
         print(f"penalty paths of {len(X)} chromosomes: {time.process_time() - c0:.1f} s CPU (once)")
+    elif args.model == "recipe":
+        feat_name = "logratio + point-wise Hermite (CghSegmenter.model_input)"
+        X = {s.name: s for s in seqs}
+        task = make_task("recipe")  # one instance: initialize() resets the model, the features stay cached
     else:
         feat_name, feat = features_fn()
         X = {s.name: feat(s) for s in seqs}
@@ -616,7 +737,7 @@ def main(argv=None):
     print(f"aCGH: {len(seqs)} labelled chromosomes of {len({s.meta['profile_id'] for s in seqs})} profiles, "
           f"model {args.model}, features {feat_name}, loaded in {time.perf_counter() - t0:.1f} s")
     max_fraction = args.max_fraction or (1.0 if args.model == "penalty" else 0.5)
-    if args.quick and args.model == "metric":
+    if args.quick and args.model in ("metric", "recipe"):
         max_fraction = min(max_fraction, 0.3)
     if args.quick and args.model == "penalty":  # the curves have flattened long before; keeps --quick under a minute
         max_fraction = min(max_fraction, 0.5)
@@ -630,6 +751,9 @@ def main(argv=None):
     cycles = []
     raw_runs = []
     full_p, full_a, full_s = [], [], []
+    start_errs, full_errs = [], []  # recipe: label errors of the start / full-label model per pool chromosome
+    full_name = {"penalty": "interval regression, every label", "recipe": "aCGH recipe, every label"}.get(
+        args.model, "averaged perceptron")
     for seed in seeds:
         pool, test = split(seqs, by_item, X, seed)
         if args.quick:  # a smaller pool: every second chromosome
@@ -637,9 +761,13 @@ def main(argv=None):
         if args.pool == "rare":
             pool = rare_pool(pool, by_item, seed, args.rare_share)
         t = time.perf_counter()
-        if args.model == "penalty":
+        if args.model in ("penalty", "recipe"):
+            if args.model == "recipe":
+                start_errs.append(label_error_counts(task, pool, by_item, fit=False))
             full_a.append(full_label_error_penalty(task, pool, by_item, test))
-            print(f"  seed {seed} full-label error (interval regression on every pool label) {full_a[-1]:.3f} "
+            if args.model == "recipe":
+                full_errs.append(label_error_counts(task, pool, by_item, fit=True))
+            print(f"  seed {seed} full-label error ({full_name}) {full_a[-1]:.3f} "
                   f"({time.perf_counter() - t:.1f} s)")
         else:
             if not args.quick:
@@ -666,7 +794,7 @@ def main(argv=None):
                              "uncertainty": [None if not np.isfinite(v) else float(v) for v in res["uncertainty"]],
                              "uncertainty_pool": [None if not np.isfinite(v) else float(v)
                                                   for v in res["uncertainty_pool"]],
-                             "full_label_error": full_a[-1]})
+                             "full_label_error": full_a[-1], "queried": res["queried"]})
             cycles.extend(res["cycle_s"])
             print(f"  seed {seed} {strategy:>13}: pool {len(pool)} parts, error "
                   f"{res['error'][0]:.3f} -> {res['error'][-1]:.3f}, {time.perf_counter() - t:.1f} s")
@@ -674,7 +802,6 @@ def main(argv=None):
         curves[s] = {k: np.array(v) for k, v in curves[s].items()}
     full_err = float(np.mean(full_a))
     level = 1.1 * full_err
-    full_name = "interval regression, every label" if args.model == "penalty" else "averaged perceptron"
 
     # --- stopping: calibrate (window, threshold) on seed 0's run of each margin strategy, apply to the others
     stop_rows = {}
@@ -791,6 +918,12 @@ def main(argv=None):
                             "ratio", 1.5, "higher", {"name": "min over seeds", "value": float(fin.min())}))
     run_rows, _ = per_run_stopping(raw_runs, strategies, windows, thresholds)
     rows.extend(run_rows)
+    profile = None
+    if start_errs:
+        fr = [f for f in (0.05, 0.1, 0.2, 0.3) if f <= max_fraction + 1e-9]
+        lines, profile = query_profile(raw_runs, strategies, start_errs, full_errs, {s.name: s for s in seqs}, fr)
+        print("\nwhat each strategy asks for (first queries, mean over seeds) vs the whole pool:")
+        print("\n".join(lines))
 
     # --- speed
     n_parts = 120 if args.quick else 300
@@ -824,6 +957,21 @@ def main(argv=None):
                     None, "lower", {"name": "1 thread CPU", "value": serial[1]}))
     rows.append(row("cgh query cycle, learned-metric model: threaded uncertainties == serial", float(same), "bool",
                     1.0, "higher", None))
+    if args.model == "recipe" or not args.quick:
+        rc = time_recipe_cycle(all_seqs, by_item, n_parts=n_parts, n_labelled=30, repeat=repeat)
+        print(f"  engine model (recipe on {rc['n_labelled']} labelled + perceptron), {rc['n_parts']} chromosomes "
+              f"({rc['n_probes']} probes): perceptron step + best-vs-2nd of every part + fixed stopping set: median "
+              f"{rc['wall_median'] * 1000:.0f} ms wall / {rc['cpu_median'] * 1000:.0f} ms CPU, max "
+              f"{rc['wall_max'] * 1000:.0f} ms wall; first scoring after a recipe refit (exact decodes) "
+              f"{rc['cold_wall'] * 1000:.0f} ms wall / {rc['cold_cpu'] * 1000:.0f} ms CPU; the recipe refit itself "
+              f"{rc['refit_wall']:.1f} s wall / {rc['refit_cpu']:.1f} s CPU (background retrain)")
+        rows.append(row(f"cgh query cycle, engine model (recipe + perceptron), {rc['n_parts']} chromosomes: median",
+                        rc["wall_median"], "s", 0.5, "lower", {"name": "max", "value": rc["wall_max"]}))
+        rows.append(row(f"cgh query cycle, engine model, {rc['n_parts']} chromosomes: median process CPU",
+                        rc["cpu_median"], "s", 0.5, "lower", None))
+        rows.append(row(f"cgh first scoring after a recipe refit, {rc['n_parts']} chromosomes (exact decodes)",
+                        rc["cold_wall"], "s", None, "lower",
+                        {"name": "recipe refit on the labelled chromosomes", "value": rc["refit_wall"]}))
     if serial[2] is not None:
         rows.append(row("cgh query cycle, learned-metric model: SSVM refit + uncertainty (reference)", serial[2],
                         "s", None, "lower", None))
@@ -853,6 +1001,7 @@ def main(argv=None):
                       for s in strategies}
     curve_json["runs"] = raw_runs
     curve_json["full_label_error"] = {full_name: full_a, "perceptron": full_p, "ssvm": full_s}
+    curve_json["query_profile"] = profile
     curve_json["stopping"] = {s: {"window": v[0], "threshold": v[1], "stops": v[2]} for s, v in stop_rows.items()}
     (RESULTS / f"active_cgh{tag}_curves.json").write_text(json.dumps(curve_json, indent=1))
     (RESULTS / f"active{tag}.json").write_text(json.dumps(rows, indent=1))

@@ -1,6 +1,6 @@
 """Active learning replayed offline on real aCGH data: learning curves per strategy, stopping, speed.
 
-Usage: ``python benchmarks/active.py [--quick] [--seeds 5] [--data PATH] [--model penalty|metric] [--batch 4]
+Usage: ``python benchmarks/active.py [--quick] [--seeds 5] [--data PATH] [--model penalty|metric|recipe] [--batch 4]
 [--refit-every 8] [--max-fraction 1.0] [--strategies ...] [--n-jobs 2] [--pool all|rare] [--scoring-only]``
 
 An annotator is simulated from the neuroblastoma expert labels
@@ -20,6 +20,15 @@ Model (``--model``):
   few labels whatever the strategy; a per-sequence penalty keeps learning (~0.11 with every label).
 * ``metric``: the learned diagonal metric of ``SegmentationModel`` with one penalty law (the
   earlier replay; the full-label references are the averaged perceptron and an SSVM).
+* ``recipe`` (:class:`core.active.recipe_task.RecipeTask`): the app engine's aCGH learner, which keeps
+  learning with labels (9.2 % CV error with every label in ``quality_cgh.py``): averaged
+  passive-aggressive perceptron steps with each chromosome's penalty factor, and the aCGH recipe
+  (metric + per-platform penalty laws + change pruning) refitted every ``--refit-every`` = 8 labels (the
+  engine's ``RECIPE_MIN_ITEMS``, fixed before any run, not tuned); the test error is the latest recipe's.
+  Its refits cost seconds, so by default it runs random vs best-vs-2nd to half the pool, and it also
+  reports what each strategy asks for (share of the queried chromosomes that the start / the full-label
+  model gets wrong, regions per chromosome, platform, length). The full-label reference is the recipe on
+  every pool label.
 
 Reported: the fraction of the pool each strategy needs to come within 10 % (relative) of the
 full-label error (the same model fitted on every pool label), the ratio random / best-vs-2nd

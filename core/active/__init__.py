@@ -12,7 +12,9 @@ The submodules are small and importable on their own:
   segmentation (a change, or a short pair, added or removed) and the local search that follows the optimum;
 * :mod:`core.active.warm_segmenter` -- :class:`WarmSegmenter`, best segmentations of many parts followed
   between exact decodes;
-* :mod:`core.active.penalty_task` -- :class:`PenaltyPathTask`, per-sequence penalties learned from labels.
+* :mod:`core.active.penalty_task` -- :class:`PenaltyPathTask`, per-sequence penalties learned from labels;
+* :mod:`core.active.recipe_task` -- :class:`RecipeTask`, the app engine's aCGH learner (perceptron steps,
+  the aCGH recipe every k labels) for offline replays (imported on demand: it loads the recipe's learners).
 """
 
 from .loop import ActiveSession, OracleError, PartPool, TaskAdapter

@@ -13,8 +13,14 @@ One pipeline used by the engine, the command line and the benchmarks.
 2. **Scores**. A frame descriptor ``x_t`` = [unit chroma, unit onset chroma,
    1] (damped in quiet frames) is scored against every event template ``φ_e``
    (its pitch classes, unit norm) by ``S = X W Φᵀ`` (thesis eq. 6.1), ``W``
-   the identity blocks when untrained. A leading and a trailing *rest*
-   pseudo-event score the quietness of a frame.
+   the identity blocks when untrained; an event's template also holds, at
+   half weight, the notes tied over from earlier events (a chord re-striking
+   part of the chord before it sounds like that chord). A leading and a
+   trailing *rest* pseudo-event score the quietness of a frame. Every frame
+   of an event pays for the onset strength that its notes' partials do not
+   explain (a strike inside an event that does not play it is a missed
+   boundary: under the pedal, alternating chords of one harmony sound alike
+   frame by frame, and a long event could otherwise swallow their strikes).
 3. **Decoding**. A monotone alignment decoder with a prior on event durations
    (thesis Alg. 9) around the score's own inter-onset intervals, stretched to
    the length of the music in the recording. By default the prior is robust
@@ -83,6 +89,9 @@ _ROLL_LOOKBACK_S = 1.0  # a rolled chord's notes are searched this far before it
 _FINAL_ROLL_S = 2.0  # the notes of the final chord are searched this long after its decoded onset
 _KEY_GAIN_SHARE = 0.5  # share of the onset gain measured per piano key rather than per pitch class
 _ROLL_NEAR = 0.65  # a rolled chord's note keeps a rise near the decoded onset this strong (share of its strongest)
+_HELD_WEIGHT = 0.5  # template weight of the notes an event holds from earlier events
+_UNEXPLAINED_WEIGHT = 0.5  # penalty of a strike inside a state that does not play it (share of the onset gain)
+_EXPLAINED_OFFSETS = (0, 12, 19, 24, 28, 31, 34, 36)  # semitones of a note's partials 1-8
 
 
 # ------------------------------------------------------------------ results
@@ -270,9 +279,25 @@ def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
 # ----------------------------------------------------------------- scores
 
 
-def _templates(score: Score) -> np.ndarray:
-    """Unit-norm pitch-class template of every event, shape (E, 12)."""
+def _templates(score: Score, held: float = None) -> np.ndarray:
+    """Unit-norm pitch-class template of every event, shape (E, 12).
+
+    An event sounds its own notes (weight 1) and the notes of earlier events
+    still held at its onset (weight ``held``, default :data:`_HELD_WEIGHT`):
+    a chord that re-strikes part of the chord before it (the other notes held)
+    sounds like that chord, not like its own notes alone.
+    """
+    held = _HELD_WEIGHT if held is None else float(held)
     phi = score.event_matrix(12)
+    if held > 0:
+        on = np.asarray(score.event_onsets_s, dtype=np.float64)
+        first = np.asarray(score.note_event) + 1
+        # events whose onset lies strictly inside a note (1 ms slack for rounding)
+        last = np.searchsorted(on, np.asarray(score.offsets_s, dtype=np.float64) - 1e-3, side="left")
+        cls = np.asarray(score.pitches) % 12
+        for n in np.flatnonzero(last > first):
+            rows = phi[first[n]:last[n], cls[n]]
+            phi[first[n]:last[n], cls[n]] = np.maximum(rows, held)
     return phi / np.linalg.norm(phi, axis=1, keepdims=True)
 
 
@@ -316,6 +341,29 @@ def _expected_durations(score: Score, n_music: float) -> np.ndarray:
     if total <= 0:
         return np.full(on.shape[0], n_music / on.shape[0])
     return ioi * (n_music / total)
+
+
+def _unexplained_strikes(feats, score: Score, T: int) -> np.ndarray:
+    """Onset strength in every frame that the notes of each state do not explain, shape (T, E + 2).
+
+    A band's flux is explained by an event when the band holds one of the first
+    eight partials of one of its notes; the rests explain nothing. Scaled like
+    the onset gains (the 99th percentile of a frame's total flux). A strike
+    inside an event that does not play it means an event boundary was missed.
+    """
+    F = _pool(feats.flux_bands.astype(np.float64), feats.coarse, how="sum")[:T]  # (T, 88)
+    E = score.n_events
+    cover = np.zeros((E, _N_BANDS))
+    keys = np.asarray(score.pitches) - _LOW_PITCH
+    ev = np.asarray(score.note_event)
+    for off in _EXPLAINED_OFFSETS:
+        ok = (keys + off >= 0) & (keys + off < _N_BANDS)
+        cover[ev[ok], keys[ok] + off] = 1.0
+    total = F.sum(axis=1)
+    scale = max(float(np.percentile(total, 99)), 1e-12)
+    U = (total[:, None] - F @ cover.T) / scale
+    rest = (total / scale)[:, None]
+    return np.hstack([rest, np.maximum(U, 0.0), rest])
 
 
 def _peak_position(f: np.ndarray, j: int) -> float:
@@ -610,6 +658,8 @@ class ScoreAligner:
             Wk = Wk / np.maximum(np.linalg.norm(Wk, axis=1, keepdims=True), 1e-9)
             Gk = (Fk @ Wk.T) / max(float(np.percentile(Fk.sum(axis=1), 99)), 1e-12)
             G = (1.0 - _KEY_GAIN_SHARE) * G + _KEY_GAIN_SHARE * Gk
+            if _UNEXPLAINED_WEIGHT > 0:
+                S = S - _UNEXPLAINED_WEIGHT * beta * _unexplained_strikes(feats, score, T)
         G = beta * G
         zero = np.zeros((G.shape[0], 1))
         return S, np.hstack([zero, G, zero])

@@ -38,7 +38,7 @@ high-density arrays the law's offset lowered by 0.25-1.5 with the pruner refitte
 (42 -> 42-60 on those arrays); minimal segment length 2 with the metric relearned (folds 1-2: 24 -> 28);
 unsupervised model-selection features of the change-count curve added to the law (the widest plateau of
 constant count, the largest relative drop of the count: 61-73); a twice finer offset grid (0.125) for the
-targets and the thresholds (60; targets only: 69). The law itself earns its place on the high-density
+targets and the thresholds (60; targets only: 69); the mean of two or three of these laws' offsets (58-64). The law itself earns its place on the high-density
 arrays: a constant offset there gives 68 errors on them after pruning vs the law's 42 (oracle 18).
 
 Usage: ``python benchmarks/quality_cgh.py [--quick] [--data DIR] [--folds 5] [--no-cli]``

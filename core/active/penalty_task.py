@@ -294,9 +294,10 @@ class PenaltyPathTask:
         hi = b - self.margin if np.isfinite(b) else np.inf
         if lo > hi:  # interval narrower than twice the margin: aim at its middle
             lo = hi = 0.5 * (a + b)
-        if f < lo:
+        eps = 1e-9 * max(1.0, abs(f))  # a prediction put on an end by the last step may miss it by a rounding
+        if f < lo - eps:
             gap = lo - f
-        elif f > hi:
+        elif f > hi + eps:
             gap = hi - f
         else:
             return

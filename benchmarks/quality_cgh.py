@@ -19,10 +19,12 @@ features in the penalty law (70-75, vs 70 for the same law refitted); minimal se
 the high-density arrays chosen on the training labels (60 -> 59).
 
 Where the remaining errors come from (the rows "... + pruning, per-sequence best penalty (oracle)" and the
-"law offset vs oracle run" lines printed after each fold): on the low-density arrays the law's offset falls
-inside the widest min-error run of nearly every test sequence (runs ~2.5-3 log units wide); on the
-high-density arrays the runs are narrow (median ~0.75 log units on the 0.25 grid) and the offset misses
-most of them by 0.1-1 unit, mostly above (too few changes: both ends of focal events of 2-10 probes missed).
+"law offset vs oracle run" lines printed after each fold; full run, 5 folds, before pruning): on the
+low-density arrays the law's offset falls inside the widest min-error run of 170 of 185 test sequences
+(runs 3.25 log units wide, median), below it for 7 and above for 8 (16 errors lost); on the high-density
+arrays the runs are narrow (median 1.25) and the offset misses 21 of 48, 12 below and 9 above (29 errors
+lost, the misses above costing both ends of focal events of 2-10 probes). So the errors come from a law
+that is noisy on a few sequences with narrow runs, not from empty runs or a biased law.
 Penalty-law variants then measured on the same 5 folds, from the same fitted metrics and pruners (each
 test sequence scored after pruning at the grid offset covering the prediction; the recipe scores 58 of
 676 there, per fold 17/7/17/11/6), not adopted since none beats it by more than one fold's noise:

@@ -29,39 +29,17 @@ app uses rather than a stand-in:
 
 from __future__ import annotations
 
-import math
 from typing import Mapping
 
 import numpy as np
 
 from ..exceptions import ParameterError
 from ..learners.cgh_recipe import CghSegmenter
-from ..models.segmentation import SegmentationModel
+from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import Segmentation, Sequence
 from .segmentation_task import SegmentationTask, segmentation_part_scores
 
-__all__ = ["RecipeTask", "recipe_offset_factor"]
-
-
-def recipe_offset_factor(recipe, seq) -> float:
-    """``exp(offset)`` of a sequence's penalty under a fitted recipe, the offset clipped to its law's grid.
-
-    Parameters
-    ----------
-    recipe : CghSegmenter
-        Fitted.
-    seq : Sequence
-        One aCGH chromosome.
-
-    Returns
-    -------
-    factor : float
-        Multiplies the model's penalty for this sequence (1.0 when the offset is not finite).
-    """
-    delta = float(recipe.offset(seq))
-    grid = np.asarray(recipe.law_for(seq).offsets, dtype=np.float64)
-    delta = float(np.clip(delta, grid.min(), grid.max())) if math.isfinite(delta) else 0.0
-    return math.exp(delta)
+__all__ = ["RecipeTask"]
 
 
 class RecipeTask(SegmentationTask):
@@ -122,17 +100,13 @@ class RecipeTask(SegmentationTask):
             return 1.0
         hit = self._factors.get(id(data))
         if hit is None or hit[0] is not data:
-            hit = (data, recipe_offset_factor(self.recipe_, data))
+            hit = (data, self.recipe_.penalty_factor(data))
             self._factors[id(data)] = hit
         return hit[1]
 
     def item_w(self, data, w) -> np.ndarray:
         """``w`` with its penalty times the item's :meth:`penalty_factor`."""
-        factor = self.penalty_factor(data)
-        if factor == 1.0:
-            return w
-        B, pen = self.model.split_w(w)
-        return self.model.join_w(B, pen * factor)
+        return self.model.scale_penalty(w, self.penalty_factor(data))
 
     # ------------------------------------------------------------ scoring
 
@@ -160,11 +134,10 @@ class RecipeTask(SegmentationTask):
 
     def perceptron_step(self, data, labels: list) -> None:
         """One averaged passive-aggressive step, as the item sees the model (penalty times its factor)."""
-        from ..tasks.segmentation import _PenaltyScaledModel
         X = self.features_of(data)
         factor = self.penalty_factor(data)
         if factor != 1.0:
-            self._perceptron.model = _PenaltyScaledModel(self.model, factor)
+            self._perceptron.model = PenaltyScaledModel(self.model, factor)
         try:
             self._perceptron.partial_fit(X, list(labels))
         finally:

@@ -233,6 +233,18 @@ class CghSegmenter:
         """Predicted log-penalty offset of one sequence."""
         return self.law_for(seq).predict_offset(self.model_input(seq), self.sequence_summary(seq))
 
+    def penalty_factor(self, seq) -> float:
+        """``exp(offset)`` of one sequence's penalty, the offset clipped to its law's grid (1.0 when not finite).
+
+        Multiplies the shared model's penalty so that ``model_.decode`` with
+        ``model_.scale_penalty(w, factor)`` is the sequence's law segmentation
+        (before pruning); the interactive learners step the shared ``w`` through it.
+        """
+        delta = float(self.offset(seq))
+        grid = np.asarray(self.law_for(seq).offsets, dtype=np.float64)
+        delta = float(np.clip(delta, grid.min(), grid.max())) if math.isfinite(delta) else 0.0
+        return math.exp(delta)
+
     def law_segment(self, seq) -> Segmentation:
         """Change points of one aCGH sequence under its penalty law, before any pruning."""
         law = self.law_for(seq)

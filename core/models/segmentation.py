@@ -34,8 +34,8 @@ from ..types import BoundaryLabel, RegionLabel, Segmentation
 from ._violation_dp import violation_dp
 from ._params import check_param_vector
 
-__all__ = ["SegmentationModel", "PartialTarget", "label_violations", "label_change_errors", "count_label_errors",
-           "within_segment_scatter"]
+__all__ = ["SegmentationModel", "PenaltyScaledModel", "PartialTarget", "label_violations", "label_change_errors",
+           "count_label_errors", "within_segment_scatter"]
 
 
 # ----------------------------------------------------------------- helpers
@@ -294,6 +294,13 @@ class SegmentationModel:
         """Parameter vector from a metric ``B`` ((p,) or (p, p)) and a penalty."""
         B = np.asarray(B, dtype=np.float64)
         return np.concatenate([B.reshape(-1), [float(penalty)]])
+
+    def scale_penalty(self, w, factor: float) -> np.ndarray:
+        """``w`` with its penalty multiplied by ``factor`` (the metric unchanged); ``w`` itself when ``factor == 1``."""
+        if factor == 1.0:
+            return w
+        B, pen = self.split_w(w)
+        return self.join_w(B, pen * float(factor))
 
     def projection_is_orthant(self) -> bool:
         """True when :meth:`project` is ``max(w, 0)`` (diagonal metric): learners then line-search exactly."""
@@ -620,6 +627,51 @@ class SegmentationModel:
         if self.loss_name == "frobenius":
             return float(dec.frobenius_loss(target, y_hat))
         return float(dec.hamming_loss(target, y_hat))
+
+
+class PenaltyScaledModel:
+    """A segmentation model as one sequence sees it: its penalty multiplied by ``factor``.
+
+    The parameters stay the shared ones; the sequence decodes with the scaled
+    penalty, and its joint feature's penalty coordinate is scaled by the same
+    factor, so ``<w, phi>`` is that sequence's score and a learner's step in ``w``
+    is exact for it. Everything else is the wrapped model's. Used for
+    perceptron steps on one chromosome under the aCGH recipe's per-sequence
+    penalty law.
+
+    Parameters
+    ----------
+    model : SegmentationModel
+    factor : float
+        Positive multiplier of the penalty.
+    """
+
+    def __init__(self, model, factor: float):
+        factor = float(factor)
+        if not (np.isfinite(factor) and factor > 0):
+            raise ParameterError(f"factor: expected a finite penalty multiplier > 0, got {factor!r}")
+        self._model = model
+        self._factor = factor
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def _item(self, w):
+        return self._model.scale_penalty(w, self._factor)
+
+    def decode(self, X, w, constraints=None):
+        return self._model.decode(X, self._item(w), constraints=constraints)
+
+    def make_target(self, X, y, w=None):
+        return self._model.make_target(X, y, None if w is None else self._item(w))
+
+    def loss_augmented_decode(self, X, target, w, **kwargs):
+        return self._model.loss_augmented_decode(X, target, self._item(w), **kwargs)
+
+    def joint_feature(self, X, y, **kwargs):
+        phi = np.array(self._model.joint_feature(X, y, **kwargs), dtype=np.float64)
+        phi[-1] *= self._factor
+        return phi
 
 
 def _grid_losses(decode, loss, n) -> np.ndarray:

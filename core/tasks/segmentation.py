@@ -17,7 +17,6 @@ redraws then use both, except where a label needs a dropped change.
 from __future__ import annotations
 
 import json
-import math
 import warnings
 
 import numpy as np
@@ -35,7 +34,7 @@ from ..exceptions import ParameterError
 from ..features.cgh import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
 from ..learners.cgh_recipe import CghSegmenter, density_class
-from ..models.segmentation import SegmentationModel
+from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel
 
@@ -74,7 +73,7 @@ class SegmentationTask(EngineTask):
         self._learner = None
         #: the fitted aCGH recipe whose penalty laws give each chromosome its penalty (None before)
         self.recipe = None
-        self._offsets: dict = {}
+        self._factors: dict = {}
 
     # --------------------------------------------------------------- features
     def _compute_features(self, data) -> np.ndarray:
@@ -138,7 +137,7 @@ class SegmentationTask(EngineTask):
             recipe = CghSegmenter.from_dict(self.model, np.asarray(arrays["recipe_w"], dtype=np.float64),
                                             json.loads(str(arrays["recipe"])))
         self._learner._start(self.model.check_w(w))
-        self.recipe, self._offsets = recipe, {}
+        self.recipe, self._factors = recipe, {}
 
     @property
     def w(self) -> np.ndarray:
@@ -185,7 +184,7 @@ class SegmentationTask(EngineTask):
                 if factor == 1.0:
                     learner.partial_fit(self.features(item_id), labels)
                 else:
-                    learner.model = _PenaltyScaledModel(self.model, factor)
+                    learner.model = PenaltyScaledModel(self.model, factor)
                     try:
                         learner.partial_fit(self.features(item_id), labels)
                     finally:
@@ -217,7 +216,7 @@ class SegmentationTask(EngineTask):
         check_cancel(cancel)
         with self._lock:
             learner._start(ssvm.w_)
-            self.recipe, self._offsets = None, {}
+            self.recipe, self._factors = None, {}
             return self._commit_model("ssvm")
 
     def _fit_recipe(self, ids, cancel, progress) -> str:
@@ -245,35 +244,25 @@ class SegmentationTask(EngineTask):
         with self._lock:
             self.model.set_state(recipe.model_.get_state(), n_features=self.model._p())
             self._learner._start(recipe.w_)
-            self.recipe, self._offsets = recipe, {}
+            self.recipe, self._factors = recipe, {}
             return self._commit_model("cgh-recipe")
 
     def _penalty_factor(self, item_id: str) -> float:
-        """``exp(offset)`` of the item's penalty under the fitted recipe (1 without one).
+        """The item's penalty factor under the fitted recipe (1 without one; see ``CghSegmenter.penalty_factor``).
 
-        The offset comes from the item's platform law (its length, noise and
-        change-count thresholds under the recipe's fitted metric); it is computed
-        once per fitted recipe, while perceptron steps between two retrains move ``w``.
+        Computed once per fitted recipe, while perceptron steps between two retrains move ``w``.
         """
-        recipe = self.recipe
-        if recipe is None:
+        if self.recipe is None:
             return 1.0
-        delta = self._offsets.get(item_id)
-        if delta is None:
-            seq = self.engine.data(item_id).sequence
-            delta = float(recipe.offset(seq))
-            grid = np.asarray(recipe.law_for(seq).offsets, dtype=np.float64)
-            delta = float(np.clip(delta, grid.min(), grid.max())) if math.isfinite(delta) else 0.0
-            self._offsets[item_id] = delta
-        return math.exp(delta)
+        factor = self._factors.get(item_id)
+        if factor is None:
+            factor = self.recipe.penalty_factor(self.engine.data(item_id).sequence)
+            self._factors[item_id] = factor
+        return factor
 
     def item_w(self, item_id: str, w: np.ndarray) -> np.ndarray:
         """Parameters for one item: ``w`` with its penalty times :meth:`_penalty_factor`."""
-        factor = self._penalty_factor(item_id)
-        if factor == 1.0:
-            return w
-        B, pen = self.model.split_w(w)
-        return self.model.join_w(B, pen * factor)
+        return self.model.scale_penalty(w, self._penalty_factor(item_id))
 
     # ------------------------------------------------------------- prediction
     def predict(self, item_id: str, *, cancel=None) -> Prediction:
@@ -346,41 +335,6 @@ class SegmentationTask(EngineTask):
         w = self.item_w(part.item_id, self.ensure_model().w_)
         return segmentation_part_scores(self.model, w, self.features(part.item_id), part,
                                         self.labels_of(part.item_id))
-
-
-class _PenaltyScaledModel:
-    """A segmentation model as one item sees it: its penalty multiplied by ``factor``.
-
-    The parameters stay the shared ones; the item decodes with the scaled
-    penalty, and its joint feature's penalty coordinate is scaled by the same
-    factor, so ``⟨w, φ⟩`` is the item's score and a learner's step in ``w``
-    is exact for that item. Everything else is the wrapped model's.
-    """
-
-    def __init__(self, model, factor: float):
-        self._model = model
-        self._factor = float(factor)
-
-    def __getattr__(self, name):
-        return getattr(self._model, name)
-
-    def _item(self, w):
-        B, pen = self._model.split_w(w)
-        return self._model.join_w(B, pen * self._factor)
-
-    def decode(self, X, w, constraints=None):
-        return self._model.decode(X, self._item(w), constraints=constraints)
-
-    def make_target(self, X, y, w=None):
-        return self._model.make_target(X, y, None if w is None else self._item(w))
-
-    def loss_augmented_decode(self, X, target, w, **kwargs):
-        return self._model.loss_augmented_decode(X, target, self._item(w), **kwargs)
-
-    def joint_feature(self, X, y, **kwargs):
-        phi = np.array(self._model.joint_feature(X, y, **kwargs), dtype=np.float64)
-        phi[-1] *= self._factor
-        return phi
 
 
 def _progress_callback(progress):

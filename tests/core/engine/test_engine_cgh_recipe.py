@@ -5,6 +5,7 @@ import pytest
 
 from core.engine import Engine
 from core.exceptions import ParameterError
+from core.models.segmentation import PenaltyScaledModel
 from core.tasks import segmentation as segtask
 from core.types import RegionKind, RegionLabel
 
@@ -69,7 +70,8 @@ def test_retrain_fits_the_recipe_and_finds_the_held_out_changes(labelled):
         # the item's parameters are w with its own penalty offset
         w_item = task.item_w(ids[name], task.w)
         assert task.model.split_w(w_item)[1] == pytest.approx(
-            task.model.split_w(task.w)[1] * np.exp(task._offsets[ids[name]]))
+            task.model.split_w(task.w)[1] * task._factors[ids[name]])
+        assert task._factors[ids[name]] == pytest.approx(task.recipe.penalty_factor(eng.data(ids[name]).sequence))
 
 
 def test_fewer_labelled_chromosomes_keep_the_plain_ssvm(labelled, tmp_path):
@@ -87,7 +89,7 @@ def test_the_recipe_survives_reopening(labelled):
     eng.retrain()
     held_out = sorted(set(ids) - set(train))
     before = {n: eng.predict(ids[n]).structure.breakpoints.tolist() for n in held_out}
-    offsets = dict(_task(eng, ids[train[0]])._offsets)
+    factors = dict(_task(eng, ids[train[0]])._factors)
     path = eng.path
     eng.close()
     again = Engine.open(path)
@@ -96,7 +98,7 @@ def test_the_recipe_survives_reopening(labelled):
         assert after == before
         task = _task(again, ids[train[0]])
         assert task.recipe is not None
-        assert task._offsets == pytest.approx(offsets)
+        assert task._factors == pytest.approx(factors)
     finally:
         again.close()
     labelled[0].session = again.session
@@ -117,7 +119,7 @@ def test_the_item_view_of_the_model_scores_with_the_items_penalty(labelled):
     name = sorted(set(ids) - set(train))[0]
     X, w = task.features(ids[name]), task.w
     factor = task._penalty_factor(ids[name])
-    view = segtask._PenaltyScaledModel(task.model, factor)
+    view = PenaltyScaledModel(task.model, factor)
     w_item = task.item_w(ids[name], w)
     for y in (task.model.decode(X, w), task.model.decode(X, w_item), view.decode(X, w)):
         assert float(w @ view.joint_feature(X, y)) == pytest.approx(float(w_item @ task.model.joint_feature(X, y)))
@@ -134,7 +136,7 @@ def test_a_label_the_items_redraw_already_obeys_leaves_the_model_alone(labelled)
     # which its two changes are right, while the shared parameters alone over-segment it
     B, pen = task.model.split_w(task.w)
     task._learner._start(task.model.join_w(B, pen / 20))
-    task._offsets[ids[name]] = float(np.log(20.0))
+    task._factors[ids[name]] = 20.0
     assert task.model.decode(X, task.w).n_segments > 3
     a, b = truth[name]
     assert set(eng.predict(ids[name]).structure.breakpoints.tolist()) <= set(range(a - 2, a + 3)) | set(range(b - 2, b + 3))

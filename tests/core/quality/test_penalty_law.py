@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from core.exceptions import NotFittedError, ParameterError
 from core.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe
 from core.learners.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
-from core.models.segmentation import SegmentationModel, count_label_errors
+from core.models.segmentation import PenaltyScaledModel, SegmentationModel, count_label_errors
 from core.types import RegionKind, RegionLabel, Sequence
 
 GRID = np.arange(-6.0, 6.01, 0.5)
@@ -130,6 +130,15 @@ def test_recipe_learns_one_law_per_array_platform():
     assert recipe <= 2 and recipe < metric_only
     again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))
     assert all(again.segment(s).changes.tolist() == seg.segment(s).changes.tolist() for s, _ in test)
+    # the per-sequence factor on the shared parameters redraws the law's segmentation (what the app steps through)
+    for s, _ in test[:4]:
+        w_item = seg.model_.scale_penalty(seg.w_, seg.penalty_factor(s))
+        assert seg.model_.decode(seg.model_input(s), w_item) == seg.law_segment(s)
+    law = seg.law_for(test[0][0])
+    law.regression_.intercept_ += 100.0          # an offset far past the grid is clipped to its end
+    assert seg.penalty_factor(test[0][0]) == pytest.approx(np.exp(max(law.offsets)))
+    with pytest.raises(ParameterError, match="factor"):
+        PenaltyScaledModel(seg.model_, 0.0)
     with pytest.raises(ParameterError, match="unknown recipe"):
         CghSegmenter.from_dict(seg.model_, seg.w_, {"recipe": "other"})
     with pytest.raises(ParameterError, match="at least 2"):

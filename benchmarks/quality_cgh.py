@@ -77,6 +77,7 @@ from core.models.segmentation import SegmentationModel, count_label_errors  # no
 
 TARGET = 0.06
 K_MAX = 12
+LONG_CHROMOSOMES = "recipe, its laws and pruners also trained on profiles_all's long chromosomes"
 OTHER_LEARNERS = {
     "partial": "metric by PartialLabelSSVM (bridge loss, CCCP) + penalty law per platform",
     "transfer": "metric per platform by TransferSSVM (rho=1) + penalty law per platform",
@@ -179,6 +180,21 @@ def model_errors(model, w, items, Xs):
         a, b, c = count_label_errors(labs, model.decode(X, w))
         fp, fn, n = fp + a, fn + b, n + c
     return fp, fn, n
+
+
+def model_errors_of(segmenter, items):
+    """``(fp, fn, n)`` of a fitted :class:`CghSegmenter` on ``items`` (list of (sequence, labels))."""
+    fp = fn = n = 0
+    for s, labs in items:
+        a, b, c = count_label_errors(labs, segmenter.segment(s))
+        fp, fn, n = fp + a, fn + b, n + c
+    return fp, fn, n
+
+
+def long_chromosomes(data_dir):
+    """The labelled sequences of ``profiles_all`` that are not in ``profiles_small`` (the >5,000-probe ones)."""
+    names = {s.name for s, _ in load(data_dir, "small")}
+    return [it for it in load(data_dir, "all") if it[0].name not in names]
 
 
 def fit_metric(tr_items, recipe, max_iter, learner="ssvm"):
@@ -327,6 +343,7 @@ def run(args):
         # short sequences only: the O(K T²) paths of the few 5k-probe chromosomes dominate the time
         items = [it for it in items if it[0].meta["profile_id"] in keep and it[0].n_samples <= 1500]
     fold = folds_by_profile(items, args.folds, seed=0)
+    n_run = args.folds if args.only_folds is None else len(args.only_folds)
     n_labels = sum(len(l) for _, l in items)
     t0 = time.perf_counter()
     table = PathTable(items)
@@ -342,13 +359,17 @@ def run(args):
         r["fp"] += fp
         r["fn"] += fn
         r["n"] += n
-        r["train_s"] += train_s / args.folds
-        r["train_cpu"] += (train_s if train_cpu is None else train_cpu) / args.folds
+        r["train_s"] += train_s / n_run
+        r["train_cpu"] += (train_s if train_cpu is None else train_cpu) / n_run
 
+    long_items = long_chromosomes(data) if args.long_chromosomes and args.calibrate else []
+    if long_items:
+        print(f"{len(long_items)} long chromosomes of profiles_all for the laws and pruners "
+              f"({sum(len(l) for _, l in long_items)} labels)", flush=True)
     recipes = [("hermite+raw", "ssvm")] + ([("hermite", "ssvm")] if args.hermite_only else [])
     if args.references_only:
         recipes = []
-    for f in range(args.folds):
+    for f in (range(args.folds) if args.only_folds is None else args.only_folds):
         tr = np.flatnonzero(fold != f)
         te = np.flatnonzero(fold == f)
         # one tuned penalty ∝ σ̂² log T
@@ -417,16 +438,23 @@ def run(args):
                 record("learned metric + pruning, per-sequence best penalty (oracle)", f, qfp, qfn, n, 0.0, 0.0)
                 print("  fold %d change pruners: %s" % (f + 1, {k: p.to_dict() for k, p in seg.pruners_.items()}),
                       flush=True)
+                if long_items:
+                    # the recipe again, its laws and pruners also trained on the long chromosomes of the
+                    # training profiles and of the profiles only in profiles_all (never a test profile)
+                    test_profiles = {s.meta["profile_id"] for s, _ in te_items}
+                    more = [it for it in long_items if it[0].meta["profile_id"] not in test_profiles]
+                    t, c = time.perf_counter(), time.process_time()
+                    alt = CghSegmenter(max_iter=args.max_iter, prune=True, random_state=0).fit(
+                        [s for s, _ in tr_items], [l for _, l in tr_items],
+                        law_only=([s for s, _ in more], [l for _, l in more]))
+                    ts2, cs2 = time.perf_counter() - t, time.process_time() - c
+                    record(LONG_CHROMOSOMES, f, *model_errors_of(alt, te_items), ts2, cs2)
                 for other in args.other_learners:
                     t, c = time.perf_counter(), time.process_time()
                     alt = CghSegmenter(max_iter=args.max_iter, learner=other, random_state=0).fit(
                         [s for s, _ in tr_items], [l for _, l in tr_items])
                     ts2, cs2 = time.perf_counter() - t, time.process_time() - c
-                    fp = fn = n = 0
-                    for s, labs in te_items:
-                        a, b, c = count_label_errors(labs, alt.segment(s))
-                        fp, fn, n = fp + a, fn + b, n + c
-                    record(OTHER_LEARNERS[other], f, fp, fn, n, ts2, cs2)
+                    record(OTHER_LEARNERS[other], f, *model_errors_of(alt, te_items), ts2, cs2)
         print(f"fold {f + 1}/{args.folds} done; so far:", flush=True)
         print_table(results, n_labels, "%.2f %.2f %.2f" % os.getloadavg())
         if placement:
@@ -450,6 +478,12 @@ def main(argv=None) -> int:
     ap.add_argument("--other-learners", default=None,
                     help="comma-separated metric learners measured besides SSVM under the same penalty laws: "
                          f"{', '.join(OTHER_LEARNERS)} (default: all; none with --quick)")
+    ap.add_argument("--long-chromosomes", action="store_true",
+                    help="also the recipe whose penalty laws and pruners are trained on the 10^4-10^5-probe "
+                         "chromosomes of profiles_all too (about 20 min more per fold)")
+    ap.add_argument("--only-folds", default=None,
+                    help="comma-separated folds (1-based) to run, to split a long run over processes")
+    ap.add_argument("--out", default=None, help="results JSON (default benchmarks/results/quality_cgh.json)")
     ap.add_argument("--no-cli", action="store_true", help="skip the command-line contract check")
     ap.add_argument("--cli-only", action="store_true",
                     help="only the command-line contract check (writes results/quality_cgh_cli.json)")
@@ -458,6 +492,10 @@ def main(argv=None) -> int:
         args.max_iter = 2 if args.quick else 5
     if args.folds is None:
         args.folds = 3 if args.quick else 5
+    if args.only_folds is not None:
+        args.only_folds = [int(x) - 1 for x in args.only_folds.split(",")]
+        if any(not 0 <= f < args.folds for f in args.only_folds):
+            ap.error(f"--only-folds: expected folds between 1 and {args.folds}")
     if args.other_learners is None:
         args.other_learners = "" if args.quick else ",".join(OTHER_LEARNERS)
     args.other_learners = [x for x in args.other_learners.split(",") if x]
@@ -495,7 +533,8 @@ def main(argv=None) -> int:
                 None if name.startswith("tuned") else {"name": "tuned penalty σ̂² log T", "value": ref_err},
                 {"spread": float(e.std()), "fp": r["fp"], "fn": r["fn"], "n_labels": r["n"],
                  "train_s": r["train_s"], "train_cpu_s": r["train_cpu"], "folds": args.folds, "load": load_avg})
-    out = ROOT / "benchmarks" / "results" / ("quality_cgh_cli.json" if args.cli_only else "quality_cgh.json")
+    out = Path(args.out) if args.out else \
+        ROOT / "benchmarks" / "results" / ("quality_cgh_cli.json" if args.cli_only else "quality_cgh.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(ROWS, indent=1))
     print(f"wrote {out}")

@@ -141,7 +141,7 @@ class CghSegmenter:
         return "all" if self.density_split is None else density_class(seq, self.density_split)
 
     # ------------------------------------------------------------ fitting
-    def fit(self, sequences, labels, groups=None) -> "CghSegmenter":
+    def fit(self, sequences, labels, groups=None, *, law_only=None) -> "CghSegmenter":
         """Learn the metric and the penalty laws.
 
         Parameters
@@ -154,6 +154,11 @@ class CghSegmenter:
             Group of each sequence for the cross-validation of the laws
             (default: ``seq.meta["profile_id"]`` when present, so the chromosomes of
             one profile stay together).
+        law_only : (list of Sequence, list of label lists), optional
+            More labelled sequences for the penalty laws and change pruners only,
+            not for the metric (e.g. the 10⁴-10⁵-probe chromosomes of high-density
+            arrays, whose exact loss-augmented decoding costs O(T²)); grouped by
+            their ``meta["profile_id"]``.
         """
         if self.learner not in ("ssvm", "partial", "transfer"):
             raise ParameterError(f"learner: expected 'ssvm', 'partial' or 'transfer', got {self.learner!r}")
@@ -173,9 +178,16 @@ class CghSegmenter:
             raise ParameterError(f"groups: expected one group per sequence ({len(sequences)}), got shape "
                                  f"{groups.shape}")
         Xs = [self.model_input(s) for s in sequences]
-        F = np.array([self.sequence_summary(s) for s in sequences])
         classes = np.array([self._class_of(s) for s in sequences])
         self._fit_metric(Xs, labels, classes)
+        if law_only is not None:
+            more, more_labels = self._check_law_only(law_only)
+            sequences, labels = sequences + more, labels + more_labels
+            Xs = Xs + [self.model_input(s) for s in more]
+            classes = np.r_[classes, [self._class_of(s) for s in more]]
+            groups = np.concatenate([groups.astype(str), [str((getattr(s, "meta", None) or {}).get(
+                "profile_id", f"law-only {i}")) for i, s in enumerate(more)]])
+        F = np.array([self.sequence_summary(s) for s in sequences])
         self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)), self.w_)}
         if self.density_split is not None:
             for c in ("low", "high"):
@@ -184,6 +196,20 @@ class CghSegmenter:
                     self.laws_[c] = self._law(Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_))
         self.pruners_ = self._fit_pruners(sequences, Xs, F, labels, classes) if self.prune else {}
         return self
+
+    @staticmethod
+    def _check_law_only(law_only) -> tuple:
+        try:
+            more, more_labels = (list(v) for v in law_only)
+        except (TypeError, ValueError):
+            raise ParameterError("law_only: expected a pair (sequences, label lists)") from None
+        if len(more) != len(more_labels):
+            raise ParameterError(f"law_only: expected one label list per sequence ({len(more)}), got "
+                                 f"{len(more_labels)}")
+        empty = [i for i, y in enumerate(more_labels) if not list(y)]
+        if empty:
+            raise ParameterError(f"law_only: sequence {empty[0]} has no label; pass labelled sequences only")
+        return more, [list(y) for y in more_labels]
 
     def _fit_pruners(self, sequences, Xs, F, labels, classes) -> dict:
         """One pruner per law, on the training sequences' own law segmentations (pooled one on all)."""
@@ -303,11 +329,12 @@ class CghSegmenter:
         return seg
 
 
-def fit_cgh_recipe(sequences, labels, **params) -> CghSegmenter:
+def fit_cgh_recipe(sequences, labels, *, law_only=None, **params) -> CghSegmenter:
     """Fit the aCGH recipe on labelled sequences; the result has ``.segment(seq)``.
 
     ``params`` are those of :class:`CghSegmenter`; ``prune`` defaults to True here
-    (the best recipe measured by ``benchmarks/quality_cgh.py``).
+    (the best recipe measured by ``benchmarks/quality_cgh.py``). ``law_only``: see
+    :meth:`CghSegmenter.fit`.
     """
     params.setdefault("prune", True)
-    return CghSegmenter(**params).fit(sequences, labels)
+    return CghSegmenter(**params).fit(sequences, labels, law_only=law_only)

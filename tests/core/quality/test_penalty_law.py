@@ -147,6 +147,24 @@ def test_recipe_learns_one_law_per_array_platform():
         fit_cgh_recipe(seqs[:2], [labs[0], []])
 
 
+def test_law_only_sequences_train_the_laws_and_pruners_but_not_the_metric():
+    rng = np.random.default_rng(4)
+    train = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(16)]
+    extra = [_platform_item(rng, 200 + i, "high") for i in range(10)]
+    seqs, labs = [s for s, _ in train], [l for _, l in train]
+    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,))
+    plain = fit_cgh_recipe(seqs, labs, **params)
+    more = fit_cgh_recipe(seqs, labs, law_only=([s for s, _ in extra], [l for _, l in extra]), **params)
+    np.testing.assert_array_equal(more.w_, plain.w_)
+    assert more.laws_["high"].errors_.shape[0] == plain.laws_["high"].errors_.shape[0] + len(extra)
+    assert more.laws_["low"].errors_.shape[0] == plain.laws_["low"].errors_.shape[0]
+    assert more.laws_["all"].errors_.shape[0] == len(train) + len(extra)
+    with pytest.raises(ParameterError, match="law_only"):
+        fit_cgh_recipe(seqs, labs, law_only=([extra[0][0]], []), **params)
+    with pytest.raises(ParameterError, match="law_only"):
+        fit_cgh_recipe(seqs, labs, law_only=([extra[0][0]], [[]]), **params)
+
+
 def test_transfer_learner_keeps_one_metric_per_platform_through_the_json():
     rng = np.random.default_rng(5)
     data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(20)]

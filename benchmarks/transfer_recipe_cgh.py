@@ -37,10 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import reference, result_row  # noqa: E402
-from benchmarks.quality_cgh import load  # noqa: E402
+from benchmarks.quality_cgh import load, model_errors_of  # noqa: E402
 from benchmarks.transfer_cgh import paired, parse_rhos, ratio, revealed, target_splits  # noqa: E402
 from core.learners.cgh_recipe import CghSegmenter, density_class  # noqa: E402
-from core.models.segmentation import count_label_errors  # noqa: E402
 
 HEADLINE_FRACTION = 0.2
 RECIPE = "recipe"     # the treatment key of the error table shared with transfer_cgh.paired
@@ -55,15 +54,6 @@ def methods(rhos):
         out[f"transfer rho={r:g}"] = ({"learner": "transfer", "rho": r, "min_class_sequences": 2}, True)
         out[f"transfer rho={r:g}, pooled law"] = ({"learner": "transfer", "rho": r}, True)
     return out
-
-
-def test_errors(seg, items):
-    """``(fp, fn, n)`` summed over ``items`` (list of (sequence, labels)) for ``seg.segment``."""
-    fp = fn = n = 0
-    for s, labs in items:
-        a, b, c = count_label_errors(labs, seg.segment(s))
-        fp, fn, n = fp + a, fn + b, n + c
-    return fp, fn, n
 
 
 def run(args):
@@ -87,7 +77,7 @@ def run(args):
                         [s for s, _ in tr], [l for _, l in tr])
                 cpu.setdefault((frac, m), []).append(time.process_time() - c0)
                 wall.setdefault((frac, m), []).append(time.perf_counter() - t0)
-                fp, fn, n = test_errors(seg, te)
+                fp, fn, n = model_errors_of(seg, te)
                 errs.setdefault((frac, m, RECIPE), []).append((fp + fn) / max(n, 1))
                 acc = fpfn.setdefault((frac, m), [0, 0, 0])
                 acc[0], acc[1], acc[2] = acc[0] + fp, acc[1] + fn, acc[2] + n

@@ -188,12 +188,14 @@ class CghSegmenter:
             groups = np.concatenate([groups.astype(str), [str((getattr(s, "meta", None) or {}).get(
                 "profile_id", f"law-only {i}")) for i, s in enumerate(more)]])
         F = np.array([self.sequence_summary(s) for s in sequences])
-        self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)), self.w_)}
+        summaries: dict = {}     # w's bytes -> sequence index -> grid summary, shared by the laws of one w
+        self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)), self.w_, summaries)}
         if self.density_split is not None:
             for c in ("low", "high"):
                 idx = np.flatnonzero(classes == c)
                 if idx.size >= int(self.min_class_sequences):
-                    self.laws_[c] = self._law(Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_))
+                    self.laws_[c] = self._law(Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_),
+                                              summaries)
         self.pruners_ = self._fit_pruners(sequences, Xs, F, labels, classes) if self.prune else {}
         return self
 
@@ -243,10 +245,15 @@ class CghSegmenter:
             self.w_by_class_ = {str(k): np.asarray(v, dtype=np.float64) for k, v in fitted.w_datasets_.items()}
         self.model_, self.w_ = model, np.asarray(fitted.w_, dtype=np.float64)
 
-    def _law(self, Xs, Ys, F, groups, idx, w) -> PenaltyLaw:
+    def _law(self, Xs, Ys, F, groups, idx, w, summaries) -> PenaltyLaw:
         law = PenaltyLaw(self.model_, w, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
                          margin=self.margin, cv=self.cv)
-        return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx])
+        done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
+        for i in idx:
+            if i not in done:
+                done[i] = law.grid_summary(Xs[i], Ys[i])
+        return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx],
+                       summaries=[done[i] for i in idx])
 
     # ------------------------------------------------------------ prediction
     def law_for(self, seq) -> PenaltyLaw:

@@ -179,6 +179,16 @@ class PenaltyLaw:
             return np.empty(0)
         return count_thresholds(lambda j: self.model.decode(X, self.w_at(grid[j])).n_segments - 1, grid, counts)
 
+    def grid_summary(self, X, labels) -> tuple:
+        """``(errors, n_changes)`` of ``X`` (T, p) at every grid offset, each shape (m,).
+
+        ``errors`` are the label errors (FP + FN) of ``labels``; what :meth:`fit` needs of a
+        training sequence, so laws on overlapping training sets can share one decoding of it.
+        """
+        segs = self.decode_grid(X)
+        return (np.array([sum(count_label_errors(labels, s)[:2]) for s in segs], dtype=np.int64),
+                np.array([s.n_segments - 1 for s in segs], dtype=np.int64))
+
     def _design(self, F, T) -> np.ndarray:
         F = np.asarray(F, dtype=np.float64)
         if F.ndim == 1:
@@ -186,7 +196,7 @@ class PenaltyLaw:
         return np.column_stack([F, T]) if T.size else F
 
     # ------------------------------------------------------------ fitting
-    def fit(self, Xs, Ys, F, groups=None) -> "PenaltyLaw":
+    def fit(self, Xs, Ys, F, groups=None, *, summaries=None) -> "PenaltyLaw":
         """Learn the offset law.
 
         Parameters
@@ -198,6 +208,9 @@ class PenaltyLaw:
             Sequence features (``d`` may be 0).
         groups : array_like, shape (n,), optional
             Group of each sequence (e.g. the profile): cross-validation folds keep groups whole.
+        summaries : list of (errors, n_changes), optional
+            :meth:`grid_summary` of each sequence under this law's model, ``w`` and grid,
+            when already computed (the sequences are then not decoded again).
         """
         grid = _check_grid(self.offsets)
         counts = _check_counts(self.counts) if len(self.counts) else ()
@@ -206,15 +219,17 @@ class PenaltyLaw:
             raise ParameterError(f"Xs, Ys, F: expected the same non-zero number of sequences, got {len(Xs)}, "
                                  f"{len(Ys)}, {F.shape[0]}")
         lower = np.r_[-np.inf, (grid[1:] + grid[:-1]) / 2]   # piece j of the grid covers [mid(j-1,j), mid(j,j+1))
+        if summaries is None:
+            summaries = [self.grid_summary(X, labels) for X, labels in zip(Xs, Ys)]
+        elif len(summaries) != len(Xs) or any(len(e) != grid.size or len(k) != grid.size for e, k in summaries):
+            raise ParameterError(f"summaries: expected one (errors, n_changes) pair of {grid.size} values per "
+                                 f"sequence ({len(Xs)})")
         errs, ivs, thr = [], [], []
-        for X, labels in zip(Xs, Ys):
-            segs = self.decode_grid(X)
-            e = np.array([sum(count_label_errors(labels, s)[:2]) for s in segs], dtype=np.int64)
+        for e, n_changes in summaries:
             a, b, _ = min_error_interval(lower, e)
             errs.append(e)
             ivs.append((a, b))
-            thr.append(_thresholds_from_counts(grid, [s.n_segments - 1 for s in segs], counts) if counts
-                       else np.empty(0))
+            thr.append(_thresholds_from_counts(grid, n_changes, counts) if counts else np.empty(0))
         self.errors_ = np.array(errs)
         self.intervals_ = np.array(ivs)
         self.design_ = self._design(F, np.array(thr))

@@ -79,6 +79,16 @@ def test_thresholds_cross_validation_and_round_trip():
     again = PenaltyLaw.from_dict(model, w, json.loads(json.dumps(law.to_dict())))
     for X, _, f in data[:4]:
         assert again.predict_offset(X, [f]) == law.predict_offset(X, [f])
+    # decodings computed once and handed over give the same law
+    summaries = [law.grid_summary(X, l) for X, l, _ in data]
+    shared = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1, 3), alphas=(1e-2, 1.0), cv=3).fit(
+        [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data]),
+        groups=np.arange(16) // 2, summaries=summaries)
+    assert np.array_equal(shared.errors_, law.errors_) and np.array_equal(shared.design_, law.design_)
+    assert shared.to_dict() == law.to_dict()
+    with pytest.raises(ParameterError, match="summaries"):
+        law.fit([X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data]),
+                summaries=summaries[:-1])
     with pytest.raises(ParameterError, match="penalty law"):
         PenaltyLaw.from_dict(model, w, {"offsets": [0.0, 1.0]})
     with pytest.raises(ParameterError, match="offsets"):

@@ -40,10 +40,16 @@ high-density arrays the law's offset lowered by 0.25-1.5 with the pruner refitte
 (42 -> 42-60 on those arrays); minimal segment length 2 with the metric relearned (folds 1-2: 24 -> 28);
 unsupervised model-selection features of the change-count curve added to the law (the widest plateau of
 constant count, the largest relative drop of the count: 61-73); a twice finer offset grid (0.125) for the
-targets and the thresholds (60; targets only: 69); the mean of two or three of these laws' offsets (58-64). The law itself earns its place on the high-density
+targets and the thresholds (60; targets only: 69); the mean of two or three of these laws' offsets (58-64). More training data for the high-density law and pruner
+does not help either: ``--long-chromosomes`` adds the 66 labelled 5,600-97,000-probe chromosomes of
+``profiles_all`` (258 labels; those of the fold's test profiles left out) to the laws and pruners, not to the
+metric; 71 errors (18/7/17/22/7, mean of folds 11.1 %) vs 59 for the recipe (17/7/16/12/7, 9.0 %) in the same
+run, at ~20 min more CPU per fold (run as three processes with ``--only-folds``).
+The law itself earns its place on the high-density
 arrays: a constant offset there gives 68 errors on them after pruning vs the law's 42 (oracle 18).
 
-Usage: ``python benchmarks/quality_cgh.py [--quick] [--data DIR] [--folds 5] [--no-cli]``
+Usage: ``python benchmarks/quality_cgh.py [--quick] [--data DIR] [--folds 5] [--no-cli] [--long-chromosomes]
+[--only-folds 1,2 --out FILE]``
 Writes ``benchmarks/results/quality_cgh.json`` (rows ``case, value, unit, target, better,
 reference, meets_target``).
 """

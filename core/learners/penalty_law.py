@@ -164,8 +164,7 @@ class PenaltyLaw:
         """Parameters with the penalty multiplied by ``exp(delta)``."""
         if not np.isfinite(delta):
             raise ParameterError(f"delta: expected a finite log-penalty offset, got {delta!r}")
-        B, pen = self.model.split_w(np.asarray(self.w, dtype=np.float64))
-        return self.model.join_w(B, pen * float(np.exp(delta)))
+        return self.model.scale_penalty(np.array(self.w, dtype=np.float64), float(np.exp(delta)))
 
     def decode_grid(self, X) -> list:
         """Segmentations of ``X`` (T, p) at every offset of the grid."""

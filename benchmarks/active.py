@@ -162,9 +162,10 @@ def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, windo
     unc = np.array([np.nan if r["mean_uncertainty"] is None else r["mean_uncertainty"] for r in session.curve_])
     unc_pool = np.array([np.nan if r["mean_uncertainty_pool"] is None else r["mean_uncertainty_pool"]
                          for r in session.curve_])
+    refit = [bool(r["refit"]) and not r["final"] for r in session.curve_]
     fired = None if stopping.fired_at_ is None else float(frac[stopping.fired_at_ - 1])
     cycle = [r["update_s"] + r["score_s"] for r in session.curve_[1:]]
-    return {"queried": [p.item_id for p in session.labelled_parts_], "fraction": frac, "error": err, "uncertainty": unc, "uncertainty_pool": unc_pool, "stop_fraction": fired,
+    return {"queried": [p.item_id for p in session.labelled_parts_], "fraction": frac, "error": err, "uncertainty": unc, "uncertainty_pool": unc_pool, "refit": refit, "stop_fraction": fired,
             "cycle_s": cycle}
 
 
@@ -611,11 +612,28 @@ def calibrate_stopping(run, flat, windows, thresholds, signal="uncertainty"):
 
 
 SIGNALS = {"uncertainty": "unlabelled parts (Lou eq. 1.8 as written)",
-           "uncertainty_pool": "every part, without labels (fixed stopping set)"}
+           "uncertainty_pool": "every part, without labels (fixed stopping set)",
+           "uncertainty_pool@refit": "fixed stopping set, one value per refit"}
+#: windows tried for the per-refit signal, in refits (the per-label signals use ``windows``, in labels)
+REFIT_WINDOWS = (2, 3, 4, 5, 6)
+#: and thresholds: a refit moves the mean uncertainty more than a perceptron step
+REFIT_THRESHOLDS = (2e-3, 5e-3, 1e-2, 2e-2, 5e-2)
+
+
+def signal_run(run, signal):
+    """``run`` as the stopping criterion sees ``signal``: every row, or (``...@refit``) the rows that ended in a
+    regularised refit (what ``ActiveSession(stop_on="refit")`` feeds it). None when the run has no refit flags."""
+    if not signal.endswith("@refit"):
+        return run
+    if not run.get("refit"):
+        return None
+    keep = [i for i, f in enumerate(run["refit"]) if f]
+    base = signal[: -len("@refit")]
+    return {"fraction": [run["fraction"][i] for i in keep], signal: [run[base][i] for i in keep]}
 
 
 def per_run_stopping(raw_runs, strategies, windows, thresholds, tol=0.1):
-    """Per-run |stop - flatten| for both stopping signals, (W, θ) chosen on seed 0's run of each strategy.
+    """Per-run |stop - flatten| for each stopping signal, (W, θ) chosen on seed 0's run of each strategy.
 
     Flatten is :func:`flatten_point_monotone` of each run's own curve. Returns rows and a summary dict
     ``{(strategy, signal): {"window", "threshold", "stops", "flats", "gaps"}}`` for seeds 1.. ."""
@@ -627,12 +645,15 @@ def per_run_stopping(raw_runs, strategies, windows, thresholds, tol=0.1):
             if strategy == "random" and signal == "uncertainty":
                 continue  # random's draws are not a model signal (Lou excludes it too)
             runs = sorted([r for r in raw_runs if r["strategy"] == strategy], key=lambda r: r["seed"])
-            if len(runs) < 2:
+            seen = [signal_run(r, signal) for r in runs]
+            if len(runs) < 2 or any(v is None for v in seen):
                 continue
             cal = runs[0]
             flat0 = flatten_point_monotone(cal["fraction"], cal["error"], tol)
-            _, w, th, st0 = calibrate_stopping(cal, flat0, windows, thresholds, signal)
-            stops = [stop_fraction(r["fraction"], r[signal], w, th) for r in runs[1:]]
+            at_refits = signal.endswith("@refit")
+            _, w, th, st0 = calibrate_stopping(seen[0], flat0, REFIT_WINDOWS if at_refits else windows,
+                                               REFIT_THRESHOLDS if at_refits else thresholds, signal)
+            stops = [stop_fraction(v["fraction"], v[signal], w, th) for v in seen[1:]]
             flats = [flatten_point_monotone(r["fraction"], r["error"], tol) for r in runs[1:]]
             gaps = [np.inf if st is None else abs(st - fl) for st, fl in zip(stops, flats)]
             within = float(np.mean([g <= 0.1 + 1e-12 for g in gaps]))
@@ -641,6 +662,7 @@ def per_run_stopping(raw_runs, strategies, windows, thresholds, tol=0.1):
                   f"seeds 1..: stop {['-' if v is None else round(v, 3) for v in stops]} flatten "
                   f"{[round(v, 3) for v in flats]} |gap| {[round(g, 3) for g in gaps]}")
             ref = {"name": "median flatten point of the runs", "value": float(np.median(flats))}
+            w = f"{w} refits" if at_refits else w
             rows.append(row(f"cgh {strategy}, stopping on {name}: mean per-run |stop - flatten| (W={w}, θ={th:g} "
                             f"from seed 0)", float(np.mean(gaps)), "fraction of pool", 0.1, "lower", ref))
             rows.append(row(f"cgh {strategy}, stopping on {name}: share of runs stopping within ±0.10 of their "
@@ -809,6 +831,7 @@ def main(argv=None):
                              "uncertainty": [None if not np.isfinite(v) else float(v) for v in res["uncertainty"]],
                              "uncertainty_pool": [None if not np.isfinite(v) else float(v)
                                                   for v in res["uncertainty_pool"]],
+                             "refit": res["refit"],
                              "full_label_error": full_a[-1], "queried": res["queried"]})
             cycles.extend(res["cycle_s"])
             print(f"  seed {seed} {strategy:>13}: pool {len(pool)} parts, error "

@@ -33,10 +33,11 @@ from .parts import Part, parts_for_items
 from .stopping import StoppingCriterion, mean_uncertainty
 from .uncertainty import PartScores, check_n_jobs, check_strategy, pool_uncertainties, select_batch, _rng
 
-__all__ = ["TaskAdapter", "PartPool", "OracleError", "ActiveSession", "LEARNERS", "STOPPING_SETS"]
+__all__ = ["TaskAdapter", "PartPool", "OracleError", "ActiveSession", "LEARNERS", "STOPPING_SETS", "STOP_ON"]
 
 LEARNERS = ("perceptron", "combined")
 STOPPING_SETS = ("unlabelled", "pool")
+STOP_ON = ("label", "refit")
 
 
 class OracleError(MarginaliaError):
@@ -159,6 +160,14 @@ class ActiveSession:
         part of the pool, scored without its labels, so the average moves only
         when the model does. Its strategy is the session's, or best-vs-2nd for
         ``"random"``, whose draws say nothing about the model.
+    stop_on : {"label", "refit"}
+        When the stopping criterion receives a value. ``"label"`` (Lou Alg.
+        1.2): after every step. ``"refit"`` (``learner="combined"`` only):
+        after the steps that ended in a regularised fit, so η's window counts
+        refits; with a model that predicts from its latest regularised fit, the
+        test error moves only there, and perceptron steps in between would fill
+        the window with small moves that say the model has settled when the
+        next refit may still change it.
     suppress : {"overlap", "item", None}
         Redundancy suppression within a batch.
     perceptron_epochs : int
@@ -178,7 +187,8 @@ class ActiveSession:
         ``fraction_size`` (share of the pool's indices), ``n_labels``,
         ``mean_uncertainty`` (of the unlabelled parts), ``mean_uncertainty_pool``
         (of every part, None unless ``stopping_set="pool"``), ``eta``, ``stop``, ``update_s``, ``score_s``,
-        ``elapsed_s`` and ``held_out_loss`` (None without a held-out set).
+        ``elapsed_s``, ``held_out_loss`` (None without a held-out set), ``refit``
+        (whether the step ended in a regularised fit) and ``final``.
     stopping_ : StoppingCriterion
     """
 
@@ -186,7 +196,7 @@ class ActiveSession:
                  learner: str = "perceptron", refit_every: int = 10, held_out=None,
                  stopping: StoppingCriterion | None = None, suppress: str | None = "overlap",
                  perceptron_epochs: int = 1, random_state=None, n_jobs: int = 1,
-                 stopping_set: str = "unlabelled"):
+                 stopping_set: str = "unlabelled", stop_on: str = "label"):
         if isinstance(pool, Mapping):
             pool = PartPool.from_items(pool)
         if not isinstance(pool, PartPool):
@@ -206,8 +216,13 @@ class ActiveSession:
             raise ParameterError(f"stopping: expected a StoppingCriterion, got {type(stopping).__name__}")
         if stopping_set not in STOPPING_SETS:
             raise ParameterError(f"stopping_set: expected one of {STOPPING_SETS}, got {stopping_set!r}")
+        if stop_on not in STOP_ON:
+            raise ParameterError(f"stop_on: expected one of {STOP_ON}, got {stop_on!r}")
+        if stop_on == "refit" and learner != "combined":
+            raise ParameterError('stop_on="refit" needs learner="combined" (the perceptron alone never refits)')
         self.pool = pool
         self.stopping_set = stopping_set
+        self.stop_on = stop_on
         self.model = model
         self.oracle = oracle
         self.strategy = check_strategy(strategy)
@@ -228,6 +243,7 @@ class ActiveSession:
         self._unlabelled = list(pool.parts)
         self._uncertainty: np.ndarray | None = None
         self._since_refit = 0
+        self._refitted = False
         self._total_size = sum(p.size for p in pool.parts)
         self._t0 = time.perf_counter()
         self._record(update_s=0.0)
@@ -407,6 +423,7 @@ class ActiveSession:
             if self._since_refit >= self.refit_every and data:
                 self.model.refit(data, labels)
                 self._since_refit = 0
+                self._refitted = True
 
     def finish(self) -> "ActiveSession":
         """End of the session: with ``learner="combined"``, a final regularised fit on every label."""
@@ -464,7 +481,9 @@ class ActiveSession:
             mean_pool = mean_uncertainty(pool_uncertainties(self.pool.parts, _PoolScorer(self, unlabelled=True),
                                                             strategy, n_jobs=self.n_jobs))
         signal = mean_pool if self.stopping_set == "pool" else mean_q
-        if signal is not None and not final:
+        refit, self._refitted = self._refitted, False
+        feeds = self.stop_on == "label" or refit
+        if signal is not None and not final and feeds:
             self.stopping_.update(signal)
         loss = None if self.held_out is None else float(self.model.evaluate(self.held_out))
         n_parts = len(self.pool.parts)
@@ -482,6 +501,7 @@ class ActiveSession:
             "score_s": score_s,
             "elapsed_s": time.perf_counter() - self._t0,
             "held_out_loss": loss,
+            "refit": refit or final,
             "final": final,
         }
         self.curve_.append(row)

@@ -166,6 +166,37 @@ def test_combined_learner_refits_every_k_labels_and_at_finish():
     assert perceptron.model.refits == 0
 
 
+def test_stopping_on_refits_sees_one_value_per_regularised_fit():
+    items, truth, held_out = _setup(n=10)
+    runs = {}
+    for stop_on in ("label", "refit"):
+        crit = StoppingCriterion(window=2, threshold=0.0)
+        session = ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth),
+                                learner="combined", refit_every=3, random_state=0, stopping=crit,
+                                stopping_set="pool", stop_on=stop_on)
+        session.run(max_steps=7)
+        runs[stop_on] = (session, crit)
+    by_label, at_refits = runs["label"], runs["refit"]
+    # same queries and models: only what the criterion is fed differs
+    assert [p.item_id for p in by_label[0].labelled_parts_] == [p.item_id for p in at_refits[0].labelled_parts_]
+    assert [r["refit"] for r in at_refits[0].curve_] == [False, False, False, True, False, False, True, False]
+    assert len(by_label[1].history_) == 8
+    refit_rows = [r["mean_uncertainty_pool"] for r in at_refits[0].curve_ if r["refit"]]
+    assert at_refits[1].history_ == refit_rows
+    session, _ = at_refits
+    session.finish()
+    assert session.curve_[-1]["refit"] and len(session.stopping_.history_) == 2  # the final fit is not a round
+
+
+def test_stopping_on_refits_needs_the_combined_learner():
+    items, truth, _ = _setup(n=4)
+    with pytest.raises(ParameterError, match="combined"):
+        ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), stop_on="refit")
+    with pytest.raises(ParameterError, match="stop_on"):
+        ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), learner="combined",
+                      stop_on="epoch")
+
+
 def test_stopping_signal_is_recorded_and_can_end_the_run():
     items, truth, _ = _setup(n=14)
     crit = StoppingCriterion(window=2, threshold=0.5)  # fires as soon as it can

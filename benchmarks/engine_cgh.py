@@ -5,7 +5,9 @@ region labels of half of them are added as a user would, the engine retrains (``
 and the labelled-region error of its redraws on the other half is measured (FP for a change in a
 ``0breakpoints`` region, FN for none in a ``1breakpoint`` one, FP for two or more there). The
 reference is the same engine with the recipe switched off (a warm-started SSVM on one metric and
-one penalty, what a retrain did before), run in the same process on the same project.
+one penalty, what a retrain did before), run in the same process on the same project. It also times
+the query queue's first refresh after the retrain (every chromosome's best-vs-2nd, decoded afresh) on
+one and on two threads.
 
 Usage: ``python benchmarks/engine_cgh.py [--quick] [--data DIR] [--profiles N] [--seed S]``.
 Prints a table and writes ``benchmarks/results/engine_cgh.json``.
@@ -68,6 +70,25 @@ def expert_labels(data: Path, eng: Engine) -> dict:
     return out
 
 
+def time_queries(eng: Engine, threads: int) -> tuple:
+    """Wall and process CPU of the query queue's first refresh after a retrain (best-vs-2nd of every
+    chromosome with its labels, and of the labelled ones without them for the stopping signal) on
+    ``threads`` threads: the penalty factors and warm segmentations are dropped first, as a retrain does."""
+    from core.active.segmentation_task import _WARM
+    from core.tasks import base
+    saved = base.QUERY_THREADS
+    task = next(t for t in eng._tasks.all() if t.item_ids())
+    base.QUERY_THREADS = threads
+    try:
+        task._factors, task._last_round = {}, None
+        _WARM.clear()
+        t0, c0 = time.perf_counter(), time.process_time()
+        eng.next_queries(10)
+        return time.perf_counter() - t0, time.process_time() - c0
+    finally:
+        base.QUERY_THREADS = saved
+
+
 def run_once(data: Path, work: Path, n_profiles: int, seed: int, recipe: bool) -> dict:
     """Build the project, label the training half, retrain, score the redraws of the test half."""
     saved = segmentation_task.RECIPE_MIN_ITEMS
@@ -83,6 +104,7 @@ def run_once(data: Path, work: Path, n_profiles: int, seed: int, recipe: bool) -
             t0, c0 = time.perf_counter(), time.process_time()
             eng.retrain()
             fit_wall, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
+            queries = {n: time_queries(eng, n) for n in (1, 2)}
             errors = regions = 0
             times = []
             items = {i.name: i.id for i in eng.items()}
@@ -96,6 +118,7 @@ def run_once(data: Path, work: Path, n_profiles: int, seed: int, recipe: bool) -
                 errors += fp + fn
                 regions += len(labs)
         return {"error": errors / max(regions, 1), "regions": regions, "fit_wall": fit_wall, "fit_cpu": fit_cpu,
+                "queries": queries, "n_items": len(items),
                 "predict_p50": float(np.median(times)), "predict_max": float(np.max(times))}
     finally:
         segmentation_task.RECIPE_MIN_ITEMS = saved
@@ -123,6 +146,10 @@ def main(argv=None) -> int:
                    reference("one metric, one penalty", plain["fit_wall"])),
         result_row("engine retrain, recipe: process CPU", ours["fit_cpu"], "s", None, "lower",
                    reference("one metric, one penalty", plain["fit_cpu"])),
+        result_row(f"engine query queue after the retrain ({ours['n_items']} chromosomes), 2 threads: wall",
+                   ours["queries"][2][0], "s", None, "lower", reference("1 thread", ours["queries"][1][0])),
+        result_row(f"engine query queue after the retrain ({ours['n_items']} chromosomes), 2 threads: process CPU",
+                   ours["queries"][2][1], "s", None, "lower", reference("1 thread", ours["queries"][1][1])),
         result_row("engine first redraw of a chromosome after the retrain: median", ours["predict_p50"], "s", None,
                    "lower", reference("one metric, one penalty", plain["predict_p50"])),
         result_row("engine first redraw of a chromosome after the retrain: max", ours["predict_max"], "s", None,

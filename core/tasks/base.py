@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import threading
 import time
 
@@ -30,6 +31,11 @@ STOPPING_WINDOW = 15
 STOPPING_THRESHOLD = 1e-3
 
 
+#: threads that score a pool for queries in tasks whose part scores tolerate concurrent calls (the decoders
+#: release the GIL); two is what this kind of machine has to spare beside the GUI thread
+QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
+
+
 def check_cancel(cancel):
     if cancel is not None and cancel.is_set():
         raise CancelledError("cancelled")
@@ -44,6 +50,8 @@ class EngineTask:
     """
 
     name = "task"
+    #: whether ``part_scores`` may run on several threads at once (see :data:`QUERY_THREADS`)
+    concurrent_part_scores = False
 
     def __init__(self, engine, kind: str):
         self.engine = engine
@@ -161,11 +169,14 @@ class EngineTask:
                 check_cancel(cancel)
                 return task.part_scores(part)
 
-        q = pool_uncertainties(parts, _Scorer(), strategy, random_state=0)
+        q = pool_uncertainties(parts, _Scorer(), strategy, random_state=0, n_jobs=self._query_threads())
         chosen = select_batch(parts, q, n, suppress="overlap", random_state=0)
         self._record_round(parts, q, strategy, _Scorer())
         return [Query(parts[i].item_id, parts[i].start, parts[i].stop, float(q[i]), strategy, rank)
                 for rank, i in enumerate(chosen)]
+
+    def _query_threads(self) -> int:
+        return QUERY_THREADS if self.concurrent_part_scores else 1
 
     #: whether the stopping set rescores labelled parts without their labels; a task whose part scores are
     #: costly to recompute that way (an alignment decodes the whole performance) keeps its query scores
@@ -183,11 +194,18 @@ class EngineTask:
         if not redo:
             return q
         out = q.copy()
-        self._without_labels.on = bool(labelled)
-        try:
-            out[redo] = pool_uncertainties([parts[k] for k in redo], scorer, "best-vs-2nd")
-        finally:
-            self._without_labels.on = False
+        task, hide = self, bool(labelled)
+
+        class _WithoutLabels:  # the flag is per thread: set it in whichever thread scores the part
+            def part_scores(self, part):
+                task._without_labels.on = hide
+                try:
+                    return scorer.part_scores(part)
+                finally:
+                    task._without_labels.on = False
+
+        out[redo] = pool_uncertainties([parts[k] for k in redo], _WithoutLabels(), "best-vs-2nd",
+                                       n_jobs=self._query_threads())
         return out
 
     def _record_round(self, parts, uncertainties, strategy, scorer) -> None:

@@ -64,6 +64,8 @@ class SegmentationTask(EngineTask):
     name = "segmentation"
     #: the stopping signal rescores labelled chromosomes without their labels (a warm local search)
     stopping_without_labels = True
+    #: part scores share only locked caches (features, the warm segmenter) and per-item penalty factors
+    concurrent_part_scores = True
 
     def __init__(self, engine, kind: str):
         super().__init__(engine, kind)

@@ -77,3 +77,22 @@ def test_asking_again_without_a_change_adds_no_round_and_the_app_sentence_is_kep
     sig = eng.stopping_signal()
     assert sig["fired"] is True and sig["eta"] <= STOPPING_THRESHOLD
     assert sig["evidence"].startswith("more labels are unlikely to help")
+
+
+def test_queries_and_the_signal_are_the_same_on_one_or_two_threads(tmp_path, monkeypatch):
+    from core.tasks import base
+    _write_profiles(tmp_path / "profiles.csv", n_profiles=3, chroms=("1", "2", "3"))
+    out = {}
+    for threads in (1, 2):
+        monkeypatch.setattr(base, "QUERY_THREADS", threads)
+        with Engine.create(tmp_path / f"p{threads}.marginalia") as eng:
+            eng.import_files([tmp_path / "profiles.csv"])
+            item = eng.items()[0].id
+            eng.add_label(RegionLabel(item_id=item, start=0, stop=200, kind=RegionKind.ZERO))
+            eng.update_model(item)
+            queries = eng.next_queries(4)
+            assert _task(eng)._query_threads() == threads
+            name = {i.id: i.name for i in eng.items()}  # item ids differ between projects, names do not
+            out[threads] = ([(name[q.item_id], q.start, q.stop, q.uncertainty) for q in queries],
+                            eng.learning_curve()[-1]["mean_uncertainty"])
+    assert out[1] == out[2]

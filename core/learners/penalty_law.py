@@ -95,7 +95,6 @@ def count_thresholds(n_changes_at, offsets, counts=DEFAULT_COUNTS) -> np.ndarray
 
     out = np.empty(len(counts))
     beyond = grid[-1] + (grid[-1] - grid[-2])
-    hi_start = grid.size - 1
     for i, m in enumerate(counts):
         if k(grid.size - 1) > m:
             out[i] = beyond
@@ -103,7 +102,9 @@ def count_thresholds(n_changes_at, offsets, counts=DEFAULT_COUNTS) -> np.ndarray
         if k(0) <= m:
             out[i] = grid[0]
             continue
-        lo, hi = 0, hi_start                   # k(lo) > m >= k(hi)
+        # the tightest bracket k(lo) > m >= k(hi) that the decodings so far give (every count shares them)
+        lo = max(j for j, c in memo.items() if c > m)
+        hi = min(j for j, c in memo.items() if c <= m)
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if k(mid) <= m:
@@ -111,7 +112,6 @@ def count_thresholds(n_changes_at, offsets, counts=DEFAULT_COUNTS) -> np.ndarray
             else:
                 lo = mid
         out[i] = grid[hi]
-        hi_start = hi                          # a larger count is reached at a smaller or equal offset
     return out
 
 

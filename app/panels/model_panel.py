@@ -32,7 +32,7 @@ class ModelPanel(QtWidgets.QWidget):
         self.stop_button.setVisible(False)   # shown only while there is something to stop
         self.activity = QtWidgets.QLabel("idle")
         self.activity.setObjectName("hint")
-        self.latency = QtWidgets.QLabel("")
+        self.latency = QtWidgets.QLabel("no label since opening")
         self.latency.setObjectName("hint")
         form = QtWidgets.QFormLayout(self)
         form.setContentsMargins(6, 6, 6, 6)

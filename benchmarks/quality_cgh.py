@@ -37,7 +37,8 @@ k = 5/10/20 (66-72 on unpruned curves, 65-72 on pruned ones); law targets from t
 pruning (folds 1-2: 32 vs 24); the law's ridge chosen by the cross-validated errors after pruning (56 =
 17/5/17/11/6; only fold 2 moves, by 2) or that plus the choice among those targets and losses (64); on the
 high-density arrays the law's offset lowered by 0.25-1.5 with the pruner refitted on those segmentations
-(42 -> 42-60 on those arrays); minimal segment length 2 with the metric relearned (folds 1-2: 24 -> 28);
+(42 -> 42-60 on those arrays); minimal segment length 2 with the metric relearned (folds 1-2: 24 -> 28), or
+on the high-density laws' and pruners' decodings only, the metric kept (65 = 20/7/18/12/8 vs 59);
 unsupervised model-selection features of the change-count curve added to the law (the widest plateau of
 constant count, the largest relative drop of the count: 61-73); a twice finer offset grid (0.125) for the
 targets and the thresholds (60; targets only: 69); the mean of two or three of these laws' offsets (58-64). More training data for the high-density law and pruner

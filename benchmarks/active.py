@@ -1,7 +1,8 @@
 """Active learning replayed offline on real aCGH data: learning curves per strategy, stopping, speed.
 
 Usage: ``python benchmarks/active.py [--quick] [--seeds 5] [--data PATH] [--model penalty|metric|recipe] [--batch 4]
-[--refit-every 8] [--max-fraction 1.0] [--strategies ...] [--n-jobs 2] [--pool all|rare] [--scoring-only]``
+[--refit-every 8] [--max-fraction 1.0] [--strategies ...] [--n-jobs 2] [--pool all|rare] [--scoring-only]
+[--calibration-seeds 1]``
 
 An annotator is simulated from the neuroblastoma expert labels
 (``cgh/neuroblastoma/profiles_small.csv.gz`` + ``annotations_small.csv``): profiles are split
@@ -34,9 +35,11 @@ Reported: the fraction of the pool each strategy needs to come within 10 % (rela
 full-label error (the same model fitted on every pool label), the ratio random / best-vs-2nd
 (on the mean curves, and per seed against that seed's own full-label error; curves on a 0.5 %
 grid), the stopping signal (Lou eq. 1.8: relative η of a mean uncertainty over a window W; W and
-the threshold are chosen on seed 0 and applied unchanged to the other seeds) on two signals -- the
-mean uncertainty of the unlabelled parts (Lou as written) and of every part scored without labels
-(a fixed stopping set) -- against the point where each run's own curve flattens (first fraction
+the threshold are chosen on the first ``--calibration-seeds`` seeds (default: seed 0) and applied
+unchanged to the other seeds) on three signals -- the mean uncertainty of the unlabelled parts (Lou
+as written), of every part scored without labels (a fixed stopping set), and of that set read once
+per regularised refit (``ActiveSession(stop_on="refit")``; W counted in refits) -- against the point
+where each run's own curve flattens (first fraction
 where the non-increasing fit of its test error is within 10 % of its final value; the older rows
 use "raw error stays within 10 % of its final value"), and one query
 cycle on a 300-chromosome pool for both models (the learned-metric one on 1 and ``--n-jobs``
@@ -703,11 +706,11 @@ def plot(path, grid, curves, full_err, stops, title, full_name="averaged percept
     ax.axhline(1.1 * full_err, color="k", ls=":", lw=1, label="full labels +10 %")
     ax.set_xlabel("fraction of the pool labelled")
     ax.set_ylabel("test labelled-region error")
-    ax.set_title(title)
+    ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     ax2.set_xlabel("fraction of the pool labelled")
     ax2.set_ylabel("mean uncertainty of the unlabelled pool")
-    ax2.set_title("average uncertainty; dotted: stopping signal (median, seeds 1..)")
+    ax2.set_title("average uncertainty; dotted: stopping signal (median over the seeds it is reported on)", fontsize=9)
     ax2.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -96,3 +96,32 @@ def test_queries_and_the_signal_are_the_same_on_one_or_two_threads(tmp_path, mon
             out[threads] = ([(name[q.item_id], q.start, q.stop, q.uncertainty) for q in queries],
                             eng.learning_curve()[-1]["mean_uncertainty"])
     assert out[1] == out[2]
+
+
+def test_cancelling_threaded_queries_stops_both_threads_soon_and_the_engine_stays_usable(tmp_path, monkeypatch):
+    import threading
+    from core.exceptions import CancelledError
+    from core.tasks import base
+    monkeypatch.setattr(base, "QUERY_THREADS", 2)
+    _write_profiles(tmp_path / "profiles.csv", n_profiles=4, chroms=("1", "2", "3", "4", "5"))
+    with Engine.create(tmp_path / "p.marginalia") as eng:
+        eng.import_files([tmp_path / "profiles.csv"])
+        task = _task(eng)
+        n_parts = len(task.parts())
+        cancel, calls, lock = threading.Event(), [], threading.Lock()
+        real = task.part_scores
+
+        def counting(part):
+            with lock:
+                calls.append(part)
+                if len(calls) == 3:
+                    cancel.set()
+            return real(part)
+
+        monkeypatch.setattr(task, "part_scores", counting)
+        with pytest.raises(CancelledError):
+            eng.next_queries(3, cancel=cancel)
+        # each thread checks the flag before its next part: at most one part more per thread
+        assert 3 <= len(calls) <= 3 + 2 < n_parts
+        monkeypatch.setattr(task, "part_scores", real)
+        assert len(eng.next_queries(3)) == 3

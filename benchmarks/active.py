@@ -603,16 +603,14 @@ def engine_scoring_rows(quick: bool) -> list:
 
 def calibrate_stopping(run, flat, windows, thresholds, signal="uncertainty"):
     """The (window, threshold) whose stop is nearest ``flat`` on one run, or on average over several (``run`` and
-    ``flat`` lists; a run that never fires counts as 1, the whole pool, away). Ties: the smallest window, then
-    the largest threshold, i.e. the earliest-firing setting. Returns (gap, window, threshold, stop of the first run)."""
+    ``flat`` lists; a run that never fires counts as infinitely far). Ties: the smallest window, then the largest
+    threshold, i.e. the earliest-firing setting. Returns (gap, window, threshold, stop of the first run)."""
     runs, flats = (run, flat) if isinstance(run, list) else ([run], [flat])
     best = None
     for w in windows:
         for th in sorted(thresholds, reverse=True):
             stops = [stop_fraction(r["fraction"], r[signal], w, th) for r in runs]
-            gap = float(np.mean([1.0 if st is None else abs(st - fl) for st, fl in zip(stops, flats)]))
-            if len(runs) == 1 and stops[0] is None:
-                gap = np.inf
+            gap = float(np.mean([np.inf if st is None else abs(st - fl) for st, fl in zip(stops, flats)]))
             if best is None or gap < best[0] - 1e-12:
                 best = (gap, w, th, stops[0])
     return best

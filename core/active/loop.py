@@ -243,7 +243,6 @@ class ActiveSession:
         self._unlabelled = list(pool.parts)
         self._uncertainty: np.ndarray | None = None
         self._since_refit = 0
-        self._refitted = False
         self._total_size = sum(p.size for p in pool.parts)
         self._t0 = time.perf_counter()
         self._record(update_s=0.0)
@@ -400,20 +399,21 @@ class ActiveSession:
             self._unlabelled.remove(part)
             self.labelled_parts_.append(part)
         try:
-            self._update_model(len(parts))
+            refitted = self._update_model(len(parts))
         except BaseException:
             # the labels were not learned from: put them back so the step can be retried
             self.labels_, self._unlabelled, self.labelled_parts_, self._since_refit = saved
             raise
         finally:
             self._uncertainty = None
-        return self._record(update_s=time.perf_counter() - t0)
+        return self._record(update_s=time.perf_counter() - t0, refit=refitted)
 
     def _labelled_data(self):
         ids = [i for i in self.labels_ if self.labels_[i]]
         return ids, [self.pool.items[i] for i in ids], [self.labels_[i] for i in ids]
 
-    def _update_model(self, n_new: int) -> None:
+    def _update_model(self, n_new: int) -> bool:
+        """Perceptron pass(es) over the labelled items, and the regularised refit when due; True if it ran."""
         ids, data, labels = self._labelled_data()
         for _ in range(self.perceptron_epochs):
             for x, lab in zip(data, labels):
@@ -423,7 +423,8 @@ class ActiveSession:
             if self._since_refit >= self.refit_every and data:
                 self.model.refit(data, labels)
                 self._since_refit = 0
-                self._refitted = True
+                return True
+        return False
 
     def finish(self) -> "ActiveSession":
         """End of the session: with ``learner="combined"``, a final regularised fit on every label."""
@@ -433,7 +434,7 @@ class ActiveSession:
             self.model.refit(data, labels)
             self._since_refit = 0
             self._uncertainty = None
-            self._record(update_s=time.perf_counter() - t0, final=True)
+            self._record(update_s=time.perf_counter() - t0, refit=True, final=True)
         return self
 
     def skip(self, part_or_query) -> None:
@@ -471,7 +472,7 @@ class ActiveSession:
 
     # ------------------------------------------------------------------- curve
 
-    def _record(self, *, update_s: float, final: bool = False) -> dict:
+    def _record(self, *, update_s: float, refit: bool = False, final: bool = False) -> dict:
         t0 = time.perf_counter()
         mean_q = mean_uncertainty(self._pool_uncertainty()) if self._unlabelled else None
         score_s = time.perf_counter() - t0
@@ -481,7 +482,6 @@ class ActiveSession:
             mean_pool = mean_uncertainty(pool_uncertainties(self.pool.parts, _PoolScorer(self, unlabelled=True),
                                                             strategy, n_jobs=self.n_jobs))
         signal = mean_pool if self.stopping_set == "pool" else mean_q
-        refit, self._refitted = self._refitted, False
         feeds = self.stop_on == "label" or refit
         if signal is not None and not final and feeds:
             self.stopping_.update(signal)
@@ -501,7 +501,7 @@ class ActiveSession:
             "score_s": score_s,
             "elapsed_s": time.perf_counter() - self._t0,
             "held_out_loss": loss,
-            "refit": refit or final,
+            "refit": refit,
             "final": final,
         }
         self.curve_.append(row)

@@ -73,7 +73,7 @@ import numpy as np  # noqa: E402
 
 from core.active.loop import ActiveSession, PartPool  # noqa: E402
 from core.active.penalty_task import PenaltyPathTask  # noqa: E402
-from core.active.recipe_task import RecipeTask  # noqa: E402
+from core.active.recipe_task import QUERY_MARGINS, RecipeTask  # noqa: E402
 from core.active.parts import parts_for_items  # noqa: E402
 from core.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
 from core.active.stopping import StoppingCriterion  # noqa: E402
@@ -141,11 +141,11 @@ def rare_pool(pool, by_item, seed, share):
     return {k: v for k, v in pool.items() if k in keep}
 
 
-def make_task(model_name):
+def make_task(model_name, query_margin="decoder"):
     if model_name == "penalty":
         return PenaltyPathTask()
     if model_name == "recipe":
-        return RecipeTask()
+        return RecipeTask(query_margin=query_margin)
     return SegmentationTask(SegmentationModel(metric="diagonal"))
 
 
@@ -406,7 +406,7 @@ def time_penalty_cycle(seqs, by_item, *, n_parts, n_labelled, repeat):
     return best_cycle, best_cpu, pre_wall, pre_cpu, len(parts), n_probes, len(data)
 
 
-def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat):
+def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat, query_margin="decoder"):
     """The app engine's query cycle on ``n_parts`` whole chromosomes (``n_labelled`` of them labelled) under its
     aCGH model (:class:`core.active.recipe_task.RecipeTask`): after the recipe is fitted on the labelled ones
     (timed apart: the app retrains in the background), each cycle is one averaged passive-aggressive step on a
@@ -424,7 +424,7 @@ def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat):
                                                                                    - len(rest))])]
     items = {s.name: s for s in labelled + rest + copies}
     parts = [Part(k, 0, s.values.shape[0], "chromosome") for k, s in items.items()]
-    task = RecipeTask()
+    task = RecipeTask(query_margin=query_margin)
     task.initialize(items)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -729,6 +729,9 @@ def main(argv=None):
     ap.add_argument("--refit-every", type=int, default=None,
                     help="labelled parts between regularised refits (default 4; recipe: 8, the engine's "
                          "RECIPE_MIN_ITEMS, fixed before any run)")
+    ap.add_argument("--query-margin", choices=QUERY_MARGINS, default="decoder",
+                    help="recipe model: best-vs-2nd margin of the decoder's best segmentation (default) or of the "
+                         "recipe's pruned prediction ('output')")
     ap.add_argument("--calibration-seeds", type=int, default=1,
                     help="seeds whose runs choose the stopping window and threshold (per-run rows; the rest report)")
     ap.add_argument("--batch", type=int, default=1, help="parts queried per step (Lou Alg. 1.2: one)")
@@ -776,7 +779,7 @@ def main(argv=None):
     elif args.model == "recipe":
         feat_name = "logratio + point-wise Hermite (CghSegmenter.model_input)"
         X = {s.name: s for s in seqs}
-        task = make_task("recipe")  # one instance: initialize() resets the model, the features stay cached
+        task = make_task("recipe", args.query_margin)  # one instance: initialize() resets the model, the features stay cached
     else:
         feat_name, feat = features_fn()
         X = {s.name: feat(s) for s in seqs}
@@ -1008,7 +1011,8 @@ def main(argv=None):
     rows.append(row("cgh query cycle, learned-metric model: threaded uncertainties == serial", float(same), "bool",
                     1.0, "higher", None))
     if args.model == "recipe" or not args.quick:
-        rc = time_recipe_cycle(all_seqs, by_item, n_parts=n_parts, n_labelled=30, repeat=repeat)
+        rc = time_recipe_cycle(all_seqs, by_item, n_parts=n_parts, n_labelled=30, repeat=repeat,
+                               query_margin=args.query_margin)
         print(f"  engine model (recipe on {rc['n_labelled']} labelled + perceptron), {rc['n_parts']} chromosomes "
               f"({rc['n_probes']} probes): perceptron step + best-vs-2nd of every part + fixed stopping set: median "
               f"{rc['wall_median'] * 1000:.0f} ms wall / {rc['cpu_median'] * 1000:.0f} ms CPU, max "
@@ -1044,7 +1048,8 @@ def main(argv=None):
         fired = [x for x in v[2] if x is not None]
         med_stops[s] = float(np.median(fired)) if fired else None
     tag = ("" if args.model == "penalty" else f"_{args.model}") + ("" if args.pool == "all" else "_rare") + \
-        ("" if args.learner == "combined" else f"_{args.learner}")
+        ("" if args.learner == "combined" else f"_{args.learner}") + \
+        ("" if args.query_margin == "decoder" else f"_{args.query_margin}")
     plot(RESULTS / f"active_cgh{tag}.png", grid, curves, full_err, med_stops, title, full_name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the pool is empty at fraction 1: no mean uncertainty there

@@ -37,9 +37,13 @@ from ..exceptions import ParameterError
 from ..learners.cgh_recipe import CghSegmenter
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import Segmentation, Sequence
-from .segmentation_task import SegmentationTask, segmentation_part_scores
+from ..features.hermite import robust_noise_scale
+from .segmentation_task import OutputPruning, SegmentationTask, segmentation_part_scores
 
-__all__ = ["RecipeTask"]
+__all__ = ["RecipeTask", "QUERY_MARGINS"]
+
+#: what a query's best-vs-2nd margin measures: the decoder's best segmentation, or the recipe's pruned prediction
+QUERY_MARGINS = ("decoder", "output")
 
 
 class RecipeTask(SegmentationTask):
@@ -53,6 +57,10 @@ class RecipeTask(SegmentationTask):
     recipe_params : dict, optional
         Extra parameters of :class:`~core.learners.cgh_recipe.CghSegmenter`
         (default: the engine's, ``min_size=3, prune=True``).
+    query_margin : {"decoder", "output"}
+        ``"decoder"``: part scores are the decoder's best vs. count runner-up;
+        ``"output"``: once a pruning recipe is fitted, the margin of the pruned
+        prediction (:class:`~core.active.segmentation_task.OutputPruning`).
 
     Attributes
     ----------
@@ -64,9 +72,12 @@ class RecipeTask(SegmentationTask):
     n_refits_ : int
     """
 
-    def __init__(self, *, min_items: int = 8, recipe_params: dict | None = None):
+    def __init__(self, *, min_items: int = 8, recipe_params: dict | None = None, query_margin: str = "decoder"):
         if isinstance(min_items, bool) or not isinstance(min_items, (int, np.integer)) or min_items < 2:
             raise ParameterError(f"min_items: expected an integer >= 2, got {min_items!r}")
+        if query_margin not in QUERY_MARGINS:
+            raise ParameterError(f"query_margin: expected one of {QUERY_MARGINS}, got {query_margin!r}")
+        self.query_margin = query_margin
         model = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="completion", min_size=3)
         super().__init__(model, features=_model_input)
         self.min_items = int(min_items)
@@ -90,6 +101,7 @@ class RecipeTask(SegmentationTask):
         self.recipe_ = None
         self._ssvm_w = None
         self._factors: dict = {}
+        self._pruning: dict = {}
         self._eval: tuple | None = None
         self.n_refits_ = 0
         self.clear_cache()
@@ -118,9 +130,25 @@ class RecipeTask(SegmentationTask):
         hit = self._scores.get(key)
         if hit is not None and hit[0] == stamp and hit[1] is data:
             return hit[2]
-        scores = segmentation_part_scores(self.model, self.item_w(data, self.w_), X, part, labels)
+        scores = segmentation_part_scores(self.model, self.item_w(data, self.w_), X, part, labels,
+                                          pruning=self._output_pruning(data))
         self._scores[key] = (stamp, data, scores)
         return scores
+
+    def _output_pruning(self, data) -> OutputPruning | None:
+        """The recipe's pruning rule for ``data`` when queries score the pruned prediction (cached per refit)."""
+        if self.query_margin != "output" or self.recipe_ is None or not isinstance(data, Sequence):
+            return None
+        hit = self._pruning.get(id(data))
+        if hit is None or hit[0] is not data:
+            rule = self.recipe_.pruner_for(data)
+            pruning = None
+            if rule is not None and rule.tau_ is not None:
+                x = np.asarray(data.values, dtype=np.float64)[:, 0]
+                pruning = OutputPruning(rule, x, robust_noise_scale(x))
+            hit = (data, pruning)
+            self._pruning[id(data)] = hit
+        return hit[1]
 
     def predict(self, data, labels=()) -> Segmentation:
         """The latest regularised fit's segmentation of a whole item (the recipe's, pruned, once fitted)."""
@@ -175,6 +203,7 @@ class RecipeTask(SegmentationTask):
         self.w_ = self._perceptron.w_.copy()
         self._ssvm_w = w
         self._factors = {}
+        self._pruning = {}
         self.n_refits_ += 1
         self.clear_cache()
 

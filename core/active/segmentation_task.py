@@ -33,6 +33,7 @@ Scores of a part (for :mod:`core.active.uncertainty`), all under the current ``w
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import numpy as np
@@ -44,7 +45,7 @@ from .uncertainty import PartScores
 from .count_runner_up import count_runner_up
 from .warm_segmenter import WarmSegmenter
 
-__all__ = ["SegmentationTask", "shift_labels", "region_error", "segmentation_part_scores"]
+__all__ = ["OutputPruning", "SegmentationTask", "shift_labels", "region_error", "segmentation_part_scores"]
 
 
 def shift_labels(labels, part: Part) -> list:
@@ -127,8 +128,53 @@ def _as_array(data, features) -> np.ndarray:
     return X
 
 
+@dataclass(frozen=True)
+class OutputPruning:
+    """The pruning rule that turns an item's best segmentation into its prediction, for output margins.
+
+    Parameters
+    ----------
+    pruner : ChangePruner
+        Fitted rule (:class:`core.learners.change_pruning.ChangePruner`).
+    signal : ndarray, shape (T,)
+        The whole item's 1-d signal the rule reads (the aCGH logratio).
+    scale : float
+        Its noise level (of the whole item, so a window is judged as the item is).
+    """
+
+    pruner: object
+    signal: np.ndarray
+    scale: float
+
+
+def _pruned(rule, x, seg: Segmentation, scale: float) -> Segmentation:
+    from ..learners.change_pruning import prune_changes
+    return prune_changes(x, seg, tau=rule.tau_, beta=rule.beta_, gamma=rule.gamma_, scale=scale)
+
+
+def _output_margin(pruning: OutputPruning, part: Part, best: Segmentation, runner: Segmentation | None,
+                   decoder_margin: float) -> float:
+    """Margin of the pruned prediction, in the decoder margin's units (a fraction of one change's price).
+
+    The prediction changes when the pruning rule's threshold crosses one of its
+    decisions on the best segmentation, or when the decoder switches to the
+    runner-up and that is still different after pruning. A pruning margin in
+    log-score units counts twice (a change's gain grows as its jump squared), and
+    a runner-up that prunes to the same prediction needs its own pruning decision
+    to flip as well.
+    """
+    x = pruning.signal[part.start:part.stop]
+    rule = pruning.pruner
+    m_best = 2.0 * rule.decision_margin(x, best, scale=pruning.scale)
+    if runner is None:
+        return m_best
+    if _pruned(rule, x, runner, pruning.scale) != _pruned(rule, x, best, pruning.scale):
+        return min(m_best, decoder_margin)
+    return min(m_best, decoder_margin + 2.0 * rule.decision_margin(x, runner, scale=pruning.scale))
+
+
 def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str = "count",
-                             warm: bool = True) -> PartScores:
+                             warm: bool = True, pruning: OutputPruning | None = None) -> PartScores:
     """Best, runner-up and worst-proxy scores of ``part`` of an item under ``w`` (decoder costs negated).
 
     Parameters
@@ -152,6 +198,11 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
         constrain it), so scoring a pool
         after a small parameter step costs ``O(T q)`` per part instead of a decode.
         ``False``: always decode exactly.
+    pruning : OutputPruning, optional
+        With ``runner_up="count"`` and no label inside the part: score the margin
+        of the *prediction* (the best segmentation after this pruning rule),
+        ``second = best - margin * scale`` (see :func:`_output_margin`), rather
+        than the decoder's own margin.
 
     Notes
     -----
@@ -182,6 +233,10 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
             best = segment_penalized(Z, pen, min_size=model.min_size, constraints=cons)
             r = count_runner_up(Z, best.segmentation, pen, min_size=model.min_size, constraints=cons)
         second_cost = None if r.segmentation is None else best.cost + max(r.delta, 0.0)
+        if pruning is not None and not inside:
+            margin = _output_margin(pruning, part, best.segmentation, r.segmentation,
+                                    np.inf if r.segmentation is None else max(r.delta, 0.0) / pen)
+            second_cost = None if not np.isfinite(margin) else best.cost + margin * pen
     else:
         from ..decoders.segmentation import segment_second_best
         best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)

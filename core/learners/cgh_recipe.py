@@ -284,14 +284,16 @@ class CghSegmenter:
         X = self.model_input(seq)
         return self.model_.decode(X, law.w_at(law.predict_offset(X, self.sequence_summary(seq))))
 
+    def pruner_for(self, seq) -> "ChangePruner | None":
+        """The change pruning rule applied to ``seq`` (its platform's), None when the recipe does not prune."""
+        pruners = getattr(self, "pruners_", None)
+        return pruners.get(self._class_of(seq), pruners["all"]) if pruners else None
+
     def segment(self, seq) -> Segmentation:
         """Predicted change points of one aCGH sequence (pruned when the recipe has pruners)."""
         seg = self.law_segment(seq)
-        pruners = getattr(self, "pruners_", None)
-        if pruners:
-            pruner = pruners.get(self._class_of(seq), pruners["all"])
-            seg = pruner.prune(_logratio(seq), seg)
-        return seg
+        pruner = self.pruner_for(seq)
+        return seg if pruner is None else pruner.prune(_logratio(seq), seg)
 
     # ------------------------------------------------------------ files
     def to_dict(self) -> dict:

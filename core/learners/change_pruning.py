@@ -318,6 +318,31 @@ class ChangePruner:
             raise NotFittedError("ChangePruner: call fit before prune")
         return prune_changes(x, segmentation, tau=self.tau_, beta=self.beta_, gamma=self.gamma_)
 
+    def decision_margin(self, x, segmentation, *, scale=None) -> float:
+        """How far ``tau_`` is from the nearest threshold that would keep or drop a different set of changes.
+
+        Parameters
+        ----------
+        x : array_like, shape (T,) or (T, 1)
+        segmentation : Segmentation
+            Candidate changes of ``x``.
+        scale : float, optional
+            Noise level of ``x`` (default: estimated from ``x``).
+
+        Returns
+        -------
+        float
+            ``min_j |M_j - tau_|`` over the running maxima ``M_j`` of the removal
+            scores (log units of the score); ``inf`` without candidates or
+            without a threshold (the rule keeps every change).
+        """
+        if not hasattr(self, "tau_"):
+            raise NotFittedError("ChangePruner: call fit before decision_margin")
+        if self.tau_ is None or segmentation.n_segments <= 1:
+            return math.inf
+        _, scores = elimination_path(x, segmentation, beta=self.beta_, gamma=self.gamma_, scale=scale)
+        return float(np.abs(np.maximum.accumulate(scores) - self.tau_).min())
+
     # ------------------------------------------------------------ files
     def to_dict(self) -> dict:
         """JSON-ready rule (``tau`` is ``None`` for "keep every change")."""

@@ -8,8 +8,11 @@ import pytest
 from core.active.loop import ActiveSession
 from core.active.parts import Part
 from core.active.recipe_task import RecipeTask
-from core.active.segmentation_task import region_error, segmentation_part_scores
+from core.active.segmentation_task import OutputPruning, region_error, segmentation_part_scores
+from core.decoders.segmentation import segment_penalized
 from core.exceptions import ParameterError
+from core.learners.change_pruning import ChangePruner, elimination_path
+from core.models.segmentation import SegmentationModel
 from core.types import RegionLabel, Sequence
 
 
@@ -86,3 +89,44 @@ def test_the_loop_learns_with_it_and_bad_input_is_refused():
         RecipeTask().initialize({"a": np.zeros(50)})
     with pytest.raises(ParameterError, match="min_items"):
         RecipeTask(min_items=1)
+    with pytest.raises(ParameterError, match="query_margin"):
+        RecipeTask(query_margin="pruned")
+
+
+def _rule(tau):
+    rule = ChangePruner()
+    rule.beta_, rule.gamma_, rule.tau_ = 0.5, 0.0, tau
+    return rule
+
+
+def test_output_margin_follows_the_pruned_prediction():
+    rng = np.random.default_rng(4)
+    T = 200
+    x = rng.normal(0.0, 1.0, T)
+    x[100:] += 0.9  # one modest step: the decoder's add/remove decision is close
+    X = x[:, None]
+    model = SegmentationModel(metric="diagonal", min_size=3)
+    model.fit_scales([X])
+    w = model.join_w(np.array([1.0]), 2.0 * np.log(T) / 4)
+    part = Part("a", 0, T, "chromosome")
+    plain = segmentation_part_scores(model, w, X, part, [], warm=False)
+    decoder_margin = (plain.best - plain.second) / plain.scale
+
+    def margin(tau):
+        s = segmentation_part_scores(model, w, X, part, [], warm=False,
+                                     pruning=OutputPruning(_rule(tau), x, 1.0))
+        assert s.best == pytest.approx(plain.best) and s.scale == pytest.approx(plain.scale)
+        return (s.best - s.second) / s.scale
+
+    # a rule that keeps every change: the prediction is the decoder's best, so is its margin
+    assert margin(None) == pytest.approx(decoder_margin)
+    # a rule that drops every change far below its threshold: best and runner-up both prune to "no change",
+    # so the prediction only flips with the pruning decision as well
+    best = segment_penalized(X * model.decoder_metric(w, T)[0], model.decoder_metric(w, T)[1], min_size=3)
+    _, scores = elimination_path(x, best.segmentation, beta=0.5, scale=1.0)
+    assert scores.size == 1  # the decoder finds the step
+    far = margin(50.0)
+    assert far > decoder_margin
+    assert far <= 2.0 * (50.0 - scores[0]) + 1e-9
+    # a threshold right at a decision of the best segmentation: the prediction is on the edge
+    assert margin(float(np.maximum.accumulate(scores)[0]) + 1e-6) == pytest.approx(0.0, abs=1e-5)

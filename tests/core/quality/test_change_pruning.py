@@ -143,3 +143,30 @@ def test_recipe_with_pruning_saves_a_version_2_description_and_old_ones_still_lo
         CghSegmenter.from_dict(seg.model_, seg.w_, dict(old, recipe="cgh-penalty-law/2"))
     assert CghSegmenter(max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,)).fit(
         seqs, labs).to_dict()["recipe"] == "cgh-penalty-law/1"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(6, 30), st.floats(-1.0, 2.0), st.sampled_from([0.0, 0.5, 1.0]),
+       st.sampled_from([-0.3, 0.0, 0.3]))
+def test_decision_margin_is_the_distance_to_the_nearest_threshold_that_changes_the_kept_set(seed, T, tau, beta,
+                                                                                              gamma):
+    rng = np.random.default_rng(seed)
+    x = np.repeat(rng.normal(0, 2, 3), [T // 3] * 2 + [T - 2 * (T // 3)]) + rng.normal(0, 1, T)
+    m = int(rng.integers(0, T - 1))
+    seg = Segmentation(np.array(sorted(rng.choice(np.arange(1, T), size=m, replace=False).tolist()) + [T]), T)
+    rule = ChangePruner()
+    rule.beta_, rule.gamma_, rule.tau_ = beta, gamma, tau
+    margin = rule.decision_margin(x, seg, scale=1.0)
+    if m == 0:
+        assert margin == math.inf
+        return
+    assert margin >= 0
+    kept = prune_changes(x, seg, tau=tau, beta=beta, gamma=gamma, scale=1.0)
+    if margin > 1e-9:
+        for t in (tau - 0.999 * margin, tau + 0.999 * margin):
+            assert prune_changes(x, seg, tau=t, beta=beta, gamma=gamma, scale=1.0) == kept
+    beyond = [prune_changes(x, seg, tau=t, beta=beta, gamma=gamma, scale=1.0)
+              for t in (tau - 1.001 * margin - 1e-9, tau + 1.001 * margin + 1e-9)]
+    assert any(b != kept for b in beyond)
+    rule.tau_ = None  # a rule that keeps every change has no decision to flip
+    assert rule.decision_margin(x, seg, scale=1.0) == math.inf

@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/active.py [--quick] [--seeds 5] [--data PATH] [--model penalty|metric|recipe] [--batch 4]
 [--refit-every 8] [--max-fraction 1.0] [--strategies ...] [--n-jobs 2] [--pool all|rare] [--scoring-only]
-[--calibration-seeds 1]``
+[--calibration-seeds 1] [--first-seed 0] [--query-margin decoder|output]``
 
 An annotator is simulated from the neuroblastoma expert labels
 (``cgh/neuroblastoma/profiles_small.csv.gz`` + ``annotations_small.csv``): profiles are split
@@ -728,6 +728,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2 seeds, a smaller pool (under a minute)")
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="seeds are first-seed .. first-seed + seeds - 1 (to split a long replay over processes)")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--model", choices=("penalty", "metric", "recipe"), default="penalty",
                     help="penalty: per-sequence log-penalty learned by interval regression on the raw logratio "
@@ -767,7 +769,7 @@ def main(argv=None):
             print(f"{r['case']:<100} {v:>10} {r['unit']:<10} {str(r['target']):>7} {r['meets_target']}")
         return
     data_dir = pathlib.Path(args.data)
-    seeds = list(range(2 if args.quick else args.seeds))
+    seeds = list(range(args.first_seed, args.first_seed + (2 if args.quick else args.seeds)))
     if args.refit_every is None:
         args.refit_every = 8 if args.model == "recipe" else 4
     if args.strategies is None:
@@ -1058,7 +1060,8 @@ def main(argv=None):
         med_stops[s] = float(np.median(fired)) if fired else None
     tag = ("" if args.model == "penalty" else f"_{args.model}") + ("" if args.pool == "all" else "_rare") + \
         ("" if args.learner == "combined" else f"_{args.learner}") + \
-        ("" if args.query_margin == "decoder" else f"_{args.query_margin}")
+        ("" if args.query_margin == "decoder" else f"_{args.query_margin}") + \
+        ("" if args.first_seed == 0 else f"_from{args.first_seed}")
     plot(RESULTS / f"active_cgh{tag}.png", grid, curves, full_err, med_stops, title, full_name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the pool is empty at fraction 1: no mean uncertainty there

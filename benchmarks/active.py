@@ -57,6 +57,11 @@ and 29.5 % for random (test error at 20 %: 11.6 ± 1.4 % vs 11.2 ± 4.2 % and 12
 the first 30 %: 15.9 % vs 15.2 % and 16.0 %). Its stopping signals stop within ±0.10 of the flatten
 point on 3 of seeds 5-9 (fixed set per label and per refit, mean gaps 0.13 and 0.10).
 
+``--refit-every 2`` (recipe model, decoder margin; 10 seeds as ``--seeds 5 --first-seed 0`` and ``--first-seed 5``
+in two processes, ~1 h 40 min each): best-vs-2nd comes within 10 % of the full-label error at 24.5 % of the
+pool and random at 18.5 % on the mean curves (ratio 0.76); both curves are lower than with refits every 8
+labels (mean error over the first 30 %: 14.8 % and 15.0 %). Not adopted as the default.
+
 ``--pool rare``: the pool keeps the chromosomes the unlabelled start already segments without
 label error and only ``--rare-share`` of the others (chromosomes that would correct the model are
 rare). ``--scoring-only``: time the engine's part scorer (count runner-up, warm) after each

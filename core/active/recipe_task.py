@@ -34,10 +34,10 @@ from typing import Mapping
 import numpy as np
 
 from ..exceptions import ParameterError
+from ..features.hermite import robust_noise_scale
 from ..learners.cgh_recipe import CghSegmenter
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import Segmentation, Sequence
-from ..features.hermite import robust_noise_scale
 from .segmentation_task import OutputPruning, SegmentationTask, segmentation_part_scores
 
 __all__ = ["RecipeTask", "QUERY_MARGINS"]

@@ -33,7 +33,7 @@ from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import ParameterError
 from ..features.cgh import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
-from ..learners.cgh_recipe import CghSegmenter, density_class
+from ..learners.cgh_recipe import CghSegmenter
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel
@@ -293,12 +293,10 @@ class SegmentationTask(EngineTask):
 
     def _pruned(self, item_id: str, seg, labels):
         """``seg`` without the changes the recipe's pruning rule drops; ``seg`` itself when the labels need them."""
-        pruners = getattr(self.recipe, "pruners_", None) if self.recipe is not None else None
-        if not pruners:
+        if self.recipe is None or not getattr(self.recipe, "pruners_", None):
             return seg
         sequence = self.engine.data(item_id).sequence
-        pruner = pruners.get(density_class(sequence, self.recipe.density_split)
-                             if self.recipe.density_split is not None else "all", pruners["all"])
+        pruner = self.recipe.pruner_for(sequence)
         pruned = pruner.prune(np.asarray(sequence.values, dtype=np.float64)[:, 0], seg)
         if labels and self.model.violations(labels, pruned):
             return seg

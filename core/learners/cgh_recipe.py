@@ -41,7 +41,10 @@ from .change_pruning import ChangePruner
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
 from .penalty_regression import sequence_features
 
-__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class"]
+__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "METRIC_MODES"]
+
+#: how :meth:`CghSegmenter.fit` gets its metric (see its ``metric`` parameter)
+METRIC_MODES = ("learn", "anchor", "keep")
 
 #: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
 DENSITY_SPLIT = 5.0
@@ -141,7 +144,8 @@ class CghSegmenter:
         return "all" if self.density_split is None else density_class(seq, self.density_split)
 
     # ------------------------------------------------------------ fitting
-    def fit(self, sequences, labels, groups=None, *, law_only=None) -> "CghSegmenter":
+    def fit(self, sequences, labels, groups=None, *, law_only=None, previous=None,
+            metric="learn") -> "CghSegmenter":
         """Learn the metric and the penalty laws.
 
         Parameters
@@ -159,7 +163,22 @@ class CghSegmenter:
             not for the metric (e.g. the 10⁴-10⁵-probe chromosomes of high-density
             arrays, whose exact loss-augmented decoding costs O(T²)); grouped by
             their ``meta["profile_id"]``.
+        previous : CghSegmenter, optional
+            A fitted recipe of the same features, typically the last fit of a
+            growing label set (the app retrains after every few labels).
+        metric : {"learn", "anchor", "keep"}, default "learn"
+            ``"learn"``: the metric by the chosen learner, from scratch.
+            ``"anchor"`` (``learner="ssvm"``, needs ``previous``): the SSVM
+            regularised towards ``previous.w_`` in ``previous``'s feature units
+            (``½λ‖w − w_prev‖²`` instead of ``½λ‖w‖²``), so a retrain moves the
+            metric only as far as the new labels ask. ``"keep"`` (needs
+            ``previous``): ``previous``'s metric unchanged; only the laws and
+            pruners are refitted.
         """
+        if metric not in METRIC_MODES:
+            raise ParameterError(f"metric: expected one of {METRIC_MODES}, got {metric!r}")
+        if metric != "learn":
+            self._check_previous(previous, metric)
         if self.learner not in ("ssvm", "partial", "transfer"):
             raise ParameterError(f"learner: expected 'ssvm', 'partial' or 'transfer', got {self.learner!r}")
         sequences, labels = list(sequences), list(labels)
@@ -179,7 +198,10 @@ class CghSegmenter:
                                  f"{groups.shape}")
         Xs = [self.model_input(s) for s in sequences]
         classes = np.array([self._class_of(s) for s in sequences])
-        self._fit_metric(Xs, labels, classes)
+        if metric == "keep":
+            self._keep_metric(previous, Xs[0].shape[1])
+        else:
+            self._fit_metric(Xs, labels, classes, previous if metric == "anchor" else None)
         if law_only is not None:
             more, more_labels = self._check_law_only(law_only)
             sequences, labels = sequences + more, labels + more_labels
@@ -213,6 +235,24 @@ class CghSegmenter:
             raise ParameterError(f"law_only: sequence {empty[0]} has no label; pass labelled sequences only")
         return more, [list(y) for y in more_labels]
 
+    def _check_previous(self, previous, metric) -> None:
+        if not isinstance(previous, CghSegmenter) or not hasattr(previous, "w_"):
+            raise ParameterError(f'metric="{metric}": expected previous= a fitted CghSegmenter, got '
+                                 f"{type(previous).__name__}")
+        if metric == "anchor" and self.learner != "ssvm":
+            raise ParameterError(f'metric="anchor" needs learner="ssvm", got {self.learner!r}')
+        if previous.model_.min_size != self.min_size:
+            raise ParameterError(f"previous: its model has min_size={previous.model_.min_size}, this recipe "
+                                 f"{self.min_size}; a metric is only reused with the same settings")
+
+    def _keep_metric(self, previous, n_features) -> None:
+        """Adopt ``previous``'s units and metric(s) (copies: the two recipes stay independent)."""
+        self.model_ = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
+        self.model_.set_state(previous.model_.get_state(), n_features=n_features)
+        self.w_ = np.array(previous.w_, dtype=np.float64)
+        self.w_by_class_ = {k: np.array(v, dtype=np.float64)
+                            for k, v in getattr(previous, "w_by_class_", {}).items()}
+
     def _fit_pruners(self, sequences, Xs, F, labels, classes) -> dict:
         """One pruner per law, on the training sequences' own law segmentations (pooled one on all)."""
         keys = np.array([c if c in self.laws_ else "all" for c in classes])
@@ -224,14 +264,22 @@ class CghSegmenter:
             out[k] = ChangePruner().fit([xs[i] for i in idx], [segs[i] for i in idx], [labels[i] for i in idx])
         return out
 
-    def _fit_metric(self, Xs, Ys, classes) -> None:
+    def _fit_metric(self, Xs, Ys, classes, anchor=None) -> None:
         model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
-        model.initial_w(Xs, Ys, grid=np.exp2(np.arange(-4, 5, 0.5)))
+        if anchor is None:
+            model.initial_w(Xs, Ys, grid=np.exp2(np.arange(-4, 5, 0.5)))
+        else:
+            # the anchor's units, so that its w means the same thing here
+            model.set_state(anchor.model_.get_state(), n_features=Xs[0].shape[1])
         self.w_by_class_ = {}
         if self.learner == "ssvm":
             from .ssvm import SSVM
-            fitted = SSVM(model, C=self.C, max_iter=self.max_iter, random_state=self.random_state,
-                          callback=self.callback).fit(Xs, Ys)
+            ssvm = SSVM(model, C=self.C, max_iter=self.max_iter, random_state=self.random_state,
+                        callback=self.callback, warm_start=anchor is not None,
+                        center="zero" if anchor is None else "initial")
+            if anchor is not None:
+                ssvm.w_ = model.check_w(np.array(anchor.w_, dtype=np.float64))
+            fitted = ssvm.fit(Xs, Ys)
         elif self.learner == "partial":
             from .partial import PartialLabelSSVM
             # bridge loss; each convex CCCP step is solved by one BCFW pass warm-started from the last
@@ -338,12 +386,12 @@ class CghSegmenter:
         return seg
 
 
-def fit_cgh_recipe(sequences, labels, *, law_only=None, **params) -> CghSegmenter:
+def fit_cgh_recipe(sequences, labels, *, law_only=None, previous=None, metric="learn", **params) -> CghSegmenter:
     """Fit the aCGH recipe on labelled sequences; the result has ``.segment(seq)``.
 
     ``params`` are those of :class:`CghSegmenter`; ``prune`` defaults to True here
-    (the best recipe measured by ``benchmarks/quality_cgh.py``). ``law_only``: see
-    :meth:`CghSegmenter.fit`.
+    (the best recipe measured by ``benchmarks/quality_cgh.py``). ``law_only``,
+    ``previous``, ``metric``: see :meth:`CghSegmenter.fit`.
     """
     params.setdefault("prune", True)
-    return CghSegmenter(**params).fit(sequences, labels, law_only=law_only)
+    return CghSegmenter(**params).fit(sequences, labels, law_only=law_only, previous=previous, metric=metric)

@@ -201,3 +201,33 @@ def test_a_penalty_that_changes_nothing_gives_a_constant_law():
         [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data]))
     assert np.all(np.isinf(law.intervals_)) and np.all(law.regression_.coef_ == 0)
     assert law.predict_offset(data[0][0], [data[0][2]]) in GRID
+
+
+def test_a_retrain_can_keep_or_anchor_the_previous_metric():
+    rng = np.random.default_rng(6)
+    data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(24)]
+    seqs, labs = [s for s, _ in data], [l for _, l in data]
+    params = dict(max_iter=3, min_class_sequences=6, counts=(0, 1), alphas=(1e-2,))
+    first = fit_cgh_recipe(seqs[:12], labs[:12], **params)
+    kept = fit_cgh_recipe(seqs, labs, previous=first, metric="keep", **params)
+    np.testing.assert_array_equal(kept.w_, first.w_)
+    np.testing.assert_array_equal(kept.model_.get_state()["feature_scale"], first.model_.get_state()["feature_scale"])
+    assert kept.w_ is not first.w_ and kept.model_ is not first.model_
+    assert kept.laws_["all"].errors_.shape[0] == len(seqs)          # the laws saw every label
+    # with a vanishing data term the SSVM returns its centre: the previous metric when anchored, ~0 otherwise
+    tiny = dict(params, C=1e-9)
+    anchored = fit_cgh_recipe(seqs, labs, previous=first, metric="anchor", **tiny)
+    scratch = fit_cgh_recipe(seqs, labs, **tiny)
+    np.testing.assert_allclose(anchored.w_, first.w_, atol=1e-5)
+    assert np.abs(scratch.w_ - first.w_).max() > 100 * np.abs(anchored.w_ - first.w_).max()
+    # with labels that matter the anchored metric still moves
+    moved = fit_cgh_recipe(seqs, labs, previous=first, metric="anchor", **params)
+    assert not np.allclose(moved.w_, first.w_)
+    with pytest.raises(ParameterError, match="previous"):
+        fit_cgh_recipe(seqs, labs, metric="keep", **params)
+    with pytest.raises(ParameterError, match="metric"):
+        fit_cgh_recipe(seqs, labs, previous=first, metric="freeze", **params)
+    with pytest.raises(ParameterError, match="ssvm"):
+        fit_cgh_recipe(seqs, labs, previous=first, metric="anchor", learner="partial", **params)
+    with pytest.raises(ParameterError, match="min_size"):
+        fit_cgh_recipe(seqs, labs, previous=first, metric="keep", min_size=5, **params)

@@ -62,6 +62,13 @@ in two processes, ~1 h 40 min each): best-vs-2nd comes within 10 % of the full-l
 pool and random at 18.5 % on the mean curves (ratio 0.76); both curves are lower than with refits every 8
 labels (mean error over the first 30 %: 14.8 % and 15.0 %). Not adopted as the default.
 
+The default recipe run on 20 seeds (the 10-seed run plus ``--seeds 5 --first-seed 10`` and ``--first-seed 15``,
+merged offline; stopping calibrated on seeds 0-4): random comes within 10 % of the full-label error (9.6 %)
+at 26 % of the pool and best-vs-2nd at 29.5 % (ratio 0.88); at 20 % of the pool 12.0 ± 3.3 % vs 12.3 ± 4.1 %.
+The 10-seed figures above (21 % vs 29.5 %, ratio 1.40) were seed noise. Stopping on seeds 5-19: within ±0.10
+of the flatten point on 5 of 15 runs for the fixed set per label (app settings W = 30, θ = 10⁻³, mean gap
+0.12) and 5 of 15 per refit (two runs never stop).
+
 ``--pool rare``: the pool keeps the chromosomes the unlabelled start already segments without
 label error and only ``--rare-share`` of the others (chromosomes that would correct the model are
 rare). ``--scoring-only``: time the engine's part scorer (count runner-up, warm) after each

@@ -2,7 +2,8 @@
 
 Usage: ``python benchmarks/active.py [--quick] [--seeds 5] [--data PATH] [--model penalty|metric|recipe] [--batch 4]
 [--refit-every 8] [--max-fraction 1.0] [--strategies ...] [--n-jobs 2] [--pool all|rare] [--scoring-only]
-[--calibration-seeds 1] [--first-seed 0] [--query-margin decoder|output]``
+[--calibration-seeds 1] [--first-seed 0] [--query-margin decoder|output]
+[--metric-refit learn|anchor|keep-x1.5]``
 
 An annotator is simulated from the neuroblastoma expert labels
 (``cgh/neuroblastoma/profiles_small.csv.gz`` + ``annotations_small.csv``): profiles are split
@@ -95,6 +96,7 @@ import numpy as np  # noqa: E402
 from core.active.loop import ActiveSession, PartPool  # noqa: E402
 from core.active.penalty_task import PenaltyPathTask  # noqa: E402
 from core.active.recipe_task import QUERY_MARGINS, RecipeTask  # noqa: E402
+from core.learners.cgh_recipe import RETRAIN_POLICIES  # noqa: E402
 from core.active.parts import parts_for_items  # noqa: E402
 from core.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
 from core.active.stopping import StoppingCriterion  # noqa: E402
@@ -162,11 +164,11 @@ def rare_pool(pool, by_item, seed, share):
     return {k: v for k, v in pool.items() if k in keep}
 
 
-def make_task(model_name, query_margin="decoder"):
+def make_task(model_name, query_margin="decoder", metric_refit="learn"):
     if model_name == "penalty":
         return PenaltyPathTask()
     if model_name == "recipe":
-        return RecipeTask(query_margin=query_margin)
+        return RecipeTask(query_margin=query_margin, metric_refit=metric_refit)
     return SegmentationTask(SegmentationModel(metric="diagonal"))
 
 
@@ -755,6 +757,8 @@ def main(argv=None):
     ap.add_argument("--query-margin", choices=QUERY_MARGINS, default="decoder",
                     help="recipe model: best-vs-2nd margin of the decoder's best segmentation (default) or of the "
                          "recipe's pruned prediction ('output')")
+    ap.add_argument("--metric-refit", choices=RETRAIN_POLICIES, default="learn",
+                    help="recipe model: how each refit gets its metric (core.learners.cgh_recipe.retrain_metric_mode)")
     ap.add_argument("--calibration-seeds", type=int, default=1,
                     help="seeds whose runs choose the stopping window and threshold (per-run rows; the rest report)")
     ap.add_argument("--batch", type=int, default=1, help="parts queried per step (Lou Alg. 1.2: one)")
@@ -802,7 +806,7 @@ def main(argv=None):
     elif args.model == "recipe":
         feat_name = "logratio + point-wise Hermite (CghSegmenter.model_input)"
         X = {s.name: s for s in seqs}
-        task = make_task("recipe", args.query_margin)  # one instance: initialize() resets the model, the features stay cached
+        task = make_task("recipe", args.query_margin, args.metric_refit)  # one instance: initialize() resets the model, the features stay cached
     else:
         feat_name, feat = features_fn()
         X = {s.name: feat(s) for s in seqs}
@@ -1073,6 +1077,7 @@ def main(argv=None):
     tag = ("" if args.model == "penalty" else f"_{args.model}") + ("" if args.pool == "all" else "_rare") + \
         ("" if args.learner == "combined" else f"_{args.learner}") + \
         ("" if args.query_margin == "decoder" else f"_{args.query_margin}") + \
+        ("" if args.metric_refit == "learn" else f"_metric-{args.metric_refit}") + \
         ("" if args.first_seed == 0 else f"_from{args.first_seed}")
     plot(RESULTS / f"active_cgh{tag}.png", grid, curves, full_err, med_stops, title, full_name)
     with warnings.catch_warnings():

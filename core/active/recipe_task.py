@@ -35,7 +35,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..features.hermite import robust_noise_scale
-from ..learners.cgh_recipe import CghSegmenter
+from ..learners.cgh_recipe import RETRAIN_POLICIES, CghSegmenter, retrain_metric_mode
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import Segmentation, Sequence
 from .segmentation_task import OutputPruning, SegmentationTask, segmentation_part_scores
@@ -61,6 +61,9 @@ class RecipeTask(SegmentationTask):
         ``"decoder"``: part scores are the decoder's best vs. count runner-up;
         ``"output"``: once a pruning recipe is fitted, the margin of the pruned
         prediction (:class:`~core.active.segmentation_task.OutputPruning`).
+    metric_refit : {"learn", "anchor", "keep-x1.5"}
+        How each recipe refit gets its metric from the previous recipe
+        (:func:`~core.learners.cgh_recipe.retrain_metric_mode`).
 
     Attributes
     ----------
@@ -72,12 +75,16 @@ class RecipeTask(SegmentationTask):
     n_refits_ : int
     """
 
-    def __init__(self, *, min_items: int = 8, recipe_params: dict | None = None, query_margin: str = "decoder"):
+    def __init__(self, *, min_items: int = 8, recipe_params: dict | None = None, query_margin: str = "decoder",
+                 metric_refit: str = "learn"):
         if isinstance(min_items, bool) or not isinstance(min_items, (int, np.integer)) or min_items < 2:
             raise ParameterError(f"min_items: expected an integer >= 2, got {min_items!r}")
         if query_margin not in QUERY_MARGINS:
             raise ParameterError(f"query_margin: expected one of {QUERY_MARGINS}, got {query_margin!r}")
+        if metric_refit not in RETRAIN_POLICIES:
+            raise ParameterError(f"metric_refit: expected one of {RETRAIN_POLICIES}, got {metric_refit!r}")
         self.query_margin = query_margin
+        self.metric_refit = metric_refit
         model = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="completion", min_size=3)
         super().__init__(model, features=_model_input)
         self.min_items = int(min_items)
@@ -186,7 +193,9 @@ class RecipeTask(SegmentationTask):
             ids = [str(i) for i in range(len(data))]
             profiles = [str((d.meta or {}).get("profile_id") or i) for d, i in zip(data, ids)]
             groups = profiles if len(set(profiles)) >= 4 else ids  # as the engine: profiles kept together
-            recipe = CghSegmenter(**self.recipe_params).fit(list(data), [list(y) for y in labels], groups=groups)
+            mode = retrain_metric_mode(self.metric_refit, self.recipe_, len(data))
+            recipe = CghSegmenter(**self.recipe_params).fit(list(data), [list(y) for y in labels], groups=groups,
+                                                            previous=self.recipe_, metric=mode)
             self.model.set_state(recipe.model_.get_state(), n_features=self.model._p())
             w = np.asarray(recipe.w_, dtype=np.float64)
             self.recipe_ = recipe

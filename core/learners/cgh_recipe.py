@@ -41,10 +41,14 @@ from .change_pruning import ChangePruner
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
 from .penalty_regression import sequence_features
 
-__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "METRIC_MODES"]
+__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "METRIC_MODES", "RETRAIN_POLICIES",
+           "retrain_metric_mode"]
 
 #: how :meth:`CghSegmenter.fit` gets its metric (see its ``metric`` parameter)
 METRIC_MODES = ("learn", "anchor", "keep")
+
+#: how retrains of a growing label set get their metric (:func:`retrain_metric_mode`)
+RETRAIN_POLICIES = ("learn", "anchor", "keep-x1.5")
 
 #: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
 DENSITY_SPLIT = 5.0
@@ -108,6 +112,9 @@ class CghSegmenter:
     pruners_ : dict
         Same keys as ``laws_`` → :class:`~core.learners.change_pruning.ChangePruner`
         (empty without ``prune``).
+    metric_n_items_ : int or None
+        Labelled sequences the metric was learned on (a kept metric carries its
+        count over; None for a recipe read from a file).
     """
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
@@ -200,8 +207,10 @@ class CghSegmenter:
         classes = np.array([self._class_of(s) for s in sequences])
         if metric == "keep":
             self._keep_metric(previous, Xs[0].shape[1])
+            self.metric_n_items_ = getattr(previous, "metric_n_items_", None)
         else:
             self._fit_metric(Xs, labels, classes, previous if metric == "anchor" else None)
+            self.metric_n_items_ = len(sequences)
         if law_only is not None:
             more, more_labels = self._check_law_only(law_only)
             sequences, labels = sequences + more, labels + more_labels
@@ -384,6 +393,35 @@ class CghSegmenter:
             seg.pruners_ = {k: ChangePruner.from_dict(v) for k, v in pruners.items()}
             seg.prune = True
         return seg
+
+
+def retrain_metric_mode(policy: str, previous, n_sequences: int) -> str:
+    """The ``metric`` argument of :meth:`CghSegmenter.fit` for a retrain on ``n_sequences`` labelled sequences.
+
+    Parameters
+    ----------
+    policy : {"learn", "anchor", "keep-x1.5"}
+        ``"learn"``: always from scratch. ``"anchor"``: anchored on the previous
+        fit's metric. ``"keep-x1.5"``: keep the previous metric until the label
+        set has grown by half since that metric was learned, then learn afresh.
+    previous : CghSegmenter or None
+        The last fit (None before the first).
+    n_sequences : int
+        Labelled sequences of the retrain.
+
+    Returns
+    -------
+    str
+        ``"learn"``, ``"anchor"`` or ``"keep"`` (always ``"learn"`` without a previous fit).
+    """
+    if policy not in RETRAIN_POLICIES:
+        raise ParameterError(f"policy: expected one of {RETRAIN_POLICIES}, got {policy!r}")
+    if previous is None or policy == "learn":
+        return "learn"
+    if policy == "anchor":
+        return "anchor"
+    learned_on = getattr(previous, "metric_n_items_", None)
+    return "keep" if learned_on is not None and n_sequences < 1.5 * learned_on else "learn"
 
 
 def fit_cgh_recipe(sequences, labels, *, law_only=None, previous=None, metric="learn", **params) -> CghSegmenter:

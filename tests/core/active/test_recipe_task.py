@@ -130,3 +130,25 @@ def test_output_margin_follows_the_pruned_prediction():
     assert far <= 2.0 * (50.0 - scores[0]) + 1e-9
     # a threshold right at a decision of the best segmentation: the prediction is on the edge
     assert margin(float(np.maximum.accumulate(scores)[0]) + 1e-6) == pytest.approx(0.0, abs=1e-5)
+
+
+def test_metric_refit_keeps_the_previous_metric_until_the_label_set_grows_by_half():
+    items, labels = _chromosomes(n=14, seed=5)
+    names = list(items)
+    task = RecipeTask(min_items=4, metric_refit="keep-x1.5")
+    task.initialize(items)
+
+    def refit(k):
+        task.refit([items[n] for n in names[:k]], [labels[n] for n in names[:k]])
+        return task.recipe_
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = refit(6)
+        kept = refit(8)          # 8 < 1.5 x 6: the metric stays
+        relearned = refit(12)    # 12 >= 1.5 x 6: learned afresh on 12
+    np.testing.assert_array_equal(kept.w_, first.w_)
+    assert kept.laws_["all"].errors_.shape[0] == 8
+    assert relearned.metric_n_items_ == 12 and not np.array_equal(relearned.w_, first.w_)
+    with pytest.raises(ParameterError, match="metric_refit"):
+        RecipeTask(metric_refit="never")

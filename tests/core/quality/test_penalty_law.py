@@ -231,3 +231,25 @@ def test_a_retrain_can_keep_or_anchor_the_previous_metric():
         fit_cgh_recipe(seqs, labs, previous=first, metric="anchor", learner="partial", **params)
     with pytest.raises(ParameterError, match="min_size"):
         fit_cgh_recipe(seqs, labs, previous=first, metric="keep", min_size=5, **params)
+
+
+def test_retrain_policies_choose_how_the_metric_is_refitted():
+    from core.learners.cgh_recipe import retrain_metric_mode
+    rng = np.random.default_rng(7)
+    data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(16)]
+    seqs, labs = [s for s, _ in data], [l for _, l in data]
+    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,))
+    first = fit_cgh_recipe(seqs[:8], labs[:8], **params)
+    assert first.metric_n_items_ == 8
+    kept = fit_cgh_recipe(seqs[:11], labs[:11], previous=first, metric="keep", **params)
+    assert kept.metric_n_items_ == 8                 # the metric is still the one learned on 8
+    assert retrain_metric_mode("keep-x1.5", kept, 11) == "keep"
+    assert retrain_metric_mode("keep-x1.5", kept, 12) == "learn"
+    assert retrain_metric_mode("keep-x1.5", None, 12) == "learn"
+    assert retrain_metric_mode("anchor", kept, 12) == "anchor"
+    assert retrain_metric_mode("anchor", None, 12) == "learn"
+    assert retrain_metric_mode("learn", kept, 9) == "learn"
+    loaded = CghSegmenter.from_dict(first.model_, first.w_, json.loads(json.dumps(first.to_dict())))
+    assert retrain_metric_mode("keep-x1.5", loaded, 9) == "learn"   # unknown history: learn afresh
+    with pytest.raises(ParameterError, match="policy"):
+        retrain_metric_mode("sometimes", first, 9)

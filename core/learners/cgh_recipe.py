@@ -180,7 +180,9 @@ class CghSegmenter:
             (``½λ‖w − w_prev‖²`` instead of ``½λ‖w‖²``), so a retrain moves the
             metric only as far as the new labels ask. ``"keep"`` (needs
             ``previous``): ``previous``'s metric unchanged; only the laws and
-            pruners are refitted.
+            pruners are refitted. On growing aCGH label sets neither beats
+            ``"learn"`` on test error (``benchmarks/recipe_refit_stability.py``);
+            ``"keep"`` redraws fewer chromosomes per retrain.
         """
         if metric not in METRIC_MODES:
             raise ParameterError(f"metric: expected one of {METRIC_MODES}, got {metric!r}")

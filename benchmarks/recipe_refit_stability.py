@@ -45,16 +45,11 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import format_row, result_row  # noqa: E402
 from benchmarks.active import load_cgh, split  # noqa: E402
-from core.learners.cgh_recipe import RETRAIN_POLICIES, CghSegmenter, retrain_metric_mode  # noqa: E402
+from core.learners.cgh_recipe import RETRAIN_POLICIES, CghSegmenter, profile_groups, retrain_metric_mode  # noqa: E402
 from core.models.segmentation import count_label_errors  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 POLICIES = RETRAIN_POLICIES
-
-
-def _groups(data, k):
-    profiles = [str((d.meta or {}).get("profile_id")) for d in data]
-    return profiles if len(set(profiles)) >= 4 else [str(i) for i in range(k)]   # as RecipeTask.refit
 
 
 def replay_seed(seed, data_dir, step, max_labels):
@@ -74,7 +69,7 @@ def replay_seed(seed, data_dir, step, max_labels):
             t = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                recipe = CghSegmenter(min_size=3, prune=True).fit(data, labels, groups=_groups(data, k),
+                recipe = CghSegmenter(min_size=3, prune=True).fit(data, labels, groups=profile_groups(data, range(k)),
                                                                    previous=previous, metric=mode)
             cpu = time.process_time() - t
             errors = regions = 0

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..features.hermite import robust_noise_scale
-from ..learners.cgh_recipe import RETRAIN_POLICIES, CghSegmenter, retrain_metric_mode
+from ..learners.cgh_recipe import RETRAIN_POLICIES, CghSegmenter, profile_groups, retrain_metric_mode
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import Segmentation, Sequence
 from .segmentation_task import OutputPruning, SegmentationTask, segmentation_part_scores
@@ -190,9 +190,7 @@ class RecipeTask(SegmentationTask):
         if not data:
             return
         if len(data) >= self.min_items and all(isinstance(d, Sequence) for d in data):
-            ids = [str(i) for i in range(len(data))]
-            profiles = [str((d.meta or {}).get("profile_id") or i) for d, i in zip(data, ids)]
-            groups = profiles if len(set(profiles)) >= 4 else ids  # as the engine: profiles kept together
+            groups = profile_groups(data, range(len(data)))  # as the engine: profiles kept together
             mode = retrain_metric_mode(self.metric_refit, self.recipe_, len(data))
             recipe = CghSegmenter(**self.recipe_params).fit(list(data), [list(y) for y in labels], groups=groups,
                                                             previous=self.recipe_, metric=mode)

@@ -344,9 +344,8 @@ def _train_project(args) -> int:
             args.max_iter = 5
         info(args, f"train: {len(seqs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, recipe "
                    f"penalty-law ({args.metric_learner} metric, then a penalty law per array platform)")
-        profiles = [str((s.meta or {}).get("profile_id") or s.name) for s in seqs]
-        # the laws' cross-validation keeps a profile's chromosomes together when there are enough profiles
-        groups = profiles if len(set(profiles)) >= 4 else [s.name or str(i) for i, s in enumerate(seqs)]
+        from ..learners.cgh_recipe import profile_groups
+        groups = profile_groups(seqs, [s.name or str(i) for i, s in enumerate(seqs)])
         return _fit_and_save_recipe(args, seqs, Ys, {"project": str(Path(args.project).resolve())}, groups=groups)
     info(args, f"train: {len(Xs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, learner {args.learner}")
     model, w, _ = fit_segmentation(Xs, Ys, args=args, label="train")

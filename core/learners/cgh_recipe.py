@@ -42,7 +42,7 @@ from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
 from .penalty_regression import sequence_features
 
 __all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "METRIC_MODES", "RETRAIN_POLICIES",
-           "retrain_metric_mode"]
+           "retrain_metric_mode", "profile_groups"]
 
 #: how :meth:`CghSegmenter.fit` gets its metric (see its ``metric`` parameter)
 METRIC_MODES = ("learn", "anchor", "keep")
@@ -258,11 +258,15 @@ class CghSegmenter:
 
     def _keep_metric(self, previous, n_features) -> None:
         """Adopt ``previous``'s units and metric(s) (copies: the two recipes stay independent)."""
-        self.model_ = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
-        self.model_.set_state(previous.model_.get_state(), n_features=n_features)
+        self.model_ = self._model_in_units_of(previous, n_features)
         self.w_ = np.array(previous.w_, dtype=np.float64)
         self.w_by_class_ = {k: np.array(v, dtype=np.float64)
                             for k, v in getattr(previous, "w_by_class_", {}).items()}
+
+    def _model_in_units_of(self, fitted, n_features) -> SegmentationModel:
+        """A fresh model of this recipe's settings in ``fitted``'s feature units (so its ``w`` means the same)."""
+        model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
+        return model.set_state(fitted.model_.get_state(), n_features=n_features)
 
     def _fit_pruners(self, sequences, Xs, F, labels, classes) -> dict:
         """One pruner per law, on the training sequences' own law segmentations (pooled one on all)."""
@@ -276,12 +280,11 @@ class CghSegmenter:
         return out
 
     def _fit_metric(self, Xs, Ys, classes, anchor=None) -> None:
-        model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
         if anchor is None:
+            model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
             model.initial_w(Xs, Ys, grid=np.exp2(np.arange(-4, 5, 0.5)))
         else:
-            # the anchor's units, so that its w means the same thing here
-            model.set_state(anchor.model_.get_state(), n_features=Xs[0].shape[1])
+            model = self._model_in_units_of(anchor, Xs[0].shape[1])
         self.w_by_class_ = {}
         if self.learner == "ssvm":
             from .ssvm import SSVM
@@ -395,6 +398,23 @@ class CghSegmenter:
             seg.pruners_ = {k: ChangePruner.from_dict(v) for k, v in pruners.items()}
             seg.prune = True
         return seg
+
+
+def profile_groups(sequences, ids) -> list:
+    """Cross-validation groups of the laws: each sequence's profile when there are at least 4, else ``ids``.
+
+    Keeping a profile's chromosomes in one fold stops the laws from being tuned on a profile they are scored
+    on; with fewer than 4 profiles that leaves too few folds, so every sequence is its own group.
+
+    Parameters
+    ----------
+    sequences : list of Sequence
+    ids : list of str
+        One id per sequence (also the profile of a sequence without ``meta["profile_id"]``).
+    """
+    ids = [str(i) for i in ids]
+    profiles = [str((getattr(s, "meta", None) or {}).get("profile_id") or i) for s, i in zip(sequences, ids)]
+    return profiles if len(set(profiles)) >= 4 else ids
 
 
 def retrain_metric_mode(policy: str, previous, n_sequences: int) -> str:

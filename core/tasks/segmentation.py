@@ -33,7 +33,7 @@ from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import ParameterError
 from ..features.cgh import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
-from ..learners.cgh_recipe import CghSegmenter
+from ..learners.cgh_recipe import CghSegmenter, profile_groups
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel
@@ -225,9 +225,7 @@ class SegmentationTask(EngineTask):
         """Fit the aCGH recipe on the labelled chromosomes and adopt its units, metric and laws."""
         seqs = [self.engine.data(i).sequence for i in ids]
         labels = [self.labels_of(i) for i in ids]
-        profiles = [str((s.meta or {}).get("profile_id") or i) for s, i in zip(seqs, ids)]
-        # the laws' cross-validation keeps a profile's chromosomes together when there are enough profiles
-        groups = profiles if len(set(profiles)) >= 4 else list(ids)
+        groups = profile_groups(seqs, ids)
         check_cancel(cancel)
 
         def on_pass(learner, iteration):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from core.exceptions import NotFittedError, ParameterError
-from core.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe
+from core.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe, retrain_metric_mode
 from core.learners.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
 from core.models.segmentation import PenaltyScaledModel, SegmentationModel, count_label_errors
 from core.types import RegionKind, RegionLabel, Sequence
@@ -118,6 +118,13 @@ def _platform_item(rng, i, platform):
     return seq, [RegionLabel(item_id=seq.name, start=a, stop=b, kind=k) for a, b, k in labels]
 
 
+def _platform_set(seed, n):
+    """``n`` chromosomes alternating low / high density: (sequences, label lists)."""
+    rng = np.random.default_rng(seed)
+    data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(n)]
+    return [s for s, _ in data], [l for _, l in data]
+
+
 def test_recipe_learns_one_law_per_array_platform():
     rng = np.random.default_rng(3)
     train = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(28)]
@@ -176,9 +183,7 @@ def test_law_only_sequences_train_the_laws_and_pruners_but_not_the_metric():
 
 
 def test_transfer_learner_keeps_one_metric_per_platform_through_the_json():
-    rng = np.random.default_rng(5)
-    data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(20)]
-    seqs, labs = [s for s, _ in data], [l for _, l in data]
+    seqs, labs = _platform_set(5, 20)
     seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,),
                          learner="transfer", rho=0.5)
     assert set(seg.w_by_class_) == {"low", "high"}
@@ -204,9 +209,7 @@ def test_a_penalty_that_changes_nothing_gives_a_constant_law():
 
 
 def test_a_retrain_can_keep_or_anchor_the_previous_metric():
-    rng = np.random.default_rng(6)
-    data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(24)]
-    seqs, labs = [s for s, _ in data], [l for _, l in data]
+    seqs, labs = _platform_set(6, 24)
     params = dict(max_iter=3, min_class_sequences=6, counts=(0, 1), alphas=(1e-2,))
     first = fit_cgh_recipe(seqs[:12], labs[:12], **params)
     kept = fit_cgh_recipe(seqs, labs, previous=first, metric="keep", **params)
@@ -234,10 +237,7 @@ def test_a_retrain_can_keep_or_anchor_the_previous_metric():
 
 
 def test_retrain_policies_choose_how_the_metric_is_refitted():
-    from core.learners.cgh_recipe import retrain_metric_mode
-    rng = np.random.default_rng(7)
-    data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(16)]
-    seqs, labs = [s for s, _ in data], [l for _, l in data]
+    seqs, labs = _platform_set(7, 16)
     params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,))
     first = fit_cgh_recipe(seqs[:8], labs[:8], **params)
     assert first.metric_n_items_ == 8

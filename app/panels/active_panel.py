@@ -8,9 +8,17 @@ from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
 from .. import theme
+from .margins import format_margin, margin_from_uncertainty
 
 STRATEGIES = (("best-vs-2nd", "Best vs 2nd (margin)"), ("best-vs-worst", "Best vs worst"),
               ("scoring", "Scoring"), ("random", "Random"))
+
+
+def queue_margin_text(query) -> str:
+    """The queue's "Margin" cell; random queries have none (their ``q`` is a random draw)."""
+    if query.strategy == "random":
+        return format_margin(None)
+    return format_margin(margin_from_uncertainty(query.uncertainty))
 
 
 class ActivePanel(QtWidgets.QWidget):
@@ -39,7 +47,10 @@ class ActivePanel(QtWidgets.QWidget):
         self.runner_button = QtWidgets.QPushButton("Runner-up is right")
         self.runner_button.setToolTip("Accept the second-best structure on the queried part (Shift+A)")
         self.queue = QtWidgets.QTreeWidget()
-        self.queue.setHeaderLabels(["#", "Item", "Part", "Score"])
+        self.queue.setHeaderLabels(["#", "Item", "Part", "Margin"])
+        self.queue.headerItem().setToolTip(
+            3, "Gap between the model's best structure on the part and its runner-up, in change penalties:\n"
+               "the smaller, the closer the call and the more a label there is expected to teach")
         self.queue.setRootIsDecorated(False)
         self.queue.setAlternatingRowColors(True)
         header = self.queue.header()
@@ -98,7 +109,8 @@ class ActivePanel(QtWidgets.QWidget):
         for q in self._queries:
             part = describe(q) if describe else f"{q.start}\u2013{q.stop}"
             it = QtWidgets.QTreeWidgetItem([str(q.rank + 1), names.get(q.item_id, q.item_id[:8]), part,
-                                            f"{q.uncertainty:.3g}"])
+                                            queue_margin_text(q)])
+            it.setToolTip(3, f"uncertainty exp(\u2212margin) = {q.uncertainty:.6g} ({q.strategy})")
             it.setData(0, Qt.ItemDataRole.UserRole, q)
             it.setTextAlignment(3, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.queue.addTopLevelItem(it)

@@ -1,4 +1,4 @@
-"""Dataset browser: items grouped by kind, with label count, prediction status and uncertainty."""
+"""Dataset browser: items grouped by kind, with label count, prediction status and best-vs-2nd margin."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import re
 
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
+
+from .margins import format_margin, margin_from_uncertainty
 
 KIND_TITLES = {"cgh": "aCGH profiles", "audio": "Audio", "series": "Series"}
 COL_NAME, COL_LABELS, COL_PRED, COL_UNC = range(4)
@@ -51,10 +53,13 @@ class DatasetBrowser(QtWidgets.QWidget):
         self.filter = QtWidgets.QLineEdit(placeholderText="Filter items\u2026")
         self.filter.setClearButtonEnabled(True)
         self.sort_button = QtWidgets.QPushButton("Most uncertain first")
-        self.sort_button.setToolTip("Sort items by uncertainty (best-vs-2nd), most uncertain first")
+        self.sort_button.setToolTip("Sort items by their best-vs-2nd margin, closest call first")
         self.tree = QtWidgets.QTreeWidget()
         self.tree.setColumnCount(4)
-        self.tree.setHeaderLabels(["Item", "Labels", "Prediction", "Uncertainty"])
+        self.tree.setHeaderLabels(["Item", "Labels", "Prediction", "Margin"])
+        self.tree.headerItem().setToolTip(
+            COL_UNC, "Gap between the model's best structure on the item and its runner-up, in change "
+                     "penalties: the smaller, the closer the call")
         self.tree.setIndentation(14)
         self.tree.setSortingEnabled(True)
         self.tree.setUniformRowHeights(True)
@@ -131,13 +136,14 @@ class DatasetBrowser(QtWidgets.QWidget):
         status = prediction_status(info)
         row.setText(COL_PRED, status)
         row.setData(COL_PRED, SORT_ROLE, status)
-        u = info.uncertainty
-        row.setText(COL_UNC, "\u2014" if u is None else f"{u:.3g}")
-        row.setData(COL_UNC, SORT_ROLE, float("-inf") if u is None else float(u))
+        m = None if info.uncertainty is None else margin_from_uncertainty(info.uncertainty)
+        row.setText(COL_UNC, format_margin(m))
+        row.setData(COL_UNC, SORT_ROLE, float("inf") if m is None else m)   # unscored items last
         row.setTextAlignment(COL_UNC, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
     def sort_by_uncertainty(self):
-        self.tree.sortByColumn(COL_UNC, Qt.SortOrder.DescendingOrder)
+        """Closest calls (smallest margin, highest uncertainty) first."""
+        self.tree.sortByColumn(COL_UNC, Qt.SortOrder.AscendingOrder)
 
     def item_ids_in_order(self):
         """Item ids in the displayed order (groups top to bottom)."""

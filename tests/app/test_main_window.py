@@ -221,6 +221,8 @@ def test_browser_sorts_by_uncertainty(qtbot, window):
     win.browser.sort_by_uncertainty()
     order = win.browser.item_ids_in_order()
     assert order.index("cgh-a") < order.index("cgh-b")   # 0.7 before 0.3 within the aCGH group
+    row = win.browser._rows["cgh-a"]
+    assert row.text(3) == "0.36"                          # shown as the margin -ln 0.7
 
 
 def test_reopening_restores_item_and_view_range(qtbot, tmp_path):
@@ -541,3 +543,18 @@ def test_an_event_span_bends_the_drawn_alignment_into_the_span_at_once(qtbot, wi
         assert win.spec_view.bounds.opts["pen"].color().name() == theme.STALE
     finally:
         win.learner.enabled = True
+
+
+def test_queue_shows_the_margin_that_tells_close_calls_apart(qtbot):
+    from app.panels.active_panel import ActivePanel
+    from app.panels.margins import format_margin, margin_from_uncertainty
+    from core.types import Query
+    panel = ActivePanel()
+    qtbot.addWidget(panel)
+    qs = [Query("a", 0, 10, float(np.exp(-m)), "best-vs-2nd", rank=i) for i, m in enumerate((6.1e-4, 0.02, 5.5))]
+    qs += [Query("b", 0, 5, 0.0, "best-vs-2nd", rank=3), Query("c", 0, 5, 0.7, "random", rank=4)]
+    panel.set_queries(qs, {"a": "20159:15"})
+    cells = [panel.queue.topLevelItem(i).text(3) for i in range(5)]
+    assert cells == ["0.00061", "0.02", "5.5", "\u221e", "\u2014"]
+    assert panel.queue.headerItem().text(3) == "Margin"
+    assert format_margin(margin_from_uncertainty(np.exp(-250.0))) == "250"

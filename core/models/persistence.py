@@ -14,6 +14,7 @@ import io
 import json
 import os
 import zipfile
+import zlib
 from typing import Optional
 
 import numpy as np
@@ -156,10 +157,16 @@ def load_model(path_or_buffer, *, task=None, n_features=None, features=None) -> 
     try:
         with np.load(path_or_buffer, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
+    except zlib.error as exc:
+        raise DataFormatError(f"the model file is damaged (corrupt compressed data: {exc}); copy it again "
+                              "or train the model again", path=where) from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise DataFormatError(f"not a readable model file ({exc})", path=where) from None
-    if "header" not in data or "w" not in data:
+    if "header" not in data:
         raise DataFormatError("not a Marginalia model file (no header)", path=where)
+    if "w" not in data:
+        raise DataFormatError("the model file is damaged (its parameters 'w' are missing); train the model "
+                              "again", path=where)
     try:
         header = json.loads(data["header"].tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -61,3 +61,25 @@ def test_labels_hash_ignores_ids_and_order():
     a2 = RegionLabel(item_id="i", start=0, stop=5, kind=RegionKind.ZERO)
     assert labels_hash([a, b]) == labels_hash([b, a2])
     assert labels_hash([a]) != labels_hash([b])
+
+
+def test_corrupt_compressed_member_is_called_damaged(tmp_path):
+    import zipfile
+    m, w, _ = fitted()
+    path = tmp_path / "m.model"
+    save_model(path, m, w, {})
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("w.npy")
+    raw = bytearray(path.read_bytes())
+    name_len = int.from_bytes(raw[info.header_offset + 26:info.header_offset + 28], "little")
+    extra_len = int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_len + extra_len
+    for i in range(start, start + min(20, info.compress_size)):   # invert the deflate stream's first bytes
+        raw[i] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises(DataFormatError, match="m.model.*damaged|damaged.*m.model"):
+        load_model(path)
+    buf = io.BytesIO()
+    np.savez(buf, header=np.frombuffer(b"{}", dtype=np.uint8))
+    with pytest.raises(DataFormatError, match="'w' are missing"):
+        from_bytes(buf.getvalue())

@@ -13,6 +13,7 @@ import soundfile
 
 from ..exceptions import DataFormatError, ParameterError
 from ._common import existing_file, output_file
+from .wav_header import declared_wav_frames, truncation_message
 
 __all__ = ["AudioInfo", "audio_info", "load_audio", "write_wav", "clear_audio_cache", "audio_cache_info",
            "AUDIO_EXTENSIONS"]
@@ -107,6 +108,17 @@ def _damaged(path, exc) -> DataFormatError:
                            path=str(path))
 
 
+def _check_complete(p, frames: int, sr: int) -> None:
+    """Refuse a WAV holding fewer frames than its header declares (see :mod:`.wav_header`)."""
+    try:
+        declared = declared_wav_frames(p)
+    except OSError:
+        return
+    message = truncation_message(declared, frames, sr)
+    if message is not None:
+        raise DataFormatError(message, path=str(p))
+
+
 def audio_info(path) -> AudioInfo:
     """Duration, sample rate and channels of an audio file, read from its header.
 
@@ -122,13 +134,15 @@ def audio_info(path) -> AudioInfo:
     Raises
     ------
     DataFormatError
-        Unreadable, truncated or unsupported file, or a file holding no samples.
+        Unreadable, truncated or unsupported file (a WAV holding fewer samples than its
+        header declares is truncated), or a file holding no samples.
     """
     p = existing_file(path)
     try:
         info = soundfile.info(str(p))
         result = AudioInfo(float(info.frames) / info.samplerate, int(info.samplerate), int(info.channels),
                            int(info.frames), str(info.format))
+        _check_complete(p, result.frames, result.sr)
     except (soundfile.SoundFileError, RuntimeError, TypeError) as exc:
         if p.suffix.lower() in _SOUNDFILE_ONLY:
             raise _damaged(p, exc) from None
@@ -178,6 +192,8 @@ def _decode(p):
         if p.suffix.lower() in _SOUNDFILE_ONLY:
             raise _damaged(p, exc) from None
         y, sr = _decode_librosa(p)
+    else:
+        _check_complete(p, y.shape[0], int(sr))
     return y, int(sr)
 
 
@@ -220,7 +236,8 @@ def load_audio(path, *, sr=22050, mono=True):
     Raises
     ------
     DataFormatError
-        Truncated header, unsupported codec or garbage, zero-length audio, non-finite samples.
+        Truncated header or samples (a WAV holding fewer samples than its header declares),
+        unsupported codec or garbage, zero-length audio, non-finite samples.
     ParameterError
         Invalid ``sr`` or ``mono``.
     """

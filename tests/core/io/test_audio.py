@@ -76,14 +76,40 @@ def test_truncated_header(tmp_path):
         assert info.value.path == str(p)
 
 
+def test_samples_cut_short_are_refused_with_both_durations(tmp_path):
+    audio.write_wav(tmp_path / "g.wav", _tone(440, 8000, 2.0), 8000)
+    whole = (tmp_path / "g.wav").read_bytes()
+    p = tmp_path / "cut.wav"
+    p.write_bytes(whole[: len(whole) // 2])          # an interrupted copy: header intact, samples half gone
+    for fn in (audio.load_audio, audio.audio_info):
+        with pytest.raises(DataFormatError, match=r"declares 2\.0 s .* only 1\.0 s: it is truncated") as info:
+            fn(p)
+        assert info.value.path == str(p)
+    assert audio.audio_info(tmp_path / "g.wav").frames == 16000   # the whole file still reads
+    # a streaming writer's placeholder size (0xFFFFFFFF) says nothing about the length: not refused
+    from core.io.wav_header import declared_wav_frames
+    assert declared_wav_frames(tmp_path / "g.wav") == 16000
+    streamed = bytearray(whole)
+    at = streamed.index(b"data") + 4
+    streamed[at:at + 4] = b"\xff\xff\xff\xff"
+    (tmp_path / "s.wav").write_bytes(bytes(streamed))
+    assert declared_wav_frames(tmp_path / "s.wav") is None
+
+
 def test_zero_length_audio(tmp_path):
     audio.write_wav(tmp_path / "g.wav", _tone(440, 8000, 0.1), 8000)
     p = tmp_path / "z.wav"
-    p.write_bytes((tmp_path / "g.wav").read_bytes()[:44])  # header only, no samples
-    with pytest.raises(DataFormatError, match="zero length"):
-        audio.load_audio(p)
-    with pytest.raises(DataFormatError, match="zero length"):
-        audio.audio_info(p)
+    header = bytearray((tmp_path / "g.wav").read_bytes()[:44])   # header only, no samples
+    p.write_bytes(bytes(header))
+    for fn in (audio.load_audio, audio.audio_info):   # its data chunk still declares 0.1 s
+        with pytest.raises(DataFormatError, match=r"declares 0\.1 s .* only 0\.0 s: it is truncated"):
+            fn(p)
+    at = header.index(b"data") + 4
+    header[at:at + 4] = bytes(4)                       # a data chunk of 0 bytes: an empty recording
+    p.write_bytes(bytes(header))
+    for fn in (audio.load_audio, audio.audio_info):
+        with pytest.raises(DataFormatError, match="zero length"):
+            fn(p)
 
 
 @pytest.mark.parametrize("name", ["garbage.wav", "garbage.flac", "garbage.mp3", "garbage.xyz", "empty.ogg"])

@@ -610,7 +610,9 @@ class Prediction:
     runner_up : structure, optional
         The best structure different from ``structure``.
     margin : float
-        ``score - score(runner_up)`` (>= 0); ``inf`` when there is no runner-up.
+        ``score - score(runner_up)`` (>= 0) in the task's unit of score (for segmentation
+        the change penalty, so a margin of 1 is the price of one change), the ``m`` of
+        the item's uncertainty ``exp(-m)``; ``inf`` when there is no runner-up.
     times_s : ndarray, shape (E,), optional
         For alignments: the event onsets in seconds, finer than the frames of
         ``structure`` when the aligner refines them.

@@ -277,8 +277,10 @@ class SegmentationTask(EngineTask):
         check_cancel(cancel)
         (best, s_best), runner = self._second_best(X, w, cons)
         second, s_second = runner if runner is not None else (None, None)
-        margin = float("inf") if s_second is None else max(s_best - s_second, 0.0)
-        scores = PartScores(best=s_best, second=s_second, size=X.shape[0], scale=self._scale(w))
+        scale = self._scale(w)
+        # in change penalties, the unit of the queue's and the browser's margins (exp(-margin) = uncertainty)
+        margin = float("inf") if s_second is None else max(s_best - s_second, 0.0) / scale
+        scores = PartScores(best=s_best, second=s_second, size=X.shape[0], scale=scale)
         self._uncertainty[item_id] = uncertainty_from_scores(scores, "best-vs-2nd")
         pruned = self._pruned(item_id, best, labels)
         if pruned != best:

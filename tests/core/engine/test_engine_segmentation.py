@@ -53,6 +53,9 @@ def test_prediction_finds_clear_changes_and_obeys_labels(project):
     pred = eng.predict(item)
     assert set(pred.structure.breakpoints.tolist()) == {a, b}
     assert pred.runner_up is not None and pred.runner_up != pred.structure and pred.margin >= 0
+    # the drawn margin is the one the browser and the queue show: uncertainty = exp(-margin)
+    info = next(i for i in eng.items() if i.id == item)
+    assert info.uncertainty == pytest.approx(np.exp(-pred.margin), rel=1e-9)
     # a label saying "no change here" around the first change must be obeyed by the redraw
     eng.add_label(RegionLabel(item_id=item, start=a - 10, stop=a + 10, kind=RegionKind.ZERO))
     eng.add_label(BoundaryLabel(item_id=item, index=20))
@@ -177,7 +180,8 @@ def test_prediction_scores_are_the_models_scores(project):
     assert pred.structure == best and pred.runner_up == second
     s_best, s_second = task.model.score(X, best, w), task.model.score(X, second, w)
     assert pred.score == pytest.approx(s_best, rel=1e-9, abs=1e-9)
-    assert pred.margin == pytest.approx(max(s_best - s_second, 0.0), rel=1e-6, abs=1e-6)
+    # the margin is counted in change penalties
+    assert pred.margin * task.model.penalty(w) == pytest.approx(max(s_best - s_second, 0.0), rel=1e-6, abs=1e-6)
 
 
 def test_item_info_is_the_items_row(project):

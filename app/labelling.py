@@ -29,6 +29,19 @@ def labels_from_structure(item_id: str, structure, start: int, stop: int, frame_
     return []
 
 
+def anchors_for_events(item_id: str, alignment, first: int, stop: int, frame_times, skip=()) -> list:
+    """Anchors pinning events ``first..stop-1`` at their onsets in ``alignment`` (events in ``skip`` left out).
+
+    What answering an audio question with an alignment (the runner-up) labels: the events
+    the question names, not the events whose onsets happen to fall in its frame range.
+    """
+    times = np.asarray(frame_times, dtype=float)
+    onsets = np.asarray(alignment.onsets)
+    skip = set(int(e) for e in skip)
+    return [AnchorLabel(item_id=item_id, event=e, time_s=float(times[int(onsets[e])]))
+            for e in range(max(int(first), 0), min(int(stop), onsets.size)) if e not in skip]
+
+
 def provisional_onsets(onsets, event: int, frame: int, fixed=(), n_frames: int | None = None) -> np.ndarray:
     """The drawn alignment bent so that ``event`` starts at ``frame``: what to show until the decoder answers.
 

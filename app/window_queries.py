@@ -9,9 +9,10 @@ import time
 import numpy as np
 
 from core.exceptions import MarginaliaError
+from core.types import AnchorLabel
 
 from . import errors
-from .labelling import labels_from_structure
+from .labelling import anchors_for_events, labels_from_structure
 
 log = logging.getLogger("marginalia.app.window")
 
@@ -187,7 +188,18 @@ class ActiveQueriesMixin:
         if pred is None or part is None or pred.runner_up is None:
             self.statusBar().showMessage("no runner-up to accept here", 4000)
             return
-        labels = labels_from_structure(self.current_item, pred.runner_up, part[0], part[1], self._frame_times)
+        info = self.infos.get(self.current_item)
+        if info is not None and info.task == "alignment":
+            first, stop = self._event_range(part)
+            anchored = [lab.event for lab in self.engine.labels(self.current_item) if isinstance(lab, AnchorLabel)]
+            labels = anchors_for_events(self.current_item, pred.runner_up, first, stop, self._frame_times,
+                                        skip=anchored)
+            if not labels and stop > first:
+                self.statusBar().showMessage(f"events {first}\u2013{stop - 1} are already anchored: move or delete "
+                                             "their anchors to change them", 6000)
+                return
+        else:
+            labels = labels_from_structure(self.current_item, pred.runner_up, part[0], part[1], self._frame_times)
         if not labels:
             self.statusBar().showMessage("the runner-up has nothing to label in this part", 4000)
             return
@@ -197,6 +209,7 @@ class ActiveQueriesMixin:
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, "The runner-up conflicts with your labels", exc)
             return
+        self.statusBar().showMessage(f"accepted the runner-up: {len(labels)} label(s) added", 4000)
         self._refresh_labels()
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
         self._label_edited(self.current_item)

@@ -122,6 +122,11 @@ class AlignmentTask(EngineTask):
                                  f"(0..{score.n_events - 1})")
         others = [lab for lab in list(self.labels_of(label.item_id)) + list(pending)
                   if lab.id != label.id and lab.item_id == label.item_id]
+        if isinstance(label, AnchorLabel):
+            twin = next((lab for lab in others if isinstance(lab, AnchorLabel) and lab.event == label.event), None)
+            if twin is not None:
+                raise ParameterError(f"event {label.event} already has an anchor at {twin.time_s:.3f} s; "
+                                     "move or delete that anchor rather than adding a second one")
         # the decoder's own check: anchors in score order and inside the recording
         shifted = [lab for lab in others + [label] if isinstance(lab, (AnchorLabel, EventSpanLabel))]
         alignment_constraints_from_labels(shifted, data.sequence.n_samples, score.n_events,
@@ -137,6 +142,11 @@ class AlignmentTask(EngineTask):
         if getattr(pred, "times_s", None) is not None:
             return np.asarray(pred.times_s)
         return self.engine.data(item_id).sequence.positions[pred.structure.onsets]
+
+    def _anchored_events(self, item_id) -> np.ndarray:
+        """Sorted events pinned by an anchor label (event-span labels only bound them)."""
+        return np.unique(np.array([lab.event for lab in self.labels_of(item_id) if isinstance(lab, AnchorLabel)],
+                                  dtype=np.int64))
 
     def _anchors(self, item_id) -> list:
         """The item's labels as anchors for the aligner.
@@ -224,11 +234,12 @@ class AlignmentTask(EngineTask):
         return out
 
     def part_scores(self, part) -> PartScores:
-        """Margin of the whole alignment, counted for a part only where its runner-up moves the part's events."""
+        """Margin of the whole alignment, counted for a part only where its runner-up moves its unanchored events."""
         out = self._decode(part.item_id)
         second = None
         if out.runner_up_times_s is not None:
-            moved = np.abs(out.runner_up_times_s[part.start:part.stop] - out.event_times_s[part.start:part.stop])
-            if np.any(moved > 0.5 / out.frame_rate):
+            open_events = np.setdiff1d(np.arange(part.start, part.stop), self._anchored_events(part.item_id))
+            moved = np.abs(out.runner_up_times_s[open_events] - out.event_times_s[open_events])
+            if np.any(moved > 0.5 / out.frame_rate):   # a part whose events are all anchored asks nothing
                 second = -float(out.margin)
         return PartScores(best=0.0, second=second, size=part.stop - part.start, scale=1.0)

@@ -194,6 +194,32 @@ def test_drag_on_the_spectrogram_spans_the_events_drawn_there(qtbot, demo):
     assert win.score_view.span_note_mask().sum() == int(np.isin(win.score_view.score.note_event, [1, 2]).sum())
 
 
+def test_runner_up_answers_the_audio_question_it_was_asked(qtbot, demo):
+    win, _ = demo
+    eng = win.engine
+    audio = next(i for i in eng.items() if i.kind == "audio")
+    win.show_item(audio.id)
+    qtbot.waitUntil(lambda: win.current_item == audio.id and not win.runner.is_busy("update")
+                    and win.current_prediction() is not None and win.current_prediction().item_id == audio.id,
+                    timeout=WAIT)
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: win.current_query is not None and win.current_query.item_id == audio.id, timeout=WAIT)
+    q = win.current_query
+    anchored = {lab.event for lab in eng.labels(audio.id) if isinstance(lab, AnchorLabel)}
+    assert win.current_prediction().runner_up is not None
+    win.accept_runner_up_here()
+    events = sorted(lab.event for lab in eng.labels(audio.id) if isinstance(lab, AnchorLabel))
+    # the events the question names, not those whose onsets fall in its frame range, each anchored once
+    assert events == sorted(anchored | set(range(q.start, q.stop)))
+    # a part whose events are all anchored is not asked again, and answering it twice stacks nothing
+    qtbot.waitUntil(lambda: not win.runner.is_busy("update"), timeout=WAIT)
+    again = [o for o in eng.next_queries(10) if (o.item_id, o.start, o.stop) == (audio.id, q.start, q.stop)]
+    assert all(o.uncertainty == 0.0 for o in again), again
+    win.accept_runner_up_here()
+    assert sorted(lab.event for lab in eng.labels(audio.id) if isinstance(lab, AnchorLabel)) == events
+    assert "already anchored" in win.statusBar().currentMessage()
+
+
 def test_export_and_reimport_into_a_fresh_project(qtbot, demo):
     win, work = demo
     out = work / "exported_annotations.csv"

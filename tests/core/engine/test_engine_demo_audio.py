@@ -83,6 +83,10 @@ def test_labels_of_the_wrong_kind_or_out_of_range_are_refused(demo):
     demo.add_label(AnchorLabel(item_id=audio.id, event=5, time_s=4.0, tolerance_s=0.02))
     with pytest.raises(InfeasibleLabelsError):
         demo.add_label(AnchorLabel(item_id=audio.id, event=6, time_s=2.0, tolerance_s=0.02))
+    # a second anchor for an anchored event (say 4.02 s, inside the first one's tolerance) is refused too:
+    # the anchor is moved instead, so an event is pinned at one time
+    with pytest.raises(ParameterError, match="event 5 already has an anchor at 4.000 s"):
+        demo.add_labels([AnchorLabel(item_id=audio.id, event=5, time_s=4.02)])
     assert demo.undo()
 
 

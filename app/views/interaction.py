@@ -84,10 +84,31 @@ class ClickSelects:
 
     def mouseClickEvent(self, ev):
         if ev.button() == Qt.MouseButton.LeftButton:
+            if _places_a_boundary(self, ev):
+                ev.ignore()     # a boundary click inside a label goes on to the view box, which places it
+                return
             ev.accept()
             self.sigSelected.emit(self.label.id)
             return
         super().mouseClickEvent(ev)
+
+
+def _places_a_boundary(item, ev) -> bool:
+    """Whether a left click on ``item`` means "a change here" (Ctrl held, or the view in boundary mode)."""
+    if ev.modifiers() & Qt.KeyboardModifier.ControlModifier:
+        return True
+    vb = item.getViewBox() if hasattr(item, "getViewBox") else None
+    return bool(getattr(vb, "boundary_mode", False))
+
+
+def let_clicks_through(item) -> None:
+    """Make ``item`` (e.g. the scatter of data points) ignore mouse clicks so the view box gets them.
+
+    pyqtgraph's scene offers a click to every item under the cursor until one accepts it,
+    without looking at ``acceptedMouseButtons``; a ScatterPlotItem accepts any click that
+    lands on a point, which on a dense profile is almost every click on the data.
+    """
+    item.mouseClickEvent = lambda ev: ev.ignore()
 
 
 class _RegionEditFinished(ClickSelects):

@@ -7,6 +7,7 @@ import pyqtgraph as pg
 
 from .. import theme
 from .base_view import ItemView
+from .interaction import let_clicks_through
 
 
 def segment_means(values: np.ndarray, changes: np.ndarray) -> np.ndarray:
@@ -37,6 +38,7 @@ class ProfileView(ItemView):
                                       symbolBrush=pg.mkBrush(theme.DATA))
         self.points.setDownsampling(auto=True, method="peak")
         self.points.setClipToView(True)
+        let_clicks_through(self.points.scatter)
         self.main.addItem(self.points)
         self.means = pg.PlotCurveItem([], [], pen=theme.prediction_pen(False, width=3), connect="pairs")
         self.means.setZValue(30)

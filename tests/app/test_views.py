@@ -104,6 +104,22 @@ def test_ctrl_click_places_a_boundary_at_the_nearest_change(qtbot, profile):
     assert got[0].index == 100
 
 
+def test_ctrl_click_on_a_data_point_or_inside_a_label_places_a_boundary(qtbot, profile):
+    view, seq = profile
+    got = []
+    view.labelCreateRequested.connect(got.append)
+    values = np.asarray(seq.values)[:, 0]
+    for k in (60, 140):   # right on a drawn point: the points' scatter must not swallow the click
+        click(qtbot, view, view.vb, seq.positions[k], values[k], modifier=Qt.KeyboardModifier.ControlModifier)
+    assert [type(lab) for lab in got] == [BoundaryLabel, BoundaryLabel]
+    assert abs(got[0].index - 60) <= 1 and abs(got[1].index - 140) <= 1
+    lab = RegionLabel(item_id="item", start=10, stop=40, kind=RegionKind.ONE)
+    view.set_labels([lab])
+    click(qtbot, view, view.vb, 0.5 * (seq.positions[24] + seq.positions[25]), 0.0,
+          modifier=Qt.KeyboardModifier.ControlModifier)
+    assert isinstance(got[-1], BoundaryLabel) and got[-1].index == 25 and view.selected_id is None
+
+
 def test_plain_click_does_not_label(qtbot, profile):
     view, seq = profile
     got = []

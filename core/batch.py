@@ -8,10 +8,12 @@ files itself (with :func:`atomic_write_text`) and returns a small JSON-able
 summary.
 
 After a task succeeds, :func:`run_batch` writes a *marker* for it (again
-atomically) holding the run's ``fingerprint`` (e.g. the model file's hash)
-and the files it wrote. A later run with the same fingerprint skips every
-item whose marker and files are all there, so an interrupted batch resumes
-where it stopped; a different model (another fingerprint) redoes everything.
+atomically) holding the run's ``fingerprint`` (e.g. the model file's hash), the size and
+modification time of the item's input files and the files it wrote. A later
+run with the same fingerprint skips every item whose marker and files are all
+there and whose inputs are unchanged, so an interrupted batch resumes where
+it stopped; a different model (another fingerprint) redoes everything, an
+edited input file redoes its items.
 
 A failing item never stops the batch: its error is collected in the
 :class:`BatchReport` and the caller reports it at the end.
@@ -78,11 +80,15 @@ class BatchTask:
     cost : float
         Relative amount of work (e.g. the number of samples), used to send
         items to the cluster in chunks of similar cost.
+    inputs : tuple of str
+        Files the task reads: a finished item is redone when one of them has
+        changed (size or modification time) since.
     """
 
     key: str
     args: tuple = ()
     cost: float = 1.0
+    inputs: tuple = ()
 
 
 @dataclass
@@ -212,9 +218,25 @@ def _execute(func: Callable, task: BatchTask, out_dir: str, fingerprint: str, de
         return task.key, False, message, time.thread_time() - cpu0
 
 
-def _execute_many(func: Callable, tasks: list, out_dir: str, fingerprint: str, debug: bool) -> list:
-    """:func:`_execute` for a chunk of tasks (one Dask task), in order."""
-    return [_execute(func, task, out_dir, fingerprint, debug) for task in tasks]
+def _execute_many(func: Callable, tasks: list, out_dir: str, fingerprints: list, debug: bool) -> list:
+    """:func:`_execute` for a chunk of tasks (one Dask task) and their fingerprints, in order."""
+    return [_execute(func, task, out_dir, fp, debug) for task, fp in zip(tasks, fingerprints)]
+
+
+def _input_stamp(paths) -> str:
+    """Size and modification time of each input file (what ``make`` and ``rsync`` compare), hashed."""
+    parts = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            parts.append(f"{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{path}|missing")
+    return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def _task_fingerprint(fingerprint: str, task: BatchTask) -> str:
+    return fingerprint if not task.inputs else f"{fingerprint}:{_input_stamp(task.inputs)}"
 
 
 def _n_workers(client) -> int:
@@ -269,7 +291,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
     progress : core.progress.Progress, optional
         Advanced once per finished item; its total is set to the number of items to run.
     resume : bool
-        Skip items already finished with the same fingerprint.
+        Skip items already finished with the same fingerprint and unchanged inputs.
     debug : bool
         Keep full tracebacks in the failure messages.
     chunk_size : int, optional
@@ -296,8 +318,9 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
     report = BatchReport()
     t0 = time.perf_counter()
     todo = []
+    fingerprint_of = {task.key: _task_fingerprint(fingerprint, task) for task in tasks}
     for task in tasks:
-        marker = _read_marker(out_dir, task.key, fingerprint) if resume else None
+        marker = _read_marker(out_dir, task.key, fingerprint_of[task.key]) if resume else None
         if marker is not None:
             report.skipped.append(task.key)
             report.results[task.key] = marker.get("result", {})
@@ -319,7 +342,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
 
     if client is None:
         for task in todo:
-            collect(_execute(func, task, str(out_dir), fingerprint, debug))
+            collect(_execute(func, task, str(out_dir), fingerprint_of[task.key], debug))
     elif todo:
         from distributed import as_completed
         if chunk_size is None:
@@ -327,7 +350,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         else:
             chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
         futures = client.map(_execute_many, [func] * len(chunks), chunks, [str(out_dir)] * len(chunks),
-                             [fingerprint] * len(chunks), [debug] * len(chunks),
+                             [[fingerprint_of[t.key] for t in c] for c in chunks], [debug] * len(chunks),
                              key=[f"marginalia-{fingerprint[:12]}-{i}-{safe_key(c[0].key)}"
                                   for i, c in enumerate(chunks)],
                              pure=False)

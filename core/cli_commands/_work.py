@@ -127,7 +127,7 @@ def profile_tasks(model_path, model_sha, profiles_path, keys=None, annotations_p
     p = str(Path(profiles_path).resolve())
     extra = () if annotations_path is None else (str(Path(annotations_path).resolve()),)
     return [BatchTask(item_key(profiles_path, pid, chrom), (str(model_path), model_sha, p) + extra + (pid, chrom),
-                      cost=float(getattr(seqs.get(f"{pid}:{chrom}"), "n_samples", 1)))
+                      cost=float(getattr(seqs.get(f"{pid}:{chrom}"), "n_samples", 1)), inputs=(p,) + extra)
             for pid, chrom in keys]
 
 

@@ -95,7 +95,8 @@ def predict_inputs(args, *, client, label: str) -> int:
         profile_keys.extend(t.key for t in ts)
     audio_tasks = [BatchTask(str(audio), (str(model.path), model.sha256, str(audio.resolve()),
                                           None if score is None else str(score.resolve())),
-                             cost=float(audio.stat().st_size))
+                             cost=float(audio.stat().st_size),
+                             inputs=(str(audio.resolve()),) + (() if score is None else (str(score.resolve()),)))
                    for audio, score in found.audio]
     for path in found.ignored:
         info(args, f"{label}: ignoring {path} (not a profile table, audio or MIDI file)")

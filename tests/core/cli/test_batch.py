@@ -63,6 +63,21 @@ def test_an_item_whose_output_vanished_is_redone(tmp_path):
     assert rep.done == ["item 5"] and (tmp_path / "sq_5.txt").read_text() == "25"
 
 
+def test_an_item_whose_input_file_changed_is_redone(tmp_path):
+    src_a, src_b = tmp_path / "a.csv", tmp_path / "b.csv"
+    src_a.write_text("1,2\n")
+    src_b.write_text("3,4\n")
+    out = tmp_path / "out"
+    items = [BatchTask("a", (1,), inputs=(str(src_a),)), BatchTask("b", (2,), inputs=(str(src_b),))]
+    run_batch(write_square, items, out_dir=out, fingerprint="m1")
+    assert run_batch(write_square, items, out_dir=out, fingerprint="m1").skipped == ["a", "b"]
+    src_a.write_text("1,2,5\n")     # edited since the last run (same model): its items are stale
+    rep = run_batch(write_square, items, out_dir=out, fingerprint="m1")
+    assert rep.done == ["a"] and rep.skipped == ["b"]
+    os.utime(src_b, ns=(src_b.stat().st_atime_ns, src_b.stat().st_mtime_ns + 10**9))   # touched, same size
+    assert run_batch(write_square, items, out_dir=out, fingerprint="m1").done == ["b"]
+
+
 def test_a_damaged_marker_means_not_done(tmp_path):
     run_batch(write_square, tasks([4]), out_dir=tmp_path, fingerprint="m1")
     marker_path(tmp_path, "item 4").write_text("{not json")

@@ -112,7 +112,10 @@ class ProjectFilesMixin:
             self.last_error_dialog = errors.show_error(self, "Cannot import this file", exc)
             return []
         self.refresh_items()
-        self.statusBar().showMessage(f"imported {len(ids)} item(s)", 4000)
+        if ids:
+            self.statusBar().showMessage(f"imported {len(ids)} item(s)", 4000)
+        else:
+            self.statusBar().showMessage("nothing new to import: these files' items are already in the project", 6000)
         return ids
 
     def import_labels_dialog(self):

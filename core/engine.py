@@ -173,24 +173,36 @@ class Engine:
         Returns
         -------
         list of str
-            The new item ids.
+            The new item ids. Items already in the project (same name and kind, from the
+            same file) are not added again.
+
+        Raises
+        ------
+        DataFormatError
+            A file cannot be read: nothing is imported, so a batch with one bad file can
+            be fixed and imported again as a whole.
         """
         paths = [Path(p) for p in paths]
         scores = {str(Path(k)): Path(v) for k, v in (scores or {}).items()}
         midis = {p.stem: p for p in paths if p.suffix.lower() in (".mid", ".midi")}
-        new_ids = []
         with self._lock:
+            specs = []   # read every file before adding anything
             for p in paths:
                 if p.suffix.lower() in (".mid", ".midi"):
                     continue  # scores are imported with their audio
                 score = scores.get(str(p)) or midis.get(p.stem)
-                for spec in self._loader.describe(p, score_path=score):
-                    new_ids.append(self.session.add_item(spec.name, spec.kind, spec.task,
-                                                         source_path=str(p), meta=spec.meta))
+                specs.extend((p, spec) for spec in self._loader.describe(p, score_path=score))
             lone = [m for stem, m in midis.items() if not any(q.stem == stem for q in paths if q != m)]
-            if lone and not new_ids:
+            if lone and not specs:
                 raise DataFormatError("a MIDI score needs its audio recording: import the audio file together "
                                       "with the score (same file stem)", path=str(lone[0]))
+            present = {(rec.name, rec.kind, _resolved(rec.source_path)) for rec in self.session.items()}
+            new_ids = []
+            for p, spec in specs:
+                if (spec.name, spec.kind, _resolved(p)) in present:
+                    continue
+                new_ids.append(self.session.add_item(spec.name, spec.kind, spec.task,
+                                                     source_path=str(p), meta=spec.meta))
         return new_ids
 
     def items(self) -> list:
@@ -451,3 +463,8 @@ def _feature_cache_dir(session) -> Optional[Path]:
 def _default_demo_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "marginalia" / "demo"
+
+
+def _resolved(path) -> Optional[str]:
+    """An item's source path in one spelling (absolute, symlinks resolved), to recognise a re-import."""
+    return None if path is None else str(Path(path).resolve())

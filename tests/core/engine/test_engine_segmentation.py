@@ -5,7 +5,7 @@ import pytest
 
 from core import events as ev
 from core.engine import Engine
-from core.exceptions import InfeasibleLabelsError, ParameterError
+from core.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
 from core.types import BoundaryLabel, RegionKind, RegionLabel
 
 
@@ -32,6 +32,21 @@ def project(tmp_path):
     eng.import_files([tmp_path / "profiles.csv"])
     yield eng, truth, tmp_path
     eng.close()
+
+
+def test_a_batch_with_a_bad_file_imports_nothing_and_a_reimport_adds_nothing(project):
+    eng, truth, tmp = project
+    before = sorted(i.id for i in eng.items())
+    more = tmp / "more.csv"
+    _write_profiles(more, n_profiles=1, seed=7)
+    bad = tmp / "broken.wav"
+    bad.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(DataFormatError, match="broken.wav"):
+        eng.import_files([more, bad])
+    assert sorted(i.id for i in eng.items()) == before          # not half of the batch
+    assert eng.import_files([tmp / "profiles.csv"]) == []         # the same file again: already there
+    added = eng.import_files([more])
+    assert len(added) > 0 and len(eng.items()) == len(before) + len(added)
 
 
 def _ids(eng):

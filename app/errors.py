@@ -11,7 +11,7 @@ import traceback
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.exceptions import (DataFormatError, InfeasibleLabelsError, MarginaliaError, NotFittedError,
-                             ParameterError, ProjectDamagedError, ProjectInUseError, ProjectVersionError,
+                             ProjectDamagedError, ProjectInUseError, ProjectVersionError,
                              SourceMovedError, StoreError)
 
 log = logging.getLogger("marginalia.app")
@@ -60,17 +60,18 @@ def fix_for(exc: BaseException) -> str:
         return "Check that the project folder is writable and the disk is not full."
     if isinstance(exc, NotFittedError):
         return "Add a few labels and retrain (Ctrl+R) first."
-    if isinstance(exc, ParameterError):
-        return "Change the value named in the message and try again."
     if isinstance(exc, MarginaliaError):
-        return "See the message above."
+        return ""   # its message names the fix itself
+    if isinstance(exc, OSError):
+        return "Choose a folder you can write to, with enough free space, and a name that is not taken by a folder."
     return "This is a bug in Marginalia. The details are in the log file; please attach it to a bug report."
 
 
 def user_message(exc: BaseException) -> str:
     """The message shown to the user: the error's own text, and the fix."""
     text = str(exc) or type(exc).__name__
-    return f"{text}\n\n{fix_for(exc)}"
+    fix = fix_for(exc)
+    return f"{text}\n\n{fix}" if fix else text
 
 
 class ErrorDialog(QtWidgets.QMessageBox):
@@ -79,7 +80,7 @@ class ErrorDialog(QtWidgets.QMessageBox):
     def __init__(self, parent, title: str, exc: BaseException):
         super().__init__(parent)
         self.exc = exc
-        self.setIcon(QtWidgets.QMessageBox.Icon.Warning if isinstance(exc, MarginaliaError)
+        self.setIcon(QtWidgets.QMessageBox.Icon.Warning if isinstance(exc, (MarginaliaError, OSError))
                      else QtWidgets.QMessageBox.Icon.Critical)
         self.setWindowTitle(f"Marginalia \u2014 {title}")
         self.setText(title)
@@ -102,7 +103,7 @@ _open_dialogs = []
 
 def show_error(parent, title: str, exc: BaseException) -> ErrorDialog:
     """Log ``exc`` and show it in a non-blocking :class:`ErrorDialog`; returns the dialog."""
-    if isinstance(exc, MarginaliaError):
+    if isinstance(exc, (MarginaliaError, OSError)):
         log.warning("%s: %s", title, exc)
     else:
         log.error("%s\n%s", title, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
@@ -111,6 +112,20 @@ def show_error(parent, title: str, exc: BaseException) -> ErrorDialog:
     dialog.finished.connect(lambda *_: _open_dialogs.remove(dialog) if dialog in _open_dialogs else None)
     dialog.show()
     return dialog
+
+
+def show_notice(parent, title: str, text: str) -> QtWidgets.QMessageBox:
+    """A non-blocking information box (work done, with something the user should know); returns it."""
+    log.info("%s: %s", title, text)
+    box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, f"Marginalia \u2014 {title}", title,
+                                QtWidgets.QMessageBox.StandardButton.Ok, parent)
+    box.setInformativeText(text)
+    box.setModal(False)
+    box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose, True)
+    _open_dialogs.append(box)
+    box.finished.connect(lambda *_: _open_dialogs.remove(box) if box in _open_dialogs else None)
+    box.show()
+    return box
 
 
 def install_excepthook(parent_getter=lambda: None):

@@ -738,7 +738,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self.statusBar().showMessage("no model yet: add a few labels, then retrain (Ctrl+R)", 6000)
             return
         if isinstance(exc, MarginaliaError):
-            self.statusBar().showMessage(f"{exc} \u2014 {errors.fix_for(exc)}", 10000)
+            fix = errors.fix_for(exc)
+            self.statusBar().showMessage(f"{exc} \u2014 {fix}" if fix else str(exc), 10000)
             log.warning("background: %s", exc)
             return
         self._show_error("Background work failed", exc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 from PySide6 import QtWidgets
 
@@ -135,13 +136,20 @@ class ProjectFilesMixin:
         if self.engine is None:
             return []
         try:
-            labels = self.engine.import_labels(kind, path)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                labels = self.engine.import_labels(kind, path)
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, "Cannot import these labels", exc)
             return []
         self._refresh_labels()
         self.refresh_items()
-        self.statusBar().showMessage(f"imported {len(labels)} label(s)", 4000)
+        notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+        if notes:   # rows skipped on the way (unknown profiles, repeated rows, regions without probes)
+            self.last_error_dialog = errors.show_notice(self, f"Imported {len(labels)} label(s), skipping some rows",
+                                                        "\n\n".join(notes))
+        self.statusBar().showMessage(f"imported {len(labels)} label(s)" if labels else
+                                     "nothing new to import: the project already has these labels", 6000)
         return labels
 
     def export_dialog(self, kind: str):
@@ -158,7 +166,7 @@ class ProjectFilesMixin:
             return []
         try:
             written = self.engine.export(kind, path)
-        except MarginaliaError as exc:
+        except (MarginaliaError, OSError) as exc:   # OSError: a folder that cannot be written, a full disk
             self.last_error_dialog = errors.show_error(self, f"Cannot export {kind}", exc)
             return []
         self.statusBar().showMessage(f"exported {len(written or [])} file(s) to {path}", 6000)

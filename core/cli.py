@@ -18,8 +18,10 @@ shows the traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
+import warnings
 from typing import Optional, Sequence
 
 from .exceptions import MarginaliaError
@@ -74,6 +76,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _warning_printer(prog: str, debug: bool):
+    """``warnings.showwarning`` for the command line: Marginalia's own warnings as one line each.
+
+    Warnings raised by Marginalia (a skipped annotation row, a constant feature) say something
+    about the user's data and are printed as ``prog: warning: ...``; third-party libraries'
+    warnings (librosa on a very short recording, say) are shown only with ``--debug``, since the
+    command reports the actual problem itself.
+    """
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        ours = (category.__module__ or "").startswith("core.") or os.path.abspath(filename).startswith(package_dir)
+        if ours:
+            print(f"{prog}: warning: {message}", file=sys.stderr, flush=True)
+        elif debug:
+            print(warnings.formatwarning(message, category, filename, lineno, line), end="", file=sys.stderr)
+
+    return show
+
+
 def _version() -> str:
     try:
         from importlib.metadata import version
@@ -104,7 +126,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_USAGE
     prog = f"{PROG} {args.command}"
     try:
-        return int(args.run(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_printer(prog, debug)
+            return int(args.run(args))
     except UsageError as exc:
         if debug:
             traceback.print_exc()

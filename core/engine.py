@@ -29,7 +29,7 @@ from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, 
 from .items import ItemData, ItemLoader
 from .session import Session
 from .tasks import TaskRegistry
-from .types import Prediction, Query
+from .types import Prediction, Query, label_fact
 
 __all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR"]
 
@@ -296,10 +296,20 @@ class Engine:
         return self.session.can_redo
 
     def import_labels(self, kind: str, path) -> list:
-        """Import labels from a file (``"annotations-csv"``); returns the stored labels."""
+        """Import labels from a file (``"annotations-csv"``); returns the stored labels.
+
+        Labels stating what a label of the project already states (the same table imported
+        twice) are not stored again.
+        """
         from .exports import import_labels
         with self._lock:
-            labels = import_labels(self, kind, Path(path))
+            known = {label_fact(lab) for lab in self.session.labels()}
+            labels = []
+            for lab in import_labels(self, kind, Path(path)):
+                fact = label_fact(lab)
+                if fact not in known:
+                    known.add(fact)
+                    labels.append(lab)
             try:
                 return self._add_labels(labels)
             except InfeasibleLabelsError as exc:

@@ -134,7 +134,7 @@ def import_labels(engine, kind: str, path: Path) -> list:
         raise ParameterError("import_labels: the project has no aCGH items to attach annotations to; "
                              "import the profiles first")
     by_name = {s.name: r.id for r, s in zip(recs, seqs)}
-    labels = cgh_io.read_annotations(path, seqs, unknown_sequences="skip", empty_regions="warn")
+    labels = cgh_io.read_annotations(path, seqs, unknown_sequences="warn", empty_regions="warn")
     out = []
     for lab in labels:
         item_id = by_name.get(lab.item_id)

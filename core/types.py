@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Optional, Union
 
 import numpy as np
@@ -40,6 +40,7 @@ __all__ = [
     "SegmentationLabel",
     "AlignmentLabel",
     "AnyLabel",
+    "label_fact",
     "Query",
     "Prediction",
     "new_id",
@@ -478,6 +479,17 @@ class Label:
 
     def __post_init__(self):
         _label_defaults(self)
+
+
+def label_fact(label) -> tuple:
+    """What a label states, without its id, author or time: equal for two labels saying the same thing.
+
+    Subclasses that only remember where a label came from (e.g. the annotation table's values
+    kept by ``CghRegionLabel``) state the same fact as their base label.
+    """
+    base = next(c for c in type(label).__mro__ if Label in c.__bases__)
+    names = [f.name for f in fields(base) if f.name not in ("id", "author", "created")]
+    return (base.__name__,) + tuple(getattr(label, name) for name in names)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ __all__ = [
     "PROFILE_SUFFIXES",
     "SCORE_SUFFIXES",
     "file_kind",
+    "require_file",
+    "check_output",
 ]
 
 EXIT_OK = 0
@@ -43,6 +45,41 @@ class UsageError(MarginaliaError):
 
 class WrongTaskError(UsageError, ParameterError):
     """A model file of another task than the command needs (a usage error: exit code 2)."""
+
+
+def require_file(flag: str, value, what: str = "file") -> Path:
+    """``value`` as a Path to an existing regular file, else a usage error saying what is wrong."""
+    p = Path(value)
+    if p.is_dir():
+        raise UsageError(f"{flag} {str(p)!r} is a folder; expected a {what}")
+    if not p.exists():
+        raise UsageError(f"{flag} {str(p)!r}: no such {what}")
+    if not p.is_file():
+        raise UsageError(f"{flag} {str(p)!r} is not a regular file (a pipe or a device?); expected a {what}")
+    return p
+
+
+def check_output(flag: str, value, kind: str) -> Path:
+    """Check before any work that ``value`` can be written as a ``kind`` (``"file"`` or ``"folder"``).
+
+    Missing parent folders are created. Writability is tested by creating a scratch file, which
+    also catches read-only mounts and immutable folders (permission bits do not stop root).
+    """
+    import tempfile
+    p = Path(value)
+    if kind == "file" and p.is_dir():
+        raise UsageError(f"{flag} {str(p)!r} is a folder; give a file name")
+    if kind == "folder" and p.exists() and not p.is_dir():
+        raise UsageError(f"{flag} {str(p)!r} is a file; this command writes a folder (give a folder name)")
+    folder = p if kind == "folder" else (p.parent if str(p.parent) else Path("."))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".marginalia-write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {str(p)!r}: cannot write into folder {str(folder)!r} "
+                         f"({exc.strerror or exc}); choose a folder you can write to") from None
+    return p
 
 
 def make_progress(args: argparse.Namespace, total: int, label: str, unit: str = "items") -> Progress:
@@ -134,10 +171,7 @@ def discover_inputs(inputs, *, profiles=()) -> InputSet:
         else:
             raise UsageError(f"input {str(p)!r}: no such file or folder")
     for raw in profiles:
-        p = Path(raw)
-        if not p.is_file():
-            raise UsageError(f"--profiles {str(p)!r}: no such file")
-        files.append(p)
+        files.append(require_file("--profiles", raw))
     scores = {}
     for f in files:
         if file_kind(f) == "score":

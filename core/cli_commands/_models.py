@@ -179,6 +179,8 @@ def load_model(path, *, task: Optional[str] = None) -> CliModel:
     """
     from ..models.persistence import load_model as _load
     p = Path(path)
+    if p.is_dir():
+        raise DataFormatError("is a folder, not a model file", path=str(p))
     if not p.is_file():
         raise DataFormatError("no such model file; train one with `marginalia-cli train`", path=str(p))
     with open(p, "rb") as fh:

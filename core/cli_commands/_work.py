@@ -87,14 +87,18 @@ def cached_profiles(path) -> dict:
     return _cached(_profiles, _file_key(path), load)
 
 
-def cached_annotations(annotations_path, profiles_path) -> dict:
-    """``{sequence name: [RegionLabel, ...]}`` of an annotation table, parsed once per process."""
+def cached_annotations(annotations_path, profiles_path, *, unknown_sequences: str = "skip") -> dict:
+    """``{sequence name: [RegionLabel, ...]}`` of an annotation table, parsed once per process.
+
+    ``unknown_sequences="warn"`` (the driver's first read) warns about rows naming sequences that
+    are not in the profiles; the workers' reads skip them quietly.
+    """
     from ..io.cgh import read_annotations
     seqs = cached_profiles(profiles_path)
 
     def load():
         out: dict = {}
-        for lab in read_annotations(annotations_path, list(seqs.values()), unknown_sequences="skip"):
+        for lab in read_annotations(annotations_path, list(seqs.values()), unknown_sequences=unknown_sequences):
             out.setdefault(lab.item_id, []).append(lab)
         return out
 

@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 
 from ..types import Score, Sequence
-from ._common import EXIT_OK, UsageError, info
+from ._common import EXIT_OK, UsageError, check_output, info, require_file
 
 __all__ = ["add_parser", "run", "Recording", "load_recording", "write_alignment_outputs", "train_alignment_pairs"]
 
@@ -110,13 +110,12 @@ def run(args) -> int:
     from ..io.midi import write_alignment_csv, write_midi
     from ..scorealign import ScoreAligner, align_recording
     for flag, value in (("--score", args.score), ("--audio", args.audio)):
-        if not Path(value).is_file():
-            raise UsageError(f"{flag} {value!r}: no such file")
+        require_file(flag, value)
     if not (np.isfinite(args.prior_weight) and args.prior_weight >= 0):
         raise UsageError(f"--prior-weight: expected a number >= 0, got {args.prior_weight}")
     for flag, value in (("--out", args.out), ("--midi", args.midi)):
-        if value and not Path(value).resolve().parent.is_dir():
-            raise UsageError(f"{flag} {value!r}: folder {str(Path(value).parent)!r} does not exist")
+        if value:
+            check_output(flag, value, "file")
     model = None
     if args.model:
         from ._models import load_model
@@ -162,9 +161,7 @@ def read_pairs(path) -> list:
 
     from ..exceptions import DataFormatError
     from ..types import AnchorLabel
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"--pairs {str(p)!r}: no such file")
+    p = require_file("--pairs", path)
     try:
         text = p.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..batch import ClusterError
-from ._common import UsageError, info
+from ._common import UsageError, check_output, info, require_file
 
 __all__ = ["add_parser", "run"]
 
@@ -104,8 +104,9 @@ def _check_workers(client) -> None:
 
 def _check_inputs_first(args) -> None:
     """Usage errors before starting a cluster (which takes seconds)."""
-    from pathlib import Path
-    if not Path(args.model or "").is_file() and args.model is not None:
-        raise UsageError(f"MODEL {args.model!r}: no such model file")
+    if args.model is not None:
+        require_file("MODEL", args.model, "model file")
+    if getattr(args, "out", None):
+        check_output("--out", args.out, "folder" if args.batch_command == "predict" else "file")
     if args.batch_command == "predict" and not args.inputs and not args.profiles:
         raise UsageError("nothing to predict: give INPUTS (files or folders) or --profiles P.csv")

@@ -6,10 +6,10 @@ import argparse
 import csv
 import io
 import tempfile
-from pathlib import Path
 
 from ..batch import atomic_write_text, run_batch
-from ._common import EXIT_FAILED, EXIT_OK, UsageError, format_table, info, make_progress, report_failures
+from ._common import (EXIT_FAILED, EXIT_OK, UsageError, check_output, format_table, info, make_progress,
+                      report_failures, require_file)
 
 __all__ = ["add_parser", "run", "evaluate_profiles"]
 
@@ -74,10 +74,11 @@ def evaluate_profiles(args, *, client, work_dir=None) -> int:
     from ._models import load_model
     from ._work import cached_annotations, evaluate_profile, profile_keys, profile_tasks
     for flag, value in (("--profiles", args.profiles), ("--annotations", args.annotations)):
-        if not Path(value).is_file():
-            raise UsageError(f"{flag} {value!r}: no such file")
+        require_file(flag, value)
+    if args.out:
+        check_output("--out", args.out, "file")
     model = load_model(args.model, task="segmentation")
-    labelled = cached_annotations(args.annotations, args.profiles)
+    labelled = cached_annotations(args.annotations, args.profiles, unknown_sequences="warn")
     keys = [k for k in profile_keys(args.profiles) if f"{k[0]}:{k[1]}" in labelled]
     if not keys:
         raise UsageError("no annotation matches a sequence of the profiles; check that the files belong together")

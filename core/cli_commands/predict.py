@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
 from ..batch import BatchTask, run_batch
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, WrongTaskError, discover_inputs, info, make_progress,
-                      report_failures)
+from ._common import (EXIT_FAILED, EXIT_OK, UsageError, WrongTaskError, check_output, discover_inputs, info,
+                      make_progress, report_failures)
 
 __all__ = ["add_parser", "run", "predict_inputs"]
 
@@ -81,8 +79,7 @@ def predict_inputs(args, *, client, label: str) -> int:
                          "(same file name, .mid)")
     if not found.profiles and not found.audio:
         raise UsageError("no aCGH profile table or audio file among the inputs")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output("--out", args.out, "folder")
     failed = []
     profile_tasks_, profile_keys = [], []
     for path in found.profiles:

@@ -6,10 +6,9 @@ import argparse
 import csv
 import io
 import sys
-from pathlib import Path
 
 from ..batch import atomic_write_text
-from ._common import EXIT_OK, UsageError, info
+from ._common import EXIT_OK, UsageError, check_output, info, require_file
 
 __all__ = ["add_parser", "run", "STRATEGIES"]
 
@@ -55,8 +54,9 @@ def run(args) -> int:
     from ..engine import Engine
     if args.n < 1:
         raise UsageError(f"-n: expected a positive number of parts, got {args.n}")
-    if not Path(args.project).is_file():
-        raise UsageError(f"PROJECT {args.project!r}: no such project file")
+    require_file("PROJECT", args.project, "project file")
+    if args.out:
+        check_output("--out", args.out, "file")
     with Engine.open(args.project) as eng:
         if args.retrain:
             info(args, "query: retraining from all labels")

@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 
 from ..exceptions import ParameterError
-from ._common import EXIT_OK, UsageError, info, make_progress
+from ._common import EXIT_OK, UsageError, check_output, info, make_progress, require_file
 
 __all__ = ["add_parser", "run", "LEARNERS"]
 
@@ -126,6 +126,7 @@ def _positive_int(text):
 
 
 def run(args) -> int:
+    check_output("--out", args.out, "file")   # before minutes of training, not after
     if args.max_iter is None:
         recipe = args.task == "segmentation" and args.project is None and _wants_recipe(args)
         args.max_iter = 5 if recipe else 50
@@ -232,7 +233,7 @@ def _train_segmentation_files(args) -> int:
         raise UsageError(f"sequence {dup!r} appears in more than one --profiles file")
     labels: dict = {}
     for path in args.annotations:
-        for lab in read_annotations(path, seqs, unknown_sequences="skip"):
+        for lab in read_annotations(path, seqs, unknown_sequences="warn"):
             labels.setdefault(lab.item_id, []).append(lab)
     train = [s for s in seqs if labels.get(s.name)]
     if not train:
@@ -313,8 +314,7 @@ def _train_project(args) -> int:
     from ..engine import Engine
     from ..types import BoundaryLabel, RegionLabel
     from ._models import CliModel, recipe_for_kind, save_model, sequence_features
-    if not Path(args.project).is_file():
-        raise UsageError(f"PROJECT {args.project!r}: no such project file")
+    require_file("PROJECT", args.project, "project file")
     with Engine.open(args.project, read_only=True) as eng:
         by_kind: dict = {}
         for item in eng.items():

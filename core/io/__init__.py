@@ -4,6 +4,8 @@ from .audio import AudioInfo, audio_info, clear_audio_cache, load_audio, write_w
 from .cgh import (
     CghRegionLabel,
     DroppedRegionsWarning,
+    DuplicateAnnotationsWarning,
+    UnmatchedAnnotationsWarning,
     UnsortedPositionsWarning,
     read_annotations,
     read_profiles,
@@ -50,6 +52,8 @@ __all__ = [
     "write_midi",
     "CghRegionLabel",
     "DroppedRegionsWarning",
+    "DuplicateAnnotationsWarning",
+    "UnmatchedAnnotationsWarning",
     "UnsortedPositionsWarning",
     "read_annotations",
     "read_profiles",

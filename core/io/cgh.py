@@ -376,6 +376,14 @@ class DroppedRegionsWarning(UserWarning):
     """Annotation rows were dropped because their region covers too few probes (``empty_regions="warn"``)."""
 
 
+class UnmatchedAnnotationsWarning(UserWarning):
+    """Annotation rows name sequences that are not among the profiles (``unknown_sequences="warn"``)."""
+
+
+class DuplicateAnnotationsWarning(UserWarning):
+    """Annotation rows repeating an earlier row exactly were dropped (a repeat adds no information)."""
+
+
 def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty_regions: str = "error") -> list:
     """Read region annotations and map them to probe-index space.
 
@@ -386,8 +394,10 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
     sequences : list of Sequence
         The profiles the annotations refer to (as returned by :func:`read_profiles`); a row matches the
         sequence named ``f"{profile.id}:{chromosome}"``.
-    unknown_sequences : {"error", "skip"}
-        What to do with rows whose profile/chromosome is not among ``sequences``.
+    unknown_sequences : {"error", "warn", "skip"}
+        What to do with rows whose profile/chromosome is not among ``sequences``: raise, drop them
+        with one :class:`UnmatchedAnnotationsWarning` naming the lines and sequences, or drop them
+        silently (when the caller reads a table against a subset of its profiles on purpose).
     empty_regions : {"error", "warn"}
         What to do with a region covering no probe (or one probe when it must hold a change): raise, or
         drop the row and emit one :class:`DroppedRegionsWarning` naming the lines (real tables hold a few
@@ -406,11 +416,11 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         Unknown annotation word, ``min > max``, non-numeric bounds, a region covering no probe (or a
         single probe for a region that must hold a change), an unknown profile/chromosome.
     """
-    if unknown_sequences not in ("error", "skip"):
-        raise ParameterError(f"unknown_sequences: expected 'error' or 'skip', got {unknown_sequences!r}")
+    if unknown_sequences not in ("error", "warn", "skip"):
+        raise ParameterError(f"unknown_sequences: expected 'error', 'warn' or 'skip', got {unknown_sequences!r}")
     if empty_regions not in ("error", "warn"):
         raise ParameterError(f"empty_regions: expected 'error' or 'warn', got {empty_regions!r}")
-    dropped = []
+    dropped, unmatched, repeated, seen = [], {}, [], {}
     seqs = _check_sequences(sequences)
     by_name = {s.name: s for s in seqs}
     p = existing_file(path)
@@ -443,7 +453,8 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         name = f"{pid}:{chrom}"
         seq = by_name.get(name)
         if seq is None:
-            if unknown_sequences == "skip":
+            if unknown_sequences != "error":
+                unmatched.setdefault(name, []).append(line_no)
                 continue
             raise DataFormatError(f"profile {pid!r} chromosome {chrom!r} is not among the {len(seqs)} sequences "
                                   f"given; pass the profiles these annotations belong to, or "
@@ -463,16 +474,35 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
             raise DataFormatError(f"region [{lo_t}, {hi_t}] labelled {word!r} covers a single probe of {name}, "
                                   f"so it cannot contain a change; widen it to at least 2 probes",
                                   path=str(p), where=where)
+        first = seen.setdefault((name, lo, hi, word), line_no)
+        if first != line_no:
+            repeated.append((line_no, first))
+            continue
         labels.append(CghRegionLabel(item_id=name, start=start, stop=stop, kind=kind, min_bp=lo, max_bp=hi,
                                      annotation=word))
     if n_rows == 0:
         raise DataFormatError("the table has a header but no rows; expected one row per labelled region",
                               path=str(p))
     if dropped:
-        shown = ", ".join(str(n) for n in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
-        warnings.warn(f"{p}: dropped {len(dropped)} rows whose region covers too few probes (lines {shown})",
+        warnings.warn(f"{p}: dropped {len(dropped)} rows whose region covers too few probes "
+                      f"(lines {_first_lines(dropped)})",
                       DroppedRegionsWarning, stacklevel=2)
+    if unmatched and unknown_sequences == "warn":
+        lines = sorted(n for ns in unmatched.values() for n in ns)
+        names = ", ".join(sorted(unmatched, key=str)[:5]) + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5
+                                                              else "")
+        warnings.warn(f"{p}: skipped {len(lines)} annotation row(s) naming sequences that are not in the profiles "
+                      f"({names}; lines {_first_lines(lines)}); pass the profiles they belong to",
+                      UnmatchedAnnotationsWarning, stacklevel=2)
+    if repeated:
+        shown = ", ".join(f"{n} (= line {f})" for n, f in repeated[:5]) + (" ..." if len(repeated) > 5 else "")
+        warnings.warn(f"{p}: dropped {len(repeated)} row(s) repeating an earlier row exactly (lines {shown})",
+                      DuplicateAnnotationsWarning, stacklevel=2)
     return labels
+
+
+def _first_lines(lines, n: int = 10) -> str:
+    return ", ".join(str(k) for k in lines[:n]) + (" ..." if len(lines) > n else "")
 
 
 def _label_row(label, seq: Sequence) -> tuple:

@@ -236,6 +236,21 @@ def test_export_and_reimport_into_a_fresh_project(qtbot, demo):
     assert win.import_data([str(work / "profiles.csv")])
     assert len(win.import_labels_from("annotations-csv", str(out))) == len(expected)
     assert cgh_labels(win.engine) == expected
+    # the same table again adds nothing, and says so; importing the same profiles again neither
+    assert win.import_labels_from("annotations-csv", str(out)) == []
+    assert "already has these labels" in win.statusBar().currentMessage()
+    assert cgh_labels(win.engine) == expected
+    assert win.import_data([str(work / "profiles.csv")]) == []
+
+
+def test_export_into_an_unwritable_place_is_a_clear_error_not_a_bug(qtbot, demo):
+    win, work = demo
+    blocker = work / "a_file"
+    blocker.write_text("not a folder\n")
+    assert win.export_to("bundle", str(blocker / "bundle")) == []
+    text = win.last_error_dialog.informativeText()
+    assert "bug" not in text.lower() and "a_file" in text and "write to" in text
+    win.last_error_dialog.close()
 
 
 def test_corrupt_file_gives_a_clear_message(qtbot, demo):

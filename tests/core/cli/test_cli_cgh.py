@@ -209,3 +209,33 @@ def test_a_damaged_penalty_law_is_refused_on_load(seg_model, tmp_path):
         np.savez(fh, **arrays)
     with pytest.raises(DataFormatError, match="penalty law"):
         load_model(bad)
+
+
+def test_skipped_and_repeated_annotation_rows_are_reported_as_warnings(cgh_dir, tmp_path, capsys):
+    rows = (cgh_dir / "annotations.csv").read_text().splitlines()
+    extra = tmp_path / "annotations.csv"
+    extra.write_text("\n".join(rows + [rows[1], "999,1,1,5000,0breakpoints"]) + "\n")
+    out = tmp_path / "m.model"
+    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--annotations", str(extra), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"marginalia-cli train: warning: {extra}: skipped 1 annotation row(s) naming sequences" in err
+    assert "999:1" in err and f"dropped 1 row(s) repeating an earlier row exactly (lines {len(rows) + 1} (= line 2))" in err
+    from core.cli_commands._models import load_model
+    assert load_model(out).provenance["n_labels"] == 9   # the repeat is not counted twice
+
+
+def test_unwritable_or_wrong_kind_of_out_is_refused_before_any_work(seg_model, cgh_dir, tmp_path, capsys):
+    profiles, annotations = str(cgh_dir / "profiles.csv"), str(cgh_dir / "annotations.csv")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file.csv").write_text("x\n")
+    train = ["train", "--task", "segmentation", "--profiles", profiles, "--annotations", annotations, "--out"]
+    assert main(train + [str(tmp_path / "folder")]) == 2
+    assert "is a folder; give a file name" in capsys.readouterr().err
+    assert not list((tmp_path / "folder").iterdir())            # no half-written model left behind
+    assert main(["predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "file.csv")]) == 2
+    assert "is a file; this command writes a folder" in capsys.readouterr().err
+    assert main(["predict", str(seg_model), "--profiles", str(tmp_path / "folder"), "--out", str(tmp_path / "p")]) == 2
+    assert "is a folder; expected a file" in capsys.readouterr().err
+    # a missing parent folder is made, as for every --out
+    assert main(train + [str(tmp_path / "new" / "m.model")]) == 0 and (tmp_path / "new" / "m.model").is_file()

@@ -158,6 +158,8 @@ def test_export_and_reimport_annotations_round_trip(project, tmp_path):
         other.import_labels("annotations-csv", out)
         got = sorted((lab.start, lab.stop, lab.kind.value) for i in other.items() for lab in other.labels(i.id))
         assert got == [(5, 30, "0"), (5, 290, ">=1")]
+        assert other.import_labels("annotations-csv", out) == []   # the same table again states nothing new
+        assert sum(len(other.labels(i.id)) for i in other.items()) == 2
         assert other.undo()  # an import is one undo step
         assert sum(len(other.labels(i.id)) for i in other.items()) == 0
     finally:

@@ -165,3 +165,11 @@ def test_chunks_cover_every_task_once_and_balance_the_cost(costs, n_chunks):
     assert totals == sorted(totals, reverse=True)
     # greedy LPT: no chunk exceeds the lightest one by more than the costliest single task
     assert max(totals) - min(totals) <= max(costs) + 1e-9
+
+
+def test_atomic_write_gives_the_usual_permissions(tmp_path):
+    import stat
+    path = atomic_write_text(tmp_path / "t.csv", "a\n")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("a\n")     # what open() gives under this process's umask (not mkstemp's owner-only 0600)
+    assert stat.S_IMODE(path.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode) != 0o600

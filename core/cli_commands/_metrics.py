@@ -165,10 +165,10 @@ def _pitch_set(value, path, line) -> tuple:
 def read_alignment_table(path) -> AlignmentTable:
     """Read an ``event,score_time_s,audio_time_s,pitches`` table (as written by ``align``)."""
     p, header, rows = _read_rows(path)
-    missing = [c for c in ("score_time_s", "audio_time_s") if c not in header]
-    if missing:
+    missing = [c for c in ("score_time_s", "audio_time_s", "pitches") if c not in header]
+    if missing:   # pitches too: events are matched to the truth by their pitches
         raise DataFormatError(f"missing column(s) {missing}; expected event,score_time_s,audio_time_s,pitches "
-                              f"(found {header})", path=str(p))
+                              f"as written by `marginalia-cli align` (found {header})", path=str(p))
     st, at, pitches = [], [], []
     for i, row in enumerate(rows, start=2):
         st.append(_float(row["score_time_s"], "score_time_s", p, i))

@@ -6,6 +6,7 @@ import argparse
 import csv
 import io
 import tempfile
+import warnings
 
 from ..batch import atomic_write_text, run_batch
 from ._common import (EXIT_FAILED, EXIT_OK, UsageError, check_output, format_table, info, make_progress,
@@ -131,6 +132,10 @@ def _evaluate_alignment(args) -> int:
     pred = read_alignment_table(args.alignment)
     truth = read_truth_table(args.truth)
     s = onset_error_summary(pred, truth)
+    if s["n_matched"] < 0.5 * s["n_truth"]:
+        warnings.warn(f"only {s['n_matched']} of the {s['n_truth']} ground-truth events match an event of "
+                      f"{args.alignment} by pitch: are the alignment and {args.truth} of the same piece?",
+                      UserWarning, stacklevel=1)
     keys = [f"within_{int(round(t * 1000))}ms" for t in ONSET_THRESHOLDS_S]
     header = ["events (truth)", "events (pred)", "matched", "median ms", "mean ms"] + [f"% <= {k[7:]}" for k in keys]
     row = [s["n_truth"], s["n_predicted"], s["n_matched"], 1000 * s["median_s"], 1000 * s["mean_s"]]

@@ -75,6 +75,17 @@ def test_evaluate_alignment_against_ground_truth(performance, tmp_path, capsys):
     row = read_rows(summary)[0]
     assert int(row["n_matched"]) == len(NOTES) and float(row["within_50ms"]) == 100.0
     assert float(row["median_s"]) <= 0.05
+    assert "warning" not in capsys.readouterr().err
+    # the truth of another piece: few events match by pitch, and the user is told
+    other = tmp_path / "other_gt.csv"
+    other.write_text("pitch,score_onset_quarter,perf_onset_sec\n" + "".join(f"{20 + i},{i},{i * 0.5}\n" for i in range(9)))
+    assert main(["evaluate", "--alignment", str(out), "--truth", str(other)]) == 0
+    assert "same piece?" in capsys.readouterr().err
+    # an alignment without its pitches cannot be matched to the truth: refused, not scored as nan
+    bare = tmp_path / "bare.csv"
+    bare.write_text("\n".join(",".join(r.split(",")[:3]) for r in out.read_text().splitlines()) + "\n")
+    assert main(["evaluate", "--alignment", str(bare), "--truth", str(truth)]) == 1
+    assert "missing column(s) ['pitches']" in capsys.readouterr().err
 
 
 def test_missing_score_file_is_a_usage_error(performance, tmp_path, capsys):

@@ -143,6 +143,7 @@ class TrainingPair:
     score: Path
     audio: Path
     anchors: tuple = ()
+    anchors_path: Optional[Path] = None
 
 
 def read_pairs(path) -> list:
@@ -186,7 +187,7 @@ def read_pairs(path) -> list:
             else None
         if score is None or audio is None:
             raise DataFormatError("every row needs a score and an audio file", path=str(p), where=f"line {line}")
-        anchors = []
+        anchors, first_line = [], {}
         if anchors_path is not None:
             a_reader = csv.DictReader(io.StringIO(anchors_path.read_text(encoding="utf-8-sig")))
             a_header = [h.strip() for h in (a_reader.fieldnames or [])]
@@ -203,10 +204,41 @@ def read_pairs(path) -> list:
                 except (TypeError, ValueError) as exc:
                     raise DataFormatError(f"expected an integer event and a time in seconds ({exc})",
                                           path=str(anchors_path), where=f"line {a_line}") from None
-        pairs.append(TrainingPair(score, audio, tuple(anchors)))
+                seen = first_line.setdefault(kw["event"], a_line)
+                if seen != a_line:
+                    raise DataFormatError(f"event {kw['event']} is anchored twice (lines {seen} and {a_line}); keep "
+                                          "one time per event", path=str(anchors_path), where=f"line {a_line}")
+        pairs.append(TrainingPair(score, audio, tuple(anchors), anchors_path))
     if not pairs:
         raise DataFormatError("no pair listed", path=str(p))
     return pairs
+
+
+def _check_anchors(pair: TrainingPair, recording) -> None:
+    """Refuse anchors no alignment of this recording can satisfy, naming the anchors file and the events.
+
+    Events must be in the score, times inside the recording, and a later event may not be
+    anchored before an earlier one (beyond the anchors' tolerances): what the expected
+    alignment drawn through them (:func:`~._align.expected_alignment`) needs.
+    """
+    if not pair.anchors:
+        return
+    from ..exceptions import DataFormatError
+    where = str(pair.anchors_path)
+    T, E = recording.chroma.shape[0], recording.score.n_events
+    duration = T / float(recording.frame_rate)
+    for a in pair.anchors:
+        if a.event >= E:
+            raise DataFormatError(f"event {a.event} is not in {pair.score.name} (events 0..{E - 1})", path=where)
+        if a.time_s - a.tolerance_s > duration:
+            raise DataFormatError(f"event {a.event} at {a.time_s:g} s is after the end of {pair.audio.name} "
+                                  f"({duration:.1f} s)", path=where)
+    ordered = sorted(pair.anchors, key=lambda a: a.event)
+    for before, after in zip(ordered, ordered[1:]):
+        if after.time_s + after.tolerance_s < before.time_s - before.tolerance_s:
+            raise DataFormatError(f"event {after.event} is anchored at {after.time_s:g} s, before event "
+                                  f"{before.event} at {before.time_s:g} s; a later event cannot start earlier",
+                                  path=where)
 
 
 def train_alignment_pairs(args) -> int:
@@ -231,6 +263,7 @@ def train_alignment_pairs(args) -> int:
     with progress:
         for pair in pairs:
             rec = load_recording(pair.audio, pair.score)
+            _check_anchors(pair, rec)
             items.append(alignment_item(rec))
             expected.append(expected_alignment(rec, pair.anchors))
             rates.append(rec.frame_rate)

@@ -1,6 +1,7 @@
 """align (no model) on a synthesized performance; evaluate --alignment; predict audio -> Audacity labels."""
 
 import csv
+import re
 
 import numpy as np
 import pytest
@@ -160,6 +161,23 @@ def test_pairs_table_resolves_relative_paths_and_reads_anchors(tmp_path):
     pairs.write_text("score,audio,anchors\na.mid,a.wav,a_anchors.csv\n")
     with pytest.raises(DataFormatError, match=r"a_anchors\.csv, line 2: expected an integer event"):
         read_pairs(pairs)
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("0,0.5\n0,1.5\n", r"anchors\.csv, line 3: event 0 is anchored twice \(lines 2 and 3\)"),
+    ("0,3.0\n4,1.0\n", r"event 4 is anchored at 1 s, before event 0 at 3 s"),
+    ("2,500\n", r"event 2 at 500 s is after the end of take\.wav"),
+    ("90,1.0\n", r"event 90 is not in take\.mid \(events 0\.\.\d+\)"),
+])
+def test_anchors_no_alignment_can_satisfy_are_refused_with_file_and_events(performance, tmp_path, capsys,
+                                                                          rows, message):
+    (tmp_path / "anchors.csv").write_text("event,audio_time_s\n" + rows)
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(f"score,audio,anchors\n{performance / 'take.mid'},{performance / 'take.wav'},anchors.csv\n")
+    assert main(["train", "--task", "alignment", "--pairs", str(pairs), "--out", str(tmp_path / "m.model"),
+                 "--max-iter", "2", "-q"]) == 1
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "m.model").exists()
 
 
 @pytest.fixture(scope="module")

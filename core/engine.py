@@ -450,12 +450,8 @@ class Engine:
 
 def _name_the_rows(exc, labels, path) -> DataFormatError:
     """Re-word a conflict met while importing a table so that it names the file and the rows."""
-    rows = []
-    for lab in labels:
-        if lab.id in exc.label_ids:
-            lo, hi, word = getattr(lab, "min_bp", None), getattr(lab, "max_bp", None), getattr(lab, "annotation", "")
-            where = f"{lo:.0f}-{hi:.0f} bp" if lo is not None else f"samples {lab.start}-{lab.stop}"
-            rows.append(f"{word or lab.kind.value} at {where}")
+    from .io.cgh import describe_annotation
+    rows = [describe_annotation(lab) for lab in labels if lab.id in exc.label_ids]
     what = "; ".join(rows) if rows else "labels already in the project"
     return DataFormatError(f"the table contradicts the project's labels ({what}): {exc}. Nothing was imported; "
                            "fix or remove the conflicting rows, or delete the conflicting labels first",

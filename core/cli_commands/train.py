@@ -239,6 +239,7 @@ def _train_segmentation_files(args) -> int:
     if not train:
         raise ParameterError("no annotation matches a sequence of the profiles (annotations name sequences by "
                              "profile.id and chromosome); check that the files belong together")
+    _check_annotations_hold(train, labels, args)
     if _wants_recipe(args):
         return _train_cgh_recipe(args, train, labels)
     info(args, f"train: {len(train)} labelled sequences, {sum(len(labels[s.name]) for s in train)} labels, "
@@ -263,6 +264,32 @@ def _wants_recipe(args) -> bool:
     if recipe is None:
         return args.learner == "ssvm" and args.metric == "diagonal" and args.features == "hermite"
     return recipe == "penalty-law"
+
+
+def _check_annotations_hold(train, labels, args) -> None:
+    """Refuse, before any training, annotations of a sequence that no segmentation satisfies.
+
+    The message names the sequence, the annotation rows as the table states them and the
+    minimal segment length when that is what makes them impossible.
+    """
+    from ..decoders.seg_constraints import constraints_from_labels
+    from ..exceptions import DataFormatError, InfeasibleLabelsError
+    from ..io.cgh import describe_annotation
+    files = ", ".join(str(p) for p in args.annotations)
+    for s in train:
+        if args.min_size > s.n_samples:
+            raise UsageError(f"--min-size {args.min_size} is longer than sequence {s.name} ({s.n_samples} probes); "
+                             f"use at most {s.n_samples}")
+        try:
+            constraints_from_labels(labels[s.name], s.n_samples).check_feasible(args.min_size)
+        except InfeasibleLabelsError as exc:
+            rows = "; ".join(describe_annotation(lab) for lab in labels[s.name] if lab.id in exc.label_ids)
+            alone = len(exc.label_ids) == 1
+            fix = (f"lower --min-size (now {args.min_size}) or widen the region" if alone else
+                   "remove or correct one of these rows")
+            raise DataFormatError(f"the annotations of {s.name} cannot all hold"
+                                  + (f" with segments of at least {args.min_size} probes" if alone else "")
+                                  + f": {rows}; {fix}", path=files) from None
 
 
 def _train_cgh_recipe(args, train, labels) -> int:

@@ -501,6 +501,13 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
     return labels
 
 
+def describe_annotation(label) -> str:
+    """A label as the table states it: ``'1breakpoint' at 15205091-57300279 bp`` (probe indices otherwise)."""
+    lo, hi, word = getattr(label, "min_bp", None), getattr(label, "max_bp", None), getattr(label, "annotation", "")
+    where = f"{lo:.0f}-{hi:.0f} bp" if lo is not None else f"probes {label.start}-{label.stop - 1}"
+    return f"{word or label.kind.value!r} at {where}"
+
+
 def _first_lines(lines, n: int = 10) -> str:
     return ", ".join(str(k) for k in lines[:n]) + (" ..." if len(lines) > n else "")
 

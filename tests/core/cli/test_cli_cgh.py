@@ -239,3 +239,19 @@ def test_unwritable_or_wrong_kind_of_out_is_refused_before_any_work(seg_model, c
     assert "is a folder; expected a file" in capsys.readouterr().err
     # a missing parent folder is made, as for every --out
     assert main(train + [str(tmp_path / "new" / "m.model")]) == 0 and (tmp_path / "new" / "m.model").is_file()
+
+
+def test_contradictory_annotations_are_named_by_sequence_and_row_before_training(cgh_dir, tmp_path, capsys):
+    rows = (cgh_dir / "annotations.csv").read_text().splitlines()
+    pid, chrom, lo, hi, word = rows[1].split(",")
+    other = "1breakpoint" if word == "0breakpoints" else "0breakpoints"
+    bad = tmp_path / "annotations.csv"
+    bad.write_text("\n".join(rows + [f"{pid},{chrom},{lo},{hi},{other}"]) + "\n")
+    args = ["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"), "--out",
+            str(tmp_path / "m.model")]
+    assert main(args + ["--annotations", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"the annotations of {pid}:{chrom} cannot all hold" in err and f"{float(lo):.0f}-{float(hi):.0f} bp" in err
+    assert "passes" not in err                     # refused before any training
+    assert main(args + ["--annotations", str(cgh_dir / "annotations.csv"), "--min-size", "100000"]) == 2
+    assert "--min-size 100000 is longer than sequence" in capsys.readouterr().err

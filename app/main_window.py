@@ -419,6 +419,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
                            description=f"loading {info.name}")
 
     def _display(self, item_id, payload):
+        previous = self.infos.get(self.current_item) if self.current_item is not None else None
         self.current_item = item_id
         self._item_payload = payload
         self._drawn_prediction = None
@@ -426,6 +427,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         if self.learner is not None:
             self.learner.current_item = item_id
         info, seq = payload["info"], payload["sequence"]
+        if previous is None or previous.task != info.task:
+            self._refresh_curve()   # the learning curve and stopping signal are the shown item's task's
         self._frame_times = np.asarray(seq.positions, dtype=float)
         if self.audio is not None and self.audio.is_playing():
             self.audio.stop()

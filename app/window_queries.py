@@ -33,9 +33,11 @@ class ActiveQueriesMixin:
             # "queries" lane: it must still take the user to the question they asked for
             self._follow_queries = True
 
+        here = self.current_item
+
         def work(cancel, progress):
             qs = engine.next_queries(10, strategy=strategy, cancel=cancel)
-            return qs, engine.learning_curve(), engine.stopping_signal()
+            return qs, engine.learning_curve(here), engine.stopping_signal(here)
 
         def done(result):
             queries, curve, signal = result
@@ -48,6 +50,9 @@ class ActiveQueriesMixin:
                 self._follow_queries = False
                 if queries:
                     self.follow_query(self._first_query_like_current(queries))
+                elif not self.infos:
+                    self.statusBar().showMessage("no question to ask yet: import data first (File \u25b8 Import)",
+                                                 5000)
                 else:
                     self.statusBar().showMessage("no question to ask: every part is certain", 5000)
 
@@ -69,8 +74,8 @@ class ActiveQueriesMixin:
         if self.engine is None:
             return
         try:
-            self.active_panel.set_curve(self.engine.learning_curve())
-            self.active_panel.set_stopping(self.engine.stopping_signal())
+            self.active_panel.set_curve(self.engine.learning_curve(self.current_item))
+            self.active_panel.set_stopping(self.engine.stopping_signal(self.current_item))
         except MarginaliaError as exc:
             log.warning("learning curve: %s", exc)
 

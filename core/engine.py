@@ -420,19 +420,27 @@ class Engine:
         return [Query(q.item_id, q.start, q.stop, q.uncertainty, q.strategy, rank=i)
                 for i, q in enumerate(queries[:n])]
 
-    def learning_curve(self) -> list:
-        """Rows ``{labels, mean_uncertainty, time}`` recorded at each query round."""
-        rows = []
-        for task in self._tasks.all():
-            rows.extend(task.curve)
-        return rows
+    def _task_of(self, item_id: Optional[str]):
+        """The task of ``item_id``, else the first task that has items (None when the project is empty)."""
+        if item_id is not None:
+            return self._tasks.get(self.session.item(item_id))
+        return next((task for task in self._tasks.all() if task.item_ids()), None)
 
-    def stopping_signal(self) -> dict:
-        """``{"eta": float|None, "fired": bool, "evidence": str}`` for the app's stopping indicator."""
-        for task in self._tasks.all():
-            if task.item_ids():
-                return task.stopping_signal()
-        return {"eta": None, "fired": False, "evidence": "no items"}
+    def learning_curve(self, item_id: Optional[str] = None) -> list:
+        """Rows ``{labels, mean_uncertainty, time}`` recorded at each query round of one task.
+
+        The task of ``item_id`` (of the first item's when None): each task counts its own
+        labels and measures uncertainty on its own scale, so their curves are not joined.
+        """
+        task = self._task_of(item_id)
+        return [] if task is None else list(task.curve)
+
+    def stopping_signal(self, item_id: Optional[str] = None) -> dict:
+        """``{"eta": float|None, "fired": bool, "evidence": str}`` of the task of ``item_id`` (see above)."""
+        task = self._task_of(item_id)
+        if task is None:
+            return {"eta": None, "fired": False, "evidence": "no items"}
+        return task.stopping_signal()
 
     # ---------------------------------------------------------------- export
     def export(self, kind: str, path) -> list:

@@ -232,10 +232,10 @@ class FakeEngine:
               Query("aud", 50, 150, 0.4, strategy)]
         return [dataclasses.replace(q, rank=i) for i, q in enumerate(qs[:n])]
 
-    def learning_curve(self):
+    def learning_curve(self, item_id=None):
         return [{"labels": 0, "mean_uncertainty": 1.0}, {"labels": len(self._labels), "mean_uncertainty": 0.5}]
 
-    def stopping_signal(self):
+    def stopping_signal(self, item_id=None):
         return {"eta": 0.1, "fired": False, "evidence": "2 rounds"}
 
     def accept_prediction(self, item_id, start, stop):

@@ -101,3 +101,12 @@ def test_reopening_the_demo_folder_keeps_the_project(tmp_path):
         assert len(again.labels()) == n
     finally:
         again.close()
+
+
+def test_learning_curve_and_stopping_signal_are_the_items_task(demo):
+    demo.next_queries(5)
+    audio = _audio_item(demo)
+    cgh = next(i for i in demo.items() if i.kind == "cgh")
+    assert {row["task"] for row in demo.learning_curve(audio.id)} == {"alignment/audio"}
+    assert {row["task"] for row in demo.learning_curve(cgh.id)} == {"segmentation/cgh"}
+    assert "evidence" in demo.stopping_signal(audio.id)

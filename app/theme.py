@@ -118,4 +118,5 @@ def apply_theme(app: QtWidgets.QApplication) -> None:
     app.setWindowIcon(app_icon())
     qss = STYLE_DIR / "marginalia.qss"
     if qss.exists():
-        app.setStyleSheet(qss.read_text(encoding="utf-8"))
+        icons = (STYLE_DIR.parent / "icons").resolve().as_posix()
+        app.setStyleSheet(qss.read_text(encoding="utf-8").replace("@ICONS@", icons))

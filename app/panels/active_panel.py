@@ -65,7 +65,8 @@ class ActivePanel(QtWidgets.QWidget):
         self.curve.setBackground(theme.BACKGROUND)
         self.curve.setMinimumHeight(120)
         self.curve.setMaximumHeight(180)
-        self.curve.setLabel("left", "mean uncertainty")
+        self.curve.setLabel("left", "uncertainty")
+        self.curve.setToolTip("Mean uncertainty exp(\u2212margin) of the unlabelled parts after each question")
         self.curve.setLabel("bottom", "labels")
         self.curve.showGrid(x=True, y=True, alpha=theme.GRID_ALPHA)
         theme.light_axes(self.curve.getPlotItem())
@@ -130,6 +131,11 @@ class ActivePanel(QtWidgets.QWidget):
         ys = np.array([float(r.get("mean_uncertainty", np.nan)) for r in rows], dtype=float)
         ok = np.isfinite(xs) & np.isfinite(ys)
         self.curve_line.setData(xs[ok], ys[ok])
+        # fixed frame: labels from 0, uncertainty in [0, 1], so one round is a point on a readable axis
+        # (not a lone dot centred on 29.6..30.4) and the fall of the curve keeps its true size
+        right = float(xs[ok].max()) if ok.any() else 1.0
+        self.curve.setXRange(0.0, max(right, 1.0) * 1.05, padding=0)
+        self.curve.setYRange(0.0, 1.05, padding=0)
 
     def set_stopping(self, signal: dict):
         eta = signal.get("eta")

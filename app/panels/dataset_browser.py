@@ -69,7 +69,7 @@ class DatasetBrowser(QtWidgets.QWidget):
         header.setStretchLastSection(False)
         header.setMinimumSectionSize(30)
         header.setSectionResizeMode(COL_NAME, QtWidgets.QHeaderView.ResizeMode.Stretch)
-        for c, w in ((COL_LABELS, 50), (COL_PRED, 66), (COL_UNC, 78)):
+        for c, w in ((COL_LABELS, 44), (COL_PRED, 68), (COL_UNC, 54)):   # narrow: the names need the room
             header.setSectionResizeMode(c, QtWidgets.QHeaderView.ResizeMode.Fixed)
             header.resizeSection(c, w)
         self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -12,17 +12,19 @@ from core.exceptions import MarginaliaError, ProjectDamagedError
 from . import errors
 
 EXPORT_KINDS = {
-    "annotations-csv": ("aCGH region labels (annotations.csv)", "file", "annotations.csv"),
+    "annotations-csv": ("aCGH region labels (annotations.csv; every label kind goes to the bundle)", "file",
+                        "annotations.csv"),
     "segments-csv": ("predicted segments (segments.csv)", "file", "segments.csv"),
     "breaks-csv": ("predicted changes (breaks.csv)", "file", "breaks.csv"),
     "bedgraph": ("bedGraph track of segment means", "file", "segments.bedGraph"),
     "audacity": ("Audacity label tracks (one per audio item)", "dir", ""),
     "aligned-midi": ("aligned MIDI (one per audio item)", "dir", ""),
     "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
-    "bundle": ("dataset bundle (folder)", "dir", ""),
+    "bundle": ("dataset bundle: every label, features and models (folder)", "dir", ""),
 }
 IMPORT_LABEL_KINDS = {
     "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
+    "bundle": "every label of a dataset bundle folder (manifest.json)",
 }
 DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
                "aCGH profiles (*.csv *.csv.gz);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"

@@ -296,7 +296,7 @@ class Engine:
         return self.session.can_redo
 
     def import_labels(self, kind: str, path) -> list:
-        """Import labels from a file (``"annotations-csv"``); returns the stored labels.
+        """Import labels from a file (``"annotations-csv"``) or a bundle folder (``"bundle"``); returns the stored labels.
 
         Labels stating what a label of the project already states (the same table imported
         twice) are not stored again.

@@ -124,10 +124,15 @@ def _write_bundle(engine, folder: Path) -> list:
     return written
 
 
+IMPORT_KINDS = ("annotations-csv", "bundle")
+
+
 def import_labels(engine, kind: str, path: Path) -> list:
-    """Labels read from a file, mapped onto the project's items (not yet stored)."""
-    if kind != "annotations-csv":
-        raise ParameterError(f"import_labels: unknown kind {kind!r}; expected 'annotations-csv'")
+    """Labels read from a file (or a bundle folder), mapped onto the project's items (not yet stored)."""
+    if kind not in IMPORT_KINDS:
+        raise ParameterError(f"import_labels: unknown kind {kind!r}; expected one of {list(IMPORT_KINDS)}")
+    if kind == "bundle":
+        return _bundle_labels(engine, Path(path))
     from .io import cgh as cgh_io
     recs, seqs = _cgh_sequences(engine)
     if not recs:
@@ -141,6 +146,51 @@ def import_labels(engine, kind: str, path: Path) -> list:
         if item_id is None:
             continue
         out.append(_with_item(lab, item_id))
+    return out
+
+
+def _bundle_labels(engine, folder: Path) -> list:
+    """Every label of a bundle (region, boundary, anchor, span...) on the project's items of the same name and kind.
+
+    Items of the bundle the project does not have are reported in one warning, not imported.
+    """
+    import warnings
+
+    from .exceptions import DataFormatError
+    from .session.codec import label_from_dict
+    manifest = folder / "manifest.json" if folder.is_dir() else folder
+    if not manifest.is_file():
+        raise DataFormatError("no manifest.json here; choose the folder written by File \u25b8 Export \u25b8 dataset "
+                              "bundle", path=str(folder))
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataFormatError(f"unreadable bundle manifest ({exc})", path=str(manifest)) from None
+    if not isinstance(data, dict) or data.get("format") != "marginalia-bundle":
+        raise DataFormatError("not a Marginalia bundle manifest (no \"format\": \"marginalia-bundle\")",
+                              path=str(manifest))
+    if int(data.get("version", 0)) > BUNDLE_VERSION:
+        raise DataFormatError(f"bundle version {data['version']} is newer than this Marginalia reads "
+                              f"({BUNDLE_VERSION}); update Marginalia", path=str(manifest))
+    here = {(rec.name, rec.kind): rec.id for rec in engine.session.items()}
+    out, missing = [], []
+    for k, item in enumerate(data.get("items", [])):
+        labels = item.get("labels", [])
+        item_id = here.get((item.get("name"), item.get("kind")))
+        if item_id is None:
+            if labels:
+                missing.append(str(item.get("name")))
+            continue
+        for j, raw in enumerate(labels):
+            try:
+                lab = label_from_dict(raw)
+            except DataFormatError as exc:
+                raise DataFormatError(f"item {item.get('name')!r}, label {j + 1}: {exc}", path=str(manifest)) from None
+            out.append(_with_item(lab, item_id))
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        warnings.warn(f"{manifest}: skipped the labels of {len(missing)} item(s) this project does not have "
+                      f"({shown}); import their data first", UserWarning, stacklevel=3)
     return out
 
 

@@ -278,3 +278,27 @@ def test_add_labels_is_one_undo_step_and_refuses_a_conflicting_set(project):
         eng.add_labels([RegionLabel(item_id=item, start=0, stop=20, kind=RegionKind.ZERO),
                         BoundaryLabel(item_id=item, index=10)])
     assert eng.labels(item) == []
+
+
+def test_a_bundle_brings_every_label_kind_back(project, tmp_path):
+    from core.types import label_fact
+    eng, truth, _ = project
+    ids = _ids(eng)
+    eng.add_label(RegionLabel(item_id=ids["1:1"], start=5, stop=30, kind="0"))
+    eng.add_label(BoundaryLabel(item_id=ids["1:2"], index=120))     # not in annotations.csv: only in the bundle
+    eng.export("bundle", tmp_path / "bundle")
+    names = {i.id: i.name for i in eng.items()}
+    # what each label states, with the item named rather than by its project-specific id
+    expected = sorted((names[lab.item_id], label_fact(lab)[0]) + label_fact(lab)[2:] for lab in eng.labels())
+    other = Engine.create(tmp_path / "q.marginalia")
+    try:
+        other.import_files([tmp_path / "profiles.csv"])
+        assert len(other.import_labels("bundle", tmp_path / "bundle")) == 2
+        names2 = {i.id: i.name for i in other.items()}
+        got = sorted((names2[lab.item_id], label_fact(lab)[0]) + label_fact(lab)[2:] for lab in other.labels())
+        assert got == expected
+        assert other.import_labels("bundle", tmp_path / "bundle") == []     # nothing new the second time
+        with pytest.raises(DataFormatError, match="no manifest.json"):
+            other.import_labels("bundle", tmp_path)
+    finally:
+        other.close()

@@ -95,6 +95,37 @@ def load_recording(audio_path, score_path=None) -> Recording:
                      loudness_db=loudness_db, frame_rate=float(data.frame_rate))
 
 
+#: tempo ratios (recording's sounding time / score's own duration) beyond which a pair looks mismatched
+PLAUSIBLE_TEMPO_RATIO = (1 / 3, 3.0)
+SILENT_PEAK = 1e-3   # -60 dBFS
+
+
+def check_plausible(recording) -> None:
+    """Refuse a silent recording; warn when the music lasts far longer or shorter than the score.
+
+    An alignment is always produced, so a wrong file (a 3 s excerpt, another piece) would
+    otherwise pass unnoticed: the warning compares the sounding time of the recording with
+    the score played at its own tempo.
+    """
+    import warnings
+
+    from ..exceptions import DataFormatError
+    from ..io.audio import load_audio
+    from ._align import quiet_frames
+    y, _ = load_audio(recording.audio_path, sr=None)
+    if not np.abs(y).max() >= SILENT_PEAK:
+        raise DataFormatError("the recording is silent (peak below -60 dBFS): there is nothing to align",
+                              path=recording.audio_path)
+    loud = np.flatnonzero(quiet_frames(recording.energy_db) < 0)
+    sounding = (loud[-1] - loud[0] + 1) / recording.frame_rate if loud.size else 0.0
+    score_s = float(recording.score.duration_s)
+    ratio = sounding / score_s if score_s > 0 else 1.0
+    if not PLAUSIBLE_TEMPO_RATIO[0] <= ratio <= PLAUSIBLE_TEMPO_RATIO[1]:
+        warnings.warn(f"{Path(recording.audio_path).name} sounds for {sounding:.1f} s but the score plays "
+                      f"{score_s:.1f} s at its own tempo ({ratio:.2f}x): is it a recording of this score, and "
+                      "all of it?", UserWarning, stacklevel=2)
+
+
 def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times) -> list:
     """Write ``<stem>_alignment.csv`` and ``<stem>_aligned.mid`` atomically; returns their names."""
     from ..io.midi import write_alignment_csv, write_midi
@@ -122,6 +153,7 @@ def run(args) -> int:
         model = load_model(args.model, task="alignment")
     info(args, f"align: reading {args.audio} and {args.score}")
     rec = load_recording(args.audio, args.score)
+    check_plausible(rec)
     if model is not None:
         onset_times = model.align(rec)
     else:

@@ -235,3 +235,17 @@ def test_expected_alignment_follows_the_score_between_the_sounds_and_through_anc
 def test_a_model_for_other_data_is_refused_before_any_work(seg_model, performance, tmp_path, capsys):
     code = main(["predict", str(seg_model), str(performance / "take.wav"), "--out", str(tmp_path / "o")])
     assert code == 2 and "trained on cgh data" in capsys.readouterr().err
+
+
+def test_silent_recording_is_refused_and_a_fragment_is_flagged(performance, tmp_path, capsys):
+    from core.io.audio import load_audio, write_wav
+    y, sr = load_audio(performance / "take.wav", sr=None)
+    write_wav(tmp_path / "silent.wav", np.zeros_like(y), sr)
+    write_wav(tmp_path / "fragment.wav", np.array(y[: len(y) // 6]), sr)
+    args = ["align", "--score", str(performance / "take.mid"), "--out", str(tmp_path / "out.csv"), "--audio"]
+    assert main(args + [str(tmp_path / "silent.wav")]) == 1
+    assert "the recording is silent" in capsys.readouterr().err
+    assert main(args + [str(tmp_path / "fragment.wav")]) == 0          # aligned, but the user is warned
+    assert "is it a recording of this score, and all of it?" in capsys.readouterr().err
+    assert main(args + [str(performance / "take.wav")]) == 0
+    assert "warning" not in capsys.readouterr().err

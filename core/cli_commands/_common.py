@@ -10,6 +10,7 @@ from typing import Optional
 
 from ..exceptions import MarginaliaError, ParameterError
 from ..progress import NullProgress, Progress
+from ..text import with_article
 
 __all__ = [
     "UsageError",
@@ -51,11 +52,11 @@ def require_file(flag: str, value, what: str = "file") -> Path:
     """``value`` as a Path to an existing regular file, else a usage error saying what is wrong."""
     p = Path(value)
     if p.is_dir():
-        raise UsageError(f"{flag} {str(p)!r} is a folder; expected a {what}")
+        raise UsageError(f"{flag} {str(p)!r} is a folder; expected {with_article(what)}")
     if not p.exists():
         raise UsageError(f"{flag} {str(p)!r}: no such {what}")
     if not p.is_file():
-        raise UsageError(f"{flag} {str(p)!r} is not a regular file (a pipe or a device?); expected a {what}")
+        raise UsageError(f"{flag} {str(p)!r} is not a regular file (a pipe or a device?); expected {with_article(what)}")
     return p
 
 
@@ -233,3 +234,4 @@ def report_failures(failed, *, what: str = "items") -> None:
         print(f"  {key}: {first}", file=sys.stderr)
         for line in rest:
             print(f"    {line}", file=sys.stderr)
+

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..batch import file_sha256
 from ..exceptions import DataFormatError, ParameterError
+from ..text import with_article
 from ..types import Segmentation, Sequence
 from ._common import WrongTaskError
 
@@ -192,7 +193,7 @@ def load_model(path, *, task: Optional[str] = None) -> CliModel:
     if got not in TASKS:
         raise DataFormatError(f"unknown task {got!r}; expected one of {list(TASKS)}", path=str(p))
     if task is not None and got != task:
-        raise WrongTaskError(f"model {str(p)!r}: is a {got} model; this command needs a {task} model")
+        raise WrongTaskError(f"model {str(p)!r}: is {with_article(got)} model; this command needs {with_article(task)} model")
     recipe = (prov.get("features") or {}).get("recipe")
     if recipe is None:
         # a model saved by the app: its task key says which items it was made for
@@ -233,5 +234,6 @@ def load_model_cached(path, sha256: str, *, task: Optional[str] = None) -> CliMo
             _cache.clear()
             _cache[key] = model
     if task is not None and model.task != task:
-        raise WrongTaskError(f"model {str(path)!r}: is a {model.task} model; this command needs a {task} model")
+        raise WrongTaskError(f"model {str(path)!r}: is {with_article(model.task)} model; this command needs {with_article(task)} model")
     return model
+

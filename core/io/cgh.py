@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import DataFormatError, ParameterError
+from ..text import with_article
 from ..types import RegionKind, RegionLabel, Segmentation, Sequence
 from . import _csvscan
 from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
@@ -119,7 +120,7 @@ def _column_indices(header: list, wanted: tuple, path, kind: str) -> list:
             close = difflib.get_close_matches(w, names, n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]!r}? Rename it to {w!r}." if close else ""
             raise DataFormatError(
-                f"missing column {w!r}; found columns {names}. A {kind} table needs the columns "
+                f"missing column {w!r}; found columns {names}. {with_article(kind).capitalize()} table needs the columns "
                 f"{','.join(wanted)} (extra columns are allowed).{hint}", path=str(path), where="line 1")
     return idx
 
@@ -196,7 +197,7 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
     p = existing_file(path)
     raw = read_bytes(p)
     if not raw or (len(raw) < 65536 and not raw.strip()):
-        raise DataFormatError(f"the file is empty; expected a {kind} table with the header "
+        raise DataFormatError(f"the file is empty; expected {with_article(kind)} table with the header "
                               f"{','.join(wanted)}", path=str(p))
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
@@ -691,4 +692,5 @@ def write_bedgraph(path, segmentations_by_sequence, sequences=None, *, track_nam
                     start = max(int(math.floor(a)) - 1, 0)
                     end = max(int(math.ceil(b)), start + 1)
                     fh.write(f"{chrom}\t{start}\t{end}\t{fmt_number(m)}\n")
+
 

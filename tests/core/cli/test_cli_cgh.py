@@ -98,7 +98,7 @@ def test_a_model_for_another_task_is_refused(seg_model, cgh_dir, tmp_path, capsy
     assert code == 2 and "needs a segmentation model" in capsys.readouterr().err
     code = main(["align", "--score", str(seg_model), "--audio", str(seg_model), "--model", str(seg_model),
                  "--out", str(tmp_path / "a.csv")])
-    assert code == 2 and "needs a alignment model" in capsys.readouterr().err
+    assert code == 2 and "needs an alignment model" in capsys.readouterr().err
 
 
 def test_folder_with_an_unreadable_file_skips_it_lists_it_and_exits_1(seg_model, tmp_path, capsys):

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core.exceptions import DataFormatError, ParameterError
@@ -219,11 +219,14 @@ def test_plain_region_labels_survive_write_and_read(tmp_path_factory, spec):
         if kind in (RegionKind.ONE, RegionKind.AT_LEAST_ONE) and stop - a < 2:
             continue
         labels.append(RegionLabel(item_id="1:2", start=a, stop=stop, kind=kind))
+    assume(labels)   # a header-only table is refused on reading (tested elsewhere)
     p = tmp_path_factory.mktemp("ann") / "a.csv"
     cgh.write_annotations(p, labels, SEQS)
     back = cgh.read_annotations(p, SEQS)
     same = {RegionKind.SAME: RegionKind.ZERO}
-    assert [(b.start, b.stop, b.kind) for b in back] == [(a.start, a.stop, same.get(a.kind, a.kind)) for a in labels]
+    rows = [(a.start, a.stop, same.get(a.kind, a.kind)) for a in labels]
+    # a row repeating an earlier one exactly (a repeated label, or "same" written as "0breakpoints") is read once
+    assert [(b.start, b.stop, b.kind) for b in back] == list(dict.fromkeys(rows))
 
 
 def test_edited_cgh_label_is_written_from_its_probes(tmp_path):

@@ -136,13 +136,27 @@ class InputSet:
         aCGH profile tables.
     audio : list of (Path, Path or None)
         Audio recordings with the MIDI score of the same stem when there is one.
-    ignored : list of Path
-        Files in folders whose type is not handled (not an error).
+    ignored : list of (Path, str)
+        Files in folders that are not used, with the reason (not an error).
+    explicit : set of Path
+        Resolved paths of the files named on the command line (not found in a folder).
     """
 
     profiles: list = field(default_factory=list)
     audio: list = field(default_factory=list)
     ignored: list = field(default_factory=list)
+    explicit: set = field(default_factory=set)
+
+    def drop_audio_found_in_folders(self, reason: str) -> list:
+        """Move the audio found in folders to :attr:`ignored`; returns the explicit audio files left."""
+        kept = []
+        for audio, score in self.audio:
+            if audio.resolve() in self.explicit:
+                kept.append((audio, score))
+            else:
+                self.ignored.append((audio, reason))
+        self.audio = kept
+        return [audio for audio, _ in kept]
 
 
 def discover_inputs(inputs, *, profiles=()) -> InputSet:
@@ -160,7 +174,7 @@ def discover_inputs(inputs, *, profiles=()) -> InputSet:
             for q in sorted(x for x in p.rglob("*") if x.is_file() and not x.name.startswith(".")):
                 kind = file_kind(q)
                 if kind is None or (kind == "profiles" and not looks_like_profiles(q)):
-                    found.ignored.append(q)
+                    found.ignored.append((q, "not a profile table, audio or MIDI file"))
                 else:
                     files.append(q)
         elif p.is_file():
@@ -169,10 +183,12 @@ def discover_inputs(inputs, *, profiles=()) -> InputSet:
                                  f"({', '.join(PROFILE_SUFFIXES)}), audio ({', '.join(AUDIO_SUFFIXES)}) "
                                  f"or a MIDI score next to its audio")
             files.append(p)
+            found.explicit.add(p.resolve())
         else:
             raise UsageError(f"input {str(p)!r}: no such file or folder")
     for raw in profiles:
         files.append(require_file("--profiles", raw))
+        found.explicit.add(files[-1].resolve())
     scores = {}
     for f in files:
         if file_kind(f) == "score":
@@ -193,9 +209,12 @@ def discover_inputs(inputs, *, profiles=()) -> InputSet:
                 paired.add(score.resolve())
             found.audio.append((f, score))
     for f in scores.values():
-        if f.resolve() not in paired:
+        if f.resolve() in paired:
+            continue
+        if f.resolve() in found.explicit:
             raise UsageError(f"score {str(f)!r} has no audio recording of the same name next to it "
                              f"(expected e.g. {str(f.with_suffix('.wav'))!r})")
+        found.ignored.append((f, f"a score with no recording named {f.stem}.wav (or .flac, ...) next to it"))
     return found
 
 

@@ -72,13 +72,17 @@ def predict_inputs(args, *, client, label: str) -> int:
         raise UsageError(f"model {args.model!r} was trained on {made_for} data ({model.features}); aCGH profiles "
                          "need a model trained on aCGH profiles")
     if found.audio and made_for != "audio":
-        raise UsageError(f"model {args.model!r} was trained on {made_for} data ({model.features}); audio needs a "
-                         "model trained on audio")
+        named = found.drop_audio_found_in_folders(f"audio, and model {args.model!r} was trained on {made_for} data")
+        if named:
+            raise UsageError(f"{str(named[0])!r} is audio but model {args.model!r} was trained on {made_for} data "
+                             f"({model.features}); audio needs a model trained on audio")
     if found.audio and model.task == "alignment" and not any(score for _, score in found.audio):
         raise UsageError(f"model {args.model!r} is an alignment model but no audio has its MIDI score next to it "
                          "(same file name, .mid)")
     if not found.profiles and not found.audio:
-        raise UsageError("no aCGH profile table or audio file among the inputs")
+        raise UsageError("no aCGH profile table or audio file among the inputs"
+                         + (f" (ignored: {', '.join(str(p) for p, _ in found.ignored[:3])}"
+                            f"{' ...' if len(found.ignored) > 3 else ''})" if found.ignored else ""))
     out = check_output("--out", args.out, "folder")
     failed = []
     profile_tasks_, profile_keys = [], []
@@ -95,8 +99,8 @@ def predict_inputs(args, *, client, label: str) -> int:
                              cost=float(audio.stat().st_size),
                              inputs=(str(audio.resolve()),) + (() if score is None else (str(score.resolve()),)))
                    for audio, score in found.audio]
-    for path in found.ignored:
-        info(args, f"{label}: ignoring {path} (not a profile table, audio or MIDI file)")
+    for path, reason in found.ignored:
+        info(args, f"{label}: ignoring {path} ({reason})")
     results = {}
     n_done = n_skipped = 0
     for func, group in ((predict_profile, profile_tasks_), (predict_audio, audio_tasks)):

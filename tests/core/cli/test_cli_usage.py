@@ -121,7 +121,16 @@ def test_inputs_pair_scores_with_audio_of_the_same_name(tmp_path):
     found = discover_inputs([tmp_path])
     assert found.audio == [(tmp_path / "a.wav", tmp_path / "a.mid"), (tmp_path / "b.flac", None)]
     assert found.profiles == [tmp_path / "p.csv"]
-    assert sorted(p.name for p in found.ignored) == ["ann.csv", "notes.txt"]
+    assert sorted(p.name for p, _ in found.ignored) == ["ann.csv", "notes.txt"]
+    # a score without its recording: skipped with its reason inside a folder, an error when named
     (tmp_path / "lonely.mid").write_bytes(b"")
+    found = discover_inputs([tmp_path])
+    assert ("lonely.mid", "a score with no recording named lonely.wav (or .flac, ...) next to it") in \
+        [(p.name, why) for p, why in found.ignored]
     with pytest.raises(UsageError, match="lonely.mid' has no audio recording"):
-        discover_inputs([tmp_path])
+        discover_inputs([tmp_path / "lonely.mid"])
+    # audio in a folder given to an aCGH model is skipped; named on the command line it is an error
+    assert [a.name for a in found.drop_audio_found_in_folders("wrong model")] == []
+    assert found.audio == [] and ("b.flac", "wrong model") in [(p.name, why) for p, why in found.ignored]
+    named = discover_inputs([tmp_path / "b.flac"])
+    assert [a.name for a in named.drop_audio_found_in_folders("wrong model")] == ["b.flac"]

@@ -7,6 +7,7 @@ import hashlib
 import logging
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -33,6 +34,7 @@ from .workers import LiveLearner, TaskRunner
 
 log = logging.getLogger("marginalia.app.window")
 
+NO_PROJECT_HINT = "Open a project (Ctrl+O), import data (Ctrl+I) or try the demo."
 
 
 class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWidgets.QMainWindow):
@@ -97,7 +99,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     # ================================================================ building
     def _build_views(self):
         self.stack = QtWidgets.QStackedWidget()
-        self.placeholder = QtWidgets.QLabel("Open a project (Ctrl+O), import data (Ctrl+I) or try the demo.")
+        self.placeholder = QtWidgets.QLabel(NO_PROJECT_HINT)
+        self.placeholder.setWordWrap(True)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setObjectName("hint")
         self.profile_view = ProfileView()
@@ -362,6 +365,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.current_item = None
         self.infos = {}
         self.browser.set_items([])
+        self._update_placeholder()
         self.stack.setCurrentWidget(self.placeholder)
 
     def _setting(self, key, default=None):
@@ -382,6 +386,16 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         infos = self.engine.items()
         self.infos = {i.id: i for i in infos}
         self.browser.set_items(infos)
+        self._update_placeholder()
+
+    def _update_placeholder(self):
+        """What the empty view says: open something, or (a project being open) import into it."""
+        if self.engine is None:
+            self.placeholder.setText(NO_PROJECT_HINT)
+        elif not self.infos:
+            self.placeholder.setText(f"{Path(self.engine.path).name} has no items yet: import data files "
+                                     "(Ctrl+I): aCGH profile tables, audio recordings with their MIDI scores, "
+                                     "or series as CSV.")
 
     def _update_enabled(self):
         has = self.engine is not None

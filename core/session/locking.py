@@ -52,8 +52,8 @@ class ProjectLock:
             holder = _read_holder(fd)
             os.close(fd)
             raise ProjectInUseError(
-                f"{self.project} is open in another Marginalia window ({holder}); "
-                f"close it or open read-only") from None
+                f"{self.project} is open in another Marginalia window or process ({holder}); "
+                "close it there first") from None
         except OSError as exc:
             os.close(fd)
             raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None

@@ -558,3 +558,16 @@ def test_queue_shows_the_margin_that_tells_close_calls_apart(qtbot):
     assert cells == ["0.00061", "0.02", "5.5", "\u221e", "\u2014"]
     assert panel.queue.headerItem().text(3) == "Margin"
     assert format_margin(margin_from_uncertainty(np.exp(-250.0))) == "250"
+
+
+def test_an_empty_project_asks_for_data_not_for_a_project(qtbot, tmp_path):
+    from core.engine import Engine
+    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(None, settings=settings)
+    qtbot.addWidget(win)
+    assert win.placeholder.text().startswith("Open a project")
+    win.set_engine(Engine.create(tmp_path / "empty.marginalia"))
+    assert "empty.marginalia has no items yet: import data files (Ctrl+I)" in win.placeholder.text()
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: "import data first" in win.statusBar().currentMessage(), timeout=5000)
+    win.close()

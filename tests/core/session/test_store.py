@@ -226,8 +226,8 @@ def test_second_process_gets_project_in_use_and_read_only_works(tmp_path):
     holder = _run_holder(path, ready)
     try:
         _wait_for(ready, holder)
-        with pytest.raises(ProjectInUseError, match=rf"open in another Marginalia window \(pid {holder.pid} on "
-                                                    r"host .+\); close it or open read-only"):
+        with pytest.raises(ProjectInUseError, match=rf"open in another Marginalia window or process \(pid {holder.pid} on "
+                                                    r"host .+\); close it there first"):
             Session.open(path)
         with Session.open(path, read_only=True) as r:
             assert r.labels() == labels

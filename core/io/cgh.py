@@ -445,8 +445,12 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         pid, chrom, lo_t, hi_t, word = (row[c].strip() for c in cols)
         lo = _number(lo_t, "min", p, line_no)
         hi = _number(hi_t, "max", p, line_no)
+        if word not in ANNOTATION_KINDS and word.lower() in ANNOTATION_KINDS:
+            word = word.lower()          # "0Breakpoints" is what a spreadsheet's autocorrect makes of it
         if word not in ANNOTATION_KINDS:
-            raise DataFormatError(f"unknown annotation {word!r}; expected one of {sorted(ANNOTATION_KINDS)}",
+            close = difflib.get_close_matches(word.lower(), list(ANNOTATION_KINDS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise DataFormatError(f"unknown annotation {word!r}{hint}; expected one of {sorted(ANNOTATION_KINDS)}",
                                   path=str(p), where=f"{where}, column annotation")
         if lo > hi:
             raise DataFormatError(f"min={lo_t} is greater than max={hi_t}; expected min <= max (swap them?)",

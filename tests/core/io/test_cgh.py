@@ -241,6 +241,7 @@ def test_edited_cgh_label_is_written_from_its_probes(tmp_path):
 
 @pytest.mark.parametrize("row, where, match", [
     ("1,2,100,300,2breakpoints", "line 2, column annotation", "unknown annotation '2breakpoints'"),
+    ("1,2,100,300,1breakpiont", "line 2, column annotation", r"'1breakpiont' \(did you mean '1breakpoint'\?\)"),
     ("1,2,400,300,normal", "line 2", "min=400 is greater than max=300"),
     ("1,2,410,490,normal", "line 2", "covers no probe"),
     ("1,2,150,250,1breakpoint", "line 2", "single probe"),
@@ -253,6 +254,11 @@ def test_bad_annotation_tables(tmp_path, row, where, match):
     with pytest.raises(DataFormatError, match=match) as info:
         cgh.read_annotations(p, SEQS)
     assert info.value.where == where and info.value.path == str(p)
+
+
+def test_annotation_words_are_read_whatever_their_case(tmp_path):
+    p = _write(tmp_path, "a.csv", ANN_HEADER + "1,2,100,300,0Breakpoints\n1,2,300,400,1BREAKPOINT\n")
+    assert [lab.kind for lab in cgh.read_annotations(p, SEQS)] == [RegionKind.ZERO, RegionKind.ONE]
 
 
 def test_annotation_empty_files_and_skip_option(tmp_path):

@@ -209,6 +209,7 @@ def test_annotation_round_trip_is_byte_identical_and_value_identical(tmp_path):
     assert out2.read_bytes() == out1.read_bytes()
 
 
+@pytest.mark.filterwarnings("ignore::core.io.cgh.DuplicateAnnotationsWarning")   # repeats are expected here
 @settings(max_examples=30)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6), st.sampled_from(list(RegionKind))),
                 min_size=1, max_size=6))

@@ -411,6 +411,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             return
         self.browser.select(item_id)   # may re-enter show_item through the browser's signal
         if item_id == self.current_item and self._item_payload is not None:
+            if self.runner.is_busy("load"):   # back to the shown item while another was on its way
+                self.runner.cancel("load")
+                self._loading_item = None
             self._apply_pending_frame()
             return
         if item_id == self._loading_item and self.runner.is_busy("load"):
@@ -497,7 +500,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         ids = self.browser.item_ids_in_order()
         if not ids:
             return
-        i = ids.index(self.current_item) if self.current_item in ids else -1
+        # keys pressed faster than items load step on from the one on its way, not the one still shown
+        here = self._loading_item if self.runner.is_busy("load") else self.current_item
+        i = ids.index(here) if here in ids else -1
         self.show_item(ids[(i + step) % len(ids)])
 
     def show_all(self):

@@ -571,3 +571,13 @@ def test_an_empty_project_asks_for_data_not_for_a_project(qtbot, tmp_path):
     win.actions["next_question"].trigger()
     qtbot.waitUntil(lambda: "import data first" in win.statusBar().currentMessage(), timeout=5000)
     win.close()
+
+
+def test_item_steps_pressed_faster_than_loads_all_count(qtbot, window):
+    win = window
+    ids = win.browser.item_ids_in_order()
+    start = ids.index(win.current_item)
+    for _ in range(3):                 # no event processing in between: the loads are still on their way
+        win.actions["next_item"].trigger()
+    want = ids[(start + 3) % len(ids)]
+    qtbot.waitUntil(lambda: win.current_item == want and not win.runner.is_busy("load"), timeout=5000)

@@ -103,8 +103,17 @@ def audio_cache_info() -> dict:
 
 
 def _damaged(path, exc) -> DataFormatError:
-    return DataFormatError(f"cannot decode the audio ({exc}); expected a WAV, FLAC, OGG or MP3 file. The file may "
-                           f"be truncated, damaged or in an unsupported codec: convert it to WAV or FLAC",
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        head = b""
+    if head == b"MThd":
+        return DataFormatError("this is a MIDI score, not an audio recording; give the recording here (were the "
+                               "score and the audio swapped?)", path=str(path))
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return DataFormatError(f"cannot decode the audio ({reason}); expected a WAV, FLAC, OGG or MP3 file. The file "
+                           f"may be truncated, damaged or in an unsupported codec: convert it to WAV or FLAC",
                            path=str(path))
 
 

@@ -52,8 +52,10 @@ def _check_chunks(raw: bytes, path) -> tuple:
     if len(raw) == 0:
         raise DataFormatError("the file is empty; expected a Standard MIDI File", path=p)
     if raw[:4] != b"MThd":
-        raise DataFormatError(f"not a Standard MIDI File: it starts with {raw[:4]!r}, expected b'MThd'", path=p,
-                              where="byte 0")
+        audio = raw[:4] in (b"RIFF", b"fLaC", b"OggS", b"FORM") or raw[:3] == b"ID3"   # WAV FLAC OGG AIFF MP3
+        hint = " (this is an audio recording: were the score and the audio swapped?)" if audio else ""
+        raise DataFormatError(f"not a Standard MIDI File: it starts with {raw[:4]!r}, expected b'MThd'{hint}",
+                              path=p, where="byte 0")
     if len(raw) < 14:
         raise DataFormatError(f"the MIDI header is truncated ({len(raw)} bytes, expected at least 14)", path=p,
                               where="header")

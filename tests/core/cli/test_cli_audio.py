@@ -249,3 +249,11 @@ def test_silent_recording_is_refused_and_a_fragment_is_flagged(performance, tmp_
     assert "is it a recording of this score, and all of it?" in capsys.readouterr().err
     assert main(args + [str(performance / "take.wav")]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_swapped_score_and_audio_are_named_as_such(performance, tmp_path, capsys):
+    wav, mid = str(performance / "take.wav"), str(performance / "take.mid")
+    assert main(["align", "--score", mid, "--audio", mid, "--out", str(tmp_path / "o.csv")]) == 1
+    assert "this is a MIDI score, not an audio recording" in capsys.readouterr().err
+    assert main(["align", "--score", wav, "--audio", wav, "--out", str(tmp_path / "o.csv")]) == 1
+    assert "this is an audio recording: were the score and the audio swapped?" in capsys.readouterr().err

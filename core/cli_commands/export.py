@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import EXIT_OK, UsageError, info
+from ._common import EXIT_FAILED, EXIT_OK, UsageError, info, require_file
 
 __all__ = ["add_parser", "run", "FORMATS"]
 
@@ -43,8 +43,7 @@ def add_parser(sub, parents) -> None:
 
 def run(args) -> int:
     from ..engine import Engine
-    if not Path(args.project).is_file():
-        raise UsageError(f"PROJECT {args.project!r}: no such project file")
+    require_file("PROJECT", args.project, "project file")
     out = Path(args.out)
     if args.kind in ("audacity", "aligned-midi", "alignment-csv", "bundle"):
         if out.exists() and not out.is_dir():
@@ -55,5 +54,8 @@ def run(args) -> int:
         raise UsageError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
     with Engine.open(args.project) as eng:
         written = eng.export(args.kind, out)
+    if not written:
+        info(args, f"export: nothing to write: the project has no items that --format {args.kind} applies to")
+        return EXIT_FAILED
     info(args, f"export: wrote {len(written)} file(s) to {out}")
     return EXIT_OK

@@ -62,6 +62,9 @@ def run(args) -> int:
             info(args, "query: retraining from all labels")
             eng.retrain()
         items = {item.id: item for item in eng.items()}
+        if not items:
+            raise UsageError(f"PROJECT {args.project!r} has no items: import data into it first (in the app, "
+                             "File \u25b8 Import)")
         queries = eng.next_queries(args.n, strategy=args.strategy)
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")

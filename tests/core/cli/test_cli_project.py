@@ -67,6 +67,16 @@ def test_export_checks_file_or_folder_and_missing_project(project, tmp_path, cap
     assert code == 2 and "writes a file" in capsys.readouterr().err
     code = main(["export", str(tmp_path / "none.marginalia"), "--format", "breaks-csv", "--out", "x.csv"])
     assert code == 2 and "no such project" in capsys.readouterr().err
+    # a per-item format with no item it applies to (no audio here) is a failure, not "wrote 0 file(s)"
+    code = main(["export", str(project), "--format", "audacity", "--out", str(tmp_path / "tracks")])
+    assert code == 1 and "nothing to write" in capsys.readouterr().err
+
+
+def test_query_on_an_empty_project_says_so(tmp_path, capsys):
+    from core.engine import Engine
+    Engine.create(tmp_path / "empty.marginalia").close()
+    assert main(["query", str(tmp_path / "empty.marginalia")]) == 2
+    assert "has no items: import data into it first" in capsys.readouterr().err
 
 
 def test_a_project_of_cgh_items_trains_the_recipe_unless_plain_is_asked(project, tmp_path, capsys):

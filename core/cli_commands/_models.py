@@ -21,7 +21,7 @@ from ..batch import file_sha256
 from ..exceptions import DataFormatError, ParameterError
 from ..text import with_article
 from ..types import Segmentation, Sequence
-from ._common import WrongTaskError
+from ._common import UsageError, WrongTaskError
 
 __all__ = ["CliModel", "load_model", "load_model_cached", "save_model", "FEATURE_RECIPES", "TASKS",
            "sequence_features", "recipe_for_kind"]
@@ -181,9 +181,9 @@ def load_model(path, *, task: Optional[str] = None) -> CliModel:
     from ..models.persistence import load_model as _load
     p = Path(path)
     if p.is_dir():
-        raise DataFormatError("is a folder, not a model file", path=str(p))
-    if not p.is_file():
-        raise DataFormatError("no such model file; train one with `marginalia-cli train`", path=str(p))
+        raise UsageError(f"model {str(p)!r} is a folder, not a model file")
+    if not p.is_file():   # a wrong path on the command line: a usage error (exit 2) like any missing input
+        raise UsageError(f"model {str(p)!r}: no such model file; train one with `marginalia-cli train`")
     with open(p, "rb") as fh:
         if fh.read(4) != b"PK\x03\x04":
             raise DataFormatError("not a Marginalia model file (expected the .npz archive written by "

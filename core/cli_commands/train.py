@@ -237,8 +237,8 @@ def _train_segmentation_files(args) -> int:
             labels.setdefault(lab.item_id, []).append(lab)
     train = [s for s in seqs if labels.get(s.name)]
     if not train:
-        raise ParameterError("no annotation matches a sequence of the profiles (annotations name sequences by "
-                             "profile.id and chromosome); check that the files belong together")
+        raise UsageError("no annotation matches a sequence of the profiles (annotations name sequences by "
+                         "profile.id and chromosome); check that the files belong together")
     _check_annotations_hold(train, labels, args)
     if _wants_recipe(args):
         return _train_cgh_recipe(args, train, labels)

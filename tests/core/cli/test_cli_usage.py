@@ -33,6 +33,8 @@ def test_no_command_prints_help_and_exits_2(capsys):
     (["export", "p.marginalia", "--format", "pdf", "--out", "x"], "invalid choice"),
     (["batch"], "subcommand"),
     (["batch", "predict", "missing.model", "--out", "o"], "no such model"),
+    (["predict", "missing.model", "--profiles", __file__, "--out", "o"], "no such model"),
+    (["align", "--score", "missing.mid", "--audio", "missing.wav", "--out", "o.csv"], "no such file"),
 ])
 def test_usage_errors_exit_2_with_one_line(capsys, argv, needle):
     code, _, err = run(capsys, argv)

@@ -52,7 +52,7 @@ def run(args) -> int:
         raise UsageError(f"--out {args.out!r}: --format {args.kind} writes a file, but this is a folder")
     elif not out.parent.exists():
         raise UsageError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
-    with Engine.open(args.project) as eng:
+    with Engine.open(args.project, read_only=True) as eng:   # runs while the app has the project open
         written = eng.export(args.kind, out)
     if not written:
         info(args, f"export: nothing to write: the project has no items that --format {args.kind} applies to")

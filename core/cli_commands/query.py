@@ -57,7 +57,8 @@ def run(args) -> int:
     require_file("PROJECT", args.project, "project file")
     if args.out:
         check_output("--out", args.out, "file")
-    with Engine.open(args.project) as eng:
+    # read-only unless it retrains, so it runs while the app has the project open
+    with Engine.open(args.project, read_only=not args.retrain) as eng:
         if args.retrain:
             info(args, "query: retraining from all labels")
             eng.retrain()

@@ -90,3 +90,12 @@ def test_a_project_of_cgh_items_trains_the_recipe_unless_plain_is_asked(project,
     plain = tmp_path / "plain.model"
     assert main(["train", str(project), "--out", str(plain), "--max-iter", "3", "--recipe", "plain"]) == 0
     assert load_model(plain, task="segmentation").penalty_law() is None
+
+
+def test_query_and_export_run_while_the_app_has_the_project_open(project, tmp_path, capsys):
+    from core.engine import Engine
+    with Engine.open(project):            # what the app holds: the write lock
+        assert main(["query", str(project), "-n", "3", "-q"]) == 0
+        assert len(capsys.readouterr().out.strip().splitlines()) == 4
+        assert main(["export", str(project), "--format", "segments-csv", "--out", str(tmp_path / "s.csv"), "-q"]) == 0
+        assert len((tmp_path / "s.csv").read_text().splitlines()) > 1

@@ -425,7 +425,14 @@ class ProjectStore:
         rows = self._read("reading items", "SELECT id, name, kind, task, source_path, source_hash, size, mtime, "
                                            "meta, created FROM items ORDER BY rowid")
         return [ItemRecord(id=r[0], name=r[1], kind=r[2], task=r[3], source_path=r[4], source_hash=r[5],
-                           meta=json.loads(r[8]), size=r[6], mtime=r[7], created=r[9]) for r in rows]
+                           meta=self._json(r[8], f"item {r[1]!r}"), size=r[6], mtime=r[7], created=r[9]) for r in rows]
+
+    def _json(self, text, what: str):
+        """A JSON column's value; unreadable JSON is damage (a flipped byte), reported with the backups."""
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise self._damaged(f"the stored data of {what} is unreadable ({exc})") from None
 
     def _update_source(self, item_id, path, digest, size, mtime) -> None:
         with self._write("relocate an item's source") as conn:
@@ -658,7 +665,8 @@ class ProjectStore:
             if problem is not None:
                 raise ProjectDamagedError(f"project {self.path} is damaged: {problem}; retrain the model or "
                                           f"restore a backup", backups=_backups.good_backups(self.path))
-        return ModelRecord(id=row[0], task=row[1], created=row[2], label_hash=row[3], params=json.loads(row[4]),
+        return ModelRecord(id=row[0], task=row[1], created=row[2], label_hash=row[3],
+                           params=self._json(row[4], f"model {row[0]!r}"),
                            version=row[5], blob=blob)
 
     def put_prediction(self, item_id: str, model_id: str, blob: bytes) -> None:
@@ -680,7 +688,7 @@ class ProjectStore:
 
     def get_setting(self, key: str, default=None):
         rows = self._read("reading a setting", "SELECT value FROM settings WHERE key = ?", (key,))
-        return json.loads(rows[0][0]) if rows else default
+        return self._json(rows[0][0], f"setting {key!r}") if rows else default
 
     def set_setting(self, key: str, value) -> None:
         text = canonical_json(value)

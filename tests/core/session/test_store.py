@@ -340,6 +340,18 @@ def test_damaged_model_blob_is_reported(tmp_path):
         assert any("m1" in p for p in s.integrity_check())
 
 
+def test_unreadable_item_metadata_is_damage_with_the_backups_named(tmp_path):
+    path = tmp_path / "p.marginalia"
+    with Session.create(path) as s:
+        s.add_item("1:1", "cgh", "segmentation", meta={"profile_id": "1"})
+    conn = sqlite3.connect(path)
+    conn.execute("""UPDATE items SET meta = '{"profile_id: "1"}'""")   # one flipped quote
+    conn.commit()
+    conn.close()
+    with pytest.raises(ProjectDamagedError, match=r"stored data of item '1:1' is unreadable"):
+        Session.open(path)
+
+
 def test_consistent_but_unreadable_label_is_reported_as_damage(tmp_path):
     from core.session.schema import log_row_crc
     path, _ = _project(tmp_path, n_labels=1)

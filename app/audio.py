@@ -33,8 +33,9 @@ class AudioPlayer(QtCore.QObject):
         self._path = None
         try:
             from PySide6 import QtMultimedia  # noqa: F401  (optional module)
-        except ImportError:
-            self.reason = "audio playback is unavailable: this PySide6 has no QtMultimedia module"
+        except ImportError as exc:   # absent, or present without its system libraries (libpulse, ...)
+            self.reason = f"audio playback is unavailable: Qt Multimedia cannot be loaded ({exc})"
+            log.warning(self.reason)
             return
         try:
             from PySide6.QtMultimedia import QAudioOutput, QMediaDevices, QMediaPlayer

@@ -65,7 +65,6 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.drawn_at = None
         self._drawn_stale = False
         self._pending_frame = None
-        self._audio_notice_given = False
         self._frame_times = None
         self._item_payload = None
         self._shown_labels = None
@@ -777,10 +776,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         if self.audio is None:
             self.audio = self.audio_factory(self)
             self.audio.positionChanged.connect(self._on_play_position)
-        if not self.audio.available:
-            if not self._audio_notice_given:
-                self.statusBar().showMessage(self.audio.reason, 10000)
-                self._audio_notice_given = True
+        if not self.audio.available:   # say why at every press: a silent button looks broken
+            self.statusBar().showMessage(self.audio.reason, 10000)
+            self.actions["play"].setToolTip(self.audio.reason)
             return
         if self.audio.is_playing():
             self.audio.stop()

@@ -45,7 +45,9 @@ class ProjectLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError(f"cannot create the lock file {self.path}: {exc.strerror}") from None
+            raise StoreError(f"cannot create the lock file {self.path}: {exc.strerror}. To label, the project's "
+                             "folder must be writable: copy the project somewhere you can write to (it can still "
+                             "be read from here, e.g. by marginalia-cli query and export)") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -166,10 +166,16 @@ class ProjectStore:
             raise StoreError(f"no project at {self.path}: the file does not exist")
         if not self.path.is_file():
             raise StoreError(f"no project at {self.path}: it is not a file (expected a .marginalia project file)")
-        problem = _backups.check_database_file(self.path)
+        # SQLite reads a write-ahead-logged file through a -shm file beside it; in a folder nobody may
+        # write to (a read-only mount, a shared archive) a read-only open must say the file cannot change
+        frozen = self.read_only and not _folder_writable(self.path.parent)
+        if frozen and _has_pending_log(self.path):
+            raise StoreError(f"project {self.path} has edits in its write-ahead log ({self.path.name}-wal) and its "
+                             "folder is read-only: open it once from a writable folder so they are saved in it")
+        problem = _backups.check_database_file(self.path, immutable=frozen)
         if problem is not None:
             raise self._damaged(problem)
-        ro_uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
+        ro_uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro" + ("&immutable=1" if frozen else "")
         try:
             # identify the file read-only first: a foreign or newer file must not be touched
             peek = sqlite3.connect(ro_uri, uri=True)
@@ -774,3 +780,21 @@ def _blob_problem(model_id, blob, expected) -> Optional[str]:
     if hashlib.sha256(blob).hexdigest() != expected:
         return f"the stored blob of model {model_id!r} fails its sha256 checksum"
     return None
+
+
+def _folder_writable(folder: Path) -> bool:
+    """Whether a file can be created in ``folder`` (tried, since permission bits do not bind root)."""
+    import tempfile
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".marginalia-write-test-"):
+            return True
+    except OSError:
+        return False
+
+
+def _has_pending_log(path: Path) -> bool:
+    wal = Path(f"{path}-wal")
+    try:
+        return wal.stat().st_size > 0
+    except OSError:
+        return False

@@ -368,3 +368,15 @@ def test_consistent_but_unreadable_label_is_reported_as_damage(tmp_path):
         Session.open(path)
     with pytest.raises(ProjectDamagedError):  # again: the failed open released the lock
         Session.open(path)
+
+
+def test_read_only_open_in_a_folder_nobody_may_write_to(tmp_path, monkeypatch):
+    from core.session import store as store_module
+    path, _ = _project(tmp_path, n_labels=2)
+    monkeypatch.setattr(store_module, "_folder_writable", lambda folder: False)   # a read-only mount, say
+    with Session.open(path, read_only=True) as s:
+        assert len(s.labels()) == 2
+    assert not Path(f"{path}-shm").exists()          # immutable: nothing written beside it
+    Path(f"{path}-wal").write_bytes(b"x" * 100)      # edits a crash left in the log cannot be read from there
+    with pytest.raises(StoreError, match="write-ahead log .* folder is read-only"):
+        Session.open(path, read_only=True)

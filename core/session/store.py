@@ -93,6 +93,7 @@ class ProjectStore:
             raise ParameterError("read_only: a new project cannot be created read-only")
         self._lock = threading.RLock()
         self._conn: Optional[sqlite3.Connection] = None
+        self._identity = None       # (device, inode) of the file opened, to notice it being moved away
         self._file_lock = None if self.read_only else ProjectLock(self.path)
         self._writes = 0
         self._writes_at_open = 0
@@ -226,6 +227,7 @@ class ProjectStore:
                                  f"open it once for writing to upgrade it")
             self._migrate(version)
         self._writes = self._writes_at_open = self._read_write_count()
+        self._identity = _file_identity(self.path)
         if not self.read_only:
             self._backup_if_changed()
 
@@ -305,6 +307,12 @@ class ProjectStore:
             conn = self._require_open()
             if self.read_only:
                 raise StoreError(f"cannot {what}: project {self.path} is open read-only")
+            if _file_identity(self.path) != self._identity:
+                # SQLite would go on writing its log under the old name, and reopening the file under its
+                # new name would show none of this session's edits: refuse, and say how to get them back
+                raise StoreError(f"cannot {what}: the project file {self.path} was moved, renamed or replaced "
+                                 "while open. Close the project, move the file back to that path and open it "
+                                 "again: the edits made so far are kept with it")
             with self._sql(what):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -798,3 +806,12 @@ def _has_pending_log(path: Path) -> bool:
         return wal.stat().st_size > 0
     except OSError:
         return False
+
+
+def _file_identity(path: Path):
+    """``(device, inode)`` of the file at ``path`` now, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)

@@ -380,3 +380,18 @@ def test_read_only_open_in_a_folder_nobody_may_write_to(tmp_path, monkeypatch):
     Path(f"{path}-wal").write_bytes(b"x" * 100)      # edits a crash left in the log cannot be read from there
     with pytest.raises(StoreError, match="write-ahead log .* folder is read-only"):
         Session.open(path, read_only=True)
+
+
+def test_a_project_renamed_while_open_refuses_edits_and_keeps_what_was_saved(tmp_path):
+    path, _ = _project(tmp_path, n_labels=1)
+    s = Session.open(path)
+    item = s.items()[0].id
+    s.add_label(BoundaryLabel(item, index=50))
+    moved = tmp_path / "renamed.marginalia"
+    os.rename(path, moved)
+    with pytest.raises(StoreError, match="was moved, renamed or replaced while open"):
+        s.add_label(BoundaryLabel(item, index=60))
+    s.close()
+    os.rename(moved, path)                      # what the message asks
+    with Session.open(path) as again:
+        assert sorted(lab.index for lab in again.labels()) == [1, 50]

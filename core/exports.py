@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .exceptions import ParameterError
+from .io._common import publish, publish_folder
 from .session.codec import label_to_dict
 from .types import Alignment, RegionLabel, Segmentation
 
@@ -44,7 +45,7 @@ def export(engine, kind: str, path: Path) -> list:
         # the table names sequences, not project items
         labels = [_with_item(lab, s.name) for r, s in zip(recs, seqs)
                   for lab in engine.labels(r.id) if isinstance(lab, RegionLabel)]
-        cgh_io.write_annotations(path, labels, seqs)
+        publish(path, lambda tmp: cgh_io.write_annotations(tmp, labels, seqs))
         return [path]
     if kind in ("segments-csv", "breaks-csv", "bedgraph"):
         recs, seqs = _cgh_sequences(engine)
@@ -55,7 +56,7 @@ def export(engine, kind: str, path: Path) -> list:
             segs[s.name] = _prediction(engine, r.id).structure
         writer = {"segments-csv": cgh_io.write_segments, "breaks-csv": cgh_io.write_breaks,
                   "bedgraph": cgh_io.write_bedgraph}[kind]
-        writer(path, segs, seqs)
+        publish(path, lambda tmp: writer(tmp, segs, seqs))
         return [path]
     if kind in ("audacity", "aligned-midi", "alignment-csv"):
         path.mkdir(parents=True, exist_ok=True)
@@ -71,7 +72,7 @@ def export(engine, kind: str, path: Path) -> list:
                 else:
                     bounds = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
                 out = path / f"{rec.name}.txt"
-                write_audacity_labels(out, np.asarray(bounds, dtype=float))
+                publish(out, lambda tmp: write_audacity_labels(tmp, np.asarray(bounds, dtype=float)))
             else:
                 if not isinstance(pred.structure, Alignment) or data.score is None:
                     continue
@@ -79,10 +80,10 @@ def export(engine, kind: str, path: Path) -> list:
                 onset_times = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
                 if kind == "aligned-midi":
                     out = path / f"{rec.name}_aligned.mid"
-                    write_midi(out, data.score, times_s=onset_times)
+                    publish(out, lambda tmp: write_midi(tmp, data.score, times_s=onset_times))
                 else:
                     out = path / f"{rec.name}_alignment.csv"
-                    write_alignment_csv(out, data.score, onset_times)
+                    publish(out, lambda tmp: write_alignment_csv(tmp, data.score, onset_times))
             written.append(out)
         return written
     if kind == "bundle":
@@ -91,7 +92,13 @@ def export(engine, kind: str, path: Path) -> list:
 
 
 def _write_bundle(engine, folder: Path) -> list:
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write the bundle into a new folder put in place of ``folder`` at the end (never a half-written mix)."""
+    names = []
+    publish_folder(folder, lambda tmp: names.extend(p.relative_to(tmp) for p in _fill_bundle(engine, tmp)))
+    return [folder / name for name in names]
+
+
+def _fill_bundle(engine, folder: Path) -> list:
     (folder / "features").mkdir(exist_ok=True)
     items = []
     written = []

@@ -11,7 +11,6 @@ so a batch and a plain run write byte-identical files.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -20,6 +19,7 @@ import numpy as np
 
 from ..batch import BatchTask, atomic_write_text, safe_key
 from ..exceptions import DataFormatError
+from ..io._common import publish
 
 __all__ = [
     "profile_keys",
@@ -142,20 +142,6 @@ def _sequence(profiles_path, profile_id, chromosome):
         raise DataFormatError(f"no sequence for profile {profile_id!r}, chromosome {chromosome!r}",
                               path=str(profiles_path))
     return seqs[name]
-
-
-def publish(path, write) -> None:
-    """Write a file with one of core.io's writers into a temporary name, then rename it into place.
-
-    ``write(tmp_path)`` does the writing; readers (and a resumed batch) never see a half-written file.
-    """
-    tmp = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _segment(model_path, model_sha, seq):

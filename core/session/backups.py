@@ -9,6 +9,7 @@ crash never leaves a half-written backup under a backup's name.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import re
@@ -148,6 +149,8 @@ def write_backup(conn: sqlite3.Connection, project: Path, writes: int) -> Path:
         os.replace(tmp, final)
         _fsync_dir(folder)
     except (sqlite3.Error, OSError) as exc:
+        with contextlib.suppress(OSError):   # a full disk must not keep a half backup as well
+            tmp.unlink()
         raise StoreError(f"cannot write a backup of {project} into {folder}: {exc}") from None
     return final
 

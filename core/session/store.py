@@ -229,7 +229,10 @@ class ProjectStore:
         self._writes = self._writes_at_open = self._read_write_count()
         self._identity = _file_identity(self.path)
         if not self.read_only:
-            self._backup_if_changed()
+            try:
+                self._backup_if_changed()
+            except StoreError as exc:   # a full disk: open anyway, so the user can export or free space
+                _logger.warning("opening %s without a fresh backup: %s", self.path, exc)
 
     def _damaged(self, problem: str) -> ProjectDamagedError:
         good = _backups.good_backups(self.path)

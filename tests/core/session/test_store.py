@@ -395,3 +395,17 @@ def test_a_project_renamed_while_open_refuses_edits_and_keeps_what_was_saved(tmp
     os.rename(moved, path)                      # what the message asks
     with Session.open(path) as again:
         assert sorted(lab.index for lab in again.labels()) == [1, 50]
+
+
+def test_a_project_opens_even_when_no_backup_can_be_written(tmp_path, monkeypatch):
+    from core.session import backups as backups_module
+    path, _ = _project(tmp_path, n_labels=3)
+    with Session.open(path) as s:          # one more edit, so the next open wants a fresh backup
+        s.add_label(BoundaryLabel(s.items()[0].id, index=90))
+
+    def disk_full(*args, **kwargs):
+        raise StoreError("cannot write a backup: database or disk is full")
+
+    monkeypatch.setattr(backups_module, "write_backup", disk_full)
+    with Session.open(path) as s:          # the user can still read, export and free space
+        assert len(s.labels()) == 4

@@ -21,6 +21,7 @@ EXPORT_KINDS = {
     "aligned-midi": ("aligned MIDI (one per audio item)", "dir", ""),
     "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
     "bundle": ("dataset bundle: every label, features and models (folder)", "dir", ""),
+    "cgh-model": ("aCGH model for marginalia-cli (predict, evaluate, batch)", "file", "cgh.model"),
 }
 IMPORT_LABEL_KINDS = {
     "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",

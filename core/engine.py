@@ -45,6 +45,7 @@ EXPORT_KINDS = {
     "aligned-midi": "the score MIDI with note times following the audio (one file per item)",
     "alignment-csv": "event,score_time_s,audio_time_s,pitches (one file per item)",
     "bundle": "a dataset bundle: manifest.json, per-item features (.npz), partial labels and the model",
+    "cgh-model": "the current aCGH model as a marginalia-cli model file (predict / evaluate / batch)",
 }
 
 

@@ -88,7 +88,35 @@ def export(engine, kind: str, path: Path) -> list:
         return written
     if kind == "bundle":
         return _write_bundle(engine, path)
+    if kind == "cgh-model":
+        return _write_cgh_model(engine, path)
     raise ParameterError(f"export: unknown kind {kind!r}")
+
+
+def _write_cgh_model(engine, path: Path) -> list:
+    """The aCGH task's current model as the command line's model file.
+
+    The parameters are those the app draws with (the last retrain plus the perceptron
+    steps since), and a fitted recipe's penalty laws and change pruners go with them, so
+    ``marginalia-cli predict`` segments an unlabelled chromosome as the app does.
+    """
+    from .cli_commands._models import CliModel, save_model
+    recs = list(_items_of(engine, kind="cgh"))
+    if not recs:
+        raise ParameterError("export cgh-model: the project has no aCGH items")
+    task = engine._tasks.get(recs[0])
+    n_labels = sum(len(engine.labels(r.id)) for r in recs)
+    if task.recipe is None and n_labels == 0:
+        raise ParameterError("export cgh-model: no model learned yet: label a few chromosomes and retrain first")
+    w = np.array(task.w, dtype=np.float64)
+    prov = {"learner": "ssvm" if task.recipe is not None else "perceptron", "exported_from": str(engine.path),
+            "model_id": task.model_id, "label_hash": engine.session.labels_hash([r.id for r in recs]),
+            "n_sequences": sum(1 for r in recs if engine.labels(r.id)), "n_labels": n_labels}
+    if task.recipe is not None:
+        spec = task.recipe.to_dict()
+        prov.update(recipe="penalty-law", penalty_law=spec)
+    publish(path, lambda tmp: save_model(tmp, CliModel("segmentation", "cgh-pointwise", task.model, w, prov)))
+    return [path]
 
 
 def _write_bundle(engine, folder: Path) -> list:

@@ -162,3 +162,24 @@ def test_the_pruning_rule_never_drops_a_change_a_label_needs(labelled):
     held_out = sorted(set(ids) - set(train))[0]
     pred = eng.predict(ids[held_out])
     assert pred.structure.n_segments == 1 and pred.runner_up is not None and pred.runner_up.n_segments == 3
+
+
+def test_the_apps_model_exported_for_the_cli_segments_as_the_app_does(labelled, tmp_path):
+    from core.cli_commands._models import load_model
+    eng, ids, truth, train = labelled
+    eng.retrain()
+    held_out = sorted(set(ids) - set(train))
+    eng.add_label(RegionLabel(item_id=ids[train[0]], start=0, stop=20, kind=RegionKind.ZERO))
+    eng.update_model(ids[train[0]])                 # a perceptron step after the retrain goes along too
+    out = tmp_path / "cgh.model"
+    assert eng.export("cgh-model", out) == [out]
+    m = load_model(out, task="segmentation")
+    assert m.features == "cgh-pointwise" and m.penalty_law() is not None
+    assert m.provenance["n_labels"] == len(eng.labels())
+    for name in held_out:                             # unlabelled chromosomes: nothing constrains the app
+        seq = eng.data(ids[name]).sequence
+        assert m.segment(seq).breakpoints.tolist() == eng.predict(ids[name]).structure.breakpoints.tolist()
+    empty = Engine.create(tmp_path / "e.marginalia")
+    with pytest.raises(ParameterError, match="no aCGH items"):
+        empty.export("cgh-model", tmp_path / "none.model")
+    empty.close()

@@ -615,18 +615,47 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self._refresh_info(item_id)
 
     def undo(self):
-        if self.engine is not None and self.engine.undo():
+        self._step_history("undone", lambda: self.engine.undo())
+
+    def redo(self):
+        self._step_history("redone", lambda: self.engine.redo())
+
+    def _step_history(self, verb: str, step):
+        """Undo or redo one edit and say what it was (one step may be a whole import or accepted part)."""
+        if self.engine is None:
+            return
+        before = {lab.id: lab for lab in self.engine.labels()}
+        if step():
             self._edit_t0 = time.perf_counter()
+            after = {lab.id: lab for lab in self.engine.labels()}
+            back = "restored" if verb == "undone" else "added"
+            self.statusBar().showMessage(f"{verb}: {self._describe_change(before, after, back)}", 6000)
             self._refresh_labels()
+            self._refresh_label_counts(before, after)
             self._label_edited(self.current_item)
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
 
-    def redo(self):
-        if self.engine is not None and self.engine.redo():
-            self._edit_t0 = time.perf_counter()
-            self._refresh_labels()
-            self._label_edited(self.current_item)
-        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
+    def _describe_change(self, before: dict, after: dict, back: str = "added") -> str:
+        """``"30 labels removed on 12 items (1:1, 1:2, ...)"``: what changed between two label sets."""
+        added = [after[i] for i in after.keys() - before.keys()]
+        removed = [before[i] for i in before.keys() - after.keys()]
+        changed = [after[i] for i in after.keys() & before.keys() if after[i] != before[i]]
+        parts = [f"{len(labs)} label{'s' if len(labs) != 1 else ''} {what}"
+                 for labs, what in ((added, back), (removed, "removed"), (changed, "changed")) if labs]
+        items = sorted({lab.item_id for lab in added + removed + changed},
+                       key=lambda i: self.infos[i].name if i in self.infos else i)
+        names = [self.infos[i].name if i in self.infos else i[:8] for i in items]
+        where = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        return (", ".join(parts) or "no label change") + (f" on {len(names)} item{'s' if len(names) != 1 else ''} "
+                                                          f"({where})" if names else "")
+
+    def _refresh_label_counts(self, before: dict, after: dict):
+        """Update the browser rows of every item whose labels the step touched (not only the shown one)."""
+        touched = {lab.item_id for lab in list(before.values()) + list(after.values())
+                   if before.get(lab.id) != after.get(lab.id)}
+        for item_id in touched:
+            if item_id in self.infos and item_id != self.current_item:
+                self._refresh_info(item_id)
 
     def _on_undo_state(self, can_undo, can_redo):
         self.actions["undo"].setEnabled(bool(can_undo))

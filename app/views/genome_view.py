@@ -15,7 +15,10 @@ from core.types import RegionLabel
 from .. import theme
 from .profile_view import segment_means
 
-__all__ = ["Chromosome", "GenomeView", "genome_offsets"]
+__all__ = ["Chromosome", "GenomeView", "genome_offsets", "overview_indices"]
+
+#: probes drawn for a whole profile: a few per pixel of a wide screen; more only costs seconds of drawing
+OVERVIEW_POINTS = 20_000
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,39 @@ def genome_offsets(starts, stops, *, gap_fraction: float = 0.01) -> np.ndarray:
     return left - starts
 
 
+def overview_indices(values, max_points: int) -> np.ndarray:
+    """Probes to draw when ``values`` has more than ``max_points``.
+
+    Most of the budget is an even subsample, which keeps the spread of the noise as it
+    is; the rest keeps the lowest and highest probe of each of a few hundred runs of
+    consecutive probes, so outliers and narrow amplifications or deletions stay visible.
+    (Extremes alone would draw pure noise as two bands with nothing between.)
+
+    Parameters
+    ----------
+    values : array_like, shape (T,)
+    max_points : int
+
+    Returns
+    -------
+    idx : ndarray of int64, shape (<= max_points,), increasing
+    """
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    T = v.size
+    if T <= max_points:
+        return np.arange(T, dtype=np.int64)
+    n_even = max(int(0.92 * max_points), 1)
+    even = np.linspace(0, T - 1, n_even).astype(np.int64)
+    n_bins = max((max_points - n_even) // 2, 1)
+    edges = np.linspace(0, T, n_bins + 1).astype(np.int64)
+    starts, stops = edges[:-1], edges[1:]
+    keep = stops > starts
+    starts, stops = starts[keep], stops[keep]
+    lows = np.array([a + int(np.argmin(v[a:b])) for a, b in zip(starts, stops)], dtype=np.int64)
+    highs = np.array([a + int(np.argmax(v[a:b])) for a, b in zip(starts, stops)], dtype=np.int64)
+    return np.unique(np.concatenate([even, lows, highs]))
+
+
 class GenomeView(pg.GraphicsLayoutWidget):
     """All chromosomes of a profile: probes, predicted segment means, label regions and chromosome names.
 
@@ -80,6 +116,8 @@ class GenomeView(pg.GraphicsLayoutWidget):
         self.main.getAxis("left").setWidth(56)
         self.main.setLabel("left", "log\u2082 ratio")
         self.main.setLabel("bottom", "chromosome")
+        for name in ("left", "bottom"):   # no "(x1e+09)" under chromosome names, no "(x0.001)" on log ratios
+            self.main.getAxis(name).enableAutoSIPrefix(False)
         self.chromosomes: list = []
         self.offsets = np.zeros(0)
         self._items: list = []
@@ -106,10 +144,14 @@ class GenomeView(pg.GraphicsLayoutWidget):
         pad = 0.15 * max(hi - lo, 0.2)
         y0, y1 = float(lo - pad), float(hi + pad)
         ticks = []
+        n_total = sum(c.values.size for c in self.chromosomes)
         for k, (chrom, off) in enumerate(zip(self.chromosomes, self.offsets)):
             x = chrom.positions + off
             colour = theme.DATA if k % 2 == 0 else theme.MUTED
-            pts = pg.PlotDataItem(x, chrom.values, pen=None, symbol="o", symbolSize=2, symbolPen=None,
+            # a high-density profile has ~500,000 probes: drawing them all took 15 s on the GUI thread
+            budget = max(500, int(OVERVIEW_POINTS * chrom.values.size / max(n_total, 1)))
+            shown = overview_indices(chrom.values, budget)
+            pts = pg.PlotDataItem(x[shown], chrom.values[shown], pen=None, symbol="o", symbolSize=2, symbolPen=None,
                                   symbolBrush=pg.mkBrush(colour))
             self._add(pts)
             # only once inside the plot: clipping asks the item's view box for its range

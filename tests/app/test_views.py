@@ -83,6 +83,18 @@ def profile(qtbot):
     return view, seq
 
 
+def test_whole_profile_overview_keeps_narrow_events_within_its_budget():
+    from app.views.genome_view import overview_indices
+    rng = np.random.default_rng(1)
+    v = 0.2 * rng.standard_normal(100_000)
+    v[51_000:51_003] += 3.0                            # a 3-probe focal amplification
+    idx = overview_indices(v, 4000)
+    assert idx.size <= 4000 and np.all(np.diff(idx) > 0)
+    assert np.any((idx >= 51_000) & (idx < 51_003))   # still drawn
+    assert np.std(v[idx]) < 1.5 * np.std(v)            # the noise keeps its spread (not only extremes)
+    assert overview_indices(v[:300], 4000).tolist() == list(range(300))
+
+
 def test_drag_creates_a_region_label_over_the_dragged_samples(qtbot, profile):
     view, seq = profile
     got = []

@@ -60,6 +60,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.infos = {}
         self.latencies = []          # seconds from a label edit to its redrawn prediction
         self.last_error_dialog = None
+        self.last_io_result = None   # the last import or export: new item ids, labels or written paths
         self._edit_t0 = None
         self._drawn_prediction = None
         self.drawn_at = None

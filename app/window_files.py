@@ -106,21 +106,38 @@ class ProjectFilesMixin:
         if paths:
             self.import_data(paths)
 
-    def import_data(self, paths) -> list:
-        """Import data files into the project; errors become a dialog. Returns the new item ids."""
+    def import_data(self, paths):
+        """Import data files into the project in the background; errors become a dialog.
+
+        Reading a large profile table takes seconds, so it never runs on the GUI thread; the new
+        item ids end up in ``last_io_result`` (``[]`` after an error) when the "import" lane is idle.
+        """
         if self.engine is None:
-            return []
-        try:
-            ids = self.engine.import_files(paths)
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, "Cannot import this file", exc)
-            return []
-        self.refresh_items()
-        if ids:
-            self.statusBar().showMessage(f"imported {len(ids)} item(s)", 4000)
-        else:
-            self.statusBar().showMessage("nothing new to import: these files' items are already in the project", 6000)
-        return ids
+            return
+        engine, paths = self.engine, list(paths)
+
+        def done(ids):
+            self.last_io_result = ids
+            self.refresh_items()
+            self.statusBar().showMessage(f"imported {len(ids)} item(s)" if ids else
+                                         "nothing new to import: these files' items are already in the project",
+                                         6000)
+
+        self._run_io("import", "importing data", lambda: engine.import_files(paths), done, "Cannot import this file")
+
+    def _run_io(self, lane: str, description: str, work, done, error_title: str):
+        """Run ``work()`` (an import or an export) off the GUI thread; ``done(result)`` or an error dialog after."""
+        self.last_io_result = None
+
+        def failed(exc):
+            self.last_io_result = []
+            if isinstance(exc, (MarginaliaError, OSError)):   # OSError: an unwritable folder, a full disk
+                self.last_error_dialog = errors.show_error(self, error_title, exc)
+            else:
+                self._show_error(error_title, exc)
+
+        self.runner.submit(lane, lambda cancel, progress: work(), on_done=done, on_error=failed,
+                           description=description)
 
     def import_labels_dialog(self):
         kind, ok = QtWidgets.QInputDialog.getItem(self, "Import labels", "Format:",
@@ -135,25 +152,30 @@ class ProjectFilesMixin:
         if path:
             self.import_labels_from(kind, path)
 
-    def import_labels_from(self, kind: str, path: str) -> list:
+    def import_labels_from(self, kind: str, path: str):
+        """Import labels in the background (see :meth:`import_data`); rows skipped on the way are listed."""
         if self.engine is None:
-            return []
-        try:
+            return
+        engine = self.engine
+
+        def work():
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                labels = self.engine.import_labels(kind, path)
-        except MarginaliaError as exc:
-            self.last_error_dialog = errors.show_error(self, "Cannot import these labels", exc)
-            return []
-        self._refresh_labels()
-        self.refresh_items()
-        notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-        if notes:   # rows skipped on the way (unknown profiles, repeated rows, regions without probes)
-            self.last_error_dialog = errors.show_notice(self, f"Imported {len(labels)} label(s), skipping some rows",
-                                                        "\n\n".join(notes))
-        self.statusBar().showMessage(f"imported {len(labels)} label(s)" if labels else
-                                     "nothing new to import: the project already has these labels", 6000)
-        return labels
+                labels = engine.import_labels(kind, path)
+            return labels, [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+
+        def done(result):
+            labels, notes = result
+            self.last_io_result = labels
+            self._refresh_labels()
+            self.refresh_items()
+            if notes:   # rows skipped on the way (unknown profiles, repeated rows, regions without probes)
+                self.last_error_dialog = errors.show_notice(
+                    self, f"Imported {len(labels)} label(s), skipping some rows", "\n\n".join(notes))
+            self.statusBar().showMessage(f"imported {len(labels)} label(s)" if labels else
+                                         "nothing new to import: the project already has these labels", 6000)
+
+        self._run_io("import", "importing labels", work, done, "Cannot import these labels")
 
     def export_dialog(self, kind: str):
         title, mode, default = EXPORT_KINDS[kind]
@@ -164,16 +186,17 @@ class ProjectFilesMixin:
         if path:
             self.export_to(kind, path)
 
-    def export_to(self, kind: str, path: str) -> list:
+    def export_to(self, kind: str, path: str):
+        """Export in the background (an export may predict every item first); see :meth:`import_data`."""
         if self.engine is None:
-            return []
-        try:
-            written = self.engine.export(kind, path)
-        except (MarginaliaError, OSError) as exc:   # OSError: a folder that cannot be written, a full disk
-            self.last_error_dialog = errors.show_error(self, f"Cannot export {kind}", exc)
-            return []
-        self.statusBar().showMessage(f"exported {len(written or [])} file(s) to {path}", 6000)
-        return written
+            return
+        engine = self.engine
+
+        def done(written):
+            self.last_io_result = [str(p) for p in written or []]
+            self.statusBar().showMessage(f"exported {len(written or [])} file(s) to {path}", 6000)
+
+        self._run_io("export", f"exporting {kind}", lambda: engine.export(kind, path), done, f"Cannot export {kind}")
 
     def _show_error(self, title, exc):
         self.last_error_dialog = errors.show_error(self, title, exc)

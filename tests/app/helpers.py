@@ -45,3 +45,13 @@ def pump(seconds: float):
     while time.perf_counter() < end:
         app.processEvents()
         time.sleep(0.005)
+
+
+def finish_io(qtbot, win, start, timeout: int = 60_000):
+    """Run ``start()`` (an import or export of the window, done in the background) and return its result.
+
+    While it runs the GUI thread stays free: the test waits for the window's ``last_io_result``.
+    """
+    start()
+    qtbot.waitUntil(lambda: win.last_io_result is not None, timeout=timeout)
+    return win.last_io_result

@@ -16,7 +16,7 @@ from app.main_window import MainWindow
 from core.engine import Engine
 from core.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
-from .helpers import click, drag
+from .helpers import click, drag, finish_io
 
 WAIT = 120_000  # ms; a retrain of the whole demo can take tens of seconds on a loaded 2-core machine
 
@@ -225,7 +225,7 @@ def test_runner_up_answers_the_audio_question_it_was_asked(qtbot, demo):
 def test_export_and_reimport_into_a_fresh_project(qtbot, demo):
     win, work = demo
     out = work / "exported_annotations.csv"
-    assert win.export_to("annotations-csv", str(out))
+    assert finish_io(qtbot, win, lambda: win.export_to("annotations-csv", str(out)))
     assert out.exists() and out.read_text().splitlines()[0].startswith("profile.id")
 
     def cgh_labels(engine):
@@ -235,21 +235,21 @@ def test_export_and_reimport_into_a_fresh_project(qtbot, demo):
     expected = cgh_labels(win.engine)
     fresh = Engine.create(work / "fresh.marginalia")
     win.set_engine(fresh)
-    assert win.import_data([str(work / "profiles.csv")])
-    assert len(win.import_labels_from("annotations-csv", str(out))) == len(expected)
+    assert finish_io(qtbot, win, lambda: win.import_data([str(work / "profiles.csv")]))
+    assert len(finish_io(qtbot, win, lambda: win.import_labels_from("annotations-csv", str(out)))) == len(expected)
     assert cgh_labels(win.engine) == expected
     # the same table again adds nothing, and says so; importing the same profiles again neither
-    assert win.import_labels_from("annotations-csv", str(out)) == []
+    assert finish_io(qtbot, win, lambda: win.import_labels_from("annotations-csv", str(out))) == []
     assert "already has these labels" in win.statusBar().currentMessage()
     assert cgh_labels(win.engine) == expected
-    assert win.import_data([str(work / "profiles.csv")]) == []
+    assert finish_io(qtbot, win, lambda: win.import_data([str(work / "profiles.csv")])) == []
 
 
 def test_export_into_an_unwritable_place_is_a_clear_error_not_a_bug(qtbot, demo):
     win, work = demo
     blocker = work / "a_file"
     blocker.write_text("not a folder\n")
-    assert win.export_to("bundle", str(blocker / "bundle")) == []
+    assert finish_io(qtbot, win, lambda: win.export_to("bundle", str(blocker / "bundle"))) == []
     text = win.last_error_dialog.informativeText()
     assert "bug" not in text.lower() and "a_file" in text and "write to" in text
     win.last_error_dialog.close()
@@ -259,7 +259,7 @@ def test_corrupt_file_gives_a_clear_message(qtbot, demo):
     win, work = demo
     bad = work / "corrupt.csv"
     bad.write_bytes(b"profile.id,chromosome,position,logratio\n1,1,abc,\x00\x00\n")
-    assert win.import_data([str(bad)]) == []
+    assert finish_io(qtbot, win, lambda: win.import_data([str(bad)])) == []
     dlg = win.last_error_dialog
     assert isinstance(dlg, QtWidgets.QMessageBox) and dlg.isVisible()
     text = dlg.informativeText()

@@ -14,7 +14,7 @@ from app.main_window import MainWindow
 from core.types import BoundaryLabel, RegionKind, RegionLabel
 
 from .fake_engine import FakeEngine
-from .helpers import click, drag
+from .helpers import click, drag, finish_io
 
 
 @pytest.fixture(scope="module")
@@ -172,11 +172,11 @@ def test_export_then_reimport_restores_the_labels(qtbot, window, tmp_path):
     win, eng = window, window.engine
     eng.add_label(RegionLabel(item_id="cgh-a", start=5, stop=30, kind=RegionKind.ONE))
     out = tmp_path / "annotations.csv"
-    assert win.export_to("annotations-csv", str(out)) == [str(out)]
+    assert finish_io(qtbot, win, lambda: win.export_to("annotations-csv", str(out))) == [str(out)]
     rows = json.loads(out.read_text())
     eng.delete_label(eng.labels("cgh-a")[0].id)
     assert eng.labels("cgh-a") == []
-    win.import_labels_from("annotations-csv", str(out))
+    finish_io(qtbot, win, lambda: win.import_labels_from("annotations-csv", str(out)))
     labs = eng.labels("cgh-a")
     assert [(lab.start, lab.stop, lab.kind.value) for lab in labs] == [(r["start"], r["stop"], r["kind"]) for r in rows]
     qtbot.waitUntil(lambda: len(win.profile_view.labels()) == 1, timeout=2000)
@@ -186,7 +186,7 @@ def test_corrupt_file_gives_a_clear_dialog_not_a_traceback(qtbot, window, tmp_pa
     win = window
     bad = tmp_path / "broken.csv"
     bad.write_text("\x00\x01garbage")
-    assert win.import_labels_from("annotations-csv", str(bad)) == []
+    assert finish_io(qtbot, win, lambda: win.import_labels_from("annotations-csv", str(bad))) == []
     dlg = win.last_error_dialog
     assert isinstance(dlg, QtWidgets.QMessageBox) and dlg.isVisible()
     text = dlg.informativeText()
@@ -194,7 +194,7 @@ def test_corrupt_file_gives_a_clear_dialog_not_a_traceback(qtbot, window, tmp_pa
     assert "supported formats" in text   # the fix is spelled out
     assert dlg.open_log_button.text() == "Open log"
     dlg.close()
-    assert win.import_data([str(bad)]) == []
+    assert finish_io(qtbot, win, lambda: win.import_data([str(bad)])) == []
     assert "line 1" in win.last_error_dialog.informativeText()
     win.last_error_dialog.close()
 

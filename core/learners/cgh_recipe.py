@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from ..exceptions import NotFittedError, ParameterError
+from ..exceptions import CancelledError, NotFittedError, ParameterError
 from ..features.cgh import pointwise_hermite_features, probe_density
 from ..models.segmentation import SegmentationModel
 from ..types import Segmentation
@@ -99,6 +99,10 @@ class CghSegmenter:
     random_state : int, default 0
     callback : callable, optional
         ``callback(learner, iteration)`` after each pass of the metric learner.
+    should_stop : callable, optional
+        Polled between sequences (metric steps, penalty-law decodings); when it returns True
+        :meth:`fit` raises :class:`~core.exceptions.CancelledError`. A pass over long
+        chromosomes takes minutes, so a cancel cannot wait for the end of one.
 
     Attributes
     ----------
@@ -119,7 +123,8 @@ class CghSegmenter:
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=12, learner="ssvm", rho=1.0, prune=False, random_state=0, callback=None):
+                 min_class_sequences=12, learner="ssvm", rho=1.0, prune=False, random_state=0, callback=None,
+                 should_stop=None):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -135,6 +140,7 @@ class CghSegmenter:
         self.prune = prune
         self.random_state = random_state
         self.callback = callback
+        self.should_stop = should_stop
 
     # ------------------------------------------------------------ inputs
     @staticmethod
@@ -289,7 +295,7 @@ class CghSegmenter:
         if self.learner == "ssvm":
             from .ssvm import SSVM
             ssvm = SSVM(model, C=self.C, max_iter=self.max_iter, random_state=self.random_state,
-                        callback=self.callback, warm_start=anchor is not None,
+                        callback=self.callback, should_stop=self.should_stop, warm_start=anchor is not None,
                         center="zero" if anchor is None else "initial")
             if anchor is not None:
                 ssvm.w_ = model.check_w(np.array(anchor.w_, dtype=np.float64))
@@ -299,13 +305,19 @@ class CghSegmenter:
             # bridge loss; each convex CCCP step is solved by one BCFW pass warm-started from the last
             fitted = PartialLabelSSVM(model, C=self.C, strategy="bridge", max_outer=self.max_iter, inner="bcfw",
                                       inner_max_iter=1, random_state=self.random_state,
-                                      callback=self.callback).fit(Xs, Ys)
+                                      callback=self.callback, should_stop=self.should_stop).fit(Xs, Ys)
         else:
             from .transfer import TransferSSVM
             fitted = TransferSSVM(model, rho=self.rho, C=self.C, max_iter=self.max_iter,
-                                  random_state=self.random_state, callback=self.callback).fit(Xs, Ys, list(classes))
+                                  random_state=self.random_state, callback=self.callback,
+                                  should_stop=self.should_stop).fit(Xs, Ys, list(classes))
             self.w_by_class_ = {str(k): np.asarray(v, dtype=np.float64) for k, v in fitted.w_datasets_.items()}
+        self._stop_if_asked()
         self.model_, self.w_ = model, np.asarray(fitted.w_, dtype=np.float64)
+
+    def _stop_if_asked(self) -> None:
+        if self.should_stop is not None and self.should_stop():
+            raise CancelledError("the aCGH recipe fit was cancelled")
 
     def _law(self, Xs, Ys, F, groups, idx, w, summaries) -> PenaltyLaw:
         law = PenaltyLaw(self.model_, w, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
@@ -313,6 +325,7 @@ class CghSegmenter:
         done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
         for i in idx:
             if i not in done:
+                self._stop_if_asked()
                 done[i] = law.grid_summary(Xs[i], Ys[i])
         return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx],
                        summaries=[done[i] for i in idx])

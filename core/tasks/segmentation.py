@@ -233,11 +233,12 @@ class SegmentationTask(EngineTask):
             if progress is not None:
                 progress(int(iteration) + 1, int(learner.max_iter) + 1, f"metric pass {int(iteration) + 1}")
 
-        recipe = CghSegmenter(min_size=self.model.min_size, prune=True, callback=on_pass)
+        recipe = CghSegmenter(min_size=self.model.min_size, prune=True, callback=on_pass,
+                              should_stop=None if cancel is None else cancel.is_set)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             recipe.fit(seqs, labels, groups=groups)
-        recipe.callback = None
+        recipe.callback = recipe.should_stop = None   # the task keeps the recipe: drop the job's hooks
         check_cancel(cancel)
         if progress is not None:
             progress(1, 1, "penalty laws fitted")

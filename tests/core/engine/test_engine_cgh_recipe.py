@@ -183,3 +183,28 @@ def test_the_apps_model_exported_for_the_cli_segments_as_the_app_does(labelled, 
     with pytest.raises(ParameterError, match="no aCGH items"):
         empty.export("cgh-model", tmp_path / "none.model")
     empty.close()
+
+
+def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labelled):
+    import threading
+
+    from core.exceptions import CancelledError
+    from core.learners.cgh_recipe import CghSegmenter
+    eng, ids, truth, train = labelled
+    before = eng.model_id(ids[train[0]])
+    seqs = [eng.data(ids[n]).sequence for n in train]
+    labels = [eng.labels(ids[n]) for n in train]
+    polls = []
+
+    def stop_after_three():
+        polls.append(1)
+        return len(polls) > 3                      # three sequences into the first pass
+
+    with pytest.raises(CancelledError):
+        CghSegmenter(max_iter=50, should_stop=stop_after_three).fit(seqs, labels)
+    assert len(polls) <= 5                         # not 50 passes of 9 sequences: within the first pass
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(CancelledError):
+        eng.retrain(cancel=cancel)
+    assert eng.model_id(ids[train[0]]) == before     # nothing half-fitted was adopted

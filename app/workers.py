@@ -61,8 +61,9 @@ class TaskRunner(QtCore.QObject):
     busyChanged = QtCore.Signal(str, int, str)  # lane, busy (0/1), description
     progress = QtCore.Signal(str, int, int, str)
 
-    #: lanes whose work takes seconds; they get their own thread so that they never delay
-    #: the interactive lanes (loading an item, the per-label update, a prediction)
+    #: lanes whose work takes seconds; they get their own threads so that they never delay
+    #: the interactive lanes (loading an item, the per-label update, a prediction), and one
+    #: each, so that "Next question" is not queued behind a retrain of a minute
     HEAVY_LANES = ("retrain", "queries")
 
     def __init__(self, parent=None, *, max_threads: int = 2):
@@ -70,7 +71,7 @@ class TaskRunner(QtCore.QObject):
         self.pool = QtCore.QThreadPool(self)
         self.pool.setMaxThreadCount(max_threads)
         self.heavy_pool = QtCore.QThreadPool(self)
-        self.heavy_pool.setMaxThreadCount(1)
+        self.heavy_pool.setMaxThreadCount(len(self.HEAVY_LANES))
         self._generation = {}
         self._cancel = {}
         self._relays = {}

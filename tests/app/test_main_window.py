@@ -582,3 +582,20 @@ def test_item_steps_pressed_faster_than_loads_all_count(qtbot, window):
         win.actions["next_item"].trigger()
     want = ids[(start + 3) % len(ids)]
     qtbot.waitUntil(lambda: win.current_item == want and not win.runner.is_busy("load"), timeout=5000)
+
+
+def test_questions_are_ranked_while_a_retrain_runs(qtbot):
+    import threading
+
+    from app.workers import TaskRunner
+    runner = TaskRunner()
+    release = threading.Event()
+    got = []
+    runner.submit("retrain", lambda cancel, progress: release.wait(30), description="a long retrain")
+    runner.submit("queries", lambda cancel, progress: "ranked", on_done=got.append)
+    try:
+        qtbot.waitUntil(lambda: got == ["ranked"], timeout=5000)   # not queued behind the retrain
+        assert runner.is_busy("retrain")
+    finally:
+        release.set()
+        runner.heavy_pool.waitForDone(5000)

@@ -170,10 +170,22 @@ class EngineTask:
                 return task.part_scores(part)
 
         q = pool_uncertainties(parts, _Scorer(), strategy, random_state=0, n_jobs=self._query_threads())
+        if strategy == "best-vs-2nd":
+            self._note_item_uncertainties(parts, q)
         chosen = select_batch(parts, q, n, suppress="overlap", random_state=0)
         self._record_round(parts, q, strategy, _Scorer())
         return [Query(parts[i].item_id, parts[i].start, parts[i].stop, float(q[i]), strategy, rank)
                 for rank, i in enumerate(chosen)]
+
+    def _note_item_uncertainties(self, parts, q) -> None:
+        """An item scored whole by a query round gets that uncertainty until a prediction gives its own.
+
+        So the Dataset browser can sort every item by margin after one ranking, not only the
+        items drawn in this session.
+        """
+        for part, value in zip(parts, q):
+            if part.kind == "chromosome":       # the part is the whole item
+                self._uncertainty.setdefault(part.item_id, float(value))
 
     def _query_threads(self) -> int:
         return QUERY_THREADS if self.concurrent_part_scores else 1

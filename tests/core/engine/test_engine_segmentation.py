@@ -302,3 +302,12 @@ def test_a_bundle_brings_every_label_kind_back(project, tmp_path):
             other.import_labels("bundle", tmp_path)
     finally:
         other.close()
+
+
+def test_one_ranking_gives_every_whole_item_its_margin_for_the_browser(project):
+    eng, truth, _ = project
+    assert all(i.uncertainty is None for i in eng.items())     # nothing drawn yet
+    ranked = eng.next_queries(2)
+    infos = {i.id: i for i in eng.items()}
+    assert all(info.uncertainty is not None for info in infos.values())
+    assert infos[ranked[0].item_id].uncertainty == pytest.approx(ranked[0].uncertainty)

@@ -422,10 +422,14 @@ class Engine:
                 for i, q in enumerate(queries[:n])]
 
     def _task_of(self, item_id: Optional[str]):
-        """The task of ``item_id``, else the first task that has items (None when the project is empty)."""
-        if item_id is not None:
-            return self._tasks.get(self.session.item(item_id))
-        return next((task for task in self._tasks.all() if task.item_ids()), None)
+        """The task of ``item_id`` (else of the first item) if it exists yet, else None.
+
+        Never builds a task (that imports the learners and restores the model: a second on a
+        cold start), so the GUI thread may ask; a task not built yet has had no query round.
+        """
+        recs = self.session.items()
+        rec = self.session.item(item_id) if item_id is not None else (recs[0] if recs else None)
+        return None if rec is None else self._tasks.peek(rec)
 
     def learning_curve(self, item_id: Optional[str] = None) -> list:
         """Rows ``{labels, mean_uncertainty, time}`` recorded at each query round of one task.
@@ -440,7 +444,8 @@ class Engine:
         """``{"eta": float|None, "fired": bool, "evidence": str}`` of the task of ``item_id`` (see above)."""
         task = self._task_of(item_id)
         if task is None:
-            return {"eta": None, "fired": False, "evidence": "no items"}
+            return {"eta": None, "fired": False,
+                    "evidence": "no items" if not self.session.items() else "no question asked yet"}
         return task.stopping_signal()
 
     # ---------------------------------------------------------------- export

@@ -41,6 +41,7 @@ class ActiveQueriesMixin:
 
         def done(result):
             queries, curve, signal = result
+            self.refresh_items()       # the ranking scored every whole item: the browser shows their margins
             names = {i: info.name for i, info in self.infos.items()}
             self.active_panel.set_queries(queries, names, self._describe_query)
             self.active_panel.set_curve(curve)

@@ -20,7 +20,6 @@ The learner is generic: the model supplies ``initial_w``, ``make_target``,
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Optional
 
 import numpy as np
 

@@ -8,6 +8,7 @@ rate, and returns a :class:`FeatureMatrix` whose ``values`` are frames × featur
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import json
 import os
@@ -228,12 +229,18 @@ class FeatureCache:
         with self._lock:
             self._put_locked(key, fm)
         if self.directory is not None:
-            os.makedirs(self.directory, exist_ok=True)
             path = os.path.join(self.directory, key + ".npz")
-            tmp = path + ".tmp.npz"
-            np.savez(tmp, values=fm.values, times=fm.times, names=np.array(fm.names, dtype=str),
-                     settings=np.array(json.dumps(fm.settings, default=str)))
-            os.replace(tmp, path)
+            # one temporary name per writer: two threads computing the same item's features (a retrain
+            # and a question ranking) each rename their own copy, the second replacing the first
+            tmp = f"{path}.{os.getpid()}-{threading.get_ident()}.tmp.npz"
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+                np.savez(tmp, values=fm.values, times=fm.times, names=np.array(fm.names, dtype=str),
+                         settings=np.array(json.dumps(fm.settings, default=str)))
+                os.replace(tmp, path)
+            except OSError:   # the disk cache only saves time: a read-only or full disk must not stop the work
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
 
     def _put_locked(self, key, fm):
         self._items[key] = fm

@@ -48,6 +48,17 @@ def test_cache_memory_lru_and_disk(tmp_path):
     assert fresh.hits == 1 and np.array_equal(c.values, a.values) and c.names == a.names
 
 
+def test_the_disk_cache_takes_concurrent_writers_of_one_item(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+    y = _tone(220.0)
+    fm = compute_features(y, SR, "log_mel", n_mels=8, hop_length=256, n_fft=512)
+    cache = FeatureCache(directory=tmp_path)
+    with ThreadPoolExecutor(4) as pool:       # a retrain and a question ranking computing the same item
+        list(pool.map(lambda _: cache.put("k", fm), range(16)))
+    assert [p.name for p in tmp_path.iterdir()] == ["k.npz"]
+    assert np.array_equal(FeatureCache(directory=tmp_path).get("k").values, fm.values)
+
+
 def test_bad_inputs():
     with pytest.raises(ParameterError, match="mono"):
         log_mel(np.zeros((2, 100)), SR)

@@ -36,13 +36,13 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
+from .atomic import publish
 from .exceptions import MarginaliaError, ParameterError
 
 __all__ = [
@@ -59,8 +59,6 @@ __all__ = [
 ]
 
 MARKER_DIR = ".batch"
-_UMASK = os.umask(0o022)   # read the process umask (the only way is to set it) and put it back
-os.umask(_UMASK)
 #: Dask tasks per worker: a few, so a slow worker does not hold the tail while per-task overhead stays small
 CHUNKS_PER_WORKER = 3
 
@@ -139,16 +137,7 @@ def atomic_write_text(path, text: str) -> Path:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_UMASK)   # mkstemp makes it owner-only; outputs get the usual permissions
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    publish(path, lambda tmp: tmp.write_text(text, encoding="utf-8", newline=""))
     return path
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .exceptions import ParameterError
-from .io._common import publish, publish_folder
+from .atomic import publish, publish_folder
 from .session.codec import label_to_dict
 from .types import Alignment, RegionLabel, Segmentation
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..atomic import folder_writable
 from ..exceptions import MarginaliaError, ParameterError
 from ..progress import NullProgress, Progress
 from ..text import with_article
@@ -66,7 +67,6 @@ def check_output(flag: str, value, kind: str) -> Path:
     Missing parent folders are created. Writability is tested by creating a scratch file, which
     also catches read-only mounts and immutable folders (permission bits do not stop root).
     """
-    import tempfile
     p = Path(value)
     if kind == "file" and p.is_dir():
         raise UsageError(f"{flag} {str(p)!r} is a folder; give a file name")
@@ -75,11 +75,12 @@ def check_output(flag: str, value, kind: str) -> Path:
     folder = p if kind == "folder" else (p.parent if str(p.parent) else Path("."))
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".marginalia-write-test-"):
-            pass
     except OSError as exc:
-        raise UsageError(f"{flag} {str(p)!r}: cannot write into folder {str(folder)!r} "
-                         f"({exc.strerror or exc}); choose a folder you can write to") from None
+        raise UsageError(f"{flag} {str(p)!r}: cannot create folder {str(folder)!r} ({exc.strerror or exc}); "
+                         "choose a folder you can write to") from None
+    if not folder_writable(folder):
+        raise UsageError(f"{flag} {str(p)!r}: cannot write into folder {str(folder)!r}; choose a folder you can "
+                         "write to")
     return p
 
 

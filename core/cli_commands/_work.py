@@ -19,7 +19,7 @@ import numpy as np
 
 from ..batch import BatchTask, atomic_write_text, safe_key
 from ..exceptions import DataFormatError
-from ..io._common import publish
+from ..atomic import publish
 
 __all__ = [
     "profile_keys",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import pathlib
-import threading
 import zlib
 
 from ..exceptions import DataFormatError, ParameterError
@@ -85,43 +84,3 @@ def fmt_number(x: float) -> str:
         return str(int(x))
     return repr(x)
 
-
-def publish(path, write) -> None:
-    """Write a file with one of core.io's writers into a temporary name, then rename it into place.
-
-    ``write(tmp_path)`` does the writing; readers (and a resumed batch) never see a half-written
-    file, and a write that fails (a full disk, a killed process) leaves the previous file intact.
-    """
-    path = pathlib.Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def publish_folder(folder, write) -> None:
-    """Fill a new folder with ``write(tmp_folder)``, then put it in place of ``folder``.
-
-    A killed or failing export never leaves a folder mixing old and new files: until the
-    final renames the old folder is untouched, and afterwards it is removed.
-    """
-    import shutil
-    import tempfile
-    folder = pathlib.Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{folder.name}.partial-", dir=folder.parent))
-    try:
-        write(tmp)
-        old = None
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old-{os.getpid()}-{threading.get_ident()}")
-            os.replace(folder, old)
-        os.replace(tmp, folder)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)

@@ -31,6 +31,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Optional
 
+from ..atomic import folder_writable
 from ..exceptions import (ParameterError, ProjectDamagedError, ProjectVersionError, SourceMovedError,
                           StoreError)
 from . import backups as _backups
@@ -169,7 +170,7 @@ class ProjectStore:
             raise StoreError(f"no project at {self.path}: it is not a file (expected a .marginalia project file)")
         # SQLite reads a write-ahead-logged file through a -shm file beside it; in a folder nobody may
         # write to (a read-only mount, a shared archive) a read-only open must say the file cannot change
-        frozen = self.read_only and not _folder_writable(self.path.parent)
+        frozen = self.read_only and not folder_writable(self.path.parent)
         if frozen and _has_pending_log(self.path):
             raise StoreError(f"project {self.path} has edits in its write-ahead log ({self.path.name}-wal) and its "
                              "folder is read-only: open it once from a writable folder so they are saved in it")
@@ -791,16 +792,6 @@ def _blob_problem(model_id, blob, expected) -> Optional[str]:
     if hashlib.sha256(blob).hexdigest() != expected:
         return f"the stored blob of model {model_id!r} fails its sha256 checksum"
     return None
-
-
-def _folder_writable(folder: Path) -> bool:
-    """Whether a file can be created in ``folder`` (tried, since permission bits do not bind root)."""
-    import tempfile
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".marginalia-write-test-"):
-            return True
-    except OSError:
-        return False
 
 
 def _has_pending_log(path: Path) -> bool:

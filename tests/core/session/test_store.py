@@ -373,7 +373,7 @@ def test_consistent_but_unreadable_label_is_reported_as_damage(tmp_path):
 def test_read_only_open_in_a_folder_nobody_may_write_to(tmp_path, monkeypatch):
     from core.session import store as store_module
     path, _ = _project(tmp_path, n_labels=2)
-    monkeypatch.setattr(store_module, "_folder_writable", lambda folder: False)   # a read-only mount, say
+    monkeypatch.setattr(store_module, "folder_writable", lambda folder: False)   # a read-only mount, say
     with Session.open(path, read_only=True) as s:
         assert len(s.labels()) == 2
     assert not Path(f"{path}-shm").exists()          # immutable: nothing written beside it

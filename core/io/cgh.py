@@ -400,9 +400,10 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         with one :class:`UnmatchedAnnotationsWarning` naming the lines and sequences, or drop them
         silently (when the caller reads a table against a subset of its profiles on purpose).
     empty_regions : {"error", "warn"}
-        What to do with a region covering no probe (or one probe when it must hold a change): raise, or
-        drop the row and emit one :class:`DroppedRegionsWarning` naming the lines (real tables hold a few
-        such rows, e.g. a region beyond the end of the chromosome's probes).
+        What to do with a region that must hold a change but covers fewer than 2 probes: raise, or
+        drop the row and emit one :class:`DroppedRegionsWarning` naming the lines. A no-change region
+        covering no probe (real tables hold a few, e.g. beyond the last probe of a chromosome) is
+        always dropped with that warning: no segmentation can contradict it.
 
     Returns
     -------
@@ -414,14 +415,14 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
     Raises
     ------
     DataFormatError
-        Unknown annotation word, ``min > max``, non-numeric bounds, a region covering no probe (or a
-        single probe for a region that must hold a change), an unknown profile/chromosome.
+        Unknown annotation word, ``min > max``, non-numeric bounds, a region that must hold a change but
+        covers fewer than 2 probes, an unknown profile/chromosome.
     """
     if unknown_sequences not in ("error", "warn", "skip"):
         raise ParameterError(f"unknown_sequences: expected 'error', 'warn' or 'skip', got {unknown_sequences!r}")
     if empty_regions not in ("error", "warn"):
         raise ParameterError(f"empty_regions: expected 'error' or 'warn', got {empty_regions!r}")
-    dropped, unmatched, repeated, seen = [], {}, [], {}
+    dropped, vacuous, unmatched, repeated, seen = [], [], {}, [], {}
     seqs = _check_sequences(sequences)
     by_name = {s.name: s for s in seqs}
     p = existing_file(path)
@@ -467,6 +468,9 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         start = int(np.searchsorted(seq.positions, lo, side="left"))
         stop = int(np.searchsorted(seq.positions, hi, side="right"))
         kind = ANNOTATION_KINDS[word]
+        if stop <= start and kind is RegionKind.ZERO:
+            vacuous.append(line_no)     # no change can fall between no probes: the row says nothing
+            continue
         if empty_regions == "warn" and (stop <= start or (kind in (RegionKind.ONE, RegionKind.AT_LEAST_ONE)
                                                           and stop - start < 2)):
             dropped.append(line_no)
@@ -488,6 +492,10 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
     if n_rows == 0:
         raise DataFormatError("the table has a header but no rows; expected one row per labelled region",
                               path=str(p))
+    if vacuous:
+        warnings.warn(f"{p}: dropped {len(vacuous)} no-change row(s) whose region covers no probe, so no "
+                      f"segmentation can break them (lines {_first_lines(vacuous)}); check the genome build of the "
+                      f"positions if you expected probes there", DroppedRegionsWarning, stacklevel=2)
     if dropped:
         warnings.warn(f"{p}: dropped {len(dropped)} rows whose region covers too few probes "
                       f"(lines {_first_lines(dropped)})",

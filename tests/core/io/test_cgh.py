@@ -244,7 +244,7 @@ def test_edited_cgh_label_is_written_from_its_probes(tmp_path):
     ("1,2,100,300,2breakpoints", "line 2, column annotation", "unknown annotation '2breakpoints'"),
     ("1,2,100,300,1breakpiont", "line 2, column annotation", r"'1breakpiont' \(did you mean '1breakpoint'\?\)"),
     ("1,2,400,300,normal", "line 2", "min=400 is greater than max=300"),
-    ("1,2,410,490,normal", "line 2", "covers no probe"),
+    ("1,2,410,490,1breakpoint", "line 2", "covers no probe"),
     ("1,2,150,250,1breakpoint", "line 2", "single probe"),
     ("1,3,100,300,normal", "line 2", "not among the 2 sequences"),
     ("1,2,abc,300,normal", "line 2, column min", "not a number"),
@@ -312,12 +312,20 @@ def test_prediction_writers_accept_name_keys_with_sequences(tmp_path):
 
 
 def test_empty_regions_can_be_dropped_with_one_warning(tmp_path):
-    p = _write(tmp_path, "a.csv", ANN_HEADER + "1,2,410,490,normal\n1,2,100,300,normal\n1,2,150,250,1breakpoint\n")
+    p = _write(tmp_path, "a.csv", ANN_HEADER + "1,2,410,490,1breakpoint\n1,2,100,300,normal\n1,2,150,250,1breakpoint\n")
     with pytest.warns(cgh.DroppedRegionsWarning, match=r"dropped 2 rows .*lines 2, 4"):
         labels = cgh.read_annotations(p, SEQS, empty_regions="warn")
     assert [(lab.start, lab.stop) for lab in labels] == [(0, 3)]
     with pytest.raises(ParameterError, match="empty_regions"):
         cgh.read_annotations(p, SEQS, empty_regions="skip")
+
+
+def test_a_no_change_region_without_probes_is_dropped_with_a_warning_even_when_strict(tmp_path):
+    # no change index lies inside a region holding no probe, so the row can never be contradicted
+    p = _write(tmp_path, "a.csv", ANN_HEADER + "1,2,410,490,normal\n1,2,100,300,normal\n")
+    with pytest.warns(cgh.DroppedRegionsWarning, match=r"1 no-change row.*covers no probe.*lines 2\b"):
+        labels = cgh.read_annotations(p, SEQS)
+    assert [(lab.start, lab.stop) for lab in labels] == [(0, 3)]
 
 
 @pytest.mark.parametrize("force_python", [False, True])

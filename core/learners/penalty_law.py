@@ -167,8 +167,35 @@ class PenaltyLaw:
         return self.model.scale_penalty(np.array(self.w, dtype=np.float64), float(np.exp(delta)))
 
     def decode_grid(self, X) -> list:
-        """Segmentations of ``X`` (T, p) at every offset of the grid."""
-        return [self.model.decode(X, self.w_at(d)) for d in _check_grid(self.offsets)]
+        """Segmentations of ``X`` (T, p) at every offset of the grid.
+
+        Decodes the two ends of the grid, then recursively the middle of any stretch whose two
+        ends differ. A stretch whose ends decode to the same changes is filled without decoding:
+        the objective of every segmentation is affine in the penalty, so one that is optimal at
+        two penalties is optimal at every penalty between them. On a long chromosome the upper
+        half of the grid (one segment or a few, the slowest decodings) then costs two decodings.
+        """
+        grid = _check_grid(self.offsets)
+        segs = [None] * grid.size
+
+        def at(j):
+            if segs[j] is None:
+                segs[j] = self.model.decode(X, self.w_at(grid[j]))
+            return segs[j]
+
+        stack = [(0, grid.size - 1)]
+        while stack:
+            lo, hi = stack.pop()
+            if hi - lo < 2:
+                at(lo), at(hi)
+                continue
+            if np.array_equal(at(lo).changes, at(hi).changes):
+                for j in range(lo + 1, hi):
+                    segs[j] = segs[lo]
+                continue
+            mid = (lo + hi) // 2
+            stack += [(lo, mid), (mid, hi)]
+        return segs
 
     def thresholds(self, X) -> np.ndarray:
         """Change-count thresholds of ``X`` (T, p) by bisection, shape (len(counts),)."""

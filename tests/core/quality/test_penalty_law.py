@@ -30,6 +30,26 @@ def test_bisection_thresholds_equal_the_full_scan(drops, counts):
     assert len(set(calls)) <= len(counts) * (math.ceil(math.log2(len(grid))) + 2)
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 3))
+def test_grid_decoding_that_skips_equal_stretches_equals_decoding_every_offset(seed, min_size):
+    rng = np.random.default_rng(seed)
+    T = int(rng.integers(8, 60))
+    X = rng.normal(size=(T, 2)) + np.repeat(rng.normal(0, 2, size=(4, 2)), -(-T // 4), axis=0)[:T]
+    model = SegmentationModel(min_size=min_size, penalty_per="log_length")
+    model.fit_scales([X])
+    w = model.initial_w([X])
+    law = PenaltyLaw(model, w, offsets=np.arange(-4.0, 4.01, 0.25))
+    calls = []
+    decode = model.decode
+    model.decode = lambda X_, w_, **kw: calls.append(1) or decode(X_, w_, **kw)
+    fast = law.decode_grid(X)
+    model.decode = decode
+    every = [model.decode(X, law.w_at(d)) for d in law.offsets]
+    assert [s.changes.tolist() for s in fast] == [s.changes.tolist() for s in every]
+    assert len(calls) <= len(every)
+
+
 def _noisy_step(rng, T=48):
     """A step of 2.5σ whose noise σ varies by sequence, labelled around the step and on the flat sides.
 

@@ -40,6 +40,7 @@ from ..types import Segmentation
 from .change_pruning import ChangePruner
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
 from .penalty_regression import sequence_features
+from .training_windows import window_training_set
 
 __all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "METRIC_MODES", "RETRAIN_POLICIES",
            "retrain_metric_mode", "profile_groups"]
@@ -89,7 +90,10 @@ class CghSegmenter:
         (bridge loss by CCCP: ``max_iter`` outer iterations, each convex step
         one warm-started BCFW pass); or :class:`~core.learners.transfer.TransferSSVM`
         with one dataset per platform coupled by ``rho`` (each platform then
-        decodes with its own metric).
+        decodes with its own metric). A chromosome longer than
+        :data:`~core.learners.training_windows.MAX_WINDOW` probes enters this
+        step as :func:`~core.learners.training_windows.training_windows` cut
+        around its labels; the penalty laws and pruners see it whole.
     rho : float, default 1.0
         Coupling of the platforms for ``learner="transfer"``.
     prune : bool, default False
@@ -228,14 +232,16 @@ class CghSegmenter:
                 "profile_id", f"law-only {i}")) for i, s in enumerate(more)]])
         F = np.array([self.sequence_summary(s) for s in sequences])
         summaries: dict = {}     # w's bytes -> sequence index -> grid summary, shared by the laws of one w
-        self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)), self.w_, summaries)}
+        trained_on = {"all": np.arange(len(Xs))}     # law -> its training sequences
+        self.laws_ = {"all": self._law(Xs, labels, F, groups, trained_on["all"], self.w_, summaries)}
         if self.density_split is not None:
             for c in ("low", "high"):
                 idx = np.flatnonzero(classes == c)
                 if idx.size >= int(self.min_class_sequences):
+                    trained_on[c] = idx
                     self.laws_[c] = self._law(Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_),
                                               summaries)
-        self.pruners_ = self._fit_pruners(sequences, Xs, F, labels, classes) if self.prune else {}
+        self.pruners_ = self._fit_pruners(sequences, Xs, labels, classes, trained_on) if self.prune else {}
         return self
 
     @staticmethod
@@ -274,10 +280,17 @@ class CghSegmenter:
         model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
         return model.set_state(fitted.model_.get_state(), n_features=n_features)
 
-    def _fit_pruners(self, sequences, Xs, F, labels, classes) -> dict:
+    def _fit_pruners(self, sequences, Xs, labels, classes, trained_on) -> dict:
         """One pruner per law, on the training sequences' own law segmentations (pooled one on all)."""
         keys = np.array([c if c in self.laws_ else "all" for c in classes])
-        segs = [self.laws_[k].decode(X, f) for k, X, f in zip(keys, Xs, F)]
+        offsets = {}          # (law, sequence) -> offset, read from the law's fit rather than re-decoded
+        for k, idx in trained_on.items():
+            offsets.update({(k, int(i)): o for i, o in zip(idx, self.laws_[k].training_offsets())})
+        segs = []
+        for i, (k, X) in enumerate(zip(keys, Xs)):
+            self._stop_if_asked()
+            law = self.laws_[k]
+            segs.append(law.model.decode(X, law.w_at(offsets[(k, i)])))
         xs = [_logratio(s) for s in sequences]
         out = {}
         for k in self.laws_:
@@ -286,6 +299,11 @@ class CghSegmenter:
         return out
 
     def _fit_metric(self, Xs, Ys, classes, anchor=None) -> None:
+        # long chromosomes enter the metric step as windows around their labels (exact loss-augmented
+        # decoding is O(T^2)); the laws and pruners below still see them whole
+        Xw, Yw, source = window_training_set(Xs, Ys)
+        if len(Xw):
+            Xs, Ys, classes = Xw, Yw, np.asarray(classes)[source]
         if anchor is None:
             model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
             model.initial_w(Xs, Ys, grid=np.exp2(np.arange(-4, 5, 0.5)))

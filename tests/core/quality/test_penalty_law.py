@@ -96,6 +96,7 @@ def test_thresholds_cross_validation_and_round_trip():
     X = data[3][0]
     full = _thresholds_from_counts(GRID, [s.n_segments - 1 for s in law.decode_grid(X)], (0, 1, 3))
     assert np.array_equal(law.thresholds(X), full) and np.array_equal(full, law.design_[3, 1:])
+    assert np.allclose(law.training_offsets(), [law.predict_offset(X, [f]) for X, _, f in data])
     again = PenaltyLaw.from_dict(model, w, json.loads(json.dumps(law.to_dict())))
     for X, _, f in data[:4]:
         assert again.predict_offset(X, [f]) == law.predict_offset(X, [f])

@@ -98,7 +98,8 @@ def cached_annotations(annotations_path, profiles_path, *, unknown_sequences: st
 
     def load():
         out: dict = {}
-        for lab in read_annotations(annotations_path, list(seqs.values()), unknown_sequences=unknown_sequences):
+        for lab in read_annotations(annotations_path, list(seqs.values()), unknown_sequences=unknown_sequences,
+                                    empty_regions="warn"):
             out.setdefault(lab.item_id, []).append(lab)
         return out
 

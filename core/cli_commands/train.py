@@ -233,7 +233,7 @@ def _train_segmentation_files(args) -> int:
         raise UsageError(f"sequence {dup!r} appears in more than one --profiles file")
     labels: dict = {}
     for path in args.annotations:
-        for lab in read_annotations(path, seqs, unknown_sequences="warn"):
+        for lab in read_annotations(path, seqs, unknown_sequences="warn", empty_regions="warn"):
             labels.setdefault(lab.item_id, []).append(lab)
     train = [s for s in seqs if labels.get(s.name)]
     if not train:

@@ -214,13 +214,18 @@ def test_a_damaged_penalty_law_is_refused_on_load(seg_model, tmp_path):
 def test_skipped_and_repeated_annotation_rows_are_reported_as_warnings(cgh_dir, tmp_path, capsys):
     rows = (cgh_dir / "annotations.csv").read_text().splitlines()
     extra = tmp_path / "annotations.csv"
-    extra.write_text("\n".join(rows + [rows[1], "999,1,1,5000,0breakpoints"]) + "\n")
+    pid, chrom = rows[1].split(",")[:2]
+    beyond = [f"{pid},{chrom},900000000000,900000001000,{word}" for word in ("1breakpoint", "0breakpoints")]
+    extra.write_text("\n".join(rows + [rows[1], "999,1,1,5000,0breakpoints"] + beyond) + "\n")
     out = tmp_path / "m.model"
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(extra), "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert f"marginalia-cli train: warning: {extra}: skipped 1 annotation row(s) naming sequences" in err
     assert "999:1" in err and f"dropped 1 row(s) repeating an earlier row exactly (lines {len(rows) + 1} (= line 2))" in err
+    # rows whose region holds no probe (another genome build, say) cannot be learned from: named, not fatal
+    assert f"dropped 1 rows whose region covers too few probes (lines {len(rows) + 3})" in err
+    assert "dropped 1 no-change row(s) whose region covers no probe" in err and f"(lines {len(rows) + 4})" in err
     from core.cli_commands._models import load_model
     assert load_model(out).provenance["n_labels"] == 9   # the repeat is not counted twice
 

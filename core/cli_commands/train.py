@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 from pathlib import Path
 
 from ..exceptions import ParameterError
@@ -86,6 +87,9 @@ def add_parser(sub, parents) -> None:
                         "array platform drops the changes whose jump, in noise units, is too small)")
     p.add_argument("--min-size", type=_positive_int, default=3,
                    help="penalty-law recipe: minimal segment length in probes (default 3)")
+    p.add_argument("--jobs", type=_positive_int, default=None,
+                   help="penalty-law recipe: threads decoding the sequences for the penalty laws and pruners "
+                        "(default: one per CPU; the model does not depend on it)")
     p.add_argument("--lam", type=_positive_float, default=1e-3,
                    help="alignment: ridge strength of the per-class scorers (default 1e-3)")
     p.add_argument("--mu", type=_non_negative_float, default=0.0,
@@ -266,6 +270,13 @@ def _wants_recipe(args) -> bool:
     return recipe == "penalty-law"
 
 
+def _close(progress) -> None:
+    """Close a bar (once; later calls do nothing), its total shrunk to what was done (a learner may stop early)."""
+    if progress.done < progress.total:
+        progress.set_total(progress.done)
+    progress.close()
+
+
 def _check_annotations_hold(train, labels, args) -> None:
     """Refuse, before any training, annotations of a sequence that no segmentation satisfies.
 
@@ -309,15 +320,27 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     from ..learners.cgh_recipe import CghSegmenter
     from ..models.persistence import labels_hash
     from ._models import CliModel, save_model
-    progress = make_progress(args, args.max_iter, "train", unit="passes")
+    progress = make_progress(args, args.max_iter, "train: metric", unit="passes")
+    stages: dict = {}
+
+    def stage_progress(stage, done, total):
+        """One bar per stage after the metric passes ("penalty laws", "change pruners")."""
+        if stage not in stages:
+            _close(progress)
+            for bar in stages.values():
+                _close(bar)
+            stages[stage] = make_progress(args, total, f"train: {stage}", unit="sequences")
+        bar = stages[stage]
+        bar.advance(done - bar.done)
+
     try:
         seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
                            rho=args.rho, prune=getattr(args, "prune", True), random_state=args.seed,
-                           callback=lambda _learner, _it: progress.advance()).fit(train, Ys, groups=groups)
+                           callback=lambda _learner, _it: progress.advance(), progress=stage_progress,
+                           n_jobs=args.jobs or os.cpu_count() or 1).fit(train, Ys, groups=groups)
     finally:
-        if progress.done < progress.total:  # converged early
-            progress.set_total(progress.done)
-        progress.close()
+        for bar in [progress, *stages.values()]:
+            _close(bar)
     prov = {"learner": "ssvm", "recipe": "penalty-law", "metric_learner": args.metric_learner,
             "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
                                "rho": args.rho, "prune": bool(getattr(args, "prune", True))},

@@ -107,6 +107,12 @@ class CghSegmenter:
         Polled between sequences (metric steps, penalty-law decodings); when it returns True
         :meth:`fit` raises :class:`~core.exceptions.CancelledError`. A pass over long
         chromosomes takes minutes, so a cancel cannot wait for the end of one.
+    progress : callable, optional
+        ``progress(stage, done, total)`` while the penalty laws decode their grids
+        (``stage="penalty laws"``) and the pruners their training segmentations
+        (``"change pruners"``): ``done`` of ``total`` sequences finished.
+    n_jobs : int, default 1
+        Threads decoding those sequences (a high-density cohort spends minutes there).
 
     Attributes
     ----------
@@ -128,7 +134,7 @@ class CghSegmenter:
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
                  min_class_sequences=12, learner="ssvm", rho=1.0, prune=False, random_state=0, callback=None,
-                 should_stop=None):
+                 should_stop=None, progress=None, n_jobs=1):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -145,6 +151,8 @@ class CghSegmenter:
         self.random_state = random_state
         self.callback = callback
         self.should_stop = should_stop
+        self.progress = progress
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------ inputs
     @staticmethod
@@ -286,11 +294,11 @@ class CghSegmenter:
         offsets = {}          # (law, sequence) -> offset, read from the law's fit rather than re-decoded
         for k, idx in trained_on.items():
             offsets.update({(k, int(i)): o for i, o in zip(idx, self.laws_[k].training_offsets())})
-        segs = []
-        for i, (k, X) in enumerate(zip(keys, Xs)):
-            self._stop_if_asked()
-            law = self.laws_[k]
-            segs.append(law.model.decode(X, law.w_at(offsets[(k, i)])))
+        def law_segmentation(i):
+            law = self.laws_[keys[i]]
+            return law.model.decode(Xs[i], law.w_at(offsets[(keys[i], i)]))
+
+        segs = self._each(law_segmentation, list(range(len(Xs))), "change pruners")
         xs = [_logratio(s) for s in sequences]
         out = {}
         for k in self.laws_:
@@ -333,6 +341,40 @@ class CghSegmenter:
         self._stop_if_asked()
         self.model_, self.w_ = model, np.asarray(fitted.w_, dtype=np.float64)
 
+    def _each(self, fn, items: list, stage: str) -> list:
+        """``[fn(i) for i in items]`` on ``n_jobs`` threads (the decoders release the GIL).
+
+        Polls ``should_stop`` before starting each item and reports ``progress(stage, done, total)``
+        after each one.
+        """
+        out: dict = {}
+        total = len(items)
+        if self.progress is not None and total:
+            self.progress(stage, 0, total)
+        n_jobs = max(1, min(int(self.n_jobs), total))
+        if n_jobs == 1:
+            for i in items:
+                self._stop_if_asked()
+                out[i] = fn(i)
+                if self.progress is not None:
+                    self.progress(stage, len(out), total)
+            return [out[i] for i in items]
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+        queue = list(items)
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            running: dict = {}
+            while queue or running:
+                while queue and len(running) < n_jobs:
+                    self._stop_if_asked()
+                    i = queue.pop(0)
+                    running[pool.submit(fn, i)] = i
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    out[running.pop(fut)] = fut.result()
+                    if self.progress is not None:
+                        self.progress(stage, len(out), total)
+        return [out[i] for i in items]
+
     def _stop_if_asked(self) -> None:
         if self.should_stop is not None and self.should_stop():
             raise CancelledError("the aCGH recipe fit was cancelled")
@@ -341,10 +383,9 @@ class CghSegmenter:
         law = PenaltyLaw(self.model_, w, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
                          margin=self.margin, cv=self.cv)
         done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
-        for i in idx:
-            if i not in done:
-                self._stop_if_asked()
-                done[i] = law.grid_summary(Xs[i], Ys[i])
+        todo = [int(i) for i in idx if int(i) not in done]
+        for i, summary in zip(todo, self._each(lambda i: law.grid_summary(Xs[i], Ys[i]), todo, "penalty laws")):
+            done[i] = summary
         return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx],
                        summaries=[done[i] for i in idx])
 

@@ -17,6 +17,7 @@ redraws then use both, except where a label needs a dropped change.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 
 import numpy as np
@@ -233,12 +234,17 @@ class SegmentationTask(EngineTask):
             if progress is not None:
                 progress(int(iteration) + 1, int(learner.max_iter) + 1, f"metric pass {int(iteration) + 1}")
 
+        def on_sequence(stage, done, total):
+            if progress is not None:
+                progress(done, total, f"{stage}: {done} of {total} chromosomes")
+
         recipe = CghSegmenter(min_size=self.model.min_size, prune=True, callback=on_pass,
-                              should_stop=None if cancel is None else cancel.is_set)
+                              should_stop=None if cancel is None else cancel.is_set, progress=on_sequence,
+                              n_jobs=os.cpu_count() or 1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             recipe.fit(seqs, labels, groups=groups)
-        recipe.callback = recipe.should_stop = None   # the task keeps the recipe: drop the job's hooks
+        recipe.callback = recipe.should_stop = recipe.progress = None   # the task keeps the recipe: drop the job's hooks
         check_cancel(cancel)
         if progress is not None:
             progress(1, 1, "penalty laws fitted")

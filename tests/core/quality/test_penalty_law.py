@@ -203,6 +203,51 @@ def test_law_only_sequences_train_the_laws_and_pruners_but_not_the_metric():
         fit_cgh_recipe(seqs, labs, law_only=([extra[0][0]], [[]]), **params)
 
 
+def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_cancel():
+    seqs, labs = _platform_set(6, 16)
+    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=True)
+    one = fit_cgh_recipe(seqs, labs, **params)
+    calls = []
+    two = fit_cgh_recipe(seqs, labs, n_jobs=2, progress=lambda *a: calls.append(a), **params)
+    assert one.to_dict() == two.to_dict()
+    assert [a for a in calls if a[1] == 0] == [("penalty laws", 0, 16), ("change pruners", 0, 16)]
+    assert calls[-1] == ("change pruners", 16, 16) and ("penalty laws", 16, 16) in calls
+    from core.exceptions import CancelledError
+    for n_jobs in (1, 2):
+        seen = []
+        stop = lambda: len(seen) >= 5           # noqa: E731 - a cancel five sequences into the laws
+        with pytest.raises(CancelledError):
+            CghSegmenter(n_jobs=n_jobs, should_stop=stop, progress=lambda *a: seen.append(a) if a[1] else None,
+                         **params).fit(seqs, labs)
+        assert len(seen) <= 5 + n_jobs
+
+
+def test_a_long_chromosome_teaches_the_metric_through_windows_around_its_labels(monkeypatch):
+    from core.learners import training_windows as tw
+    rng = np.random.default_rng(8)
+    seqs, labs = _platform_set(8, 12)
+    T = 3 * tw.MAX_WINDOW
+    x = rng.normal(0, 1, T)
+    x[T // 2:] += 4.0
+    x[:200] += 1.5    # a bump far from every label: outside every window
+    long_seq = Sequence(x, positions=np.arange(T) * 4e4, name="long", kind="cgh", meta={"profile_id": "L"})
+    long_labels = [RegionLabel(item_id="long", start=T // 2 - 5, stop=T // 2 + 5, kind=RegionKind.ONE),
+                   RegionLabel(item_id="long", start=T // 2 + 10, stop=T - 10, kind=RegionKind.ZERO)]
+    decoded = []
+    violation_decode = SegmentationModel._violation_decode
+
+    def spy(self, X, labels, w, scale):
+        decoded.append(X.shape[0])
+        return violation_decode(self, X, labels, w, scale)
+
+    monkeypatch.setattr(SegmentationModel, "_violation_decode", spy)
+    rec = fit_cgh_recipe(seqs + [long_seq], labs + [long_labels], max_iter=2, min_class_sequences=4,
+                         counts=(0, 1), alphas=(1e-2,))
+    assert decoded and max(decoded) <= tw.MAX_WINDOW     # the SSVM's oracle never saw the whole chromosome
+    assert rec.laws_["all"].errors_.shape[0] == len(seqs) + 1      # the law sees it whole
+    assert rec.segment(long_seq).n_segments >= 2
+
+
 def test_transfer_learner_keeps_one_metric_per_platform_through_the_json():
     seqs, labs = _platform_set(5, 20)
     seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,),

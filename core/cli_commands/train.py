@@ -329,7 +329,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
             _close(progress)
             for bar in stages.values():
                 _close(bar)
-            stages[stage] = make_progress(args, total, f"train: {stage}", unit="sequences")
+            stages[stage] = make_progress(args, total, f"train: {stage}", unit="probes")
         bar = stages[stage]
         bar.advance(done - bar.done)
 

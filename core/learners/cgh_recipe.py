@@ -30,6 +30,7 @@ labels).segment(seq)``.
 from __future__ import annotations
 
 import math
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -110,7 +111,8 @@ class CghSegmenter:
     progress : callable, optional
         ``progress(stage, done, total)`` while the penalty laws decode their grids
         (``stage="penalty laws"``) and the pruners their training segmentations
-        (``"change pruners"``): ``done`` of ``total`` sequences finished.
+        (``"change pruners"``): the sequences finished hold ``done`` of the ``total``
+        samples (time grows with length, not with the number of sequences).
     n_jobs : int, default 1
         Threads decoding those sequences (a high-density cohort spends minutes there).
 
@@ -298,7 +300,7 @@ class CghSegmenter:
             law = self.laws_[keys[i]]
             return law.model.decode(Xs[i], law.w_at(offsets[(keys[i], i)]))
 
-        segs = self._each(law_segmentation, list(range(len(Xs))), "change pruners")
+        segs = self._each(law_segmentation, list(range(len(Xs))), [X.shape[0] for X in Xs], "change pruners")
         xs = [_logratio(s) for s in sequences]
         out = {}
         for k in self.laws_:
@@ -341,38 +343,46 @@ class CghSegmenter:
         self._stop_if_asked()
         self.model_, self.w_ = model, np.asarray(fitted.w_, dtype=np.float64)
 
-    def _each(self, fn, items: list, stage: str) -> list:
+    def _each(self, fn, items: list, sizes, stage: str) -> list:
         """``[fn(i) for i in items]`` on ``n_jobs`` threads (the decoders release the GIL).
 
-        Polls ``should_stop`` before starting each item and reports ``progress(stage, done, total)``
-        after each one.
+        ``sizes[i]`` is the length of sequence ``i``: the longest start first (so the threads
+        finish together) and progress is counted in samples, since one 97,000-probe chromosome
+        takes as long as hundreds of short ones. Polls ``should_stop`` before starting each item
+        and reports ``progress(stage, samples done, samples in all)`` after each one.
         """
         out: dict = {}
-        total = len(items)
-        if self.progress is not None and total:
+        total = int(sum(sizes[i] for i in items))
+        done = 0
+        if self.progress is not None and items:
             self.progress(stage, 0, total)
-        n_jobs = max(1, min(int(self.n_jobs), total))
-        if n_jobs == 1:
-            for i in items:
-                self._stop_if_asked()
-                out[i] = fn(i)
-                if self.progress is not None:
-                    self.progress(stage, len(out), total)
-            return [out[i] for i in items]
-        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-        queue = list(items)
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        queue = sorted(items, key=lambda i: -sizes[i])
+        n_jobs = max(1, min(int(self.n_jobs), len(items)))
+        pool = ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
+        try:
             running: dict = {}
             while queue or running:
                 while queue and len(running) < n_jobs:
                     self._stop_if_asked()
                     i = queue.pop(0)
-                    running[pool.submit(fn, i)] = i
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    out[running.pop(fut)] = fut.result()
-                    if self.progress is not None:
-                        self.progress(stage, len(out), total)
+                    if pool is None:
+                        out[i] = fn(i)
+                        done += int(sizes[i])
+                        if self.progress is not None:
+                            self.progress(stage, done, total)
+                    else:
+                        running[pool.submit(fn, i)] = i
+                if running:
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        i = running.pop(fut)
+                        out[i] = fut.result()
+                        done += int(sizes[i])
+                        if self.progress is not None:
+                            self.progress(stage, done, total)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         return [out[i] for i in items]
 
     def _stop_if_asked(self) -> None:
@@ -384,7 +394,8 @@ class CghSegmenter:
                          margin=self.margin, cv=self.cv)
         done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
         todo = [int(i) for i in idx if int(i) not in done]
-        for i, summary in zip(todo, self._each(lambda i: law.grid_summary(Xs[i], Ys[i]), todo, "penalty laws")):
+        sizes = [X.shape[0] for X in Xs]
+        for i, summary in zip(todo, self._each(lambda i: law.grid_summary(Xs[i], Ys[i]), todo, sizes, "penalty laws")):
             done[i] = summary
         return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx],
                        summaries=[done[i] for i in idx])

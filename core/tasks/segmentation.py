@@ -236,7 +236,7 @@ class SegmentationTask(EngineTask):
 
         def on_sequence(stage, done, total):
             if progress is not None:
-                progress(done, total, f"{stage}: {done} of {total} chromosomes")
+                progress(done, total, f"{stage}: {100 * done // max(total, 1)} % of the probes")
 
         recipe = CghSegmenter(min_size=self.model.min_size, prune=True, callback=on_pass,
                               should_stop=None if cancel is None else cancel.is_set, progress=on_sequence,

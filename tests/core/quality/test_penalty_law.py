@@ -210,8 +210,9 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
     calls = []
     two = fit_cgh_recipe(seqs, labs, n_jobs=2, progress=lambda *a: calls.append(a), **params)
     assert one.to_dict() == two.to_dict()
-    assert [a for a in calls if a[1] == 0] == [("penalty laws", 0, 16), ("change pruners", 0, 16)]
-    assert calls[-1] == ("change pruners", 16, 16) and ("penalty laws", 16, 16) in calls
+    probes = 16 * 90
+    assert [a for a in calls if a[1] == 0] == [("penalty laws", 0, probes), ("change pruners", 0, probes)]
+    assert calls[-1] == ("change pruners", probes, probes) and ("penalty laws", probes, probes) in calls
     from core.exceptions import CancelledError
     for n_jobs in (1, 2):
         seen = []

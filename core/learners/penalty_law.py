@@ -25,6 +25,8 @@ grid (a few decodings per count), and equal those read from the full grid.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ..exceptions import NotFittedError, ParameterError
@@ -53,6 +55,12 @@ def _check_counts(counts) -> tuple:
     if not c or any(m < 0 for m in c) or any(b <= a for a, b in zip(c, c[1:])):
         raise ParameterError(f"counts: expected increasing integers >= 0, got {counts!r}")
     return c
+
+
+def _digest(X) -> bytes:
+    """Content key of a model input (shape and values)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return hashlib.blake2b(X.tobytes(), digest_size=16, person=repr(X.shape).encode()[:16]).digest()
 
 
 def _thresholds_from_counts(grid, n_changes, counts) -> np.ndarray:
@@ -147,6 +155,9 @@ class PenaltyLaw:
         FP + FN of each training sequence at each offset.
     cv_errors_ : dict
         ``alpha`` → cross-validated training label errors.
+    known_thresholds_ : dict
+        Content digest of each training input → its change-count thresholds (not saved
+        by :meth:`to_dict`; a law read from a file bisects).
     """
 
     def __init__(self, model, w, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS, alphas=(1e-3, 1e-2, 1e-1, 1.0),
@@ -198,11 +209,20 @@ class PenaltyLaw:
         return segs
 
     def thresholds(self, X) -> np.ndarray:
-        """Change-count thresholds of ``X`` (T, p) by bisection, shape (len(counts),)."""
+        """Change-count thresholds of ``X`` (T, p) by bisection, shape (len(counts),).
+
+        A training sequence's are read from :meth:`fit` instead (the same values: the fit
+        read them from the full grid): on a 97,000-probe chromosome the bisection takes a
+        dozen decodings of a second each, which an app redrawing its labelled chromosomes
+        after every retrain would otherwise pay again.
+        """
         grid = _check_grid(self.offsets)
         counts = _check_counts(self.counts) if len(self.counts) else ()
         if not counts:
             return np.empty(0)
+        known = getattr(self, "known_thresholds_", {}).get(_digest(X))
+        if known is not None:
+            return known.copy()
         return count_thresholds(lambda j: self.model.decode(X, self.w_at(grid[j])).n_segments - 1, grid, counts)
 
     def grid_summary(self, X, labels) -> tuple:
@@ -258,6 +278,7 @@ class PenaltyLaw:
             thr.append(_thresholds_from_counts(grid, n_changes, counts) if counts else np.empty(0))
         self.errors_ = np.array(errs)
         self.intervals_ = np.array(ivs)
+        self.known_thresholds_ = {_digest(X): np.array(t) for X, t in zip(Xs, thr)} if counts else {}
         self.design_ = self._design(F, np.array(thr))
         if self.design_.shape[1] == 0:
             raise ParameterError("F, counts: no feature at all; give sequence features or change counts")

@@ -92,10 +92,22 @@ def test_thresholds_cross_validation_and_round_trip():
             groups=np.arange(16) // 2)
     assert set(law.cv_errors_) == {1e-2, 1.0} and law.alpha_ in law.cv_errors_
     assert law.errors_.shape == (16, GRID.size) and law.design_.shape == (16, 4)
-    # thresholds by bisection equal those read from the full grid during fit
+    # thresholds by bisection equal those read from the full grid during fit, which a training
+    # sequence's thresholds are then read from without decoding
     X = data[3][0]
     full = _thresholds_from_counts(GRID, [s.n_segments - 1 for s in law.decode_grid(X)], (0, 1, 3))
+    known, law.known_thresholds_ = law.known_thresholds_, {}
     assert np.array_equal(law.thresholds(X), full) and np.array_equal(full, law.design_[3, 1:])
+    law.known_thresholds_ = known
+    calls = []
+    decode = model.decode
+    model.decode = lambda *a, **k: calls.append(1) or decode(*a, **k)
+    assert np.array_equal(law.thresholds(X.copy()), full) and not calls and len(known) == 16
+    X_new = X.copy()
+    X_new[5, 0] += 1e-9                                  # another input: bisected, not looked up
+    law.thresholds(X_new)
+    model.decode = decode
+    assert calls
     assert np.allclose(law.training_offsets(), [law.predict_offset(X, [f]) for X, _, f in data])
     again = PenaltyLaw.from_dict(model, w, json.loads(json.dumps(law.to_dict())))
     for X, _, f in data[:4]:

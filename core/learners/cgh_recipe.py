@@ -41,7 +41,7 @@ from ..types import Segmentation
 from .change_pruning import ChangePruner
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
 from .penalty_regression import sequence_features
-from .training_windows import window_training_set
+from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
 
 __all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "METRIC_MODES", "RETRAIN_POLICIES",
            "retrain_metric_mode", "profile_groups"]
@@ -91,10 +91,9 @@ class CghSegmenter:
         (bridge loss by CCCP: ``max_iter`` outer iterations, each convex step
         one warm-started BCFW pass); or :class:`~core.learners.transfer.TransferSSVM`
         with one dataset per platform coupled by ``rho`` (each platform then
-        decodes with its own metric). A chromosome longer than
-        :data:`~core.learners.training_windows.MAX_WINDOW` probes enters this
-        step as :func:`~core.learners.training_windows.training_windows` cut
-        around its labels; the penalty laws and pruners see it whole.
+        decodes with its own metric). A chromosome longer than ``metric_window``
+        probes enters this step as :func:`~core.learners.training_windows.training_windows`
+        cut around its labels; the penalty laws and pruners see it whole.
     rho : float, default 1.0
         Coupling of the platforms for ``learner="transfer"``.
     prune : bool, default False
@@ -115,6 +114,9 @@ class CghSegmenter:
         samples (time grows with length, not with the number of sequences).
     n_jobs : int, default 1
         Threads decoding those sequences (a high-density cohort spends minutes there).
+    metric_window : int or None, default 6000
+        Longest training window of the metric step, in probes (``None``: whole chromosomes,
+        exact but O(T²) per chromosome and pass).
 
     Attributes
     ----------
@@ -136,7 +138,7 @@ class CghSegmenter:
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
                  min_class_sequences=12, learner="ssvm", rho=1.0, prune=False, random_state=0, callback=None,
-                 should_stop=None, progress=None, n_jobs=1):
+                 should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -155,6 +157,7 @@ class CghSegmenter:
         self.should_stop = should_stop
         self.progress = progress
         self.n_jobs = n_jobs
+        self.metric_window = metric_window
 
     # ------------------------------------------------------------ inputs
     @staticmethod
@@ -311,7 +314,11 @@ class CghSegmenter:
     def _fit_metric(self, Xs, Ys, classes, anchor=None) -> None:
         # long chromosomes enter the metric step as windows around their labels (exact loss-augmented
         # decoding is O(T^2)); the laws and pruners below still see them whole
-        Xw, Yw, source = window_training_set(Xs, Ys)
+        if self.metric_window is None:
+            Xw = []
+        else:
+            Xw, Yw, source = window_training_set(Xs, Ys, max_length=int(self.metric_window),
+                                                 margin=min(WINDOW_MARGIN, int(self.metric_window) // 4))
         if len(Xw):
             Xs, Ys, classes = Xw, Yw, np.asarray(classes)[source]
         if anchor is None:

@@ -257,6 +257,12 @@ def test_a_long_chromosome_teaches_the_metric_through_windows_around_its_labels(
     rec = fit_cgh_recipe(seqs + [long_seq], labs + [long_labels], max_iter=2, min_class_sequences=4,
                          counts=(0, 1), alphas=(1e-2,))
     assert decoded and max(decoded) <= tw.MAX_WINDOW     # the SSVM's oracle never saw the whole chromosome
+    # the window is a parameter; None learns on whole chromosomes
+    for window, longest in ((60, range(31, 61)), (None, [90])):
+        decoded.clear()
+        fit_cgh_recipe(seqs, labs, max_iter=1, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,),
+                       metric_window=window)
+        assert max(decoded) in longest
     assert rec.laws_["all"].errors_.shape[0] == len(seqs) + 1      # the law sees it whole
     assert rec.segment(long_seq).n_segments >= 2
 

@@ -8,6 +8,11 @@ high-density chromosomes of ``profiles_all`` short enough for the exact step to 
 ``metric_window=6000`` (the default) and with ``metric_window=None`` (whole chromosomes), label errors
 on the held-out profiles, and the fit times.
 
+Measured (3 folds, 70 chromosomes of 870-30,000 probes, 15 of them windowed, 286 labels): windows 76
+test errors of 286 (per fold 33/18/25), exact 75 (30/21/24), the same within a fold's noise; the windowed
+fits took 127 s against 295 s. On a 97,260-probe chromosome one exact loss-augmented decoding alone takes
+43 s, so the gap grows with the chromosome: the whole cohort trains in 5 min with windows.
+
 Usage: ``python benchmarks/training_windows.py [--folds 3] [--max-probes 30000] [--data DIR]``
 Writes ``benchmarks/results/training_windows.json``.
 """

@@ -320,6 +320,9 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
             todo.append(task)
     if progress is not None:
         progress.set_total(len(todo))
+        if hasattr(progress, "set_work"):
+            progress.set_work(sum(max(float(t.cost), 0.0) for t in todo))
+    cost_of = {t.key: max(float(t.cost), 0.0) for t in todo}
 
     def collect(outcome):
         key, ok, value, cpu = outcome
@@ -330,7 +333,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         else:
             report.failed.append((key, value))
         if progress is not None:
-            progress.advance(failed=not ok, message=key)
+            progress.advance(failed=not ok, message=key, work=cost_of.get(key, 1.0))
 
     if client is None:
         for task in todo:

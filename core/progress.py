@@ -93,18 +93,34 @@ class Progress:
         self._printed_done = -1
         self.done = 0
         self.failed = 0
+        self.total_work = None
+        self.work_done = 0.0
         self._closed = False
         self._message = ""
 
     # ------------------------------------------------------------ counting
-    def advance(self, n: int = 1, *, failed: bool = False, message: str = "") -> None:
-        """Record ``n`` more finished items (``failed=True`` also counts them as failures)."""
+    def advance(self, n: int = 1, *, failed: bool = False, message: str = "", work: Optional[float] = None) -> None:
+        """Record ``n`` more finished items (``failed=True`` also counts them as failures).
+
+        ``work``: what they cost, in the units of :meth:`set_work` (default ``n``).
+        """
         self.done += n
+        self.work_done += float(n if work is None else work)
         if failed:
             self.failed += n
         if message:
             self._message = message
         self._render(final=False)
+
+    def set_work(self, total_work: float) -> None:
+        """Estimate the time left from work (e.g. probes) rather than items, when items differ in size.
+
+        The line still counts items; only the ETA weighs each item by the ``work`` given to
+        :meth:`advance`. Without it, a batch whose first items are the smallest promises
+        seconds for minutes of work.
+        """
+        total_work = float(total_work)
+        self.total_work = total_work if total_work > 0 else None
 
     def set_total(self, total: int) -> None:
         """Change the expected number of items (e.g. after skipping finished ones)."""
@@ -152,9 +168,14 @@ class Progress:
     @property
     def eta(self) -> float:
         """Estimated seconds left (``inf`` while unknown)."""
-        r = self.rate
         if self.done >= self.total:
             return 0.0
+        el = self.elapsed
+        if self.total_work is not None:
+            if self.work_done <= 0 or el <= 0:
+                return float("inf")
+            return max(self.total_work - self.work_done, 0.0) * el / self.work_done
+        r = self.rate
         return (self.total - self.done) / r if r > 0 else float("inf")
 
     def text(self) -> str:

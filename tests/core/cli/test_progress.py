@@ -34,6 +34,34 @@ def test_rate_and_eta_follow_the_clock():
     assert buf.getvalue().splitlines()[-1] == "predict: 2/10 items (20%), 0.5 items/s, ETA 16s"
 
 
+def test_eta_weighs_items_by_their_work_when_given():
+    # 3 small items done in 3 s, one item 100 times their size left: not "ETA 1s"
+    clock = FakeClock()
+    buf = io.StringIO()
+    bar = Progress(4, label="predict", stream=buf, tty=False, log_interval=0, clock=clock)
+    bar.set_work(103)
+    for _ in range(3):
+        clock.t += 1.0
+        bar.advance(work=1)
+    assert bar.eta == pytest.approx(100.0)
+    assert buf.getvalue().splitlines()[-1] == "predict: 3/4 items (75%), 1 items/s, ETA 1m40s"
+    clock.t += 100.0
+    bar.advance(work=100)
+    assert bar.eta == 0.0
+
+
+def test_a_batch_reports_its_tasks_costs_as_work(tmp_path):
+    from core.batch import BatchTask, run_batch
+    bar = Progress(0, stream=io.StringIO(), tty=False, log_interval=0)
+    tasks = [BatchTask(f"k{i}", (i,), cost=c) for i, c in enumerate([1.0, 5.0, 50.0])]
+    run_batch(_square, tasks, out_dir=tmp_path, fingerprint="f", progress=bar)
+    assert bar.total == 3 and bar.total_work == 56.0 and bar.work_done == 56.0
+
+
+def _square(x, *, out_dir):
+    return {"square": x * x}
+
+
 def test_plain_lines_are_rate_limited_and_the_last_line_is_always_printed():
     clock = FakeClock()
     buf = io.StringIO()

@@ -402,7 +402,10 @@ class CghSegmenter:
         done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
         todo = [int(i) for i in idx if int(i) not in done]
         sizes = [X.shape[0] for X in Xs]
-        for i, summary in zip(todo, self._each(lambda i: law.grid_summary(Xs[i], Ys[i]), todo, sizes, "penalty laws")):
+        def summary_of(i):
+            return law.grid_summary(Xs[i], Ys[i], should_stop=self.should_stop)
+
+        for i, summary in zip(todo, self._each(summary_of, todo, sizes, "penalty laws")):
             done[i] = summary
         return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx],
                        summaries=[done[i] for i in idx])

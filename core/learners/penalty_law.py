@@ -29,7 +29,7 @@ import hashlib
 
 import numpy as np
 
-from ..exceptions import NotFittedError, ParameterError
+from ..exceptions import CancelledError, NotFittedError, ParameterError
 from ..models.segmentation import count_label_errors
 from .penalty_path import min_error_interval
 from .penalty_regression import PenaltyIntervalRegression
@@ -177,8 +177,11 @@ class PenaltyLaw:
             raise ParameterError(f"delta: expected a finite log-penalty offset, got {delta!r}")
         return self.model.scale_penalty(np.array(self.w, dtype=np.float64), float(np.exp(delta)))
 
-    def decode_grid(self, X) -> list:
+    def decode_grid(self, X, *, should_stop=None) -> list:
         """Segmentations of ``X`` (T, p) at every offset of the grid.
+
+        ``should_stop()`` is polled before each decoding (a long chromosome takes a second per
+        decoding); when it returns True, :class:`~core.exceptions.CancelledError` is raised.
 
         Decodes the two ends of the grid, then recursively the middle of any stretch whose two
         ends differ. A stretch whose ends decode to the same changes is filled without decoding:
@@ -191,6 +194,8 @@ class PenaltyLaw:
 
         def at(j):
             if segs[j] is None:
+                if should_stop is not None and should_stop():
+                    raise CancelledError("decoding the penalty grid was cancelled")
                 segs[j] = self.model.decode(X, self.w_at(grid[j]))
             return segs[j]
 
@@ -225,13 +230,14 @@ class PenaltyLaw:
             return known.copy()
         return count_thresholds(lambda j: self.model.decode(X, self.w_at(grid[j])).n_segments - 1, grid, counts)
 
-    def grid_summary(self, X, labels) -> tuple:
+    def grid_summary(self, X, labels, *, should_stop=None) -> tuple:
         """``(errors, n_changes)`` of ``X`` (T, p) at every grid offset, each shape (m,).
 
         ``errors`` are the label errors (FP + FN) of ``labels``; what :meth:`fit` needs of a
         training sequence, so laws on overlapping training sets can share one decoding of it.
+        ``should_stop``: see :meth:`decode_grid`.
         """
-        segs = self.decode_grid(X)
+        segs = self.decode_grid(X, should_stop=should_stop)
         return (np.array([sum(count_label_errors(labels, s)[:2]) for s in segs], dtype=np.int64),
                 np.array([s.n_segments - 1 for s in segs], dtype=np.int64))
 

@@ -50,6 +50,19 @@ def test_grid_decoding_that_skips_equal_stretches_equals_decoding_every_offset(s
     assert len(calls) <= len(every)
 
 
+def test_a_grid_decoding_stops_between_decodings_when_asked():
+    from core.exceptions import CancelledError
+    rng = np.random.default_rng(2)
+    X = np.r_[rng.normal(0, 1, (40, 1)), rng.normal(3, 1, (40, 1))]
+    model = SegmentationModel(min_size=2, penalty_per="log_length")
+    law = PenaltyLaw(model, model.initial_w([X]), offsets=GRID)
+    polls = []
+    with pytest.raises(CancelledError):
+        law.grid_summary(X, [RegionLabel(item_id="s", start=30, stop=50, kind=RegionKind.ONE)],
+                         should_stop=lambda: polls.append(1) or len(polls) > 3)
+    assert len(polls) == 4            # three decodings, then the fourth poll stopped it
+
+
 def _noisy_step(rng, T=48):
     """A step of 2.5σ whose noise σ varies by sequence, labelled around the step and on the flat sides.
 

@@ -232,7 +232,8 @@ class SegmentationTask(EngineTask):
         def on_pass(learner, iteration):
             check_cancel(cancel)
             if progress is not None:
-                progress(int(iteration) + 1, int(learner.max_iter) + 1, f"metric pass {int(iteration) + 1}")
+                done, total = int(iteration) + 1, int(learner.max_iter)
+                progress(done, total + 1, f"metric: {done} of {total} passes done")
 
         def on_sequence(stage, done, total):
             if progress is not None:
@@ -241,13 +242,15 @@ class SegmentationTask(EngineTask):
         recipe = CghSegmenter(min_size=self.model.min_size, prune=True, callback=on_pass,
                               should_stop=None if cancel is None else cancel.is_set, progress=on_sequence,
                               n_jobs=os.cpu_count() or 1)
+        if progress is not None:
+            progress(0, int(recipe.max_iter) + 1, f"metric: learning from {len(ids)} labelled chromosomes")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             recipe.fit(seqs, labels, groups=groups)
         recipe.callback = recipe.should_stop = recipe.progress = None   # the task keeps the recipe: drop the job's hooks
         check_cancel(cancel)
         if progress is not None:
-            progress(1, 1, "penalty laws fitted")
+            progress(1, 1, "recipe fitted")
         with self._lock:
             self.model.set_state(recipe.model_.get_state(), n_features=self.model._p())
             self._learner._start(recipe.w_)

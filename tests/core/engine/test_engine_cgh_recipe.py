@@ -185,6 +185,21 @@ def test_the_apps_model_exported_for_the_cli_segments_as_the_app_does(labelled, 
     empty.close()
 
 
+def test_a_recipe_retrain_reports_each_stage(labelled):
+    eng, ids, truth, train = labelled
+    seen = []
+    eng.retrain(progress=lambda done, total, message: seen.append((done, total, message)))
+    messages = [m for _, _, m in seen]
+    assert messages[0] == f"metric: learning from {len(train)} labelled chromosomes"
+    assert "metric: 1 of 5 passes done" in messages
+    laws = [(d, t) for d, t, m in seen if m.startswith("penalty laws:")]
+    pruners = [(d, t) for d, t, m in seen if m.startswith("change pruners:")]
+    probes = len(train) * 240
+    assert laws[-1] == (probes, probes) and pruners[-1] == (probes, probes)
+    assert messages.index(next(m for m in messages if m.startswith("penalty laws"))) > messages.index(
+        "metric: 1 of 5 passes done")
+
+
 def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labelled):
     import threading
 

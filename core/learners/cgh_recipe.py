@@ -299,6 +299,7 @@ class CghSegmenter:
         offsets = {}          # (law, sequence) -> offset, read from the law's fit rather than re-decoded
         for k, idx in trained_on.items():
             offsets.update({(k, int(i)): o for i, o in zip(idx, self.laws_[k].training_offsets())})
+
         def law_segmentation(i):
             law = self.laws_[keys[i]]
             return law.model.decode(Xs[i], law.w_at(offsets[(keys[i], i)]))

@@ -210,6 +210,22 @@ def _execute(func: Callable, task: BatchTask, out_dir: str, fingerprint: str, de
         return task.key, False, message, time.thread_time() - cpu0
 
 
+def _run_threads(func, todo, out_dir, fingerprint_of, debug, threads, collect) -> None:
+    """Run ``todo`` on ``threads`` threads, costliest first; ``collect`` each outcome on this thread.
+
+    An interrupt (Ctrl+C) drops the items not yet started and waits only for the running ones.
+    """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+    pool = ThreadPoolExecutor(max_workers=threads)
+    try:
+        futures = [pool.submit(_execute, func, task, out_dir, fingerprint_of[task.key], debug)
+                   for task in sorted(todo, key=lambda t: -float(t.cost))]
+        for fut in as_completed(futures):
+            collect(fut.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _execute_many(func: Callable, tasks: list, out_dir: str, fingerprints: list, debug: bool) -> list:
     """:func:`_execute` for a chunk of tasks (one Dask task) and their fingerprints, in order."""
     return [_execute(func, task, out_dir, fp, debug) for task, fp in zip(tasks, fingerprints)]
@@ -263,7 +279,7 @@ def make_chunks(tasks: list, n_chunks: int) -> list:
 
 def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprint: str, client=None,
               progress=None, resume: bool = True, debug: bool = False,
-              chunk_size: Optional[int] = None) -> BatchReport:
+              chunk_size: Optional[int] = None, threads: int = 1) -> BatchReport:
     """Run ``func(*task.args, out_dir=out_dir)`` for every task, skipping finished ones.
 
     Parameters
@@ -279,7 +295,11 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
     fingerprint : str
         Identifies the run's inputs that change results (e.g. the model hash).
     client : distributed.Client, optional
-        Run on this Dask client; in this process, one item after another, when None.
+        Run on this Dask client; in this process when None.
+    threads : int, default 1
+        Without a client: items run on this many threads of this process, the costliest
+        first (the decoders release the GIL; ``func`` must be thread-safe, as the
+        command line's per-item functions are).
     progress : core.progress.Progress, optional
         Advanced once per finished item; its total is set to the number of items to run.
     resume : bool
@@ -335,7 +355,9 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         if progress is not None:
             progress.advance(failed=not ok, message=key, work=cost_of.get(key, 1.0))
 
-    if client is None:
+    if client is None and threads > 1 and len(todo) > 1:
+        _run_threads(func, todo, str(out_dir), fingerprint_of, debug, int(threads), collect)
+    elif client is None:
         for task in todo:
             collect(_execute(func, task, str(out_dir), fingerprint_of[task.key], debug))
     elif todo:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,30 @@ def check_output(flag: str, value, kind: str) -> Path:
         raise UsageError(f"{flag} {str(p)!r}: cannot write into folder {str(folder)!r}; choose a folder you can "
                          "write to")
     return p
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_jobs(p: argparse.ArgumentParser, what: str = "items run") -> None:
+    """``--jobs N``: threads of work done in this process."""
+    p.add_argument("--jobs", type=positive_int, default=None,
+                   help=f"{what} on this many threads (default: one per CPU; the outputs do not depend on it)")
+
+
+def jobs_of(args: argparse.Namespace) -> int:
+    """The thread count of ``--jobs``: one per CPU when not given, 1 for a command without the option."""
+    if not hasattr(args, "jobs"):
+        return 1
+    return int(args.jobs or os.cpu_count() or 1)
 
 
 def make_progress(args: argparse.Namespace, total: int, label: str, unit: str = "items") -> Progress:

@@ -9,8 +9,8 @@ import tempfile
 import warnings
 
 from ..batch import atomic_write_text, run_batch
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, check_output, format_table, info, make_progress,
-                      report_failures, require_file)
+from ._common import (EXIT_FAILED, EXIT_OK, UsageError, add_jobs, check_output, format_table, info, jobs_of,
+                      make_progress, report_failures, require_file)
 
 __all__ = ["add_parser", "run", "evaluate_profiles"]
 
@@ -36,6 +36,7 @@ def add_parser(sub, parents) -> None:
     p = sub.add_parser("evaluate", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_evaluate_arguments(p)
+    add_jobs(p, "annotated sequences are segmented")
     p.set_defaults(run=run)
 
 
@@ -91,7 +92,8 @@ def evaluate_profiles(args, *, client, work_dir=None) -> int:
         work_dir = tmp.name
     try:
         rep = run_batch(evaluate_profile, tasks, out_dir=work_dir, fingerprint=model.fingerprint + ":" + _digest(args),
-                        client=client, progress=progress, resume=tmp is None, debug=args.debug)
+                        client=client, progress=progress, resume=tmp is None, debug=args.debug,
+                        threads=jobs_of(args) if client is None else 1)
     finally:
         if tmp is not None:
             tmp.cleanup()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from ..batch import BatchTask, run_batch
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, WrongTaskError, check_output, discover_inputs, info,
+from ._common import (add_jobs, jobs_of, EXIT_FAILED, EXIT_OK, UsageError, WrongTaskError, check_output, discover_inputs, info,
                       make_progress, report_failures)
 
 __all__ = ["add_parser", "run", "predict_inputs"]
@@ -45,6 +45,7 @@ def add_parser(sub, parents) -> None:
     p = sub.add_parser("predict", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_inputs(p)
+    add_jobs(p)
     p.set_defaults(run=run)
 
 
@@ -108,6 +109,7 @@ def predict_inputs(args, *, client, label: str) -> int:
             continue
         progress = make_progress(args, len(group), label)
         rep = run_batch(func, group, out_dir=out, fingerprint=model.fingerprint, client=client, progress=progress,
+                        threads=jobs_of(args) if client is None and func is predict_profile else 1,
                         resume=args.resume, debug=args.debug)
         results.update(rep.results)
         failed.extend(rep.failed)

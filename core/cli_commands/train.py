@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 from pathlib import Path
 
 from ..exceptions import ParameterError
-from ._common import EXIT_OK, UsageError, check_output, info, make_progress, require_file
+from ._common import (EXIT_OK, UsageError, add_jobs, check_output, info, jobs_of, make_progress, positive_int,
+                      require_file)
 
 __all__ = ["add_parser", "run", "LEARNERS"]
 
@@ -62,7 +62,7 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--out", metavar="MODEL", required=True, help="model file to write")
     p.add_argument("--learner", choices=LEARNERS, default="ssvm", help="learning algorithm (default: ssvm)")
     p.add_argument("--C", type=_positive_float, default=1.0, help="regularisation trade-off (default 1.0)")
-    p.add_argument("--max-iter", type=_positive_int, default=None,
+    p.add_argument("--max-iter", type=positive_int, default=None,
                    help="passes over the data (default 50; 5 for the aCGH penalty-law recipe, as measured by "
                         "benchmarks/quality_cgh.py)")
     p.add_argument("--metric", choices=("diagonal", "full"), default="diagonal",
@@ -85,11 +85,9 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--no-prune", dest="prune", action="store_false",
                    help="penalty-law recipe: keep every change of the penalty law (by default a rule learned per "
                         "array platform drops the changes whose jump, in noise units, is too small)")
-    p.add_argument("--min-size", type=_positive_int, default=3,
+    p.add_argument("--min-size", type=positive_int, default=3,
                    help="penalty-law recipe: minimal segment length in probes (default 3)")
-    p.add_argument("--jobs", type=_positive_int, default=None,
-                   help="penalty-law recipe: threads decoding the sequences for the penalty laws and pruners "
-                        "(default: one per CPU; the model does not depend on it)")
+    add_jobs(p, "penalty-law recipe: the sequences of the penalty laws and pruners are decoded")
     p.add_argument("--lam", type=_positive_float, default=1e-3,
                    help="alignment: ridge strength of the per-class scorers (default 1e-3)")
     p.add_argument("--mu", type=_non_negative_float, default=0.0,
@@ -116,16 +114,6 @@ def _non_negative_float(text):
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
     if not v >= 0 or v == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return v
-
-
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return v
 
 
@@ -337,7 +325,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
         seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
                            rho=args.rho, prune=getattr(args, "prune", True), random_state=args.seed,
                            callback=lambda _learner, _it: progress.advance(), progress=stage_progress,
-                           n_jobs=args.jobs or os.cpu_count() or 1).fit(train, Ys, groups=groups)
+                           n_jobs=jobs_of(args)).fit(train, Ys, groups=groups)
     finally:
         for bar in [progress, *stages.values()]:
             _close(bar)

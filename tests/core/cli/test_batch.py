@@ -36,6 +36,24 @@ def test_runs_every_item_and_collects_results(tmp_path):
     assert progress.done == 3 and progress.total == 3
 
 
+def test_threads_run_the_costliest_first_and_give_the_same_results(tmp_path):
+    started = []
+
+    def record(x, *, out_dir):
+        started.append(x)
+        time.sleep(0.01)
+        return write_square(x, out_dir=out_dir)
+
+    work = [BatchTask(f"item {v}", (v,), cost=float(v)) for v in [3, 9, 1, -4, 7]]
+    one = run_batch(write_square, work, out_dir=tmp_path / "one", fingerprint="m1")
+    progress = NullProgress()
+    two = run_batch(record, work, out_dir=tmp_path / "two", fingerprint="m1", progress=progress, threads=2)
+    assert two.results == one.results and two.failed == one.failed and sorted(two.done) == sorted(one.done)
+    assert set(started[:2]) == {9, 7} and sorted(started) == [-4, 1, 3, 7, 9]
+    assert progress.done == 5 and progress.failed == 1
+    assert (tmp_path / "two" / "sq_9.txt").read_text() == "81" and marker_path(tmp_path / "two", "item 9").exists()
+
+
 def test_a_failing_item_is_reported_and_the_others_finish(tmp_path):
     rep = run_batch(write_square, tasks([1, -2, 3]), out_dir=tmp_path, fingerprint="m1")
     assert rep.failed == [("item -2", "x: expected >= 0, got -2")]

@@ -52,6 +52,20 @@ def test_predict_profiles_writes_breaks_midway_and_segments(seg_model, cgh_dir, 
     assert "6 items predicted" in capsys.readouterr().err
 
 
+def test_predict_and_evaluate_give_the_same_outputs_on_any_number_of_threads(seg_model, cgh_dir, tmp_path, capsys):
+    base = ["--profiles", str(cgh_dir / "profiles.csv")]
+    for jobs in ("1", "3"):
+        assert main(["predict", str(seg_model), *base, "--out", str(tmp_path / jobs), "--jobs", jobs]) == 0
+        assert main(["evaluate", str(seg_model), *base, "--annotations", str(cgh_dir / "annotations.csv"),
+                     "--out", str(tmp_path / f"eval{jobs}.csv"), "--jobs", jobs]) == 0
+    for name in ("breaks.csv", "segments.csv"):
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "3" / name).read_bytes()
+    assert (tmp_path / "eval1.csv").read_bytes() == (tmp_path / "eval3.csv").read_bytes()
+    capsys.readouterr()
+    assert main(["predict", str(seg_model), *base, "--out", str(tmp_path / "x"), "--jobs", "0"]) == 2
+    assert "expected a positive integer" in capsys.readouterr().err
+
+
 def test_predict_again_resumes_and_a_new_model_redoes(seg_model, cgh_dir, tmp_path, capsys):
     out = tmp_path / "pred"
     args = ["predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"), "--out", str(out)]

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
 from .atomic import publish
+from .parallel import run_costliest_first
 from .exceptions import MarginaliaError, ParameterError
 
 __all__ = [
@@ -210,22 +211,6 @@ def _execute(func: Callable, task: BatchTask, out_dir: str, fingerprint: str, de
         return task.key, False, message, time.thread_time() - cpu0
 
 
-def _run_threads(func, todo, out_dir, fingerprint_of, debug, threads, collect) -> None:
-    """Run ``todo`` on ``threads`` threads, costliest first; ``collect`` each outcome on this thread.
-
-    An interrupt (Ctrl+C) drops the items not yet started and waits only for the running ones.
-    """
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-    pool = ThreadPoolExecutor(max_workers=threads)
-    try:
-        futures = [pool.submit(_execute, func, task, out_dir, fingerprint_of[task.key], debug)
-                   for task in sorted(todo, key=lambda t: -float(t.cost))]
-        for fut in as_completed(futures):
-            collect(fut.result())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 def _execute_many(func: Callable, tasks: list, out_dir: str, fingerprints: list, debug: bool) -> list:
     """:func:`_execute` for a chunk of tasks (one Dask task) and their fingerprints, in order."""
     return [_execute(func, task, out_dir, fp, debug) for task, fp in zip(tasks, fingerprints)]
@@ -340,8 +325,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
             todo.append(task)
     if progress is not None:
         progress.set_total(len(todo))
-        if hasattr(progress, "set_work"):
-            progress.set_work(sum(max(float(t.cost), 0.0) for t in todo))
+        progress.set_work(sum(max(float(t.cost), 0.0) for t in todo))
     cost_of = {t.key: max(float(t.cost), 0.0) for t in todo}
 
     def collect(outcome):
@@ -355,11 +339,10 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         if progress is not None:
             progress.advance(failed=not ok, message=key, work=cost_of.get(key, 1.0))
 
-    if client is None and threads > 1 and len(todo) > 1:
-        _run_threads(func, todo, str(out_dir), fingerprint_of, debug, int(threads), collect)
-    elif client is None:
-        for task in todo:
-            collect(_execute(func, task, str(out_dir), fingerprint_of[task.key], debug))
+    if client is None:
+        run_costliest_first(lambda task: _execute(func, task, str(out_dir), fingerprint_of[task.key], debug),
+                            todo, [t.cost for t in todo], threads if threads > 1 else 1,
+                            on_done=lambda _task, outcome: collect(outcome))
     elif todo:
         from distributed import as_completed
         if chunk_size is None:

@@ -30,13 +30,13 @@ labels).segment(seq)``.
 from __future__ import annotations
 
 import math
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 
 from ..exceptions import CancelledError, NotFittedError, ParameterError
 from ..features.cgh import pointwise_hermite_features, probe_density
 from ..models.segmentation import SegmentationModel
+from ..parallel import run_costliest_first
 from ..types import Segmentation
 from .change_pruning import ChangePruner
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
@@ -352,45 +352,27 @@ class CghSegmenter:
         self.model_, self.w_ = model, np.asarray(fitted.w_, dtype=np.float64)
 
     def _each(self, fn, items: list, sizes, stage: str) -> list:
-        """``[fn(i) for i in items]`` on ``n_jobs`` threads (the decoders release the GIL).
+        """``[fn(i) for i in items]`` on ``n_jobs`` threads, the longest sequences first.
 
-        ``sizes[i]`` is the length of sequence ``i``: the longest start first (so the threads
-        finish together) and progress is counted in samples, since one 97,000-probe chromosome
-        takes as long as hundreds of short ones. Polls ``should_stop`` before starting each item
-        and reports ``progress(stage, samples done, samples in all)`` after each one.
+        ``sizes[i]`` is the length of sequence ``i``; progress is counted in samples, since one
+        97,000-probe chromosome takes as long as hundreds of short ones. Polls ``should_stop``
+        before starting each item and reports ``progress(stage, samples done, samples in all)``
+        after each one.
         """
         out: dict = {}
         total = int(sum(sizes[i] for i in items))
-        done = 0
+        done = [0]
         if self.progress is not None and items:
             self.progress(stage, 0, total)
-        queue = sorted(items, key=lambda i: -sizes[i])
-        n_jobs = max(1, min(int(self.n_jobs), len(items)))
-        pool = ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
-        try:
-            running: dict = {}
-            while queue or running:
-                while queue and len(running) < n_jobs:
-                    self._stop_if_asked()
-                    i = queue.pop(0)
-                    if pool is None:
-                        out[i] = fn(i)
-                        done += int(sizes[i])
-                        if self.progress is not None:
-                            self.progress(stage, done, total)
-                    else:
-                        running[pool.submit(fn, i)] = i
-                if running:
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        i = running.pop(fut)
-                        out[i] = fut.result()
-                        done += int(sizes[i])
-                        if self.progress is not None:
-                            self.progress(stage, done, total)
-        finally:
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+
+        def finished(i, result):
+            out[i] = result
+            done[0] += int(sizes[i])
+            if self.progress is not None:
+                self.progress(stage, done[0], total)
+
+        run_costliest_first(fn, items, [sizes[i] for i in items], self.n_jobs, on_done=finished,
+                            before_start=self._stop_if_asked)
         return [out[i] for i in items]
 
     def _stop_if_asked(self) -> None:

@@ -245,16 +245,14 @@ class CghSegmenter:
                 "profile_id", f"law-only {i}")) for i, s in enumerate(more)]])
         F = np.array([self.sequence_summary(s) for s in sequences])
         summaries: dict = {}     # w's bytes -> sequence index -> grid summary, shared by the laws of one w
-        trained_on = {"all": np.arange(len(Xs))}     # law -> its training sequences
-        self.laws_ = {"all": self._law(Xs, labels, F, groups, trained_on["all"], self.w_, summaries)}
+        self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)), self.w_, summaries)}
         if self.density_split is not None:
             for c in ("low", "high"):
                 idx = np.flatnonzero(classes == c)
                 if idx.size >= int(self.min_class_sequences):
-                    trained_on[c] = idx
                     self.laws_[c] = self._law(Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_),
                                               summaries)
-        self.pruners_ = self._fit_pruners(sequences, Xs, labels, classes, trained_on) if self.prune else {}
+        self.pruners_ = self._fit_pruners(sequences, Xs, F, labels, classes) if self.prune else {}
         return self
 
     @staticmethod
@@ -293,18 +291,14 @@ class CghSegmenter:
         model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
         return model.set_state(fitted.model_.get_state(), n_features=n_features)
 
-    def _fit_pruners(self, sequences, Xs, labels, classes, trained_on) -> dict:
-        """One pruner per law, on the training sequences' own law segmentations (pooled one on all)."""
+    def _fit_pruners(self, sequences, Xs, F, labels, classes) -> dict:
+        """One pruner per law, on the training sequences' own law segmentations (pooled one on all).
+
+        Each is one decoding: a law reads its training sequences' change-count features from its fit.
+        """
         keys = np.array([c if c in self.laws_ else "all" for c in classes])
-        offsets = {}          # (law, sequence) -> offset, read from the law's fit rather than re-decoded
-        for k, idx in trained_on.items():
-            offsets.update({(k, int(i)): o for i, o in zip(idx, self.laws_[k].training_offsets())})
-
-        def law_segmentation(i):
-            law = self.laws_[keys[i]]
-            return law.model.decode(Xs[i], law.w_at(offsets[(keys[i], i)]))
-
-        segs = self._each(law_segmentation, list(range(len(Xs))), [X.shape[0] for X in Xs], "change pruners")
+        segs = self._each(lambda i: self.laws_[keys[i]].decode(Xs[i], F[i]), list(range(len(Xs))),
+                          [X.shape[0] for X in Xs], "change pruners")
         xs = [_logratio(s) for s in sequences]
         out = {}
         for k in self.laws_:

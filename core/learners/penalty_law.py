@@ -344,16 +344,6 @@ class PenaltyLaw:
             raise NotFittedError("PenaltyLaw: call fit before predicting")
         return float(self.regression_.predict(self._design(features, self.thresholds(X)[None, :]))[0])
 
-    def training_offsets(self) -> np.ndarray:
-        """Offsets the law predicts for its own training sequences, shape (n,).
-
-        Equal to :meth:`predict_offset` of each, without decoding: the change-count
-        thresholds were read from the grid during :meth:`fit`.
-        """
-        if not hasattr(self, "regression_"):
-            raise NotFittedError("PenaltyLaw: call fit before predicting")
-        return np.asarray(self.regression_.predict(self.design_), dtype=np.float64)
-
     def decode(self, X, features):
         """Segmentation of ``X`` (T, p) with the offset predicted for it."""
         return self.model.decode(X, self.w_at(self.predict_offset(X, features)))

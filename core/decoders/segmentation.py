@@ -11,11 +11,13 @@ prefix sums, so no ``T x T`` matrix is ever built.
 
 The penalized decoders prune candidate starts PELT-style (exact: a start is dropped only when
 it provably cannot begin the last segment of an optimal solution, with the right delay for
-``min_size`` and for "exactly one change" labels) and test groups of the remaining starts against
-a cheap lower bound (a drift-aware triangle inequality plus the lower convex hull of the groups'
-prefix values), so sequences without any change stay fast too. The fixed-K decoder uses the same
-group bounds and drops prefixes that a Lagrangian bound (a penalized decoding of the reversed
-sequence) proves useless; when that penalized solution already has K segments it is returned as is.
+``min_size`` and for "exactly one change" labels) and search a tree of the remaining starts whose
+nodes carry a cheap lower bound (a drift-aware triangle inequality plus the lower convex hull of the
+node's prefix values), skipping every node whose bound exceeds the best value found; so long
+sequences with few changes, where pruning removes almost nothing, cost a few dozen node tests per
+sample. The fixed-K decoder uses the same bounds on flat groups of starts and drops prefixes
+that a Lagrangian bound (a penalized decoding of the reversed sequence) proves useless;
+when that penalized solution already has K segments it is returned as is.
 Second-best decoding keeps the two best values per prefix; loss-augmented decoding adds the loss
 per segment (Frobenius, from overlaps with the true segments) or per change (Hamming).
 
@@ -32,6 +34,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
+from . import _seg_penalized_kernel as _pk
 from . import _segmentation_kernels as _k
 from ._seg_fixed_k_bound import fixed_k_bounds
 from .seg_constraints import SegmentConstraints
@@ -48,8 +51,8 @@ __all__ = [
     "hamming_loss",
 ]
 
-_BLOCK = 32          # ends between two compactions of the live starts (penalized decoder)
-_GROUP = 8           # smallest group of live starts sharing one bound (groups grow as sqrt(live))
+_LEAF = 16           # starts per leaf of the penalized decoder's tree of bounded starts
+_FANOUT = 4          # children per inner node of that tree
 _FIXED_GROUP = 16    # static groups of starts of the fixed-K decoder
 _TOL = 1e-10         # relative slack of the pruning test (rounding of prefix sums)
 
@@ -204,7 +207,7 @@ _EMPTY_I = np.zeros(1, np.int64)
 
 
 def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0, slack=0.0, second=False,
-                   prune=True, bound=True, block=_BLOCK, group=_GROUP):
+                   prune=True, bound=True, leaf=_LEAF, fanout=_FANOUT):
     T = pb.T
     if end_term is None:
         end_term = np.zeros(T + 1)
@@ -214,9 +217,9 @@ def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0,
         tid = truth.labels()
         tstop = truth.changes.astype(np.int64)
         tstart = np.concatenate(([0], tstop[:-1])).astype(np.int64)
-    return _k._penalized(pb.S, pb.Q, float(beta), pb.m, pb.lo, pb.hi, pb.end_ok, pb.one_a, pb.one_b,
+    return _pk._penalized(pb.S, pb.Q, float(beta), pb.m, pb.lo, pb.hi, pb.end_ok, pb.one_a, pb.one_b,
                          end_term, tid, tstart, tstop, float(frob_w), float(slack), bool(second), bool(prune),
-                         bool(bound), int(block), int(group), _TOL)
+                         bool(bound), int(leaf), int(fanout), _TOL)
 
 
 def _seg_cost_prefix(S, Q, changes, penalty) -> float:
@@ -390,9 +393,9 @@ def _unconstrained_runner(pb):
     tid, tstart, tstop = np.zeros(T, np.int64), _EMPTY_I, np.full(1, T, np.int64)
 
     def run(S, Q, lam):
-        F1, _, bp1, bp2, bp2r, _ = _k._penalized(S, Q, float(lam), pb.m, lo, hi, end_ok, none, none, zeros,
+        F1, _, bp1, bp2, bp2r, _ = _pk._penalized(S, Q, float(lam), pb.m, lo, hi, end_ok, none, none, zeros,
                                                  tid, tstart, tstop, 0.0, 0.0, False, True, True,
-                                                 _BLOCK, _GROUP, _TOL)
+                                                  _LEAF, _FANOUT, _TOL)
         return F1, bp1, bp2, bp2r
     return run
 

@@ -68,8 +68,9 @@ def labelled_sequences(draw):
 
 
 def _variants():
-    # (prune, bound, block, group)
-    return [(True, True, 32, 16), (True, False, 1, 3), (False, True, 1, 1), (True, True, 1, 2), (True, True, 5, 2)]
+    # (prune, bound, leaf, fanout): one-start leaves and binary trees test every level of the bound
+    return [(True, True, 16, 4), (True, False, 3, 2), (False, True, 1, 2), (True, True, 1, 2), (True, True, 5, 3),
+            (True, True, 2, 7)]
 
 
 @settings(max_examples=25)
@@ -79,8 +80,8 @@ def test_penalized_accelerations_are_exact(case, second):
     pb = seg._Problem(X, metric, m, cons)
     ref = seg._run_penalized(pb, penalty, second=second, prune=False, bound=False)
     T = pb.T
-    for prune, bound, block, group in _variants():
-        out = seg._run_penalized(pb, penalty, second=second, prune=prune, bound=bound, block=block, group=group)
+    for prune, bound, leaf, fanout in _variants():
+        out = seg._run_penalized(pb, penalty, second=second, prune=prune, bound=bound, leaf=leaf, fanout=fanout)
         assert close(out[0][T], ref[0][T])
         if second:
             assert (out[1][T] == np.inf) == (ref[1][T] == np.inf)
@@ -110,8 +111,8 @@ def test_loss_augmented_pruning_is_exact(case, loss, scale):
         kw = dict(truth=truth, frob_w=2 * scale, slack=2 * scale)
         beta = penalty - scale
     ref = seg._run_penalized(pb, beta, prune=False, bound=False, **kw)
-    for prune, bound, block, group in _variants():
-        out = seg._run_penalized(pb, beta, prune=prune, bound=bound, block=block, group=group, **kw)
+    for prune, bound, leaf, fanout in _variants():
+        out = seg._run_penalized(pb, beta, prune=prune, bound=bound, leaf=leaf, fanout=fanout, **kw)
         assert close(out[0][T], ref[0][T])
     res = seg.segment_loss_augmented(X, penalty, truth, loss=loss, loss_scale=scale, metric=metric,
                                      min_size=m, constraints=cons)
@@ -157,12 +158,14 @@ def test_pruning_makes_piecewise_sequences_linear():
     assert out[-1] < 150 * T  # about one segment's worth of starts per end, not T/2
 
 
-def test_bound_keeps_sequences_without_change_fast():
-    T = 3000
+@pytest.mark.parametrize("T", [3000, 30000])
+def test_bound_keeps_sequences_without_change_fast(T):
+    # pruning removes nothing here: only the tree's bounds avoid evaluating every start; a few leaves
+    # per end, however long the sequence (the flat groups evaluated ~2 sqrt(T) starts per end)
     X = np.random.default_rng(1).normal(size=(T, 5))
     pb = seg._Problem(X, None, 1, None)
     out = seg._run_penalized(pb, 3 * 5 * np.log(T))
-    assert out[-1] < T * (T + 1) // 2 // 10
+    assert out[-1] < 4 * seg._LEAF * T
     r = seg.segment_penalized(X, 3 * 5 * np.log(T))
     assert r.segmentation.n_segments == 1
 
@@ -200,14 +203,14 @@ def test_pruning_keeps_starts_needed_inside_an_exactly_one_region():
     assert r.segmentation.changes.tolist() == [45, 60]
 
 
-@pytest.mark.parametrize("block", [1, 4, 32])
-def test_pruning_waits_min_size_before_dropping_a_start(block):
+@pytest.mark.parametrize("leaf", [1, 4, 32])
+def test_pruning_waits_min_size_before_dropping_a_start(leaf):
     # found by search: dropping a start right after the test fires (instead of min_size later)
     # loses the optimum here
     X = np.array([3.0, 2.0, 1.0, -2.0, 2.0, -3.0, 0.0, -1.0, 3.0, -2.0, 3.0, -3.0])
     pb = seg._Problem(X, None, 2, None)
     plain = seg._run_penalized(pb, 4.0, prune=False, bound=False)
-    out = seg._run_penalized(pb, 4.0, block=block)
+    out = seg._run_penalized(pb, 4.0, leaf=leaf, fanout=2)
     assert close(plain[0][12], 58.0)
     assert close(out[0][12], 58.0)
     assert close(seg.segment_penalized(X, 4.0, min_size=2).cost, 58.0)

@@ -19,6 +19,9 @@ from numba import njit
 from ._segmentation_kernels import _FM, _INF, _NEVER, _frob_overlap, _group_affine, _group_geometry, \
     _lower_hull, _sqdist
 
+# a leaf with fewer usable starts gets no bound: testing it would cost about as much as evaluating them
+_MIN_BOUNDED_LEAF = 4
+
 
 @njit(cache=True, nogil=True)
 def _hull_min_sorted(hd, hw, off, h, lam):
@@ -36,17 +39,21 @@ def _hull_min_sorted(hd, hw, off, h, lam):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _build_node(S, Q, F1, first, stop, nd, members, tmp_d, tmp_w, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
-                n_hoff, n_h, hd, hw):
-    """Bound data of the node holding starts ``first..stop-1``; returns its number of usable starts."""
+def _build_node(S, Q, F1, death, t, first, stop, nd, n_min, members, tmp_d, tmp_w, n_c, n_m, n_rho, n_E, n_dmin,
+                n_dmax, n_hoff, n_h, hd, hw):
+    """Bound data of the node holding starts ``first..stop-1``, over those still usable after end ``t``.
+
+    Returns their number (a start pruned by then never serves again, so the bound may ignore it); with
+    fewer than ``n_min`` the bound is not built.
+    """
     n = 0
     for s in range(first, stop):
-        if F1[s] < _INF:
+        if F1[s] < _INF and death[s] > t:
             members[n] = s
             n += 1
     n_h[nd] = 0
-    if n == 0:
-        return 0
+    if n == 0 or n < n_min:
+        return n
     c = members[n // 2]
     rho, E = _group_geometry(S, members, n, c, n_m[nd])
     for i in range(n):
@@ -78,7 +85,8 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
       around ``t`` when it starts before that region. A node whose bound already fails the test is
       removed whole; a node whose starts are all removed is skipped from then on.
     * ``bound``: the tree of nodes of the module docstring; ``leaf`` (>= 1) starts per leaf node,
-      ``fanout`` (>= 2) children per inner node.
+      ``fanout`` (>= 2) children per inner node. A node's bound covers only the starts not yet
+      pruned when it is built; a leaf with fewer than ``_MIN_BOUNDED_LEAF`` of them gets none.
 
     Returns
     -------
@@ -293,9 +301,11 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
             lvl = 0
             while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
                 nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
-                if _build_node(S, Q, F1, n_first[nd], t + 1, nd, members, tmp_d, tmp_w, n_c, n_m, n_rho, n_E,
-                               n_dmin, n_dmax, n_hoff, n_h, hd, hw) == 0:
+                n_min = _MIN_BOUNDED_LEAF if lvl == 0 else 1
+                cnt = _build_node(S, Q, F1, death, t, n_first[nd], t + 1, nd, n_min, members, tmp_d, tmp_w, n_c,
+                                  n_m, n_rho, n_E, n_dmin, n_dmax, n_hoff, n_h, hd, hw)
+                if cnt == 0:
                     n_death[nd] = 0
-                n_built[nd] = True
+                n_built[nd] = cnt >= n_min
                 lvl += 1
     return F1, F2, bp1, bp2, bp2r, n_evals

@@ -1,14 +1,10 @@
 """Numba kernel of the penalized segmentation decoder: optimal partitioning over a tree of bounded starts.
 
-Notation as in :mod:`core.decoders._segmentation_kernels`. The candidate starts ``0..T`` of the last
-segment are the leaves of a static tree: ``leaf`` consecutive starts per leaf node, ``fanout``
-children per inner node. Once every start of a node has its prefix value ``F(s)``, the node stores a
-centre, a least-squares drift of ``S`` and the residual radius around it, and the lower convex hull of
-``(s - c, F(s) - Q[s])``, from which :func:`_group_affine` gives a lower bound of every member's value
-for any later end. For each end the tree is searched depth first from the newest starts, and a node
-whose bound exceeds the best value found so far is skipped whole. On a long sequence with few
-changes, where pruning removes almost nothing, an end then costs a few dozen node tests instead of a
-pass over ``sqrt(live starts)`` flat groups and one whole group.
+Notation as in :mod:`core.decoders._segmentation_kernels`; the tree of candidate starts and its
+bounds are those of :mod:`core.decoders._start_tree`, with ``W = F``. For each end the tree is
+searched depth first from the newest starts. On a long sequence with few changes, where pruning
+removes almost nothing, an end then costs a few dozen node tests instead of a pass over
+``sqrt(live starts)`` flat groups and one whole group.
 """
 
 from __future__ import annotations
@@ -16,57 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._segmentation_kernels import _FM, _INF, _NEVER, _frob_overlap, _group_affine, _group_geometry, \
-    _lower_hull, _sqdist
-
-# a leaf with fewer usable starts gets no bound: testing it would cost about as much as evaluating them
-_MIN_BOUNDED_LEAF = 4
-
-
-@njit(cache=True, nogil=True)
-def _hull_min_sorted(hd, hw, off, h, lam):
-    """``min_i hw[i] + lam * hd[i]`` over a lower convex hull stored at ``off`` (binary search on slopes)."""
-    lo = 0
-    hi = h - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        # the value still decreases along edge mid -> mid + 1 iff its slope is below -lam
-        if (hw[off + mid + 1] - hw[off + mid]) + lam * (hd[off + mid + 1] - hd[off + mid]) < 0.0:
-            lo = mid + 1
-        else:
-            hi = mid
-    return hw[off + lo] + lam * hd[off + lo]
-
-
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _build_node(S, Q, F1, death, t, first, stop, nd, n_min, members, tmp_d, tmp_w, n_c, n_m, n_rho, n_E, n_dmin,
-                n_dmax, n_hoff, n_h, hd, hw):
-    """Bound data of the node holding starts ``first..stop-1``, over those still usable after end ``t``.
-
-    Returns their number (a start pruned by then never serves again, so the bound may ignore it); with
-    fewer than ``n_min`` the bound is not built.
-    """
-    n = 0
-    for s in range(first, stop):
-        if F1[s] < _INF and death[s] > t:
-            members[n] = s
-            n += 1
-    n_h[nd] = 0
-    if n == 0 or n < n_min:
-        return n
-    c = members[n // 2]
-    rho, E = _group_geometry(S, members, n, c, n_m[nd])
-    for i in range(n):
-        tmp_d[i] = members[i] - c
-        tmp_w[i] = F1[members[i]] - Q[members[i]]
-    off = n_hoff[nd]
-    n_h[nd] = _lower_hull(tmp_d, tmp_w, n, hd[off:], hw[off:])
-    n_c[nd] = c
-    n_rho[nd] = rho
-    n_E[nd] = E
-    n_dmin[nd] = members[0] - c
-    n_dmax[nd] = members[n - 1] - c
-    return n
+from ._segmentation_kernels import _FM, _INF, _NEVER, _frob_overlap, _group_affine, _sqdist
+from ._start_tree import MIN_BOUNDED_LEAF, hull_min_sorted, node_hull, set_node_geometry, tree_layout
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -86,7 +33,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
       removed whole; a node whose starts are all removed is skipped from then on.
     * ``bound``: the tree of nodes of the module docstring; ``leaf`` (>= 1) starts per leaf node,
       ``fanout`` (>= 2) children per inner node. A node's bound covers only the starts not yet
-      pruned when it is built; a leaf with fewer than ``_MIN_BOUNDED_LEAF`` of them gets none.
+      pruned when it is built; a leaf with fewer than ``MIN_BOUNDED_LEAF`` of them gets none.
 
     Returns
     -------
@@ -108,31 +55,11 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
     frob = frob_w != 0.0
-    G = max(leaf, 1)
     B = max(fanout, 2)
-
-    # ---- the static tree: level 0 holds leaves of G starts, level l nodes of G * B**l starts
-    n_levels = 1
-    size = G
-    while (T + size) // size > 1:
-        size *= B
-        n_levels += 1
-    lv_size = np.empty(n_levels, np.int64)
-    lv_count = np.empty(n_levels, np.int64)
-    lv_off = np.empty(n_levels + 1, np.int64)
-    size = G
-    lv_off[0] = 0
-    for lvl in range(n_levels):
-        lv_size[lvl] = size
-        lv_count[lvl] = (T + size) // size  # ceil((T + 1) / size)
-        lv_off[lvl + 1] = lv_off[lvl] + lv_count[lvl]
-        size *= B
+    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, leaf, fanout)
+    n_levels = lv_size.shape[0]
     n_nodes = lv_off[n_levels]
     q = S.shape[1]
-    n_level = np.empty(n_nodes, np.int64)
-    n_first = np.empty(n_nodes, np.int64)
-    n_last = np.empty(n_nodes, np.int64)
-    n_kids = np.zeros(n_nodes, np.int64)
     n_dead_kids = np.zeros(n_nodes, np.int64)
     n_counted = np.zeros(n_nodes, np.bool_)
     n_built = np.zeros(n_nodes, np.bool_)
@@ -143,17 +70,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     n_E = np.zeros(n_nodes)
     n_dmin = np.zeros(n_nodes)
     n_dmax = np.zeros(n_nodes)
-    n_hoff = np.empty(n_nodes, np.int64)
     n_h = np.zeros(n_nodes, np.int64)
-    for lvl in range(n_levels):
-        for k in range(lv_count[lvl]):
-            nd = lv_off[lvl] + k
-            n_level[nd] = lvl
-            n_first[nd] = k * lv_size[lvl]
-            n_last[nd] = min((k + 1) * lv_size[lvl], T + 1) - 1
-            n_hoff[nd] = lvl * (T + 1) + n_first[nd]  # a hull has at most as many vertices as starts
-            if lvl > 0:
-                n_kids[nd] = min((k + 1) * B, lv_count[lvl - 1]) - k * B
     hd = np.empty(n_levels * (T + 1))
     hw = np.empty(n_levels * (T + 1))
     members = np.empty(T + 1, np.int64)
@@ -217,7 +134,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                         cg = n_c[nd]
                         base, slope, mag = _group_affine(S, t, cg, n_m[nd], n_rho[nd], n_E[nd],
                                                          n_dmin[nd], n_dmax[nd])
-                        lb = Qt + base + _hull_min_sorted(hd, hw, n_hoff[nd], n_h[nd], slope)
+                        lb = Qt + base + hull_min_sorted(hd, hw, n_hoff[nd], n_h[nd], slope)
                         if lb > cur + tol * (abs(cur) + Qt + mag + 1.0):
                             sk_nd[nsk] = nd
                             sk_lb[nsk] = lb
@@ -301,11 +218,17 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
             lvl = 0
             while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
                 nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
-                n_min = _MIN_BOUNDED_LEAF if lvl == 0 else 1
-                cnt = _build_node(S, Q, F1, death, t, n_first[nd], t + 1, nd, n_min, members, tmp_d, tmp_w, n_c,
-                                  n_m, n_rho, n_E, n_dmin, n_dmax, n_hoff, n_h, hd, hw)
-                if cnt == 0:
+                # the bound covers the starts not pruned by now: a pruned start never serves again
+                n = 0
+                for s in range(n_first[nd], t + 1):
+                    if F1[s] < _INF and death[s] > t:
+                        members[n] = s
+                        n += 1
+                if n == 0:
                     n_death[nd] = 0
-                n_built[nd] = cnt >= n_min
+                elif n >= (MIN_BOUNDED_LEAF if lvl == 0 else 1):
+                    set_node_geometry(S, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax)
+                    n_h[nd] = node_hull(Q, F1, members, n, n_c[nd], n_hoff[nd], hd, hw, tmp_d, tmp_w)
+                    n_built[nd] = True
                 lvl += 1
     return F1, F2, bp1, bp2, bp2r, n_evals

@@ -19,7 +19,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..decoders._start_tree import MIN_BOUNDED_LEAF, node_hull, set_node_geometry, tree_argmin, tree_layout
+
 _INF = np.inf
+LEAF = 16        # starts per leaf of the tree of bounded starts
+FANOUT = 4       # children per inner node
+TOL = 1e-10      # relative slack of the bound test (rounding of prefix sums)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -46,34 +51,72 @@ def _label_loss(lo, hi, k, counts):
 
 
 @numba.njit(cache=True, nogil=True)
-def _segment_cost(S1, S2, s, t):
-    n = t - s
-    c = 0.0
-    for j in range(S1.shape[1]):
-        a = S1[t, j] - S1[s, j]
-        c += (S2[t, j] - S2[s, j]) - a * a / n
-    return c
+def _start_values(s, F, rid, lab_lo, lab_hi, zv, first_ge, scale, counts, W_out, k_out, W_in, k_in):
+    """What a final start ``s`` brings to any later last segment ``[s, t)``, with the state it comes from.
+
+    ``W_out[s]``: ``[s, t)`` leaves the label of ``s`` (it is closed with its count) and skips every
+    label starting at or after ``s`` (the ones ending by ``t`` are closed with no change; the caller
+    subtracts their prefix sum at ``t``). ``W_in[s]``: ``t`` lies in the label of ``s``, whose count
+    goes on (a start inside a label has state 1 or 2, never 0).
+    """
+    rs = rid[s] if s > 0 else -1
+    best = _INF
+    for k in range(3):
+        f = F[s, k]
+        if f == _INF:
+            continue
+        if rs >= 0:
+            f -= scale * _label_loss(lab_lo[rs], lab_hi[rs], k, counts)
+        if f < best:
+            best = f
+            k_out[s] = k
+    if best < _INF:
+        W_out[s] = best + scale * zv[first_ge[s]]
+    if rs < 0:
+        return
+    for k in range(1, 3):
+        f = F[s, k]
+        if f == _INF:
+            continue
+        if counts and k == 2 and lab_hi[rs] >= 0:
+            f -= scale  # a third (fourth, ...) change inside a bounded label: one more error
+        if f < W_in[s]:
+            W_in[s] = f
+            k_in[s] = k
 
 
 @numba.njit(cache=True, nogil=True)
 def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop, boundary_gain, scale,
-                 counts=False):
+                 counts=False, bound=True):
     """Return (changes array ending with T, objective).
 
     Z : (T, q) transformed features (metric already applied)
     rid : (T+1,) label index of change index c (start < c < stop), -1 if none
     lab_* : (R,) labels sorted by start, disjoint; lo/hi change-count bounds (hi=-1 unbounded)
     boundary_gain : (T+1,) 1.0 where a boundary label sits (its violation vanishes if a change is placed there)
-    counts : count wrong change decisions instead of violated labels (pruning is then switched off)
+    counts : count wrong change decisions instead of violated labels
+    bound : skip starts by the lower bounds of a tree of starts (exact; off for testing)
+
+    The last segment ``[s, t)`` of a prefix ending inside a label ``r`` either starts inside ``r``
+    (``start_r < s``: state 2, nothing closed) or at or before ``start_r`` (state 1; the label of
+    ``s`` and every label skipped over are closed). Either way its value is ``W(s) + scatter(s, t)
+    + c(t)``, with ``W`` depending on the start only (:func:`_start_values`), so each state is a
+    range minimum over a tree of bounded starts (:mod:`core.decoders._start_tree`), as in the
+    penalized decoder; outside labels only the first kind exists (state 0).
     """
     T, q = Z.shape
     R = lab_lo.shape[0]
-    S1 = np.zeros((T + 1, q))
-    S2 = np.zeros((T + 1, q))
+    S = np.zeros((T + 1, q))
+    Q = np.zeros(T + 1)
     for t in range(T):
+        acc = 0.0
         for j in range(q):
-            S1[t + 1, j] = S1[t, j] + Z[t, j]
-            S2[t + 1, j] = S2[t, j] + Z[t, j] * Z[t, j]
+            S[t + 1, j] = S[t, j] + Z[t, j]
+            acc += Z[t, j] * Z[t, j]
+        Q[t + 1] = Q[t] + acc
+    inv = np.zeros(T + 1)
+    for d in range(1, T + 1):
+        inv[d] = 1.0 / d
     # zero-count violations: prefix sums over labels (sorted by start == sorted by stop when disjoint)
     zv = np.zeros(R + 1)
     for r in range(R):
@@ -95,80 +138,88 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     for c in range(T + 1):
         total_boundaries += boundary_gain[c]
 
-    # slack of the pruning test: labels that can still change the loss after s
-    n_after = np.zeros(T + 1)
-    for s in range(T + 1):
-        c = 0.0
-        for r in range(R):
-            if lab_stop[r] > s:
-                c += 1.0
-        n_after[s] = c
-    tail = 0.0
-    for c in range(T, -1, -1):
-        n_after[c] += tail
-        tail += boundary_gain[c]
-
     F = np.full((T + 1, 3), _INF)
     arg_s = np.full((T + 1, 3), -1, dtype=np.int64)
     arg_k = np.full((T + 1, 3), -1, dtype=np.int64)
     F[0, 0] = -scale * total_boundaries
-    cand = np.empty(T + 1, dtype=np.int64)
-    vals = np.empty(T + 1)
-    n_cand = 1
-    cand[0] = 0
-    for t in range(min_size, T + 1):
-        rt = rid[t] if t < T else -1
-        for ci in range(n_cand):
-            s = cand[ci]
-            if s > t - min_size:
-                vals[ci] = _INF
-                continue
-            rs = rid[s] if s > 0 else -1
-            seg = _segment_cost(S1, S2, s, t)
-            base = seg + penalty
+    W_out = np.full(T + 1, _INF)
+    W_in = np.full(T + 1, _INF)
+    k_out = np.full(T + 1, -1, dtype=np.int64)
+    k_in = np.full(T + 1, -1, dtype=np.int64)
+
+    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, LEAF, FANOUT)
+    n_levels = lv_size.shape[0]
+    n_nodes = lv_off[n_levels]
+    n_built = np.zeros(n_nodes, np.bool_)
+    n_c = np.zeros(n_nodes, np.int64)
+    n_m = np.zeros((n_nodes, q))
+    n_rho = np.zeros(n_nodes)
+    n_E = np.zeros(n_nodes)
+    n_dmin = np.zeros(n_nodes)
+    n_dmax = np.zeros(n_nodes)
+    h_out = np.zeros(n_nodes, np.int64)
+    h_in = np.zeros(n_nodes, np.int64)
+    hd_out = np.empty(n_levels * (T + 1))
+    hw_out = np.empty(n_levels * (T + 1))
+    hd_in = np.empty(n_levels * (T + 1))
+    hw_in = np.empty(n_levels * (T + 1))
+    members = np.empty(T + 1, np.int64)
+    tmp_d = np.empty(T + 1)
+    tmp_w = np.empty(T + 1)
+    stack = np.empty(n_levels * FANOUT + 1, np.int64)
+    hint_out = -1
+    hint_in = -1
+    for t in range(T + 1):
+        if t >= min_size and t > 0:
+            rt = rid[t] if t < T else -1
+            b = t - min_size
+            base = penalty
             if t < T:
                 base += scale * boundary_gain[t]
-            fmin = _INF
-            for k in range(3):
-                f = F[s, k]
-                if f == _INF:
-                    continue
-                if f < fmin:
-                    fmin = f
-                v = f + base
-                if rt >= 0 and rt == rs:
-                    nk = k + 1 if k < 2 else 2
-                    if counts and k == 2 and lab_hi[rt] >= 0:
-                        v -= scale      # a third (fourth, ...) change inside a bounded label: one more error
-                else:
-                    if rs >= 0:
-                        v -= scale * _label_loss(lab_lo[rs], lab_hi[rs], k, counts)
-                    a = first_ge[s]
-                    b = n_le[t]
-                    if b > a:
-                        v -= scale * (zv[b] - zv[a])
+            # starts at or before the start of t's label (all starts when t is in none)
+            b_out = min(b, lab_start[rt]) if rt >= 0 else b
+            if b_out >= 0:
+                v, s = tree_argmin(S, Q, inv, t, 0, b_out, W_out, hint_out, bound, TOL, lv_off, n_level, n_first,
+                                   n_last, n_kids, FANOUT, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax, n_hoff,
+                                   h_out, hd_out, hw_out, stack)
+                if s >= 0:
                     nk = 1 if rt >= 0 else 0
-                if v < F[t, nk]:
-                    F[t, nk] = v
+                    F[t, nk] = v + base - scale * zv[n_le[t]]
                     arg_s[t, nk] = s
-                    arg_k[t, nk] = k
-            vals[ci] = fmin + seg
-        # PELT-style pruning: a start s whose best prefix plus the cost up to t already exceeds
-        # the best value at t by more than a new change and every loss still to come can never win
-        ft = min(F[t, 0], min(F[t, 1], F[t, 2]))
-        kept = 0
-        for ci in range(n_cand):
-            s = cand[ci]
-            # (the count loss has no such bound: a label can gain without limit, so nothing is pruned)
-            if not counts and s <= t - min_size and \
-                    vals[ci] > ft + penalty + scale * n_after[s] + 1e-9 * (1.0 + abs(ft)):
-                continue
-            cand[kept] = s
-            kept += 1
-        n_cand = kept
-        if t < T and ft < _INF:
-            cand[n_cand] = t
-            n_cand += 1
+                    arg_k[t, nk] = k_out[s]
+                    hint_out = s
+            # starts inside t's label
+            if rt >= 0 and lab_start[rt] + 1 <= b:
+                v, s = tree_argmin(S, Q, inv, t, lab_start[rt] + 1, b, W_in, hint_in, bound, TOL, lv_off, n_level,
+                                   n_first, n_last, n_kids, FANOUT, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
+                                   n_hoff, h_in, hd_in, hw_in, stack)
+                if s >= 0:
+                    F[t, 2] = v + base
+                    arg_s[t, 2] = s
+                    arg_k[t, 2] = k_in[s]
+                    hint_in = s
+        if t == T:
+            break
+        _start_values(t, F, rid, lab_lo, lab_hi, zv, first_ge, scale, counts, W_out, k_out, W_in, k_in)
+        if not bound:
+            continue
+        # start t is final: complete the nodes it closes
+        lvl = 0
+        while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
+            nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
+            n = 0
+            for s in range(n_first[nd], t + 1):
+                if W_out[s] < _INF or W_in[s] < _INF:
+                    members[n] = s
+                    n += 1
+            if n == 0:
+                n_built[nd] = True  # empty hulls: skipped by every search
+            elif n >= (MIN_BOUNDED_LEAF if lvl == 0 else 1):
+                set_node_geometry(S, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax)
+                h_out[nd] = node_hull(Q, W_out, members, n, n_c[nd], n_hoff[nd], hd_out, hw_out, tmp_d, tmp_w)
+                h_in[nd] = node_hull(Q, W_in, members, n, n_c[nd], n_hoff[nd], hd_in, hw_in, tmp_d, tmp_w)
+                n_built[nd] = True
+            lvl += 1
     # backtrack from T (state 0: T is never inside a label)
     out = []
     t = T

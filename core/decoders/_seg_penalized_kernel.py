@@ -13,7 +13,8 @@ import numpy as np
 from numba import njit
 
 from ._segmentation_kernels import _FM, _INF, _NEVER, _frob_overlap, _group_affine, _sqdist
-from ._start_tree import MIN_BOUNDED_LEAF, hull_min_sorted, node_hull, set_node_geometry, tree_layout
+from ._start_tree import (MIN_BOUNDED_LEAF, hull_min_sorted, new_node_geometry, node_hull, set_node_geometry,
+                          tree_layout)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -64,12 +65,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     n_counted = np.zeros(n_nodes, np.bool_)
     n_built = np.zeros(n_nodes, np.bool_)
     n_death = np.full(n_nodes, _NEVER)
-    n_c = np.zeros(n_nodes, np.int64)
-    n_m = np.zeros((n_nodes, q))
-    n_rho = np.zeros(n_nodes)
-    n_E = np.zeros(n_nodes)
-    n_dmin = np.zeros(n_nodes)
-    n_dmax = np.zeros(n_nodes)
+    n_c, n_m, n_rho, n_E, n_dmin, n_dmax = new_node_geometry(n_nodes, q)
     n_h = np.zeros(n_nodes, np.int64)
     hd = np.empty(n_levels * (T + 1))
     hw = np.empty(n_levels * (T + 1))

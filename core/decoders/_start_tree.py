@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._segmentation_kernels import _FM, _group_affine, _group_geometry, _lower_hull
+from ._segmentation_kernels import _FM, _group_geometry, _lower_hull
 
 # a leaf with fewer usable starts gets no bound: testing it would cost about as much as evaluating them
 MIN_BOUNDED_LEAF = 4
@@ -69,6 +69,13 @@ def tree_layout(T, leaf, fanout):
     return lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff
 
 
+@njit(cache=True, nogil=True)
+def new_node_geometry(n_nodes, q):
+    """Empty geometry arrays of ``n_nodes`` nodes: centre, drift (q), radius, spread, offset range."""
+    return (np.zeros(n_nodes, np.int64), np.zeros((n_nodes, q)), np.zeros(n_nodes), np.zeros(n_nodes),
+            np.zeros(n_nodes), np.zeros(n_nodes))
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
 def set_node_geometry(S, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax):
     """Centre, drift, radii and offset range of the node ``nd`` over its ``n >= 1`` sorted ``members``."""
@@ -107,65 +114,3 @@ def hull_min_sorted(hd, hw, off, h, lam):
             hi = mid
     return hw[off + lo] + lam * hd[off + lo]
 
-
-@njit(cache=True, nogil=True, fastmath=_FM)
-def tree_argmin(S, Q, inv, t, a, b, W, hint, bound, tol, lv_off, n_level, n_first, n_last, n_kids, fanout,
-                n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax, n_hoff, n_h, hd, hw, stack):
-    """``min over s in [a, b]`` of ``W[s] + scatter(s, t)`` and its argmin (``-1`` if every ``W`` is infinite).
-
-    ``hint`` (a start, or -1) is evaluated first so that the bounds bite early; nodes are then
-    searched depth first from the newest starts. ``n_built``, the geometry arrays and the hull
-    (``n_hoff``, ``n_h``, ``hd``, ``hw``) describe the nodes completed so far (``bound=False``
-    evaluates every start). Ties go to the hint, then to the latest start.
-    """
-    Qt = Q[t]
-    q = S.shape[1]
-    best = np.inf
-    arg = -1
-    if a <= hint <= b and W[hint] < np.inf:
-        acc = 0.0
-        for k in range(q):
-            d = S[t, k] - S[hint, k]
-            acc += d * d
-        best = W[hint] + Qt - Q[hint] - acc * inv[t - hint]
-        arg = hint
-    B = max(fanout, 2)
-    sp = 1
-    stack[0] = n_level.shape[0] - 1
-    while sp > 0:
-        sp -= 1
-        nd = stack[sp]
-        first = n_first[nd]
-        last = n_last[nd]
-        if last < a or first > b:
-            continue
-        if bound and n_built[nd]:
-            h = n_h[nd]
-            if h == 0:
-                continue
-            if best < np.inf:
-                cg = n_c[nd]
-                base, slope, mag = _group_affine(S, t, cg, n_m[nd], n_rho[nd], n_E[nd], n_dmin[nd], n_dmax[nd])
-                lb = Qt + base + hull_min_sorted(hd, hw, n_hoff[nd], h, slope)
-                if lb > best + tol * (abs(best) + Qt + mag + 1.0):
-                    continue
-        lvl = n_level[nd]
-        if lvl > 0:
-            k0 = (nd - lv_off[lvl]) * B
-            for j in range(n_kids[nd]):  # pushed oldest first: the newest is searched first
-                stack[sp] = lv_off[lvl - 1] + k0 + j
-                sp += 1
-            continue
-        for s in range(min(last, b), max(first, a) - 1, -1):
-            ws = W[s]
-            if ws == np.inf:
-                continue
-            acc = 0.0
-            for k in range(q):
-                d = S[t, k] - S[s, k]
-                acc += d * d
-            v = ws + Qt - Q[s] - acc * inv[t - s]
-            if v < best:
-                best = v
-                arg = s
-    return best, arg

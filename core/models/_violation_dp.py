@@ -19,7 +19,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..decoders._start_tree import MIN_BOUNDED_LEAF, node_hull, set_node_geometry, tree_argmin, tree_layout
+from ..decoders._segmentation_kernels import _group_affine
+from ..decoders._start_tree import (MIN_BOUNDED_LEAF, hull_min_sorted, new_node_geometry, node_hull, set_node_geometry,
+                                    tree_layout)
 
 _INF = np.inf
 LEAF = 16        # starts per leaf of the tree of bounded starts
@@ -51,12 +53,147 @@ def _label_loss(lo, hi, k, counts):
 
 
 @numba.njit(cache=True, nogil=True)
-def _start_values(s, F, rid, lab_lo, lab_hi, zv, first_ge, scale, counts, W_out, k_out, W_in, k_in):
-    """What a final start ``s`` brings to any later last segment ``[s, t)``, with the state it comes from.
+def _segment_cost(S1, S2, s, t):
+    n = t - s
+    c = 0.0
+    for j in range(S1.shape[1]):
+        a = S1[t, j] - S1[s, j]
+        c += (S2[t, j] - S2[s, j]) - a * a / n
+    return c
 
-    ``W_out[s]``: ``[s, t)`` leaves the label of ``s`` (it is closed with its count) and skips every
-    label starting at or after ``s`` (the ones ending by ``t`` are closed with no change; the caller
-    subtracts their prefix sum at ``t``). ``W_in[s]``: ``t`` lies in the label of ``s``, whose count
+
+# inlined: a call per start would pay reference counting on every array argument
+@numba.njit(cache=True, nogil=True)
+def _from_start(S1, S2, s, t, T, F, inside, rid, lab_lo, lab_hi, zv, first_ge, n_le, penalty, boundary_gain, scale,
+                counts):
+    """Best path into ``t`` whose last segment is ``[s, t)``: ``(value, state at s)``, ``(inf, -1)`` if none.
+
+    The arithmetic, and the first-state-wins tie rule, are those of a textbook DP scanning every start.
+    """
+    if F[s, 0] == _INF and F[s, 1] == _INF and F[s, 2] == _INF:
+        return _INF, -1
+    base = _segment_cost(S1, S2, s, t) + penalty
+    if t < T:
+        base += scale * boundary_gain[t]
+    rs = rid[s] if s > 0 else -1
+    best = _INF
+    arg = -1
+    for k in range(3):
+        f = F[s, k]
+        if f == _INF:
+            continue
+        v = f + base
+        if inside:
+            if counts and k == 2 and lab_hi[rs] >= 0:
+                v -= scale      # a third (fourth, ...) change inside a bounded label: one more error
+        else:
+            if rs >= 0:
+                v -= scale * _label_loss(lab_lo[rs], lab_hi[rs], k, counts)
+            a = first_ge[s]
+            b = n_le[t]
+            if b > a:
+                v -= scale * (zv[b] - zv[a])
+        if v < best:
+            best = v
+            arg = k
+    return best, arg
+
+
+@numba.njit(cache=True, nogil=True)
+def _best_start(S1, S2, Q, inv, t, a, b, inside, hint, W, F, rid, lab_lo, lab_hi, zv, first_ge, n_le, penalty,
+                boundary_gain, scale, counts, bound, lv_off, n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho,
+                n_E, n_dmin, n_dmax, n_hoff, n_h, hd, hw, stack, near, near_v):
+    """Best path into ``t`` whose last segment starts in ``[a, b]``: ``(value, start, state)``.
+
+    Two passes. The search values every start by ``W(s) + scatter(s, t) + c(t)`` (one product per
+    start; ``W`` from :func:`_start_values`), skips the tree's nodes whose bound exceeds the best
+    such value, and keeps the starts within the rounding tolerance of the best. Those few are then
+    valued as a textbook DP would (:func:`_from_start`), exact ties going to the smallest (start,
+    state): the result is that DP's, bit for bit, whatever the search order.
+    """
+    T = Q.shape[0] - 1
+    q = S1.shape[1]
+    Qt = Q[t]
+    c_t = penalty + (scale * boundary_gain[t] if t < T else 0.0)
+    if not inside:
+        c_t -= scale * zv[n_le[t]]
+    best = _INF
+    near_thr = _INF
+    n_near = 0
+    stack[0] = n_level.shape[0] - 1
+    sp = 1
+    if a <= hint <= b and W[hint] < _INF:
+        stack[1] = -1 - hint  # popped first, so that the bounds bite early
+        sp = 2
+    while sp > 0:
+        sp -= 1
+        nd = stack[sp]
+        if nd < 0:
+            first = last = -1 - nd
+        else:
+            first = n_first[nd]
+            last = n_last[nd]
+            if last < a or first > b:
+                continue
+            if bound and n_built[nd]:
+                h = n_h[nd]
+                if h == 0:
+                    continue
+                if best < _INF:
+                    cg = n_c[nd]
+                    base, slope, mag = _group_affine(S1, t, cg, n_m[nd], n_rho[nd], n_E[nd], n_dmin[nd], n_dmax[nd])
+                    lb = Qt + base + hull_min_sorted(hd, hw, n_hoff[nd], h, slope) + c_t
+                    if lb > best + TOL * (abs(best) + Qt + mag + abs(c_t) + 1.0):
+                        continue
+            lvl = n_level[nd]
+            if lvl > 0:
+                k0 = (nd - lv_off[lvl]) * FANOUT
+                for j in range(n_kids[nd]):  # pushed oldest first: the newest is searched first
+                    stack[sp] = lv_off[lvl - 1] + k0 + j
+                    sp += 1
+                continue
+        for s in range(min(last, b), max(first, a) - 1, -1):
+            ws = W[s]
+            if ws == _INF:
+                continue
+            acc = 0.0
+            for j in range(q):
+                d = S1[t, j] - S1[s, j]
+                acc += d * d
+            v = ws + (Qt - Q[s] - acc * inv[t - s]) + c_t
+            if v < best:
+                best = v
+                near_thr = best + TOL * (abs(best) + Qt + abs(c_t) + 1.0)
+            if v <= near_thr:
+                near[n_near] = s
+                near_v[n_near] = v
+                n_near += 1
+    # the textbook values of the starts that may hold the optimum
+    thr = near_thr
+    best = _INF
+    arg = -1
+    argk = -1
+    for i in range(n_near):
+        if near_v[i] > thr:
+            continue
+        s = near[i]
+        v, k = _from_start(S1, S2, s, t, T, F, inside, rid, lab_lo, lab_hi, zv, first_ge, n_le, penalty,
+                           boundary_gain, scale, counts)
+        if v < best or (v == best and k >= 0 and (s < arg or (s == arg and k < argk))):
+            best = v
+            arg = s
+            argk = k
+    return best, arg, argk
+
+
+@numba.njit(cache=True, nogil=True)
+def _start_values(s, F, rid, lab_lo, lab_hi, zv, first_ge, scale, counts, W_out, W_in):
+    """The start terms of the bounds: every path's value through the final start ``s`` is at least
+    ``W(s) + scatter(s, t) + c(t)``.
+
+    ``W_out[s]``: ``[s, t)`` leaves the label of ``s`` (closed with its count) and skips every
+    label starting at or after ``s`` (the ones ending by ``t`` are closed with no change; ``c(t)``
+    holds their prefix sum at ``t``). ``W_in[s]``: ``t`` lies in the label of ``s``, whose count
     goes on (a start inside a label has state 1 or 2, never 0).
     """
     rs = rid[s] if s > 0 else -1
@@ -67,9 +204,7 @@ def _start_values(s, F, rid, lab_lo, lab_hi, zv, first_ge, scale, counts, W_out,
             continue
         if rs >= 0:
             f -= scale * _label_loss(lab_lo[rs], lab_hi[rs], k, counts)
-        if f < best:
-            best = f
-            k_out[s] = k
+        best = min(best, f)
     if best < _INF:
         W_out[s] = best + scale * zv[first_ge[s]]
     if rs < 0:
@@ -79,10 +214,8 @@ def _start_values(s, F, rid, lab_lo, lab_hi, zv, first_ge, scale, counts, W_out,
         if f == _INF:
             continue
         if counts and k == 2 and lab_hi[rs] >= 0:
-            f -= scale  # a third (fourth, ...) change inside a bounded label: one more error
-        if f < W_in[s]:
-            W_in[s] = f
-            k_in[s] = k
+            f -= scale
+        W_in[s] = min(W_in[s], f)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -99,24 +232,23 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
 
     The last segment ``[s, t)`` of a prefix ending inside a label ``r`` either starts inside ``r``
     (``start_r < s``: state 2, nothing closed) or at or before ``start_r`` (state 1; the label of
-    ``s`` and every label skipped over are closed). Either way its value is ``W(s) + scatter(s, t)
-    + c(t)``, with ``W`` depending on the start only (:func:`_start_values`), so each state is a
-    range minimum over a tree of bounded starts (:mod:`core.decoders._start_tree`), as in the
-    penalized decoder; outside labels only the first kind exists (state 0).
+    ``s`` and every label skipped over are closed); outside labels only the second kind exists
+    (state 0). Either way its value is at least ``W(s) + scatter(s, t) + c(t)`` with ``W`` depending
+    on the start only (:func:`_start_values`), so each state is a range minimum over a tree of
+    bounded starts (:mod:`core.decoders._start_tree`), as in the penalized decoder.
     """
     T, q = Z.shape
     R = lab_lo.shape[0]
-    S = np.zeros((T + 1, q))
+    S1 = np.zeros((T + 1, q))
+    S2 = np.zeros((T + 1, q))
     Q = np.zeros(T + 1)
     for t in range(T):
         acc = 0.0
         for j in range(q):
-            S[t + 1, j] = S[t, j] + Z[t, j]
+            S1[t + 1, j] = S1[t, j] + Z[t, j]
+            S2[t + 1, j] = S2[t, j] + Z[t, j] * Z[t, j]
             acc += Z[t, j] * Z[t, j]
         Q[t + 1] = Q[t] + acc
-    inv = np.zeros(T + 1)
-    for d in range(1, T + 1):
-        inv[d] = 1.0 / d
     # zero-count violations: prefix sums over labels (sorted by start == sorted by stop when disjoint)
     zv = np.zeros(R + 1)
     for r in range(R):
@@ -144,19 +276,12 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     F[0, 0] = -scale * total_boundaries
     W_out = np.full(T + 1, _INF)
     W_in = np.full(T + 1, _INF)
-    k_out = np.full(T + 1, -1, dtype=np.int64)
-    k_in = np.full(T + 1, -1, dtype=np.int64)
 
     lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, LEAF, FANOUT)
     n_levels = lv_size.shape[0]
     n_nodes = lv_off[n_levels]
     n_built = np.zeros(n_nodes, np.bool_)
-    n_c = np.zeros(n_nodes, np.int64)
-    n_m = np.zeros((n_nodes, q))
-    n_rho = np.zeros(n_nodes)
-    n_E = np.zeros(n_nodes)
-    n_dmin = np.zeros(n_nodes)
-    n_dmax = np.zeros(n_nodes)
+    n_c, n_m, n_rho, n_E, n_dmin, n_dmax = new_node_geometry(n_nodes, q)
     h_out = np.zeros(n_nodes, np.int64)
     h_in = np.zeros(n_nodes, np.int64)
     hd_out = np.empty(n_levels * (T + 1))
@@ -166,41 +291,45 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     members = np.empty(T + 1, np.int64)
     tmp_d = np.empty(T + 1)
     tmp_w = np.empty(T + 1)
-    stack = np.empty(n_levels * FANOUT + 1, np.int64)
+    stack = np.empty(n_levels * FANOUT + 2, np.int64)
+    near = np.empty(T + 2, np.int64)  # starts within rounding of the best, and their values
+    near_v = np.empty(T + 2)
+    inv = np.zeros(T + 1)
+    for d in range(1, T + 1):
+        inv[d] = 1.0 / d
     hint_out = -1
     hint_in = -1
     for t in range(T + 1):
         if t >= min_size and t > 0:
             rt = rid[t] if t < T else -1
             b = t - min_size
-            base = penalty
-            if t < T:
-                base += scale * boundary_gain[t]
             # starts at or before the start of t's label (all starts when t is in none)
             b_out = min(b, lab_start[rt]) if rt >= 0 else b
             if b_out >= 0:
-                v, s = tree_argmin(S, Q, inv, t, 0, b_out, W_out, hint_out, bound, TOL, lv_off, n_level, n_first,
-                                   n_last, n_kids, FANOUT, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax, n_hoff,
-                                   h_out, hd_out, hw_out, stack)
+                v, s, k = _best_start(S1, S2, Q, inv, t, 0, b_out, False, hint_out, W_out, F, rid, lab_lo, lab_hi,
+                                      zv, first_ge, n_le, penalty, boundary_gain, scale, counts, bound, lv_off,
+                                      n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
+                                      n_hoff, h_out, hd_out, hw_out, stack, near, near_v)
                 if s >= 0:
                     nk = 1 if rt >= 0 else 0
-                    F[t, nk] = v + base - scale * zv[n_le[t]]
+                    F[t, nk] = v
                     arg_s[t, nk] = s
-                    arg_k[t, nk] = k_out[s]
+                    arg_k[t, nk] = k
                     hint_out = s
             # starts inside t's label
             if rt >= 0 and lab_start[rt] + 1 <= b:
-                v, s = tree_argmin(S, Q, inv, t, lab_start[rt] + 1, b, W_in, hint_in, bound, TOL, lv_off, n_level,
-                                   n_first, n_last, n_kids, FANOUT, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
-                                   n_hoff, h_in, hd_in, hw_in, stack)
+                v, s, k = _best_start(S1, S2, Q, inv, t, lab_start[rt] + 1, b, True, hint_in, W_in, F, rid, lab_lo,
+                                      lab_hi, zv, first_ge, n_le, penalty, boundary_gain, scale, counts, bound, lv_off,
+                                      n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
+                                      n_hoff, h_in, hd_in, hw_in, stack, near, near_v)
                 if s >= 0:
-                    F[t, 2] = v + base
+                    F[t, 2] = v
                     arg_s[t, 2] = s
-                    arg_k[t, 2] = k_in[s]
+                    arg_k[t, 2] = k
                     hint_in = s
         if t == T:
             break
-        _start_values(t, F, rid, lab_lo, lab_hi, zv, first_ge, scale, counts, W_out, k_out, W_in, k_in)
+        _start_values(t, F, rid, lab_lo, lab_hi, zv, first_ge, scale, counts, W_out, W_in)
         if not bound:
             continue
         # start t is final: complete the nodes it closes
@@ -215,7 +344,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
             if n == 0:
                 n_built[nd] = True  # empty hulls: skipped by every search
             elif n >= (MIN_BOUNDED_LEAF if lvl == 0 else 1):
-                set_node_geometry(S, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax)
+                set_node_geometry(S1, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax)
                 h_out[nd] = node_hull(Q, W_out, members, n, n_c[nd], n_hoff[nd], hd_out, hw_out, tmp_d, tmp_w)
                 h_in[nd] = node_hull(Q, W_in, members, n, n_c[nd], n_hoff[nd], hd_in, hw_in, tmp_d, tmp_w)
                 n_built[nd] = True

@@ -11,7 +11,10 @@ from core.models._violation_dp import _label_loss, violation_dp
 
 @njit
 def reference_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts):
-    """The textbook DP over (last change, state): every start of every end, labels scanned directly."""
+    """The textbook DP over (last change, state): every start of every end, labels scanned directly.
+
+    Returns the optimum and its changes; exact ties go to the first (start, state) scanned.
+    """
     T, q = Z.shape
     S1 = np.zeros((T + 1, q))
     S2 = np.zeros((T + 1, q))
@@ -19,6 +22,7 @@ def reference_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts):
         S1[t + 1] = S1[t] + Z[t]
         S2[t + 1] = S2[t] + Z[t] ** 2
     F = np.full((T + 1, 3), np.inf)
+    arg = np.full((T + 1, 3, 2), -1, np.int64)
     F[0, 0] = -scale * gain.sum()
     for t in range(1, T + 1):
         rt = rid[t] if t < T else -1
@@ -39,12 +43,22 @@ def reference_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts):
                 else:
                     if rs >= 0:
                         v -= scale * _label_loss(lo[rs], hi[rs], k, counts)
+                    skipped = 0.0  # labels jumped over, closed with no change
                     for r in range(lo.shape[0]):
                         if start[r] >= s and stop[r] <= t:
-                            v -= scale * _label_loss(lo[r], hi[r], 0, counts)
+                            skipped += _label_loss(lo[r], hi[r], 0, counts)
+                    v -= scale * skipped
                     nk = 1 if rt >= 0 else 0
-                F[t, nk] = min(F[t, nk], v)
-    return F[T, 0]
+                if v < F[t, nk]:
+                    F[t, nk] = v
+                    arg[t, nk, 0] = s
+                    arg[t, nk, 1] = k
+    changes = [T]
+    t, k = T, 0
+    while arg[t, k, 0] > 0:
+        t, k = arg[t, k, 0], arg[t, k, 1]
+        changes.append(t)
+    return F[T, 0], np.array(changes[::-1])
 
 
 @st.composite
@@ -85,7 +99,7 @@ def problems(draw):
 @given(problems(), st.booleans())
 def test_violation_dp_equals_the_textbook_dp(pb, counts):
     Z, penalty, m, rid, lo, hi, start, stop, gain, scale = pb
-    ref = reference_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts)
+    ref, _ = reference_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts)
     assert np.isfinite(ref)
     for bound in (False, True):
         changes, val = violation_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts, bound)
@@ -93,3 +107,16 @@ def test_violation_dp_equals_the_textbook_dp(pb, counts):
     assert changes[-1] == Z.shape[0]
     assert np.diff(np.r_[0, changes]).min() >= m
 
+
+
+@settings(max_examples=30, deadline=None)
+@given(problems(), st.booleans())
+def test_exact_ties_go_to_the_earliest_start(pb, counts):
+    # all-zero features: every segment costs 0, so whole families of segmentations tie exactly and
+    # only the tie rule (the textbook scan's first start and state) decides which one is returned
+    Z, penalty, m, rid, lo, hi, start, stop, gain, scale = pb
+    Z = np.zeros_like(Z)
+    ref, ref_changes = reference_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts)
+    changes, val = violation_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts, True)
+    assert val == ref
+    assert changes.tolist() == ref_changes.tolist()

@@ -252,8 +252,8 @@ def query_profile(raw_runs, strategies, start_errs, full_errs, seq_by_name, frac
 
 
 def full_label_error(pool, by_item, test, *, learner):
-    # "completion" keeps the SSVM's loss-augmented decoding on the fast decoders (the exact
-    # violation-count DP is O(T^2) per chromosome)
+    # "completion": the SSVM's loss-augmented decoding of a label completion, the setting these
+    # curves were measured with
     model = SegmentationModel(metric="diagonal", partial_loss="completion")
     Xs = list(pool.values())
     Ys = [by_item[k] for k in pool]

@@ -1,17 +1,17 @@
 """Does cutting long chromosomes into training windows cost accuracy? Exact vs windowed metric step.
 
 The aCGH recipe learns its metric on windows of at most 6,000 probes cut around the labels of longer
-chromosomes (:mod:`core.learners.training_windows`), because the exact loss-augmented decoding is
-O(T²) per chromosome. This benchmark measures what that approximation costs on the labelled
-high-density chromosomes of ``profiles_all`` short enough for the exact step to finish (at most
-``--max-probes``, default 30,000): cross-validation split by profile, the same recipe trained with
-``metric_window=6000`` (the default) and with ``metric_window=None`` (whole chromosomes), label errors
-on the held-out profiles, and the fit times.
+chromosomes (:mod:`core.learners.training_windows`), to bound the cost of the loss-augmented decodings
+of the metric step on long chromosomes. This benchmark measures what that approximation costs on the
+labelled high-density chromosomes of ``profiles_all`` of at most ``--max-probes`` (default 30,000):
+cross-validation split by profile, the same recipe trained with ``metric_window=6000`` (the default)
+and with ``metric_window=None`` (whole chromosomes), label errors on the held-out profiles, and the fit
+times.
 
-Measured (3 folds, 70 chromosomes of 870-30,000 probes, 15 of them windowed, 286 labels): windows 76
-test errors of 286 (per fold 33/18/25), exact 75 (30/21/24), the same within a fold's noise; the windowed
-fits took 127 s against 295 s. On a 97,260-probe chromosome one exact loss-augmented decoding alone takes
-43 s, so the gap grows with the chromosome: the whole cohort trains in 5 min with windows.
+Measured (3 folds, 70 chromosomes of 870-30,000 probes, 15 of them windowed, 286 labels): windows 75
+test errors of 286 (per fold 33/17/25), exact 72 (27/21/24), the same within a fold's noise; the windowed
+fits took 73 s against 161 s. (Before the partial-label decoder searched a tree of bounded starts, one
+exact loss-augmented decoding of a 97,260-probe chromosome took 42 s; it now takes about 1 s.)
 
 Usage: ``python benchmarks/training_windows.py [--folds 3] [--max-probes 30000] [--data DIR]``
 Writes ``benchmarks/results/training_windows.json``.

@@ -116,7 +116,7 @@ class CghSegmenter:
         Threads decoding those sequences (a high-density cohort spends minutes there).
     metric_window : int or None, default 6000
         Longest training window of the metric step, in probes (``None``: whole chromosomes,
-        exact but O(T²) per chromosome and pass).
+        exact, about twice the fit time on the high-density arrays).
 
     Attributes
     ----------
@@ -191,7 +191,7 @@ class CghSegmenter:
         law_only : (list of Sequence, list of label lists), optional
             More labelled sequences for the penalty laws and change pruners only,
             not for the metric (e.g. the 10⁴-10⁵-probe chromosomes of high-density
-            arrays, whose exact loss-augmented decoding costs O(T²)); grouped by
+            arrays, whose loss-augmented decodings dominate a metric step); grouped by
             their ``meta["profile_id"]``.
         previous : CghSegmenter, optional
             A fitted recipe of the same features, typically the last fit of a
@@ -307,8 +307,8 @@ class CghSegmenter:
         return out
 
     def _fit_metric(self, Xs, Ys, classes, anchor=None) -> None:
-        # long chromosomes enter the metric step as windows around their labels (exact loss-augmented
-        # decoding is O(T^2)); the laws and pruners below still see them whole
+        # long chromosomes enter the metric step as windows around their labels (their loss-augmented
+        # decodings dominate it); the laws and pruners below still see them whole
         if self.metric_window is None:
             Xw = []
         else:

@@ -62,7 +62,6 @@ def _segment_cost(S1, S2, s, t):
     return c
 
 
-# inlined: a call per start would pay reference counting on every array argument
 @numba.njit(cache=True, nogil=True)
 def _from_start(S1, S2, s, t, T, F, inside, rid, lab_lo, lab_hi, zv, first_ge, n_le, penalty, boundary_gain, scale,
                 counts):

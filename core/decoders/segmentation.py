@@ -37,6 +37,7 @@ from ..types import Segmentation, Sequence
 from . import _seg_penalized_kernel as _pk
 from . import _segmentation_kernels as _k
 from ._seg_fixed_k_bound import fixed_k_bounds
+from ._start_tree import BOUND_TOL, FANOUT, LEAF
 from .seg_constraints import SegmentConstraints
 
 __all__ = [
@@ -51,10 +52,8 @@ __all__ = [
     "hamming_loss",
 ]
 
-_LEAF = 16           # starts per leaf of the penalized decoder's tree of bounded starts
-_FANOUT = 4          # children per inner node of that tree
 _FIXED_GROUP = 16    # static groups of starts of the fixed-K decoder
-_TOL = 1e-10         # relative slack of the pruning test (rounding of prefix sums)
+_TOL = BOUND_TOL     # relative slack of the pruning and bound tests (rounding of prefix sums)
 
 
 @dataclass(frozen=True)
@@ -207,7 +206,7 @@ _EMPTY_I = np.zeros(1, np.int64)
 
 
 def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0, slack=0.0, second=False,
-                   prune=True, bound=True, leaf=_LEAF, fanout=_FANOUT):
+                   prune=True, bound=True, leaf=LEAF, fanout=FANOUT):
     T = pb.T
     if end_term is None:
         end_term = np.zeros(T + 1)
@@ -395,7 +394,7 @@ def _unconstrained_runner(pb):
     def run(S, Q, lam):
         F1, _, bp1, bp2, bp2r, _ = _pk._penalized(S, Q, float(lam), pb.m, lo, hi, end_ok, none, none, zeros,
                                                  tid, tstart, tstop, 0.0, 0.0, False, True, True,
-                                                  _LEAF, _FANOUT, _TOL)
+                                                  LEAF, FANOUT, _TOL)
         return F1, bp1, bp2, bp2r
     return run
 

@@ -20,13 +20,10 @@ import numba
 import numpy as np
 
 from ..decoders._segmentation_kernels import _group_affine
-from ..decoders._start_tree import (MIN_BOUNDED_LEAF, hull_min_sorted, new_node_geometry, node_hull, set_node_geometry,
-                                    tree_layout)
+from ..decoders._start_tree import (BOUND_TOL as TOL, FANOUT, LEAF, MIN_BOUNDED_LEAF, hull_min_sorted,
+                                    new_node_geometry, node_hull, set_node_geometry, tree_layout)
 
 _INF = np.inf
-LEAF = 16        # starts per leaf of the tree of bounded starts
-FANOUT = 4       # children per inner node
-TOL = 1e-10      # relative slack of the bound test (rounding of prefix sums)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -165,7 +165,7 @@ def test_bound_keeps_sequences_without_change_fast(T):
     X = np.random.default_rng(1).normal(size=(T, 5))
     pb = seg._Problem(X, None, 1, None)
     out = seg._run_penalized(pb, 3 * 5 * np.log(T))
-    assert out[-1] < 4 * seg._LEAF * T
+    assert out[-1] < 4 * seg.LEAF * T
     r = seg.segment_penalized(X, 3 * 5 * np.log(T))
     assert r.segmentation.n_segments == 1
 

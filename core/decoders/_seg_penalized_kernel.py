@@ -100,6 +100,21 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                 if frob:
                     c += frob_w * _frob_overlap(h, t, tid, tstart, tstop) * inv[t - h]
                 thr = F2[h] + c if second else F1[h] + c
+                if second and t > 1:
+                    # the last end's runner-up start, extended to t, and (h, rank 1) are two distinct
+                    # candidates: the second best at t is at most the larger of them
+                    h2 = bp2[t - 1]
+                    if h2 >= a and h2 <= b and (h2 != h or bp2r[t - 1] != 1):
+                        f2 = F1[h2] if bp2r[t - 1] == 1 else F2[h2]
+                        if f2 < _INF:
+                            c2 = Qt - Q[h2] - _sqdist(S, t, h2) * inv[t - h2]
+                            if frob:
+                                c2 += frob_w * _frob_overlap(h2, t, tid, tstart, tstop) * inv[t - h2]
+                            v2 = f2 + c2
+                            v1 = F1[h] + c
+                            cand = v2 if v2 > v1 else v1
+                            if cand < thr:
+                                thr = cand
             ne = 0
             nsk = 0
             sp = 1

@@ -62,6 +62,8 @@ __all__ = [
 MARKER_DIR = ".batch"
 #: Dask tasks per worker: a few, so a slow worker does not hold the tail while per-task overhead stays small
 CHUNKS_PER_WORKER = 3
+#: seconds between two looks at the markers of a Dask batch's items in flight
+MARKER_POLL_S = 0.25
 
 
 class ClusterError(MarginaliaError, RuntimeError):
@@ -232,6 +234,63 @@ def _task_fingerprint(fingerprint: str, task: BatchTask) -> str:
     return fingerprint if not task.inputs else f"{fingerprint}:{_input_stamp(task.inputs)}"
 
 
+class _MarkerWatch:
+    """Which items of a running Dask batch have written their marker in this run.
+
+    A chunk's future returns only when its last item ends, so progress would jump a chunk
+    at a time; each item's marker appears as soon as that item is done. Needs ``out_dir``
+    to be visible here (it is for a local cluster, and for a remote one writing to a
+    shared folder); otherwise progress simply arrives with the chunks. A marker counts
+    when its fingerprint matches and it was written after ``since`` (less a second of
+    clock slack), so the markers of an earlier run (``resume=False``) are not taken.
+    """
+
+    def __init__(self, out_dir, tasks, fingerprint_of: dict, since: float):
+        self._out = Path(out_dir)
+        self._key_of = {f"{safe_key(t.key)}.json": t.key for t in tasks}
+        self._fingerprint_of = fingerprint_of
+        self._since = since - 1.0
+        self._counted: set = set()
+
+    def marker(self, key: str) -> Optional[dict]:
+        """The marker ``key`` wrote in this run, else None."""
+        try:
+            if marker_path(self._out, key).stat().st_mtime < self._since:
+                return None
+        except OSError:
+            return None
+        return _read_marker(self._out, key, self._fingerprint_of[key])
+
+    def newly_finished(self) -> list:
+        """Keys whose marker appeared since the last call and were not counted yet."""
+        try:
+            names = [e.name for e in os.scandir(self._out / MARKER_DIR)]
+        except OSError:
+            return []
+        out = []
+        for name in names:
+            key = self._key_of.get(name)
+            if key is not None and key not in self._counted and self.marker(key) is not None:
+                self._counted.add(key)
+                out.append(key)
+        return out
+
+    def take(self, key: str) -> bool:
+        """Mark ``key`` as counted; True if it already was (its marker was seen first)."""
+        if key in self._counted:
+            return True
+        self._counted.add(key)
+        return False
+
+
+def _outcome_after_crash(watch: _MarkerWatch, key: str, exc: BaseException) -> tuple:
+    """What an item of a chunk whose worker died did: done if its marker was written, else failed."""
+    marker = watch.marker(key)
+    if marker is not None:
+        return key, True, marker.get("result", {}), 0.0
+    return key, False, f"the worker running it failed ({_one_line(exc)})", 0.0
+
+
 def _n_workers(client) -> int:
     try:
         return max(1, len(client.scheduler_info().get("workers", {})))
@@ -287,6 +346,8 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         command line's per-item functions are).
     progress : core.progress.Progress, optional
         Advanced once per finished item; its total is set to the number of items to run.
+        On a Dask client an item is counted when its marker appears (looked for every
+        :data:`MARKER_POLL_S` s), not when its whole chunk returns.
     resume : bool
         Skip items already finished with the same fingerprint and unchanged inputs.
     debug : bool
@@ -328,7 +389,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         progress.set_work(sum(max(float(t.cost), 0.0) for t in todo))
     cost_of = {t.key: max(float(t.cost), 0.0) for t in todo}
 
-    def collect(outcome):
+    def collect(outcome, counted=False):
         key, ok, value, cpu = outcome
         report.cpu_s += cpu
         if ok:
@@ -336,7 +397,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
             report.results[key] = value
         else:
             report.failed.append((key, value))
-        if progress is not None:
+        if progress is not None and not counted:
             progress.advance(failed=not ok, message=key, work=cost_of.get(key, 1.0))
 
     if client is None:
@@ -349,20 +410,28 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
             chunks = make_chunks(todo, CHUNKS_PER_WORKER * _n_workers(client))
         else:
             chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
+        watch = _MarkerWatch(out_dir, todo, fingerprint_of, since=time.time())
         futures = client.map(_execute_many, [func] * len(chunks), chunks, [str(out_dir)] * len(chunks),
                              [[fingerprint_of[t.key] for t in c] for c in chunks], [debug] * len(chunks),
                              key=[f"marginalia-{fingerprint[:12]}-{i}-{safe_key(c[0].key)}"
                                   for i, c in enumerate(chunks)],
                              pure=False)
         chunk_of = {fut.key: chunk for fut, chunk in zip(futures, chunks)}
-        for fut in as_completed(futures):
-            try:
-                outcomes = fut.result()
-            except Exception as exc:  # noqa: BLE001 - a worker died: report its items, keep going
-                outcomes = [(t.key, False, f"the worker running it failed ({_one_line(exc)})", 0.0)
-                            for t in chunk_of[fut.key]]
-            for outcome in outcomes:
-                collect(outcome)
+        ac = as_completed(futures)
+        while not ac.is_empty():
+            if progress is not None and not ac.has_ready():
+                # a chunk returns when its last item ends; its items' markers say earlier which are done
+                for key in watch.newly_finished():
+                    progress.advance(message=key, work=cost_of.get(key, 1.0))
+                time.sleep(MARKER_POLL_S)
+                continue
+            for fut in ac.next_batch(block=True):
+                try:
+                    outcomes = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a worker died: report its items, keep going
+                    outcomes = [_outcome_after_crash(watch, t.key, exc) for t in chunk_of[fut.key]]
+                for outcome in outcomes:
+                    collect(outcome, counted=watch.take(outcome[0]))
     if progress is not None:
         progress.close()
     report.wall_s = time.perf_counter() - t0

@@ -26,6 +26,9 @@ from .exceptions import ParameterError
 
 __all__ = ["Progress", "format_duration", "NullProgress"]
 
+#: share of the work (when items are weighed by it) done before an ETA is shown
+MIN_WORK_FOR_ETA = 0.01
+
 
 def format_duration(seconds: float) -> str:
     """A short human duration: ``"42s"``, ``"3m05s"``, ``"1h02m"``, or ``"?"`` when unknown.
@@ -172,7 +175,9 @@ class Progress:
             return 0.0
         el = self.elapsed
         if self.total_work is not None:
-            if self.work_done <= 0 or el <= 0:
+            # one small item is no evidence: its time is mostly start-up (workers, reading inputs),
+            # and scaled to the whole batch it promised hours for a job of minutes
+            if self.work_done < MIN_WORK_FOR_ETA * self.total_work or el <= 0:
                 return float("inf")
             return max(self.total_work - self.work_done, 0.0) * el / self.work_done
         r = self.rate

@@ -191,3 +191,56 @@ def test_atomic_write_gives_the_usual_permissions(tmp_path):
     plain = tmp_path / "plain.csv"
     plain.write_text("a\n")     # what open() gives under this process's umask (not mkstemp's owner-only 0600)
     assert stat.S_IMODE(path.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode) != 0o600
+
+
+def slow_square(x, *, out_dir):
+    """A task that takes a while, so the items of one chunk finish at different times."""
+    time.sleep(0.5)
+    return write_square(x, out_dir=out_dir)
+
+
+class TimedProgress(NullProgress):
+    """Progress that records when each item was counted."""
+
+    def __init__(self):
+        super().__init__(0)
+        self.times = []
+
+    def advance(self, n=1, *, failed=False, message="", work=None):
+        super().advance(n, failed=failed, message=message, work=work)
+        self.times.append(time.perf_counter())
+
+
+def test_dask_progress_counts_each_item_when_it_ends_not_when_its_chunk_does(tmp_path):
+    # one chunk of four half-second items: the chunk returns after ~2 s, its items end 0.5 s apart
+    bar = TimedProgress()
+    with open_client(n_workers=1, processes=False) as client:
+        rep = run_batch(slow_square, tasks([1, 2, 3, 4]), out_dir=tmp_path, fingerprint="m", client=client,
+                        chunk_size=4, progress=bar)
+    assert sorted(rep.done) == ["item 1", "item 2", "item 3", "item 4"]
+    assert bar.done == 4 and len(bar.times) == 4          # each item counted once
+    assert bar.times[-1] - bar.times[0] > 1.0             # spread over the chunk, not all at its end
+
+
+def test_items_that_finished_before_their_worker_died_keep_their_results(tmp_path):
+    from core.batch import _MarkerWatch, _execute, _outcome_after_crash
+    todo = tasks([2, 3])
+    fingerprints = {t.key: "m" for t in todo}
+    watch = _MarkerWatch(tmp_path, todo, fingerprints, since=time.time())
+    _execute(write_square, todo[0], str(tmp_path), "m", False)      # item 2 ends, then the worker dies
+    crash = RuntimeError("worker lost")
+    assert _outcome_after_crash(watch, "item 2", crash) == ("item 2", True, {"value": 4}, 0.0)
+    key, ok, message, _ = _outcome_after_crash(watch, "item 3", crash)
+    assert (key, ok) == ("item 3", False) and "worker lost" in message
+
+
+def test_markers_of_an_earlier_run_are_not_taken_for_this_one(tmp_path):
+    from core.batch import _MarkerWatch, _execute
+    todo = tasks([5])
+    _execute(write_square, todo[0], str(tmp_path), "m", False)
+    old = time.time() - 3600
+    os.utime(marker_path(tmp_path, "item 5"), (old, old))
+    watch = _MarkerWatch(tmp_path, todo, {"item 5": "m"}, since=time.time())
+    assert watch.newly_finished() == [] and watch.marker("item 5") is None
+    _execute(write_square, todo[0], str(tmp_path), "m", False)
+    assert watch.newly_finished() == ["item 5"] and watch.newly_finished() == []

@@ -116,3 +116,16 @@ def test_null_progress_counts_silently():
 def test_bad_total_is_refused(total):
     with pytest.raises(ParameterError, match="total"):
         Progress(total)
+
+
+def test_no_eta_from_a_sliver_of_the_work():
+    # a first item of 0.1 % of the work after a slow start would promise hours: the ETA waits for 1 %
+    clock = FakeClock()
+    bar = Progress(300, stream=io.StringIO(), tty=False, log_interval=0, clock=clock)
+    bar.set_work(100_000)
+    clock.t += 3.0
+    bar.advance(work=100)
+    assert bar.eta == float("inf") and "ETA ?" in bar.text()
+    clock.t += 3.0
+    bar.advance(work=1_900)
+    assert bar.eta == pytest.approx(98_000 * 6.0 / 2_000)

@@ -266,7 +266,6 @@ def main(argv=None):
     if t_kcpd is not None:
         rows.append(row("  same, ruptures.KernelCPD(linear) time", t_kcpd, "s", None,
                         reference=ref("ours", t_ours)))
-    plain_changes = t_ours
 
     # ruptures.Pelt is pure Python: compare on a smaller T
     if rpt is not None:

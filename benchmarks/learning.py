@@ -177,7 +177,7 @@ def synthetic(quick):
     pca = mean_loss(full, w_pca, Xte, Yte)
     row(f"synthetic 4.5.2 (p={p}, N={N}): test Frobenius loss, learned", learned, "loss", None, "lower",
         {"name": "euclidean tuned", "value": euc}, f"fit {fit_s:.1f}s")
-    row(f"synthetic 4.5.2: test Frobenius loss, learned vs PCA", learned, "loss", None, "lower",
+    row("synthetic 4.5.2: test Frobenius loss, learned vs PCA", learned, "loss", None, "lower",
         {"name": "PCA metric (4 dirs), tuned", "value": pca})
     # partial labels as thesis §4.5.3 / Lou et al. count them: a fraction of the samples' segments revealed
     ref = {"name": "euclidean/full", "value": euc / learned}

@@ -87,7 +87,7 @@ def main(argv=None):
     vienna = data / "alignment" / "vienna4x22"
     wav = vienna / "audio_rendered" / "Chopin_op10_no3_p01.wav"
     mid = vienna / "score_midi" / "Chopin_op10_no3.mid"
-    ids = engine.import_files([cgh / "profiles_small.csv.gz", wav], scores={str(wav): mid})
+    engine.import_files([cgh / "profiles_small.csv.gz", wav], scores={str(wav): mid})
     engine.import_labels("annotations-csv", cgh / "annotations_small.csv")
     infos = engine.items()
     cgh_id = pick_profile(engine, infos)

@@ -38,7 +38,7 @@ import numpy as np
 from ..decoders.seg_constraints import SegmentConstraints
 from ..decoders.segmentation import SegmentationResult, segment_penalized
 from ..exceptions import ParameterError
-from .count_runner_up import PAIR_WIDTH, CountRunnerUp, count_runner_up, refine_with_runner_up
+from .count_runner_up import PAIR_WIDTH, count_runner_up, refine_with_runner_up
 
 __all__ = ["WarmSegmenter", "constraints_key"]
 

@@ -243,7 +243,7 @@ class SegmentationModel:
 
     def get_state(self) -> dict:
         """Learned units (arrays) needed to reuse ``w``: see :meth:`fit_scales`."""
-        p = self._p()
+        self._p()   # refuses a model whose units were never set
         return {"feature_scale": self._feature_scale().copy(),
                 "penalty_scale": np.array([self._penalty_scale()])}
 

@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/active.py [--quick] [--seeds 5] [--data PATH] [--model penalty|metric|recipe] [--batch 4]
 [--refit-every 8] [--max-fraction 1.0] [--strategies ...] [--n-jobs 2] [--pool all|rare] [--scoring-only]
 [--calibration-seeds 1] [--first-seed 0] [--query-margin decoder|output]
-[--metric-refit learn|anchor|keep-x1.5]``
+[--metric-refit learn|anchor|keep-x1.5] [--balance-platforms]``
 
 An annotator is simulated from the neuroblastoma expert labels
 (``cgh/neuroblastoma/profiles_small.csv.gz`` + ``annotations_small.csv``): profiles are split
@@ -58,6 +58,12 @@ and 29.5 % for random (test error at 20 %: 11.6 ± 1.4 % vs 11.2 ± 4.2 % and 12
 the first 30 %: 15.9 % vs 15.2 % and 16.0 %). Its stopping signals stop within ±0.10 of the flatten
 point on 3 of seeds 5-9 (fixed set per label and per refit, mean gaps 0.13 and 0.10).
 
+Platform-balanced best-vs-2nd (recipe model; each query goes to the array platform furthest below its share
+of the pool among the labelled chromosomes, then to that platform's most uncertain chromosome; run as this
+replay with ``--balance-platforms --strategies best-vs-2nd``, seeds 0-19): within 10 % of the full-label error at 31.5 %
+of the pool on the mean curves vs 26 % random and 29.5 % best-vs-2nd; error at 20 %: 12.0 ± 3.2 % vs 12.3 ± 4.1 %
+and 12.8 ± 6.1 %; mean over the first 30 %: 15.5 % vs 15.7 % and 15.8 %. Not adopted.
+
 ``--refit-every 2`` (recipe model, decoder margin; 10 seeds as ``--seeds 5 --first-seed 0`` and ``--first-seed 5``
 in two processes, ~1 h 40 min each): best-vs-2nd comes within 10 % of the full-label error at 24.5 % of the
 pool and random at 18.5 % on the mean curves (ratio 0.76); both curves are lower than with refits every 8
@@ -96,11 +102,12 @@ import numpy as np  # noqa: E402
 from core.active.loop import ActiveSession, PartPool  # noqa: E402
 from core.active.penalty_task import PenaltyPathTask  # noqa: E402
 from core.active.recipe_task import QUERY_MARGINS, RecipeTask  # noqa: E402
-from core.learners.cgh_recipe import RETRAIN_POLICIES  # noqa: E402
+from core.learners.cgh_recipe import RETRAIN_POLICIES, density_class  # noqa: E402
 from core.active.parts import parts_for_items  # noqa: E402
 from core.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
 from core.active.stopping import StoppingCriterion  # noqa: E402
-from core.active.uncertainty import STRATEGIES, pool_uncertainties  # noqa: E402
+from core.active.uncertainty import STRATEGIES, pool_uncertainties, select_batch  # noqa: E402
+from core.types import Query  # noqa: E402
 from core.io.cgh import read_annotations, read_profiles  # noqa: E402
 from core.models.segmentation import SegmentationModel  # noqa: E402
 
@@ -172,12 +179,44 @@ def make_task(model_name, query_margin="decoder", metric_refit="learn"):
     return SegmentationTask(SegmentationModel(metric="diagonal"))
 
 
+class PlatformBalancedSession(ActiveSession):
+    """An active session whose uncertainty questions keep the labelled chromosomes' platform mix at the pool's.
+
+    Each question goes to the platform (``platform_of[item_id]``) furthest below its share of the pool
+    among the labelled parts (ties: the larger share), then to that platform's most uncertain part.
+    ``--balance-platforms``; measured, not adopted (module docstring). Random questions are unchanged.
+    """
+
+    def __init__(self, *args, platform_of, **kwargs):
+        self.platform_of = platform_of
+        super().__init__(*args, **kwargs)
+
+    def next_queries(self, n=None):
+        if self.strategy == "random":
+            return super().next_queries(n)
+        n = self.batch_size if n is None else n
+        q = self._pool_uncertainty()
+        every = [self.platform_of[p.item_id] for p in self.pool.parts]
+        share = {g: every.count(g) / len(every) for g in set(every)}
+        labelled = [self.platform_of[p.item_id] for p in self.labelled_parts_]
+        open_ = np.array([self.platform_of[p.item_id] for p in self._unlabelled])
+        deficit = {g: share[g] * (len(labelled) + 1) - labelled.count(g) for g in share if g in set(open_)}
+        chosen_platform = max(deficit, key=lambda g: (deficit[g], share[g]))
+        masked = np.where(open_ == chosen_platform, q, -np.inf)
+        chosen = select_batch(self._unlabelled, masked, n, suppress=self.suppress, random_state=self._rng)
+        return [Query(item_id=self._unlabelled[i].item_id, start=self._unlabelled[i].start,
+                      stop=self._unlabelled[i].stop, uncertainty=float(q[i]), strategy=self.strategy, rank=r)
+                for r, i in enumerate(chosen)]
+
+
 def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, window, threshold, task, learner,
-              refit_every):
+              refit_every, platform_of=None):
     stopping = StoppingCriterion(window=window, threshold=threshold, relative=True)
-    session = ActiveSession(pool, task, lambda q, p: by_item[p.item_id], strategy=strategy, batch_size=batch,
-                            held_out=test, stopping=stopping, random_state=seed, learner=learner,
-                            refit_every=refit_every, stopping_set="pool")
+    session_kind, extra = (ActiveSession, {}) if platform_of is None else \
+        (PlatformBalancedSession, {"platform_of": platform_of})
+    session = session_kind(pool, task, lambda q, p: by_item[p.item_id], strategy=strategy, batch_size=batch,
+                           held_out=test, stopping=stopping, random_state=seed, learner=learner,
+                           refit_every=refit_every, stopping_set="pool", **extra)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         session.run(max_fraction=max_fraction)
@@ -773,6 +812,9 @@ def main(argv=None):
                     help="rare: keep every pool chromosome the unlabelled starting model already segments without "
                          "label error, and only --rare-share of the pool from the others (penalty model only)")
     ap.add_argument("--rare-share", type=float, default=0.1)
+    ap.add_argument("--balance-platforms", action="store_true",
+                    help="uncertainty strategies ask in turn for the array platform furthest below its pool share "
+                         "among the labelled chromosomes (measured, not adopted)")
     ap.add_argument("--scoring-only", action="store_true",
                     help="only time the engine's part scorer on a synthetic 25 x 5,000-probe project")
     args = ap.parse_args(argv)
@@ -796,6 +838,7 @@ def main(argv=None):
 
     t0 = time.perf_counter()
     seqs, by_item, all_seqs = load_cgh(data_dir)
+    platform_of = {s.name: density_class(s) for s in seqs} if args.balance_platforms else None
     if args.model == "penalty":
         feat_name = "raw logratio (penalty paths, K <= 12)"
         X = {s.name: s.values[:, 0].copy() for s in seqs}
@@ -864,7 +907,7 @@ def main(argv=None):
             run_task = task if task is not None else make_task(args.model)
             res = run_curve(strategy, pool, by_item, test, seed, batch=args.batch, max_fraction=max_fraction,
                             window=6, threshold=2e-3, task=run_task, learner=args.learner,
-                            refit_every=args.refit_every)
+                            refit_every=args.refit_every, platform_of=platform_of)
             curves[strategy]["error"].append(np.interp(grid, res["fraction"], res["error"]))
             curves[strategy]["uncertainty"].append(np.interp(grid, res["fraction"], res["uncertainty"]))
             curves[strategy]["uncertainty_pool"].append(np.interp(grid, res["fraction"], res["uncertainty_pool"]))
@@ -1078,6 +1121,7 @@ def main(argv=None):
         ("" if args.learner == "combined" else f"_{args.learner}") + \
         ("" if args.query_margin == "decoder" else f"_{args.query_margin}") + \
         ("" if args.metric_refit == "learn" else f"_metric-{args.metric_refit}") + \
+        ("_balanced" if args.balance_platforms else "") + \
         ("" if args.first_seed == 0 else f"_from{args.first_seed}")
     plot(RESULTS / f"active_cgh{tag}.png", grid, curves, full_err, med_stops, title, full_name)
     with warnings.catch_warnings():

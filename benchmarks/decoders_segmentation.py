@@ -27,7 +27,7 @@ seeded with the last end's runner-up). For fixed K, the plain decoder often retu
 optimum directly, when it already has K segments; the second best always runs the fixed-K
 programme (2.1x). Reading both from one penalized second-best decoding works only when the
 runner-up also has K segments; on this case it rarely does (measured 2.45x), so that shortcut is
-not taken. The product ranks questions with the count runner-up
+not taken. The app ranks its questions with the count runner-up
 (:mod:`core.active.count_runner_up`), not with these decoders.
 """
 

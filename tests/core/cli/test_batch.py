@@ -244,3 +244,22 @@ def test_markers_of_an_earlier_run_are_not_taken_for_this_one(tmp_path):
     assert watch.newly_finished() == [] and watch.marker("item 5") is None
     _execute(write_square, todo[0], str(tmp_path), "m", False)
     assert watch.newly_finished() == ["item 5"] and watch.newly_finished() == []
+
+
+def square_or_die(x, *, out_dir):
+    """A task whose item 99 kills the worker process running it."""
+    if x == 99:
+        os._exit(1)
+    return write_square(x, out_dir=out_dir)
+
+
+def test_a_dying_worker_fails_only_the_items_it_did_not_finish(tmp_path):
+    # one chunk: item 2 finishes and writes its marker, then item 99 kills the worker (on every retry)
+    bar = NullProgress(0)
+    with open_client(n_workers=2, processes=True) as client:
+        rep = run_batch(square_or_die, tasks([2, 99]), out_dir=tmp_path, fingerprint="m", client=client,
+                        chunk_size=2, progress=bar)
+    assert rep.done == ["item 2"] and rep.results["item 2"] == {"value": 4}
+    assert [k for k, _ in rep.failed] == ["item 99"] and "worker" in rep.failed[0][1]
+    assert (tmp_path / "sq_2.txt").read_text() == "4"
+    assert bar.done == 2 and bar.failed == 1

@@ -283,12 +283,28 @@ class _MarkerWatch:
         return False
 
 
-def _outcome_after_crash(watch: _MarkerWatch, key: str, exc: BaseException) -> tuple:
-    """What an item of a chunk whose worker died did: done if its marker was written, else failed."""
-    marker = watch.marker(key)
-    if marker is not None:
-        return key, True, marker.get("result", {}), 0.0
-    return key, False, f"the worker running it failed ({_one_line(exc)})", 0.0
+def _outcomes_after_crash(watch: _MarkerWatch, chunk: list, exc: BaseException) -> list:
+    """What the items of a chunk whose worker died did, in chunk order.
+
+    An item whose marker was written finished (its result is read back). The first one
+    without is the item the worker died on; the chunk's later items were never started.
+    """
+    out = []
+    culprit = None
+    for task in chunk:
+        marker = watch.marker(task.key)
+        if marker is not None:
+            out.append((task.key, True, marker.get("result", {}), 0.0))
+        elif culprit is None:
+            culprit = task.key
+            died = ("its worker process died while running it, on every retry (out of memory, or a crash in "
+                    "compiled code?)" if type(exc).__name__ == "KilledWorker" else
+                    f"the worker running it failed ({_one_line(exc)})")
+            out.append((task.key, False, died, 0.0))
+        else:
+            out.append((task.key, False, f"not run: its worker died on {culprit!r}, earlier in the same chunk; "
+                                         f"run the batch again to do it", 0.0))
+    return out
 
 
 def _n_workers(client) -> int:
@@ -429,7 +445,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
                 try:
                     outcomes = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a worker died: report its items, keep going
-                    outcomes = [_outcome_after_crash(watch, t.key, exc) for t in chunk_of[fut.key]]
+                    outcomes = _outcomes_after_crash(watch, chunk_of[fut.key], exc)
                 for outcome in outcomes:
                     collect(outcome, counted=watch.take(outcome[0]))
     if progress is not None:

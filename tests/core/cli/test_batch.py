@@ -223,15 +223,15 @@ def test_dask_progress_counts_each_item_when_it_ends_not_when_its_chunk_does(tmp
 
 
 def test_items_that_finished_before_their_worker_died_keep_their_results(tmp_path):
-    from core.batch import _MarkerWatch, _execute, _outcome_after_crash
-    todo = tasks([2, 3])
+    from core.batch import _MarkerWatch, _execute, _outcomes_after_crash
+    todo = tasks([2, 3, 4])
     fingerprints = {t.key: "m" for t in todo}
     watch = _MarkerWatch(tmp_path, todo, fingerprints, since=time.time())
-    _execute(write_square, todo[0], str(tmp_path), "m", False)      # item 2 ends, then the worker dies
-    crash = RuntimeError("worker lost")
-    assert _outcome_after_crash(watch, "item 2", crash) == ("item 2", True, {"value": 4}, 0.0)
-    key, ok, message, _ = _outcome_after_crash(watch, "item 3", crash)
-    assert (key, ok) == ("item 3", False) and "worker lost" in message
+    _execute(write_square, todo[0], str(tmp_path), "m", False)      # item 2 ends, then the worker dies on 3
+    done, died, skipped = _outcomes_after_crash(watch, todo, RuntimeError("worker lost"))
+    assert done == ("item 2", True, {"value": 4}, 0.0)
+    assert died[:2] == ("item 3", False) and "worker lost" in died[2]
+    assert skipped[:2] == ("item 4", False) and "not run" in skipped[2] and "'item 3'" in skipped[2]
 
 
 def test_markers_of_an_earlier_run_are_not_taken_for_this_one(tmp_path):
@@ -260,6 +260,6 @@ def test_a_dying_worker_fails_only_the_items_it_did_not_finish(tmp_path):
         rep = run_batch(square_or_die, tasks([2, 99]), out_dir=tmp_path, fingerprint="m", client=client,
                         chunk_size=2, progress=bar)
     assert rep.done == ["item 2"] and rep.results["item 2"] == {"value": 4}
-    assert [k for k, _ in rep.failed] == ["item 99"] and "worker" in rep.failed[0][1]
+    assert [k for k, _ in rep.failed] == ["item 99"] and "died while running it" in rep.failed[0][1]
     assert (tmp_path / "sq_2.txt").read_text() == "4"
     assert bar.done == 2 and bar.failed == 1

@@ -7,7 +7,7 @@ import warnings
 
 from PySide6 import QtWidgets
 
-from core.exceptions import MarginaliaError, ProjectDamagedError
+from core.exceptions import DataWarning, MarginaliaError, ProjectDamagedError
 
 from . import errors
 
@@ -116,14 +116,24 @@ class ProjectFilesMixin:
             return
         engine, paths = self.engine, list(paths)
 
-        def done(ids):
+        def work():
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", DataWarning)
+                ids = engine.import_files(paths)
+            return ids, [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+
+        def done(result):
+            ids, notes = result
             self.last_io_result = ids
             self.refresh_items()
+            if notes:   # read, but possibly not what the file's author meant (e.g. a table cut short)
+                self.last_error_dialog = errors.show_notice(
+                    self, f"Imported {len(ids)} item(s); please check these files", "\n\n".join(notes))
             self.statusBar().showMessage(f"imported {len(ids)} item(s)" if ids else
                                          "nothing new to import: these files' items are already in the project",
                                          6000)
 
-        self._run_io("import", "importing data", lambda: engine.import_files(paths), done, "Cannot import this file")
+        self._run_io("import", "importing data", work, done, "Cannot import this file")
 
     def _run_io(self, lane: str, description: str, work, done, error_title: str):
         """Run ``work()`` (an import or an export) off the GUI thread; ``done(result)`` or an error dialog after."""

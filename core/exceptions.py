@@ -18,6 +18,7 @@ __all__ = [
     "ProjectDamagedError",
     "SourceMovedError",
     "CancelledError",
+    "DataWarning",
 ]
 
 
@@ -104,3 +105,11 @@ class SourceMovedError(StoreError):
 
 class CancelledError(MarginaliaError):
     """Long work was cancelled by its caller."""
+
+
+class DataWarning(UserWarning):
+    """A file was read, but something in it suggests its content may not be what its author meant.
+
+    The app shows these after an import; the command line prints them. (Notes about how a file was
+    read, such as probes sorted by position, are plain ``UserWarning``s.)
+    """

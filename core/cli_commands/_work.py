@@ -76,12 +76,13 @@ def _cached(cache: OrderedDict, key: tuple, load):
 
 def cached_profiles(path) -> dict:
     """``{sequence name: Sequence}`` of a profiles table, parsed once per process."""
-    from ..io.cgh import read_profiles
+    from ..io.cgh import UnsortedPositionsWarning, read_profiles
 
     def load():
         import warnings
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # unsorted probes are sorted on reading; nothing to do about it here
+            # unsorted probes are sorted on reading: nothing to do about it here (a cut-short file still warns)
+            warnings.simplefilter("ignore", UnsortedPositionsWarning)
             return OrderedDict((s.name, s) for s in read_profiles(path))
 
     return _cached(_profiles, _file_key(path), load)

@@ -265,3 +265,16 @@ def test_corrupt_file_gives_a_clear_message(qtbot, demo):
     text = dlg.informativeText()
     assert "corrupt.csv" in text and "Traceback" not in text
     dlg.close()
+
+
+def test_importing_a_table_cut_short_says_so_after_the_import(qtbot, demo):
+    win, work = demo
+    cut = work / "cut.csv"
+    cut.write_text("profile.id,chromosome,position,logratio\n" +
+                   "".join(f"9,1,{100 * i},{0.01 * i}\n" for i in range(1, 30)) + "9,1,3000,-0.")
+    ids = finish_io(qtbot, win, lambda: win.import_data([str(cut)]))
+    assert len(ids) == 1                                     # read all the same
+    dlg = win.last_error_dialog
+    assert isinstance(dlg, QtWidgets.QMessageBox) and dlg.isVisible()
+    assert "cut.csv, line 31: the last line has no line end" in dlg.informativeText()
+    dlg.close()

@@ -274,3 +274,14 @@ def test_contradictory_annotations_are_named_by_sequence_and_row_before_training
     assert "passes" not in err                     # refused before any training
     assert main(args + ["--annotations", str(cgh_dir / "annotations.csv"), "--min-size", "100000"]) == 2
     assert "--min-size 100000 is longer than sequence" in capsys.readouterr().err
+
+
+def test_predict_on_a_table_cut_short_warns_and_still_predicts(seg_model, cgh_dir, tmp_path, capsys):
+    text = (cgh_dir / "profiles.csv").read_text()
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text.rstrip("\n")[:-2])          # the last value loses its last digits and the line end
+    assert main(["predict", str(seg_model), "--profiles", str(cut), "--out", str(tmp_path / "pred")]) == 0
+    err = capsys.readouterr().err
+    n_lines = text.rstrip("\n").count("\n") + 1
+    assert f"marginalia-cli predict: warning: {cut}, line {n_lines}: the last line has no line end" in err
+    assert "6 items predicted" in err

@@ -361,3 +361,24 @@ def test_write_annotations_validates_labels(tmp_path):
 ])
 def test_plain_quotes_detection(text, plain):
     assert _csvscan.plain_quotes(np.frombuffer(text, dtype=np.uint8), ord(",")) is plain
+
+
+def test_a_table_cut_mid_number_is_read_with_a_warning_naming_the_line(tmp_path):
+    # "-0.153" cut to "-0." is still a number: only the missing line end tells the file was cut short
+    text = "profile.id,chromosome,position,logratio\n1,1,100,0.25\n1,1,200,-0.5\n1,1,300,-0."
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text)
+    with pytest.warns(cgh.UnterminatedTableWarning, match=r"cut\.csv, line 4: the last line has no line end "
+                                                          r"\('1,1,300,-0\.'\)"):
+        seqs = cgh.read_profiles(cut)
+    assert seqs[0].values[:, 0].tolist() == [0.25, -0.5, -0.0]
+    whole = tmp_path / "whole.csv"
+    whole.write_text(text + "153\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cgh.read_profiles(whole)[0].values[-1, 0] == -0.153
+    crlf = tmp_path / "crlf.csv"
+    crlf.write_bytes((text + "153\r\n").replace("\n", "\r\n").encode().replace(b"\r\r\n", b"\r\n"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cgh.read_profiles(crlf)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import os
 import pathlib
+import warnings
 import zlib
 
-from ..exceptions import DataFormatError, ParameterError
+from ..exceptions import DataFormatError, DataWarning, ParameterError
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -84,3 +85,24 @@ def fmt_number(x: float) -> str:
         return str(int(x))
     return repr(x)
 
+
+class UnterminatedTableWarning(DataWarning):
+    """A table's last line has no line end: the file may have been cut short, and its last value with it."""
+
+
+def warn_if_unterminated(raw: bytes, path) -> None:
+    """Warn (:class:`UnterminatedTableWarning`) when a text table's last line has no line end.
+
+    A number cut short still reads as a number (``-0.153`` cut to ``-0.``), so a copy or download
+    interrupted mid-row is otherwise read without a word; the usual writers of these tables (R,
+    pandas, this package) end every row with a line end.
+    """
+    if raw.endswith((b"\n", b"\r")):
+        return
+    tail = raw[raw.rfind(b"\n") + 1:].decode("utf-8", "replace").strip()
+    if not tail:
+        return
+    line = raw.count(b"\n") + 1
+    warnings.warn(f"{path}, line {line}: the last line has no line end ({tail[-60:]!r}); "
+                  f"if the file was cut short (an interrupted download or copy), that row's last value may be "
+                  f"incomplete. Compare the end of the file with its source.", UnterminatedTableWarning, stacklevel=4)

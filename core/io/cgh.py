@@ -23,11 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..exceptions import DataFormatError, DataWarning, ParameterError
+from ..exceptions import DataFormatError, ParameterError
 from ..text import with_article
 from ..types import RegionKind, RegionLabel, Segmentation, Sequence
 from . import _csvscan
-from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
+from ._common import (UnterminatedTableWarning, decode_text, existing_file, fmt_number, output_file, read_bytes,
+                      warn_if_unterminated)
 
 __all__ = [
     "PROFILE_COLUMNS",
@@ -68,10 +69,6 @@ _CANONICAL_WORD = {
 
 class UnsortedPositionsWarning(UserWarning):
     """A profile's probes were not sorted by position in the file; they were sorted on reading."""
-
-
-class UnterminatedTableWarning(DataWarning):
-    """A table's last line has no line end: the file may have been cut short, and its last value with it."""
 
 
 @dataclass(frozen=True)
@@ -188,24 +185,6 @@ def _field_count_message(found: int, expected: int, delim: str) -> str:
             f"contain the delimiter {delim!r}?")
 
 
-def _warn_if_unterminated(raw: bytes, path) -> None:
-    """Warn when the table's last line has no line end.
-
-    A number cut short still reads as a number (``-0.153`` cut to ``-0.``), so a copy or download
-    interrupted mid-row is otherwise read without a word; the usual writers of these tables (R,
-    pandas, this package) end every row with a line end.
-    """
-    if raw.endswith((b"\n", b"\r")):
-        return
-    tail = raw[raw.rfind(b"\n") + 1:].decode("utf-8", "replace").strip()
-    if not tail:
-        return
-    line = raw.count(b"\n") + 1
-    warnings.warn(f"{path}, line {line}: the last line has no line end ({tail[-60:]!r}); "
-                  f"if the file was cut short (an interrupted download or copy), that row's last value may be "
-                  f"incomplete. Compare the end of the file with its source.", UnterminatedTableWarning, stacklevel=4)
-
-
 def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: bool = False):
     """Read a delimited table; the first ``n_key`` wanted columns are text keys, the rest numbers.
 
@@ -224,7 +203,6 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
                               f"{','.join(wanted)}", path=str(p))
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    _warn_if_unterminated(raw, p)
     # ASCII (the usual case) needs no decoding for the byte scanner; anything else is validated as UTF-8.
     # Quotes (R's write.csv) are fine for the scanner as long as every quoted field is a plain "...".
     fast = not force_python and raw.isascii()
@@ -280,6 +258,7 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
     if values.shape[0] == 0:
         raise DataFormatError(f"the table has a header but no data rows; expected one row per "
                               f"{'probe' if kind == 'profile' else 'region'}", path=str(p))
+    warn_if_unterminated(raw, p)   # read, but its last value may be cut short
     return p, run_keys, np.asarray(bounds, dtype=np.int64), values
 
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import DataFormatError, ParameterError
-from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
+from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes, warn_if_unterminated
 
 __all__ = [
     "LabelTrack",
@@ -92,7 +92,9 @@ def _read_text(path):
             return p, raw.decode("utf-16")
         except UnicodeDecodeError:
             raise DataFormatError("damaged UTF-16 text", path=str(p)) from None
-    return p, decode_text(raw, p)
+    text = decode_text(raw, p)
+    warn_if_unterminated(raw, p)
+    return p, text
 
 
 def _time(text: str, what: str, path, where: str) -> float:

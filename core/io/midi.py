@@ -18,7 +18,7 @@ import numpy as np
 
 from ..exceptions import DataFormatError, ParameterError
 from ..types import Score
-from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
+from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes, warn_if_unterminated
 
 __all__ = [
     "MIN_TEMPO_US",
@@ -452,7 +452,9 @@ def read_alignment_csv(path) -> dict:
         ``event`` (E,) int, ``score_time_s`` (E,), ``audio_time_s`` (E,), ``pitches`` list of E tuples.
     """
     p = existing_file(path)
-    text = decode_text(read_bytes(p), p)
+    raw = read_bytes(p)
+    text = decode_text(raw, p)
+    warn_if_unterminated(raw, p)
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
         raise DataFormatError("the file is empty; expected the header " + ",".join(ALIGNMENT_COLUMNS), path=str(p))

@@ -11,7 +11,7 @@ import numpy as np
 from ..exceptions import DataFormatError, ParameterError
 from ..types import Sequence
 from . import _csvscan
-from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
+from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes, warn_if_unterminated
 
 __all__ = ["read_series", "write_series"]
 
@@ -145,6 +145,7 @@ def read_series(path, *, time_column=None) -> Sequence:
                                   f"{fmt_number(positions[i])}; expected non-decreasing positions (sort the file)",
                                   path=str(p), where=f"line {line_of_row(i)}, column {header[tcol]}")
         units = _units(header[tcol]) if has_header else "index"
+    warn_if_unterminated(raw, p)   # read, but its last value may be cut short
     return Sequence(values=values, positions=positions, name=p.stem, units=units, kind="series",
                     feature_names=tuple(header[j] for j in feat_cols),
                     meta={"source": str(p), "time_column": None if tcol is None else header[tcol],

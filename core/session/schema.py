@@ -14,10 +14,10 @@ import sqlite3
 import zlib
 
 __all__ = ["SCHEMA_VERSION", "APPLICATION_ID", "CREATE_V1", "CREATE_LATEST", "MIGRATIONS", "EDIT_OPS",
-           "log_row_crc"]
+           "log_row_crc", "item_row_crc", "ITEM_COLUMNS"]
 
 #: Current schema version written by this code.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: "MRGN" -- identifies a Marginalia project among SQLite files.
 APPLICATION_ID = 0x4D52474E
 
@@ -92,8 +92,15 @@ CREATE TABLE store_meta (
 INSERT INTO store_meta (key, value) VALUES ('writes', 0);
 """
 
+_V3_ADDITIONS = """
+ALTER TABLE items ADD COLUMN crc INTEGER;
+"""
+
 #: DDL of a new project at :data:`SCHEMA_VERSION`.
-CREATE_LATEST = CREATE_V1 + _V2_ADDITIONS
+CREATE_LATEST = CREATE_V1 + _V2_ADDITIONS + _V3_ADDITIONS
+
+#: The columns of an item record that its checksum covers, in order.
+ITEM_COLUMNS = ("id", "name", "kind", "task", "source_path", "source_hash", "size", "mtime", "meta", "created")
 
 
 def log_row_crc(op, label_id, item_id, before, after, target, time, author, batch=None) -> int:
@@ -113,6 +120,18 @@ def log_row_crc(op, label_id, item_id, before, after, target, time, author, batc
 _NONE = "\x00"
 
 
+def item_row_crc(id, name, kind, task, source_path, source_hash, size, mtime, meta, created) -> int:
+    """Checksum of one item record (the columns of :data:`ITEM_COLUMNS`).
+
+    An item's metadata (its profile, chromosome, probe count, where its data lives and the
+    data's hash) is valid JSON and valid numbers after most flipped bytes, so a damaged record
+    would otherwise be read as a different item. Same conventions as :func:`log_row_crc`.
+    """
+    fields = (id, name, kind, task, source_path, source_hash, size, mtime, meta, created)
+    text = "\x1f".join(_NONE if v is None else (repr(v) if isinstance(v, float) else str(v)) for v in fields)
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
     # v2 checksums the edit log and model blobs, and counts committed write transactions
     # (a backup is skipped when nothing changed since the last one).
@@ -128,5 +147,14 @@ def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
                      [(hashlib.sha256(blob).hexdigest(), mid) for mid, blob in models])
 
 
+def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
+    # v3 checksums the item records
+    for statement in _V3_ADDITIONS.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    rows = conn.execute(f"SELECT {', '.join(ITEM_COLUMNS)} FROM items").fetchall()
+    conn.executemany("UPDATE items SET crc = ? WHERE id = ?", [(item_row_crc(*r), r[0]) for r in rows])
+
+
 #: ``MIGRATIONS[v]`` upgrades a database from version ``v`` to ``v + 1`` inside a transaction.
-MIGRATIONS = {1: _migrate_1_to_2}
+MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3}

@@ -12,6 +12,9 @@ Durability and safety
 * On open the file is checked (SQLite header, ``PRAGMA integrity_check``) with a
   read-only connection before anything writes to it; a damaged file raises
   :class:`ProjectDamagedError` listing the good backups and is never written.
+  Damage inside records that SQLite's page checks cannot see is caught by
+  checksums: every item record and edit-log row (CRC-32), every model blob
+  (SHA-256, checked when read), and labels replayed against the edit log.
 * Backups (online backup API) on open, on close and every ``backup_every_edits``
   writes or ``backup_every_s`` seconds, keeping the ``keep_backups`` newest.
 """
@@ -39,7 +42,7 @@ from .codec import canonical_json, loads_label
 from .history import EditHistory, replay_log
 from .locking import ProjectLock
 from .records import ItemRecord, ModelRecord, PredictionRecord, SourceProblem
-from .schema import APPLICATION_ID, CREATE_LATEST, MIGRATIONS, SCHEMA_VERSION, log_row_crc
+from .schema import APPLICATION_ID, CREATE_LATEST, ITEM_COLUMNS, MIGRATIONS, SCHEMA_VERSION, item_row_crc, log_row_crc
 from .sources import file_sha256, file_signature
 
 __all__ = ["ProjectStore", "LIBRARY_VERSION"]
@@ -424,12 +427,11 @@ class ProjectStore:
     # ------------------------------------------------------------------- items
 
     def insert_item(self, item: ItemRecord) -> None:
+        row = (item.id, item.name, item.kind, item.task, item.source_path, item.source_hash, item.size,
+               item.mtime, canonical_json(item.meta), item.created)
         with self._write("add an item") as conn:
-            conn.execute(
-                "INSERT INTO items (id, name, kind, task, source_path, source_hash, size, mtime, meta, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (item.id, item.name, item.kind, item.task, item.source_path, item.source_hash, item.size,
-                 item.mtime, canonical_json(item.meta), item.created))
+            conn.execute(f"INSERT INTO items ({', '.join(ITEM_COLUMNS)}, crc) VALUES ({', '.join('?' * 11)})",
+                         row + (item_row_crc(*row),))
 
     def delete_item(self, item_id: str) -> None:
         """Remove an item with its labels and predictions (logged so replays drop its edits)."""
@@ -458,6 +460,8 @@ class ProjectStore:
                                "WHERE id = ?", (path, digest, size, mtime, item_id))
             if cur.rowcount != 1:
                 raise ParameterError(f"item_id: no item with id {item_id!r}")
+            row = conn.execute(f"SELECT {', '.join(ITEM_COLUMNS)} FROM items WHERE id = ?", (item_id,)).fetchone()
+            conn.execute("UPDATE items SET crc = ? WHERE id = ?", (item_row_crc(*row), item_id))
 
     def check_sources(self, *, rehash: bool = False) -> list:
         """Items whose source file is missing or whose content changed.
@@ -761,7 +765,7 @@ def _log(conn, op, label_id, item_id, before, after, target, author, batch=None)
 
 
 def _content_problems(conn, limit: Optional[int] = 5) -> tuple:
-    """Damage SQLite's page checks cannot see: bad log checksums, labels that disagree with the log.
+    """Damage SQLite's page checks cannot see: bad item or log checksums, labels that disagree with the log.
 
     Returns
     -------
@@ -770,6 +774,10 @@ def _content_problems(conn, limit: Optional[int] = 5) -> tuple:
         The undo/redo stacks replayed from the log (None if the log is inconsistent).
     """
     problems = []
+    items = conn.execute(f"SELECT {', '.join(ITEM_COLUMNS)}, crc FROM items ORDER BY rowid").fetchall()
+    bad_items = [r[1] for r in items if r[-1] != item_row_crc(*r[:-1])]
+    if bad_items:
+        problems.append(f"{len(bad_items)} item records fail their checksum (first: {bad_items[:5]})")
     rows = conn.execute("SELECT seq, op, label_id, item_id, before, after, target, batch, time, author, crc "
                         "FROM label_log ORDER BY seq").fetchall()
     bad = [r[0] for r in rows if r[10] != log_row_crc(*r[1:7], r[8], r[9], r[7])]

@@ -340,16 +340,41 @@ def test_damaged_model_blob_is_reported(tmp_path):
         assert any("m1" in p for p in s.integrity_check())
 
 
-def test_unreadable_item_metadata_is_damage_with_the_backups_named(tmp_path):
+@pytest.mark.parametrize("tamper", [
+    """UPDATE items SET meta = '{"profile_id: "1"}'""",        # one flipped quote: unreadable JSON
+    """UPDATE items SET meta = '{"profile_id":"7"}'""",        # one flipped digit: still valid JSON
+    "UPDATE items SET created = created + 1",
+])
+def test_damaged_item_record_is_detected_with_the_backups_named(tmp_path, tamper):
     path = tmp_path / "p.marginalia"
     with Session.create(path) as s:
         s.add_item("1:1", "cgh", "segmentation", meta={"profile_id": "1"})
     conn = sqlite3.connect(path)
-    conn.execute("""UPDATE items SET meta = '{"profile_id: "1"}'""")   # one flipped quote
+    assert conn.execute(tamper).rowcount == 1
     conn.commit()
     conn.close()
-    with pytest.raises(ProjectDamagedError, match=r"stored data of item '1:1' is unreadable"):
+    with pytest.raises(ProjectDamagedError, match=r"1 item records fail their checksum \(first: \['1:1'\]\).*"
+                                                  r"restore the newest backup"):
         Session.open(path)
+
+
+def test_schema_2_is_migrated_with_item_checksums(tmp_path):
+    from core.session import schema
+    path = tmp_path / "v2.marginalia"
+    conn = sqlite3.connect(path)
+    conn.executescript(CREATE_V1 + schema._V2_ADDITIONS)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 2")
+    conn.execute("INSERT INTO items (id, name, kind, task, source_path, size, mtime, meta, created) VALUES "
+                 """('it1', '1:1', 'cgh', 'segmentation', '/data/p.csv', 120, 1.5, '{"profile_id":"1"}', 1.0)""")
+    conn.commit()
+    conn.close()
+    with Session.open(path) as s:
+        assert s.store._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert s.integrity_check() == []
+        assert s.item("it1").meta == {"profile_id": "1"}
+    with Session.open(path) as s:   # the checksums written by the migration hold on the next open
+        assert s.integrity_check() == []
 
 
 def test_consistent_but_unreadable_label_is_reported_as_damage(tmp_path):

@@ -94,6 +94,7 @@ INSERT INTO store_meta (key, value) VALUES ('writes', 0);
 
 _V3_ADDITIONS = """
 ALTER TABLE items ADD COLUMN crc INTEGER;
+ALTER TABLE predictions ADD COLUMN blob_crc INTEGER;
 """
 
 #: DDL of a new project at :data:`SCHEMA_VERSION`.
@@ -148,12 +149,15 @@ def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
 
 
 def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
-    # v3 checksums the item records
+    # v3 checksums the item records and the cached predictions
     for statement in _V3_ADDITIONS.split(";"):
         if statement.strip():
             conn.execute(statement)
     rows = conn.execute(f"SELECT {', '.join(ITEM_COLUMNS)} FROM items").fetchall()
     conn.executemany("UPDATE items SET crc = ? WHERE id = ?", [(item_row_crc(*r), r[0]) for r in rows])
+    cached = conn.execute("SELECT rowid, blob FROM predictions").fetchall()
+    conn.executemany("UPDATE predictions SET blob_crc = ? WHERE rowid = ?",
+                     [(zlib.crc32(bytes(blob)), rowid) for rowid, blob in cached])
 
 
 #: ``MIGRATIONS[v]`` upgrades a database from version ``v`` to ``v + 1`` inside a transaction.

@@ -14,7 +14,8 @@ Durability and safety
   :class:`ProjectDamagedError` listing the good backups and is never written.
   Damage inside records that SQLite's page checks cannot see is caught by
   checksums: every item record and edit-log row (CRC-32), every model blob
-  (SHA-256, checked when read), and labels replayed against the edit log.
+  (SHA-256, checked when read), and labels replayed against the edit log. A
+  cached prediction whose CRC-32 fails is dropped and predicted again.
 * Backups (online backup API) on open, on close and every ``backup_every_edits``
   writes or ``backup_every_s`` seconds, keeping the ``keep_backups`` newest.
 """
@@ -31,6 +32,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
+import zlib
 from pathlib import Path
 from typing import Optional
 
@@ -693,11 +695,17 @@ class ProjectStore:
 
     def put_prediction(self, item_id: str, model_id: str, blob: bytes) -> None:
         with self._write(f"save a prediction of item {item_id}") as conn:
-            conn.execute("INSERT OR REPLACE INTO predictions (item_id, model_id, blob, created) VALUES (?, ?, ?, ?)",
-                         (item_id, model_id, sqlite3.Binary(blob), time.time()))
+            conn.execute("INSERT OR REPLACE INTO predictions (item_id, model_id, blob, created, blob_crc) "
+                         "VALUES (?, ?, ?, ?, ?)", (item_id, model_id, sqlite3.Binary(blob), time.time(),
+                                                    zlib.crc32(bytes(blob))))
 
     def get_prediction(self, item_id: str, model_id: Optional[str] = None) -> Optional[PredictionRecord]:
-        sql = "SELECT item_id, model_id, blob, created FROM predictions WHERE item_id = ?"
+        """The newest cached prediction of an item (by ``model_id`` when given), None when there is none.
+
+        A cached blob that fails its checksum is treated as absent (and logged): the caller
+        predicts again rather than drawing a damaged structure.
+        """
+        sql = "SELECT item_id, model_id, blob, created, blob_crc FROM predictions WHERE item_id = ?"
         args = (item_id,)
         if model_id is not None:
             sql += " AND model_id = ?"
@@ -706,7 +714,12 @@ class ProjectStore:
         if not rows:
             return None
         r = rows[0]
-        return PredictionRecord(item_id=r[0], model_id=r[1], blob=bytes(r[2]), created=r[3])
+        blob = bytes(r[2])
+        if r[4] != zlib.crc32(blob):
+            _logger.warning("%s: the cached prediction of item %s (model %s) fails its checksum; predicting again",
+                            self.path, r[0], r[1])
+            return None
+        return PredictionRecord(item_id=r[0], model_id=r[1], blob=blob, created=r[3])
 
     def get_setting(self, key: str, default=None):
         rows = self._read("reading a setting", "SELECT value FROM settings WHERE key = ?", (key,))

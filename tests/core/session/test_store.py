@@ -367,12 +367,16 @@ def test_schema_2_is_migrated_with_item_checksums(tmp_path):
     conn.execute("PRAGMA user_version = 2")
     conn.execute("INSERT INTO items (id, name, kind, task, source_path, size, mtime, meta, created) VALUES "
                  """('it1', '1:1', 'cgh', 'segmentation', '/data/p.csv', 120, 1.5, '{"profile_id":"1"}', 1.0)""")
+    conn.execute("INSERT INTO models (id, task, created, label_hash, params, blob, version, blob_sha256) VALUES "
+                 "('m1', 'segmentation', 3.0, 'h', '{}', X'0102', '0.0', ?)", (hashlib.sha256(b"\x01\x02").hexdigest(),))
+    conn.execute("INSERT INTO predictions (item_id, model_id, blob, created) VALUES ('it1', 'm1', X'0A0B', 4.0)")
     conn.commit()
     conn.close()
     with Session.open(path) as s:
         assert s.store._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert s.integrity_check() == []
         assert s.item("it1").meta == {"profile_id": "1"}
+        assert s.prediction("it1").blob == b"\x0a\x0b"      # the migration checksummed the cache too
     with Session.open(path) as s:   # the checksums written by the migration hold on the next open
         assert s.integrity_check() == []
 
@@ -434,3 +438,19 @@ def test_a_project_opens_even_when_no_backup_can_be_written(tmp_path, monkeypatc
     monkeypatch.setattr(backups_module, "write_backup", disk_full)
     with Session.open(path) as s:          # the user can still read, export and free space
         assert len(s.labels()) == 4
+
+
+def test_a_damaged_cached_prediction_is_dropped_not_drawn(tmp_path):
+    path = tmp_path / "p.marginalia"
+    with Session.create(path) as s:
+        item = s.add_item("x", "series", "segmentation")
+        s.save_model("m1", "segmentation", {}, b"\x00", s.labels_hash([item]))
+        s.save_prediction(item, "m1", b"\x01\x02\x03")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE predictions SET blob = X'010207'")      # one flipped bit in the cache
+    conn.commit()
+    conn.close()
+    with Session.open(path) as s:   # a cache, not the user's work: the project opens
+        assert s.prediction(item) is None and s.prediction(item, "m1") is None
+        s.save_prediction(item, "m1", b"\x04")
+        assert s.prediction(item).blob == b"\x04"

@@ -63,14 +63,18 @@ class ProjectFilesMixin:
         button = dialog.addButton("Restore last good backup", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
 
         def restore():
+            folder, name = os.path.split(os.path.abspath(path))
+            aside_before = set(_damaged_copies(folder, name))
             try:
                 engine = Engine.restore_backup(backup, path)
             except MarginaliaError as exc:
                 self.last_error_dialog = errors.show_error(self, "Cannot restore the backup", exc)
                 return
             self.set_engine(engine)
-            self.statusBar().showMessage(f"restored {os.path.basename(str(backup))}; the damaged file was kept "
-                                         "aside next to the project", 10000)
+            aside = sorted(set(_damaged_copies(folder, name)) - aside_before)
+            kept = f"kept as {aside[-1]}" if aside else "kept aside"
+            self.statusBar().showMessage(f"restored {os.path.basename(str(backup))}; the damaged file is {kept} "
+                                         "beside the project (edits made after that backup are only in it)", 30000)
 
         button.clicked.connect(restore)
 
@@ -230,3 +234,12 @@ class ProjectFilesMixin:
             act = self.recent_menu.addAction(p)
             act.triggered.connect(lambda *_, p=p: self.open_project(p))
         self.recent_menu.setEnabled(bool(recent))
+
+
+def _damaged_copies(folder: str, name: str) -> list:
+    """Names of the damaged copies of project ``name`` moved aside in ``folder`` (not their -wal/-shm)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [n for n in names if n.startswith(f"{name}.damaged-") and not n.endswith(("-wal", "-shm"))]

@@ -278,3 +278,23 @@ def test_importing_a_table_cut_short_says_so_after_the_import(qtbot, demo):
     assert isinstance(dlg, QtWidgets.QMessageBox) and dlg.isVisible()
     assert "cut.csv, line 31: the last line has no line end" in dlg.informativeText()
     dlg.close()
+
+
+def test_a_damaged_project_is_restored_from_its_backup_and_says_where_the_damaged_file_went(qtbot, demo):
+    win, work = demo
+    path = work / "mine.marginalia"
+    eng = Engine.create(path)
+    item = eng.import_files([str(work / "profiles.csv")])[0]
+    eng.add_label(RegionLabel(item, start=2, stop=9, kind=RegionKind.ZERO))
+    eng.close()                                            # the close-time backup holds the label
+    path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 5000)
+    assert win.open_project(str(path)) is False
+    dlg = win.last_error_dialog
+    button = next(b for b in dlg.buttons() if b.text() == "Restore last good backup")
+    button.click()
+    qtbot.waitUntil(lambda: win.engine is not None and str(getattr(win.engine, "path", "")) != "", timeout=10_000)
+    assert [lab.kind for lab in win.engine.labels()] == [RegionKind.ZERO]
+    message = win.statusBar().currentMessage()
+    aside = [p.name for p in work.glob("mine.marginalia.damaged-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert len(aside) == 1 and f"kept as {aside[0]}" in message and "edits made after that backup" in message
+    win.set_engine(Engine.open_demo(work))

@@ -63,18 +63,20 @@ class ProjectFilesMixin:
         button = dialog.addButton("Restore last good backup", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
 
         def restore():
-            folder, name = os.path.split(os.path.abspath(path))
-            aside_before = set(_damaged_copies(folder, name))
             try:
                 engine = Engine.restore_backup(backup, path)
             except MarginaliaError as exc:
                 self.last_error_dialog = errors.show_error(self, "Cannot restore the backup", exc)
                 return
             self.set_engine(engine)
-            aside = sorted(set(_damaged_copies(folder, name)) - aside_before)
-            kept = f"kept as {aside[-1]}" if aside else "kept aside"
+            rec = getattr(engine, "recovery_", None) or {}
+            kept = f"kept as {os.path.basename(rec['damaged'])}" if rec.get("damaged") else "kept aside"
             self.statusBar().showMessage(f"restored {os.path.basename(str(backup))}; the damaged file is {kept} "
-                                         "beside the project (edits made after that backup are only in it)", 30000)
+                                         "beside the project", 30000)
+            applied = rec.get("added", 0) + rec.get("changed", 0) + rec.get("deleted", 0)
+            if applied:
+                self.last_error_dialog = errors.show_notice(self, "Restored the backup and recovered later label edits",
+                                                            _recovery_text(rec))
 
         button.clicked.connect(restore)
 
@@ -236,10 +238,13 @@ class ProjectFilesMixin:
         self.recent_menu.setEnabled(bool(recent))
 
 
-def _damaged_copies(folder: str, name: str) -> list:
-    """Names of the damaged copies of project ``name`` moved aside in ``folder`` (not their -wal/-shm)."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    return [n for n in names if n.startswith(f"{name}.damaged-") and not n.endswith(("-wal", "-shm"))]
+def _recovery_text(rec: dict) -> str:
+    """What :meth:`core.engine.Engine.restore_backup` brought back from the damaged file, in a sentence or three."""
+    text = (f"The damaged file held {rec['edits']} label edit(s) made after this backup. Its labels were applied: "
+            f"{rec['added']} added, {rec['changed']} changed, {rec['deleted']} deleted. Undo (Ctrl+Z) takes them "
+            f"back in one step.")
+    if rec.get("skipped"):
+        text += f" {rec['skipped']} label(s) of items this backup does not have could not come back."
+    if rec.get("problems"):
+        text += " Its edit log could be read only in part: " + "; ".join(rec["problems"]) + "."
+    return text

@@ -98,16 +98,31 @@ class Engine:
         return cls(Session.open(str(path), read_only=read_only))
 
     @classmethod
-    def restore_backup(cls, backup, path) -> "Engine":
+    def restore_backup(cls, backup, path, *, recover_labels: bool = True) -> "Engine":
         """Restore ``backup`` as the project at ``path`` and open it.
 
         A damaged file at ``path`` is moved aside (``<name>.damaged-<time>``),
         never overwritten; see :class:`core.exceptions.ProjectDamagedError`,
-        whose ``backups`` lists the good backups newest first.
+        whose ``backups`` lists the good backups newest first. With
+        ``recover_labels``, the label edits the damaged file holds beyond the
+        backup are applied as one undoable step
+        (:meth:`core.session.Session.recover_labels`); ``recovery_`` on the
+        returned engine says what came back and from which file (None when no
+        file was moved aside).
         """
+        from .session.backups import damaged_copies
         from .session.store import ProjectStore
+        before = set(damaged_copies(Path(path)))
         ProjectStore.restore_backup(backup, path)
-        return cls.open(path)
+        engine = cls.open(path)
+        moved = [p for p in damaged_copies(Path(path)) if p not in before]
+        engine.recovery_ = None
+        if moved:
+            engine.recovery_ = {"damaged": str(moved[-1]), "added": 0, "changed": 0, "deleted": 0, "skipped": 0,
+                                "edits": 0, "problems": []}
+            if recover_labels:
+                engine.recovery_.update(engine.session.recover_labels(moved[-1]))
+        return engine
 
     @classmethod
     def open_demo(cls, workdir=None) -> "Engine":

@@ -190,6 +190,17 @@ def move_aside(path: Path) -> Optional[Path]:
     return moved
 
 
+def damaged_copies(project: Path) -> list:
+    """The damaged copies of ``project`` that restores moved aside, oldest first (not their -wal/-shm)."""
+    project = Path(project)
+    try:
+        names = os.listdir(project.parent)
+    except OSError:
+        return []
+    prefix = f"{project.name}.damaged-"
+    return sorted(project.parent / n for n in names if n.startswith(prefix) and not n.endswith(("-wal", "-shm")))
+
+
 def restore_backup(backup: Path, dest: Path) -> Path:
     """Restore ``backup`` as the project ``dest``.
 

@@ -371,6 +371,70 @@ class Session:
             events = [LabelsChanged(old.item_id, (label_id,))] + self._undo_event(before)
         self._emit(events)
 
+    def recover_labels(self, damaged) -> dict:
+        """Bring the labels up to date with a damaged copy of this project (after restoring a backup).
+
+        The damaged file's edit log is read up to its first unreadable or damaged entry
+        (:func:`~core.session.recovery.plan_recovery`); when it extends this project's own
+        history, its labels on this project's items are applied as ONE undoable step
+        (additions, changes, deletions).
+
+        Parameters
+        ----------
+        damaged : path-like
+            The damaged project file the restore moved aside (``<project>.damaged-<time>``).
+
+        Returns
+        -------
+        summary : dict
+            ``added``, ``changed``, ``deleted`` (numbers of labels), ``skipped`` (labels of
+            items this project does not have), ``edits`` (log entries found beyond this
+            project's) and ``problems`` (why the log was read only in part); all zero and
+            empty when there is nothing to recover.
+        """
+        from .recovery import plan_recovery
+        summary = {"added": 0, "changed": 0, "deleted": 0, "skipped": 0, "edits": 0, "problems": []}
+        with self._lock:
+            self._writable("recover labels")
+            plan = plan_recovery(damaged, self._store._log_rows(True))
+            if plan is None:
+                return summary
+            summary["edits"], summary["problems"] = plan.n_newer_edits, list(plan.problems)
+            items = {item.id for item in self._store.load_items()}
+            edits = []
+            for label_id, (item_id, text) in sorted(plan.labels.items()):
+                if item_id not in items:
+                    summary["skipped"] += 1
+                    continue
+                old = self._labels.get(label_id)
+                if old is None:
+                    edits.append(("add", label_id, item_id, None, text))
+                elif dumps_label(old) != text:
+                    edits.append(("change", label_id, item_id, dumps_label(old), text))
+            for label_id, old in sorted(self._labels.items()):
+                if label_id not in plan.labels:
+                    edits.append(("delete", label_id, old.item_id, dumps_label(old), None))
+            if not edits:
+                return summary
+            decoded = {e[1]: loads_label(e[4]) for e in edits if e[0] != "delete"}
+            before = (self._history.can_undo, self._history.can_redo)
+            seqs = self._store.apply_edits(edits, self.author)
+            batch = seqs[0] if len(seqs) > 1 else None
+            by_item: dict = {}
+            for (op, label_id, item_id, _, _), seq in zip(edits, seqs):
+                if op == "delete":
+                    del self._labels[label_id]
+                    del self._by_item[item_id][label_id]
+                else:
+                    self._labels[label_id] = decoded[label_id]
+                    self._by_item[item_id][label_id] = decoded[label_id]
+                self._history.edited(seq, item_id, batch)
+                by_item.setdefault(item_id, []).append(label_id)
+                summary[{"add": "added", "change": "changed", "delete": "deleted"}[op]] += 1
+            events = [LabelsChanged(item, tuple(ids)) for item, ids in by_item.items()] + self._undo_event(before)
+        self._emit(events)
+        return summary
+
     def _get_label(self, label_id):
         try:
             return self._labels[label_id]

@@ -1,0 +1,86 @@
+"""Recovering the label edits a damaged project holds beyond the backup that replaced it."""
+
+import dataclasses
+import sqlite3
+
+import pytest
+
+from core.exceptions import ProjectDamagedError
+from core.session import ProjectStore, Session
+from core.session.backups import list_backups
+from core.types import BoundaryLabel
+
+
+def _history(tmp_path):
+    """A project whose newest edits are in no backup but the newest: L1, L2, then L3 added, L1 moved, L2 deleted."""
+    path = tmp_path / "p.marginalia"
+    with Session.create(path) as s:
+        item = s.add_item("x", "series", "segmentation")
+        l1, l2 = s.add_labels([BoundaryLabel(item, index=5, id="L1"), BoundaryLabel(item, index=9, id="L2")])
+    first_backup = list_backups(path)[0]           # newest first: the close-time backup, L1 and L2
+    with Session.open(path) as s:
+        s.add_label(BoundaryLabel(item, index=12, id="L3"))
+        s.change_label(dataclasses.replace(l1, index=6))
+        s.delete_label("L2")
+        latest = s.labels()
+    return path, first_backup, latest
+
+
+def _damage_an_item_record(path):
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE items SET created = created + 1")   # caught by the item checksum; the log is intact
+    conn.commit()
+    conn.close()
+
+
+def test_edits_after_the_restored_backup_come_back_as_one_undoable_step(tmp_path):
+    path, backup, latest = _history(tmp_path)
+    _damage_an_item_record(path)
+    with pytest.raises(ProjectDamagedError):
+        Session.open(path)
+    ProjectStore.restore_backup(backup, path)
+    aside = [p for p in tmp_path.glob("p.marginalia.damaged-*") if not p.name.endswith(("-wal", "-shm"))]
+    with Session.open(path) as s:
+        restored = s.labels()
+        assert sorted(lab.id for lab in restored) == ["L1", "L2"]
+        summary = s.recover_labels(aside[0])
+        assert (summary["added"], summary["changed"], summary["deleted"], summary["skipped"]) == (1, 1, 1, 0)
+        assert summary["edits"] == 3 and summary["problems"] == []
+        assert s.labels() == latest
+        assert s.integrity_check() == []
+        s.undo()                                       # one step takes the whole recovery back
+        assert s.labels() == restored
+        s.redo()
+    with Session.open(path) as s:                      # durable
+        assert s.labels() == latest
+
+
+def test_nothing_is_recovered_from_a_file_whose_history_is_not_newer(tmp_path):
+    path, backup, latest = _history(tmp_path)
+    with Session.open(path) as s:                      # the project is ahead of its first backup
+        assert s.recover_labels(backup)["edits"] == 0
+        assert s.labels() == latest
+    other = tmp_path / "other.marginalia"
+    with Session.create(other) as o:
+        item = o.add_item("x", "series", "segmentation")
+        o.add_labels([BoundaryLabel(item, index=3, id="Z1")])
+        o.add_label(BoundaryLabel(item, index=4, id="Z2"))
+    with Session.open(path) as s:                      # another project's history: refused, nothing applied
+        assert s.recover_labels(other)["edits"] == 0
+        assert s.labels() == latest
+
+
+def test_a_log_damaged_midway_gives_back_the_edits_before_the_damage(tmp_path):
+    path, backup, latest = _history(tmp_path)
+    conn = sqlite3.connect(path)
+    last = conn.execute("SELECT MAX(seq) FROM label_log").fetchone()[0]
+    conn.execute("UPDATE label_log SET author = 'x' WHERE seq = ?", (last,))   # the delete of L2 is damaged
+    conn.commit()
+    conn.close()
+    ProjectStore.restore_backup(backup, path)
+    aside = [p for p in tmp_path.glob("p.marginalia.damaged-*") if not p.name.endswith(("-wal", "-shm"))]
+    with Session.open(path) as s:
+        summary = s.recover_labels(aside[0])
+        assert (summary["added"], summary["changed"], summary["deleted"]) == (1, 1, 0)
+        assert "fails its checksum" in summary["problems"][0]
+        assert sorted(lab.id for lab in s.labels()) == ["L1", "L2", "L3"]

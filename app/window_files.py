@@ -74,9 +74,11 @@ class ProjectFilesMixin:
             self.statusBar().showMessage(f"restored {os.path.basename(str(backup))}; the damaged file is {kept} "
                                          "beside the project", 30000)
             applied = rec.get("added", 0) + rec.get("changed", 0) + rec.get("deleted", 0)
+            title = "Restored the backup and recovered later label edits" if applied else "Restored the backup"
+            text = f"Restored {os.path.basename(str(backup))}. The damaged file is {kept} beside the project."
             if applied:
-                self.last_error_dialog = errors.show_notice(self, "Restored the backup and recovered later label edits",
-                                                            _recovery_text(rec))
+                text += " " + _recovery_text(rec)
+            self.last_error_dialog = errors.show_notice(self, title, text)
 
         button.clicked.connect(restore)
 

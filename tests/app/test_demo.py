@@ -297,6 +297,9 @@ def test_a_damaged_project_is_restored_from_its_backup_and_says_where_the_damage
     message = win.statusBar().currentMessage()
     aside = [p.name for p in work.glob("mine.marginalia.damaged-*") if not p.name.endswith(("-wal", "-shm"))]
     assert len(aside) == 1 and f"kept as {aside[0]}" in message
+    notice = win.last_error_dialog      # the status line is soon replaced: the notice keeps the file's name
+    assert notice.text() == "Restored the backup" and f"kept as {aside[0]}" in notice.informativeText()
+    notice.close()
     win.set_engine(Engine.open_demo(work))
 
 
@@ -325,6 +328,7 @@ def test_restoring_a_backup_brings_back_the_label_edits_made_after_it(qtbot, dem
     notice = win.last_error_dialog
     assert notice.text() == "Restored the backup and recovered later label edits"
     assert "1 added, 0 changed, 0 deleted" in notice.informativeText() and "Ctrl+Z" in notice.informativeText()
+    assert "kept as crashed.marginalia.damaged-" in notice.informativeText()
     notice.close()
     win.engine.undo()
     assert [lab.id for lab in win.engine.labels()] == ["before"]

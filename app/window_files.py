@@ -245,6 +245,8 @@ def _recovery_text(rec: dict) -> str:
     text = (f"The damaged file held {rec['edits']} label edit(s) made after this backup. Its labels were applied: "
             f"{rec['added']} added, {rec['changed']} changed, {rec['deleted']} deleted. Undo (Ctrl+Z) takes them "
             f"back in one step.")
+    if rec.get("items"):
+        text += f" {rec['items']} item(s) imported after the backup came back with them."
     if rec.get("skipped"):
         text += f" {rec['skipped']} label(s) of items this backup does not have could not come back."
     if rec.get("problems"):

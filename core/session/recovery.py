@@ -19,9 +19,9 @@ from typing import Optional
 
 from ..exceptions import StoreError
 from .history import replay_log
-from .schema import log_row_crc
+from .schema import ITEM_COLUMNS, item_row_crc, log_row_crc
 
-__all__ = ["LabelRecovery", "readable_log", "plan_recovery"]
+__all__ = ["LabelRecovery", "readable_log", "readable_items", "plan_recovery"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,11 @@ class LabelRecovery:
         ``label_id -> (item_id, label_json)``: the labels after its last readable edit.
     n_newer_edits : int
         Edit-log entries (edits, undos, redos) after the restored project's last one.
+    items : tuple of tuple
+        The damaged file's item records that pass their checksum, each the values of
+        :data:`~core.session.schema.ITEM_COLUMNS` (for the labels of items imported after the backup).
+    damaged_items : tuple of str
+        Ids of its item records that fail their checksum.
     problems : tuple of str
         Why the log was read only in part (empty when it was read to its end).
     """
@@ -43,7 +48,42 @@ class LabelRecovery:
     source: Path
     labels: dict
     n_newer_edits: int
+    items: tuple = ()
+    damaged_items: tuple = ()
     problems: tuple = ()
+
+
+def _connect(path):
+    return sqlite3.connect("file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=ro", uri=True)
+
+
+def readable_items(path) -> tuple:
+    """The item records of the project file at ``path`` that can be read and pass their checksum.
+
+    Returns
+    -------
+    rows : list of tuple
+        The values of :data:`~core.session.schema.ITEM_COLUMNS`, oldest first.
+    damaged : list of str
+        Ids of the records that fail their checksum.
+    """
+    rows: list = []
+    damaged: list = []
+    try:
+        conn = _connect(path)
+    except sqlite3.Error:
+        return rows, damaged
+    try:
+        for r in conn.execute(f"SELECT {', '.join(ITEM_COLUMNS)}, crc FROM items ORDER BY rowid"):
+            if r[-1] == item_row_crc(*r[:-1]):
+                rows.append(tuple(r[:-1]))
+            else:
+                damaged.append(r[0])
+    except sqlite3.Error:
+        pass   # the records read so far are kept; the labels of the others are reported as skipped
+    finally:
+        conn.close()
+    return rows, damaged
 
 
 def readable_log(path) -> tuple:
@@ -55,11 +95,10 @@ def readable_log(path) -> tuple:
         ``(seq, op, label_id, item_id, before, after, target, batch)`` in increasing ``seq``.
     problems : list of str
     """
-    uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=ro"
     rows: list = []
     problems: list = []
     try:
-        conn = sqlite3.connect(uri, uri=True)
+        conn = _connect(path)
     except sqlite3.Error as exc:
         return rows, [f"cannot open {path} ({exc})"]
     try:
@@ -106,5 +145,6 @@ def plan_recovery(damaged, current_rows) -> Optional[LabelRecovery]:
         labels, _ = replay_log(rows)
     except StoreError:   # an inconsistent log: nothing to recover from it
         return None
+    items, damaged_items = readable_items(damaged)
     return LabelRecovery(source=Path(damaged), labels=labels, n_newer_edits=sum(r[0] > last for r in rows),
-                         problems=tuple(problems))
+                         items=tuple(items), damaged_items=tuple(damaged_items), problems=tuple(problems))

@@ -84,3 +84,27 @@ def test_a_log_damaged_midway_gives_back_the_edits_before_the_damage(tmp_path):
         assert (summary["added"], summary["changed"], summary["deleted"]) == (1, 1, 0)
         assert "fails its checksum" in summary["problems"][0]
         assert sorted(lab.id for lab in s.labels()) == ["L1", "L2", "L3"]
+
+
+def test_an_item_added_after_the_backup_comes_back_with_its_labels(tmp_path):
+    path, backup, latest = _history(tmp_path)
+    source = tmp_path / "later.csv"
+    source.write_text("position,x\n1,0.5\n2,0.7\n")
+    with Session.open(path) as s:
+        later = s.add_item("later", "series", "segmentation", source_path=source, meta={"n_samples": 2})
+        s.add_label(BoundaryLabel(later, index=1, id="N1"))
+        latest = s.labels()
+        record = s.item(later)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE items SET created = created + 1 WHERE name = 'x'")   # damage the older item only
+    conn.commit()
+    conn.close()
+    ProjectStore.restore_backup(backup, path)
+    aside = [p for p in tmp_path.glob("p.marginalia.damaged-*") if not p.name.endswith(("-wal", "-shm"))]
+    with Session.open(path) as s:
+        summary = s.recover_labels(aside[0])
+        assert summary["items"] == 1 and summary["skipped"] == 0 and summary["added"] == 2
+        assert s.item(later) == record and s.labels() == latest
+        assert s.integrity_check() == []
+    with Session.open(path) as s:
+        assert s.item(later) == record

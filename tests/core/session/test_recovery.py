@@ -26,11 +26,22 @@ def _history(tmp_path):
     return path, first_backup, latest
 
 
-def _damage_an_item_record(path):
+def _tamper(path, sql, *args):
+    """Change the project file behind the store's back (what a flipped byte on disk would do)."""
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE items SET created = created + 1")   # caught by the item checksum; the log is intact
+    conn.execute(sql, args)
     conn.commit()
     conn.close()
+
+
+def _damage_an_item_record(path):
+    _tamper(path, "UPDATE items SET created = created + 1")   # caught by the item checksum; the log is intact
+
+
+def _restore(path, backup):
+    """Restore ``backup`` over ``path``; returns the damaged file the restore moved aside."""
+    ProjectStore.restore_backup(backup, path)
+    return next(p for p in path.parent.glob(f"{path.name}.damaged-*") if not p.name.endswith(("-wal", "-shm")))
 
 
 def test_edits_after_the_restored_backup_come_back_as_one_undoable_step(tmp_path):
@@ -38,12 +49,11 @@ def test_edits_after_the_restored_backup_come_back_as_one_undoable_step(tmp_path
     _damage_an_item_record(path)
     with pytest.raises(ProjectDamagedError):
         Session.open(path)
-    ProjectStore.restore_backup(backup, path)
-    aside = [p for p in tmp_path.glob("p.marginalia.damaged-*") if not p.name.endswith(("-wal", "-shm"))]
+    aside = _restore(path, backup)
     with Session.open(path) as s:
         restored = s.labels()
         assert sorted(lab.id for lab in restored) == ["L1", "L2"]
-        summary = s.recover_labels(aside[0])
+        summary = s.recover_labels(aside)
         assert (summary["added"], summary["changed"], summary["deleted"], summary["skipped"]) == (1, 1, 1, 0)
         assert summary["edits"] == 3 and summary["problems"] == []
         assert s.labels() == latest
@@ -72,15 +82,10 @@ def test_nothing_is_recovered_from_a_file_whose_history_is_not_newer(tmp_path):
 
 def test_a_log_damaged_midway_gives_back_the_edits_before_the_damage(tmp_path):
     path, backup, latest = _history(tmp_path)
-    conn = sqlite3.connect(path)
-    last = conn.execute("SELECT MAX(seq) FROM label_log").fetchone()[0]
-    conn.execute("UPDATE label_log SET author = 'x' WHERE seq = ?", (last,))   # the delete of L2 is damaged
-    conn.commit()
-    conn.close()
-    ProjectStore.restore_backup(backup, path)
-    aside = [p for p in tmp_path.glob("p.marginalia.damaged-*") if not p.name.endswith(("-wal", "-shm"))]
+    _tamper(path, "UPDATE label_log SET author = 'x' WHERE seq = (SELECT MAX(seq) FROM label_log)")  # L2's delete
+    aside = _restore(path, backup)
     with Session.open(path) as s:
-        summary = s.recover_labels(aside[0])
+        summary = s.recover_labels(aside)
         assert (summary["added"], summary["changed"], summary["deleted"]) == (1, 1, 0)
         assert "fails its checksum" in summary["problems"][0]
         assert sorted(lab.id for lab in s.labels()) == ["L1", "L2", "L3"]
@@ -95,14 +100,10 @@ def test_an_item_added_after_the_backup_comes_back_with_its_labels(tmp_path):
         s.add_label(BoundaryLabel(later, index=1, id="N1"))
         latest = s.labels()
         record = s.item(later)
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE items SET created = created + 1 WHERE name = 'x'")   # damage the older item only
-    conn.commit()
-    conn.close()
-    ProjectStore.restore_backup(backup, path)
-    aside = [p for p in tmp_path.glob("p.marginalia.damaged-*") if not p.name.endswith(("-wal", "-shm"))]
+    _tamper(path, "UPDATE items SET created = created + 1 WHERE name = 'x'")   # damage the older item only
+    aside = _restore(path, backup)
     with Session.open(path) as s:
-        summary = s.recover_labels(aside[0])
+        summary = s.recover_labels(aside)
         assert summary["items"] == 1 and summary["skipped"] == 0 and summary["added"] == 2
         assert s.item(later) == record and s.labels() == latest
         assert s.integrity_check() == []

@@ -84,6 +84,7 @@ class Engine:
         self._loader = ItemLoader(cache_dir=_feature_cache_dir(session))
         self._tasks = TaskRegistry(self)
         self._predictions: dict[str, Prediction] = {}
+        self.recovery_: Optional[dict] = None   # what restore_backup brought back from a damaged file
         self._unsubscribe = self.events.subscribe(self._on_event)
 
     # ------------------------------------------------------------ lifecycle
@@ -110,18 +111,14 @@ class Engine:
         returned engine says what came back and from which file (None when no
         file was moved aside).
         """
-        from .session.backups import damaged_copies
         from .session.store import ProjectStore
-        before = set(damaged_copies(Path(path)))
-        ProjectStore.restore_backup(backup, path)
+        restored = ProjectStore.restore_backup(backup, path)
         engine = cls.open(path)
-        moved = [p for p in damaged_copies(Path(path)) if p not in before]
-        engine.recovery_ = None
-        if moved:
-            engine.recovery_ = {"damaged": str(moved[-1]), "added": 0, "changed": 0, "deleted": 0, "skipped": 0,
-                                "edits": 0, "problems": []}
+        if restored.damaged is not None:
+            engine.recovery_ = {"damaged": str(restored.damaged), "added": 0, "changed": 0, "deleted": 0,
+                                "skipped": 0, "items": 0, "edits": 0, "problems": []}
             if recover_labels:
-                engine.recovery_.update(engine.session.recover_labels(moved[-1]))
+                engine.recovery_.update(engine.session.recover_labels(restored.damaged))
         return engine
 
     @classmethod

@@ -16,7 +16,7 @@ import re
 import sqlite3
 import urllib.parse
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..exceptions import ProjectDamagedError, StoreError
 
@@ -190,18 +190,14 @@ def move_aside(path: Path) -> Optional[Path]:
     return moved
 
 
-def damaged_copies(project: Path) -> list:
-    """The damaged copies of ``project`` that restores moved aside, oldest first (not their -wal/-shm)."""
-    project = Path(project)
-    try:
-        names = os.listdir(project.parent)
-    except OSError:
-        return []
-    prefix = f"{project.name}.damaged-"
-    return sorted(project.parent / n for n in names if n.startswith(prefix) and not n.endswith(("-wal", "-shm")))
+class RestoredProject(NamedTuple):
+    """Where a restore put the backup, and where it moved the file it replaced (None when there was none)."""
+
+    path: Path
+    damaged: Optional[Path]
 
 
-def restore_backup(backup: Path, dest: Path) -> Path:
+def restore_backup(backup: Path, dest: Path) -> RestoredProject:
     """Restore ``backup`` as the project ``dest``.
 
     If ``dest`` exists (typically a damaged project) it is first renamed to
@@ -210,14 +206,14 @@ def restore_backup(backup: Path, dest: Path) -> Path:
 
     Returns
     -------
-    dest : Path
+    RestoredProject
     """
     backup, dest = Path(backup), Path(dest)
     problem = check_database_file(backup, immutable=True)
     if problem is not None:
         raise ProjectDamagedError(f"backup {backup} cannot be restored: {problem}",
                                   backups=good_backups(dest))
-    move_aside(dest)
+    moved = move_aside(dest)
     tmp = Path(str(dest) + ".restoring")
     try:
         src = sqlite3.connect(_ro_uri(backup, True), uri=True)
@@ -233,4 +229,4 @@ def restore_backup(backup: Path, dest: Path) -> Path:
         _fsync_dir(dest.parent)
     except (sqlite3.Error, OSError) as exc:
         raise StoreError(f"cannot restore {backup} to {dest}: {exc}") from None
-    return dest
+    return RestoredProject(dest, moved)

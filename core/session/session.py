@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import threading
 import time
 from pathlib import Path
@@ -399,7 +400,7 @@ class Session:
         events: list = []
         with self._lock:
             self._writable("recover labels")
-            plan = plan_recovery(damaged, self._store._log_rows(True))
+            plan = plan_recovery(damaged, self._store.log_rows())
             if plan is None:
                 return summary
             summary["edits"], summary["problems"] = plan.n_newer_edits, list(plan.problems)
@@ -455,7 +456,6 @@ class Session:
 
     def _recover_items(self, plan) -> list:
         """Add the damaged file's intact records of the items its labels need and this project lacks."""
-        import json
         needed = {item_id for item_id, _ in plan.labels.values()} - set(self._items)
         added = []
         for row in plan.items:

@@ -405,14 +405,15 @@ class ProjectStore:
         return _backups.good_backups(self.path)
 
     @staticmethod
-    def restore_backup(backup, dest) -> Path:
+    def restore_backup(backup, dest) -> "_backups.RestoredProject":
         """Restore ``backup`` as project ``dest``; an existing ``dest`` is moved aside, never overwritten.
 
         ``dest`` must not be open for writing anywhere (its lock is taken while restoring).
 
         Returns
         -------
-        dest : Path
+        RestoredProject
+            ``(path, damaged)``: the restored project and the file moved aside (None when none was).
         """
         dest = Path(dest).absolute()
         lock = ProjectLock(dest).acquire()
@@ -624,7 +625,11 @@ class ProjectStore:
         """``[(label_id, item_id, label_json)]`` from the materialised table."""
         return self._read("reading labels", "SELECT id, item_id, label FROM labels ORDER BY seq")
 
-    def _log_rows(self, with_labels: bool) -> list:
+    def log_rows(self, with_labels: bool = True) -> list:
+        """Edit-log rows ``(seq, op, label_id, item_id, before, after, target, batch)``, oldest first.
+
+        ``before``/``after`` are None without ``with_labels`` (enough to rebuild the undo stacks).
+        """
         cols = "before, after" if with_labels else "NULL, NULL"
         return self._read("reading the edit log",
                           f"SELECT seq, op, label_id, item_id, {cols}, target, batch FROM label_log ORDER BY seq")
@@ -635,11 +640,11 @@ class ProjectStore:
             if self._history_at_open is not None and self._writes == self._writes_at_open:
                 cached, self._history_at_open = self._history_at_open, None
                 return cached
-            return replay_log(self._log_rows(False), with_labels=False)[1]
+            return replay_log(self.log_rows(False), with_labels=False)[1]
 
     def replayed_labels(self) -> dict:
         """``label_id -> (item_id, label_json)`` derived from the edit log alone."""
-        return replay_log(self._log_rows(True), with_labels=True)[0]
+        return replay_log(self.log_rows(True), with_labels=True)[0]
 
     def log_length(self) -> int:
         return int(self._read("counting the edit log", "SELECT COUNT(*) FROM label_log")[0][0])

@@ -40,8 +40,7 @@ def _damage_an_item_record(path):
 
 def _restore(path, backup):
     """Restore ``backup`` over ``path``; returns the damaged file the restore moved aside."""
-    ProjectStore.restore_backup(backup, path)
-    return next(p for p in path.parent.glob(f"{path.name}.damaged-*") if not p.name.endswith(("-wal", "-shm")))
+    return ProjectStore.restore_backup(backup, path).damaged
 
 
 def test_edits_after_the_restored_backup_come_back_as_one_undoable_step(tmp_path):

@@ -121,7 +121,7 @@ def test_restore_moves_the_damaged_file_aside(tmp_path):
     with pytest.raises(ProjectDamagedError) as info:
         Session.open(path)
     restored = ProjectStore.restore_backup(info.value.backups[0], path)
-    assert restored == path.absolute()
+    assert restored.path == path.absolute() and restored.damaged.parent == tmp_path
     aside = list(tmp_path.glob("p.marginalia.damaged-*"))
     assert [p.read_bytes() for p in aside if not p.name.endswith(("-wal", "-shm"))] == [damaged]
     with Session.open(path) as s:

@@ -13,8 +13,8 @@ import numpy as np
 from numba import njit
 
 from ._segmentation_kernels import _FM, _INF, _NEVER, _frob_overlap, _group_affine, _sqdist
-from ._start_tree import (MIN_BOUNDED_LEAF, hull_min_sorted, new_node_geometry, node_hull, set_node_geometry,
-                          tree_layout)
+from ._start_tree import (MIN_BOUNDED_LEAF, hull_min_sorted, new_node_geometry, node_hull, push_children,
+                          set_node_geometry, tree_layout)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -152,10 +152,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                             nsk += 1
                             continue
                 if lvl > 0:
-                    k0 = (nd - lv_off[lvl]) * B
-                    for j in range(n_kids[nd]):  # pushed oldest first: the newest is searched first
-                        stack[sp] = lv_off[lvl - 1] + k0 + j
-                        sp += 1
+                    sp = push_children(stack, sp, nd, lvl, lv_off, n_kids, B)
                     continue
                 n_alive = 0
                 for s in range(max(first, a), min(last, b) + 1):

@@ -117,3 +117,15 @@ def hull_min_sorted(hd, hw, off, h, lam):
             hi = mid
     return hw[off + lo] + lam * hd[off + lo]
 
+
+@njit(cache=True, nogil=True, inline="always")
+def push_children(stack, sp, nd, lvl, lv_off, n_kids, fanout):
+    """Push the children of inner node ``nd`` (level ``lvl`` > 0) on ``stack`` from ``sp``; returns the new ``sp``.
+
+    Oldest first, so that a depth-first search pops the newest starts first.
+    """
+    k0 = (nd - lv_off[lvl]) * fanout
+    for j in range(n_kids[nd]):
+        stack[sp] = lv_off[lvl - 1] + k0 + j
+        sp += 1
+    return sp

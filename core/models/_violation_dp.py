@@ -21,7 +21,7 @@ import numpy as np
 
 from ..decoders._segmentation_kernels import _group_affine
 from ..decoders._start_tree import (BOUND_TOL as TOL, FANOUT, LEAF, MIN_BOUNDED_LEAF, hull_min_sorted,
-                                    new_node_geometry, node_hull, set_node_geometry, tree_layout)
+                                    new_node_geometry, node_hull, push_children, set_node_geometry, tree_layout)
 
 _INF = np.inf
 
@@ -143,10 +143,7 @@ def _best_start(S1, S2, Q, inv, t, a, b, inside, hint, W, F, rid, lab_lo, lab_hi
                         continue
             lvl = n_level[nd]
             if lvl > 0:
-                k0 = (nd - lv_off[lvl]) * FANOUT
-                for j in range(n_kids[nd]):  # pushed oldest first: the newest is searched first
-                    stack[sp] = lv_off[lvl - 1] + k0 + j
-                    sp += 1
+                sp = push_children(stack, sp, nd, lvl, lv_off, n_kids, FANOUT)
                 continue
         for s in range(min(last, b), max(first, a) - 1, -1):
             ws = W[s]

@@ -123,8 +123,14 @@ class RecipeTask(SegmentationTask):
             self._factors[id(data)] = hit
         return hit[1]
 
+    def own_law_w(self, data) -> bool:
+        """True when the fitted recipe decodes ``data`` with its law's own parameters, not the shared ``w``."""
+        return self.recipe_ is not None and isinstance(data, Sequence) and not self.recipe_.uses_shared_w(data)
+
     def item_w(self, data, w) -> np.ndarray:
-        """``w`` with its penalty times the item's :meth:`penalty_factor`."""
+        """``w`` (or the item's law's own parameters) with its penalty times the item's :meth:`penalty_factor`."""
+        if self.own_law_w(data):
+            w = self.recipe_.law_for(data).w
         return self.model.scale_penalty(w, self.penalty_factor(data))
 
     # ------------------------------------------------------------ scoring
@@ -168,7 +174,13 @@ class RecipeTask(SegmentationTask):
     # ----------------------------------------------------------- learning
 
     def perceptron_step(self, data, labels: list) -> None:
-        """One averaged passive-aggressive step, as the item sees the model (penalty times its factor)."""
+        """One averaged passive-aggressive step, as the item sees the model (penalty times its factor).
+
+        None for an item whose law decodes with its own parameters: a step on the shared ``w`` would not
+        change how that item is drawn.
+        """
+        if self.own_law_w(data):
+            return
         X = self.features_of(data)
         factor = self.penalty_factor(data)
         if factor != 1.0:

@@ -85,6 +85,10 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--no-prune", dest="prune", action="store_false",
                    help="penalty-law recipe: keep every change of the penalty law (by default a rule learned per "
                         "array platform drops the changes whose jump, in noise units, is too small)")
+    p.add_argument("--law-metric", choices=("auto", "learned", "logratio"), default="auto",
+                   help="penalty-law recipe: what each platform's penalty law decodes with: the learned metric, "
+                        "the plain logratio in noise units, or (default) whichever makes fewer cross-validated "
+                        "label errors on the training sequences")
     p.add_argument("--min-size", type=positive_int, default=3,
                    help="penalty-law recipe: minimal segment length in probes (default 3)")
     add_jobs(p, "penalty-law recipe: the sequences of the penalty laws and pruners are decoded")
@@ -323,7 +327,8 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
 
     try:
         seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
-                           rho=args.rho, prune=getattr(args, "prune", True), random_state=args.seed,
+                           rho=args.rho, prune=getattr(args, "prune", True),
+                           law_metric=getattr(args, "law_metric", "auto"), random_state=args.seed,
                            callback=lambda _learner, _it: progress.advance(), progress=stage_progress,
                            n_jobs=jobs_of(args)).fit(train, Ys, groups=groups)
     finally:
@@ -331,7 +336,8 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
             _close(bar)
     prov = {"learner": "ssvm", "recipe": "penalty-law", "metric_learner": args.metric_learner,
             "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
-                               "rho": args.rho, "prune": bool(getattr(args, "prune", True))},
+                               "rho": args.rho, "prune": bool(getattr(args, "prune", True)),
+                               "law_metric": getattr(args, "law_metric", "auto")},
             **where,
             "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
                                        for y in Ys for lab in y]),
@@ -340,7 +346,9 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     save_model(args.out, CliModel("segmentation", "cgh-pointwise", seg.model_, seg.w_, prov))
     pruned = ", ".join(f"{k}: {'keeps all' if p.tau_ is None else f'drops changes scoring < {p.tau_:g}'}"
                        for k, p in sorted(seg.pruners_.items()))
-    info(args, f"train: wrote {args.out} (penalty laws: {', '.join(sorted(seg.laws_))}"
+    decodes = {"learned": "learned metric", "logratio": "plain logratio"}
+    laws = ", ".join(f"{k} on the {decodes[seg.law_metrics_[k]]}" for k in sorted(seg.laws_))
+    info(args, f"train: wrote {args.out} (penalty laws: {laws}"
                f"{'; change pruners: ' + pruned if pruned else ''})")
     return EXIT_OK
 

@@ -13,7 +13,12 @@
    linear function of its length, noise level, variance and change-count
    thresholds, learned by max-margin interval regression with the ridge
    chosen by cross-validation grouped by profile. A class with too few
-   labelled sequences uses the law of all sequences.
+   labelled sequences uses the law of all sequences. Each law decodes either
+   with the learned metric or with the plain logratio in noise units
+   (``law_metric="auto"``: whichever gives fewer cross-validated label errors
+   on the training sequences; the low-density arrays, a few hundred probes
+   per chromosome, usually get the plain logratio, whose segments the
+   Hermite moments' local windows would blur).
 4. Optionally (``prune=True``; :func:`fit_cgh_recipe`'s default) a
    :class:`~core.learners.change_pruning.ChangePruner` per platform then drops,
    weakest first, the changes of that segmentation whose local evidence (jump in
@@ -43,7 +48,7 @@ from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
 
-__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "METRIC_MODES", "RETRAIN_POLICIES",
+__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "LAW_METRICS", "METRIC_MODES", "RETRAIN_POLICIES",
            "retrain_metric_mode", "profile_groups"]
 
 #: how :meth:`CghSegmenter.fit` gets its metric (see its ``metric`` parameter)
@@ -51,6 +56,9 @@ METRIC_MODES = ("learn", "anchor", "keep")
 
 #: how retrains of a growing label set get their metric (:func:`retrain_metric_mode`)
 RETRAIN_POLICIES = ("learn", "anchor", "keep-x1.5")
+
+#: which metric a penalty law decodes with (see ``CghSegmenter(law_metric=...)``)
+LAW_METRICS = ("auto", "learned", "logratio")
 
 #: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
 DENSITY_SPLIT = 5.0
@@ -85,6 +93,14 @@ class CghSegmenter:
         Probes per Mb splitting the platforms; ``None``: one law for all.
     min_class_sequences : int, default 12
         A platform with fewer labelled training sequences uses the pooled law.
+    law_metric : {"auto", "learned", "logratio"}, default "auto"
+        What each penalty law decodes with: the learned metric, the plain
+        logratio in noise units (the input's first column alone, weight 1), or
+        (``"auto"``) both fitted, keeping per law the one with fewer
+        cross-validated label errors on the training sequences (the learned
+        metric on ties). On the neuroblastoma cohort the low-density arrays
+        make 12 label errors with the plain logratio against 18 with the
+        learned metric (``benchmarks/quality_cgh.py``, 5 folds).
     learner : {"ssvm", "transfer", "partial"}, default "ssvm"
         How the metric is learned: SSVM (block-coordinate Frank-Wolfe, exact
         label-violation loss); :class:`~core.learners.partial.PartialLabelSSVM`
@@ -127,6 +143,13 @@ class CghSegmenter:
         Platform → its parameters (``"transfer"`` only; empty otherwise).
     laws_ : dict
         ``"all"`` and, when learned, ``"low"`` / ``"high"`` → :class:`PenaltyLaw`.
+        A law's ``w`` is the shared ``w_`` (or its platform's ``w_by_class_`` entry)
+        when it decodes with the learned metric, its own parameters otherwise.
+    law_metrics_ : dict
+        Same keys → ``"learned"`` or ``"logratio"``, what each law decodes with.
+    law_cv_errors_ : dict
+        Same keys → {metric: cross-validated label errors of its law} for the
+        metrics compared (only the one used unless ``law_metric="auto"``).
     pruners_ : dict
         Same keys as ``laws_`` → :class:`~core.learners.change_pruning.ChangePruner`
         (empty without ``prune``).
@@ -137,8 +160,8 @@ class CghSegmenter:
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=12, learner="ssvm", rho=1.0, prune=False, random_state=0, callback=None,
-                 should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
+                 min_class_sequences=12, law_metric="auto", learner="ssvm", rho=1.0, prune=False, random_state=0,
+                 callback=None, should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -149,6 +172,7 @@ class CghSegmenter:
         self.cv = cv
         self.density_split = density_split
         self.min_class_sequences = min_class_sequences
+        self.law_metric = law_metric
         self.learner = learner
         self.rho = rho
         self.prune = prune
@@ -213,6 +237,8 @@ class CghSegmenter:
             self._check_previous(previous, metric)
         if self.learner not in ("ssvm", "partial", "transfer"):
             raise ParameterError(f"learner: expected 'ssvm', 'partial' or 'transfer', got {self.learner!r}")
+        if self.law_metric not in LAW_METRICS:
+            raise ParameterError(f"law_metric: expected one of {LAW_METRICS}, got {self.law_metric!r}")
         sequences, labels = list(sequences), list(labels)
         if len(sequences) != len(labels):
             raise ParameterError(f"labels: expected one label list per sequence ({len(sequences)}), got "
@@ -245,13 +271,13 @@ class CghSegmenter:
                 "profile_id", f"law-only {i}")) for i, s in enumerate(more)]])
         F = np.array([self.sequence_summary(s) for s in sequences])
         summaries: dict = {}     # w's bytes -> sequence index -> grid summary, shared by the laws of one w
-        self.laws_ = {"all": self._law(Xs, labels, F, groups, np.arange(len(Xs)), self.w_, summaries)}
+        self.laws_, self.law_metrics_, self.law_cv_errors_ = {}, {}, {}
+        self._choose_law("all", Xs, labels, F, groups, np.arange(len(Xs)), self.w_, summaries)
         if self.density_split is not None:
             for c in ("low", "high"):
                 idx = np.flatnonzero(classes == c)
                 if idx.size >= int(self.min_class_sequences):
-                    self.laws_[c] = self._law(Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_),
-                                              summaries)
+                    self._choose_law(c, Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_), summaries)
         self.pruners_ = self._fit_pruners(sequences, Xs, F, labels, classes) if self.prune else {}
         return self
 
@@ -373,7 +399,7 @@ class CghSegmenter:
         if self.should_stop is not None and self.should_stop():
             raise CancelledError("the aCGH recipe fit was cancelled")
 
-    def _law(self, Xs, Ys, F, groups, idx, w, summaries) -> PenaltyLaw:
+    def _law(self, Xs, Ys, F, groups, idx, w, summaries, stage="penalty laws") -> PenaltyLaw:
         law = PenaltyLaw(self.model_, w, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
                          margin=self.margin, cv=self.cv)
         done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
@@ -382,10 +408,26 @@ class CghSegmenter:
         def summary_of(i):
             return law.grid_summary(Xs[i], Ys[i], should_stop=self.should_stop)
 
-        for i, summary in zip(todo, self._each(summary_of, todo, sizes, "penalty laws")):
+        for i, summary in zip(todo, self._each(summary_of, todo, sizes, stage)):
             done[i] = summary
         return law.fit([Xs[i] for i in idx], [Ys[i] for i in idx], F[idx], groups=groups[idx],
                        summaries=[done[i] for i in idx])
+
+    def logratio_w(self) -> np.ndarray:
+        """Parameters decoding the plain logratio in noise units: weight 1 on the input's first column, 0 elsewhere."""
+        B = np.zeros(self.model_._p())
+        B[0] = 1.0
+        return self.model_.join_w(B, 1.0)
+
+    def _choose_law(self, key, Xs, Ys, F, groups, idx, learned_w, summaries) -> None:
+        """Fit the law ``key`` on the sequences ``idx`` with the metric(s) of ``law_metric``; keep the best."""
+        candidates = {"learned": learned_w, "logratio": self.logratio_w()}
+        names = ("learned", "logratio") if self.law_metric == "auto" else (self.law_metric,)
+        stage = {"learned": "penalty laws", "logratio": "penalty laws on the plain logratio"}
+        laws = {name: self._law(Xs, Ys, F, groups, idx, candidates[name], summaries, stage[name]) for name in names}
+        cv = {name: _cv_error_of(law) for name, law in laws.items()}
+        best = min(names, key=lambda name: (cv[name], names.index(name)))   # ties: the first, the learned metric
+        self.laws_[key], self.law_metrics_[key], self.law_cv_errors_[key] = laws[best], best, cv
 
     # ------------------------------------------------------------ prediction
     def law_for(self, seq) -> PenaltyLaw:
@@ -409,6 +451,26 @@ class CghSegmenter:
         grid = np.asarray(self.law_for(seq).offsets, dtype=np.float64)
         delta = float(np.clip(delta, grid.min(), grid.max())) if math.isfinite(delta) else 0.0
         return math.exp(delta)
+
+    def item_w(self, seq, shared_w=None) -> np.ndarray:
+        """Parameters one sequence is decoded with before pruning: its law's metric, penalty times its factor.
+
+        Parameters
+        ----------
+        seq : Sequence
+        shared_w : ndarray, shape (7,), optional
+            Stands for ``w_`` when the sequence's law decodes with the shared learned
+            metric (the app passes its perceptron-stepped parameters); ignored for a law
+            with parameters of its own (plain logratio, or a platform's ``"transfer"`` metric).
+        """
+        law = self.law_for(seq)
+        own = law.w is not self.w_
+        w = law.w if own or shared_w is None else shared_w
+        return self.model_.scale_penalty(np.asarray(w, dtype=np.float64), self.penalty_factor(seq))
+
+    def uses_shared_w(self, seq) -> bool:
+        """True when ``seq``'s law decodes with the shared parameters ``w_`` (so a step on ``w_`` moves its redraw)."""
+        return self.law_for(seq).w is self.w_
 
     def law_segment(self, seq) -> Segmentation:
         """Change points of one aCGH sequence under its penalty law, before any pruning."""
@@ -442,6 +504,7 @@ class CghSegmenter:
         for k, law in self.laws_.items():
             if law.w is not self.w_:
                 d["laws"][k]["w"] = [float(v) for v in law.w]
+            d["laws"][k]["metric"] = getattr(self, "law_metrics_", {}).get(k, "learned")
         return d
 
     @classmethod
@@ -460,6 +523,11 @@ class CghSegmenter:
             raise ParameterError("penalty law: the pooled law ('all') is missing")
         seg.laws_ = {k: PenaltyLaw.from_dict(model, model.check_w(v["w"]) if "w" in v else seg.w_, v)
                      for k, v in laws.items()}
+        seg.law_metrics_ = {k: v.get("metric", "learned") for k, v in laws.items()}
+        odd = {k: m for k, m in seg.law_metrics_.items() if m not in LAW_METRICS[1:]}
+        if odd:
+            raise ParameterError(f"penalty law: unknown metric(s) {odd}; expected 'learned' or 'logratio'")
+        seg.law_cv_errors_ = {}
         seg.pruners_ = {}
         if d["recipe"] == "cgh-penalty-law/2":
             pruners = d.get("pruners")
@@ -468,6 +536,12 @@ class CghSegmenter:
             seg.pruners_ = {k: ChangePruner.from_dict(v) for k, v in pruners.items()}
             seg.prune = True
         return seg
+
+
+def _cv_error_of(law: PenaltyLaw) -> float:
+    """A fitted law's cross-validated label errors at its chosen ridge (``inf`` when it had one ridge, no CV)."""
+    errors = getattr(law, "cv_errors_", {})
+    return float(errors[law.alpha_]) if law.alpha_ in errors else float("inf")
 
 
 def profile_groups(sequences, ids) -> list:

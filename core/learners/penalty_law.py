@@ -154,7 +154,8 @@ class PenaltyLaw:
     errors_ : ndarray of int, shape (n, m)
         FP + FN of each training sequence at each offset.
     cv_errors_ : dict
-        ``alpha`` → cross-validated training label errors.
+        ``alpha`` → cross-validated training label errors, for every ridge tried (empty
+        when the training sequences form a single group).
     known_thresholds_ : dict
         Content digest of each training input → its change-count thresholds (not saved
         by :meth:`to_dict`; a law read from a file bisects).
@@ -292,10 +293,12 @@ class PenaltyLaw:
         if not alphas or any(not (np.isfinite(a) and a >= 0) for a in alphas):
             raise ParameterError(f"alphas: expected finite values >= 0, got {self.alphas!r}")
         self.cv_errors_ = {}
-        if len(alphas) > 1:
-            folds = self._folds(groups)
+        folds = self._folds(groups)
+        if np.unique(folds).size > 1:
+            # also for a single ridge: the cross-validated error then compares laws on other metrics
             for a in alphas:
                 self.cv_errors_[a] = self._cv_error(a, folds, lower)
+        if len(alphas) > 1 and self.cv_errors_:
             best = min(self.cv_errors_.values())
             # the strongest ridge among the best: a smoother law on ties
             self.alpha_ = max(a for a, e in self.cv_errors_.items() if e == best)

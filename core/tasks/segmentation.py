@@ -176,13 +176,16 @@ class SegmentationTask(EngineTask):
 
         With a fitted aCGH recipe the step is taken as the item sees the model (its
         penalty scaled by its law's offset), so a chromosome whose redraw already
-        obeys its labels does not move the shared parameters.
+        obeys its labels does not move the shared parameters. A chromosome whose law
+        decodes with parameters of its own (the plain logratio) takes no step: its
+        redraw obeys its labels through the constraints, and the next retrain learns
+        from them.
         """
         learner = self.ensure_model()
         labels = self.labels_of(item_id)
         with self._lock:
             check_cancel(cancel)
-            if labels:
+            if labels and not self._own_law_w(item_id):
                 factor = self._penalty_factor(item_id)
                 if factor == 1.0:
                     learner.partial_fit(self.features(item_id), labels)
@@ -257,22 +260,34 @@ class SegmentationTask(EngineTask):
             self.recipe, self._factors = recipe, {}
             return self._commit_model("cgh-recipe")
 
-    def _penalty_factor(self, item_id: str) -> float:
-        """The item's penalty factor under the fitted recipe (1 without one; see ``CghSegmenter.penalty_factor``).
+    def _law_params(self, item_id: str) -> tuple:
+        """``(penalty factor, the law's own w or None)`` of an item under the fitted recipe, ``(1.0, None)`` without one.
 
-        Computed once per fitted recipe, while perceptron steps between two retrains move ``w``.
+        Computed once per fitted recipe (see ``CghSegmenter.penalty_factor`` and ``uses_shared_w``),
+        while perceptron steps between two retrains move the shared ``w``.
         """
         if self.recipe is None:
-            return 1.0
-        factor = self._factors.get(item_id)
-        if factor is None:
-            factor = self.recipe.penalty_factor(self.engine.data(item_id).sequence)
-            self._factors[item_id] = factor
-        return factor
+            return 1.0, None
+        hit = self._factors.get(item_id)
+        if hit is None:
+            sequence = self.engine.data(item_id).sequence
+            own = None if self.recipe.uses_shared_w(sequence) else self.recipe.law_for(sequence).w
+            hit = (self.recipe.penalty_factor(sequence), own)
+            self._factors[item_id] = hit
+        return hit
+
+    def _penalty_factor(self, item_id: str) -> float:
+        """The item's penalty factor under the fitted recipe (1 without one)."""
+        return self._law_params(item_id)[0]
+
+    def _own_law_w(self, item_id: str) -> bool:
+        """True when the fitted recipe decodes the item with its law's own parameters, not the shared ``w``."""
+        return self._law_params(item_id)[1] is not None
 
     def item_w(self, item_id: str, w: np.ndarray) -> np.ndarray:
-        """Parameters for one item: ``w`` with its penalty times :meth:`_penalty_factor`."""
-        return self.model.scale_penalty(w, self._penalty_factor(item_id))
+        """Parameters for one item: ``w`` (or its law's own) with its penalty times its penalty factor."""
+        factor, own = self._law_params(item_id)
+        return self.model.scale_penalty(w if own is None else own, factor)
 
     # ------------------------------------------------------------- prediction
     def predict(self, item_id: str, *, cancel=None) -> Prediction:

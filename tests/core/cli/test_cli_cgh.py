@@ -183,6 +183,21 @@ def test_plain_recipe_keeps_the_one_penalty_model(cgh_dir, tmp_path):
     assert m.features == "cgh-hermite" and m.penalty_law() is None and "penalty_law" not in m.provenance
 
 
+def test_the_penalty_laws_metric_can_be_chosen_and_is_recorded(cgh_dir, tmp_path, capsys):
+    from core.cli_commands._models import load_model
+    out = tmp_path / "logratio.model"
+    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--max-iter", "3",
+                 "--law-metric", "logratio"]) == 0
+    assert "all on the plain logratio" in capsys.readouterr().err
+    m = load_model(out, task="segmentation")
+    assert m.provenance["learner_params"]["law_metric"] == "logratio"
+    seg = m.penalty_law()
+    assert set(seg.law_metrics_.values()) == {"logratio"}
+    seqs = read_profiles(cgh_dir / "profiles.csv")
+    assert all(not seg.uses_shared_w(s) and m.segment(s) == seg.segment(s) for s in seqs)
+
+
 def test_recipe_refuses_plain_model_options(cgh_dir, tmp_path, capsys):
     code = main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(tmp_path / "m.model"),

@@ -94,6 +94,22 @@ def test_metric_forms_agree():
     assert a.segmentation == b.segmentation == c.segmentation
 
 
+@pytest.mark.parametrize("weights", [[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [2.0, 0.5, 1.0]])
+def test_features_of_weight_zero_change_no_decoding(weights):
+    rng = np.random.default_rng(5)
+    Y = rng.normal(size=(40, 3)) + np.repeat(rng.normal(0, 3, size=(4, 3)), 10, axis=0)
+    w = np.array(weights)
+    used = np.flatnonzero(w)
+    kept = Y[:, used] * w[used] if used.size else np.zeros((40, 1))
+    for decode in (lambda Z, m: segment_penalized(Z, 2.0, metric=m, min_size=2),
+                   lambda Z, m: segment_fixed_k(Z, 3, metric=m, min_size=2),
+                   lambda Z, m: segment_second_best(Z, 2.0, metric=m, min_size=2)[1]):
+        a, b = decode(Y, w), decode(kept, None)
+        assert a.segmentation == b.segmentation and a.cost == pytest.approx(b.cost, abs=1e-9)
+    seg = segment_penalized(kept, 2.0).segmentation
+    assert segmentation_cost(Y, seg, 2.0, metric=w) == pytest.approx(segmentation_cost(kept, seg, 2.0))
+
+
 def test_constraints_must_match_the_sequence_length():
     with pytest.raises(ParameterError, match="constraints"):
         segment_penalized(X, 1.0, constraints=SegmentConstraints(11))

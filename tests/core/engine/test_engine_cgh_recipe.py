@@ -67,11 +67,12 @@ def test_retrain_fits_the_recipe_and_finds_the_held_out_changes(labelled):
         a, b = truth[name]
         assert len(pred.structure.breakpoints) == 2
         assert np.abs(pred.structure.breakpoints - np.array([a, b])).max() <= 2
-        # the item's parameters are w with its own penalty offset
+        # the item's parameters are w (or its law's own) with its own penalty offset
         w_item = task.item_w(ids[name], task.w)
-        assert task.model.split_w(w_item)[1] == pytest.approx(
-            task.model.split_w(task.w)[1] * task._factors[ids[name]])
-        assert task._factors[ids[name]] == pytest.approx(task.recipe.penalty_factor(eng.data(ids[name]).sequence))
+        factor, own = task._law_params(ids[name])
+        base = task.w if own is None else own
+        assert task.model.split_w(w_item)[1] == pytest.approx(task.model.split_w(base)[1] * factor)
+        assert factor == pytest.approx(task.recipe.penalty_factor(eng.data(ids[name]).sequence))
 
 
 def test_fewer_labelled_chromosomes_keep_the_plain_ssvm(labelled, tmp_path):
@@ -98,7 +99,7 @@ def test_the_recipe_survives_reopening(labelled):
         assert after == before
         task = _task(again, ids[train[0]])
         assert task.recipe is not None
-        assert task._factors == pytest.approx(factors)
+        assert {k: v[0] for k, v in task._factors.items()} == pytest.approx({k: v[0] for k, v in factors.items()})
     finally:
         again.close()
     labelled[0].session = again.session
@@ -136,7 +137,8 @@ def test_a_label_the_items_redraw_already_obeys_leaves_the_model_alone(labelled)
     # which its two changes are right, while the shared parameters alone over-segment it
     B, pen = task.model.split_w(task.w)
     task._learner._start(task.model.join_w(B, pen / 20))
-    task._factors[ids[name]] = 20.0
+    assert task._law_params(ids[name])[1] is None     # the law decodes with the shared, stepped w
+    task._factors[ids[name]] = (20.0, None)
     assert task.model.decode(X, task.w).n_segments > 3
     a, b = truth[name]
     assert set(eng.predict(ids[name]).structure.breakpoints.tolist()) <= set(range(a - 2, a + 3)) | set(range(b - 2, b + 3))
@@ -223,3 +225,36 @@ def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labell
     with pytest.raises(CancelledError):
         eng.retrain(cancel=cancel)
     assert eng.model_id(ids[train[0]]) == before     # nothing half-fitted was adopted
+
+
+def test_chromosomes_whose_law_decodes_the_plain_logratio_use_its_parameters(labelled, monkeypatch, tmp_path):
+    from functools import partial
+
+    from core.cli_commands._models import load_model
+    from core.learners.cgh_recipe import CghSegmenter
+    monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="logratio"))
+    eng, ids, truth, train = labelled
+    eng.retrain()
+    task = _task(eng, ids[train[0]])
+    assert set(task.recipe.law_metrics_.values()) == {"logratio"}
+    held_out = sorted(set(ids) - set(train))
+    for name in held_out:
+        seq = eng.data(ids[name]).sequence
+        np.testing.assert_array_equal(task.item_w(ids[name], task.w), task.recipe.item_w(seq))
+        a, b = truth[name]
+        assert np.abs(eng.predict(ids[name]).structure.breakpoints - np.array([a, b])).max() <= 2
+    # a label on such a chromosome takes no perceptron step on the shared w (its redraw obeys the label anyway)
+    name = held_out[0]
+    a, b = truth[name]
+    w_before = task.w.copy()
+    eng.add_label(RegionLabel(item_id=ids[name], start=a - 15, stop=a - 5, kind=RegionKind.ONE))
+    eng.update_model(ids[name])
+    np.testing.assert_array_equal(task.w, w_before)
+    assert task.model.violations(eng.labels(ids[name]), eng.predict(ids[name]).structure) == 0
+    # the exported model segments the unlabelled chromosomes as the app draws them
+    out = tmp_path / "plain.model"
+    eng.export("cgh-model", out)
+    m = load_model(out, task="segmentation")
+    for other in held_out[1:]:
+        seq = eng.data(ids[other]).sequence
+        assert m.segment(seq).breakpoints.tolist() == eng.predict(ids[other]).structure.breakpoints.tolist()

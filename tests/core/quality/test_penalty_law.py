@@ -192,10 +192,11 @@ def test_recipe_learns_one_law_per_array_platform():
     assert recipe <= 2 and recipe < metric_only
     again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))
     assert all(again.segment(s).changes.tolist() == seg.segment(s).changes.tolist() for s, _ in test)
-    # the per-sequence factor on the shared parameters redraws the law's segmentation (what the app steps through)
+    # the per-sequence factor on the law's parameters redraws the law's segmentation (what the app steps through)
     for s, _ in test[:4]:
-        w_item = seg.model_.scale_penalty(seg.w_, seg.penalty_factor(s))
+        w_item = seg.model_.scale_penalty(seg.law_for(s).w, seg.penalty_factor(s))
         assert seg.model_.decode(seg.model_input(s), w_item) == seg.law_segment(s)
+        np.testing.assert_array_equal(seg.item_w(s), w_item)
     law = seg.law_for(test[0][0])
     law.regression_.intercept_ += 100.0          # an offset far past the grid is clipped to its end
     assert seg.penalty_factor(test[0][0]) == pytest.approx(np.exp(max(law.offsets)))
@@ -235,7 +236,9 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
     two = fit_cgh_recipe(seqs, labs, n_jobs=2, progress=lambda *a: calls.append(a), **params)
     assert one.to_dict() == two.to_dict()
     probes = 16 * 90
-    assert [a for a in calls if a[1] == 0] == [("penalty laws", 0, probes), ("change pruners", 0, probes)]
+    assert [a for a in calls if a[1] == 0] == [("penalty laws", 0, probes),
+                                               ("penalty laws on the plain logratio", 0, probes),
+                                               ("change pruners", 0, probes)]
     assert calls[-1] == ("change pruners", probes, probes) and ("penalty laws", probes, probes) in calls
     from core.exceptions import CancelledError
     for n_jobs in (1, 2):
@@ -350,3 +353,50 @@ def test_retrain_policies_choose_how_the_metric_is_refitted():
     assert retrain_metric_mode("keep-x1.5", loaded, 9) == "learn"   # unknown history: learn afresh
     with pytest.raises(ParameterError, match="policy"):
         retrain_metric_mode("sometimes", first, 9)
+
+
+def test_each_law_keeps_the_metric_with_fewer_cross_validated_errors():
+    seqs, labs = _platform_set(6, 24)
+    params = dict(max_iter=2, min_class_sequences=6, counts=(0, 1), alphas=(1e-2, 1.0))
+    seg = fit_cgh_recipe(seqs, labs, **params)
+    assert set(seg.law_cv_errors_) == set(seg.laws_) == {"all", "low", "high"}
+    for key, cv in seg.law_cv_errors_.items():
+        assert set(cv) == {"learned", "logratio"}
+        chosen = seg.law_metrics_[key]
+        assert cv[chosen] == min(cv.values())
+        assert chosen == "learned" or cv["logratio"] < cv["learned"]         # ties keep the learned metric
+        assert (chosen == "learned") == (seg.laws_[key].w is seg.w_)
+    # a learned metric blind to everything (every weight 0) decodes no change, so it misses every labelled one:
+    # each law then decodes the plain logratio, and the recipe finds the clear 4σ steps of new chromosomes
+    blind = fit_cgh_recipe(seqs, labs, **params)
+    blind.w_ = blind.model_.join_w(np.zeros(blind.model_._p()), 1.0)
+    seg = fit_cgh_recipe(seqs, labs, previous=blind, metric="keep", **params)
+    assert seg.law_metrics_ == {"all": "logratio", "low": "logratio", "high": "logratio"}
+    logratio_w = seg.logratio_w()
+    assert np.array_equal(seg.model_.split_w(logratio_w)[0], np.eye(seg.model_._p())[0])
+    new_seqs, new_labs = _platform_set(60, 8)
+    for s, l in zip(new_seqs, new_labs):
+        assert not seg.uses_shared_w(s)
+        np.testing.assert_array_equal(seg.item_w(s, shared_w=seg.w_), seg.item_w(s))   # its own w, whatever is shared
+        assert seg.model_.decode(seg.model_input(s), seg.item_w(s)) == seg.law_segment(s)
+        assert 45 in seg.segment(s).breakpoints.tolist()
+    again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))
+    assert again.law_metrics_ == seg.law_metrics_
+    assert all(again.segment(s) == seg.segment(s) and not again.uses_shared_w(s) for s in new_seqs)
+    damaged = seg.to_dict()
+    damaged["laws"]["low"]["metric"] = "cosine"
+    with pytest.raises(ParameterError, match="unknown metric"):
+        CghSegmenter.from_dict(seg.model_, seg.w_, damaged)
+
+
+def test_a_law_metric_can_be_imposed():
+    seqs, labs = _platform_set(6, 16)
+    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,))
+    learned = fit_cgh_recipe(seqs, labs, law_metric="learned", **params)
+    assert all(cv.keys() == {"learned"} for cv in learned.law_cv_errors_.values())
+    assert all(law.w is learned.w_ for law in learned.laws_.values())
+    plain = fit_cgh_recipe(seqs, labs, law_metric="logratio", **params)
+    assert set(plain.law_metrics_.values()) == {"logratio"}
+    assert all(np.array_equal(law.w, plain.logratio_w()) for law in plain.laws_.values())
+    with pytest.raises(ParameterError, match="law_metric"):
+        fit_cgh_recipe(seqs, labs, law_metric="euclidean", **params)

@@ -71,6 +71,31 @@ def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     assert got.scale == pytest.approx(want.scale)
 
 
+def test_chromosomes_whose_law_decodes_the_plain_logratio_are_scored_with_its_parameters():
+    items, labels = _chromosomes(seed=5)
+    task = RecipeTask(min_items=4, recipe_params={"law_metric": "logratio"})
+    task.initialize(items)
+    names = list(items)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        task.refit([items[k] for k in names[:6]], [labels[k] for k in names[:6]])
+    data = items[names[7]]
+    assert task.own_law_w(data)
+    law_w = task.recipe_.law_for(data).w
+    want = task.model.scale_penalty(law_w, task.penalty_factor(data))
+    np.testing.assert_array_equal(task.item_w(data, task.w_), want)
+    part = Part(names[7], 0, 150, "chromosome")
+    got = task.part_scores(data, part, [])
+    ref = segmentation_part_scores(task.model, want, task.features_of(data), part, [], warm=False)
+    assert got.best == pytest.approx(ref.best) and got.second == pytest.approx(ref.second)
+    # a label on it takes no perceptron step: the shared parameters do not draw it
+    w_before = task.w_.copy()
+    wrong = [RegionLabel(item_id=names[7], start=10, stop=30, kind="1")]
+    task.perceptron_step(data, wrong)
+    np.testing.assert_array_equal(task.w_, w_before)
+    assert task.predict(data, wrong).n_segments >= 2       # the label still holds in its redraw
+
+
 def test_the_loop_learns_with_it_and_bad_input_is_refused():
     items, labels = _chromosomes(seed=3)
     names = list(items)

@@ -417,8 +417,9 @@ class CghSegmenter:
 
     def logratio_w(self) -> np.ndarray:
         """Parameters decoding the plain logratio in noise units: weight 1 on the input's first column, 0 elsewhere."""
-        B = np.zeros(self.model_._p())
-        B[0] = 1.0
+        p = self.model_._p()
+        B = np.zeros(p) if self.model_.metric == "diagonal" else np.zeros((p, p))
+        B.flat[0] = 1.0
         return self.model_.join_w(B, 1.0)
 
     def _choose_law(self, key, Xs, Ys, F, groups, idx, learned_w, summaries) -> None:

@@ -461,6 +461,7 @@ def run(args):
                 pfp = pfn = 0
                 ofp = ofn = 0
                 qfp = qfn = 0
+                per_platform = {"low": [0, 0, 0], "high": [0, 0, 0]}
                 for (s, labs), X in zip(te_items, Xte):
                     law_seg = seg.law_segment(s)
                     a, b, c = count_label_errors(labs, law_seg)
@@ -468,6 +469,7 @@ def run(args):
                     pruner = seg.pruners_.get(seg._class_of(s), seg.pruners_["all"])
                     a, b, _ = count_label_errors(labs, pruner.prune(s.values[:, 0], law_seg))
                     pfp, pfn = pfp + a, pfn + b
+                    per_platform[seg._class_of(s)] = [u + v for u, v in zip(per_platform[seg._class_of(s)], (a, b, c))]
                     law = seg.law_for(s)
                     grid_segs = law.decode_grid(X)
                     grid_errs = [count_label_errors(labs, sg)[:2] for sg in grid_segs]
@@ -482,8 +484,13 @@ def run(args):
                 record("metric + penalty law + learned change pruning (ours; CLI default)", f, pfp, pfn, n, ts, cs)
                 record("learned metric, per-sequence best penalty (oracle)", f, ofp, ofn, n, 0.0, 0.0)
                 record("learned metric + pruning, per-sequence best penalty (oracle)", f, qfp, qfn, n, 0.0, 0.0)
+                for platform, (a, b, c) in per_platform.items():
+                    if c:
+                        record(f"CLI default, {platform}-density arrays only (errors / their labels)", f, a, b, c, 0.0, 0.0)
                 print("  fold %d change pruners: %s" % (f + 1, {k: p.to_dict() for k, p in seg.pruners_.items()}),
                       flush=True)
+                print("  fold %d law metrics (cross-validated errors): %s" % (f + 1, {
+                    k: f"{m} {seg.law_cv_errors_[k]}" for k, m in seg.law_metrics_.items()}), flush=True)
                 if long_items:
                     # the recipe again, its laws and pruners also trained on the long chromosomes of the
                     # training profiles and of the profiles only in profiles_all (never a test profile)

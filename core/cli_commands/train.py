@@ -35,7 +35,8 @@ recipes (--task segmentation on aCGH files):
 learners:
   ssvm        structured SVM by block-coordinate Frank-Wolfe (default; --C, --max-iter)
   perceptron  averaged structured perceptron (fast; --max-iter passes)
-  partial     partial-label SSVM (CCCP + bundle method; --C, --max-iter)
+  partial     partial-label SSVM (CCCP + bundle method, at most 10 cutting planes per CCCP step; --C,
+              --max-iter CCCP steps)
 
 examples:
   marginalia-cli train --task segmentation --profiles profiles.csv.gz --annotations annotations.csv --out cgh.model
@@ -153,6 +154,10 @@ def run(args) -> int:
 # ------------------------------------------------------------ segmentation
 
 
+#: cutting planes per CCCP step of ``--learner partial`` (PartialLabelSSVM's bundle method)
+PARTIAL_PLANES = 10
+
+
 def make_learner(name: str, model, *, C: float, max_iter: int, seed: int, callback=None):
     """A learner of ``core.learners`` by command-line name.
 
@@ -169,8 +174,11 @@ def make_learner(name: str, model, *, C: float, max_iter: int, seed: int, callba
                               callback=callback)
     if name == "partial":
         from ..learners.partial import PartialLabelSSVM
-        return _with_optional(PartialLabelSSVM, model, C=C, max_outer=max_iter, random_state=seed,
-                              callback=callback)
+        # at most PARTIAL_PLANES cutting planes per CCCP step: each costs a decode of every sequence, and
+        # the bundle's certified gap closes slowly on aCGH-sized features (the adaptive precision still
+        # tightens from one step to the next)
+        return _with_optional(PartialLabelSSVM, model, C=C, max_outer=max_iter, inner_max_iter=PARTIAL_PLANES,
+                              random_state=seed, callback=callback)
     raise UsageError(f"--learner: unknown learner {name!r}; expected one of {list(LEARNERS)}")
 
 

@@ -123,15 +123,14 @@ class RecipeTask(SegmentationTask):
             self._factors[id(data)] = hit
         return hit[1]
 
-    def own_law_w(self, data) -> bool:
-        """True when the fitted recipe decodes ``data`` with its law's own parameters, not the shared ``w``."""
-        return self.recipe_ is not None and isinstance(data, Sequence) and not self.recipe_.uses_shared_w(data)
+    def own_law_w(self, data) -> "np.ndarray | None":
+        """The parameters the fitted recipe decodes ``data`` with when not the shared ``w`` (``CghSegmenter.own_w``)."""
+        return self.recipe_.own_w(data) if self.recipe_ is not None and isinstance(data, Sequence) else None
 
     def item_w(self, data, w) -> np.ndarray:
         """``w`` (or the item's law's own parameters) with its penalty times the item's :meth:`penalty_factor`."""
-        if self.own_law_w(data):
-            w = self.recipe_.law_for(data).w
-        return self.model.scale_penalty(w, self.penalty_factor(data))
+        own = self.own_law_w(data)
+        return self.model.scale_penalty(w if own is None else own, self.penalty_factor(data))
 
     # ------------------------------------------------------------ scoring
 
@@ -179,7 +178,7 @@ class RecipeTask(SegmentationTask):
         None for an item whose law decodes with its own parameters: a step on the shared ``w`` would not
         change how that item is drawn.
         """
-        if self.own_law_w(data):
+        if self.own_law_w(data) is not None:
             return
         X = self.features_of(data)
         factor = self.penalty_factor(data)

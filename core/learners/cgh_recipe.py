@@ -466,14 +466,18 @@ class CghSegmenter:
             metric (the app passes its perceptron-stepped parameters); ignored for a law
             with parameters of its own (plain logratio, or a platform's ``"transfer"`` metric).
         """
-        law = self.law_for(seq)
-        own = law.w is not self.w_
-        w = law.w if own or shared_w is None else shared_w
+        own = self.own_w(seq)
+        w = own if own is not None else self.w_ if shared_w is None else shared_w
         return self.model_.scale_penalty(np.asarray(w, dtype=np.float64), self.penalty_factor(seq))
 
-    def uses_shared_w(self, seq) -> bool:
-        """True when ``seq``'s law decodes with the shared parameters ``w_`` (so a step on ``w_`` moves its redraw)."""
-        return self.law_for(seq).w is self.w_
+    def own_w(self, seq) -> "np.ndarray | None":
+        """The parameters ``seq``'s law decodes with when they are not the shared ``w_``, else None.
+
+        Not None for a law on the plain logratio or on a platform's ``"transfer"`` metric: a
+        step on ``w_`` then does not move the sequence's redraw.
+        """
+        law = self.law_for(seq)
+        return None if law.w is self.w_ else law.w
 
     def law_segment(self, seq) -> Segmentation:
         """Change points of one aCGH sequence under its penalty law, before any pruning."""

@@ -263,7 +263,7 @@ class SegmentationTask(EngineTask):
     def _law_params(self, item_id: str) -> tuple:
         """``(penalty factor, the law's own w or None)`` of an item under the fitted recipe, ``(1.0, None)`` without one.
 
-        Computed once per fitted recipe (see ``CghSegmenter.penalty_factor`` and ``uses_shared_w``),
+        Computed once per fitted recipe (see ``CghSegmenter.penalty_factor`` and ``own_w``),
         while perceptron steps between two retrains move the shared ``w``.
         """
         if self.recipe is None:
@@ -271,8 +271,7 @@ class SegmentationTask(EngineTask):
         hit = self._factors.get(item_id)
         if hit is None:
             sequence = self.engine.data(item_id).sequence
-            own = None if self.recipe.uses_shared_w(sequence) else self.recipe.law_for(sequence).w
-            hit = (self.recipe.penalty_factor(sequence), own)
+            hit = (self.recipe.penalty_factor(sequence), self.recipe.own_w(sequence))
             self._factors[item_id] = hit
         return hit
 

@@ -80,8 +80,8 @@ def test_chromosomes_whose_law_decodes_the_plain_logratio_are_scored_with_its_pa
         warnings.simplefilter("ignore")
         task.refit([items[k] for k in names[:6]], [labels[k] for k in names[:6]])
     data = items[names[7]]
-    assert task.own_law_w(data)
     law_w = task.recipe_.law_for(data).w
+    assert task.own_law_w(data) is law_w
     want = task.model.scale_penalty(law_w, task.penalty_factor(data))
     np.testing.assert_array_equal(task.item_w(data, task.w_), want)
     part = Part(names[7], 0, 150, "chromosome")

@@ -195,7 +195,7 @@ def test_the_penalty_laws_metric_can_be_chosen_and_is_recorded(cgh_dir, tmp_path
     seg = m.penalty_law()
     assert set(seg.law_metrics_.values()) == {"logratio"}
     seqs = read_profiles(cgh_dir / "profiles.csv")
-    assert all(not seg.uses_shared_w(s) and m.segment(s) == seg.segment(s) for s in seqs)
+    assert all(seg.own_w(s) is not None and m.segment(s) == seg.segment(s) for s in seqs)
 
 
 def test_recipe_refuses_plain_model_options(cgh_dir, tmp_path, capsys):

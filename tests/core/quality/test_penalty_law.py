@@ -376,13 +376,13 @@ def test_each_law_keeps_the_metric_with_fewer_cross_validated_errors():
     assert np.array_equal(seg.model_.split_w(logratio_w)[0], np.eye(seg.model_._p())[0])
     new_seqs, new_labs = _platform_set(60, 8)
     for s, l in zip(new_seqs, new_labs):
-        assert not seg.uses_shared_w(s)
+        assert seg.own_w(s) is seg.laws_[density_class(s)].w
         np.testing.assert_array_equal(seg.item_w(s, shared_w=seg.w_), seg.item_w(s))   # its own w, whatever is shared
         assert seg.model_.decode(seg.model_input(s), seg.item_w(s)) == seg.law_segment(s)
         assert 45 in seg.segment(s).breakpoints.tolist()
     again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))
     assert again.law_metrics_ == seg.law_metrics_
-    assert all(again.segment(s) == seg.segment(s) and not again.uses_shared_w(s) for s in new_seqs)
+    assert all(again.segment(s) == seg.segment(s) and again.own_w(s) is not None for s in new_seqs)
     damaged = seg.to_dict()
     damaged["laws"]["low"]["metric"] = "cosine"
     with pytest.raises(ParameterError, match="unknown metric"):

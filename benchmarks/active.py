@@ -51,40 +51,9 @@ threads, checking that threads give identical uncertainties). Writes
 
 ``--query-margin output`` (recipe model): best-vs-2nd scores the margin of the recipe's *pruned*
 prediction (:class:`core.active.segmentation_task.OutputPruning`) instead of the decoder's best
-segmentation. Measured and not adopted: on the 10-seed run (``--seeds 10 --calibration-seeds 5
---strategies best-vs-2nd``, random taken from the default run, same seeds and splits) it comes within
-10 % of the full-label error at 33.5 % of the pool on the mean curves, vs 21 % for the decoder margin
-and 29.5 % for random (test error at 20 %: 11.6 ± 1.4 % vs 11.2 ± 4.2 % and 12.6 ± 3.5 %; mean error over
-the first 30 %: 15.9 % vs 15.2 % and 16.0 %). Its stopping signals stop within ±0.10 of the flatten
-point on 3 of seeds 5-9 (fixed set per label and per refit, mean gaps 0.13 and 0.10).
-
-Platform-balanced best-vs-2nd (recipe model; each query goes to the array platform furthest below its share
-of the pool among the labelled chromosomes, then to that platform's most uncertain chromosome; run as this
-replay with ``--balance-platforms --strategies best-vs-2nd``, seeds 0-19): within 10 % of the full-label error at 31.5 %
-of the pool on the mean curves vs 26 % random and 29.5 % best-vs-2nd; error at 20 %: 12.0 ± 3.2 % vs 12.3 ± 4.1 %
-and 12.8 ± 6.1 %; mean over the first 30 %: 15.5 % vs 15.7 % and 15.8 %. Not adopted.
-
-``--refit-every 2`` (recipe model, decoder margin; 10 seeds as ``--seeds 5 --first-seed 0`` and ``--first-seed 5``
-in two processes, ~1 h 40 min each): best-vs-2nd comes within 10 % of the full-label error at 24.5 % of the
-pool and random at 18.5 % on the mean curves (ratio 0.76); both curves are lower than with refits every 8
-labels (mean error over the first 30 %: 14.8 % and 15.0 %). Not adopted as the default.
-
-With the recipe choosing each penalty law's metric (learned or plain logratio, by the laws' cross-validated
-errors; the default since), 20 seeds run as ``--seeds 5`` with ``--first-seed`` 0, 5, 10, 15 and merged with
-``benchmarks/active_merge.py``: best-vs-2nd comes within 10 % of the full-label error (9.3 %) at 34 % of the pool,
-random at 38.5 % (ratio 1.13); at 20 % of the pool 12.4 ± 4.5 % vs 12.0 ± 3.4 %; the four blocks alone give ratios
-1.55, 0.63, 1.20 and 0.77. The paragraphs below were measured with the earlier recipe.
-
-The default recipe run on 20 seeds (the 10-seed run plus ``--seeds 5 --first-seed 10`` and ``--first-seed 15``,
-merged offline; stopping calibrated on seeds 0-4): random comes within 10 % of the full-label error (9.6 %)
-at 26 % of the pool and best-vs-2nd at 29.5 % (ratio 0.88); at 20 % of the pool 12.0 ± 3.3 % vs 12.3 ± 4.1 %.
-The 10-seed figures above (21 % vs 29.5 %, ratio 1.40) were seed noise. Stopping on seeds 5-19: within ±0.10
-of the flatten point on 5 of 15 runs for the fixed set per label (app settings W = 30, θ = 10⁻³, mean gap
-0.12) and 5 of 15 per refit (two runs never stop). Stabilizing predictions (stop once the share of pool
-chromosomes whose pruned prediction is unchanged from the previous refit reaches θ for k refits in a row;
-θ, k chosen on seeds 0-4, applied to seeds 5-9; measured by recording each refit's predictions in this
-replay) do worse: consecutive refits agree on only 0.6-0.9 of the pool up to half of it, since each refit
-learns the metric afresh, and best-vs-2nd stops within ±0.10 on 1 of 5 runs (3 never stop; random: none stops).
+segmentation. ``--balance-platforms``: each best-vs-2nd query goes to the array platform furthest below
+its share of the pool. What these options, ``--refit-every`` and the recipe's versions measured (figures,
+seeds, stopping) is in ``benchmarks/FINDINGS.md``.
 
 ``--pool rare``: the pool keeps the chromosomes the unlabelled start already segments without
 label error and only ``--rare-share`` of the others (chromosomes that would correct the model are

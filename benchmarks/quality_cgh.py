@@ -11,82 +11,8 @@ pruning per platform (:mod:`core.learners.change_pruning`; the CLI default). One
 train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
 against the test annotations must equal the in-process figure of the same recipe.
 
-Each penalty law of the recipe decodes with the learned metric or with the plain logratio in noise units,
-whichever has fewer cross-validated label errors on the training profiles (``CghSegmenter(law_metric="auto")``,
-the default since it was measured here): the low-density laws take the plain logratio on 4 of 5 folds (fold 2
-keeps the metric, 12 vs 13 CV errors), the high-density ones on fold 4 only (42 vs 44); the recipe's errors go
-from 63 to 56 of 676 (low density 18 -> 12 of 488, high density 45 -> 44 of 188; 8.5 % mean of folds). A
-per-platform penalty law on the plain logratio's exact penalty path (interval regression on path features, no
-learned metric at all) gives 7-13 errors on the low-density arrays over margins, ridges and minimal segment
-lengths, and 67-78 on the high-density ones (oracle 18-34 with at most 12-60 changes), against 44 for the recipe
-there: the learned metric earns its place on the high-density arrays only.
-Measured with that choice and not adopted (same folds): the two platforms pull the logratio's weight in the
-learned metric opposite ways (high-density laws with it scaled by 1/4, 1/2, 1, 2, 4: 37, 41, 45, 52, 47 errors;
-low-density by 1/2, 1, 2, 4, 8: 23, 18, 14, 14, 14), but picking the scale per platform by the laws'
-cross-validated errors gives 55-59 against 56, the choice being as noisy as the gain; on the high-density
-arrays, the changes on which the learned-metric and the logratio recipes agree (within 2 probes) make 52
-errors and their union 54, against 45 and 51 for each alone; the transfer learner (one metric per platform,
-rho = 1) with pruning makes 50, 59 and 57 errors with SSVM seeds 0-2, against 56, 58 and 53 for the shipped
-SSVM metric, so it stays an option.
-
-The comparisons below were measured before that choice, and before the partial-label training decoder was made
-exact (see the README's Accuracy section): the recipe then made 59 errors of 676, 63 after the decoder fix.
-
-Measured on the same 5 folds and not adopted (label errors of 676; the recipe without pruning 71,
-with it 60): pruning an over-segmentation (the law's offset lowered by 0.5 / 1 / 2: 78 / 83 / 103) or
-a raw-logratio over-segmentation (penalty 4σ²: 111); adding short focal segments found by a learned
-t-statistic rule (77); profile-level noise in the pruning score (63); wave, outlier and profile-level
-features in the penalty law (70-75, vs 70 for the same law refitted); minimal segment length 4 or 5 on
-the high-density arrays chosen on the training labels (60 -> 59).
-
-Where the remaining errors come from (the rows "... + pruning, per-sequence best penalty (oracle)" and the
-"law offset vs oracle run" lines printed after each fold; full run, 5 folds, before pruning): on the
-low-density arrays the law's offset falls inside the widest min-error run of 170 of 185 test sequences
-(runs 3.25 log units wide, median), below it for 7 and above for 8 (16 errors lost); on the high-density
-arrays the runs are narrow (median 1.25) and the offset misses 21 of 48, 12 below and 9 above (29 errors
-lost, the misses above costing both ends of focal events of 2-10 probes). So the errors come from a law
-that is noisy on a few sequences with narrow runs, not from empty runs or a biased law.
-Penalty-law variants then measured on the same 5 folds, from the same fitted metrics and pruners (each
-test sequence scored after pruning at the grid offset covering the prediction; the recipe scores 58 of
-676 there, per fold 17/7/17/11/6), not adopted since none beats it by more than one fold's noise:
-interval targets weighted by the error curve (every outward rise of a sequence's label-error curve a
-hinge weighted by its size: squared 65, hinge 57 = 17/7/19/8/6, margin 0.5 58); classic margin 0.5 (61);
-one pooled law with a high-density indicator and its interactions instead of a law per platform (64); more
-change-count thresholds (0,1,3,10,30,100: 65; 0,1,2,3,5,10,20,30: 63); a nonparametric law, the offset
-minimising the summed error curves of the k nearest training sequences in standardised law features,
-k = 5/10/20 (66-72 on unpruned curves, 65-72 on pruned ones); law targets from the error curves after
-pruning (folds 1-2: 32 vs 24); the law's ridge chosen by the cross-validated errors after pruning (56 =
-17/5/17/11/6; only fold 2 moves, by 2) or that plus the choice among those targets and losses (64); on the
-high-density arrays the law's offset lowered by 0.25-1.5 with the pruner refitted on those segmentations
-(42 -> 42-60 on those arrays); minimal segment length 2 with the metric relearned (folds 1-2: 24 -> 28), or
-on the high-density laws' and pruners' decodings only, the metric kept (65 = 20/7/18/12/8 vs 59);
-unsupervised model-selection features of the change-count curve added to the law (the widest plateau of
-constant count, the largest relative drop of the count: 61-73); a twice finer offset grid (0.125) for the
-targets and the thresholds (60; targets only: 69); the mean of two or three of these laws' offsets (58-64). More training data for the high-density law and pruner
-does not help either: ``--long-chromosomes`` adds the 66 labelled 5,600-97,000-probe chromosomes of
-``profiles_all`` (258 labels; those of the fold's test profiles left out) to the laws and pruners, not to the
-metric; 74 errors (18/7/17/23/9, mean of folds 11.5 %) vs 63 for the recipe (17/7/19/12/8, 9.6 %) in the same
-run, at ~3 min more per fold (187 s against the recipe's 11 s; 71 vs 59 before the partial-label decoder fix).
-The cohort's other label tables (``neuroblastoma_annotations_detailed.csv`` / ``_systematic.csv``) hold no
-more to learn from: on the sequences present here, every one of the 495 detailed regions repeats a region of
-``annotations_all``, and 108 of the 109 systematic ones overlap a labelled region (105 of them cover one with a
-coarser ">= 1 change" or "no change" statement); the other is one more "no change" region. Bagging each platform's law
-over 30 bootstrap samples of the training profiles (offsets averaged; the same folds, metrics and pruners,
-scored at the grid offset covering the prediction) gives 61 errors, as the single law does there (64 with
-the full sample's ridge): the law's misses are not its variance. Nor is the metric's: the recipe's
-SSVM with random_state 0-4 makes 63, 61, 61, 58 and 62 errors on the same folds (seed 0 is shipped), and the
-recipe on the average of those five metrics 61 (16/4/20/13/8), for five times the fitting. The SSVM's C
-(1 shipped) moves it as little: C = 0.01 / 0.1 / 10 / 100 give 62 / 59 / 70 / 65 errors (seed 0, same folds);
-picking C on these test folds would only fit their noise, so C stays 1. Choosing a high-density sequence's
-offset by what its pruned segmentation looks like there (a logistic model of "no label error at this offset" on
-the change count, smallest and largest jump in noise units, share of jumps under 1.5, shortest segment and
-distance to the law's offset, fitted on the training sequences' grid; one setting, not tuned) makes 51 errors on
-those arrays against the law's 44 (grid scoring, oracle 17). Nor is the law misled by fitting on sequences
-its metric has seen: fitted instead on cross-fitted grid summaries (each training sequence decoded under a metric
-learned on the other three quarters of the training profiles, grouped by profile), the laws give 64 errors
-(17/8/15/14/10) and, with the pruners also fitted on such out-of-fold segmentations, 66, against the recipe's 63.
-The law itself earns its place on the high-density
-arrays: a constant offset there gives 68 errors on them after pruning vs the law's 42 (oracle 18).
+The recipe's current figures, and every variant measured on these folds and not adopted (with its
+figures), are in ``benchmarks/FINDINGS.md``; read it before trying a new idea here.
 
 Usage: ``python benchmarks/quality_cgh.py [--quick] [--data DIR] [--folds 5] [--no-cli] [--long-chromosomes]
 [--only-folds 1,2 --out FILE]``

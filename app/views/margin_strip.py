@@ -35,8 +35,12 @@ class MarginStrip(pg.PlotItem):
         self._disagree = pg.PlotDataItem([], [], pen=None, fillLevel=0.0,
                                          brush=pg.mkBrush(198, 120, 221, 90), connect="finite")
         self.addItem(self._disagree)
-        self._text = pg.TextItem("", color=theme.MUTED, anchor=(0, 0))
+        # an opaque caption above the bars and shading, so a queried part at the left edge cannot hide it
+        background = pg.mkColor(theme.BACKGROUND)
+        background.setAlpha(220)
+        self._text = pg.TextItem("", color=theme.MUTED, anchor=(0, 0), fill=pg.mkBrush(background))
         self._text.setParentItem(self.vb)
+        self._text.setZValue(10)
         self._text.setPos(4, 0)
 
     def set_margin(self, margin, *, model_id: str | None = None, stale: bool = False,

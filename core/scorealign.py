@@ -68,7 +68,7 @@ from typing import Optional
 
 import numpy as np
 
-from .decoders.alignment import (AlignmentConstraints, align_second_best, align_with_duration_prior,
+from .decoders.alignment import (AlignmentConstraints, align_second_best, align_with_duration_prior, window_scores,
                                  alignment_constraints_from_labels)
 from .scorealign_dp import align_with_duration_costs, duration_costs
 from .exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
@@ -164,6 +164,12 @@ class AlignmentOutput:
         Score of the best minus that of the runner-up (``inf`` without one).
     frame_rate : float
         Decoding frames per second.
+    span_scores : tuple of WindowScores or None
+        With ``align(..., spans=...)``: for each span of events, the best,
+        runner-up and worst scores of its window's sub-problem
+        (:func:`~core.decoders.alignment.window_scores`), every other event held
+        where the best alignment puts it; its margin ``best - second`` prices
+        the closest call inside that span alone.
     """
 
     event_times_s: np.ndarray
@@ -171,6 +177,7 @@ class AlignmentOutput:
     runner_up_times_s: Optional[np.ndarray]
     margin: float
     frame_rate: float
+    span_scores: Optional[tuple] = None
 
 
 # ----------------------------------------------------------------- checks
@@ -689,8 +696,9 @@ class ScoreAligner:
                                             f"score order", [a.id, b.id])
         return alignment_constraints_from_labels(shifted, T, E + 2, feats.frame_rate)
 
-    def _decode(self, feats: AlignmentFeatures, score: Score, W, anchors=None, runner_up=False):
-        """Best (and runner-up) onsets of the E + 2 states; returns (onsets, runner_onsets, margin)."""
+    def _decode(self, feats: AlignmentFeatures, score: Score, W, anchors=None, runner_up=False, spans=None,
+                fixed_events=None):
+        """Best (and runner-up) onsets of the E + 2 states; returns (onsets, runner_onsets, margin, span_scores)."""
         S = self._score_matrix(feats, score, W)
         T, E2 = S.shape
         E = E2 - 2
@@ -718,10 +726,14 @@ class ScoreAligner:
             onsets = res.alignment.onsets
         if self.count_runs and feats.flux_bands is not None:
             onsets = self._fix_runs(feats, score, onsets, cons)
-        runner, margin = None, float("inf")
+        runner, margin, span_scores = None, float("inf"), None
+        # runner-ups of the plain score within a band around the best alignment
+        band = max(4, int(round(0.5 * feats.frame_rate)))
+        if spans is not None:
+            fixed = None if fixed_events is None else np.asarray(fixed_events, dtype=np.int64) + 1
+            span_scores = tuple(window_scores(S, onsets, a + 1, b + 1, constraints=cons, fixed=fixed, band=band)
+                                for a, b in spans)
         if runner_up:
-            # the runner-up of the plain score within a band around the best alignment
-            band = max(4, int(round(0.5 * feats.frame_rate)))
             lo = np.maximum(onsets - band, 0)
             hi = np.minimum(onsets + band, T - 1)
             if cons is not None:
@@ -735,7 +747,7 @@ class ScoreAligner:
             if second is not None:
                 runner = second.alignment.onsets
                 margin = max(float(best.score - second.score), 0.0)
-        return onsets, runner, margin
+        return onsets, runner, margin, span_scores
 
     def _fix_runs(self, feats, score, onsets, cons):
         from .scorealign_runs import place_run, repeated_runs
@@ -916,8 +928,8 @@ class ScoreAligner:
             times[e] = (a + _weighted_median(at, weight) - 0.5) * hop / sr
         return times
 
-    def align(self, audio_y, sr, score, *, anchors=None, features: Optional[AlignmentFeatures] = None
-              ) -> AlignmentOutput:
+    def align(self, audio_y, sr, score, *, anchors=None, features: Optional[AlignmentFeatures] = None,
+              spans=None, fixed_events=None) -> AlignmentOutput:
         """Onset time of every score event in a recording.
 
         Parameters
@@ -933,6 +945,12 @@ class ScoreAligner:
             result obeys every anchor.
         features : AlignmentFeatures, optional
             Precomputed :meth:`features` of ``audio_y`` (skips their computation).
+        spans : sequence of (int, int), optional
+            Event ranges ``[first, stop)`` (active-learning parts) whose own
+            best / runner-up / worst scores to return in ``span_scores``.
+        fixed_events : array_like of int, optional
+            Events those span sub-problems hold where the best alignment puts
+            them (the anchored ones: their question is answered).
 
         Returns
         -------
@@ -952,13 +970,22 @@ class ScoreAligner:
         if not isinstance(feats, AlignmentFeatures):
             raise ParameterError(f"features: expected AlignmentFeatures, got {type(feats).__name__}")
         anchors = list(anchors or ())
-        onsets, runner, margin = self._decode(feats, score, self._W(), anchors, bool(self.runner_up))
+        E = score.n_events
+        if spans is not None:
+            spans = [(int(a), int(b)) for a, b in spans]
+            bad = [(a, b) for a, b in spans if not 0 <= a < b <= E]
+            if bad:
+                raise ParameterError(f"spans: expected event ranges [first, stop) with 0 <= first < stop <= {E}, "
+                                     f"got {bad[:3]}")
+        onsets, runner, margin, span_scores = self._decode(feats, score, self._W(), anchors, bool(self.runner_up),
+                                                           spans, fixed_events)
         T = feats.n_frames
         ev_onsets = onsets[1:-1]
         times = self._refine(feats, score, ev_onsets, anchors)
         runner_t = None if runner is None else feats.frame_boundary_s(runner[1:-1])
         return AlignmentOutput(event_times_s=times, frame_alignment=Alignment(ev_onsets, T),
-                               runner_up_times_s=runner_t, margin=margin, frame_rate=feats.frame_rate)
+                               runner_up_times_s=runner_t, margin=margin, frame_rate=feats.frame_rate,
+                               span_scores=span_scores)
 
     # ---------------------------------------------------------------- fit
     def fit(self, pairs, *, anchors=None, callback=None) -> "ScoreAligner":
@@ -1003,7 +1030,7 @@ class ScoreAligner:
             b = np.zeros(c0.shape[0])
             n = 0
             for (feats, score), anc in zip(data, anchors):
-                onsets, _, _ = self._decode(feats, score, W, anc, False)
+                onsets = self._decode(feats, score, W, anc, False)[0]
                 T = feats.n_frames
                 ev = np.repeat(np.arange(onsets.shape[0]), np.diff(np.append(onsets, T)))
                 music = (ev > 0) & (ev < onsets.shape[0] - 1)

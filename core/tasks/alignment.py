@@ -13,7 +13,6 @@ import numpy as np
 
 from ..active.parts import phrase_parts
 from ..active.uncertainty import PartScores
-from ..decoders.alignment import alignment_constraints_from_labels
 from ..exceptions import ParameterError
 from ..types import Alignment, AnchorLabel, EventSpanLabel, Prediction
 from .base import EngineTask, check_cancel
@@ -127,10 +126,10 @@ class AlignmentTask(EngineTask):
             if twin is not None:
                 raise ParameterError(f"event {label.event} already has an anchor at {twin.time_s:.3f} s; "
                                      "move or delete that anchor rather than adding a second one")
-        # the decoder's own check: anchors in score order and inside the recording
-        shifted = [lab for lab in others + [label] if isinstance(lab, (AnchorLabel, EventSpanLabel))]
-        alignment_constraints_from_labels(shifted, data.sequence.n_samples, score.n_events,
-                                          float(data.frame_rate))
+        # the decoder's own check (anchors in score order and inside the recording), on its own states: a
+        # rest before the first event, so event 0 may be anchored anywhere in the recording
+        anchors = self._as_anchors(label.item_id, others + [label])
+        self.ensure_model()._constraints(anchors, self.features(label.item_id), score.n_events)
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:
         """Anchors for the predicted onsets of events ``start..stop-1``."""
@@ -149,13 +148,18 @@ class AlignmentTask(EngineTask):
                                   dtype=np.int64))
 
     def _anchors(self, item_id) -> list:
-        """The item's labels as anchors for the aligner.
+        """The item's labels as anchors for the aligner (see :meth:`_as_anchors`)."""
+        return self._as_anchors(item_id, self.labels_of(item_id))
+
+    @staticmethod
+    def _as_anchors(item_id, labels) -> list:
+        """Labels as anchors for the aligner.
 
         An event-span label ("events first..last start inside [t0, t1]") is, for each of its
         events, an anchor window centred on the span with half its width as the tolerance.
         """
         out = []
-        for lab in self.labels_of(item_id):
+        for lab in labels:
             if isinstance(lab, AnchorLabel):
                 out.append(lab)
             elif isinstance(lab, EventSpanLabel):
@@ -199,7 +203,8 @@ class AlignmentTask(EngineTask):
         hit = self._decoded.get(key)
         if hit is None:
             data = self.engine.data(item_id)
-            hit = aligner.align(None, None, data.score, anchors=anchors, features=self.features(item_id))
+            hit = aligner.align(None, None, data.score, anchors=anchors, features=self.features(item_id),
+                                spans=self._spans(item_id), fixed_events=self._anchored_events(item_id))
             self._decoded = {k: v for k, v in self._decoded.items() if k[0] != item_id}
             self._decoded[key] = hit
         return hit
@@ -233,13 +238,16 @@ class AlignmentTask(EngineTask):
             out.extend(phrase_parts(item_id, self.engine.data(item_id).score))
         return out
 
+    def _spans(self, item_id) -> list:
+        """``(first, stop)`` event range of every phrase part of the item."""
+        return [(part.start, part.stop) for part in phrase_parts(item_id, self.engine.data(item_id).score)]
+
     def part_scores(self, part) -> PartScores:
-        """Margin of the whole alignment, counted for a part only where its runner-up moves its unanchored events."""
+        """Best, runner-up and worst scores of the part's own window (its phrase's events free, the others
+        held where the best alignment puts them, anchored events held too), from the aligner's plain scores."""
         out = self._decode(part.item_id)
-        second = None
-        if out.runner_up_times_s is not None:
-            open_events = np.setdiff1d(np.arange(part.start, part.stop), self._anchored_events(part.item_id))
-            moved = np.abs(out.runner_up_times_s[open_events] - out.event_times_s[open_events])
-            if np.any(moved > 0.5 / out.frame_rate):   # a part whose events are all anchored asks nothing
-                second = -float(out.margin)
-        return PartScores(best=0.0, second=second, size=part.stop - part.start, scale=1.0)
+        w = dict(zip(self._spans(part.item_id), out.span_scores)).get((part.start, part.stop))
+        if w is None:
+            raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}): not one of the item's "
+                                 f"phrases")
+        return PartScores(best=w.best, second=w.second, worst=w.worst, size=w.n_frames, scale=1.0)

@@ -781,6 +781,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def _draw_prediction(self, pred, *, force: bool = False):
         if pred is self._drawn_prediction and not force:
             return
+        q = self.current_query
+        if q is not None and q.item_id == pred.item_id:
+            # a question about one phrase shows (and "Runner-up is right" accepts) that phrase's own runner-up
+            pred = pred.for_part(q.start, q.stop)
         self._drawn_prediction = pred
         self.drawn_at = time.perf_counter()   # the repaint that shows it comes after this instant
         stale, current = self._is_stale(pred)

@@ -106,6 +106,8 @@ class ActiveQueriesMixin:
         self._pending_frame = query
         if query.item_id == self.current_item:
             self._apply_pending_frame()
+            if self._drawn_prediction is not None:
+                self._draw_prediction(self._drawn_prediction, force=True)   # this question's runner-up
         else:
             self.show_item(query.item_id)
         self.statusBar().showMessage(f"question {query.rank + 1}: is the model right here? "
@@ -191,19 +193,21 @@ class ActiveQueriesMixin:
     def accept_runner_up_here(self):
         pred = self._drawn_prediction
         part = self._part_here()
-        if pred is None or part is None or pred.runner_up is None:
-            self.statusBar().showMessage("no runner-up to accept here", 4000)
-            return
         info = self.infos.get(self.current_item)
-        if info is not None and info.task == "alignment":
+        alignment = info is not None and info.task == "alignment"
+        if alignment and pred is not None and part is not None:
             first, stop = self._event_range(part)
-            anchored = [lab.event for lab in self.engine.labels(self.current_item) if isinstance(lab, AnchorLabel)]
-            labels = anchors_for_events(self.current_item, pred.runner_up, first, stop, self._frame_times,
-                                        skip=anchored)
-            if not labels and stop > first:
+            anchored = {lab.event for lab in self.engine.labels(self.current_item) if isinstance(lab, AnchorLabel)}
+            if stop > first and anchored.issuperset(range(first, stop)):
                 self.statusBar().showMessage(f"events {first}\u2013{stop - 1} are already anchored: move or delete "
                                              "their anchors to change them", 6000)
                 return
+        if pred is None or part is None or pred.runner_up is None:
+            self.statusBar().showMessage("no runner-up to accept here", 4000)
+            return
+        if alignment:
+            labels = anchors_for_events(self.current_item, pred.runner_up, first, stop, self._frame_times,
+                                        skip=anchored)
         else:
             labels = labels_from_structure(self.current_item, pred.runner_up, part[0], part[1], self._frame_times)
         if not labels:

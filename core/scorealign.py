@@ -31,8 +31,11 @@ One pipeline used by the engine, the command line and the benchmarks.
    strength of its pitch classes and, half and half, of its own piano keys
    (each note's partials) at its first frame (which also separates repeated
    notes and chords of one harmony in different voicings). ``prior_shape="quadratic"`` keeps the symmetric quadratic
-   prior in frames. Anchors become onset windows; the runner-up (best
-   alignment different from the best) gives the margin.
+   prior in frames. Anchors become onset windows. The runner-up is the
+   closest call under that same objective: the best move of one unanchored
+   event's onset (up to half a second, between its neighbours) with every
+   other onset kept; what it loses is the margin, per phrase for active
+   learning (:func:`core.scorealign_dp.onset_moves`).
    Runs of repeated notes whose first event the decoder put on the strike of
    the chord before (a rolled chord whose top note is the run's pitch) are
    re-placed on their pitch's strikes counted in order
@@ -68,9 +71,9 @@ from typing import Optional
 
 import numpy as np
 
-from .decoders.alignment import (AlignmentConstraints, align_second_best, align_with_duration_prior, window_scores,
+from .decoders.alignment import (align_with_duration_prior,
                                  alignment_constraints_from_labels)
-from .scorealign_dp import align_with_duration_costs, duration_costs
+from .scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
 from .exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
 from .types import Alignment, AnchorLabel, Score
 
@@ -158,18 +161,18 @@ class AlignmentOutput:
         Onset decoding frame of every event over ``n_frames`` decoding frames
         (before refinement; rests removed).
     runner_up_times_s : ndarray, shape (E,) or None
-        Onsets of the best alignment different from the best one (decoding
-        frame boundaries), ``None`` when the labels leave a single alignment.
+        The closest call (decoding frame boundaries): the best alignment that
+        moves one unanchored event's onset by up to half a second, every other
+        onset as decoded, under the decoder's own objective; ``None`` when no
+        event can move.
     margin : float
-        Score of the best minus that of the runner-up (``inf`` without one).
+        What the runner-up loses against the decoded alignment (>= 0, ``inf``
+        without one).
     frame_rate : float
         Decoding frames per second.
-    span_scores : tuple of WindowScores or None
-        With ``align(..., spans=...)``: for each span of events, the best,
-        runner-up and worst scores of its window's sub-problem
-        (:func:`~core.decoders.alignment.window_scores`), every other event held
-        where the best alignment puts it; its margin ``best - second`` prices
-        the closest call inside that span alone.
+    span_scores : tuple of SpanRival or None
+        With ``align(..., spans=...)``: each span of events against its own
+        closest call (the same moves, restricted to its events).
     """
 
     event_times_s: np.ndarray
@@ -453,6 +456,65 @@ def _circulant_design(X: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- aligner
 
 
+@dataclass(frozen=True, eq=False)
+class SpanRival:
+    """A span of events against its closest call (:meth:`ScoreAligner.align` with ``spans``).
+
+    Attributes
+    ----------
+    value : float
+        The decoder's objective over the span's events (frames, onset gains,
+        duration costs) under the best alignment.
+    margin : float
+        What the best alignment that moves one unanchored event of the span
+        loses, all else kept (>= 0; 0 when such a move scores higher, e.g.
+        after the repeated-note fix; ``inf`` when none can move).
+    worst_margin : float
+        The largest such loss over the span's events (``inf`` when none can move).
+    rival_onsets : ndarray of int, shape (E + 2,) or None
+        That move's alignment of the rest + events + rest states.
+    n_frames : int
+        Decoding frames from the span's first onset to the next event's.
+    """
+
+    value: float
+    margin: float
+    worst_margin: float
+    rival_onsets: Optional[np.ndarray]
+    n_frames: int
+
+
+@dataclass(frozen=True, eq=False)
+class _OnsetMoves:
+    """Best one-onset moves of a decoded alignment (see :func:`core.scorealign_dp.onset_moves`)."""
+
+    onsets: np.ndarray
+    loss: np.ndarray
+    moved_to: np.ndarray
+    own: np.ndarray
+    n_frames: int
+
+    def rival(self, first: int, stop: int) -> tuple:
+        """(onsets of the best one-onset move among states ``first..stop-1`` or None, its loss clipped at 0)."""
+        if stop <= first:
+            return None, float("inf")
+        j = first + int(np.argmin(self.loss[first:stop]))
+        if not np.isfinite(self.loss[j]) and self.loss[j] > 0:
+            return None, float("inf")
+        moved = self.onsets.copy()
+        moved[j] = self.moved_to[j]
+        return moved, max(float(self.loss[j]), 0.0)
+
+    def span(self, first: int, stop: int) -> SpanRival:
+        """The states ``first..stop-1`` against their closest call."""
+        runner, margin = self.rival(first, stop)
+        finite = self.loss[first:stop][np.isfinite(self.loss[first:stop])]
+        end = int(self.onsets[stop]) if stop < self.onsets.shape[0] else self.n_frames
+        return SpanRival(value=float(self.own[first:stop].sum()), margin=margin,
+                         worst_margin=max(float(finite.max()), 0.0) if finite.size else float("inf"),
+                         rival_onsets=runner, n_frames=max(end - int(self.onsets[first]), 1))
+
+
 class ScoreAligner:
     """Align a score (MIDI) to a recording of it.
 
@@ -481,7 +543,8 @@ class ScoreAligner:
         and never past half-way to the neighbouring events' onsets (0
         disables refinement).
     runner_up : bool, default True
-        Also decode the runner-up and the margin.
+        Also find the runner-up (the best one-onset move of an unanchored
+        event) and its margin.
     count_runs : bool, default True
         Runs of repeated notes (consecutive events with the same pitches)
         are placed on the strikes of their pitches counted in order, when
@@ -698,10 +761,9 @@ class ScoreAligner:
 
     def _decode(self, feats: AlignmentFeatures, score: Score, W, anchors=None, runner_up=False, spans=None,
                 fixed_events=None):
-        """Best (and runner-up) onsets of the E + 2 states; returns (onsets, runner_onsets, margin, span_scores)."""
-        S = self._score_matrix(feats, score, W)
-        T, E2 = S.shape
-        E = E2 - 2
+        """Best onsets of the E + 2 states, and their rivals; returns (onsets, runner_onsets, margin, span_scores)."""
+        T, E = feats.n_frames, score.n_events
+        E2 = E + 2
         if T < E2:
             raise ParameterError(f"score: has {E} events but the recording has only {T} frames of "
                                  f"{1000 / feats.frame_rate:.1f} ms ({feats.duration_s:.2f} s); expected at "
@@ -713,41 +775,31 @@ class ScoreAligner:
         music = max(T - lead - trail, E)
         d = np.concatenate([[lead], _expected_durations(score, music), [trail]])
         if float(self.prior_weight) > 0 and self.prior_shape == "robust":
-            S_plain, gain = self._frame_scores(feats, score, W)
-            onsets = self._decode_robust(S_plain, gain, d, feats.frame_rate, cons)
-        elif float(self.prior_weight) > 0:
-            weight = float(self.prior_weight) / max(float(np.mean(d[1:-1])), 1.0) ** 2
-            dmax = int(min(T, max(float(self.prior_span) * float(d.max()) + 8, -(-T // E2) + 1)))
-            res = align_with_duration_prior(S, d, weight=weight, max_frames=dmax, constraints=cons)
+            S_obj, gain = self._frame_scores(feats, score, W)
+            cost, limits = self._robust_costs(d, feats.frame_rate, T, E2)
+            onsets = self._decode_robust(S_obj, gain, cost, limits, d, cons)
         else:
-            from .decoders.alignment import align
-            res = align(S, constraints=cons)
-        if not (float(self.prior_weight) > 0 and self.prior_shape == "robust"):
+            S = self._score_matrix(feats, score, W)
+            if float(self.prior_weight) > 0:
+                weight = float(self.prior_weight) / max(float(np.mean(d[1:-1])), 1.0) ** 2
+                dmax = int(min(T, max(float(self.prior_span) * float(d.max()) + 8, -(-T // E2) + 1)))
+                res = align_with_duration_prior(S, d, weight=weight, max_frames=dmax, constraints=cons)
+            else:
+                from .decoders.alignment import align
+                res = align(S, constraints=cons)
             onsets = res.alignment.onsets
+            # the rivals below then weigh the frame scores alone (the quadratic prior is not in them)
+            S_obj, gain = S, None
+            cost, limits = np.zeros((E2, T + 1)), np.full(E2, T, np.int64)
+            cost[:, 0] = np.inf
         if self.count_runs and feats.flux_bands is not None:
             onsets = self._fix_runs(feats, score, onsets, cons)
-        runner, margin, span_scores = None, float("inf"), None
-        # runner-ups of the plain score within a band around the best alignment
-        band = max(4, int(round(0.5 * feats.frame_rate)))
-        if spans is not None:
-            fixed = None if fixed_events is None else np.asarray(fixed_events, dtype=np.int64) + 1
-            span_scores = tuple(window_scores(S, onsets, a + 1, b + 1, constraints=cons, fixed=fixed, band=band)
-                                for a, b in spans)
-        if runner_up:
-            lo = np.maximum(onsets - band, 0)
-            hi = np.minimum(onsets + band, T - 1)
-            if cons is not None:
-                lo = np.maximum(lo, cons.onset_min)
-                hi = np.minimum(hi, cons.onset_max)
-            lo[0] = hi[0] = 0
-            try:
-                best, second = align_second_best(S, constraints=AlignmentConstraints(lo, hi))
-            except InfeasibleLabelsError:
-                best, second = None, None
-            if second is not None:
-                runner = second.alignment.onsets
-                margin = max(float(best.score - second.score), 0.0)
-        return onsets, runner, margin, span_scores
+        if not runner_up and spans is None:
+            return onsets, None, float("inf"), None
+        moves = self._onset_moves(S_obj, gain, cost, limits, onsets, cons, feats.frame_rate, fixed_events)
+        runner, margin = moves.rival(1, E + 1)
+        span_scores = None if spans is None else tuple(moves.span(a + 1, b + 1) for a, b in spans)
+        return onsets, (runner if runner_up else None), (margin if runner_up else float("inf")), span_scores
 
     def _fix_runs(self, feats, score, onsets, cons):
         from .scorealign_runs import place_run, repeated_runs
@@ -782,21 +834,25 @@ class ScoreAligner:
                 onsets[s0:s1 + 1] = placed
         return onsets
 
-    def _decode_robust(self, S, gain, d, frame_rate, cons):
-        """Onsets of the E + 2 states under the asymmetric, robust duration prior (see :mod:`core.scorealign_dp`).
+    def _robust_costs(self, d, frame_rate, T, E2) -> tuple:
+        """Duration cost table and limits of the robust prior (see :mod:`core.scorealign_dp`).
 
         The rests and the last event (a final chord is held as long as the
         player likes) have no prior; music events may last up to
         ``prior_span`` times the longest expected duration, and at least
         :data:`_LONGEST_EVENT_S`.
         """
-        T, E2 = S.shape
         d_max = int(max(float(self.prior_span) * float(d[1:-1].max()) + 8, _LONGEST_EVENT_S * frame_rate))
         limits = np.full(E2, min(d_max, T), np.int64)
         limits[[0, E2 - 2, E2 - 1]] = T
         cost = duration_costs(d, weight=float(self.prior_weight), max_frames=limits,
                               smoothing=_PRIOR_SMOOTHING_S * frame_rate, long_knee=_PRIOR_LONG_KNEE,
                               free=(0, E2 - 1))
+        return cost, limits
+
+    @staticmethod
+    def _decode_robust(S, gain, cost, limits, d, cons):
+        """Onsets of the E + 2 states under the asymmetric, robust duration prior."""
         lo = hi = None
         if cons is not None:
             lo, hi = cons.onset_min, cons.onset_max
@@ -808,6 +864,30 @@ class ScoreAligner:
             # the quadratic decoder names the labels that conflict
             res = align_with_duration_prior(S, d, weight=0.0, constraints=cons)
             return res.alignment.onsets
+
+    @staticmethod
+    def _onset_moves(S, gain, cost, limits, onsets, cons, frame_rate, fixed_events) -> "_OnsetMoves":
+        """The best one-onset move of every event within half a second (and its labels' windows)."""
+        T, E2 = S.shape
+        band = max(4, int(round(0.5 * frame_rate)))
+        lo = np.maximum(onsets - band, 0)
+        hi = np.minimum(onsets + band, T - 1)
+        if cons is not None:
+            lo = np.maximum(lo, cons.onset_min)
+            hi = np.minimum(hi, cons.onset_max)
+        loss, moved_to = onset_moves(S, cost, limits, onsets, lo, hi, onset_gain=gain)
+        loss[E2 - 1] = np.inf          # the closing rest is no event: its onset is the last event's end
+        if fixed_events is not None:
+            loss[np.asarray(fixed_events, dtype=np.int64) + 1] = np.inf
+        # each state's own term of the objective under ``onsets``: its frames, its onset gain, its duration cost
+        ends = np.r_[onsets[1:], T]
+        cum = np.vstack([np.zeros((1, E2)), np.cumsum(S, axis=0)])
+        states = np.arange(E2)
+        d = ends - onsets
+        own = cum[ends, states] - cum[onsets, states] - cost[states, np.minimum(d, cost.shape[1] - 1)]
+        if gain is not None:
+            own = own + gain[onsets, states]
+        return _OnsetMoves(onsets, loss, moved_to, own, T)
 
     def _refine(self, feats: AlignmentFeatures, score: Score, onsets: np.ndarray, anchors) -> np.ndarray:
         """Onset times (s) of the events moved to the strongest rise of their pitch classes."""
@@ -947,10 +1027,10 @@ class ScoreAligner:
             Precomputed :meth:`features` of ``audio_y`` (skips their computation).
         spans : sequence of (int, int), optional
             Event ranges ``[first, stop)`` (active-learning parts) whose own
-            best / runner-up / worst scores to return in ``span_scores``.
+            closest calls to return in ``span_scores``.
         fixed_events : array_like of int, optional
-            Events those span sub-problems hold where the best alignment puts
-            them (the anchored ones: their question is answered).
+            Events the runner-up and the span rivals never move (the anchored
+            ones: their question is answered).
 
         Returns
         -------

@@ -19,7 +19,7 @@ import numpy as np
 
 from .exceptions import InfeasibleLabelsError, ParameterError
 
-__all__ = ["align_with_duration_costs", "duration_costs"]
+__all__ = ["align_with_duration_costs", "duration_costs", "onset_moves"]
 
 
 def duration_costs(expected, *, weight: float, max_frames, smoothing: float, long_knee: float,
@@ -166,3 +166,74 @@ def align_with_duration_costs(S, cost, max_frames, onset_min=None, onset_max=Non
         onsets[e] = t - int(back[e, t])
         t = onsets[e]
     return onsets
+
+
+def onset_moves(S, cost, max_frames, onsets, onset_min=None, onset_max=None, onset_gain=None) -> tuple:
+    """The best move of every state's onset alone, all other onsets kept, under the objective of
+    :func:`align_with_duration_costs`.
+
+    Moving the onset of state ``e`` from ``s`` to ``o`` changes only the frames
+    between them (they change state), the durations of ``e - 1`` and ``e`` and
+    the onset gain of ``e``, so every candidate costs O(1) from column prefix
+    sums. State 0 starts at frame 0 and never moves.
+
+    Parameters
+    ----------
+    S, cost, max_frames, onset_min, onset_max, onset_gain
+        As :func:`align_with_duration_costs`; the windows bound the moved onsets.
+    onsets : array_like of int, shape (E,)
+        The alignment to move from (strictly increasing, from frame 0).
+
+    Returns
+    -------
+    loss : ndarray, shape (E,)
+        Objective of ``onsets`` minus that of its best one-onset move (negative
+        when a move scores higher; ``inf`` when the state cannot move).
+    moved_to : ndarray of int64, shape (E,)
+        That move's onset (-1 when none).
+    """
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    if S.ndim != 2 or not np.all(np.isfinite(S)):
+        raise ParameterError(f"S: expected a finite (T, E) score matrix, got shape {getattr(S, 'shape', None)}")
+    T, E = S.shape
+    cost = np.asarray(cost, dtype=np.float64)
+    D = cost.shape[1] - 1
+    dmax = np.minimum(np.asarray(max_frames, dtype=np.int64), D)
+    if cost.shape[0] != E or dmax.shape != (E,):
+        raise ParameterError(f"cost/max_frames: expected {E} events, got {cost.shape[0]} and {dmax.shape}")
+    on = np.asarray(onsets, dtype=np.int64).reshape(-1)
+    if on.shape != (E,) or on[0] != 0 or np.any(np.diff(on) <= 0) or on[-1] >= T:
+        raise ParameterError(f"onsets: expected {E} strictly increasing frames from 0 below {T}, got {on!r}")
+    lo = np.zeros(E, np.int64) if onset_min is None else np.asarray(onset_min, dtype=np.int64)
+    hi = np.full(E, T - 1, np.int64) if onset_max is None else np.asarray(onset_max, dtype=np.int64)
+    gain = np.zeros((T, E)) if onset_gain is None else np.asarray(onset_gain, dtype=np.float64)
+    if gain.shape != (T, E):
+        raise ParameterError(f"onset_gain: expected shape ({T}, {E}), got {gain.shape}")
+    cum = np.zeros((T + 1, E))
+    np.cumsum(S, axis=0, out=cum[1:])
+    ends = np.r_[on[1:], T]
+
+    def duration_cost(e, d):
+        ok = (d >= 1) & (d <= dmax[e])
+        return np.where(ok, cost[e, np.clip(d, 0, D)], np.inf)
+
+    loss = np.full(E, np.inf)
+    moved_to = np.full(E, -1, np.int64)
+    for e in range(1, E):
+        p, s, n = on[e - 1], on[e], ends[e]
+        o = np.arange(max(p + 1, lo[e]), min(n - 1, hi[e]) + 1)
+        if o.size == 0:
+            continue
+        # the terms that depend on state e's onset: state e-1's frames and duration, state e's and its gain
+        value = (cum[o, e - 1] - duration_cost(e - 1, o - p) + cum[n, e] - cum[o, e]
+                 - duration_cost(e, n - o) + gain[o, e])
+        here = np.flatnonzero(o == s)
+        current = value[here[0]] if here.size else (cum[s, e - 1] - duration_cost(e - 1, np.array([s - p]))[0]
+                                                    + cum[n, e] - cum[s, e] - duration_cost(e, np.array([n - s]))[0]
+                                                    + gain[s, e])
+        value[o == s] = -np.inf
+        j = int(np.argmax(value))
+        if np.isfinite(value[j]):
+            loss[e] = current - value[j]
+            moved_to[e] = o[j]
+    return loss, moved_to

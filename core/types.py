@@ -14,6 +14,7 @@ Conventions
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import time
 import uuid
@@ -628,6 +629,13 @@ class Prediction:
     times_s : ndarray, shape (E,), optional
         For alignments: the event onsets in seconds, finer than the frames of
         ``structure`` when the aligner refines them.
+    part_runner_ups : dict, optional
+        For alignments: ``(first, stop)`` of each active-learning part (a phrase of
+        events) → ``(runner_up, margin)`` of that part's own window: the best
+        alignment that moves one of its unanchored events with every other event
+        held, and the score it loses (``(None, inf)`` when nothing can move). The
+        item's ``runner_up`` is its closest call anywhere; a question about one
+        phrase shows and accepts the phrase's own.
     """
 
     item_id: str
@@ -637,3 +645,12 @@ class Prediction:
     runner_up: object = None
     margin: float = float("inf")
     times_s: Optional[np.ndarray] = None
+    part_runner_ups: Optional[dict] = None
+
+    def for_part(self, first: int, stop: int) -> "Prediction":
+        """This prediction with the runner-up and margin of part ``[first, stop)`` when it has its own."""
+        own = (self.part_runner_ups or {}).get((int(first), int(stop)))
+        if own is None:
+            return self
+        runner_up, margin = own
+        return dataclasses.replace(self, runner_up=runner_up, margin=float(margin))

@@ -229,7 +229,23 @@ class AlignmentTask(EngineTask):
         self._uncertainty[item_id] = float(np.exp(-out.margin)) if np.isfinite(out.margin) else 0.0
         return Prediction(item_id=item_id, structure=self._to_frames(item_id, out.event_times_s),
                           model_id=self.model_id, score=0.0, runner_up=runner, margin=float(out.margin),
-                          times_s=np.asarray(out.event_times_s))
+                          times_s=np.asarray(out.event_times_s), part_runner_ups=self._part_runner_ups(item_id, out))
+
+    def _part_runner_ups(self, item_id, out) -> dict:
+        """``(first, stop)`` → (runner-up in display frames or None, margin) of each phrase's closest call.
+
+        The event the runner-up moves by ``k`` decoding frames is drawn ``k`` frames away from the best
+        alignment's refined time, every other event at that time, so the two differ where the runner-up does.
+        """
+        parts = {}
+        for span, rival in zip(self._spans(item_id), out.span_scores or ()):
+            if rival.rival_onsets is None:
+                parts[span] = (None, float("inf"))
+                continue
+            shift = rival.rival_onsets[1:-1] - out.frame_alignment.onsets
+            times = np.asarray(out.event_times_s) + shift / out.frame_rate
+            parts[span] = (self._to_frames(item_id, times), rival.margin)
+        return parts
 
     # -------------------------------------------------------- active learning
     def parts(self) -> list:
@@ -243,11 +259,13 @@ class AlignmentTask(EngineTask):
         return [(part.start, part.stop) for part in phrase_parts(item_id, self.engine.data(item_id).score)]
 
     def part_scores(self, part) -> PartScores:
-        """Best, runner-up and worst scores of the part's own window (its phrase's events free, the others
-        held where the best alignment puts them, anchored events held too), from the aligner's plain scores."""
+        """The part's objective under the drawn alignment, against its closest call (the best move of one
+        of its unanchored events, all else kept) and its farthest single move (the worst-case proxy)."""
         out = self._decode(part.item_id)
-        w = dict(zip(self._spans(part.item_id), out.span_scores)).get((part.start, part.stop))
-        if w is None:
+        rival = dict(zip(self._spans(part.item_id), out.span_scores)).get((part.start, part.stop))
+        if rival is None:
             raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}): not one of the item's "
                                  f"phrases")
-        return PartScores(best=w.best, second=w.second, worst=w.worst, size=w.n_frames, scale=1.0)
+        second = rival.value - rival.margin if np.isfinite(rival.margin) else None
+        worst = rival.value - rival.worst_margin if np.isfinite(rival.worst_margin) else None
+        return PartScores(best=rival.value, second=second, worst=worst, size=rival.n_frames, scale=1.0)

@@ -208,7 +208,11 @@ def test_runner_up_answers_the_audio_question_it_was_asked(qtbot, demo):
     qtbot.waitUntil(lambda: win.current_query is not None and win.current_query.item_id == audio.id, timeout=WAIT)
     q = win.current_query
     anchored = {lab.event for lab in eng.labels(audio.id) if isinstance(lab, AnchorLabel)}
-    assert win.current_prediction().runner_up is not None
+    pred = win.current_prediction()
+    assert pred.runner_up is not None
+    # the runner-up drawn for the question is the phrase's own: it moves one of the phrase's events only
+    moved = np.flatnonzero(pred.runner_up.onsets != pred.structure.onsets)
+    assert moved.size and q.start <= moved.min() and moved.max() < q.stop, (q, moved)
     win.accept_runner_up_here()
     events = sorted(lab.event for lab in eng.labels(audio.id) if isinstance(lab, AnchorLabel))
     # the events the question names, not those whose onsets fall in its frame range, each anchored once

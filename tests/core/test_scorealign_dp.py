@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from core.decoders.brute_alignment import all_alignments
 from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.scorealign_dp import align_with_duration_costs, duration_costs
+from core.scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
 
 
 def objective(S, cost, onsets, gain):
@@ -97,3 +97,36 @@ def test_onset_gain_separates_repeated_notes():
     gain[7, 1] = 1.0
     cost = duration_costs([5, 5], weight=0.0, max_frames=[10, 10], smoothing=1.0, long_knee=1.0)
     assert align_with_duration_costs(S, cost, [10, 10], onset_gain=gain)[1] == 7
+
+
+@settings(max_examples=80, deadline=None)
+@given(problems(), st.data())
+def test_onset_moves_are_the_best_single_onset_changes(problem, data):
+    """Each state's best move alone, within its window, scored by the whole objective: as enumerated."""
+    S, expected, limits, weight, free, gain = problem
+    T, E = S.shape
+    cost = duration_costs(expected, weight=weight, max_frames=limits, smoothing=1.0, long_knee=0.5, free=free)
+    alignments = list(all_alignments(T, E))
+    feasible = [a for a in alignments if objective(S, cost, a.onsets, gain) > -math.inf]
+    if not feasible:   # a move changes two durations only: its loss is defined from a feasible alignment
+        return
+    onsets = feasible[data.draw(st.integers(0, len(feasible) - 1))].onsets
+    lo = np.array([data.draw(st.integers(0, T - 1)) for _ in range(E)])
+    hi = np.minimum(lo + np.array([data.draw(st.integers(0, T)) for _ in range(E)]), T - 1)
+    loss, moved_to = onset_moves(S, cost, limits, onsets, lo, hi, onset_gain=gain)
+    here = objective(S, cost, onsets, gain)
+    assert loss[0] == math.inf and moved_to[0] == -1
+    for e in range(1, E):
+        moves = [a.onsets for a in alignments
+                 if lo[e] <= a.onsets[e] <= hi[e] and a.onsets[e] != onsets[e]
+                 and np.array_equal(np.delete(a.onsets, e), np.delete(onsets, e))]
+        values = [objective(S, cost, m, gain) for m in moves]
+        finite = [v for v in values if v > -math.inf]
+        if not finite:
+            assert loss[e] == math.inf and moved_to[e] == -1
+            continue
+        best = max(finite)
+        assert loss[e] == pytest.approx(here - best, abs=1e-9)
+        moved = onsets.copy()
+        moved[e] = moved_to[e]
+        assert objective(S, cost, moved, gain) == pytest.approx(best, abs=1e-9)

@@ -146,3 +146,19 @@ def test_the_first_event_can_be_anchored_after_the_recording_starts(tmp_path):
             eng.add_label(AnchorLabel(item_id=audio.id, event=1, time_s=duration + 5.0, tolerance_s=0.02))
     finally:
         eng.close()
+
+
+def test_a_phrase_has_its_own_runner_up_that_moves_only_its_events(tmp_path):
+    eng = Engine.open_demo(tmp_path / "demo")
+    try:
+        audio = _audio_item(eng)
+        pred = eng.predict(audio.id)
+        queries = [q for q in eng.next_queries(50) if q.item_id == audio.id]
+        for q in queries:
+            own = pred.for_part(q.start, q.stop)
+            assert own.margin == pytest.approx(-np.log(q.uncertainty), rel=1e-9, abs=1e-12)
+            moved = np.flatnonzero(own.runner_up.onsets != pred.structure.onsets)
+            assert moved.size and moved.min() >= q.start and moved.max() < q.stop, (q, moved)
+        assert pred.for_part(10**6, 10**6 + 1) is pred     # not a part: the item's own runner-up
+    finally:
+        eng.close()

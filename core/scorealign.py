@@ -170,9 +170,9 @@ class AlignmentOutput:
         without one).
     frame_rate : float
         Decoding frames per second.
-    span_scores : tuple of SpanRival or None
-        With ``align(..., spans=...)``: each span of events against its own
-        closest call (the same moves, restricted to its events).
+    moves : OnsetMoves or None
+        Every event's best one-onset move (with ``runner_up=True``):
+        ``moves.span(first, stop)`` is a phrase against its own closest call.
     """
 
     event_times_s: np.ndarray
@@ -180,7 +180,7 @@ class AlignmentOutput:
     runner_up_times_s: Optional[np.ndarray]
     margin: float
     frame_rate: float
-    span_scores: Optional[tuple] = None
+    moves: Optional[OnsetMoves] = None
 
 
 # ----------------------------------------------------------------- checks
@@ -458,7 +458,7 @@ def _circulant_design(X: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class SpanRival:
-    """A span of events against its closest call (:meth:`ScoreAligner.align` with ``spans``).
+    """A span of events against its closest call (:meth:`OnsetMoves.span`).
 
     Attributes
     ----------
@@ -485,8 +485,21 @@ class SpanRival:
 
 
 @dataclass(frozen=True, eq=False)
-class _OnsetMoves:
-    """Best one-onset moves of a decoded alignment (see :func:`core.scorealign_dp.onset_moves`)."""
+class OnsetMoves:
+    """The best one-onset move of every event of a decoded alignment (:func:`core.scorealign_dp.onset_moves`).
+
+    Attributes
+    ----------
+    onsets : ndarray of int, shape (E + 2,)
+        Decoded onsets of the rest + events + rest states.
+    loss : ndarray, shape (E + 2,)
+        What each state's best move loses (``inf``: it may not move; the rests and anchored events never do).
+    moved_to : ndarray of int, shape (E + 2,)
+        That move's onset (-1 when none).
+    own : ndarray, shape (E + 2,)
+        Each state's term of the objective under ``onsets``.
+    n_frames : int
+    """
 
     onsets: np.ndarray
     loss: np.ndarray
@@ -494,25 +507,33 @@ class _OnsetMoves:
     own: np.ndarray
     n_frames: int
 
-    def rival(self, first: int, stop: int) -> tuple:
-        """(onsets of the best one-onset move among states ``first..stop-1`` or None, its loss clipped at 0)."""
+    def _rival(self, first: int, stop: int) -> tuple:
+        """(onsets of the best move among states ``first..stop-1`` or None, its loss clipped at 0)."""
         if stop <= first:
             return None, float("inf")
         j = first + int(np.argmin(self.loss[first:stop]))
-        if not np.isfinite(self.loss[j]) and self.loss[j] > 0:
+        if self.loss[j] == np.inf:
             return None, float("inf")
         moved = self.onsets.copy()
         moved[j] = self.moved_to[j]
         return moved, max(float(self.loss[j]), 0.0)
 
+    def closest(self) -> tuple:
+        """(onsets of the best one-onset move of any event or None, its margin)."""
+        return self._rival(1, self.onsets.shape[0] - 1)
+
     def span(self, first: int, stop: int) -> SpanRival:
-        """The states ``first..stop-1`` against their closest call."""
-        runner, margin = self.rival(first, stop)
-        finite = self.loss[first:stop][np.isfinite(self.loss[first:stop])]
-        end = int(self.onsets[stop]) if stop < self.onsets.shape[0] else self.n_frames
-        return SpanRival(value=float(self.own[first:stop].sum()), margin=margin,
+        """Events ``first..stop-1`` against their closest call."""
+        a, b = int(first) + 1, int(stop) + 1
+        if not 1 <= a < b <= self.onsets.shape[0] - 1:
+            raise ParameterError(f"span: expected events [first, stop) with 0 <= first < stop <= "
+                                 f"{self.onsets.shape[0] - 2}, got [{first}, {stop})")
+        runner, margin = self._rival(a, b)
+        finite = self.loss[a:b][np.isfinite(self.loss[a:b])]
+        end = int(self.onsets[b])
+        return SpanRival(value=float(self.own[a:b].sum()), margin=margin,
                          worst_margin=max(float(finite.max()), 0.0) if finite.size else float("inf"),
-                         rival_onsets=runner, n_frames=max(end - int(self.onsets[first]), 1))
+                         rival_onsets=runner, n_frames=max(end - int(self.onsets[a]), 1))
 
 
 class ScoreAligner:
@@ -759,9 +780,8 @@ class ScoreAligner:
                                             f"score order", [a.id, b.id])
         return alignment_constraints_from_labels(shifted, T, E + 2, feats.frame_rate)
 
-    def _decode(self, feats: AlignmentFeatures, score: Score, W, anchors=None, runner_up=False, spans=None,
-                fixed_events=None):
-        """Best onsets of the E + 2 states, and their rivals; returns (onsets, runner_onsets, margin, span_scores)."""
+    def _decode(self, feats: AlignmentFeatures, score: Score, W, anchors=None, runner_up=False, fixed_events=None):
+        """Best onsets of the E + 2 states; returns (onsets, OnsetMoves or None)."""
         T, E = feats.n_frames, score.n_events
         E2 = E + 2
         if T < E2:
@@ -794,12 +814,9 @@ class ScoreAligner:
             cost[:, 0] = np.inf
         if self.count_runs and feats.flux_bands is not None:
             onsets = self._fix_runs(feats, score, onsets, cons)
-        if not runner_up and spans is None:
-            return onsets, None, float("inf"), None
-        moves = self._onset_moves(S_obj, gain, cost, limits, onsets, cons, feats.frame_rate, fixed_events)
-        runner, margin = moves.rival(1, E + 1)
-        span_scores = None if spans is None else tuple(moves.span(a + 1, b + 1) for a, b in spans)
-        return onsets, (runner if runner_up else None), (margin if runner_up else float("inf")), span_scores
+        if not runner_up:
+            return onsets, None
+        return onsets, self._onset_moves(S_obj, gain, cost, limits, onsets, cons, feats.frame_rate, fixed_events)
 
     def _fix_runs(self, feats, score, onsets, cons):
         from .scorealign_runs import place_run, repeated_runs
@@ -866,7 +883,7 @@ class ScoreAligner:
             return res.alignment.onsets
 
     @staticmethod
-    def _onset_moves(S, gain, cost, limits, onsets, cons, frame_rate, fixed_events) -> "_OnsetMoves":
+    def _onset_moves(S, gain, cost, limits, onsets, cons, frame_rate, fixed_events) -> OnsetMoves:
         """The best one-onset move of every event within half a second (and its labels' windows)."""
         T, E2 = S.shape
         band = max(4, int(round(0.5 * frame_rate)))
@@ -887,7 +904,7 @@ class ScoreAligner:
         own = cum[ends, states] - cum[onsets, states] - cost[states, np.minimum(d, cost.shape[1] - 1)]
         if gain is not None:
             own = own + gain[onsets, states]
-        return _OnsetMoves(onsets, loss, moved_to, own, T)
+        return OnsetMoves(onsets, loss, moved_to, own, T)
 
     def _refine(self, feats: AlignmentFeatures, score: Score, onsets: np.ndarray, anchors) -> np.ndarray:
         """Onset times (s) of the events moved to the strongest rise of their pitch classes."""
@@ -1009,7 +1026,7 @@ class ScoreAligner:
         return times
 
     def align(self, audio_y, sr, score, *, anchors=None, features: Optional[AlignmentFeatures] = None,
-              spans=None, fixed_events=None) -> AlignmentOutput:
+              fixed_events=None) -> AlignmentOutput:
         """Onset time of every score event in a recording.
 
         Parameters
@@ -1025,12 +1042,9 @@ class ScoreAligner:
             result obeys every anchor.
         features : AlignmentFeatures, optional
             Precomputed :meth:`features` of ``audio_y`` (skips their computation).
-        spans : sequence of (int, int), optional
-            Event ranges ``[first, stop)`` (active-learning parts) whose own
-            closest calls to return in ``span_scores``.
         fixed_events : array_like of int, optional
-            Events the runner-up and the span rivals never move (the anchored
-            ones: their question is answered).
+            Events the runner-up and ``moves`` never move (the anchored ones:
+            their question is answered).
 
         Returns
         -------
@@ -1050,22 +1064,20 @@ class ScoreAligner:
         if not isinstance(feats, AlignmentFeatures):
             raise ParameterError(f"features: expected AlignmentFeatures, got {type(feats).__name__}")
         anchors = list(anchors or ())
-        E = score.n_events
-        if spans is not None:
-            spans = [(int(a), int(b)) for a, b in spans]
-            bad = [(a, b) for a, b in spans if not 0 <= a < b <= E]
-            if bad:
-                raise ParameterError(f"spans: expected event ranges [first, stop) with 0 <= first < stop <= {E}, "
-                                     f"got {bad[:3]}")
-        onsets, runner, margin, span_scores = self._decode(feats, score, self._W(), anchors, bool(self.runner_up),
-                                                           spans, fixed_events)
+        if fixed_events is not None:
+            fixed_events = np.asarray(fixed_events, dtype=np.int64).reshape(-1)
+            if fixed_events.size and not (fixed_events.min() >= 0 and fixed_events.max() < score.n_events):
+                raise ParameterError(f"fixed_events: expected events in [0, {score.n_events - 1}], got "
+                                     f"{fixed_events.tolist()[:5]}")
+        onsets, moves = self._decode(feats, score, self._W(), anchors, bool(self.runner_up), fixed_events)
+        runner, margin = (None, float("inf")) if moves is None else moves.closest()
         T = feats.n_frames
         ev_onsets = onsets[1:-1]
         times = self._refine(feats, score, ev_onsets, anchors)
         runner_t = None if runner is None else feats.frame_boundary_s(runner[1:-1])
         return AlignmentOutput(event_times_s=times, frame_alignment=Alignment(ev_onsets, T),
                                runner_up_times_s=runner_t, margin=margin, frame_rate=feats.frame_rate,
-                               span_scores=span_scores)
+                               moves=moves)
 
     # ---------------------------------------------------------------- fit
     def fit(self, pairs, *, anchors=None, callback=None) -> "ScoreAligner":
@@ -1110,7 +1122,7 @@ class ScoreAligner:
             b = np.zeros(c0.shape[0])
             n = 0
             for (feats, score), anc in zip(data, anchors):
-                onsets = self._decode(feats, score, W, anc, False)[0]
+                onsets, _ = self._decode(feats, score, W, anc, False)
                 T = feats.n_frames
                 ev = np.repeat(np.arange(onsets.shape[0]), np.diff(np.append(onsets, T)))
                 music = (ev > 0) & (ev < onsets.shape[0] - 1)

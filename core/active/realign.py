@@ -12,15 +12,16 @@ in the same performance". :class:`RealignTask` is the
 * the *update* is the re-alignment of the performance under every anchor
   given so far (no parameter is learned: ``perceptron_step`` re-aligns,
   ``refit`` does the same);
-* a part is a window of score events; its scores are the exact best,
-  runner-up and worst of the window's sub-problem: every event outside the
-  window stays at its current (anchored) decoded onset, the window's events
-  are free between their neighbours (the same frame × state scores
-  ``ScoreAligner`` decodes, without its duration prior, as its own runner-up
-  margin). ``scale`` is the spread (standard deviation) of the performance's
-  frame × state scores, so margins compare across performances; the margin is
-  not divided by the window's length (the runner-up differs from the best by
-  one local decision).
+* a part is a window of score events; its scores are those the app's
+  queue uses (:meth:`core.scorealign.OnsetMoves.span`): the objective of
+  ``ScoreAligner``'s own decoder (frame scores, onset gains, duration prior)
+  over the window under the current (anchored) alignment, and what its
+  closest call loses -- the best move of one unanchored event's onset, every
+  other onset kept -- with the largest such loss as the worst-case proxy.
+  ``scale`` is the spread (standard deviation) of the performance's frame ×
+  state scores, so margins compare across performances; the margin is not
+  divided by the window's length (the runner-up differs from the best by one
+  local decision).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..types import AnchorLabel, Score
-from .alignment_task import _sub_problem_scores
 from .parts import Part
 from .uncertainty import PartScores
 
@@ -154,7 +154,9 @@ class RealignTask:
         hit = self._cache.get(key)
         if hit is not None and hit[0] is data:
             return hit[1]
-        out = data.aligner.align(None, data.features.sr, data.score, anchors=anchors, features=data.features)
+        fixed = sorted({a.event for a in anchors})
+        out = data.aligner.align(None, data.features.sr, data.score, anchors=anchors, features=data.features,
+                                 fixed_events=fixed)
         self.n_alignments_ += 1
         if len(self._cache) > 64:
             self._cache = {}
@@ -173,16 +175,15 @@ class RealignTask:
         data.aligner._constraints(anchors, data.features, data.n_events)
 
     def part_scores(self, data, part: Part, labels: list) -> PartScores:
-        """Best / runner-up / worst of the window's sub-problem around the current (anchored) alignment."""
+        """The window's objective under the current (anchored) alignment against its closest call: the best
+        move of one of its unanchored events' onsets, all else kept (:meth:`core.scorealign.OnsetMoves.span`)."""
         if not isinstance(part, Part) or part.axis != "events" or part.stop > data.n_events:
             raise ParameterError(f"part: expected a Part over the performance's {data.n_events} events "
                                  f"(axis 'events'), got {part!r}")
-        out = self.align(data, labels)
-        E = data.n_events
-        onsets = np.r_[0, np.asarray(out.frame_alignment.onsets, dtype=np.int64)]  # rest + events
-        a = part.start + 1
-        b = part.stop + 1 if part.stop < E else E + 2  # the last window runs to the end (the final rest is free)
-        return _sub_problem_scores(data.scores, None, onsets, a, b, data.scale)
+        rival = self.align(data, labels).moves.span(part.start, part.stop)
+        second = rival.value - rival.margin if np.isfinite(rival.margin) else None
+        worst = rival.value - rival.worst_margin if np.isfinite(rival.worst_margin) else None
+        return PartScores(best=rival.value, second=second, worst=worst, size=rival.n_frames, scale=data.scale)
 
     def clear_cache(self) -> None:
         self._cache = {}

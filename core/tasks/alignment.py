@@ -204,7 +204,7 @@ class AlignmentTask(EngineTask):
         if hit is None:
             data = self.engine.data(item_id)
             hit = aligner.align(None, None, data.score, anchors=anchors, features=self.features(item_id),
-                                spans=self._spans(item_id), fixed_events=self._anchored_events(item_id))
+                                fixed_events=self._anchored_events(item_id))
             self._decoded = {k: v for k, v in self._decoded.items() if k[0] != item_id}
             self._decoded[key] = hit
         return hit
@@ -238,7 +238,10 @@ class AlignmentTask(EngineTask):
         alignment's refined time, every other event at that time, so the two differ where the runner-up does.
         """
         parts = {}
-        for span, rival in zip(self._spans(item_id), out.span_scores or ()):
+        if out.moves is None:
+            return parts
+        for span in self._spans(item_id):
+            rival = out.moves.span(*span)
             if rival.rival_onsets is None:
                 parts[span] = (None, float("inf"))
                 continue
@@ -261,11 +264,10 @@ class AlignmentTask(EngineTask):
     def part_scores(self, part) -> PartScores:
         """The part's objective under the drawn alignment, against its closest call (the best move of one
         of its unanchored events, all else kept) and its farthest single move (the worst-case proxy)."""
-        out = self._decode(part.item_id)
-        rival = dict(zip(self._spans(part.item_id), out.span_scores)).get((part.start, part.stop))
-        if rival is None:
-            raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}): not one of the item's "
-                                 f"phrases")
+        moves = self._decode(part.item_id).moves
+        if moves is None:   # an aligner made without runner-ups: nothing to compare
+            return PartScores(best=0.0, size=max(part.stop - part.start, 1))
+        rival = moves.span(part.start, part.stop)
         second = rival.value - rival.margin if np.isfinite(rival.margin) else None
         worst = rival.value - rival.worst_margin if np.isfinite(rival.worst_margin) else None
         return PartScores(best=rival.value, second=second, worst=worst, size=rival.n_frames, scale=1.0)

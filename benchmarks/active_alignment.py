@@ -9,8 +9,9 @@ score events, :func:`core.active.parts.phrase_parts`) fixes the worst errors els
 performance through the constrained re-alignment (:class:`core.active.realign.RealignTask`). Each step
 anchors one window (true onsets, ±20 ms), re-aligns the whole performance under every anchor, and scores
 every event: % within 50 ms over all events and the number of events > 50 ms among the events of windows
-not anchored yet. ``best-vs-2nd`` ranks windows by the margin of the window's sub-problem around the current
-alignment; ``random`` runs ``--seeds`` seeds; the margin strategies are deterministic (run once). Data: the
+not anchored yet. ``best-vs-2nd`` ranks windows by the margin the app's queue uses (what the aligner's own
+objective loses when one unanchored event of the window moves, :meth:`core.scorealign.OnsetMoves.span`);
+``random`` runs ``--seeds`` seeds; the margin strategies are deterministic (run once). Data: the
 shared ``audio_rendered/*_p01.wav`` plus, when present, other pianists' renders in
 ``benchmarks/results/renders`` (made by ``quality_alignment.py``); truth = median performed onset of each
 event's notes + the renderer's 6.5 ms lag. Curves: mean ± std over performances (and seeds).

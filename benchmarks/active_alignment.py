@@ -1,7 +1,7 @@
 """Active learning replayed offline for audio-to-score alignment (Vienna 4x22).
 
 Usage: ``python benchmarks/active_alignment.py [--quick] [--seeds 5] [--data PATH] [--mode realign|learn]
-[--pianists p01,p02] [--max-events 12] [--max-fraction 0.5] [--strategies random,best-vs-2nd,scoring]``
+[--pianists p01,p02|all] [--max-events 12] [--max-fraction 0.5] [--strategies random,best-vs-2nd,scoring]``
 
 ``--mode realign`` (default): :class:`core.scorealign.ScoreAligner`, untrained, is already accurate on most
 events, so the question is whether anchoring a few *windows* of a performance (phrases of <= ``max-events``
@@ -269,7 +269,7 @@ def realign_main(args):
     t_start = time.time()
     root = pathlib.Path(args.data) / "alignment" / "vienna4x22"
     renders = None if args.no_renders else RESULTS / "renders"
-    pianists = ["p01"] if args.quick else [p for p in args.pianists.split(",") if p]
+    pianists = ["p01"] if args.quick else ([] if args.pianists == "all" else [p for p in args.pianists.split(",") if p])
     data = load_performances(root, renders, pianists)
     if args.quick:
         data = {k: v for k, v in data.items() if k.rsplit("_", 1)[0] in QUICK_PIECES}
@@ -380,7 +380,8 @@ def main(argv=None):
                     help="realign: anchors on windows of one performance, constrained re-alignment with "
                          "ScoreAligner (default); learn: the cross-piece replay of the 13x13 linear model")
     ap.add_argument("--max-fraction", type=float, default=0.5, help="realign: anchor up to this share of windows")
-    ap.add_argument("--pianists", default="p01,p02", help="realign: pianists whose renders are used")
+    ap.add_argument("--pianists", default="p01,p02",
+                    help="realign: pianists whose renders are used ('all': every render present)")
     ap.add_argument("--no-renders", action="store_true",
                     help="realign: only the shared p01 renders, not benchmarks/results/renders")
     ap.add_argument("--strategies", default=None,

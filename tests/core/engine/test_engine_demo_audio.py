@@ -17,6 +17,14 @@ def demo(tmp_path_factory):
     eng.close()
 
 
+@pytest.fixture
+def fresh_demo(tmp_path):
+    """A demo project of its own, for tests that add labels the module's other tests must not see."""
+    eng = Engine.open_demo(tmp_path / "demo")
+    yield eng
+    eng.close()
+
+
 def _audio_item(eng):
     return next(i for i in eng.items() if i.kind == "audio")
 
@@ -112,53 +120,44 @@ def test_learning_curve_and_stopping_signal_are_the_items_task(demo):
     assert "evidence" in demo.stopping_signal(audio.id)
 
 
-def test_each_phrase_of_the_audio_item_has_its_own_margin_and_an_anchored_phrase_asks_nothing(tmp_path):
-    eng = Engine.open_demo(tmp_path / "demo")
-    try:
-        audio = _audio_item(eng)
-        queries = [q for q in eng.next_queries(50) if q.item_id == audio.id]
-        assert len(queries) >= 3
-        # the margin of a phrase is that of its own window, not the whole item's closest call
-        assert len({round(q.uncertainty, 12) for q in queries}) == len(queries)
-        top = queries[0]
-        times = np.asarray(eng.predict(audio.id).times_s)
-        for e in range(top.start, top.stop):
-            eng.add_label(AnchorLabel(item_id=audio.id, event=e, time_s=float(times[e]), tolerance_s=0.03))
-        after = {(q.start, q.stop): q.uncertainty for q in eng.next_queries(50) if q.item_id == audio.id}
-        assert after.get((top.start, top.stop), 0.0) == 0.0
-        assert any(u > 0 for u in after.values())
-    finally:
-        eng.close()
+def test_each_phrase_of_the_audio_item_has_its_own_margin_and_an_anchored_phrase_asks_nothing(fresh_demo):
+    eng = fresh_demo
+    audio = _audio_item(eng)
+    queries = [q for q in eng.next_queries(50) if q.item_id == audio.id]
+    assert len(queries) >= 3
+    # each phrase is scored on its own closest call, not the whole item's
+    assert len({round(q.uncertainty, 12) for q in queries}) == len(queries)
+    top = queries[0]
+    times = np.asarray(eng.predict(audio.id).times_s)
+    for e in range(top.start, top.stop):
+        eng.add_label(AnchorLabel(item_id=audio.id, event=e, time_s=float(times[e]), tolerance_s=0.03))
+    after = {(q.start, q.stop): q.uncertainty for q in eng.next_queries(50) if q.item_id == audio.id}
+    assert after.get((top.start, top.stop), 0.0) == 0.0
+    assert any(u > 0 for u in after.values())
 
 
-def test_the_first_event_can_be_anchored_after_the_recording_starts(tmp_path):
+def test_the_first_event_can_be_anchored_after_the_recording_starts(fresh_demo):
     # the recording opens with 0.3 s of silence: the decoder has a rest state before event 0, so an anchor
     # on event 0 at its true onset is a fact like any other (it was refused as "must start at frame 0")
-    eng = Engine.open_demo(tmp_path / "demo")
-    try:
-        audio = _audio_item(eng)
-        truth = [float(r["audio_time_s"]) for r in csv.DictReader(open(DEMO_DIR / "melody_truth.csv"))]
-        eng.add_label(AnchorLabel(item_id=audio.id, event=0, time_s=truth[0] + 0.2, tolerance_s=0.02))
-        got = float(eng.predict(audio.id).times_s[0])
-        assert abs(got - (truth[0] + 0.2)) <= 0.02 + 1.0 / eng.data(audio.id).frame_rate
-        duration = float(eng.sequence(audio.id).positions[-1])
-        with pytest.raises(ParameterError, match="after the last frame"):
-            eng.add_label(AnchorLabel(item_id=audio.id, event=1, time_s=duration + 5.0, tolerance_s=0.02))
-    finally:
-        eng.close()
+    eng = fresh_demo
+    audio = _audio_item(eng)
+    truth = [float(r["audio_time_s"]) for r in csv.DictReader(open(DEMO_DIR / "melody_truth.csv"))]
+    eng.add_label(AnchorLabel(item_id=audio.id, event=0, time_s=truth[0] + 0.2, tolerance_s=0.02))
+    got = float(eng.predict(audio.id).times_s[0])
+    assert abs(got - (truth[0] + 0.2)) <= 0.02 + 1.0 / eng.data(audio.id).frame_rate
+    duration = float(eng.sequence(audio.id).positions[-1])
+    with pytest.raises(ParameterError, match="after the last frame"):
+        eng.add_label(AnchorLabel(item_id=audio.id, event=1, time_s=duration + 5.0, tolerance_s=0.02))
 
 
-def test_a_phrase_has_its_own_runner_up_that_moves_only_its_events(tmp_path):
-    eng = Engine.open_demo(tmp_path / "demo")
-    try:
-        audio = _audio_item(eng)
-        pred = eng.predict(audio.id)
-        queries = [q for q in eng.next_queries(50) if q.item_id == audio.id]
-        for q in queries:
-            own = pred.for_part(q.start, q.stop)
-            assert own.margin == pytest.approx(-np.log(q.uncertainty), rel=1e-9, abs=1e-12)
-            moved = np.flatnonzero(own.runner_up.onsets != pred.structure.onsets)
-            assert moved.size and moved.min() >= q.start and moved.max() < q.stop, (q, moved)
-        assert pred.for_part(10**6, 10**6 + 1) is pred     # not a part: the item's own runner-up
-    finally:
-        eng.close()
+def test_a_phrase_has_its_own_runner_up_that_moves_only_its_events(fresh_demo):
+    eng = fresh_demo
+    audio = _audio_item(eng)
+    pred = eng.predict(audio.id)
+    queries = [q for q in eng.next_queries(50) if q.item_id == audio.id]
+    for q in queries:
+        own = pred.for_part(q.start, q.stop)
+        assert own.margin == pytest.approx(-np.log(q.uncertainty), rel=1e-9, abs=1e-12)
+        moved = np.flatnonzero(own.runner_up.onsets != pred.structure.onsets)
+        assert moved.size and moved.min() >= q.start and moved.max() < q.stop, (q, moved)
+    assert pred.for_part(10**6, 10**6 + 1) is pred     # not a part: the item's own runner-up

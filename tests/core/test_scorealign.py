@@ -249,3 +249,29 @@ def test_fit_blends_the_learned_scorers_with_the_untrained_ones(example):
     assert np.allclose(half, 0.5 * (full + none))
     with pytest.raises(ParameterError, match="blend"):
         ScoreAligner(blend=1.5).fit([(feats, score)])
+
+
+def test_runner_up_is_the_closest_one_onset_move_and_anchored_events_stay(example):
+    score, y, truth = example
+    aligner = ScoreAligner()
+    out = aligner.align(y, SR, score)
+    moves = out.moves
+    assert moves is not None and np.isfinite(out.margin)
+    # the runner-up moves exactly one event, and it is the event whose best move loses least
+    moved = np.flatnonzero(np.abs(out.runner_up_times_s - aligner.features(y, SR).frame_boundary_s(
+        out.frame_alignment.onsets)) > 1e-9)
+    assert moved.size == 1
+    assert out.margin == pytest.approx(max(float(moves.loss[1:-1].min()), 0.0))
+    assert moved[0] == int(np.argmin(moves.loss[1:-1]))
+    # each phrase's own closest call, and the whole item's is the closest of them
+    spans = [(0, 4), (4, 8), (8, score.n_events)]
+    margins = [moves.span(a, b).margin for a, b in spans]
+    assert min(margins) == pytest.approx(out.margin)
+    # an event held fixed is never the one moved
+    held = aligner.align(y, SR, score, fixed_events=[moved[0]])
+    assert held.moves.loss[moved[0] + 1] == np.inf
+    assert held.margin >= out.margin
+    with pytest.raises(ParameterError, match="span"):
+        moves.span(3, 3)
+    with pytest.raises(ParameterError, match="fixed_events"):
+        aligner.align(y, SR, score, fixed_events=[score.n_events])

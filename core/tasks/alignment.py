@@ -225,29 +225,34 @@ class AlignmentTask(EngineTask):
     def predict(self, item_id: str, *, cancel=None) -> Prediction:
         check_cancel(cancel)
         out = self._decode(item_id)
-        runner = None if out.runner_up_times_s is None else self._to_frames(item_id, out.runner_up_times_s)
+        runner = None
+        if out.moves is not None:
+            runner = self._drawn_rival(item_id, out, out.moves.closest()[0])
         self._uncertainty[item_id] = float(np.exp(-out.margin)) if np.isfinite(out.margin) else 0.0
         return Prediction(item_id=item_id, structure=self._to_frames(item_id, out.event_times_s),
                           model_id=self.model_id, score=0.0, runner_up=runner, margin=float(out.margin),
                           times_s=np.asarray(out.event_times_s), part_runner_ups=self._part_runner_ups(item_id, out))
 
-    def _part_runner_ups(self, item_id, out) -> dict:
-        """``(first, stop)`` → (runner-up in display frames or None, margin) of each phrase's closest call.
+    def _drawn_rival(self, item_id, out, rival_onsets) -> "Alignment | None":
+        """A one-onset move of the decoded states as display frames, or None.
 
-        The event the runner-up moves by ``k`` decoding frames is drawn ``k`` frames away from the best
-        alignment's refined time, every other event at that time, so the two differ where the runner-up does.
+        The event it moves by ``k`` decoding frames is drawn ``k`` frames away from the best alignment's
+        refined time, every other event at that time, so the two drawings differ where the move does (the
+        move's own frame boundaries would differ from the refined times almost everywhere by a frame).
         """
-        parts = {}
+        if rival_onsets is None:
+            return None
+        shift = rival_onsets[1:-1] - out.frame_alignment.onsets
+        return self._to_frames(item_id, np.asarray(out.event_times_s) + shift / out.frame_rate)
+
+    def _part_runner_ups(self, item_id, out) -> dict:
+        """``(first, stop)`` → (runner-up in display frames or None, margin) of each phrase's closest call."""
         if out.moves is None:
-            return parts
+            return {}
+        parts = {}
         for span in self._spans(item_id):
             rival = out.moves.span(*span)
-            if rival.rival_onsets is None:
-                parts[span] = (None, float("inf"))
-                continue
-            shift = rival.rival_onsets[1:-1] - out.frame_alignment.onsets
-            times = np.asarray(out.event_times_s) + shift / out.frame_rate
-            parts[span] = (self._to_frames(item_id, times), rival.margin)
+            parts[span] = (self._drawn_rival(item_id, out, rival.rival_onsets), rival.margin)
         return parts
 
     # -------------------------------------------------------- active learning

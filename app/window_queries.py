@@ -185,6 +185,10 @@ class ActiveQueriesMixin:
         return (int(inside[0]), int(inside[-1]) + 1) if inside.size else (0, 0)
 
     def _after_accept(self, item_id, labels):
+        if not labels:
+            self.statusBar().showMessage("nothing to add here: it is already labelled (move or delete a label "
+                                         "to change it)", 6000)
+            return
         self.statusBar().showMessage(f"accepted the prediction: {len(labels)} label(s) added", 4000)
         self._refresh_labels()
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)

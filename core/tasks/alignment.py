@@ -132,10 +132,12 @@ class AlignmentTask(EngineTask):
         self.ensure_model()._constraints(anchors, self.features(label.item_id), score.n_events)
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:
-        """Anchors for the predicted onsets of events ``start..stop-1``."""
+        """Anchors for the predicted onsets of events ``start..stop-1`` that have no anchor yet (an event
+        anchors once: the person's anchor stands, the prediction already obeys it)."""
         times = self._times(item_id, pred)
+        anchored = set(self._anchored_events(item_id).tolist())
         return [AnchorLabel(item_id=item_id, event=e, time_s=float(times[e]), tolerance_s=0.05)
-                for e in range(max(start, 0), min(stop, len(times)))]
+                for e in range(max(start, 0), min(stop, len(times))) if e not in anchored]
 
     def _times(self, item_id, pred) -> np.ndarray:
         if getattr(pred, "times_s", None) is not None:

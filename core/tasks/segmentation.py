@@ -160,6 +160,8 @@ class SegmentationTask(EngineTask):
         self.model.constraints(others + [label], T)  # raises InfeasibleLabelsError naming the conflict
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:
+        """Boundary labels at the predicted changes in ``[start, stop)`` and "same segment" regions between
+        them, leaving out those the item already holds (accepting twice adds nothing)."""
         seg = pred.structure
         changes = [int(c) for c in seg.breakpoints if start < c < stop]
         out = [BoundaryLabel(item_id=item_id, index=c) for c in changes]
@@ -168,7 +170,8 @@ class SegmentationTask(EngineTask):
             if c - lo >= 2:
                 out.append(RegionLabel(item_id=item_id, start=lo, stop=c, kind=RegionKind.SAME))
             lo = c
-        return out
+        held = {_label_key(lab) for lab in self.labels_of(item_id)}
+        return [lab for lab in out if _label_key(lab) not in held]
 
     # --------------------------------------------------------------- learning
     def update(self, item_id: str, *, cancel=None) -> str:
@@ -369,3 +372,12 @@ def _progress_callback(progress):
     def callback(learner, iteration):
         progress(int(iteration) + 1, int(learner.max_iter), f"SSVM pass {int(iteration) + 1}")
     return callback
+
+
+def _label_key(label) -> tuple:
+    """What a boundary or region label says, without its id and time stamp."""
+    if isinstance(label, BoundaryLabel):
+        return ("boundary", int(label.index))
+    if isinstance(label, RegionLabel):
+        return ("region", int(label.start), int(label.stop), RegionKind(label.kind))
+    return ("other", getattr(label, "id", None))

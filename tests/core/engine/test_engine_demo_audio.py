@@ -168,3 +168,14 @@ def test_the_items_runner_up_differs_from_the_drawn_alignment_by_one_event(fresh
     pred = fresh_demo.predict(audio.id)
     moved = np.flatnonzero(pred.runner_up.onsets != pred.structure.onsets)
     assert moved.size == 1, moved
+
+
+def test_accepting_the_prediction_keeps_the_anchors_already_there(fresh_demo):
+    audio = _audio_item(fresh_demo)
+    E = fresh_demo.score(audio.id).n_events
+    mine = fresh_demo.add_label(AnchorLabel(item_id=audio.id, event=E - 1, time_s=19.4, tolerance_s=0.02))
+    added = fresh_demo.accept_prediction(audio.id, E - 5, E)
+    assert sorted(lab.event for lab in added) == list(range(E - 5, E - 1))
+    anchors = [lab for lab in fresh_demo.labels(audio.id) if isinstance(lab, AnchorLabel) and lab.event == E - 1]
+    assert [lab.id for lab in anchors] == [mine.id]
+    assert fresh_demo.accept_prediction(audio.id, E - 5, E) == []

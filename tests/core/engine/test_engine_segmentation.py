@@ -181,6 +181,10 @@ def test_accept_prediction_turns_a_span_into_labels(project):
     kinds = sorted(type(lab).__name__ for lab in labels)
     assert kinds.count("BoundaryLabel") == 2
     assert {lab.index for lab in labels if isinstance(lab, BoundaryLabel)} == {a, b}
+    # accepting the same span again adds nothing: the labels already say it
+    n = len(eng.labels(item))
+    assert eng.accept_prediction(item, 0, 300) == []
+    assert len(eng.labels(item)) == n
 
 
 def test_prediction_scores_are_the_models_scores(project):

@@ -209,7 +209,7 @@ class SegmentConstraints:
                 keep = trial
         ids = [self.label_ids[k] for k in keep]
         descr = "; ".join(self._describe(k) for k in keep)
-        why = f" with min_size={min_size}" if min_size > 1 else ""
+        why = f" with segments of at least {min_size} samples (min_size={min_size})" if min_size > 1 else ""
         raise InfeasibleLabelsError(f"labels cannot all hold{why}: {descr}. Remove or edit one of them.", ids)
 
     def _describe(self, k: int) -> str:

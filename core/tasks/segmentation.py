@@ -157,7 +157,9 @@ class SegmentationTask(EngineTask):
             raise ParameterError(f"label reaches sample {end - 1} but the item has {T} samples (0..{T - 1})")
         others = [lab for lab in list(self.labels_of(label.item_id)) + list(pending)
                   if lab.id != label.id and lab.item_id == label.item_id]
-        self.model.constraints(others + [label], T)  # raises InfeasibleLabelsError naming the conflict
+        cons = self.model.constraints(others + [label], T)  # raises InfeasibleLabelsError naming the conflict
+        if cons is not None:
+            cons.check_feasible(self.model.min_size)  # and with the decoder's shortest segment
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:
         """Boundary labels at the predicted changes in ``[start, stop)`` and "same segment" regions between

@@ -315,3 +315,17 @@ def test_one_ranking_gives_every_whole_item_its_margin_for_the_browser(project):
     infos = {i.id: i for i in eng.items()}
     assert all(info.uncertainty is not None for info in infos.values())
     assert infos[ranked[0].item_id].uncertainty == pytest.approx(ranked[0].uncertainty)
+
+
+def test_labels_that_only_segments_shorter_than_the_decoders_could_satisfy_are_refused(project):
+    # a change at probe 1 (or two changes 2 probes apart) leaves a segment of fewer than 3 probes: the
+    # redraw could never obey it, so it is refused when it is made, not at every redraw after
+    eng, _, _ = project
+    item = _ids(eng)["1:1"]
+    with pytest.raises(InfeasibleLabelsError, match="at least 3 samples"):
+        eng.add_label(BoundaryLabel(item_id=item, index=1))
+    eng.add_label(BoundaryLabel(item_id=item, index=100))
+    with pytest.raises(InfeasibleLabelsError, match="at least 3 samples"):
+        eng.add_label(BoundaryLabel(item_id=item, index=102))
+    eng.add_label(BoundaryLabel(item_id=item, index=103))
+    eng.predict(item)

@@ -775,7 +775,8 @@ class ScoreAligner:
             if b.time_s + b.tolerance_s <= a.time_s - a.tolerance_s or (a.event == b.event and
                                                                          abs(a.time_s - b.time_s) >
                                                                          a.tolerance_s + b.tolerance_s):
-                raise InfeasibleLabelsError(f"anchors: event {b.event} is anchored at {b.time_s:.3f} s, before "
+                where = "before" if b.time_s < a.time_s else "no later than"
+                raise InfeasibleLabelsError(f"anchors: event {b.event} is anchored at {b.time_s:.3f} s, {where} "
                                             f"event {a.event} at {a.time_s:.3f} s; anchors must follow the "
                                             f"score order", [a.id, b.id])
         return alignment_constraints_from_labels(shifted, T, E + 2, feats.frame_rate)

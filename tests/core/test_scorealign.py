@@ -100,8 +100,13 @@ def test_anchors_are_obeyed_even_when_wrong(example):
 def test_anchors_out_of_order_are_refused(example):
     score, y, truth = example
     anchors = [AnchorLabel(item_id="x", event=2, time_s=3.0), AnchorLabel(item_id="x", event=5, time_s=1.0)]
-    with pytest.raises(InfeasibleLabelsError):
+    with pytest.raises(InfeasibleLabelsError, match="event 5 is anchored at 1.000 s, before event 2"):
         ScoreAligner().align(y, SR, score, anchors=anchors)
+    # two events pinned to one instant cannot both start there (each lasts at least a frame)
+    same = [AnchorLabel(item_id="x", event=2, time_s=1.0, tolerance_s=0.0),
+            AnchorLabel(item_id="x", event=3, time_s=1.0, tolerance_s=0.0)]
+    with pytest.raises(InfeasibleLabelsError, match="no later than event 2"):
+        ScoreAligner().align(y, SR, score, anchors=same)
 
 
 def test_anchor_on_a_missing_event_names_it(example):

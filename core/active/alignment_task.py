@@ -39,7 +39,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..decoders.alignment import (AlignmentConstraints, align, align_second_best, window_scores,
+from ..decoders.alignment import (AlignmentConstraints, align, align_second_best,
                                   alignment_constraints_from_labels)
 from ..exceptions import ParameterError
 from ..tasks.alignment import N_FEATURES, event_templates, frame_features
@@ -472,7 +472,33 @@ class AlignmentActiveTask:
 
 
 def _sub_problem_scores(S, cons, onsets, a: int, b: int, scale: float) -> PartScores:
-    """Exact best / runner-up / worst of states ``a..b-1`` with every other onset held at ``onsets``
-    (:func:`~core.decoders.alignment.window_scores`), as the uncertainty module's part scores."""
-    w = window_scores(S, onsets, a, b, constraints=cons)
-    return PartScores(best=w.best, second=w.second, worst=w.worst, size=w.n_frames, scale=max(scale, 1e-12))
+    """Exact best / runner-up / worst of states ``a..b-1`` with every other onset held at ``onsets``.
+
+    ``S`` has shape (T, E1); states ``a - 1`` and ``b`` (when ``b < E1``) keep
+    their onsets and bound the frames the part may use.
+    """
+    T, E1 = S.shape
+    first = a - 1
+    f0 = int(onsets[first])
+    if b < E1:
+        f1 = int(onsets[b]) + 1  # includes the first frame of state b, pinned there
+        last = b
+    else:
+        f1 = T
+        last = E1 - 1
+    L = f1 - f0
+    sub = S[f0:f1, first:last + 1]
+    n = last - first + 1
+    lo = np.zeros(n, np.int64)
+    hi = np.full(n, L - 1, np.int64)
+    if cons is not None:
+        lo = np.maximum(lo, cons.onset_min[first:last + 1] - f0)
+        hi = np.minimum(hi, cons.onset_max[first:last + 1] - f0)
+    lo[0] = hi[0] = 0
+    if b < E1:
+        lo[-1] = hi[-1] = L - 1
+    box = AlignmentConstraints(lo, hi)
+    best, second = align_second_best(sub, constraints=box)
+    worst = align(-sub, constraints=box)
+    return PartScores(best=float(best.score), second=None if second is None else float(second.score),
+                      worst=-float(worst.score), size=L, scale=max(scale, 1e-12))

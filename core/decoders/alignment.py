@@ -36,8 +36,6 @@ __all__ = [
     "align_loss_augmented",
     "align_second_best",
     "align_with_duration_prior",
-    "WindowScores",
-    "window_scores",
     "alignment_score",
     "alignment_hamming",
     "alignment_onset_loss",
@@ -495,92 +493,6 @@ def align_second_best(S, *, min_frames: int = 1, constraints: Optional[Alignment
             dec.backtrack(e - 1, t - m, second)
     a2 = Alignment(second, T)
     return best, AlignmentResult(a2, float(_k.alignment_value(S, second)))
-
-
-@dataclass(frozen=True)
-class WindowScores:
-    """Best, runner-up and worst alignment scores of a window of states (see :func:`window_scores`)."""
-
-    best: float
-    second: Optional[float]
-    worst: Optional[float]
-    n_frames: int
-
-
-def window_scores(S, onsets, first: int, stop: int, *, constraints: Optional[AlignmentConstraints] = None,
-                  fixed=None, band: Optional[int] = None, worst: bool = True) -> WindowScores:
-    """Exact best / runner-up / worst alignments of the states ``first .. stop - 1``, all others held.
-
-    The window's sub-problem keeps every state outside it at its onset in
-    ``onsets`` and frees the onsets of its states: it spans the frames from the
-    onset of state ``first - 1`` to that of state ``stop`` (included, pinned
-    there; to the last frame when ``stop == E``). Its runner-up is the best
-    alignment of those frames that moves at least one free onset, so the
-    margin ``best - second`` prices the closest call inside the window alone.
-
-    Parameters
-    ----------
-    S : array_like, shape (T, E)
-        Frame-state scores (higher is better).
-    onsets : array_like of int, shape (E,)
-        Onsets of a feasible alignment (usually the best one), ``onsets[0] == 0``.
-        A window running to the end (``stop == E``) without ``band`` or ``fixed``
-        reads only ``onsets[:first]``, so those may be all that is given.
-    first, stop : int
-        The free states, ``1 <= first < stop <= E``.
-    constraints : AlignmentConstraints, optional
-        Onset windows the free states must also respect.
-    fixed : array_like of int, optional
-        Free states to hold at their onsets anyway (e.g. anchored events: a
-        question about them has been answered).
-    band : int, optional
-        Free onsets stay within ``band`` frames of ``onsets``.
-    worst : bool, default True
-        Also decode the lowest-scoring alignment (``-S``); ``None`` otherwise.
-
-    Returns
-    -------
-    WindowScores
-        ``second`` is ``None`` when the window admits a single alignment.
-    """
-    S = _check_scores(S)
-    T, E = S.shape
-    if not (1 <= int(first) < int(stop) <= E):
-        raise ParameterError(f"first, stop: expected 1 <= first < stop <= {E}, got {first!r}, {stop!r}")
-    on = np.asarray(onsets, dtype=np.int64).reshape(-1)
-    # a window running to the end reads no onset after ``first - 1`` unless band or fixed need them
-    need = stop + 1 if stop < E else (E if band is not None or fixed is not None else first)
-    if on.shape[0] < need or on[0] != 0 or np.any(np.diff(on) <= 0) or on[-1] >= T:
-        raise ParameterError(f"onsets: expected at least {need} strictly increasing frames from 0 below {T}, "
-                             f"got {on!r}")
-    before = int(first) - 1
-    f0 = int(on[before])
-    if stop < E:
-        f1, last = int(on[stop]) + 1, int(stop)
-    else:
-        f1, last = T, E - 1
-    n = last - before + 1
-    lo = np.zeros(n, np.int64)
-    hi = np.full(n, f1 - f0 - 1, np.int64)
-    if constraints is not None:
-        lo = np.maximum(lo, np.asarray(constraints.onset_min[before:last + 1]) - f0)
-        hi = np.minimum(hi, np.asarray(constraints.onset_max[before:last + 1]) - f0)
-    if band is not None:
-        lo = np.maximum(lo, on[before:last + 1] - f0 - int(band))
-        hi = np.minimum(hi, on[before:last + 1] - f0 + int(band))
-    if fixed is not None:
-        held = np.asarray(fixed, dtype=np.int64).reshape(-1)
-        held = held[(held >= first) & (held < stop)] - before
-        lo[held] = hi[held] = on[held + before] - f0
-    lo[0] = hi[0] = 0
-    if stop < E:
-        lo[-1] = hi[-1] = f1 - f0 - 1
-    sub = S[f0:f1, before:last + 1]
-    box = AlignmentConstraints(lo, hi)
-    best, second = align_second_best(sub, constraints=box)
-    low = -float(align(-sub, constraints=box).score) if worst else None
-    return WindowScores(best=float(best.score), second=None if second is None else float(second.score),
-                        worst=low, n_frames=f1 - f0)
 
 
 def align_with_duration_prior(S, expected_durations, *, weight: float, min_frames: int = 1,

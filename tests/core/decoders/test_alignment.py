@@ -16,7 +16,6 @@ from core.decoders.alignment import (
     alignment_hamming,
     alignment_onset_loss,
     alignment_score,
-    window_scores,
 )
 from core.decoders.brute_alignment import all_alignments, brute_align
 from core.exceptions import InfeasibleLabelsError, ParameterError
@@ -91,57 +90,6 @@ def test_second_best_is_the_best_other_alignment(case):
     assert cons.is_satisfied_by(second.alignment)
     assert second.score == pytest.approx(alignment_score(S, second.alignment), abs=TOL)
     assert second.score == pytest.approx(ranked[1][0], abs=TOL)
-
-
-@settings(max_examples=300)
-@given(st.data())
-def test_window_scores_equal_brute_force_over_the_window(data):
-    """Best / runner-up / worst of a window of states, all other onsets held at the best alignment's, some
-    free states held too and the rest kept within a band: the same as enumerating every such alignment."""
-    T = data.draw(st.integers(3, 9))
-    E = data.draw(st.integers(2, min(T, 6)))
-    S = np.array(data.draw(st.lists(st.integers(-4, 4), min_size=T * E, max_size=T * E)), float).reshape(T, E)
-    onsets = align(S).alignment.onsets
-    first = data.draw(st.integers(1, E - 1))
-    stop = data.draw(st.integers(first + 1, E))
-    fixed = data.draw(st.lists(st.integers(first, stop - 1), max_size=2, unique=True))
-    band = data.draw(st.sampled_from([None, 1, 1, 2]))
-    f0 = onsets[first - 1]
-    f1 = onsets[stop] + 1 if stop < E else T
-
-    def allowed(a):
-        on = a.onsets
-        for j in range(E):
-            free = first <= j < stop and j not in fixed
-            if not free and on[j] != onsets[j]:
-                return False
-            if free and band is not None and abs(on[j] - onsets[j]) > band:
-                return False
-        return True
-
-    local = sorted(float(S[np.arange(f0, f1), a.frame_events()[f0:f1]].sum())
-                   for a in all_alignments(T, E) if allowed(a))
-    best_local = float(S[np.arange(f0, f1), Alignment(onsets, T).frame_events()[f0:f1]].sum())
-    w = window_scores(S, onsets, first, stop, fixed=fixed, band=band)
-    assert w.n_frames == f1 - f0
-    assert w.best == pytest.approx(local[-1], abs=TOL) == best_local
-    assert w.worst == pytest.approx(local[0], abs=TOL)
-    if len(local) == 1:
-        assert w.second is None
-    else:
-        assert w.second == pytest.approx(local[-2], abs=TOL)
-
-
-def test_window_scores_reject_bad_windows_and_onsets():
-    S = np.zeros((6, 3))
-    with pytest.raises(ParameterError, match="first, stop"):
-        window_scores(S, [0, 2, 4], 0, 2)
-    with pytest.raises(ParameterError, match="first, stop"):
-        window_scores(S, [0, 2, 4], 2, 2)
-    with pytest.raises(ParameterError, match="onsets"):
-        window_scores(S, [0, 4, 2], 1, 2)
-    with pytest.raises(ParameterError, match="onsets"):
-        window_scores(S, [0, 2], 1, 2)
 
 
 @pytest.mark.parametrize("m", [1, 2, 3])

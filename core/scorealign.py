@@ -893,18 +893,10 @@ class ScoreAligner:
         if cons is not None:
             lo = np.maximum(lo, cons.onset_min)
             hi = np.minimum(hi, cons.onset_max)
-        loss, moved_to = onset_moves(S, cost, limits, onsets, lo, hi, onset_gain=gain)
+        loss, moved_to, own = onset_moves(S, cost, limits, onsets, lo, hi, onset_gain=gain)
         loss[E2 - 1] = np.inf          # the closing rest is no event: its onset is the last event's end
         if fixed_events is not None:
             loss[np.asarray(fixed_events, dtype=np.int64) + 1] = np.inf
-        # each state's own term of the objective under ``onsets``: its frames, its onset gain, its duration cost
-        ends = np.r_[onsets[1:], T]
-        cum = np.vstack([np.zeros((1, E2)), np.cumsum(S, axis=0)])
-        states = np.arange(E2)
-        d = ends - onsets
-        own = cum[ends, states] - cum[onsets, states] - cost[states, np.minimum(d, cost.shape[1] - 1)]
-        if gain is not None:
-            own = own + gain[onsets, states]
         return OnsetMoves(onsets, loss, moved_to, own, T)
 
     def _refine(self, feats: AlignmentFeatures, score: Score, onsets: np.ndarray, anchors) -> np.ndarray:

@@ -191,6 +191,9 @@ def onset_moves(S, cost, max_frames, onsets, onset_min=None, onset_max=None, ons
         when a move scores higher; ``inf`` when the state cannot move).
     moved_to : ndarray of int64, shape (E,)
         That move's onset (-1 when none).
+    own : ndarray, shape (E,)
+        Each state's term of the objective under ``onsets`` (its frames, its
+        onset gain, its duration cost; ``-inf`` for a duration out of bounds).
     """
     S = np.ascontiguousarray(S, dtype=np.float64)
     if S.ndim != 2 or not np.all(np.isfinite(S)):
@@ -217,23 +220,21 @@ def onset_moves(S, cost, max_frames, onsets, onset_min=None, onset_max=None, ons
         ok = (d >= 1) & (d <= dmax[e])
         return np.where(ok, cost[e, np.clip(d, 0, D)], np.inf)
 
+    states = np.arange(E)
+    own = cum[ends, states] - cum[on, states] - duration_cost(states, ends - on) + gain[on, states]
     loss = np.full(E, np.inf)
     moved_to = np.full(E, -1, np.int64)
     for e in range(1, E):
         p, s, n = on[e - 1], on[e], ends[e]
         o = np.arange(max(p + 1, lo[e]), min(n - 1, hi[e]) + 1)
+        o = o[o != s]
         if o.size == 0:
             continue
         # the terms that depend on state e's onset: state e-1's frames and duration, state e's and its gain
-        value = (cum[o, e - 1] - duration_cost(e - 1, o - p) + cum[n, e] - cum[o, e]
+        value = (cum[o, e - 1] - cum[p, e - 1] - duration_cost(e - 1, o - p) + cum[n, e] - cum[o, e]
                  - duration_cost(e, n - o) + gain[o, e])
-        here = np.flatnonzero(o == s)
-        current = value[here[0]] if here.size else (cum[s, e - 1] - duration_cost(e - 1, np.array([s - p]))[0]
-                                                    + cum[n, e] - cum[s, e] - duration_cost(e, np.array([n - s]))[0]
-                                                    + gain[s, e])
-        value[o == s] = -np.inf
         j = int(np.argmax(value))
         if np.isfinite(value[j]):
-            loss[e] = current - value[j]
+            loss[e] = own[e - 1] - gain[p, e - 1] + own[e] - value[j]
             moved_to[e] = o[j]
-    return loss, moved_to
+    return loss, moved_to, own

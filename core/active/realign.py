@@ -36,7 +36,7 @@ from ..types import AnchorLabel, Score
 from .parts import Part
 from .uncertainty import PartScores
 
-__all__ = ["Performance", "RealignTask", "within_tolerance"]
+__all__ = ["Performance", "RealignTask", "span_part_scores", "within_tolerance"]
 
 
 def within_tolerance(times_s, truth_s, tolerance_s: float = 0.05, *, events=None) -> float:
@@ -112,6 +112,14 @@ class Performance:
         return int(self.score.n_events)
 
 
+def span_part_scores(rival, scale: float = 1.0) -> PartScores:
+    """A phrase against its closest call (:class:`core.scorealign.SpanRival`) as a part's scores: its objective,
+    that minus its margin (runner-up) and minus its largest single-move loss (the worst-case proxy)."""
+    second = rival.value - rival.margin if np.isfinite(rival.margin) else None
+    worst = rival.value - rival.worst_margin if np.isfinite(rival.worst_margin) else None
+    return PartScores(best=rival.value, second=second, worst=worst, size=rival.n_frames, scale=scale)
+
+
 def _anchors(labels) -> list:
     out = []
     for lab in labels:
@@ -180,10 +188,7 @@ class RealignTask:
         if not isinstance(part, Part) or part.axis != "events" or part.stop > data.n_events:
             raise ParameterError(f"part: expected a Part over the performance's {data.n_events} events "
                                  f"(axis 'events'), got {part!r}")
-        rival = self.align(data, labels).moves.span(part.start, part.stop)
-        second = rival.value - rival.margin if np.isfinite(rival.margin) else None
-        worst = rival.value - rival.worst_margin if np.isfinite(rival.worst_margin) else None
-        return PartScores(best=rival.value, second=second, worst=worst, size=rival.n_frames, scale=data.scale)
+        return span_part_scores(self.align(data, labels).moves.span(part.start, part.stop), data.scale)
 
     def clear_cache(self) -> None:
         self._cache = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..active.parts import phrase_parts
+from ..active.realign import span_part_scores
 from ..active.uncertainty import PartScores
 from ..exceptions import ParameterError
 from ..types import Alignment, AnchorLabel, EventSpanLabel, Prediction
@@ -274,7 +275,4 @@ class AlignmentTask(EngineTask):
         moves = self._decode(part.item_id).moves
         if moves is None:   # an aligner made without runner-ups: nothing to compare
             return PartScores(best=0.0, size=max(part.stop - part.start, 1))
-        rival = moves.span(part.start, part.stop)
-        second = rival.value - rival.margin if np.isfinite(rival.margin) else None
-        worst = rival.value - rival.worst_margin if np.isfinite(rival.worst_margin) else None
-        return PartScores(best=rival.value, second=second, worst=worst, size=rival.n_frames, scale=1.0)
+        return span_part_scores(moves.span(part.start, part.stop))

@@ -113,8 +113,9 @@ def test_onset_moves_are_the_best_single_onset_changes(problem, data):
     onsets = feasible[data.draw(st.integers(0, len(feasible) - 1))].onsets
     lo = np.array([data.draw(st.integers(0, T - 1)) for _ in range(E)])
     hi = np.minimum(lo + np.array([data.draw(st.integers(0, T)) for _ in range(E)]), T - 1)
-    loss, moved_to = onset_moves(S, cost, limits, onsets, lo, hi, onset_gain=gain)
+    loss, moved_to, own = onset_moves(S, cost, limits, onsets, lo, hi, onset_gain=gain)
     here = objective(S, cost, onsets, gain)
+    assert own.sum() == pytest.approx(here, abs=1e-9)
     assert loss[0] == math.inf and moved_to[0] == -1
     for e in range(1, E):
         moves = [a.onsets for a in alignments

@@ -81,12 +81,15 @@ class ActiveQueriesMixin:
             log.warning("learning curve: %s", exc)
 
     def _describe_query(self, q):
+        """The queried span as the Labels panel and the exported files number it: 0-based, both ends included."""
         info = self.infos.get(q.item_id)
+        last = max(q.stop - 1, q.start)
         if info is not None and info.task == "alignment":
-            return f"events {q.start + 1}\u2013{q.stop}"
+            return f"events {q.start}\u2013{last}"
         if info is None:
-            return f"{q.start}\u2013{q.stop}"
-        return f"{q.start}\u2013{q.stop} of {info.n_samples}"
+            return f"{q.start}\u2013{last}"
+        unit = {"cgh": "probes", "audio": "frames"}.get(info.kind, "samples")
+        return f"{unit} {q.start}\u2013{last} of {info.n_samples}"
 
     def _show_item_queries(self):
         if self.current_item is None:

@@ -108,7 +108,7 @@ class ActivePanel(QtWidgets.QWidget):
         self._queries = list(queries)
         self.queue.clear()
         for q in self._queries:
-            part = describe(q) if describe else f"{q.start}\u2013{q.stop}"
+            part = describe(q) if describe else f"{q.start}\u2013{max(q.stop - 1, q.start)}"
             it = QtWidgets.QTreeWidgetItem([str(q.rank + 1), names.get(q.item_id, q.item_id[:8]), part,
                                             queue_margin_text(q)])
             it.setToolTip(3, f"uncertainty exp(\u2212margin) = {q.uncertainty:.6g} ({q.strategy})")

@@ -89,7 +89,7 @@ class ActiveQueriesMixin:
         if info is None:
             return f"{q.start}\u2013{last}"
         unit = {"cgh": "probes", "audio": "frames"}.get(info.kind, "samples")
-        return f"{unit} {q.start}\u2013{last} of {info.n_samples}"
+        return f"{unit} {q.start}\u2013{last}"
 
     def _show_item_queries(self):
         if self.current_item is None:

@@ -50,14 +50,17 @@ class ActivePanel(QtWidgets.QWidget):
         self.queue.setHeaderLabels(["#", "Item", "Part", "Margin"])
         self.queue.headerItem().setToolTip(
             3, "Gap between the model's best structure on the part and its runner-up, in change penalties:\n"
-               "the smaller, the closer the call and the more a label there is expected to teach")
+               "the smaller, the closer the call and the more a label there is expected to teach.\n"
+               "Copy-number and audio margins are on different scales, so their questions take turns\n"
+               "in the queue rather than being sorted together by margin")
+        self.queue.headerItem().setToolTip(0, "Order of the questions: each task's closest calls first, the tasks taking turns")
         self.queue.setRootIsDecorated(False)
         self.queue.setAlternatingRowColors(True)
         header = self.queue.header()
         header.setStretchLastSection(False)
         header.setMinimumSectionSize(24)
         header.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
-        for c, w in ((0, 28), (2, 110), (3, 60)):
+        for c, w in ((0, 28), (2, 120), (3, 60)):
             header.setSectionResizeMode(c, QtWidgets.QHeaderView.ResizeMode.Fixed)
             header.resizeSection(c, w)
         self.queue.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -111,6 +114,8 @@ class ActivePanel(QtWidgets.QWidget):
             part = describe(q) if describe else f"{q.start}\u2013{max(q.stop - 1, q.start)}"
             it = QtWidgets.QTreeWidgetItem([str(q.rank + 1), names.get(q.item_id, q.item_id[:8]), part,
                                             queue_margin_text(q)])
+            it.setToolTip(1, names.get(q.item_id, q.item_id))   # the column is narrow: long names are elided
+            it.setToolTip(2, part)
             it.setToolTip(3, f"uncertainty exp(\u2212margin) = {q.uncertainty:.6g} ({q.strategy})")
             it.setData(0, Qt.ItemDataRole.UserRole, q)
             it.setTextAlignment(3, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

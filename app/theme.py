@@ -7,7 +7,7 @@ import pathlib
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
 
-from core.types import RegionKind
+from core.types import REGION_KIND_NAMES, RegionKind
 
 STYLE_DIR = pathlib.Path(__file__).resolve().parents[1] / "resources" / "style"
 ICON_DIR = pathlib.Path(__file__).resolve().parents[1] / "resources" / "icons"
@@ -34,12 +34,7 @@ REGION_RGB = {
     RegionKind.AT_LEAST_ONE: (170, 120, 230),
     RegionKind.SAME: (97, 160, 230),
 }
-REGION_NAMES = {
-    RegionKind.ZERO: "no change (0)",
-    RegionKind.ONE: "exactly one change (1)",
-    RegionKind.AT_LEAST_ONE: "at least one change (\u22651)",
-    RegionKind.SAME: "same segment (S)",
-}
+REGION_NAMES = REGION_KIND_NAMES
 
 
 def region_brush(kind: RegionKind, *, selected: bool = False, alpha: int = 55) -> QtGui.QBrush:

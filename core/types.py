@@ -42,6 +42,8 @@ __all__ = [
     "AlignmentLabel",
     "AnyLabel",
     "label_fact",
+    "describe_label",
+    "REGION_KIND_NAMES",
     "Query",
     "Prediction",
     "new_id",
@@ -580,6 +582,54 @@ class WarpAnchorLabel(Label):
 SegmentationLabel = Union[RegionLabel, BoundaryLabel]
 AlignmentLabel = Union[AnchorLabel, EventSpanLabel]
 AnyLabel = Union[RegionLabel, BoundaryLabel, AnchorLabel, EventSpanLabel, WarpAnchorLabel]
+
+#: how people read each region kind (legends, label lists, messages)
+REGION_KIND_NAMES = {
+    RegionKind.ZERO: "no change (0)",
+    RegionKind.ONE: "exactly one change (1)",
+    RegionKind.AT_LEAST_ONE: "at least one change (\u22651)",
+    RegionKind.SAME: "same segment (S)",
+}
+
+
+def describe_label(label, positions=None, units: str = "") -> str:
+    """One line saying what a label states, for people.
+
+    Parameters
+    ----------
+    label : Label
+    positions : ndarray, shape (T,), optional
+        The item's sample positions; sample indices are shown when not given.
+    units : str
+        ``"bp"`` (shown in Mb), ``"s"`` or anything else (shown as is).
+
+    Returns
+    -------
+    str
+        e.g. ``"no change (0): 20.057 Mb \u2013 79.077 Mb"``, ``"event 12 at 3.250 s"``.
+    """
+    def at(i):
+        if positions is None or len(positions) == 0:
+            return f"#{i}"
+        i = min(max(int(i), 0), len(positions) - 1)
+        v = float(positions[i])
+        if units == "bp":
+            return f"{v / 1e6:.3f} Mb"
+        if units == "s":
+            return f"{v:.2f} s"
+        return f"{v:g}"
+
+    if isinstance(label, RegionLabel):
+        return f"{REGION_KIND_NAMES[label.kind]}: {at(label.start)} \u2013 {at(label.stop - 1)}"
+    if isinstance(label, BoundaryLabel):
+        return f"boundary at {at(label.index)}"
+    if isinstance(label, AnchorLabel):
+        return f"event {label.event} at {label.time_s:.3f} s"
+    if isinstance(label, EventSpanLabel):
+        return f"events {label.first}\u2013{label.last} in [{label.t0_s:.2f}, {label.t1_s:.2f}] s"
+    if isinstance(label, WarpAnchorLabel):
+        return f"warp anchor ({label.ta}, {label.tb})"
+    return repr(label)
 
 
 # ------------------------------------------------------------------ predictions

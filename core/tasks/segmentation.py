@@ -31,12 +31,12 @@ from ..learners.perceptron import StructuredPerceptron
 from ..learners.ssvm import SSVM
 from ..active.parts import make_parts
 from ..active.uncertainty import PartScores, uncertainty_from_scores
-from ..exceptions import ParameterError
+from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..features.cgh import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
 from ..learners.cgh_recipe import CghSegmenter, profile_groups
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
-from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
+from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel, describe_label
 from .base import EngineTask, check_cancel
 
 __all__ = ["SegmentationTask", "cgh_features"]
@@ -157,9 +157,28 @@ class SegmentationTask(EngineTask):
             raise ParameterError(f"label reaches sample {end - 1} but the item has {T} samples (0..{T - 1})")
         others = [lab for lab in list(self.labels_of(label.item_id)) + list(pending)
                   if lab.id != label.id and lab.item_id == label.item_id]
-        cons = self.model.constraints(others + [label], T)  # raises InfeasibleLabelsError naming the conflict
-        if cons is not None:
-            cons.check_feasible(self.model.min_size)  # and with the decoder's shortest segment
+        shortest = 1
+        try:
+            cons = self.model.constraints(others + [label], T)  # raises InfeasibleLabelsError naming the conflict
+            if cons is not None:
+                shortest = self.model.min_size
+                cons.check_feasible(shortest)  # and with the decoder's shortest segment
+        except InfeasibleLabelsError as exc:
+            raise self._conflict_in_user_terms(exc, others + [label], label, shortest) from None
+
+    def _conflict_in_user_terms(self, exc, labels, new, shortest) -> InfeasibleLabelsError:
+        """``exc`` reworded with the conflicting labels as the Labels panel shows them (positions, kinds)
+        instead of their ids; the ids stay in ``label_ids``."""
+        by_id = {lab.id: lab for lab in labels}
+        if not exc.label_ids or any(i not in by_id for i in exc.label_ids):
+            return exc
+        seq = self.engine.sequence(new.item_id)
+        units = {"bp": "probes", "s": "frames"}.get(seq.units, "samples")
+        said = [("new label: " if i == new.id else "") + describe_label(by_id[i], seq.positions, seq.units)
+                for i in exc.label_ids]
+        why = f" with segments of at least {shortest} {units}" if shortest > 1 else ""
+        return InfeasibleLabelsError(f"labels cannot all hold{why}: {'; '.join(said)}. Remove or edit one of them.",
+                                     exc.label_ids)
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:
         """Boundary labels at the predicted changes in ``[start, stop)`` and "same segment" regions between

@@ -322,10 +322,27 @@ def test_labels_that_only_segments_shorter_than_the_decoders_could_satisfy_are_r
     # redraw could never obey it, so it is refused when it is made, not at every redraw after
     eng, _, _ = project
     item = _ids(eng)["1:1"]
-    with pytest.raises(InfeasibleLabelsError, match="at least 3 samples"):
+    with pytest.raises(InfeasibleLabelsError, match="at least 3 probes"):
         eng.add_label(BoundaryLabel(item_id=item, index=1))
     eng.add_label(BoundaryLabel(item_id=item, index=100))
-    with pytest.raises(InfeasibleLabelsError, match="at least 3 samples"):
+    with pytest.raises(InfeasibleLabelsError, match="at least 3 probes"):
         eng.add_label(BoundaryLabel(item_id=item, index=102))
     eng.add_label(BoundaryLabel(item_id=item, index=103))
     eng.predict(item)
+
+
+def test_a_contradicting_label_is_refused_in_the_terms_of_the_labels_panel(project):
+    # the user reads the conflict as kinds and positions (Mb), not as label ids; the ids stay on the error
+    eng, _, _ = project
+    item = _ids(eng)["1:1"]
+    seq = eng.sequence(item)
+    boundary = eng.add_label(BoundaryLabel(item_id=item, index=100))
+    region = RegionLabel(item_id=item, start=50, stop=150, kind=RegionKind.ZERO)
+    with pytest.raises(InfeasibleLabelsError) as err:
+        eng.add_label(region)
+    text = str(err.value)
+    assert f"new label: no change (0): {seq.positions[50] / 1e6:.3f} Mb" in text
+    assert f"boundary at {seq.positions[100] / 1e6:.3f} Mb" in text
+    assert boundary.id not in text and region.id not in text
+    assert set(err.value.label_ids) == {boundary.id, region.id}
+    assert [lab.id for lab in eng.labels(item) if lab.id in (boundary.id, region.id)] == [boundary.id]

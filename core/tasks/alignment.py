@@ -14,9 +14,9 @@ import numpy as np
 from ..active.parts import phrase_parts
 from ..active.realign import span_part_scores
 from ..active.uncertainty import PartScores
-from ..exceptions import ParameterError
+from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import Alignment, AnchorLabel, EventSpanLabel, Prediction
-from .base import EngineTask, check_cancel
+from .base import EngineTask, check_cancel, conflict_in_user_terms
 
 __all__ = ["AlignmentTask", "frame_features", "event_templates"]
 
@@ -130,7 +130,12 @@ class AlignmentTask(EngineTask):
         # the decoder's own check (anchors in score order and inside the recording), on its own states: a
         # rest before the first event, so event 0 may be anchored anywhere in the recording
         anchors = self._as_anchors(label.item_id, others + [label])
-        self.ensure_model()._constraints(anchors, self.features(label.item_id), score.n_events)
+        try:
+            self.ensure_model()._constraints(anchors, self.features(label.item_id), score.n_events)
+        except InfeasibleLabelsError as exc:
+            raise conflict_in_user_terms(exc, others + [label], label, data.sequence,
+                                         rule="Every event must fall inside the windows of its labels, and "
+                                              "events keep the score's order.") from None
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:
         """Anchors for the predicted onsets of events ``start..stop-1`` that have no anchor yet (an event

@@ -14,10 +14,10 @@ import numpy as np
 from .. import events as ev
 from ..active.stopping import StoppingCriterion, mean_uncertainty
 from ..active.uncertainty import check_strategy, pool_uncertainties, select_batch
-from ..exceptions import CancelledError, ParameterError
-from ..types import Query
+from ..exceptions import CancelledError, InfeasibleLabelsError, ParameterError
+from ..types import Query, describe_label
 
-__all__ = ["EngineTask", "check_cancel"]
+__all__ = ["EngineTask", "check_cancel", "conflict_in_user_terms"]
 
 MODEL_FORMAT = 1
 
@@ -34,6 +34,38 @@ STOPPING_THRESHOLD = 1e-3
 #: threads that score a pool for queries in tasks whose part scores tolerate concurrent calls (the decoders
 #: release the GIL); two is what this kind of machine has to spare beside the GUI thread
 QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
+
+
+def conflict_in_user_terms(exc, labels, new, sequence, *, why: str = "", rule: str = "") -> InfeasibleLabelsError:
+    """A decoder's :class:`~core.exceptions.InfeasibleLabelsError` reworded for the person who made ``new``.
+
+    The decoders name the conflicting labels by id (an event-span label by ``"<id>:<event>"`` for each of
+    its events); this names them as the Labels panel shows them (kinds, positions, events) and keeps the
+    ids in ``label_ids``. ``exc`` is returned unchanged when an id is not one of ``labels``.
+
+    Parameters
+    ----------
+    exc : InfeasibleLabelsError
+    labels : list of Label
+        Every label of the item the check saw, ``new`` included.
+    new : Label
+        The label being added or changed.
+    sequence : Sequence
+        The item's display sequence (positions and units of the description).
+    why : str
+        Appended to "labels cannot all hold" (e.g. " with segments of at least 3 probes").
+    rule : str
+        A sentence naming the rule they break, before "Remove or edit one of them".
+    """
+    by_id = {lab.id: lab for lab in labels}
+    named = list(dict.fromkeys(str(i).split(":")[0] for i in exc.label_ids))
+    if not named or any(i not in by_id for i in named):
+        return exc
+    said = [("new label: " if i == new.id else "") + describe_label(by_id[i], sequence.positions, sequence.units)
+            for i in sorted(named, key=lambda i: i != new.id)]
+    rule = f" {rule}" if rule else ""
+    return InfeasibleLabelsError(f"labels cannot all hold{why}: {'; '.join(said)}.{rule} Remove or edit one of them.",
+                                 named)
 
 
 def check_cancel(cancel):

@@ -36,8 +36,8 @@ from ..features.cgh import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
 from ..learners.cgh_recipe import CghSegmenter, profile_groups
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
-from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel, describe_label
-from .base import EngineTask, check_cancel
+from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
+from .base import EngineTask, check_cancel, conflict_in_user_terms
 
 __all__ = ["SegmentationTask", "cgh_features"]
 
@@ -164,21 +164,11 @@ class SegmentationTask(EngineTask):
                 shortest = self.model.min_size
                 cons.check_feasible(shortest)  # and with the decoder's shortest segment
         except InfeasibleLabelsError as exc:
-            raise self._conflict_in_user_terms(exc, others + [label], label, shortest) from None
+            seq = self.engine.sequence(label.item_id)
+            unit = {"bp": "probes", "s": "frames"}.get(seq.units, "samples")
+            why = f" with segments of at least {shortest} {unit}" if shortest > 1 else ""
+            raise conflict_in_user_terms(exc, others + [label], label, seq, why=why) from None
 
-    def _conflict_in_user_terms(self, exc, labels, new, shortest) -> InfeasibleLabelsError:
-        """``exc`` reworded with the conflicting labels as the Labels panel shows them (positions, kinds)
-        instead of their ids; the ids stay in ``label_ids``."""
-        by_id = {lab.id: lab for lab in labels}
-        if not exc.label_ids or any(i not in by_id for i in exc.label_ids):
-            return exc
-        seq = self.engine.sequence(new.item_id)
-        units = {"bp": "probes", "s": "frames"}.get(seq.units, "samples")
-        said = [("new label: " if i == new.id else "") + describe_label(by_id[i], seq.positions, seq.units)
-                for i in exc.label_ids]
-        why = f" with segments of at least {shortest} {units}" if shortest > 1 else ""
-        return InfeasibleLabelsError(f"labels cannot all hold{why}: {'; '.join(said)}. Remove or edit one of them.",
-                                     exc.label_ids)
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:
         """Boundary labels at the predicted changes in ``[start, stop)`` and "same segment" regions between

@@ -179,3 +179,22 @@ def test_accepting_the_prediction_keeps_the_anchors_already_there(fresh_demo):
     anchors = [lab for lab in fresh_demo.labels(audio.id) if isinstance(lab, AnchorLabel) and lab.event == E - 1]
     assert [lab.id for lab in anchors] == [mine.id]
     assert fresh_demo.accept_prediction(audio.id, E - 5, E) == []
+
+
+def test_a_contradicting_anchor_is_refused_naming_the_labels_it_contradicts(fresh_demo):
+    # the decoder names conflicts by label id (an event span by one id per event); the person reads them
+    # as the Labels panel shows them, and the ids stay on the error
+    eng = fresh_demo
+    audio = _audio_item(eng)
+    span = eng.add_label(EventSpanLabel(item_id=audio.id, first=10, last=20, t0_s=5.0, t1_s=13.0))
+    late = AnchorLabel(item_id=audio.id, event=15, time_s=17.5)
+    with pytest.raises(InfeasibleLabelsError) as err:
+        eng.add_label(late)
+    text = str(err.value)
+    assert "new label: event 15 at 17.500 s; events 10\u201320 in [5.00, 13.00] s" in text
+    assert span.id not in text and late.id not in text
+    assert set(err.value.label_ids) == {span.id, late.id}
+    early = eng.add_label(AnchorLabel(item_id=audio.id, event=5, time_s=3.0))
+    with pytest.raises(InfeasibleLabelsError, match="new label: event 6 at 2.500 s; event 5 at 3.000 s") as err:
+        eng.add_label(AnchorLabel(item_id=audio.id, event=6, time_s=2.5))
+    assert early.id in err.value.label_ids

@@ -135,7 +135,9 @@ class ItemLoader:
         except OSError as exc:
             raise DataFormatError(f"cannot read the file ({exc})", path=str(path)) from None
         cols = [c.strip().strip('"') for c in header.replace("\t", ",").split(",")]
-        return "logratio" in cols and "chromosome" in cols
+        # a table with aCGH columns but one of them missing goes to the profiles reader, whose error names
+        # the missing column (read as a generic series it became a meaningless one-column sequence)
+        return "chromosome" in cols and bool({"logratio", "profile.id", "position"} & set(cols))
 
     def _read_profiles(self, path: Path) -> dict:
         key = _file_key(path)

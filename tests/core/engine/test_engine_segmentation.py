@@ -49,6 +49,17 @@ def test_a_batch_with_a_bad_file_imports_nothing_and_a_reimport_adds_nothing(pro
     assert len(added) > 0 and len(eng.items()) == len(before) + len(added)
 
 
+def test_a_profile_table_missing_its_logratio_column_is_refused_naming_it(project):
+    # it was read as a generic series: one meaningless sample per row from the id and position columns
+    eng, _, tmp = project
+    before = len(eng.items())
+    bad = tmp / "no_logratio.csv"
+    bad.write_text("profile.id,chromosome,position\n1,1,100\n1,1,200\n")
+    with pytest.raises(DataFormatError, match="missing column 'logratio'"):
+        eng.import_files([bad])
+    assert len(eng.items()) == before
+
+
 def _ids(eng):
     return {i.name: i.id for i in eng.items()}
 

@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/active.py [--quick] [--seeds 5] [--data PATH] [--model penalty|metric|recipe] [--batch 4]
 [--refit-every 8] [--max-fraction 1.0] [--strategies ...] [--n-jobs 2] [--pool all|rare] [--scoring-only]
 [--calibration-seeds 1] [--first-seed 0] [--query-margin decoder|output]
-[--metric-refit learn|anchor|keep-x1.5] [--balance-platforms]``
+[--metric-refit learn|anchor|keep-x1.5] [--balance-platforms] [--density-weight BETA]``
 
 An annotator is simulated from the neuroblastoma expert labels
 (``cgh/neuroblastoma/profiles_small.csv.gz`` + ``annotations_small.csv``): profiles are split
@@ -52,7 +52,8 @@ threads, checking that threads give identical uncertainties). Writes
 ``--query-margin output`` (recipe model): best-vs-2nd scores the margin of the recipe's *pruned*
 prediction (:class:`core.active.segmentation_task.OutputPruning`) instead of the decoder's best
 segmentation. ``--balance-platforms``: each best-vs-2nd query goes to the array platform furthest below
-its share of the pool. What these options, ``--refit-every`` and the recipe's versions measured (figures,
+its share of the pool; ``--density-weight BETA`` multiplies each best-vs-2nd uncertainty by the chromosome's
+information density (mean similarity to the unlabelled pool) to the power BETA. What these options, ``--refit-every`` and the recipe's versions measured (figures,
 seeds, stopping) is in ``benchmarks/FINDINGS.md``.
 
 ``--pool rare``: the pool keeps the chromosomes the unlabelled start already segments without
@@ -188,11 +189,43 @@ class PlatformBalancedSession(ActiveSession):
                 for r, i in enumerate(chosen)]
 
 
+class DensityWeightedSession(ActiveSession):
+    """An active session whose uncertainty questions favour chromosomes typical of the unlabelled pool.
+
+    Information density (Settles & Craven 2008): a part's uncertainty is multiplied by its mean similarity
+    to the unlabelled parts, ``exp(-d² / 2h²)`` in standardised ``features_of[item_id]`` (the penalty law's
+    sequence features plus the platform), ``h`` the median pairwise distance, raised to ``beta``.
+    ``--density-weight BETA``. Random questions are unchanged.
+    """
+
+    def __init__(self, *args, features_of, beta, **kwargs):
+        self.features_of, self.beta = features_of, float(beta)
+        super().__init__(*args, **kwargs)
+
+    def next_queries(self, n=None):
+        if self.strategy == "random":
+            return super().next_queries(n)
+        n = self.batch_size if n is None else n
+        q = self._pool_uncertainty()
+        F = np.array([self.features_of[p.item_id] for p in self._unlabelled], dtype=float)
+        F = (F - F.mean(0)) / np.maximum(F.std(0), 1e-9)
+        d2 = ((F[:, None, :] - F[None, :, :]) ** 2).sum(-1)
+        h2 = max(float(np.median(d2[np.triu_indices(len(F), 1)])), 1e-9) if len(F) > 1 else 1.0
+        density = np.exp(-d2 / (2 * h2)).mean(1)
+        weighted = q * density ** self.beta
+        chosen = select_batch(self._unlabelled, weighted, n, suppress=self.suppress, random_state=self._rng)
+        return [Query(item_id=self._unlabelled[i].item_id, start=self._unlabelled[i].start,
+                      stop=self._unlabelled[i].stop, uncertainty=float(q[i]), strategy=self.strategy, rank=r)
+                for r, i in enumerate(chosen)]
+
+
 def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, window, threshold, task, learner,
-              refit_every, platform_of=None):
+              refit_every, platform_of=None, density=None):
     stopping = StoppingCriterion(window=window, threshold=threshold, relative=True)
     session_kind, extra = (ActiveSession, {}) if platform_of is None else \
         (PlatformBalancedSession, {"platform_of": platform_of})
+    if density is not None:
+        session_kind, extra = DensityWeightedSession, {"features_of": density[0], "beta": density[1]}
     session = session_kind(pool, task, lambda q, p: by_item[p.item_id], strategy=strategy, batch_size=batch,
                            held_out=test, stopping=stopping, random_state=seed, learner=learner,
                            refit_every=refit_every, stopping_set="pool", **extra)
@@ -791,6 +824,8 @@ def main(argv=None):
                     help="rare: keep every pool chromosome the unlabelled starting model already segments without "
                          "label error, and only --rare-share of the pool from the others (penalty model only)")
     ap.add_argument("--rare-share", type=float, default=0.1)
+    ap.add_argument("--density-weight", type=float, default=None, metavar="BETA",
+                    help="uncertainty questions weighted by information density ** BETA (DensityWeightedSession)")
     ap.add_argument("--balance-platforms", action="store_true",
                     help="uncertainty strategies ask in turn for the array platform furthest below its pool share "
                          "among the labelled chromosomes (measured, not adopted)")
@@ -818,6 +853,11 @@ def main(argv=None):
     t0 = time.perf_counter()
     seqs, by_item, all_seqs = load_cgh(data_dir)
     platform_of = {s.name: density_class(s) for s in seqs} if args.balance_platforms else None
+    density = None
+    if args.density_weight is not None:
+        from core.learners.penalty_regression import sequence_features
+        density = ({s.name: np.r_[sequence_features(s.values[:, 0]), float(density_class(s) == "high")]
+                    for s in seqs}, args.density_weight)
     if args.model == "penalty":
         feat_name = "raw logratio (penalty paths, K <= 12)"
         X = {s.name: s.values[:, 0].copy() for s in seqs}
@@ -886,7 +926,7 @@ def main(argv=None):
             run_task = task if task is not None else make_task(args.model)
             res = run_curve(strategy, pool, by_item, test, seed, batch=args.batch, max_fraction=max_fraction,
                             window=6, threshold=2e-3, task=run_task, learner=args.learner,
-                            refit_every=args.refit_every, platform_of=platform_of)
+                            refit_every=args.refit_every, platform_of=platform_of, density=density)
             curves[strategy]["error"].append(np.interp(grid, res["fraction"], res["error"]))
             curves[strategy]["uncertainty"].append(np.interp(grid, res["fraction"], res["uncertainty"]))
             curves[strategy]["uncertainty_pool"].append(np.interp(grid, res["fraction"], res["uncertainty_pool"]))
@@ -1101,6 +1141,7 @@ def main(argv=None):
         ("" if args.query_margin == "decoder" else f"_{args.query_margin}") + \
         ("" if args.metric_refit == "learn" else f"_metric-{args.metric_refit}") + \
         ("_balanced" if args.balance_platforms else "") + \
+        ("" if args.density_weight is None else f"_density{args.density_weight:g}") + \
         ("" if args.first_seed == 0 else f"_from{args.first_seed}")
     plot(RESULTS / f"active_cgh{tag}.png", grid, curves, full_err, med_stops, title, full_name)
     with warnings.catch_warnings():

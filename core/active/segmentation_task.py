@@ -149,7 +149,7 @@ class OutputPruning:
 
 def _pruned(rule, x, seg: Segmentation, scale: float) -> Segmentation:
     from ..learners.change_pruning import prune_changes
-    return prune_changes(x, seg, tau=rule.tau_, beta=rule.beta_, gamma=rule.gamma_, scale=scale)
+    return prune_changes(x, seg, tau=rule.tau_, beta=rule.beta_, gamma=rule.gamma_, delta=rule.delta_, scale=scale)
 
 
 def _output_margin(pruning: OutputPruning, part: Part, best: Segmentation, runner: Segmentation | None,

@@ -22,13 +22,14 @@
 4. Optionally (``prune=True``; :func:`fit_cgh_recipe`'s default) a
    :class:`~core.learners.change_pruning.ChangePruner` per platform then drops,
    weakest first, the changes of that segmentation whose local evidence (jump in
-   noise units, segment lengths) is below a threshold learned on the training
-   labels: the law decides how many changes a sequence may have, the pruner
-   which of them are real (on the high-density arrays it removes the small
-   wave-like shifts the experts reject). 71 → 60 label errors (10.8 % → 9.2 %,
-   mean of 5 folds split by profile) in ``benchmarks/quality_cgh.py``, measured
-   before the choice of metric per law of step 3, which then took the recipe
-   from 63 to 56 errors (8.5 %).
+   noise units, segment lengths, spread of the shorter segment) is below a
+   threshold learned on the training labels: the law decides how many changes a
+   sequence may have, the pruner which of them are real (on the high-density
+   arrays it removes the small wave-like shifts and the outlier clusters the
+   experts reject). In ``benchmarks/quality_cgh.py`` (5 folds split by profile)
+   pruning on jumps and lengths took the recipe from 71 to 60 label errors, the
+   choice of metric per law of step 3 then from 63 to 56 (8.5 %), and the
+   spread term from 56 to 46 (6.9 %).
 
 :func:`fit_cgh_recipe` is the one entry point: ``fit_cgh_recipe(sequences,
 labels).segment(seq)``.
@@ -61,6 +62,10 @@ RETRAIN_POLICIES = ("learn", "anchor", "keep-x1.5")
 
 #: which metric a penalty law decodes with (see ``CghSegmenter(law_metric=...)``)
 LAW_METRICS = ("auto", "learned", "logratio")
+
+#: versions of :meth:`CghSegmenter.to_dict`: 1 without pruners, 2 with them, 3 with pruners weighing the
+#: short segment's spread (``delta``), which an older reader would silently ignore
+RECIPE_VERSIONS = ("cgh-penalty-law/1", "cgh-penalty-law/2", "cgh-penalty-law/3")
 
 #: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
 DENSITY_SPLIT = 5.0
@@ -508,6 +513,9 @@ class CghSegmenter:
             # a new version: an older Marginalia refuses the file instead of silently skipping the pruning
             d["recipe"] = "cgh-penalty-law/2"
             d["pruners"] = {k: p.to_dict() for k, p in pruners.items()}
+            if any(rule["delta"] != 0.0 for rule in d["pruners"].values()):
+                # pruners that weigh the short segment's spread: a Marginalia that would ignore it refuses
+                d["recipe"] = "cgh-penalty-law/3"
         for k, law in self.laws_.items():
             if law.w is not self.w_:
                 d["laws"][k]["w"] = [float(v) for v in law.w]
@@ -517,9 +525,9 @@ class CghSegmenter:
     @classmethod
     def from_dict(cls, model, w, d: dict) -> "CghSegmenter":
         """Rebuild a fitted segmenter from a model, its parameters and :meth:`to_dict` output."""
-        if not isinstance(d, dict) or d.get("recipe") not in ("cgh-penalty-law/1", "cgh-penalty-law/2"):
+        if not isinstance(d, dict) or d.get("recipe") not in RECIPE_VERSIONS:
             raise ParameterError(f"penalty law: unknown recipe {d.get('recipe') if isinstance(d, dict) else d!r}; "
-                                 "expected 'cgh-penalty-law/1' or '/2' (a model from a newer Marginalia?)")
+                                 "expected 'cgh-penalty-law/1', '/2' or '/3' (a model from a newer Marginalia?)")
         split = d.get("density_split")
         if split is not None and not (isinstance(split, (int, float)) and math.isfinite(split)):
             raise ParameterError(f"penalty law: density_split must be a number or null, got {split!r}")
@@ -536,10 +544,10 @@ class CghSegmenter:
             raise ParameterError(f"penalty law: unknown metric(s) {odd}; expected 'learned' or 'logratio'")
         seg.law_cv_errors_ = {}
         seg.pruners_ = {}
-        if d["recipe"] == "cgh-penalty-law/2":
+        if d["recipe"] != "cgh-penalty-law/1":
             pruners = d.get("pruners")
             if not isinstance(pruners, dict) or "all" not in pruners:
-                raise ParameterError("penalty law: recipe 'cgh-penalty-law/2' needs its change pruners ('all' missing)")
+                raise ParameterError(f"penalty law: recipe {d['recipe']!r} needs its change pruners ('all' missing)")
             seg.pruners_ = {k: ChangePruner.from_dict(v) for k, v in pruners.items()}
             seg.prune = True
         return seg

@@ -10,20 +10,28 @@ evidence of a change between a left segment of ``n_l`` samples and a right
 one of ``n_r`` (``x`` in noise units, ``σ̂`` from first differences) is::
 
     score = log |mean_r - mean_l| + beta * log(n_l n_r / (n_l + n_r)) + gamma * log min(n_l, n_r)
+            + delta * log max(sd_short, SPREAD_FLOOR)
 
-(``beta = 0.5, gamma = 0``: the log of a two-sample t statistic; ``beta = gamma
-= 0``: the log jump size). After a removal the neighbouring changes are
-rescored on the merged segment, so a spurious change next to a real one
-does not survive because of it.
+(``beta = 0.5, gamma = delta = 0``: the log of a two-sample t statistic; ``beta =
+gamma = delta = 0``: the log jump size). ``sd_short`` is the standard deviation
+of the shorter of the two segments: a real focal event raises its few probes
+alike (spread near the noise level, 1), while a cluster of outliers reaches the
+same mean jump with a few wild probes. On the neuroblastoma high-density arrays
+(changes of an over-segmentation, penalty 2 log T, that fall in labelled regions)
+the short segments of changes the experts call real have a median spread of 1.1,
+those of rejected ones 3.3; ranking the changes by the t statistic alone gives
+ROC AUC 0.66, with the spread added 0.86. A negative ``delta`` lowers the evidence of scattered segments.
+After a removal the neighbouring changes are rescored on the merged segment, so a
+spurious change next to a real one does not survive because of it.
 
 The removal order does not depend on ``tau``: one elimination run per
 sequence gives the whole path, and a change is removed at threshold ``tau``
 iff the running maximum of the removal scores up to it is below ``tau``. The
 fit counts the label errors (Hocking et al. 2013: FP for a change in a
 ``0breakpoints`` region, FN for none in a ``1breakpoint`` region, FP for two or
-more there) along that path for every ``(beta, gamma)`` of a small grid and
-keeps the rule with the fewest training errors: when several reach it, the one
-whose best thresholds form the longest run (a margin), at the middle of that
+more there) along that path for every ``(beta, gamma, delta)`` of a small grid
+and keeps the rule with the fewest training errors: when several reach it, the
+one whose best thresholds form the longest run (a margin), at the middle of that
 run; no pruning at all when it is not strictly better than keeping every change.
 """
 
@@ -43,23 +51,38 @@ __all__ = ["ChangePruner", "elimination_path", "prune_changes"]
 
 DEFAULT_BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 DEFAULT_GAMMAS = (-0.3, 0.0, 0.3)
+DEFAULT_DELTAS = (0.0, -0.5, -1.0, -1.5, -2.0)
 DEFAULT_TAUS = tuple(np.round(np.arange(-1.0, 4.0001, 0.05), 2))
 
 
+#: floor of the shorter segment's spread in the score (noise units): a segment of near-identical values
+#: is as consistent as one at the noise level, not infinitely more
+SPREAD_FLOOR = 0.5
+
+
 @numba.njit(cache=True)
-def _score(s1, bounds, prv, nxt, j, beta, gamma):
+def _score(s1, s2, bounds, prv, nxt, j, beta, gamma, delta):
     a = bounds[prv[j]]
     b = bounds[j]
     c = bounds[nxt[j]]
     nl = b - a
     nr = c - b
-    jump = abs((s1[c] - s1[b]) / nr - (s1[b] - s1[a]) / nl)
+    ml = (s1[b] - s1[a]) / nl
+    mr = (s1[c] - s1[b]) / nr
+    jump = abs(mr - ml)
     nh = nl * nr / (nl + nr)
-    return math.log(jump + 1e-12) + beta * math.log(nh) + gamma * math.log(min(nl, nr))
+    out = math.log(jump + 1e-12) + beta * math.log(nh) + gamma * math.log(min(nl, nr))
+    if delta != 0.0:
+        if nl <= nr:
+            var = (s2[b] - s2[a]) / nl - ml * ml
+        else:
+            var = (s2[c] - s2[b]) / nr - mr * mr
+        out += delta * 0.5 * math.log(max(var, SPREAD_FLOOR * SPREAD_FLOOR))
+    return out
 
 
 @numba.njit(cache=True)
-def _eliminate(s1, bounds, beta, gamma):
+def _eliminate(s1, s2, bounds, beta, gamma, delta):
     # bounds = 0, c_1 .. c_m, T; removes every change, weakest first; O(m^2), m is small
     n = bounds.shape[0]
     m = n - 2
@@ -68,7 +91,7 @@ def _eliminate(s1, bounds, beta, gamma):
     alive = np.ones(n, dtype=np.bool_)
     score = np.full(n, np.inf)
     for j in range(1, n - 1):
-        score[j] = _score(s1, bounds, prv, nxt, j, beta, gamma)
+        score[j] = _score(s1, s2, bounds, prv, nxt, j, beta, gamma, delta)
     order = np.empty(m, dtype=np.int64)
     death = np.empty(m)
     for k in range(m):
@@ -86,9 +109,9 @@ def _eliminate(s1, bounds, beta, gamma):
         nxt[p] = q
         prv[q] = p
         if p > 0:
-            score[p] = _score(s1, bounds, prv, nxt, p, beta, gamma)
+            score[p] = _score(s1, s2, bounds, prv, nxt, p, beta, gamma, delta)
         if q < n - 1:
-            score[q] = _score(s1, bounds, prv, nxt, q, beta, gamma)
+            score[q] = _score(s1, s2, bounds, prv, nxt, q, beta, gamma, delta)
     return order, death
 
 
@@ -119,7 +142,7 @@ def _check_exponent(v, name) -> float:
     return v
 
 
-def elimination_path(x, segmentation, *, beta=0.0, gamma=0.0, scale=None) -> tuple:
+def elimination_path(x, segmentation, *, beta=0.0, gamma=0.0, delta=0.0, scale=None) -> tuple:
     """Order in which the changes of ``segmentation`` are removed, weakest evidence first.
 
     Parameters
@@ -130,6 +153,9 @@ def elimination_path(x, segmentation, *, beta=0.0, gamma=0.0, scale=None) -> tup
         Its candidate changes.
     beta, gamma : float
         Exponents of the harmonic and of the smaller segment length in the score.
+    delta : float
+        Exponent of the shorter segment's standard deviation (noise units, floored at
+        ``SPREAD_FLOOR``) in the score.
     scale : float, optional
         Noise level of ``x`` (default: :func:`~core.features.hermite.robust_noise_scale`).
 
@@ -144,10 +170,15 @@ def elimination_path(x, segmentation, *, beta=0.0, gamma=0.0, scale=None) -> tup
     z = _noise_units(x, scale)
     seg = _check_seg(segmentation, z.shape[0])
     beta, gamma = _check_exponent(beta, "beta"), _check_exponent(gamma, "gamma")
+    delta = _check_exponent(delta, "delta")
     bounds = np.r_[0, np.asarray(seg.changes, dtype=np.int64)]
-    s1 = np.r_[0.0, np.cumsum(z)]
-    order, death = _eliminate(s1, bounds, beta, gamma)
+    s1, s2 = _prefix_sums(z)
+    order, death = _eliminate(s1, s2, bounds, beta, gamma, delta)
     return bounds[order], death
+
+
+def _prefix_sums(z) -> tuple:
+    return np.r_[0.0, np.cumsum(z)], np.r_[0.0, np.cumsum(z * z)]
 
 
 def _n_removed(scores, tau) -> int:
@@ -158,7 +189,7 @@ def _n_removed(scores, tau) -> int:
     return int(np.searchsorted(runmax, tau, side="left"))
 
 
-def prune_changes(x, segmentation, *, tau, beta=0.0, gamma=0.0, scale=None) -> Segmentation:
+def prune_changes(x, segmentation, *, tau, beta=0.0, gamma=0.0, delta=0.0, scale=None) -> Segmentation:
     """Remove the changes whose evidence stays below ``tau`` (weakest first, rescoring the neighbours).
 
     Parameters
@@ -168,7 +199,7 @@ def prune_changes(x, segmentation, *, tau, beta=0.0, gamma=0.0, scale=None) -> S
         Candidate changes of ``x``.
     tau : float or None
         Threshold on the score (``None``: keep every change).
-    beta, gamma, scale
+    beta, gamma, delta, scale
         As in :func:`elimination_path`.
 
     Returns
@@ -178,7 +209,7 @@ def prune_changes(x, segmentation, *, tau, beta=0.0, gamma=0.0, scale=None) -> S
     """
     if tau is not None:
         tau = _check_exponent(tau, "tau")
-    changes, scores = elimination_path(x, segmentation, beta=beta, gamma=gamma, scale=scale)
+    changes, scores = elimination_path(x, segmentation, beta=beta, gamma=gamma, delta=delta, scale=scale)
     gone = set(changes[:_n_removed(scores, tau)].tolist())
     T = segmentation.n_samples
     kept = [int(c) for c in segmentation.changes[:-1] if int(c) not in gone]
@@ -198,15 +229,31 @@ def _label_arrays(labels):
 def _errors_along_path(all_changes, removed, labels) -> np.ndarray:
     """FP + FN after removing the first ``k`` changes of ``removed``, for ``k = 0..m``, shape (m + 1,)."""
     start, stop, lo, hi = _label_arrays(labels)
-    inside = lambda c: (c > start) & (c < stop)  # noqa: E731
-    count = np.zeros(start.size, dtype=np.int64)
+    return _errors_along_path_kernel(np.asarray(all_changes, dtype=np.int64), np.asarray(removed, dtype=np.int64),
+                                     start, stop, lo, hi)
+
+
+@numba.njit(cache=True)
+def _errors_along_path_kernel(all_changes, removed, start, stop, lo, hi):
+    n = start.shape[0]
+    count = np.zeros(n, dtype=np.int64)
     for c in all_changes:
-        count += inside(c)
-    out = np.empty(len(removed) + 1, dtype=np.int64)
-    out[0] = np.sum(count < lo) + np.sum(count > hi)
-    for k, c in enumerate(removed):
-        count -= inside(c)
-        out[k + 1] = np.sum(count < lo) + np.sum(count > hi)
+        for r in range(n):
+            if start[r] < c < stop[r]:
+                count[r] += 1
+    wrong = 0
+    for r in range(n):
+        wrong += (count[r] < lo[r]) + (count[r] > hi[r])
+    out = np.empty(removed.shape[0] + 1, dtype=np.int64)
+    out[0] = wrong
+    for k in range(removed.shape[0]):
+        c = removed[k]
+        for r in range(n):
+            if start[r] < c < stop[r]:
+                before = (count[r] < lo[r]) + (count[r] > hi[r])
+                count[r] -= 1
+                wrong += (count[r] < lo[r]) + (count[r] > hi[r]) - before
+        out[k + 1] = wrong
     return out
 
 
@@ -232,10 +279,12 @@ class ChangePruner:
         Exponents tried for the harmonic segment length and the smaller segment length.
     taus : sequence of float
         Increasing thresholds tried (on the log scale of the score).
+    deltas : sequence of float
+        Exponents tried for the shorter segment's spread (``(0.0,)``: the rule of jumps and lengths alone).
 
     Attributes
     ----------
-    beta_, gamma_ : float
+    beta_, gamma_, delta_ : float
     tau_ : float or None
         The chosen rule; ``tau_ is None`` when no pruning beat keeping every change on the training labels.
     train_errors_ : int
@@ -244,14 +293,16 @@ class ChangePruner:
         Training label errors of the candidate segmentations as given.
     """
 
-    def __init__(self, betas=DEFAULT_BETAS, gammas=DEFAULT_GAMMAS, taus=DEFAULT_TAUS):
+    def __init__(self, betas=DEFAULT_BETAS, gammas=DEFAULT_GAMMAS, taus=DEFAULT_TAUS, deltas=DEFAULT_DELTAS):
         self.betas = betas
         self.gammas = gammas
         self.taus = taus
+        self.deltas = deltas
 
     def _grids(self):
         out = []
-        for name, g in (("betas", self.betas), ("gammas", self.gammas), ("taus", self.taus)):
+        for name, g in (("betas", self.betas), ("gammas", self.gammas), ("taus", self.taus),
+                        ("deltas", self.deltas)):
             a = np.asarray(g, dtype=np.float64).reshape(-1)
             if a.size == 0 or not np.all(np.isfinite(a)):
                 raise ParameterError(f"{name}: expected a non-empty sequence of finite numbers, got {g!r}")
@@ -272,7 +323,7 @@ class ChangePruner:
         labels : list of label lists
             Region labels of each signal.
         """
-        betas, gammas, taus = self._grids()
+        betas, gammas, taus, deltas = self._grids()
         signals, segmentations, labels = list(signals), list(segmentations), list(labels)
         if not (len(signals) == len(segmentations) == len(labels)) or not signals:
             raise ParameterError(f"signals, segmentations, labels: expected the same non-zero number of sequences, "
@@ -281,16 +332,16 @@ class ChangePruner:
         for z, seg in zip(Z, segmentations):
             _check_seg(seg, z.shape[0])
         # rules from the simplest (pure jump size) on; ties keep the simpler one
-        rules = sorted(itertools.product(betas, gammas), key=lambda bg: (abs(bg[0]) + abs(bg[1]), bg))
+        rules = sorted(itertools.product(betas, gammas, deltas), key=lambda r: (sum(abs(v) for v in r), r))
         baseline = 0
         table = np.zeros((len(rules), taus.size), dtype=np.int64)
         for z, seg, labs in zip(Z, segmentations, labels):
             cand = np.asarray(seg.changes[:-1], dtype=np.int64)
             bounds = np.r_[0, np.asarray(seg.changes, dtype=np.int64)]
-            s1 = np.r_[0.0, np.cumsum(z)]
+            s1, s2 = _prefix_sums(z)
             first = True
-            for r, (b, g) in enumerate(rules):
-                order, death = _eliminate(s1, bounds, float(b), float(g))
+            for r, (b, g, d) in enumerate(rules):
+                order, death = _eliminate(s1, s2, bounds, float(b), float(g), float(d))
                 errs = _errors_along_path(cand, bounds[order], labs)
                 if first:
                     baseline += int(errs[0])
@@ -300,7 +351,8 @@ class ChangePruner:
         self.baseline_errors_ = baseline
         best = int(table.min())
         if best >= baseline:
-            self.beta_, self.gamma_, self.tau_ = float(rules[0][0]), float(rules[0][1]), None
+            self.beta_, self.gamma_, self.delta_ = (float(v) for v in rules[0])
+            self.tau_ = None
             self.train_errors_ = baseline
             return self
         # among the rules reaching the fewest errors, the one whose best thresholds span the widest
@@ -308,7 +360,8 @@ class ChangePruner:
         runs = [_longest_run(table[r] == best)[0] for r in range(len(rules))]
         r = int(np.argmax(runs))
         t = _longest_run(table[r] == best)[1]
-        self.beta_, self.gamma_, self.tau_ = float(rules[r][0]), float(rules[r][1]), float(taus[t])
+        self.beta_, self.gamma_, self.delta_ = (float(v) for v in rules[r])
+        self.tau_ = float(taus[t])
         self.train_errors_ = int(table[r, t])
         return self
 
@@ -316,7 +369,8 @@ class ChangePruner:
         """The changes of ``segmentation`` that the learned rule keeps."""
         if not hasattr(self, "tau_"):
             raise NotFittedError("ChangePruner: call fit before prune")
-        return prune_changes(x, segmentation, tau=self.tau_, beta=self.beta_, gamma=self.gamma_)
+        return prune_changes(x, segmentation, tau=self.tau_, beta=self.beta_, gamma=self.gamma_,
+                             delta=self.delta_)
 
     def decision_margin(self, x, segmentation, *, scale=None) -> float:
         """How far ``tau_`` is from the nearest threshold that would keep or drop a different set of changes.
@@ -340,7 +394,8 @@ class ChangePruner:
             raise NotFittedError("ChangePruner: call fit before decision_margin")
         if self.tau_ is None or segmentation.n_segments <= 1:
             return math.inf
-        _, scores = elimination_path(x, segmentation, beta=self.beta_, gamma=self.gamma_, scale=scale)
+        _, scores = elimination_path(x, segmentation, beta=self.beta_, gamma=self.gamma_, delta=self.delta_,
+                                     scale=scale)
         return float(np.abs(np.maximum.accumulate(scores) - self.tau_).min())
 
     # ------------------------------------------------------------ files
@@ -348,7 +403,7 @@ class ChangePruner:
         """JSON-ready rule (``tau`` is ``None`` for "keep every change")."""
         if not hasattr(self, "tau_"):
             raise NotFittedError("ChangePruner: call fit before saving")
-        return {"beta": self.beta_, "gamma": self.gamma_, "tau": self.tau_}
+        return {"beta": self.beta_, "gamma": self.gamma_, "delta": self.delta_, "tau": self.tau_}
 
     @classmethod
     def from_dict(cls, d) -> "ChangePruner":
@@ -358,5 +413,6 @@ class ChangePruner:
         p = cls()
         p.beta_ = _check_exponent(d["beta"], "beta")
         p.gamma_ = _check_exponent(d["gamma"], "gamma")
+        p.delta_ = _check_exponent(d.get("delta", 0.0), "delta")   # rules saved before the spread term: none
         p.tau_ = None if d["tau"] is None else _check_exponent(d["tau"], "tau")
         return p

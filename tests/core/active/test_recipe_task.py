@@ -120,7 +120,7 @@ def test_the_loop_learns_with_it_and_bad_input_is_refused():
 
 def _rule(tau):
     rule = ChangePruner()
-    rule.beta_, rule.gamma_, rule.tau_ = 0.5, 0.0, tau
+    rule.beta_, rule.gamma_, rule.delta_, rule.tau_ = 0.5, 0.0, 0.0, tau
     return rule
 
 

@@ -158,7 +158,7 @@ def test_the_pruning_rule_never_drops_a_change_a_label_needs(labelled):
         assert task.model.violations(eng.labels(ids[name]), pred.structure) == 0
     # a rule that drops every change: the labelled chromosomes keep their labelled changes, the others lose theirs
     for pruner in task.recipe.pruners_.values():
-        pruner.beta_, pruner.gamma_, pruner.tau_ = 0.0, 0.0, 50.0
+        pruner.beta_, pruner.gamma_, pruner.delta_, pruner.tau_ = 0.0, 0.0, 0.0, 50.0
     for name in train:
         assert task.model.violations(eng.labels(ids[name]), eng.predict(ids[name]).structure) == 0
     held_out = sorted(set(ids) - set(train))[0]

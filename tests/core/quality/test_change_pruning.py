@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from core.exceptions import NotFittedError, ParameterError
-from core.learners.change_pruning import ChangePruner, elimination_path, prune_changes
+from core.learners.change_pruning import SPREAD_FLOOR, ChangePruner, elimination_path, prune_changes
 from core.models.segmentation import count_label_errors
 from core.types import RegionKind, RegionLabel, Segmentation
 
 
-def _naive_prune(z, changes, tau, beta, gamma):
+def _naive_prune(z, changes, tau, beta, gamma, delta=0.0):
     """Recompute every score from scratch at each step; drop the weakest while it is below tau."""
     kept = list(changes)
     T = z.shape[0]
@@ -23,7 +23,10 @@ def _naive_prune(z, changes, tau, beta, gamma):
         a, c, d = b[k], b[k + 1], b[k + 2]
         nl, nr = c - a, d - c
         jump = abs(z[c:d].mean() - z[a:c].mean())
-        return math.log(jump + 1e-12) + beta * math.log(nl * nr / (nl + nr)) + gamma * math.log(min(nl, nr))
+        shorter = z[a:c] if nl <= nr else z[c:d]
+        spread = max(float(shorter.std()), SPREAD_FLOOR)
+        return (math.log(jump + 1e-12) + beta * math.log(nl * nr / (nl + nr)) + gamma * math.log(min(nl, nr))
+                + delta * math.log(spread))
 
     while kept:
         scores = [score(k) for k in range(len(kept))]
@@ -36,8 +39,8 @@ def _naive_prune(z, changes, tau, beta, gamma):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10_000), st.integers(6, 30), st.floats(-1.0, 2.0), st.sampled_from([0.0, 0.5, 1.0]),
-       st.sampled_from([-0.3, 0.0, 0.3]))
-def test_pruning_equals_the_naive_recomputation(seed, T, tau, beta, gamma):
+       st.sampled_from([-0.3, 0.0, 0.3]), st.sampled_from([0.0, -1.0, -2.0]))
+def test_pruning_equals_the_naive_recomputation(seed, T, tau, beta, gamma, delta):
     rng = np.random.default_rng(seed)
     x = np.repeat(rng.normal(0, 2, 4), [T // 4] * 3 + [T - 3 * (T // 4)]) + rng.normal(0, 1, T)
     m = int(rng.integers(0, T - 1))
@@ -45,10 +48,10 @@ def test_pruning_equals_the_naive_recomputation(seed, T, tau, beta, gamma):
     seg = Segmentation(np.array(changes + [T]), T)
     scale = 1.0
     z = x - np.median(x)
-    got = prune_changes(x, seg, tau=tau, beta=beta, gamma=gamma, scale=scale)
-    assert got.changes[:-1].tolist() == _naive_prune(z, changes, tau, beta, gamma)
+    got = prune_changes(x, seg, tau=tau, beta=beta, gamma=gamma, delta=delta, scale=scale)
+    assert got.changes[:-1].tolist() == _naive_prune(z, changes, tau, beta, gamma, delta)
     # the elimination path lists every candidate once
-    order, scores = elimination_path(x, seg, beta=beta, gamma=gamma, scale=scale)
+    order, scores = elimination_path(x, seg, beta=beta, gamma=gamma, delta=delta, scale=scale)
     assert sorted(order.tolist()) == changes and scores.shape == (m,)
 
 
@@ -85,6 +88,36 @@ def test_the_learned_rule_drops_the_spurious_changes_and_keeps_the_real_steps(ki
     if kind == "spike":
         # a spike's jump is larger than a step's: only a length term separates them
         assert p.beta_ > 0 or p.gamma_ > 0
+
+
+def _focal_or_scatter(rng, kind, T=150):
+    """Noise 1 and one short segment of 6 probes raised by 3σ on average: a real focal event (every probe
+    raised alike) or a scatter of outliers (probes raised by 0 or 6σ at random: the same mean jump, as spread
+    as the outliers a rejected spike cluster holds). The labels call the first real and the second not."""
+    x = rng.normal(0, 1, T)
+    if kind == "focal":
+        x[70:76] += 3.0
+        labels = [RegionLabel(item_id="s", start=66, stop=73, kind=RegionKind.ONE),
+                  RegionLabel(item_id="s", start=73, stop=80, kind=RegionKind.ONE)]
+    else:
+        x[70:76] += rng.permutation([0.0, 6.0] * 3)
+        labels = [RegionLabel(item_id="s", start=60, stop=90, kind=RegionKind.ZERO)]
+    return x, Segmentation(np.array([70, 76, T]), T), labels
+
+
+def test_the_spread_of_the_short_segment_tells_a_focal_event_from_a_scatter_of_outliers():
+    # same jump, same lengths: only the spread of the short segment separates them (the high-density aCGH
+    # arrays' focal events the experts keep, against the spike clusters they reject)
+    rng = np.random.default_rng(5)
+    train = [_focal_or_scatter(rng, k) for k in ("focal", "scatter") * 10]
+    args = [t[0] for t in train], [t[1] for t in train], [t[2] for t in train]
+    without = ChangePruner(deltas=(0.0,)).fit(*args)
+    with_spread = ChangePruner().fit(*args)
+    assert with_spread.delta_ < 0 and with_spread.train_errors_ == 0
+    assert without.train_errors_ >= 5
+    test = [_focal_or_scatter(rng, k) for k in ("focal", "scatter") * 5]
+    errors = sum(sum(count_label_errors(labels, with_spread.prune(x, cand))[:2]) for x, cand, labels in test)
+    assert errors == 0
 
 
 def test_no_pruning_when_it_does_not_help_and_round_trip():
@@ -127,7 +160,9 @@ def test_recipe_with_pruning_saves_a_version_2_description_and_old_ones_still_lo
     seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,))
     assert set(seg.pruners_) == set(seg.laws_) == {"all", "low", "high"}
     d = json.loads(json.dumps(seg.to_dict()))
-    assert d["recipe"] == "cgh-penalty-law/2" and set(d["pruners"]) == {"all", "low", "high"}
+    spread = any(rule["delta"] != 0.0 for rule in d["pruners"].values())
+    assert d["recipe"] == ("cgh-penalty-law/3" if spread else "cgh-penalty-law/2")
+    assert set(d["pruners"]) == {"all", "low", "high"}
     again = CghSegmenter.from_dict(seg.model_, seg.w_, d)
     for s in seqs:
         law_seg, got = seg.law_segment(s), seg.segment(s)
@@ -141,6 +176,12 @@ def test_recipe_with_pruning_saves_a_version_2_description_and_old_ones_still_lo
     assert v1.pruners_ == {} and v1.segment(seqs[1]).changes.tolist() == seg.law_segment(seqs[1]).changes.tolist()
     with pytest.raises(ParameterError, match="pruners"):
         CghSegmenter.from_dict(seg.model_, seg.w_, dict(old, recipe="cgh-penalty-law/2"))
+    # a version-2 description (pruners without the spread term) loads with no spread term
+    v2 = dict(d, recipe="cgh-penalty-law/2",
+              pruners={k: {n: v for n, v in rule.items() if n != "delta"} for k, rule in d["pruners"].items()})
+    assert all(p.delta_ == 0.0 for p in CghSegmenter.from_dict(seg.model_, seg.w_, v2).pruners_.values())
+    with pytest.raises(ParameterError, match="newer Marginalia"):
+        CghSegmenter.from_dict(seg.model_, seg.w_, dict(d, recipe="cgh-penalty-law/4"))
     assert CghSegmenter(max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,)).fit(
         seqs, labs).to_dict()["recipe"] == "cgh-penalty-law/1"
 
@@ -155,7 +196,7 @@ def test_decision_margin_is_the_distance_to_the_nearest_threshold_that_changes_t
     m = int(rng.integers(0, T - 1))
     seg = Segmentation(np.array(sorted(rng.choice(np.arange(1, T), size=m, replace=False).tolist()) + [T]), T)
     rule = ChangePruner()
-    rule.beta_, rule.gamma_, rule.tau_ = beta, gamma, tau
+    rule.beta_, rule.gamma_, rule.delta_, rule.tau_ = beta, gamma, 0.0, tau
     margin = rule.decision_margin(x, seg, scale=1.0)
     if m == 0:
         assert margin == math.inf

@@ -159,64 +159,67 @@ def make_task(model_name, query_margin="decoder", metric_refit="learn"):
     return SegmentationTask(SegmentationModel(metric="diagonal"))
 
 
-class PlatformBalancedSession(ActiveSession):
+class _ReweightedSession(ActiveSession):
+    """An active session whose uncertainty questions rank the pool by ``_selection_scores(q)`` instead of the
+    uncertainties ``q`` themselves (the queries still report ``q``). Random questions are unchanged."""
+
+    def _selection_scores(self, q):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def next_queries(self, n=None):
+        if self.strategy == "random":
+            return super().next_queries(n)
+        n = self.batch_size if n is None else n
+        q = self._pool_uncertainty()
+        chosen = select_batch(self._unlabelled, self._selection_scores(q), n, suppress=self.suppress,
+                              random_state=self._rng)
+        return [Query(item_id=self._unlabelled[i].item_id, start=self._unlabelled[i].start,
+                      stop=self._unlabelled[i].stop, uncertainty=float(q[i]), strategy=self.strategy, rank=r)
+                for r, i in enumerate(chosen)]
+
+
+class PlatformBalancedSession(_ReweightedSession):
     """An active session whose uncertainty questions keep the labelled chromosomes' platform mix at the pool's.
 
     Each question goes to the platform (``platform_of[item_id]``) furthest below its share of the pool
     among the labelled parts (ties: the larger share), then to that platform's most uncertain part.
-    ``--balance-platforms``; measured, not adopted (module docstring). Random questions are unchanged.
+    ``--balance-platforms``; measured, not adopted (module docstring).
     """
 
     def __init__(self, *args, platform_of, **kwargs):
         self.platform_of = platform_of
         super().__init__(*args, **kwargs)
 
-    def next_queries(self, n=None):
-        if self.strategy == "random":
-            return super().next_queries(n)
-        n = self.batch_size if n is None else n
-        q = self._pool_uncertainty()
+    def _selection_scores(self, q):
         every = [self.platform_of[p.item_id] for p in self.pool.parts]
         share = {g: every.count(g) / len(every) for g in set(every)}
         labelled = [self.platform_of[p.item_id] for p in self.labelled_parts_]
         open_ = np.array([self.platform_of[p.item_id] for p in self._unlabelled])
         deficit = {g: share[g] * (len(labelled) + 1) - labelled.count(g) for g in share if g in set(open_)}
         chosen_platform = max(deficit, key=lambda g: (deficit[g], share[g]))
-        masked = np.where(open_ == chosen_platform, q, -np.inf)
-        chosen = select_batch(self._unlabelled, masked, n, suppress=self.suppress, random_state=self._rng)
-        return [Query(item_id=self._unlabelled[i].item_id, start=self._unlabelled[i].start,
-                      stop=self._unlabelled[i].stop, uncertainty=float(q[i]), strategy=self.strategy, rank=r)
-                for r, i in enumerate(chosen)]
+        return np.where(open_ == chosen_platform, q, -np.inf)
 
 
-class DensityWeightedSession(ActiveSession):
+class DensityWeightedSession(_ReweightedSession):
     """An active session whose uncertainty questions favour chromosomes typical of the unlabelled pool.
 
     Information density (Settles & Craven 2008): a part's uncertainty is multiplied by its mean similarity
     to the unlabelled parts, ``exp(-d² / 2h²)`` in standardised ``features_of[item_id]`` (the penalty law's
     sequence features plus the platform), ``h`` the median pairwise distance, raised to ``beta``.
-    ``--density-weight BETA``. Random questions are unchanged.
+    ``--density-weight BETA``; measured, not adopted (``benchmarks/FINDINGS.md``).
     """
 
     def __init__(self, *args, features_of, beta, **kwargs):
         self.features_of, self.beta = features_of, float(beta)
         super().__init__(*args, **kwargs)
 
-    def next_queries(self, n=None):
-        if self.strategy == "random":
-            return super().next_queries(n)
-        n = self.batch_size if n is None else n
-        q = self._pool_uncertainty()
+    def _selection_scores(self, q):
         F = np.array([self.features_of[p.item_id] for p in self._unlabelled], dtype=float)
         F = (F - F.mean(0)) / np.maximum(F.std(0), 1e-9)
         d2 = ((F[:, None, :] - F[None, :, :]) ** 2).sum(-1)
         h2 = max(float(np.median(d2[np.triu_indices(len(F), 1)])), 1e-9) if len(F) > 1 else 1.0
         density = np.exp(-d2 / (2 * h2)).mean(1)
-        weighted = q * density ** self.beta
-        chosen = select_batch(self._unlabelled, weighted, n, suppress=self.suppress, random_state=self._rng)
-        return [Query(item_id=self._unlabelled[i].item_id, start=self._unlabelled[i].start,
-                      stop=self._unlabelled[i].stop, uncertainty=float(q[i]), strategy=self.strategy, rank=r)
-                for r, i in enumerate(chosen)]
+        return q * density ** self.beta
 
 
 def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, window, threshold, task, learner,

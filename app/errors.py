@@ -45,7 +45,9 @@ def fix_for(exc: BaseException) -> str:
     if isinstance(exc, DataFormatError):
         return "Check that the file is one of the supported formats (File \u25b8 Import lists them) and not truncated."
     if isinstance(exc, InfeasibleLabelsError):
-        return "Some labels contradict each other: undo the last edit (Ctrl+Z) or change one of them."
+        # a refused new label was not stored, so undo would take back an earlier, valid edit: say what to do
+        return ("Nothing was added. Edit or delete one of the labels named above (select it in the Labels panel); "
+                "if an earlier edit made them disagree, undo it (Ctrl+Z).")
     if isinstance(exc, ProjectInUseError):
         return "Close the other Marginalia window that has this project open, then try again."
     if isinstance(exc, ProjectVersionError):

@@ -46,8 +46,8 @@ def fix_for(exc: BaseException) -> str:
         return "Check that the file is one of the supported formats (File \u25b8 Import lists them) and not truncated."
     if isinstance(exc, InfeasibleLabelsError):
         # a refused new label was not stored, so undo would take back an earlier, valid edit: say what to do
-        return ("Nothing was added. Edit or delete one of the labels named above (select it in the Labels panel); "
-                "if an earlier edit made them disagree, undo it (Ctrl+Z).")
+        return ("Nothing was added. To edit or delete a label, select it in the Labels panel; if an earlier edit "
+                "made them disagree, undo it (Ctrl+Z).")
     if isinstance(exc, ProjectInUseError):
         return "Close the other Marginalia window that has this project open, then try again."
     if isinstance(exc, ProjectVersionError):
@@ -87,6 +87,10 @@ class ErrorDialog(QtWidgets.QMessageBox):
         self.setWindowTitle(f"Marginalia \u2014 {title}")
         self.setText(title)
         self.setInformativeText(user_message(exc))
+        # QMessageBox sizes itself to its title; a message naming labels and positions needs room
+        grid = self.layout()
+        if isinstance(grid, QtWidgets.QGridLayout) and grid.columnCount() > 2:
+            grid.setColumnMinimumWidth(2, 420)
         self.setStandardButtons(QtWidgets.QMessageBox.StandardButton.Ok)
         self.open_log_button = self.addButton("Open log", QtWidgets.QMessageBox.ButtonRole.HelpRole)
         self.open_log_button.clicked.disconnect()

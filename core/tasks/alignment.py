@@ -20,6 +20,14 @@ from .base import EngineTask, check_cancel, conflict_in_user_terms
 
 __all__ = ["AlignmentTask", "frame_features", "event_templates"]
 
+#: an event-span label becomes one anchor window per event, with id "<label id>:<event>"
+_SPAN_EVENT = ":"
+
+
+def _span_label_id(anchor_id) -> str:
+    """The label id behind an anchor the aligner checked (a span's per-event window maps back to the span)."""
+    return str(anchor_id).split(_SPAN_EVENT)[0]
+
 N_FEATURES = 13  # 12 pitch classes + quietness
 
 
@@ -135,7 +143,8 @@ class AlignmentTask(EngineTask):
         except InfeasibleLabelsError as exc:
             raise conflict_in_user_terms(exc, others + [label], label, data.sequence,
                                          rule="Every event must fall inside the windows of its labels, and "
-                                              "events keep the score's order.") from None
+                                              "events keep the score's order.",
+                                         label_id_of=_span_label_id) from None
 
     def labels_from_prediction(self, item_id, pred, start, stop) -> list:
         """Anchors for the predicted onsets of events ``start..stop-1`` that have no anchor yet (an event
@@ -172,7 +181,8 @@ class AlignmentTask(EngineTask):
                 out.append(lab)
             elif isinstance(lab, EventSpanLabel):
                 mid, half = 0.5 * (lab.t0_s + lab.t1_s), 0.5 * (lab.t1_s - lab.t0_s)
-                out.extend(AnchorLabel(item_id=item_id, id=f"{lab.id}:{e}", event=e, time_s=mid, tolerance_s=half)
+                out.extend(AnchorLabel(item_id=item_id, id=f"{lab.id}{_SPAN_EVENT}{e}", event=e, time_s=mid,
+                                       tolerance_s=half)
                            for e in range(int(lab.first), int(lab.last) + 1))
         return out
 

@@ -36,12 +36,13 @@ STOPPING_THRESHOLD = 1e-3
 QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 
-def conflict_in_user_terms(exc, labels, new, sequence, *, why: str = "", rule: str = "") -> InfeasibleLabelsError:
+def conflict_in_user_terms(exc, labels, new, sequence, *, why: str = "", rule: str = "",
+                           label_id_of=str) -> InfeasibleLabelsError:
     """A decoder's :class:`~core.exceptions.InfeasibleLabelsError` reworded for the person who made ``new``.
 
-    The decoders name the conflicting labels by id (an event-span label by ``"<id>:<event>"`` for each of
-    its events); this names them as the Labels panel shows them (kinds, positions, events) and keeps the
-    ids in ``label_ids``. ``exc`` is returned unchanged when an id is not one of ``labels``.
+    The decoders name the conflicting labels by id; this names them as the Labels panel shows them
+    (kinds, positions, events) and keeps the ids in ``label_ids``. ``exc`` is returned unchanged when an
+    id is not one of ``labels``.
 
     Parameters
     ----------
@@ -56,9 +57,12 @@ def conflict_in_user_terms(exc, labels, new, sequence, *, why: str = "", rule: s
         Appended to "labels cannot all hold" (e.g. " with segments of at least 3 probes").
     rule : str
         A sentence naming the rule they break, before "Remove or edit one of them".
+    label_id_of : callable
+        The label id behind an id the decoder names (a task whose decoder sees one label as several
+        constraints maps their ids back).
     """
     by_id = {lab.id: lab for lab in labels}
-    named = list(dict.fromkeys(str(i).split(":")[0] for i in exc.label_ids))
+    named = list(dict.fromkeys(label_id_of(i) for i in exc.label_ids))
     if not named or any(i not in by_id for i in named):
         return exc
     said = [("new label: " if i == new.id else "") + describe_label(by_id[i], sequence.positions, sequence.units)

@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from core.features.cgh import pointwise_hermite_features  # noqa: E402
 from core.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
 from core.learners.cgh_recipe import CghSegmenter  # noqa: E402
+from core.learners.change_pruning import ChangePruner  # noqa: E402
 from core.learners.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
 from core.learners.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
 from core.learners.ssvm import SSVM  # noqa: E402
@@ -161,6 +162,15 @@ def model_errors_of(segmenter, items):
         a, b, c = count_label_errors(labs, segmenter.segment(s))
         fp, fn, n = fp + a, fn + b, n + c
     return fp, fn, n
+
+
+def _law_candidate_pruners(seg, tr_items) -> dict:
+    """Pruners of ``seg``'s platforms refitted on its laws' changes alone (the recipe before over-segmentations)."""
+    by_key: dict = {}
+    for s, labs in tr_items:
+        for k in {seg._pruner_key(s), "all"}:
+            by_key.setdefault(k, []).append((s.values[:, 0], seg.law_segment(s), labs))
+    return {k: ChangePruner().fit(*zip(*v)) for k, v in by_key.items()}
 
 
 def long_chromosomes(data_dir):
@@ -385,6 +395,8 @@ def run(args):
             if recipe == "hermite+raw" and args.calibrate:
                 fp = fn = n = 0
                 pfp = pfn = 0
+                lfp = lfn = 0
+                law_pruners = _law_candidate_pruners(seg, tr_items)
                 ofp = ofn = 0
                 qfp = qfn = 0
                 per_platform = {"low": [0, 0, 0], "high": [0, 0, 0]}
@@ -392,8 +404,9 @@ def run(args):
                     law_seg = seg.law_segment(s)
                     a, b, c = count_label_errors(labs, law_seg)
                     fp, fn, n = fp + a, fn + b, n + c
-                    pruner = seg.pruners_.get(seg._class_of(s), seg.pruners_["all"])
-                    a, b, _ = count_label_errors(labs, pruner.prune(s.values[:, 0], law_seg))
+                    a, b, _ = count_label_errors(labs, law_pruners[seg._pruner_key(s)].prune(s.values[:, 0], law_seg))
+                    lfp, lfn = lfp + a, lfn + b
+                    a, b, _ = count_label_errors(labs, seg.pruned(s, law_seg))
                     pfp, pfn = pfp + a, pfn + b
                     per_platform[seg._class_of(s)] = [u + v for u, v in zip(per_platform[seg._class_of(s)], (a, b, c))]
                     law = seg.law_for(s)
@@ -401,12 +414,13 @@ def run(args):
                     grid_errs = [count_label_errors(labs, sg)[:2] for sg in grid_segs]
                     best = min(grid_errs, key=sum)
                     ofp, ofn = ofp + best[0], ofn + best[1]
-                    pruned = [count_label_errors(labs, pruner.prune(s.values[:, 0], sg))[:2] for sg in grid_segs]
+                    pruned = [count_label_errors(labs, seg.pruned(s, sg))[:2] for sg in grid_segs]
                     best = min(pruned, key=sum)
                     qfp, qfn = qfp + best[0], qfn + best[1]
                     _law_placement(placement, seg._class_of(s), seg.offset(s), law.offsets,
                                    np.array([sum(e) for e in grid_errs]))
                 record("learned metric (SSVM) + penalty law per platform", f, fp, fn, n, ts, cs)
+                record("metric + penalty law + pruning of the law's changes only", f, lfp, lfn, n, ts, cs)
                 record("metric + penalty law + learned change pruning (ours; CLI default)", f, pfp, pfn, n, ts, cs)
                 record("learned metric, per-sequence best penalty (oracle)", f, ofp, ofn, n, 0.0, 0.0)
                 record("learned metric + pruning, per-sequence best penalty (oracle)", f, qfp, qfn, n, 0.0, 0.0)
@@ -414,6 +428,9 @@ def run(args):
                     if c:
                         record(f"CLI default, {platform}-density arrays only (errors / their labels)", f, a, b, c, 0.0, 0.0)
                 print("  fold %d change pruners: %s" % (f + 1, {k: p.to_dict() for k, p in seg.pruners_.items()}),
+                      flush=True)
+                print("  fold %d pruner candidates (cross-validated errors): %s" % (f + 1, {
+                    k: f"{m} {seg.pruner_cv_errors_.get(k, {})}" for k, m in seg.pruner_candidates_.items()}),
                       flush=True)
                 print("  fold %d law metrics (cross-validated errors): %s" % (f + 1, {
                     k: f"{m} {seg.law_cv_errors_[k]}" for k, m in seg.law_metrics_.items()}), flush=True)

@@ -132,6 +132,10 @@ def _as_array(data, features) -> np.ndarray:
 class OutputPruning:
     """The pruning rule that turns an item's best segmentation into its prediction, for output margins.
 
+    It prunes the decoder's changes alone: a recipe whose pruner also chooses from an
+    over-segmentation (``CghSegmenter.pruner_candidates_``) predicts from more candidates
+    than this margin sees.
+
     Parameters
     ----------
     pruner : ChangePruner

@@ -26,10 +26,14 @@
    threshold learned on the training labels: the law decides how many changes a
    sequence may have, the pruner which of them are real (on the high-density
    arrays it removes the small wave-like shifts and the outlier clusters the
-   experts reject). In ``benchmarks/quality_cgh.py`` (5 folds split by profile)
-   pruning on jumps and lengths took the recipe from 71 to 60 label errors, the
-   choice of metric per law of step 3 then from 63 to 56 (8.5 %), and the
-   spread term from 56 to 46 (6.9 %).
+   experts reject). Each pruner may also choose from the changes of a label-free
+   over-segmentation of the logratio, so that it can keep a focal event the
+   law's penalty missed (``candidates="auto"``: when that lowers its
+   cross-validated label errors, as on the high-density arrays). In
+   ``benchmarks/quality_cgh.py`` (5 folds split by profile) pruning on jumps and
+   lengths took the recipe from 71 to 60 label errors, the choice of metric per
+   law of step 3 then from 63 to 56 (8.5 %), the spread term from 56 to 46
+   (6.9 %), and the over-segmentation's candidates from 46 to 42.
 
 :func:`fit_cgh_recipe` is the one entry point: ``fit_cgh_recipe(sequences,
 labels).segment(seq)``.
@@ -37,22 +41,24 @@ labels).segment(seq)``.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
 
 import numpy as np
 
 from ..exceptions import CancelledError, NotFittedError, ParameterError
 from ..features.cgh import pointwise_hermite_features, probe_density
-from ..models.segmentation import SegmentationModel
+from ..models.segmentation import SegmentationModel, count_label_errors
 from ..parallel import run_costliest_first
 from ..types import Segmentation
-from .change_pruning import ChangePruner
-from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw
+from .change_pruning import OVERSEGMENT_PENALTY, ChangePruner, oversegment, with_changes_of
+from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, group_folds
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
 
-__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "LAW_METRICS", "METRIC_MODES", "RETRAIN_POLICIES",
-           "retrain_metric_mode", "profile_groups"]
+__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "LAW_METRICS", "METRIC_MODES", "PRUNER_CANDIDATES",
+           "RETRAIN_POLICIES", "retrain_metric_mode", "profile_groups"]
 
 #: how :meth:`CghSegmenter.fit` gets its metric (see its ``metric`` parameter)
 METRIC_MODES = ("learn", "anchor", "keep")
@@ -64,8 +70,16 @@ RETRAIN_POLICIES = ("learn", "anchor", "keep-x1.5")
 LAW_METRICS = ("auto", "learned", "logratio")
 
 #: versions of :meth:`CghSegmenter.to_dict`: 1 without pruners, 2 with them, 3 with pruners weighing the
-#: short segment's spread (``delta``), which an older reader would silently ignore
-RECIPE_VERSIONS = ("cgh-penalty-law/1", "cgh-penalty-law/2", "cgh-penalty-law/3")
+#: short segment's spread (``delta``), 4 with pruners choosing from an over-segmentation's changes too;
+#: an older reader would silently ignore what each version adds, so it refuses the file
+RECIPE_VERSIONS = ("cgh-penalty-law/1", "cgh-penalty-law/2", "cgh-penalty-law/3", "cgh-penalty-law/4")
+
+#: what a change pruner chooses from (see ``CghSegmenter(candidates=...)``)
+PRUNER_CANDIDATES = ("auto", "law", "union")
+
+#: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
+_OVERSEGMENTATION_CACHE = 512
+_OVERSEGMENTATION_LOCK = threading.Lock()
 
 #: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
 DENSITY_SPLIT = 5.0
@@ -123,6 +137,18 @@ class CghSegmenter:
         Learn a :class:`~core.learners.change_pruning.ChangePruner` per platform
         (pooled ``"all"`` one as fallback) on the law's segmentations of the
         training sequences, and apply it in :meth:`segment`.
+    candidates : {"auto", "law", "union"}, default "auto"
+        The changes each pruner chooses from: the law's segmentation (``"law"``),
+        or that plus a label-free over-segmentation of the logratio
+        (:func:`~core.learners.change_pruning.oversegment`, ``overseg_penalty``
+        times ``log T`` per change in noise units; ``"union"``), so that a change
+        the law's penalty missed can still be kept; ``"auto"``: per pruner, the
+        one with fewer cross-validated label errors on the training sequences
+        (folds by ``groups``; the law's candidates on ties). On the neuroblastoma
+        cohort the high-density arrays take the union on every fold and the
+        low-density ones the law (``benchmarks/quality_cgh.py``).
+    overseg_penalty : float, default 2.0
+        Penalty of that over-segmentation, per ``log T``.
     random_state : int, default 0
     callback : callable, optional
         ``callback(learner, iteration)`` after each pass of the metric learner.
@@ -160,6 +186,11 @@ class CghSegmenter:
     pruners_ : dict
         Same keys as ``laws_`` → :class:`~core.learners.change_pruning.ChangePruner`
         (empty without ``prune``).
+    pruner_candidates_ : dict
+        Same keys → ``"law"`` or ``"union"``, what each pruner chooses from.
+    pruner_cv_errors_ : dict
+        Same keys → {candidates: cross-validated label errors of its pruner} for the
+        candidate sets compared (empty unless ``candidates="auto"``).
     metric_n_items_ : int or None
         Labelled sequences the metric was learned on (a kept metric carries its
         count over; None for a recipe read from a file).
@@ -167,8 +198,9 @@ class CghSegmenter:
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=12, law_metric="auto", learner="ssvm", rho=1.0, prune=False, random_state=0,
-                 callback=None, should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
+                 min_class_sequences=12, law_metric="auto", learner="ssvm", rho=1.0, prune=False, candidates="auto",
+                 overseg_penalty=OVERSEGMENT_PENALTY, random_state=0, callback=None, should_stop=None, progress=None,
+                 n_jobs=1, metric_window=MAX_WINDOW):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -183,6 +215,8 @@ class CghSegmenter:
         self.learner = learner
         self.rho = rho
         self.prune = prune
+        self.candidates = candidates
+        self.overseg_penalty = overseg_penalty
         self.random_state = random_state
         self.callback = callback
         self.should_stop = should_stop
@@ -246,6 +280,8 @@ class CghSegmenter:
             raise ParameterError(f"learner: expected 'ssvm', 'partial' or 'transfer', got {self.learner!r}")
         if self.law_metric not in LAW_METRICS:
             raise ParameterError(f"law_metric: expected one of {LAW_METRICS}, got {self.law_metric!r}")
+        if self.candidates not in PRUNER_CANDIDATES:
+            raise ParameterError(f"candidates: expected one of {PRUNER_CANDIDATES}, got {self.candidates!r}")
         sequences, labels = list(sequences), list(labels)
         if len(sequences) != len(labels):
             raise ParameterError(f"labels: expected one label list per sequence ({len(sequences)}), got "
@@ -285,7 +321,10 @@ class CghSegmenter:
                 idx = np.flatnonzero(classes == c)
                 if idx.size >= int(self.min_class_sequences):
                     self._choose_law(c, Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_), summaries)
-        self.pruners_ = self._fit_pruners(sequences, Xs, F, labels, classes) if self.prune else {}
+        self.pruners_, self.pruner_candidates_, self.pruner_cv_errors_ = {}, {}, {}
+        self._oversegmentations = {}
+        if self.prune:
+            self._fit_pruners(sequences, Xs, F, labels, classes, groups)
         return self
 
     @staticmethod
@@ -324,20 +363,37 @@ class CghSegmenter:
         model = SegmentationModel(min_size=self.min_size, penalty_per="log_length")
         return model.set_state(fitted.model_.get_state(), n_features=n_features)
 
-    def _fit_pruners(self, sequences, Xs, F, labels, classes) -> dict:
-        """One pruner per law, on the training sequences' own law segmentations (pooled one on all).
+    def _fit_pruners(self, sequences, Xs, F, labels, classes, groups) -> None:
+        """One pruner per law on its training sequences' candidates (pooled one on all); sets ``pruners_``.
 
-        Each is one decoding: a law reads its training sequences' change-count features from its fit.
+        The law's segmentation is one decoding per sequence (a law reads its training sequences'
+        change-count features from its fit); the over-segmentation one more when it is a candidate.
         """
         keys = np.array([c if c in self.laws_ else "all" for c in classes])
-        segs = self._each(lambda i: self.laws_[keys[i]].decode(Xs[i], F[i]), list(range(len(Xs))),
-                          [X.shape[0] for X in Xs], "change pruners")
         xs = [_logratio(s) for s in sequences]
-        out = {}
+        sizes = [X.shape[0] for X in Xs]
+        modes = ("law", "union") if self.candidates == "auto" else (self.candidates,)
+
+        def decode(i):
+            law = self.laws_[keys[i]].decode(Xs[i], F[i])
+            return law, (with_changes_of(law, self._oversegment(xs[i])) if "union" in modes else None)
+
+        decoded = self._each(decode, list(range(len(Xs))), sizes, "change pruners")
+        cands = {"law": [d[0] for d in decoded], "union": [d[1] for d in decoded]}
         for k in self.laws_:
             idx = np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k)
-            out[k] = ChangePruner().fit([xs[i] for i in idx], [segs[i] for i in idx], [labels[i] for i in idx])
-        return out
+            x_k, y_k = [xs[i] for i in idx], [labels[i] for i in idx]
+            mode = modes[0]
+            if len(modes) > 1:
+                folds = group_folds(idx.size, groups[idx], self.cv)
+                cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds) for m in modes}
+                self.pruner_cv_errors_[k] = cv
+                mode = "union" if cv["union"] < cv["law"] else "law"
+            self.pruner_candidates_[k] = mode
+            self.pruners_[k] = ChangePruner().fit(x_k, [cands[mode][i] for i in idx], y_k)
+
+    def _oversegment(self, x) -> Segmentation:
+        return oversegment(x, penalty=self.overseg_penalty, min_size=self.min_size)
 
     def _fit_metric(self, Xs, Ys, classes, anchor=None) -> None:
         # long chromosomes enter the metric step as windows around their labels (their loss-augmented
@@ -493,13 +549,42 @@ class CghSegmenter:
     def pruner_for(self, seq) -> "ChangePruner | None":
         """The change pruning rule applied to ``seq`` (its platform's), None when the recipe does not prune."""
         pruners = getattr(self, "pruners_", None)
-        return pruners.get(self._class_of(seq), pruners["all"]) if pruners else None
+        return pruners[self._pruner_key(seq)] if pruners else None
+
+    def _pruner_key(self, seq) -> str:
+        c = self._class_of(seq)
+        return c if c in getattr(self, "pruners_", {}) else "all"
+
+    def candidates_for(self, seq, segmentation) -> Segmentation:
+        """The changes ``seq``'s pruner chooses from: ``segmentation``'s, plus its over-segmentation's if it takes them."""
+        if getattr(self, "pruner_candidates_", {}).get(self._pruner_key(seq), "law") != "union":
+            return segmentation
+        x = _logratio(seq)
+        key = (getattr(seq, "name", None), hashlib.blake2b(np.ascontiguousarray(x).tobytes(), digest_size=16).digest())
+        with _OVERSEGMENTATION_LOCK:      # the app redraws items on several worker threads
+            cache = self.__dict__.setdefault("_oversegmentations", {})
+            over = cache.get(key)
+        if over is None:
+            over = self._oversegment(x)
+            with _OVERSEGMENTATION_LOCK:
+                while len(cache) >= _OVERSEGMENTATION_CACHE:
+                    cache.pop(next(iter(cache)))
+                cache[key] = over
+        return with_changes_of(segmentation, over)
+
+    def pruned(self, seq, segmentation) -> Segmentation:
+        """The changes of ``segmentation`` (with the pruner's extra candidates) the recipe keeps for ``seq``.
+
+        ``segmentation`` itself when the recipe does not prune.
+        """
+        pruner = self.pruner_for(seq)
+        if pruner is None:
+            return segmentation
+        return pruner.prune(_logratio(seq), self.candidates_for(seq, segmentation))
 
     def segment(self, seq) -> Segmentation:
         """Predicted change points of one aCGH sequence (pruned when the recipe has pruners)."""
-        seg = self.law_segment(seq)
-        pruner = self.pruner_for(seq)
-        return seg if pruner is None else pruner.prune(_logratio(seq), seg)
+        return self.pruned(seq, self.law_segment(seq))
 
     # ------------------------------------------------------------ files
     def to_dict(self) -> dict:
@@ -516,6 +601,12 @@ class CghSegmenter:
             if any(rule["delta"] != 0.0 for rule in d["pruners"].values()):
                 # pruners that weigh the short segment's spread: a Marginalia that would ignore it refuses
                 d["recipe"] = "cgh-penalty-law/3"
+            union = {k: m for k, m in getattr(self, "pruner_candidates_", {}).items() if m != "law"}
+            if union:
+                # pruners choosing among more changes than the law's: likewise
+                d["recipe"] = "cgh-penalty-law/4"
+                d["pruner_candidates"] = union
+                d["overseg_penalty"] = float(self.overseg_penalty)
         for k, law in self.laws_.items():
             if law.w is not self.w_:
                 d["laws"][k]["w"] = [float(v) for v in law.w]
@@ -527,7 +618,7 @@ class CghSegmenter:
         """Rebuild a fitted segmenter from a model, its parameters and :meth:`to_dict` output."""
         if not isinstance(d, dict) or d.get("recipe") not in RECIPE_VERSIONS:
             raise ParameterError(f"penalty law: unknown recipe {d.get('recipe') if isinstance(d, dict) else d!r}; "
-                                 "expected 'cgh-penalty-law/1', '/2' or '/3' (a model from a newer Marginalia?)")
+                                 "expected 'cgh-penalty-law/1' to '/4' (a model from a newer Marginalia?)")
         split = d.get("density_split")
         if split is not None and not (isinstance(split, (int, float)) and math.isfinite(split)):
             raise ParameterError(f"penalty law: density_split must be a number or null, got {split!r}")
@@ -550,7 +641,35 @@ class CghSegmenter:
                 raise ParameterError(f"penalty law: recipe {d['recipe']!r} needs its change pruners ('all' missing)")
             seg.pruners_ = {k: ChangePruner.from_dict(v) for k, v in pruners.items()}
             seg.prune = True
+        seg.pruner_candidates_ = {k: "law" for k in seg.pruners_}
+        seg.pruner_cv_errors_ = {}
+        if d["recipe"] == "cgh-penalty-law/4":
+            seg.pruner_candidates_.update(_check_pruner_candidates(d.get("pruner_candidates"), seg.pruners_))
+            seg.overseg_penalty = _check_overseg_penalty(d.get("overseg_penalty"))
         return seg
+
+
+def _pruner_cv_errors(xs, segs, labels, folds) -> int:
+    """Label errors of pruners fitted on all folds but one, summed over the held-out folds."""
+    total = 0
+    for f in np.unique(folds):
+        tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+        pruner = ChangePruner().fit([xs[i] for i in tr], [segs[i] for i in tr], [labels[i] for i in tr])
+        total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], segs[i]))[:2]) for i in te)
+    return int(total)
+
+
+def _check_pruner_candidates(d, pruners) -> dict:
+    if not isinstance(d, dict) or not d or not set(d) <= set(pruners) or set(d.values()) != {"union"}:
+        raise ParameterError(f"penalty law: 'pruner_candidates' must map pruners {sorted(pruners)} to 'union', "
+                             f"got {d!r}")
+    return dict(d)
+
+
+def _check_overseg_penalty(v) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        raise ParameterError(f"penalty law: 'overseg_penalty' must be a number >= 0, got {v!r}")
+    return float(v)
 
 
 def _cv_error_of(law: PenaltyLaw) -> float:

@@ -34,7 +34,7 @@ from ..models.segmentation import count_label_errors
 from .penalty_path import min_error_interval
 from .penalty_regression import PenaltyIntervalRegression
 
-__all__ = ["PenaltyLaw", "count_thresholds"]
+__all__ = ["PenaltyLaw", "count_thresholds", "group_folds"]
 
 DEFAULT_OFFSETS = np.arange(-6.0, 6.01, 0.25)
 DEFAULT_COUNTS = (0, 1, 3, 10, 30)
@@ -121,6 +121,23 @@ def count_thresholds(n_changes_at, offsets, counts=DEFAULT_COUNTS) -> np.ndarray
                 lo = mid
         out[i] = grid[hi]
     return out
+
+
+def group_folds(n: int, groups, n_folds: int) -> np.ndarray:
+    """Cross-validation fold of each of ``n`` sequences, keeping each group whole, shape (n,).
+
+    Groups are dealt to ``max(2, min(n_folds, number of groups))`` folds in a fixed
+    shuffled order (seed 0), so two fits on the same groups use the same folds.
+    ``groups=None`` makes every sequence its own group.
+    """
+    keys = np.arange(n) if groups is None else np.asarray(groups)
+    if keys.shape != (n,):
+        raise ParameterError(f"groups: expected one group per sequence ({n}), got shape {keys.shape}")
+    uniq = sorted(set(keys.tolist()), key=str)
+    order = np.random.default_rng(0).permutation(len(uniq))
+    k = max(2, min(int(n_folds), len(uniq)))
+    fold_of = {uniq[o]: i % k for i, o in enumerate(order)}
+    return np.array([fold_of[g] for g in keys.tolist()], dtype=np.int64)
 
 
 class PenaltyLaw:
@@ -320,16 +337,7 @@ class PenaltyLaw:
         return PenaltyIntervalRegression(alpha=alpha, margin=self.margin).fit(self.design_[idx], self.intervals_[idx])
 
     def _folds(self, groups) -> np.ndarray:
-        n = self.errors_.shape[0]
-        keys = np.arange(n) if groups is None else np.asarray(groups)
-        if keys.shape != (n,):
-            raise ParameterError(f"groups: expected one group per sequence ({n}), got shape {keys.shape}")
-        uniq = sorted(set(keys.tolist()), key=str)
-        rng = np.random.default_rng(0)
-        order = rng.permutation(len(uniq))
-        k = max(2, min(int(self.cv), len(uniq)))
-        fold_of = {uniq[o]: i % k for i, o in enumerate(order)}
-        return np.array([fold_of[g] for g in keys.tolist()])
+        return group_folds(self.errors_.shape[0], groups, self.cv)
 
     def _cv_error(self, alpha, folds, lower) -> int:
         total = 0

@@ -333,9 +333,7 @@ class SegmentationTask(EngineTask):
         """``seg`` without the changes the recipe's pruning rule drops; ``seg`` itself when the labels need them."""
         if self.recipe is None or not getattr(self.recipe, "pruners_", None):
             return seg
-        sequence = self.engine.data(item_id).sequence
-        pruner = self.recipe.pruner_for(sequence)
-        pruned = pruner.prune(np.asarray(sequence.values, dtype=np.float64)[:, 0], seg)
+        pruned = self.recipe.pruned(self.engine.data(item_id).sequence, seg)
         if labels and self.model.violations(labels, pruned):
             return seg
         return pruned

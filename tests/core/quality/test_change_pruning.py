@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from core.exceptions import NotFittedError, ParameterError
-from core.learners.change_pruning import SPREAD_FLOOR, ChangePruner, elimination_path, prune_changes
+from core.learners.change_pruning import (SPREAD_FLOOR, ChangePruner, elimination_path, oversegment, prune_changes,
+                                          with_changes_of)
 from core.models.segmentation import count_label_errors
-from core.types import RegionKind, RegionLabel, Segmentation
+from core.types import RegionKind, RegionLabel, Segmentation, Sequence
 
 
 def _naive_prune(z, changes, tau, beta, gamma, delta=0.0):
@@ -150,7 +151,7 @@ def test_bad_input_is_refused_clearly():
         ChangePruner.from_dict({"beta": 0.0})
 
 
-def test_recipe_with_pruning_saves_a_version_2_description_and_old_ones_still_load():
+def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load():
     from core.learners.cgh_recipe import CghSegmenter, fit_cgh_recipe
 
     from .test_penalty_law import _platform_item
@@ -158,32 +159,110 @@ def test_recipe_with_pruning_saves_a_version_2_description_and_old_ones_still_lo
     data = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(16)]
     seqs, labs = [s for s, _ in data], [l for _, l in data]
     seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,))
-    assert set(seg.pruners_) == set(seg.laws_) == {"all", "low", "high"}
+    assert set(seg.pruners_) == set(seg.laws_) == set(seg.pruner_candidates_) == {"all", "low", "high"}
+    for k, cv in seg.pruner_cv_errors_.items():
+        assert seg.pruner_candidates_[k] == ("union" if cv["union"] < cv["law"] else "law")
     d = json.loads(json.dumps(seg.to_dict()))
     spread = any(rule["delta"] != 0.0 for rule in d["pruners"].values())
-    assert d["recipe"] == ("cgh-penalty-law/3" if spread else "cgh-penalty-law/2")
+    union = "union" in seg.pruner_candidates_.values()
+    assert d["recipe"] == ("cgh-penalty-law/4" if union else "cgh-penalty-law/3" if spread else "cgh-penalty-law/2")
     assert set(d["pruners"]) == {"all", "low", "high"}
     again = CghSegmenter.from_dict(seg.model_, seg.w_, d)
+    assert again.pruner_candidates_ == seg.pruner_candidates_
     for s in seqs:
         law_seg, got = seg.law_segment(s), seg.segment(s)
-        # pruning only removes changes, and the rebuilt recipe decodes the same
-        assert set(got.changes.tolist()) <= set(law_seg.changes.tolist())
+        # pruning only removes candidates, and the rebuilt recipe decodes the same
+        assert set(got.changes.tolist()) <= set(seg.candidates_for(s, law_seg).changes.tolist())
+        assert set(law_seg.changes.tolist()) <= set(seg.candidates_for(s, law_seg).changes.tolist())
         assert again.segment(s).changes.tolist() == got.changes.tolist()
+    # a version-3 description (the law's candidates only) loads with them
+    v3 = {k: v for k, v in d.items() if k not in ("pruner_candidates", "overseg_penalty")}
+    v3 = dict(v3, recipe="cgh-penalty-law/3")
+    assert set(CghSegmenter.from_dict(seg.model_, seg.w_, v3).pruner_candidates_.values()) == {"law"}
     # a version-1 description (no pruners) loads and decodes with the law alone
-    old = dict(d, recipe="cgh-penalty-law/1")
+    old = dict(v3, recipe="cgh-penalty-law/1")
     old.pop("pruners")
     v1 = CghSegmenter.from_dict(seg.model_, seg.w_, old)
     assert v1.pruners_ == {} and v1.segment(seqs[1]).changes.tolist() == seg.law_segment(seqs[1]).changes.tolist()
     with pytest.raises(ParameterError, match="pruners"):
         CghSegmenter.from_dict(seg.model_, seg.w_, dict(old, recipe="cgh-penalty-law/2"))
     # a version-2 description (pruners without the spread term) loads with no spread term
-    v2 = dict(d, recipe="cgh-penalty-law/2",
+    v2 = dict(v3, recipe="cgh-penalty-law/2",
               pruners={k: {n: v for n, v in rule.items() if n != "delta"} for k, rule in d["pruners"].items()})
     assert all(p.delta_ == 0.0 for p in CghSegmenter.from_dict(seg.model_, seg.w_, v2).pruners_.values())
     with pytest.raises(ParameterError, match="newer Marginalia"):
-        CghSegmenter.from_dict(seg.model_, seg.w_, dict(d, recipe="cgh-penalty-law/4"))
+        CghSegmenter.from_dict(seg.model_, seg.w_, dict(d, recipe="cgh-penalty-law/5"))
+    for bad in ({"high": "law"}, {"elsewhere": "union"}, None):
+        with pytest.raises(ParameterError, match="pruner_candidates"):
+            CghSegmenter.from_dict(seg.model_, seg.w_, dict(v3, recipe="cgh-penalty-law/4", pruner_candidates=bad,
+                                                            overseg_penalty=2.0))
+    with pytest.raises(ParameterError, match="overseg_penalty"):
+        CghSegmenter.from_dict(seg.model_, seg.w_, dict(v3, recipe="cgh-penalty-law/4",
+                                                        pruner_candidates={"high": "union"}, overseg_penalty=-1))
     assert CghSegmenter(max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,)).fit(
         seqs, labs).to_dict()["recipe"] == "cgh-penalty-law/1"
+
+
+def _missed_step_item(rng, i):
+    """A chromosome with a clear 3σ step (labelled) and a no-change stretch, 60 probes."""
+    x = rng.normal(0, 1, 60)
+    x[30:] += 3.0
+    seq = Sequence(x, positions=np.arange(60) * 1e6, name=f"{i}", kind="cgh", meta={"profile_id": str(i)})
+    labels = [RegionLabel(item_id=seq.name, start=25, stop=35, kind=RegionKind.ONE),
+              RegionLabel(item_id=seq.name, start=2, stop=24, kind=RegionKind.ZERO),
+              RegionLabel(item_id=seq.name, start=36, stop=58, kind=RegionKind.ZERO)]
+    return seq, labels
+
+
+def test_pruners_choose_from_an_oversegmentation_when_the_law_misses_changes():
+    from core.learners.cgh_recipe import CghSegmenter
+
+    rng = np.random.default_rng(11)
+    train = [_missed_step_item(rng, i) for i in range(16)]
+    test = [_missed_step_item(rng, 100 + i) for i in range(8)]
+    seqs, labs = [s for s, _ in train], [l for _, l in train]
+    # a law whose only penalty is far too high: its segmentations hold no change at all
+    kw = dict(max_iter=1, offsets=(8.0, 8.5), counts=(0, 1), alphas=(1e-2,), density_split=None, prune=True)
+    law_only = CghSegmenter(candidates="law", **kw).fit(seqs, labs)
+    auto = CghSegmenter(**kw).fit(seqs, labs)
+    assert all(law_only.law_segment(s).n_segments == 1 for s, _ in test)
+    assert auto.pruner_candidates_ == {"all": "union"}
+    assert auto.pruner_cv_errors_["all"]["union"] < auto.pruner_cv_errors_["all"]["law"]
+    errors = {name: sum(sum(count_label_errors(l, r.segment(s))[:2]) for s, l in test)
+              for name, r in (("law", law_only), ("auto", auto))}
+    assert errors["law"] == len(test) and errors["auto"] <= 1
+    # the choice is saved (a version-4 description) and the rebuilt recipe decodes the same
+    d = json.loads(json.dumps(auto.to_dict()))
+    assert d["recipe"] == "cgh-penalty-law/4" and d["pruner_candidates"] == {"all": "union"}
+    again = CghSegmenter.from_dict(auto.model_, auto.w_, d)
+    assert all(again.segment(s).changes.tolist() == auto.segment(s).changes.tolist() for s, _ in test)
+    # the over-segmentation is computed once per sequence and reused
+    s = test[0][0]
+    assert auto.segment(s).changes.tolist() == auto.segment(s).changes.tolist()
+    assert len(auto._oversegmentations) >= 1
+
+
+@given(st.lists(st.integers(1, 39), max_size=8), st.lists(st.integers(1, 39), max_size=8))
+def test_with_changes_of_is_the_sorted_union(a, b):
+    sa = Segmentation(np.array(sorted(set(a)) + [40]), 40)
+    sb = Segmentation(np.array(sorted(set(b)) + [40]), 40)
+    assert with_changes_of(sa, sb).changes.tolist() == sorted(set(a) | set(b)) + [40]
+    with pytest.raises(ParameterError, match="covers"):
+        with_changes_of(sa, Segmentation(np.array([30]), 30))
+
+
+def test_oversegment_is_the_exact_penalized_segmentation_in_noise_units():
+    from core.decoders import segment_penalized
+    from core.features.hermite import robust_noise_scale
+
+    rng = np.random.default_rng(2)
+    x = 0.3 * rng.normal(size=120) + np.repeat([0.0, 1.5, -0.5], 40)
+    got = oversegment(x, penalty=2.0, min_size=3)
+    z = (x - np.median(x)) / robust_noise_scale(x)
+    assert got == segment_penalized(z, 2.0 * np.log(120), min_size=3).segmentation
+    assert set(got.changes.tolist()) >= {40, 80}
+    with pytest.raises(ParameterError, match="penalty"):
+        oversegment(x, penalty=-1.0)
 
 
 @settings(max_examples=40, deadline=None)

@@ -85,11 +85,15 @@ def add_parser(sub, parents) -> None:
                    help="penalty-law recipe with --metric-learner transfer: coupling of the platforms (default 1)")
     p.add_argument("--no-prune", dest="prune", action="store_false",
                    help="penalty-law recipe: keep every change of the penalty law (by default a rule learned per "
-                        "array platform drops the changes whose jump, in noise units, is too small)")
+                        "array platform drops the changes whose evidence, in noise units, is too weak)")
     p.add_argument("--law-metric", choices=("auto", "learned", "logratio"), default="auto",
                    help="penalty-law recipe: what each platform's penalty law decodes with: the learned metric, "
                         "the plain logratio in noise units, or (default) whichever makes fewer cross-validated "
                         "label errors on the training sequences")
+    p.add_argument("--pruner-candidates", choices=("auto", "law", "union"), default="auto",
+                   help="penalty-law recipe: the changes each platform's pruning rule chooses from: the penalty "
+                        "law's, those plus a label-free over-segmentation's (so a change the law missed can be "
+                        "kept), or (default) whichever makes fewer cross-validated label errors")
     p.add_argument("--min-size", type=positive_int, default=3,
                    help="penalty-law recipe: minimal segment length in probes (default 3)")
     add_jobs(p, "penalty-law recipe: the sequences of the penalty laws and pruners are decoded")
@@ -336,7 +340,8 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     try:
         seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
                            rho=args.rho, prune=getattr(args, "prune", True),
-                           law_metric=getattr(args, "law_metric", "auto"), random_state=args.seed,
+                           law_metric=getattr(args, "law_metric", "auto"),
+                           candidates=getattr(args, "pruner_candidates", "auto"), random_state=args.seed,
                            callback=lambda _learner, _it: progress.advance(), progress=stage_progress,
                            n_jobs=jobs_of(args)).fit(train, Ys, groups=groups)
     finally:
@@ -345,15 +350,17 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     prov = {"learner": "ssvm", "recipe": "penalty-law", "metric_learner": args.metric_learner,
             "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
                                "rho": args.rho, "prune": bool(getattr(args, "prune", True)),
-                               "law_metric": getattr(args, "law_metric", "auto")},
+                               "law_metric": getattr(args, "law_metric", "auto"),
+                               "pruner_candidates": getattr(args, "pruner_candidates", "auto")},
             **where,
             "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
                                        for y in Ys for lab in y]),
             "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys)),
             "penalty_law": seg.to_dict()}
     save_model(args.out, CliModel("segmentation", "cgh-pointwise", seg.model_, seg.w_, prov))
+    extra = {k: " (+ over-segmentation's changes)" for k, m in seg.pruner_candidates_.items() if m == "union"}
     pruned = ", ".join(f"{k}: {'keeps all' if p.tau_ is None else f'drops changes scoring < {p.tau_:g}'}"
-                       for k, p in sorted(seg.pruners_.items()))
+                       f"{extra.get(k, '')}" for k, p in sorted(seg.pruners_.items()))
     decodes = {"learned": "learned metric", "logratio": "plain logratio"}
     laws = ", ".join(f"{k} on the {decodes[seg.law_metrics_[k]]}" for k in sorted(seg.laws_))
     info(args, f"train: wrote {args.out} (penalty laws: {laws}"

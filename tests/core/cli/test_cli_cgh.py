@@ -300,3 +300,19 @@ def test_predict_on_a_table_cut_short_warns_and_still_predicts(seg_model, cgh_di
     n_lines = text.rstrip("\n").count("\n") + 1
     assert f"marginalia-cli predict: warning: {cut}, line {n_lines}: the last line has no line end" in err
     assert "6 items predicted" in err
+
+
+def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path, capsys):
+    from core.cli_commands._models import load_model
+    out = tmp_path / "union.model"
+    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--max-iter", "3",
+                 "--pruner-candidates", "union"]) == 0
+    assert "(+ over-segmentation's changes)" in capsys.readouterr().err
+    m = load_model(out, task="segmentation")
+    assert m.provenance["learner_params"]["pruner_candidates"] == "union"
+    assert m.provenance["penalty_law"]["recipe"] == "cgh-penalty-law/4"
+    seg = m.penalty_law()
+    assert set(seg.pruner_candidates_.values()) == {"union"}
+    seqs = read_profiles(cgh_dir / "profiles.csv")
+    assert all(m.segment(s) == seg.segment(s) for s in seqs)

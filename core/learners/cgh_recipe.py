@@ -572,15 +572,18 @@ class CghSegmenter:
                 cache[key] = over
         return with_changes_of(segmentation, over)
 
-    def pruned(self, seq, segmentation) -> Segmentation:
+    def pruned(self, seq, segmentation, *, extra_candidates=True) -> Segmentation:
         """The changes of ``segmentation`` (with the pruner's extra candidates) the recipe keeps for ``seq``.
 
-        ``segmentation`` itself when the recipe does not prune.
+        ``segmentation`` itself when the recipe does not prune. ``extra_candidates=False``
+        prunes ``segmentation``'s own changes only (what a caller falls back on when an
+        over-segmentation's change would contradict a user's label).
         """
         pruner = self.pruner_for(seq)
         if pruner is None:
             return segmentation
-        return pruner.prune(_logratio(seq), self.candidates_for(seq, segmentation))
+        candidates = self.candidates_for(seq, segmentation) if extra_candidates else segmentation
+        return pruner.prune(_logratio(seq), candidates)
 
     def segment(self, seq) -> Segmentation:
         """Predicted change points of one aCGH sequence (pruned when the recipe has pruners)."""

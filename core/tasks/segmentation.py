@@ -330,12 +330,20 @@ class SegmentationTask(EngineTask):
                           margin=margin)
 
     def _pruned(self, item_id: str, seg, labels):
-        """``seg`` without the changes the recipe's pruning rule drops; ``seg`` itself when the labels need them."""
+        """The recipe's pruned prediction from ``seg`` (the labelled best), obeying the labels.
+
+        An over-segmentation's change the rule keeps may contradict a label (a change in a
+        "no change" region): then the rule prunes ``seg``'s own changes only, and ``seg``
+        itself is drawn when even that drops a change the labels need.
+        """
         if self.recipe is None or not getattr(self.recipe, "pruners_", None):
             return seg
-        pruned = self.recipe.pruned(self.engine.data(item_id).sequence, seg)
+        sequence = self.engine.data(item_id).sequence
+        pruned = self.recipe.pruned(sequence, seg)
         if labels and self.model.violations(labels, pruned):
-            return seg
+            pruned = self.recipe.pruned(sequence, seg, extra_candidates=False)
+            if self.model.violations(labels, pruned):
+                return seg
         return pruned
 
     def _second_best(self, X, w, cons):

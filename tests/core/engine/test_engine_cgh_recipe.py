@@ -166,6 +166,48 @@ def test_the_pruning_rule_never_drops_a_change_a_label_needs(labelled):
     assert pred.structure.n_segments == 1 and pred.runner_up is not None and pred.runner_up.n_segments == 3
 
 
+def test_an_oversegmentations_change_never_contradicts_a_label(labelled):
+    eng, ids, truth, train = labelled
+    eng.retrain()
+    task = _task(eng, ids[train[0]])
+    # every pruner keeps every candidate, and the candidates include a change every few probes
+    for k, pruner in task.recipe.pruners_.items():
+        pruner.tau_ = None
+        task.recipe.pruner_candidates_[k] = "union"
+    task.recipe.overseg_penalty = 0.0
+    task.recipe._oversegmentations.clear()
+    for name in train:
+        pred = eng.predict(ids[name])
+        assert task.model.violations(eng.labels(ids[name]), pred.structure) == 0
+        assert pred.structure.n_segments <= 5
+    held_out = sorted(set(ids) - set(train))[0]
+    assert eng.predict(ids[held_out]).structure.n_segments > 20    # nothing there says no
+
+
+def test_when_an_extra_candidate_breaks_a_label_the_rule_still_prunes_the_decoders_changes(labelled, monkeypatch):
+    from core.types import Segmentation
+    eng, ids, truth, train = labelled
+    eng.retrain()
+    held_out = sorted(set(ids) - set(train))[0]
+    eng.add_label(RegionLabel(item_id=ids[held_out], start=0, stop=30, kind=RegionKind.ZERO))
+    task = _task(eng, ids[held_out])
+    for pruner in task.recipe.pruners_.values():       # a rule that drops every change
+        pruner.beta_, pruner.gamma_, pruner.delta_, pruner.tau_ = 0.0, 0.0, 0.0, 50.0
+    real = task.recipe.pruned
+
+    def pruned(seq, seg, *, extra_candidates=True):
+        out = real(seq, seg, extra_candidates=extra_candidates)
+        if extra_candidates:                           # an over-segmentation's change inside the "no change" region
+            return Segmentation(np.union1d(out.changes, [10]), out.n_samples)
+        return out
+
+    monkeypatch.setattr(task.recipe, "pruned", pruned)
+    pred = eng.predict(ids[held_out])
+    # not the decoder's two block edges: the rule dropped them, as nothing labelled needs them
+    assert pred.structure.n_segments == 1
+    assert task.model.violations(eng.labels(ids[held_out]), pred.structure) == 0
+
+
 def test_the_apps_model_exported_for_the_cli_segments_as_the_app_does(labelled, tmp_path):
     from core.cli_commands._models import load_model
     eng, ids, truth, train = labelled

@@ -144,7 +144,8 @@ class CghSegmenter:
         times ``log T`` per change in noise units; ``"union"``), so that a change
         the law's penalty missed can still be kept; ``"auto"``: per pruner, the
         one with fewer cross-validated label errors on the training sequences
-        (folds by ``groups``; the law's candidates on ties). On the neuroblastoma
+        (folds by ``groups``; the law's candidates on ties and when all the
+        sequences form one group). On the neuroblastoma
         cohort the high-density arrays take the union on every fold and the
         low-density ones the law (``benchmarks/quality_cgh.py``).
     overseg_penalty : float, default 2.0
@@ -384,8 +385,8 @@ class CghSegmenter:
             idx = np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k)
             x_k, y_k = [xs[i] for i in idx], [labels[i] for i in idx]
             mode = modes[0]
-            if len(modes) > 1:
-                folds = group_folds(idx.size, groups[idx], self.cv)
+            folds = group_folds(idx.size, groups[idx], self.cv)
+            if len(modes) > 1 and np.unique(folds).size > 1:
                 cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds) for m in modes}
                 self.pruner_cv_errors_[k] = cv
                 mode = "union" if cv["union"] < cv["law"] else "law"

@@ -290,3 +290,16 @@ def test_decision_margin_is_the_distance_to_the_nearest_threshold_that_changes_t
     assert any(b != kept for b in beyond)
     rule.tau_ = None  # a rule that keeps every change has no decision to flip
     assert rule.decision_margin(x, seg, scale=1.0) == math.inf
+
+
+def test_one_group_of_sequences_keeps_the_laws_candidates_without_cross_validation():
+    from core.learners.cgh_recipe import CghSegmenter
+
+    rng = np.random.default_rng(4)
+    train = [_missed_step_item(rng, i) for i in range(8)]
+    seqs, labs = [s for s, _ in train], [l for _, l in train]
+    kw = dict(max_iter=1, offsets=(8.0, 8.5), counts=(0, 1), alphas=(1e-2,), density_split=None, prune=True)
+    seg = CghSegmenter(**kw).fit(seqs, labs, groups=["one profile"] * len(seqs))
+    assert seg.pruner_candidates_ == {"all": "law"} and seg.pruner_cv_errors_ == {}
+    two = CghSegmenter(**kw).fit(seqs, labs, groups=["a", "b"] * 4)
+    assert set(two.pruner_cv_errors_["all"]) == {"law", "union"}

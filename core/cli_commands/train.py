@@ -321,19 +321,20 @@ def _train_cgh_recipe(args, train, labels) -> int:
 
 def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     """Fit :class:`~core.learners.cgh_recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
-    from ..learners.cgh_recipe import CghSegmenter
+    from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
     from ..models.persistence import labels_hash
     from ._models import CliModel, save_model
     progress = make_progress(args, args.max_iter, "train: metric", unit="passes")
     stages: dict = {}
 
     def stage_progress(stage, done, total):
-        """One bar per stage after the metric passes ("penalty laws", "change pruners")."""
+        """One bar per stage after the metric passes ("penalty laws", "change pruners", "pruner candidates")."""
         if stage not in stages:
             _close(progress)
             for bar in stages.values():
                 _close(bar)
-            stages[stage] = make_progress(args, total, f"train: {stage}", unit="probes")
+            unit = "fits" if stage == CANDIDATE_STAGE else "probes"
+            stages[stage] = make_progress(args, total, f"train: {stage}", unit=unit)
         bar = stages[stage]
         bar.advance(done - bar.done)
 

@@ -57,8 +57,8 @@ from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, group_fold
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
 
-__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "LAW_METRICS", "METRIC_MODES", "PRUNER_CANDIDATES",
-           "RETRAIN_POLICIES", "retrain_metric_mode", "profile_groups"]
+__all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "CANDIDATE_STAGE", "LAW_METRICS", "METRIC_MODES",
+           "PRUNER_CANDIDATES", "RETRAIN_POLICIES", "retrain_metric_mode", "profile_groups"]
 
 #: how :meth:`CghSegmenter.fit` gets its metric (see its ``metric`` parameter)
 METRIC_MODES = ("learn", "anchor", "keep")
@@ -76,6 +76,9 @@ RECIPE_VERSIONS = ("cgh-penalty-law/1", "cgh-penalty-law/2", "cgh-penalty-law/3"
 
 #: what a change pruner chooses from (see ``CghSegmenter(candidates=...)``)
 PRUNER_CANDIDATES = ("auto", "law", "union")
+
+#: the ``progress`` stage of that choice, counted in pruner fits rather than probes
+CANDIDATE_STAGE = "pruner candidates"
 
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
 _OVERSEGMENTATION_CACHE = 512
@@ -161,7 +164,9 @@ class CghSegmenter:
         ``progress(stage, done, total)`` while the penalty laws decode their grids
         (``stage="penalty laws"``) and the pruners their training segmentations
         (``"change pruners"``): the sequences finished hold ``done`` of the ``total``
-        samples (time grows with length, not with the number of sequences).
+        samples (time grows with length, not with the number of sequences); then
+        ``progress("pruner candidates", fits done, fits in all)`` while
+        ``candidates="auto"`` compares the pruners' candidate sets.
     n_jobs : int, default 1
         Threads decoding those sequences (a high-density cohort spends minutes there).
     metric_window : int or None, default 6000
@@ -381,13 +386,23 @@ class CghSegmenter:
 
         decoded = self._each(decode, list(range(len(Xs))), sizes, "change pruners")
         cands = {"law": [d[0] for d in decoded], "union": [d[1] for d in decoded]}
-        for k in self.laws_:
-            idx = np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k)
+        index = {k: np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k) for k in self.laws_}
+        folds = {k: group_folds(idx.size, groups[idx], self.cv) for k, idx in index.items()}
+        compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1]
+        # the comparison refits a pruner per fold and candidate set: seconds on a cohort, reported as its own stage
+        fits = {"done": 0, "total": sum(len(modes) * np.unique(folds[k]).size for k in compared)}
+
+        def fitted_one():
+            fits["done"] += 1
+            if self.progress is not None:
+                self.progress(CANDIDATE_STAGE, fits["done"], fits["total"])
+            self._stop_if_asked()
+
+        for k, idx in index.items():
             x_k, y_k = [xs[i] for i in idx], [labels[i] for i in idx]
             mode = modes[0]
-            folds = group_folds(idx.size, groups[idx], self.cv)
-            if len(modes) > 1 and np.unique(folds).size > 1:
-                cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds) for m in modes}
+            if k in compared:
+                cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds[k], fitted_one) for m in modes}
                 self.pruner_cv_errors_[k] = cv
                 mode = "union" if cv["union"] < cv["law"] else "law"
             self.pruner_candidates_[k] = mode
@@ -653,13 +668,18 @@ class CghSegmenter:
         return seg
 
 
-def _pruner_cv_errors(xs, segs, labels, folds) -> int:
-    """Label errors of pruners fitted on all folds but one, summed over the held-out folds."""
+def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None) -> int:
+    """Label errors of pruners fitted on all folds but one, summed over the held-out folds.
+
+    ``after_fold()`` is called after each fold (progress and cancel).
+    """
     total = 0
     for f in np.unique(folds):
         tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
         pruner = ChangePruner().fit([xs[i] for i in tr], [segs[i] for i in tr], [labels[i] for i in tr])
         total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], segs[i]))[:2]) for i in te)
+        if after_fold is not None:
+            after_fold()
     return int(total)
 
 

@@ -34,7 +34,7 @@ from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..features.cgh import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
-from ..learners.cgh_recipe import CghSegmenter, profile_groups
+from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter, profile_groups
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel, conflict_in_user_terms
@@ -254,7 +254,8 @@ class SegmentationTask(EngineTask):
 
         def on_sequence(stage, done, total):
             if progress is not None:
-                progress(done, total, f"{stage}: {100 * done // max(total, 1)} % of the probes")
+                what = "of the pruner fits" if stage == CANDIDATE_STAGE else "of the probes"
+                progress(done, total, f"{stage}: {100 * done // max(total, 1)} % {what}")
 
         recipe = CghSegmenter(min_size=self.model.min_size, prune=True, callback=on_pass,
                               should_stop=None if cancel is None else cancel.is_set, progress=on_sequence,

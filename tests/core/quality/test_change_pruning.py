@@ -303,3 +303,22 @@ def test_one_group_of_sequences_keeps_the_laws_candidates_without_cross_validati
     assert seg.pruner_candidates_ == {"all": "law"} and seg.pruner_cv_errors_ == {}
     two = CghSegmenter(**kw).fit(seqs, labs, groups=["a", "b"] * 4)
     assert set(two.pruner_cv_errors_["all"]) == {"law", "union"}
+
+
+def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
+    from core.exceptions import CancelledError
+    from core.learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
+
+    rng = np.random.default_rng(6)
+    train = [_missed_step_item(rng, i) for i in range(8)]
+    seqs, labs = [s for s, _ in train], [l for _, l in train]
+    seen, stop = [], {"now": False}
+
+    def progress(stage, done, total):
+        seen.append((stage, done, total))
+        stop["now"] = stage == CANDIDATE_STAGE and done == 3
+
+    kw = dict(max_iter=1, offsets=(8.0, 8.5), counts=(0, 1), alphas=(1e-2,), density_split=None, prune=True)
+    with pytest.raises(CancelledError):
+        CghSegmenter(progress=progress, should_stop=lambda: stop["now"], **kw).fit(seqs, labs)
+    assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 8) for k in (1, 2, 3)]

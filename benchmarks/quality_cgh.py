@@ -7,7 +7,8 @@ on the training profiles' labels and scored on the test profiles' labels (label 
 (FP + FN) / labelled regions). Ours: the SSVM-learned diagonal metric alone, and the aCGH recipe
 (:class:`core.learners.cgh_recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
 array platform), with its per-sequence oracle, and the same recipe followed by the learned change
-pruning per platform (:mod:`core.learners.change_pruning`; the CLI default). One run also checks the command-line contract: ``marginalia-cli
+pruning per platform (:mod:`core.learners.change_pruning`; the CLI default, whose pruners may also choose
+from a label-free over-segmentation's changes), next to pruners refitted on the law's changes alone. One run also checks the command-line contract: ``marginalia-cli
 train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
 against the test annotations must equal the in-process figure of the same recipe.
 

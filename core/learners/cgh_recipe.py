@@ -391,6 +391,8 @@ class CghSegmenter:
         compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1]
         # the comparison refits a pruner per fold and candidate set: seconds on a cohort, reported as its own stage
         fits = {"done": 0, "total": sum(len(modes) * np.unique(folds[k]).size for k in compared)}
+        if self.progress is not None and fits["total"]:
+            self.progress(CANDIDATE_STAGE, 0, fits["total"])
 
         def fitted_one():
             fits["done"] += 1

@@ -242,7 +242,7 @@ def test_a_recipe_retrain_reports_each_stage(labelled):
     assert laws[-1] == (probes, probes) and pruners[-1] == (probes, probes)
     # then the choice of the pruner's candidates: two candidate sets, each refitted on 4 folds
     choice = [(d, t, m) for d, t, m in seen if m.startswith("pruner candidates:")]
-    assert [(d, t) for d, t, _ in choice] == [(k, 8) for k in range(1, 9)]
+    assert [(d, t) for d, t, _ in choice] == [(k, 8) for k in range(0, 9)]
     assert choice[-1][2] == "pruner candidates: 100 % of the pruner fits"
     assert messages.index(choice[0][2]) > max(i for i, m in enumerate(messages) if m.startswith("change pruners"))
     assert messages.index(next(m for m in messages if m.startswith("penalty laws"))) > messages.index(

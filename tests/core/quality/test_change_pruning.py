@@ -321,4 +321,4 @@ def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
     kw = dict(max_iter=1, offsets=(8.0, 8.5), counts=(0, 1), alphas=(1e-2,), density_split=None, prune=True)
     with pytest.raises(CancelledError):
         CghSegmenter(progress=progress, should_stop=lambda: stop["now"], **kw).fit(seqs, labs)
-    assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 8) for k in (1, 2, 3)]
+    assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 8) for k in (0, 1, 2, 3)]

@@ -382,7 +382,8 @@ class CghSegmenter:
 
         def decode(i):
             law = self.laws_[keys[i]].decode(Xs[i], F[i])
-            return law, (with_changes_of(law, self._oversegment(xs[i])) if "union" in modes else None)
+            return law, (with_changes_of(law, self._cached_oversegmentation(sequences[i], xs[i]))
+                         if "union" in modes else None)
 
         decoded = self._each(decode, list(range(len(Xs))), sizes, "change pruners")
         cands = {"law": [d[0] for d in decoded], "union": [d[1] for d in decoded]}
@@ -577,9 +578,12 @@ class CghSegmenter:
         """The changes ``seq``'s pruner chooses from: ``segmentation``'s, plus its over-segmentation's if it takes them."""
         if getattr(self, "pruner_candidates_", {}).get(self._pruner_key(seq), "law") != "union":
             return segmentation
-        x = _logratio(seq)
+        return with_changes_of(segmentation, self._cached_oversegmentation(seq, _logratio(seq)))
+
+    def _cached_oversegmentation(self, seq, x) -> Segmentation:
+        """``seq``'s over-segmentation (``x`` its logratio), computed once per recipe (the fit's are kept for redraws)."""
         key = (getattr(seq, "name", None), hashlib.blake2b(np.ascontiguousarray(x).tobytes(), digest_size=16).digest())
-        with _OVERSEGMENTATION_LOCK:      # the app redraws items on several worker threads
+        with _OVERSEGMENTATION_LOCK:      # the app redraws items, and a fit decodes them, on several threads
             cache = self.__dict__.setdefault("_oversegmentations", {})
             over = cache.get(key)
         if over is None:
@@ -588,7 +592,7 @@ class CghSegmenter:
                 while len(cache) >= _OVERSEGMENTATION_CACHE:
                     cache.pop(next(iter(cache)))
                 cache[key] = over
-        return with_changes_of(segmentation, over)
+        return over
 
     def pruned(self, seq, segmentation, *, extra_candidates=True) -> Segmentation:
         """The changes of ``segmentation`` (with the pruner's extra candidates) the recipe keeps for ``seq``.

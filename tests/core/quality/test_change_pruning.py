@@ -236,10 +236,13 @@ def test_pruners_choose_from_an_oversegmentation_when_the_law_misses_changes():
     assert d["recipe"] == "cgh-penalty-law/4" and d["pruner_candidates"] == {"all": "union"}
     again = CghSegmenter.from_dict(auto.model_, auto.w_, d)
     assert all(again.segment(s).changes.tolist() == auto.segment(s).changes.tolist() for s, _ in test)
-    # the over-segmentation is computed once per sequence and reused
-    s = test[0][0]
-    assert auto.segment(s).changes.tolist() == auto.segment(s).changes.tolist()
-    assert len(auto._oversegmentations) >= 1
+    # the over-segmentation is computed once per sequence and reused, the training sequences' from the fit
+    calls = []
+    real = auto._oversegment
+    auto._oversegment = lambda x: calls.append(1) or real(x)
+    assert all(auto.segment(s) == auto.segment(s) for s in seqs) and calls == []
+    s = _missed_step_item(rng, 999)[0]
+    assert auto.segment(s).changes.tolist() == auto.segment(s).changes.tolist() and calls == [1]
 
 
 @given(st.lists(st.integers(1, 39), max_size=8), st.lists(st.integers(1, 39), max_size=8))

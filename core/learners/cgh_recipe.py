@@ -574,11 +574,15 @@ class CghSegmenter:
         c = self._class_of(seq)
         return c if c in getattr(self, "pruners_", {}) else "all"
 
-    def candidates_for(self, seq, segmentation) -> Segmentation:
-        """The changes ``seq``'s pruner chooses from: ``segmentation``'s, plus its over-segmentation's if it takes them."""
+    def candidates_for(self, seq, segmentation, x=None) -> Segmentation:
+        """The changes ``seq``'s pruner chooses from: ``segmentation``'s, plus its over-segmentation's if it takes them.
+
+        ``x``: ``seq``'s logratio when the caller already has it (a redraw reads it once).
+        """
         if getattr(self, "pruner_candidates_", {}).get(self._pruner_key(seq), "law") != "union":
             return segmentation
-        return with_changes_of(segmentation, self._cached_oversegmentation(seq, _logratio(seq)))
+        x = _logratio(seq) if x is None else x
+        return with_changes_of(segmentation, self._cached_oversegmentation(seq, x))
 
     def _cached_oversegmentation(self, seq, x) -> Segmentation:
         """``seq``'s over-segmentation (``x`` its logratio), computed once per recipe (the fit's are kept for redraws)."""
@@ -604,8 +608,9 @@ class CghSegmenter:
         pruner = self.pruner_for(seq)
         if pruner is None:
             return segmentation
-        candidates = self.candidates_for(seq, segmentation) if extra_candidates else segmentation
-        return pruner.prune(_logratio(seq), candidates)
+        x = _logratio(seq)
+        candidates = self.candidates_for(seq, segmentation, x) if extra_candidates else segmentation
+        return pruner.prune(x, candidates)
 
     def segment(self, seq) -> Segmentation:
         """Predicted change points of one aCGH sequence (pruned when the recipe has pruners)."""

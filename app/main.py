@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
+import re
 import sys
 
 NO_DISPLAY = ("marginalia: no display found; run it on a desktop, or use QT_QPA_PLATFORM=offscreen / "
@@ -25,6 +27,84 @@ def display_available(environ=None, platform: str | None = None) -> bool:
     if qpa.startswith("wayland"):
         return bool(environ.get("WAYLAND_DISPLAY"))
     return bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+
+
+#: Debian/Ubuntu package of each system library Qt's X11 plugin needs and a minimal system may lack
+X11_PACKAGES = {
+    "libxcb-cursor.so.0": "libxcb-cursor0",
+    "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-image.so.0": "libxcb-image0",
+    "libxcb-render-util.so.0": "libxcb-render-util0",
+    "libxcb-shape.so.0": "libxcb-shape0",
+    "libxcb-randr.so.0": "libxcb-randr0",
+    "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libxcb-xinerama.so.0": "libxcb-xinerama0",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+    "libxkbcommon.so.0": "libxkbcommon0",
+    "libEGL.so.1": "libegl1",
+    "libGL.so.1": "libgl1",
+    "libfontconfig.so.1": "libfontconfig1",
+    "libdbus-1.so.3": "libdbus-1-3",
+}
+#: loaded by Qt (6.5 and later) at run time rather than linked, so the plugin loads without it
+X11_RUNTIME_LIBRARIES = ("libxcb-cursor.so.0",)
+
+
+def uses_x11(environ=None, platform: str | None = None) -> bool:
+    """Whether Qt will pick its X11 (xcb) plugin with ``environ``'s settings."""
+    environ = os.environ if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    if not platform.startswith("linux") and "bsd" not in platform:
+        return False
+    qpa = (environ.get("QT_QPA_PLATFORM") or "").split(";")[0].split(":")[0].strip().lower()
+    if qpa:
+        return qpa == "xcb"
+    return bool(environ.get("DISPLAY")) and not environ.get("WAYLAND_DISPLAY")
+
+
+def _xcb_plugin_path() -> str | None:
+    import PySide6
+
+    path = os.path.join(os.path.dirname(PySide6.__file__), "Qt", "plugins", "platforms", "libqxcb.so")
+    return path if os.path.exists(path) else None
+
+
+def x11_problem(load=ctypes.CDLL, plugin: str | None = None) -> str | None:
+    """Why Qt's X11 plugin cannot load here, with the command that fixes it; ``None`` when it can.
+
+    Qt itself only says it "could not load the Qt platform plugin xcb" and aborts; this names the
+    missing system library (the dynamic loader reports one at a time) and its Debian/Ubuntu package.
+
+    Parameters
+    ----------
+    load : callable
+        Opens a shared library by path or name, raising ``OSError`` when it cannot (``ctypes.CDLL``).
+    plugin : str, optional
+        Path of the plugin (default: PySide6's ``libqxcb.so``; no check when it is absent).
+    """
+    plugin = plugin or _xcb_plugin_path()
+    if plugin is None:
+        return None
+    missing = []
+    for name in (plugin, *X11_RUNTIME_LIBRARIES):
+        try:
+            load(name)
+        except OSError as exc:
+            found = re.search(r"(lib[\w.+-]+\.so[\w.]*)", str(exc))
+            lib = found.group(1) if found else name
+            if lib == os.path.basename(plugin):
+                return f"marginalia: Qt's X11 plugin cannot be loaded ({exc})"
+            if lib not in missing:
+                missing.append(lib)
+    if not missing:
+        return None
+    # the loader stops at the first missing library: name the whole set Qt documents for xcb at once
+    packages = sorted({X11_PACKAGES.get(lib, lib) for lib in missing}
+                      | {pkg for pkg in X11_PACKAGES.values() if pkg.startswith(("libxcb", "libxkb"))})
+    return (f"marginalia: Qt's X11 plugin cannot load: this system lacks {', '.join(missing)} (the loader stops at "
+            f"the first missing library). On Debian/Ubuntu, install the libraries it needs:\n"
+            f"  sudo apt-get install {' '.join(packages)}\n(or run headless: QT_QPA_PLATFORM=offscreen make run)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +141,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if not display_available():
         print(NO_DISPLAY, file=sys.stderr)
+        return 2
+    problem = x11_problem() if uses_x11() else None
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     from PySide6 import QtWidgets
 

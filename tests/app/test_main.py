@@ -12,7 +12,7 @@ import pytest
 from PySide6 import QtWidgets
 
 from app import errors
-from app.main import NO_DISPLAY, display_available
+from app.main import NO_DISPLAY, display_available, uses_x11, x11_problem
 from core.exceptions import DataFormatError, InfeasibleLabelsError, ProjectDamagedError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -83,3 +83,57 @@ def test_exception_hook_logs_the_traceback_and_shows_a_short_dialog(qtbot, tmp_p
 def test_every_error_comes_with_a_fix(exc, words):
     msg = errors.user_message(exc)
     assert str(exc) in msg and (words in msg or words in msg.lower())
+
+
+@pytest.mark.parametrize("env, platform, expected", [
+    ({"DISPLAY": ":0"}, "linux", True),
+    ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"}, "linux", False),
+    ({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}, "linux", False),
+    ({"QT_QPA_PLATFORM": "xcb", "DISPLAY": ":1"}, "linux", True),
+    ({"QT_QPA_PLATFORM": "wayland;xcb", "DISPLAY": ":1"}, "linux", False),
+    ({"DISPLAY": ":0"}, "darwin", False),
+])
+def test_x11_plugin_detection(env, platform, expected):
+    assert uses_x11(env, platform) is expected
+
+
+def _loader(linked=(), run_time=()):
+    """A stand-in for the dynamic loader of a system lacking ``linked`` (plugin dependencies) and ``run_time``."""
+    def load(name):
+        missing = list(linked) if name.endswith("libqxcb.so") else [lib for lib in run_time if lib == name]
+        if missing:
+            raise OSError(f"{missing[0]}: cannot open shared object file: No such file or directory")
+        return object()
+    return load
+
+
+def test_a_missing_x11_library_is_named_with_its_package(tmp_path):
+    plugin = tmp_path / "libqxcb.so"
+    msg = x11_problem(load=_loader(linked=["libxcb-icccm.so.4"]), plugin=str(plugin))
+    assert "libxcb-icccm.so.4" in msg and "apt-get install" in msg
+    install = msg.split("apt-get install ")[1].split("\n")[0].split()
+    assert "libxcb-icccm4" in install and "libxcb-cursor0" in install
+    assert "QT_QPA_PLATFORM=offscreen" in msg
+
+
+def test_the_run_time_cursor_library_is_checked_too(tmp_path):
+    msg = x11_problem(load=_loader(run_time=["libxcb-cursor.so.0"]), plugin=str(tmp_path / "libqxcb.so"))
+    assert msg is not None and "lacks libxcb-cursor.so.0 (" in msg and "libxcb-cursor0" in msg
+    both = x11_problem(load=_loader(linked=["libxcb-keysyms.so.1"], run_time=["libxcb-cursor.so.0"]),
+                       plugin=str(tmp_path / "libqxcb.so"))
+    assert "lacks libxcb-keysyms.so.1, libxcb-cursor.so.0 (" in both
+
+
+def test_no_message_when_every_library_loads(tmp_path):
+    assert x11_problem(load=lambda name: object(), plugin=str(tmp_path / "libqxcb.so")) is None
+
+
+def test_a_broken_plugin_is_reported_as_such(tmp_path):
+    plugin = tmp_path / "libqxcb.so"
+
+    def load(name):
+        if name == str(plugin):
+            raise OSError(f"{plugin}: invalid ELF header")
+        return object()
+    msg = x11_problem(load=load, plugin=str(plugin))
+    assert "cannot be loaded" in msg and "invalid ELF header" in msg

@@ -148,8 +148,12 @@ class CghSegmenter:
         the law's penalty missed can still be kept; ``"auto"``: per pruner, the
         one with fewer cross-validated label errors on the training sequences
         (folds by ``groups``; the law's candidates on ties and when all the
-        sequences form one group). On the neuroblastoma
-        cohort the high-density arrays take the union on every fold and the
+        sequences form one group). A held-out sequence is pruned from the law's
+        segmentation at the offset of the law refitted without its fold
+        (:meth:`~core.learners.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
+        new sequence would be: its own offset, fitted to its labels, made the law's
+        candidates look better than they are on new sequences. On the neuroblastoma
+        cohort the high-density arrays take the union on most folds and the
         low-density ones the law (``benchmarks/quality_cgh.py``).
     overseg_penalty : float, default 2.0
         Penalty of that over-segmentation, per ``log T``.
@@ -379,17 +383,31 @@ class CghSegmenter:
         xs = [_logratio(s) for s in sequences]
         sizes = [X.shape[0] for X in Xs]
         modes = ("law", "union") if self.candidates == "auto" else (self.candidates,)
-
-        def decode(i):
-            law = self.laws_[keys[i]].decode(Xs[i], F[i])
-            return law, (with_changes_of(law, self._cached_oversegmentation(sequences[i], xs[i]))
-                         if "union" in modes else None)
-
-        decoded = self._each(decode, list(range(len(Xs))), sizes, "change pruners")
-        cands = {"law": [d[0] for d in decoded], "union": [d[1] for d in decoded]}
         index = {k: np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k) for k in self.laws_}
         folds = {k: group_folds(idx.size, groups[idx], self.cv) for k, idx in index.items()}
         compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1]
+        # the comparison scores each held-out sequence on what a test sequence gets: the law's
+        # segmentation at the offset of the law refitted without it (its own offset fits its labels)
+        held_out_offset = np.full(len(xs), np.nan)
+        if compared:
+            for k in set(keys):
+                offsets = self.laws_[k].out_of_fold_offsets()    # over the law's own training sequences
+                mine = keys == k
+                held_out_offset[mine] = offsets[mine] if k == "all" else offsets
+
+        def decode(i):
+            law = self.laws_[keys[i]]
+            seg = law.decode(Xs[i], F[i])
+            held_out = law.model.decode(Xs[i], law.w_at(held_out_offset[i])) if np.isfinite(held_out_offset[i]) \
+                else seg
+            if "union" not in modes:
+                return seg, None, held_out, None
+            over = self._cached_oversegmentation(sequences[i], xs[i])
+            return seg, with_changes_of(seg, over), held_out, with_changes_of(held_out, over)
+
+        decoded = self._each(decode, list(range(len(Xs))), sizes, "change pruners")
+        cands = {"law": [d[0] for d in decoded], "union": [d[1] for d in decoded]}
+        held_out_cands = {"law": [d[2] for d in decoded], "union": [d[3] for d in decoded]}
         # the comparison refits a pruner per fold and candidate set: seconds on a cohort, reported as its own stage
         fits = {"done": 0, "total": sum(len(modes) * np.unique(folds[k]).size for k in compared)}
         if self.progress is not None and fits["total"]:
@@ -405,7 +423,8 @@ class CghSegmenter:
             x_k, y_k = [xs[i] for i in idx], [labels[i] for i in idx]
             mode = modes[0]
             if k in compared:
-                cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds[k], fitted_one) for m in modes}
+                cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds[k], fitted_one,
+                                           held_out_segs=[held_out_cands[m][i] for i in idx]) for m in modes}
                 self.pruner_cv_errors_[k] = cv
                 mode = "union" if cv["union"] < cv["law"] else "law"
             self.pruner_candidates_[k] = mode
@@ -679,16 +698,18 @@ class CghSegmenter:
         return seg
 
 
-def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None) -> int:
+def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None, held_out_segs=None) -> int:
     """Label errors of pruners fitted on all folds but one, summed over the held-out folds.
 
+    ``held_out_segs`` (default ``segs``) are the candidates a held-out sequence is pruned from;
     ``after_fold()`` is called after each fold (progress and cancel).
     """
+    held_out_segs = segs if held_out_segs is None else held_out_segs
     total = 0
     for f in np.unique(folds):
         tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
         pruner = ChangePruner().fit([xs[i] for i in tr], [segs[i] for i in tr], [labels[i] for i in tr])
-        total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], segs[i]))[:2]) for i in te)
+        total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], held_out_segs[i]))[:2]) for i in te)
         if after_fold is not None:
             after_fold()
     return int(total)

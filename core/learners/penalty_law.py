@@ -310,7 +310,7 @@ class PenaltyLaw:
         if not alphas or any(not (np.isfinite(a) and a >= 0) for a in alphas):
             raise ParameterError(f"alphas: expected finite values >= 0, got {self.alphas!r}")
         self.cv_errors_ = {}
-        folds = self._folds(groups)
+        folds = self.folds_ = self._folds(groups)
         if np.unique(folds).size > 1:
             # also for a single ridge: the cross-validated error then compares laws on other metrics
             for a in alphas:
@@ -347,6 +347,26 @@ class PenaltyLaw:
             j = np.clip(np.searchsorted(lower, pred, side="right") - 1, 0, lower.size - 1)
             total += int(self.errors_[te, j].sum())
         return total
+
+    def out_of_fold_offsets(self) -> np.ndarray:
+        """Offset of each training sequence predicted by the law refitted without its cross-validation fold.
+
+        What the law would predict for those sequences had it not seen them: a training sequence's own
+        offset fits its labels better than a new sequence's will. With a single fold, the fitted law's.
+
+        Returns
+        -------
+        ndarray, shape (n_training_sequences,)
+        """
+        if not hasattr(self, "folds_"):
+            raise NotFittedError("PenaltyLaw: call fit before out_of_fold_offsets")
+        out = self.regression_.predict(self.design_)
+        folds = self.folds_
+        if np.unique(folds).size > 1:
+            for f in np.unique(folds):
+                tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+                out[te] = self._regress(self.alpha_, tr).predict(self.design_[te])
+        return np.asarray(out, dtype=np.float64)
 
     # ------------------------------------------------------------ prediction
     def predict_offset(self, X, features) -> float:

@@ -214,6 +214,21 @@ def _missed_step_item(rng, i):
     return seq, labels
 
 
+def test_the_candidate_comparison_prunes_the_held_out_sequences_own_candidates():
+    from core.learners.cgh_recipe import _pruner_cv_errors
+
+    rng = np.random.default_rng(5)
+    items = [_missed_step_item(rng, i) for i in range(8)]
+    xs = [s.values[:, 0] for s, _ in items]
+    labels = [l for _, l in items]
+    found = [Segmentation(np.array([30, 60]), 60)] * 8          # the step, as a training law would have it
+    missed = [Segmentation(np.array([60]), 60)] * 8              # no change: what an unseen sequence got
+    folds = np.arange(8) % 4
+    assert _pruner_cv_errors(xs, found, labels, folds) == 0
+    # fitted on the training folds' candidates, scored on the held-out sequences' own
+    assert _pruner_cv_errors(xs, found, labels, folds, held_out_segs=missed) == 8
+
+
 def test_pruners_choose_from_an_oversegmentation_when_the_law_misses_changes():
     from core.learners.cgh_recipe import CghSegmenter
 

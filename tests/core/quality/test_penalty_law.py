@@ -142,6 +142,32 @@ def test_thresholds_cross_validation_and_round_trip():
         PenaltyLaw(model, w, counts=(3, 1)).thresholds(X)
 
 
+def test_out_of_fold_offsets_are_what_a_law_fitted_without_each_fold_predicts():
+    rng = np.random.default_rng(4)
+    data = [_noisy_step(rng) for _ in range(12)]
+    model = SegmentationModel(min_size=2, penalty_per="constant")
+    w = model.initial_w([X for X, _, _ in data])
+    Xs, Ys, F = [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data])
+    groups = np.arange(12) // 2
+    law = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=(1e-2,), cv=3)
+    with pytest.raises(NotFittedError):
+        law.out_of_fold_offsets()
+    law.fit(Xs, Ys, F, groups=groups)
+    held_out = law.out_of_fold_offsets()
+    assert held_out.shape == (12,) and np.unique(law.folds_).size == 3
+    for f in np.unique(law.folds_):
+        tr, te = np.flatnonzero(law.folds_ != f), np.flatnonzero(law.folds_ == f)
+        alone = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=(1e-2,), cv=3).fit(
+            [Xs[i] for i in tr], [Ys[i] for i in tr], F[tr], groups=groups[tr])
+        for i in te:
+            assert held_out[i] == pytest.approx(alone.predict_offset(Xs[i], F[i]), abs=1e-9)
+    # a sequence's own offset is fitted to its labels; held out, the law does not see them
+    assert not np.allclose(held_out, [law.predict_offset(X, f) for X, f in zip(Xs, F)])
+    one_group = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=(1e-2,), cv=3).fit(
+        Xs, Ys, F, groups=np.zeros(12))
+    assert np.allclose(one_group.out_of_fold_offsets(), [one_group.predict_offset(X, f) for X, f in zip(Xs, F)])
+
+
 def _platform_item(rng, i, platform):
     """One chromosome of a low (1 probe/Mb) or high (25 probes/Mb) density array.
 

@@ -153,7 +153,8 @@ class OutputPruning:
 
 def _pruned(rule, x, seg: Segmentation, scale: float) -> Segmentation:
     from ..learners.change_pruning import prune_changes
-    return prune_changes(x, seg, tau=rule.tau_, beta=rule.beta_, gamma=rule.gamma_, delta=rule.delta_, scale=scale)
+    return prune_changes(x, seg, tau=rule.tau_, beta=rule.beta_, gamma=rule.gamma_, delta=rule.delta_, scale=scale,
+                         spike=getattr(rule, "spike_", None))
 
 
 def _output_margin(pruning: OutputPruning, part: Part, best: Segmentation, runner: Segmentation | None,

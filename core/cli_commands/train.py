@@ -94,6 +94,11 @@ def add_parser(sub, parents) -> None:
                    help="penalty-law recipe: the changes each platform's pruning rule chooses from: the penalty "
                         "law's, those plus a label-free over-segmentation's (so a change the law missed can be "
                         "kept), or (default) whichever makes fewer cross-validated label errors")
+    # the recipe's default (change_pruning.SPIKE_THRESHOLD) is not imported here: the parser loads no numba
+    p.add_argument("--spike-threshold", type=_spike_threshold, default=None, metavar="SIGMAS",
+                   help="penalty-law recipe: the pruning rules and the over-segmentation read the logratio with "
+                        "each probe farther than this many noise levels from the median of itself and its two "
+                        "neighbours replaced by that median (default 4; 0 keeps every probe as measured)")
     p.add_argument("--min-size", type=positive_int, default=3,
                    help="penalty-law recipe: minimal segment length in probes (default 3)")
     add_jobs(p, "penalty-law recipe: the sequences of the penalty laws and pruners are decoded")
@@ -104,6 +109,17 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--nu", type=_non_negative_float, default=0.0,
                    help="alignment: weight of the local prior, event durations (default 0)")
     p.set_defaults(run=run)
+
+
+def _spike_threshold(text):
+    """``--spike-threshold``: a number of noise levels >= 0 (0: no despiking)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of noise levels >= 0, got {text!r}") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of noise levels >= 0, got {text!r}")
+    return v
 
 
 def _positive_float(text):
@@ -322,6 +338,10 @@ def _train_cgh_recipe(args, train, labels) -> int:
 def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     """Fit :class:`~core.learners.cgh_recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
     from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
+    from ..learners.change_pruning import SPIKE_THRESHOLD
+
+    spike = getattr(args, "spike_threshold", None)
+    spike = SPIKE_THRESHOLD if spike is None else (spike or None)     # 0: no despiking
     from ..models.persistence import labels_hash
     from ._models import CliModel, save_model
     progress = make_progress(args, args.max_iter, "train: metric", unit="passes")
@@ -342,7 +362,8 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
         seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
                            rho=args.rho, prune=getattr(args, "prune", True),
                            law_metric=getattr(args, "law_metric", "auto"),
-                           candidates=getattr(args, "pruner_candidates", "auto"), random_state=args.seed,
+                           candidates=getattr(args, "pruner_candidates", "auto"),
+                           spike_threshold=spike, random_state=args.seed,
                            callback=lambda _learner, _it: progress.advance(), progress=stage_progress,
                            n_jobs=jobs_of(args)).fit(train, Ys, groups=groups)
     finally:
@@ -352,7 +373,8 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
             "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
                                "rho": args.rho, "prune": bool(getattr(args, "prune", True)),
                                "law_metric": getattr(args, "law_metric", "auto"),
-                               "pruner_candidates": getattr(args, "pruner_candidates", "auto")},
+                               "pruner_candidates": getattr(args, "pruner_candidates", "auto"),
+                               "spike_threshold": spike},
             **where,
             "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
                                        for y in Ys for lab in y]),

@@ -52,7 +52,8 @@ from ..features.cgh import pointwise_hermite_features, probe_density
 from ..models.segmentation import SegmentationModel, count_label_errors
 from ..parallel import run_costliest_first
 from ..types import Segmentation
-from .change_pruning import OVERSEGMENT_PENALTY, ChangePruner, oversegment, with_changes_of
+from .change_pruning import (OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike, oversegment,
+                             with_changes_of)
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, group_folds
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
@@ -72,7 +73,8 @@ LAW_METRICS = ("auto", "learned", "logratio")
 #: versions of :meth:`CghSegmenter.to_dict`: 1 without pruners, 2 with them, 3 with pruners weighing the
 #: short segment's spread (``delta``), 4 with pruners choosing from an over-segmentation's changes too;
 #: an older reader would silently ignore what each version adds, so it refuses the file
-RECIPE_VERSIONS = ("cgh-penalty-law/1", "cgh-penalty-law/2", "cgh-penalty-law/3", "cgh-penalty-law/4")
+RECIPE_VERSIONS = ("cgh-penalty-law/1", "cgh-penalty-law/2", "cgh-penalty-law/3", "cgh-penalty-law/4",
+                   "cgh-penalty-law/5")
 
 #: what a change pruner chooses from (see ``CghSegmenter(candidates=...)``)
 PRUNER_CANDIDATES = ("auto", "law", "union")
@@ -157,6 +159,10 @@ class CghSegmenter:
         low-density ones the law (``benchmarks/quality_cgh.py``).
     overseg_penalty : float, default 2.0
         Penalty of that over-segmentation, per ``log T``.
+    spike_threshold : float or None, default 4.0
+        The pruners and the over-segmentation read the logratio with single-probe spikes
+        beyond this many noise units replaced (:func:`~core.learners.change_pruning.despike`;
+        ``None``: as measured).
     random_state : int, default 0
     callback : callable, optional
         ``callback(learner, iteration)`` after each pass of the metric learner.
@@ -209,8 +215,8 @@ class CghSegmenter:
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
                  min_class_sequences=12, law_metric="auto", learner="ssvm", rho=1.0, prune=False, candidates="auto",
-                 overseg_penalty=OVERSEGMENT_PENALTY, random_state=0, callback=None, should_stop=None, progress=None,
-                 n_jobs=1, metric_window=MAX_WINDOW):
+                 overseg_penalty=OVERSEGMENT_PENALTY, spike_threshold=SPIKE_THRESHOLD, random_state=0, callback=None,
+                 should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -227,6 +233,7 @@ class CghSegmenter:
         self.prune = prune
         self.candidates = candidates
         self.overseg_penalty = overseg_penalty
+        self.spike_threshold = spike_threshold
         self.random_state = random_state
         self.callback = callback
         self.should_stop = should_stop
@@ -424,14 +431,15 @@ class CghSegmenter:
             mode = modes[0]
             if k in compared:
                 cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds[k], fitted_one,
-                                           held_out_segs=[held_out_cands[m][i] for i in idx]) for m in modes}
+                                           held_out_segs=[held_out_cands[m][i] for i in idx],
+                                           spike=self.spike_threshold) for m in modes}
                 self.pruner_cv_errors_[k] = cv
                 mode = "union" if cv["union"] < cv["law"] else "law"
             self.pruner_candidates_[k] = mode
-            self.pruners_[k] = ChangePruner().fit(x_k, [cands[mode][i] for i in idx], y_k)
+            self.pruners_[k] = ChangePruner(spike=self.spike_threshold).fit(x_k, [cands[mode][i] for i in idx], y_k)
 
     def _oversegment(self, x) -> Segmentation:
-        return oversegment(x, penalty=self.overseg_penalty, min_size=self.min_size)
+        return oversegment(x, penalty=self.overseg_penalty, min_size=self.min_size, spike=self.spike_threshold)
 
     def _fit_metric(self, Xs, Ys, classes, anchor=None) -> None:
         # long chromosomes enter the metric step as windows around their labels (their loss-augmented
@@ -656,6 +664,10 @@ class CghSegmenter:
                 d["recipe"] = "cgh-penalty-law/4"
                 d["pruner_candidates"] = union
                 d["overseg_penalty"] = float(self.overseg_penalty)
+            if any("spike" in rule for rule in d["pruners"].values()):
+                # pruners reading a despiked logratio (and so the over-segmentation): likewise
+                d["recipe"] = "cgh-penalty-law/5"
+                d["spike_threshold"] = _check_spike(self.spike_threshold)
         for k, law in self.laws_.items():
             if law.w is not self.w_:
                 d["laws"][k]["w"] = [float(v) for v in law.w]
@@ -667,7 +679,7 @@ class CghSegmenter:
         """Rebuild a fitted segmenter from a model, its parameters and :meth:`to_dict` output."""
         if not isinstance(d, dict) or d.get("recipe") not in RECIPE_VERSIONS:
             raise ParameterError(f"penalty law: unknown recipe {d.get('recipe') if isinstance(d, dict) else d!r}; "
-                                 "expected 'cgh-penalty-law/1' to '/4' (a model from a newer Marginalia?)")
+                                 "expected 'cgh-penalty-law/1' to '/5' (a model from a newer Marginalia?)")
         split = d.get("density_split")
         if split is not None and not (isinstance(split, (int, float)) and math.isfinite(split)):
             raise ParameterError(f"penalty law: density_split must be a number or null, got {split!r}")
@@ -692,23 +704,25 @@ class CghSegmenter:
             seg.prune = True
         seg.pruner_candidates_ = {k: "law" for k in seg.pruners_}
         seg.pruner_cv_errors_ = {}
-        if d["recipe"] == "cgh-penalty-law/4":
+        if d["recipe"] == "cgh-penalty-law/4" or "pruner_candidates" in d:
             seg.pruner_candidates_.update(_check_pruner_candidates(d.get("pruner_candidates"), seg.pruners_))
             seg.overseg_penalty = _check_overseg_penalty(d.get("overseg_penalty"))
+        # recipes saved before despiking read the logratio as measured
+        seg.spike_threshold = _check_spike(d.get("spike_threshold")) if d["recipe"] == "cgh-penalty-law/5" else None
         return seg
 
 
-def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None, held_out_segs=None) -> int:
+def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None, held_out_segs=None, spike=None) -> int:
     """Label errors of pruners fitted on all folds but one, summed over the held-out folds.
 
     ``held_out_segs`` (default ``segs``) are the candidates a held-out sequence is pruned from;
-    ``after_fold()`` is called after each fold (progress and cancel).
+    ``after_fold()`` is called after each fold (progress and cancel); ``spike``: the pruners'.
     """
     held_out_segs = segs if held_out_segs is None else held_out_segs
     total = 0
     for f in np.unique(folds):
         tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        pruner = ChangePruner().fit([xs[i] for i in tr], [segs[i] for i in tr], [labels[i] for i in tr])
+        pruner = ChangePruner(spike=spike).fit([xs[i] for i in tr], [segs[i] for i in tr], [labels[i] for i in tr])
         total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], held_out_segs[i]))[:2]) for i in te)
         if after_fold is not None:
             after_fold()

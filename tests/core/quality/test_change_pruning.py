@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from core.exceptions import NotFittedError, ParameterError
-from core.learners.change_pruning import (SPREAD_FLOOR, ChangePruner, elimination_path, oversegment, prune_changes,
-                                          with_changes_of)
+from core.learners.change_pruning import (SPIKE_THRESHOLD, SPREAD_FLOOR, ChangePruner, despike, elimination_path,
+                                          oversegment, prune_changes, with_changes_of)
 from core.models.segmentation import count_label_errors
 from core.types import RegionKind, RegionLabel, Segmentation, Sequence
 
@@ -112,8 +112,9 @@ def test_the_spread_of_the_short_segment_tells_a_focal_event_from_a_scatter_of_o
     rng = np.random.default_rng(5)
     train = [_focal_or_scatter(rng, k) for k in ("focal", "scatter") * 10]
     args = [t[0] for t in train], [t[1] for t in train], [t[2] for t in train]
-    without = ChangePruner(deltas=(0.0,)).fit(*args)
-    with_spread = ChangePruner().fit(*args)
+    # the raw signal: despiking would also flatten some of the scattered outliers
+    without = ChangePruner(deltas=(0.0,), spike=None).fit(*args)
+    with_spread = ChangePruner(spike=None).fit(*args)
     assert with_spread.delta_ < 0 and with_spread.train_errors_ == 0
     assert without.train_errors_ >= 5
     test = [_focal_or_scatter(rng, k) for k in ("focal", "scatter") * 5]
@@ -165,18 +166,28 @@ def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load
     d = json.loads(json.dumps(seg.to_dict()))
     spread = any(rule["delta"] != 0.0 for rule in d["pruners"].values())
     union = "union" in seg.pruner_candidates_.values()
-    assert d["recipe"] == ("cgh-penalty-law/4" if union else "cgh-penalty-law/3" if spread else "cgh-penalty-law/2")
+    assert d["recipe"] == "cgh-penalty-law/5" and d["spike_threshold"] == seg.spike_threshold == 4.0
+    assert all(rule["spike"] == 4.0 for rule in d["pruners"].values())
     assert set(d["pruners"]) == {"all", "low", "high"}
     again = CghSegmenter.from_dict(seg.model_, seg.w_, d)
-    assert again.pruner_candidates_ == seg.pruner_candidates_
+    assert again.pruner_candidates_ == seg.pruner_candidates_ and again.spike_threshold == 4.0
     for s in seqs:
         law_seg, got = seg.law_segment(s), seg.segment(s)
         # pruning only removes candidates, and the rebuilt recipe decodes the same
         assert set(got.changes.tolist()) <= set(seg.candidates_for(s, law_seg).changes.tolist())
         assert set(law_seg.changes.tolist()) <= set(seg.candidates_for(s, law_seg).changes.tolist())
         assert again.segment(s).changes.tolist() == got.changes.tolist()
+    # a version-4 description (before despiking) loads with the logratio as measured, in the pruners too
+    v4 = {k: v for k, v in d.items() if k != "spike_threshold"}
+    v4 = dict(v4, recipe="cgh-penalty-law/4", pruners={k: {n: v for n, v in rule.items() if n != "spike"}
+                                                       for k, rule in d["pruners"].items()})
+    if not union:
+        v4.update(pruner_candidates={"high": "union"}, overseg_penalty=2.0)
+    four = CghSegmenter.from_dict(seg.model_, seg.w_, v4)
+    assert four.spike_threshold is None and all(p._spike() is None for p in four.pruners_.values())
+    assert four.to_dict()["recipe"] == "cgh-penalty-law/4"
     # a version-3 description (the law's candidates only) loads with them
-    v3 = {k: v for k, v in d.items() if k not in ("pruner_candidates", "overseg_penalty")}
+    v3 = {k: v for k, v in v4.items() if k not in ("pruner_candidates", "overseg_penalty")}
     v3 = dict(v3, recipe="cgh-penalty-law/3")
     assert set(CghSegmenter.from_dict(seg.model_, seg.w_, v3).pruner_candidates_.values()) == {"law"}
     # a version-1 description (no pruners) loads and decodes with the law alone
@@ -191,7 +202,9 @@ def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load
               pruners={k: {n: v for n, v in rule.items() if n != "delta"} for k, rule in d["pruners"].items()})
     assert all(p.delta_ == 0.0 for p in CghSegmenter.from_dict(seg.model_, seg.w_, v2).pruners_.values())
     with pytest.raises(ParameterError, match="newer Marginalia"):
-        CghSegmenter.from_dict(seg.model_, seg.w_, dict(d, recipe="cgh-penalty-law/5"))
+        CghSegmenter.from_dict(seg.model_, seg.w_, dict(d, recipe="cgh-penalty-law/6"))
+    with pytest.raises(ParameterError, match="spike"):
+        CghSegmenter.from_dict(seg.model_, seg.w_, dict(d, spike_threshold=-1.0))
     for bad in ({"high": "law"}, {"elsewhere": "union"}, None):
         with pytest.raises(ParameterError, match="pruner_candidates"):
             CghSegmenter.from_dict(seg.model_, seg.w_, dict(v3, recipe="cgh-penalty-law/4", pruner_candidates=bad,
@@ -201,6 +214,38 @@ def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load
                                                         pruner_candidates={"high": "union"}, overseg_penalty=-1))
     assert CghSegmenter(max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,)).fit(
         seqs, labs).to_dict()["recipe"] == "cgh-penalty-law/1"
+
+
+def test_despike_replaces_lone_spikes_and_keeps_focal_events_and_the_ends():
+    z = np.zeros(20)
+    z[5] = 9.0                      # a lone spike
+    z[10:12] = 6.0                  # a two-probe focal event
+    z[15] = 3.5                     # within the threshold
+    z[0] = z[-1] = -8.0             # the ends have one neighbour: kept
+    out = despike(z, 4.0)
+    assert out[5] == 0.0 and np.array_equal(out[10:12], [6.0, 6.0]) and out[15] == 3.5
+    assert out[0] == out[-1] == -8.0 and z[5] == 9.0            # a copy
+    assert np.array_equal(np.delete(out, 5), np.delete(z, 5))
+    assert np.array_equal(despike(z, 10.0), z) and np.array_equal(despike(z[:2], 1.0), z[:2])
+    with pytest.raises(ParameterError, match="spike"):
+        despike(z, 0.0)
+
+
+def test_a_lone_spike_no_longer_makes_a_focal_event():
+    rng = np.random.default_rng(8)
+    x = rng.normal(0, 1, 120)
+    x[60] += 14.0
+    cand = Segmentation(np.array([59, 62, 120]), 120)       # a three-probe segment around the spike
+    raw = elimination_path(x, cand, beta=0.5)[1]
+    clean = elimination_path(x, cand, beta=0.5, spike=4.0)[1]
+    assert clean.max() < raw.max() - 1.0 and clean.min() < raw.min() - 1.0
+    assert oversegment(x, spike=4.0).n_segments == 1 and oversegment(x).n_segments > 1
+    # a fitted rule keeps its threshold in its file; one saved without it reads the signal as given
+    labels = [RegionLabel(item_id="s", start=50, stop=70, kind=RegionKind.ZERO)]
+    p = ChangePruner().fit([x], [cand], [labels])
+    assert p.spike_ == SPIKE_THRESHOLD and ChangePruner.from_dict(p.to_dict())._spike() == SPIKE_THRESHOLD
+    old = {k: v for k, v in p.to_dict().items() if k != "spike"}
+    assert ChangePruner.from_dict(old)._spike() is None
 
 
 def _missed_step_item(rng, i):
@@ -248,7 +293,7 @@ def test_pruners_choose_from_an_oversegmentation_when_the_law_misses_changes():
     assert errors["law"] == len(test) and errors["auto"] <= 1
     # the choice is saved (a version-4 description) and the rebuilt recipe decodes the same
     d = json.loads(json.dumps(auto.to_dict()))
-    assert d["recipe"] == "cgh-penalty-law/4" and d["pruner_candidates"] == {"all": "union"}
+    assert d["recipe"] == "cgh-penalty-law/5" and d["pruner_candidates"] == {"all": "union"}
     again = CghSegmenter.from_dict(auto.model_, auto.w_, d)
     assert all(again.segment(s).changes.tolist() == auto.segment(s).changes.tolist() for s, _ in test)
     # the over-segmentation is computed once per sequence and reused, the training sequences' from the fit

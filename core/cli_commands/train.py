@@ -95,7 +95,7 @@ def add_parser(sub, parents) -> None:
                         "law's, those plus a label-free over-segmentation's (so a change the law missed can be "
                         "kept), or (default) whichever makes fewer cross-validated label errors")
     # the recipe's default (change_pruning.SPIKE_THRESHOLD) is not imported here: the parser loads no numba
-    p.add_argument("--spike-threshold", type=_spike_threshold, default=None, metavar="SIGMAS",
+    p.add_argument("--spike-threshold", type=_non_negative_float, default=None, metavar="SIGMAS",
                    help="penalty-law recipe: the pruning rules and the over-segmentation read the logratio with "
                         "each probe farther than this many noise levels from the median of itself and its two "
                         "neighbours replaced by that median (default 4; 0 keeps every probe as measured)")
@@ -109,17 +109,6 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--nu", type=_non_negative_float, default=0.0,
                    help="alignment: weight of the local prior, event durations (default 0)")
     p.set_defaults(run=run)
-
-
-def _spike_threshold(text):
-    """``--spike-threshold``: a number of noise levels >= 0 (0: no despiking)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of noise levels >= 0, got {text!r}") from None
-    if not v >= 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of noise levels >= 0, got {text!r}")
-    return v
 
 
 def _positive_float(text):

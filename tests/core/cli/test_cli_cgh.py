@@ -329,6 +329,6 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
     capsys.readouterr()
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(raw), "--spike-threshold", "-1"]) == 2
-    assert "noise levels >= 0, got '-1'" in capsys.readouterr().err
+    assert "--spike-threshold: expected a number >= 0, got '-1'" in capsys.readouterr().err
     assert main(["train", "--help"]) == 0
     assert f"(default {SPIKE_THRESHOLD:g};" in " ".join(capsys.readouterr().out.split())

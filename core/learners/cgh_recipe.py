@@ -84,6 +84,11 @@ PRUNER_CANDIDATES = ("auto", "law", "union")
 #: the ``progress`` stage of that choice, counted in pruner fits rather than probes
 CANDIDATE_STAGE = "pruner candidates"
 
+#: fewest groups (profiles) of a pruner's training sequences for ``candidates="auto"`` to compare candidate
+#: sets: two per cross-validation fold. Below it the comparison is noise (on 7 high-density chromosomes of a
+#: few profiles it flipped a transfer split from 8.6 % to 31 % test error) and the law's candidates are kept
+MIN_GROUPS_TO_COMPARE = 8
+
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
 _OVERSEGMENTATION_CACHE = 512
 _OVERSEGMENTATION_LOCK = threading.Lock()
@@ -151,8 +156,8 @@ class CghSegmenter:
         times ``log T`` per change in noise units; ``"union"``), so that a change
         the law's penalty missed can still be kept; ``"auto"``: per pruner, the
         one with fewer cross-validated label errors on the training sequences
-        (folds by ``groups``; the law's candidates on ties and when all the
-        sequences form one group). A held-out sequence is pruned from the law's
+        (folds by ``groups``; the law's candidates on ties and when the sequences
+        form fewer than ``MIN_GROUPS_TO_COMPARE`` = 8 groups). A held-out sequence is pruned from the law's
         segmentation at the offset of the law refitted without its fold
         (:meth:`~core.learners.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
         new sequence would be: its own offset, fitted to its labels, made the law's
@@ -394,7 +399,8 @@ class CghSegmenter:
         modes = ("law", "union") if self.candidates == "auto" else (self.candidates,)
         index = {k: np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k) for k in self.laws_}
         folds = {k: group_folds(idx.size, groups[idx], self.cv) for k, idx in index.items()}
-        compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1]
+        compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1
+                    and np.unique(groups[index[k]]).size >= MIN_GROUPS_TO_COMPARE]
         # the comparison scores each held-out sequence on what a test sequence gets: the law's
         # segmentation at the offset of the law refitted without it (its own offset fits its labels)
         held_out_offset = np.full(len(xs), np.nan)

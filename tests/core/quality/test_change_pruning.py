@@ -355,17 +355,19 @@ def test_decision_margin_is_the_distance_to_the_nearest_threshold_that_changes_t
     assert rule.decision_margin(x, seg, scale=1.0) == math.inf
 
 
-def test_one_group_of_sequences_keeps_the_laws_candidates_without_cross_validation():
-    from core.learners.cgh_recipe import CghSegmenter
+def test_too_few_groups_keep_the_laws_candidates_without_cross_validation():
+    from core.learners.cgh_recipe import MIN_GROUPS_TO_COMPARE, CghSegmenter
 
     rng = np.random.default_rng(4)
-    train = [_missed_step_item(rng, i) for i in range(8)]
+    train = [_missed_step_item(rng, i) for i in range(16)]
     seqs, labs = [s for s, _ in train], [l for _, l in train]
     kw = dict(max_iter=1, offsets=(8.0, 8.5), counts=(0, 1), alphas=(1e-2,), density_split=None, prune=True)
     seg = CghSegmenter(**kw).fit(seqs, labs, groups=["one profile"] * len(seqs))
     assert seg.pruner_candidates_ == {"all": "law"} and seg.pruner_cv_errors_ == {}
-    two = CghSegmenter(**kw).fit(seqs, labs, groups=["a", "b"] * 4)
-    assert set(two.pruner_cv_errors_["all"]) == {"law", "union"}
+    few = CghSegmenter(**kw).fit(seqs, labs, groups=[str(i % (MIN_GROUPS_TO_COMPARE - 1)) for i in range(16)])
+    assert few.pruner_candidates_ == {"all": "law"} and few.pruner_cv_errors_ == {}
+    enough = CghSegmenter(**kw).fit(seqs, labs, groups=[str(i % MIN_GROUPS_TO_COMPARE) for i in range(16)])
+    assert set(enough.pruner_cv_errors_["all"]) == {"law", "union"}
 
 
 def test_the_candidate_choice_reports_progress_and_can_be_cancelled():

@@ -328,11 +328,11 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     """Fit :class:`~core.learners.cgh_recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
     from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
     from ..learners.change_pruning import SPIKE_THRESHOLD
+    from ..models.persistence import labels_hash
+    from ._models import CliModel, save_model
 
     spike = getattr(args, "spike_threshold", None)
     spike = SPIKE_THRESHOLD if spike is None else (spike or None)     # 0: no despiking
-    from ..models.persistence import labels_hash
-    from ._models import CliModel, save_model
     progress = make_progress(args, args.max_iter, "train: metric", unit="passes")
     stages: dict = {}
 

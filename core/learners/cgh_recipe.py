@@ -402,13 +402,16 @@ class CghSegmenter:
         compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1
                     and np.unique(groups[index[k]]).size >= MIN_GROUPS_TO_COMPARE]
         # the comparison scores each held-out sequence on what a test sequence gets: the law's
-        # segmentation at the offset of the law refitted without it (its own offset fits its labels)
+        # segmentation at the offset of the law refitted without it (its own offset fits its labels);
+        # only the sequences of a compared pruner need that second decoding
         held_out_offset = np.full(len(xs), np.nan)
-        if compared:
-            for k in set(keys):
-                offsets = self.laws_[k].out_of_fold_offsets()    # over the law's own training sequences
-                mine = keys == k
-                held_out_offset[mine] = offsets[mine] if k == "all" else offsets
+        needed = np.zeros(len(xs), dtype=bool)
+        for k in compared:
+            needed[index[k]] = True
+        for k in set(keys[needed]):
+            offsets = self.laws_[k].out_of_fold_offsets()    # over the law's own training sequences
+            mine = (keys == k) & needed
+            held_out_offset[mine] = offsets[mine] if k == "all" else offsets[needed[keys == k]]
 
         def decode(i):
             law = self.laws_[keys[i]]

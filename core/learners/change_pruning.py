@@ -327,7 +327,12 @@ def _label_arrays(labels):
 
 def _errors_along_path(all_changes, removed, labels) -> np.ndarray:
     """FP + FN after removing the first ``k`` changes of ``removed``, for ``k = 0..m``, shape (m + 1,)."""
-    start, stop, lo, hi = _label_arrays(labels)
+    return _errors_along_path_of_arrays(all_changes, removed, _label_arrays(labels))
+
+
+def _errors_along_path_of_arrays(all_changes, removed, label_arrays) -> np.ndarray:
+    """:func:`_errors_along_path` with the labels already as ``_label_arrays(labels)``."""
+    start, stop, lo, hi = label_arrays
     return _errors_along_path_kernel(np.asarray(all_changes, dtype=np.int64), np.asarray(removed, dtype=np.int64),
                                      start, stop, lo, hi)
 
@@ -445,10 +450,11 @@ class ChangePruner:
             cand = np.asarray(seg.changes[:-1], dtype=np.int64)
             bounds = np.r_[0, np.asarray(seg.changes, dtype=np.int64)]
             s1, s2 = _prefix_sums(z)
+            label_arrays = _label_arrays(labs)   # once per sequence: the rules loop calls the kernel thousands of times
             first = True
             for r, (b, g, d) in enumerate(rules):
                 order, death = _eliminate(s1, s2, bounds, float(b), float(g), float(d))
-                errs = _errors_along_path(cand, bounds[order], labs)
+                errs = _errors_along_path_of_arrays(cand, bounds[order], label_arrays)
                 if first:
                     baseline += int(errs[0])
                     first = False

@@ -4,7 +4,9 @@
 (``folds_by_profile(..., seed=0)``). This script repeats the protocol on other splits (same cohort,
 same folds function, other seeds) for the references and for the recipe with the CLI's defaults
 (``CghSegmenter(prune=True)``), optionally with several SSVM seeds, and prints per split the mean of
-the folds' error rates and the summed label errors, then the mean and spread over splits.
+the folds' error rates and the summed label errors, then the mean and spread over splits. Each fold's line
+also names every pruner's candidate set (the law's changes or their union with an over-segmentation's) with the
+cross-validated errors that chose it.
 
 Usage: ``python benchmarks/quality_cgh_splits.py [--splits 0,1,2] [--ssvm-seeds 0] [--jobs 2] [--data DIR]``
 Writes ``benchmarks/results/quality_cgh_splits.json``.
@@ -43,7 +45,22 @@ def _recipe_fold(task):
     te = [_ITEMS[i] for i in np.flatnonzero(fold == f)]
     t = time.perf_counter()
     seg = CghSegmenter(max_iter=5, prune=True, random_state=ssvm_seed).fit([s for s, _ in tr], [l for _, l in tr])
-    return task, model_errors_of(seg, te), time.perf_counter() - t
+    return task, model_errors_of(seg, te), time.perf_counter() - t, _candidate_choices(seg)
+
+
+def _candidate_choices(seg) -> dict:
+    """Each pruner's candidate set and, where compared, the cross-validated errors of both sets."""
+    cv = getattr(seg, "pruner_cv_errors_", {})
+    return {k: {"candidates": mode, "cv_errors": {m: int(v) for m, v in cv.get(k, {}).items()}}
+            for k, mode in sorted(getattr(seg, "pruner_candidates_", {}).items())}
+
+
+def _choices_text(choices) -> str:
+    parts = []
+    for k, c in choices.items():
+        cv = c["cv_errors"]
+        parts.append(f"{k} {c['candidates']}" + (f" (CV law {cv['law']} / union {cv['union']})" if len(cv) == 2 else ""))
+    return "; ".join(parts)
 
 
 def _reference_rows(table, fold) -> dict:
@@ -87,11 +104,14 @@ def run(args) -> dict:
             out.setdefault(name, {})[f"split {split}"] = _summary(per_fold)
     tasks = [(split, seed, f) for split in splits for seed in seeds for f in range(N_FOLDS)]
     done: dict = {}
+    choices: dict = {}
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        for task, counts, secs in pool.imap_unordered(_recipe_fold, tasks):
+        for task, counts, secs, chosen in pool.imap_unordered(_recipe_fold, tasks):
             done[task] = counts
+            choices[f"split {task[0]} seed {task[1]} fold {task[2]}"] = chosen
+            # the law-vs-union choice is what moves most between splits and seeds (benchmarks/FINDINGS.md)
             print(f"  split {task[0]} SSVM seed {task[1]} fold {task[2]}: {sum(counts[:2])} errors of {counts[2]} "
-                  f"({secs:.0f}s)", flush=True)
+                  f"({secs:.0f}s); candidates {_choices_text(chosen)}", flush=True)
     for split in splits:
         for seed in seeds:
             key = f"split {split}" + (f" seed {seed}" if len(seeds) > 1 else "")
@@ -106,7 +126,7 @@ def run(args) -> dict:
         errs = [r["errors"] for r in by.values()]
         print(f"{name:52s} " + " ".join(f"{c:>16s}" for c in cells) +
               f"   {np.mean(rates):.2f} ± {np.std(rates):.2f} % ({np.mean(errs):.1f})")
-    return out
+    return out, choices
 
 
 def main(argv=None) -> int:
@@ -117,10 +137,10 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "quality_cgh_splits.json"))
     args = ap.parse_args(argv)
-    out = run(args)
+    out, choices = run(args)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"splits": args.splits, "ssvm_seeds": args.ssvm_seeds, "rows": out},
-                                         indent=1))
+    Path(args.out).write_text(json.dumps({"splits": args.splits, "ssvm_seeds": args.ssvm_seeds, "rows": out,
+                                          "candidate_choices": choices}, indent=1))
     print(f"wrote {args.out}")
     return 0
 

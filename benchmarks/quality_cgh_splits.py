@@ -89,7 +89,8 @@ def _summary(per_fold) -> dict:
             "labels": int(sum(p[2] for p in per_fold))}
 
 
-def run(args) -> dict:
+def run(args) -> tuple:
+    """The rows ``{method: {split key: summary}}`` and each fold's candidate choices (:func:`_candidate_choices`)."""
     global _ITEMS
     _ITEMS = load(args.data)
     splits = [int(s) for s in args.splits.split(",")]

@@ -11,8 +11,10 @@
    (low-density BAC arrays vs high-density oligo arrays, split at
    ``density_split`` probes per Mb): the log-penalty offset of a sequence is a
    linear function of its length, noise level, variance and change-count
-   thresholds, learned by max-margin interval regression with the ridge
-   chosen by cross-validation grouped by profile. A class with too few
+   thresholds, learned by max-margin interval regression with the ridge and
+   the margin chosen by cross-validation grouped by profile (the low-density
+   arrays' wide zero-error intervals take a wide margin, which aims the law at
+   their middle). A class with too few
    labelled sequences uses the law of all sequences. Each law decodes either
    with the learned metric or with the plain logratio in noise units
    (``law_metric="auto"``: whichever gives fewer cross-validated label errors
@@ -95,6 +97,11 @@ _OVERSEGMENTATION_LOCK = threading.Lock()
 
 #: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
 DENSITY_SPLIT = 5.0
+
+# Interval-regression margins each penalty law chooses from (with its ridge, by cross-validated label errors).
+# The low-density arrays' zero-error offset intervals are wide (3.25 log units, median): with the narrowest
+# margin alone their law sat near the intervals' ends; the wider ones halve its errors there.
+LAW_MARGINS = (0.25, 0.5, 1.0, 1.5, 2.0)
 
 
 def density_class(seq, split: float = DENSITY_SPLIT) -> str:
@@ -220,7 +227,7 @@ class CghSegmenter:
     """
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
-                 alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=0.25, cv=4, density_split=DENSITY_SPLIT,
+                 alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=LAW_MARGINS, cv=4, density_split=DENSITY_SPLIT,
                  min_class_sequences=12, law_metric="auto", learner="ssvm", rho=1.0, prune=False, candidates="auto",
                  overseg_penalty=OVERSEGMENT_PENALTY, spike_threshold=SPIKE_THRESHOLD, random_state=0, callback=None,
                  should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
@@ -756,7 +763,8 @@ def _check_overseg_penalty(v) -> float:
 def _cv_error_of(law: PenaltyLaw) -> float:
     """A fitted law's cross-validated label errors at its chosen ridge (``inf`` when it had one ridge, no CV)."""
     errors = getattr(law, "cv_errors_", {})
-    return float(errors[law.alpha_]) if law.alpha_ in errors else float("inf")
+    key = (law.margin_, law.alpha_)
+    return float(errors[key]) if key in errors else float("inf")
 
 
 def profile_groups(sequences, ids) -> list:

@@ -16,7 +16,8 @@ changes are in the learned metric (the exact analogue, on a grid, of where the
 penalty path loses its last changes). ``θ, b`` are fitted by max-margin
 interval regression (Hocking et al. 2013) on, for every training sequence,
 the widest interval of offsets with the fewest label errors; the ridge
-strength is chosen by cross-validation on the training sequences only.
+strength and the margin are chosen by cross-validation on the training
+sequences only (a wider margin aims the law at the middle of wide intervals).
 
 The number of changes of a penalised decoding never increases with the
 penalty, so the thresholds of a new sequence are found by bisection on the
@@ -55,6 +56,17 @@ def _check_counts(counts) -> tuple:
     if not c or any(m < 0 for m in c) or any(b <= a for a, b in zip(c, c[1:])):
         raise ParameterError(f"counts: expected increasing integers >= 0, got {counts!r}")
     return c
+
+
+def _check_margins(margin) -> list:
+    """The interval-regression margin(s) to try, as a non-empty list of finite floats >= 0."""
+    try:
+        margins = [float(m) for m in np.atleast_1d(np.asarray(margin, dtype=np.float64))]
+    except (TypeError, ValueError):
+        margins = []
+    if not margins or any(not (np.isfinite(m) and m >= 0) for m in margins):
+        raise ParameterError(f"margin: expected one or more finite numbers >= 0, got {margin!r}")
+    return margins
 
 
 def _digest(X) -> bytes:
@@ -156,8 +168,10 @@ class PenaltyLaw:
     alphas : sequence of float, default (1e-3, 1e-2, 1e-1, 1)
         Ridge strengths tried; the best by ``cv``-fold cross-validated label error
         on the training sequences is kept (a single value skips the search).
-    margin : float, default 0.25
-        Margin of the interval regression (log-penalty units).
+    margin : float or sequence of float, default 0.25
+        Margin of the interval regression (log-penalty units); with several, the
+        best by ``cv``-fold cross-validated label error is kept together with the
+        ridge (ties: the widest margin, which aims at the middle of the intervals).
     cv : int, default 4
         Folds of the ridge search (split by ``groups`` when given to :meth:`fit`).
 
@@ -166,13 +180,15 @@ class PenaltyLaw:
     regression_ : PenaltyIntervalRegression
     alpha_ : float
         The chosen ridge strength.
+    margin_ : float
+        The chosen margin.
     intervals_ : ndarray, shape (n, 2)
         Training target intervals of ``δ``.
     errors_ : ndarray of int, shape (n, m)
         FP + FN of each training sequence at each offset.
     cv_errors_ : dict
-        ``alpha`` → cross-validated training label errors, for every ridge tried (empty
-        when the training sequences form a single group).
+        ``(margin, alpha)`` → cross-validated training label errors, for every pair
+        tried (empty when the training sequences form a single group).
     known_thresholds_ : dict
         Content digest of each training input → its change-count thresholds (not saved
         by :meth:`to_dict`; a law read from a file bisects).
@@ -309,41 +325,43 @@ class PenaltyLaw:
         alphas = [float(a) for a in np.atleast_1d(self.alphas)]
         if not alphas or any(not (np.isfinite(a) and a >= 0) for a in alphas):
             raise ParameterError(f"alphas: expected finite values >= 0, got {self.alphas!r}")
+        margins = _check_margins(self.margin)
         self.cv_errors_ = {}
         folds = self.folds_ = self._folds(groups)
         if np.unique(folds).size > 1:
-            # also for a single ridge: the cross-validated error then compares laws on other metrics
-            for a in alphas:
-                self.cv_errors_[a] = self._cv_error(a, folds, lower)
-        if len(alphas) > 1 and self.cv_errors_:
+            # also for a single pair: the cross-validated error then compares laws on other metrics
+            for m in margins:
+                for a in alphas:
+                    self.cv_errors_[(m, a)] = self._cv_error(m, a, folds, lower)
+        if (len(alphas) > 1 or len(margins) > 1) and self.cv_errors_:
             best = min(self.cv_errors_.values())
-            # the strongest ridge among the best: a smoother law on ties
-            self.alpha_ = max(a for a, e in self.cv_errors_.items() if e == best)
+            # ties: the widest margin, then the strongest ridge (a law aimed at the middle, smoother)
+            self.margin_, self.alpha_ = max(k for k, e in self.cv_errors_.items() if e == best)
         else:
-            self.alpha_ = alphas[0]
-        self.regression_ = self._regress(self.alpha_, np.arange(len(Xs)))
+            self.margin_, self.alpha_ = margins[0], alphas[0]
+        self.regression_ = self._regress(self.margin_, self.alpha_, np.arange(len(Xs)))
         return self
 
-    def _regress(self, alpha, idx):
+    def _regress(self, margin, alpha, idx):
         if not np.isfinite(self.intervals_[idx]).any():
             # no offset changes any label error (e.g. a learned penalty of 0): a constant law at the best offset
             total = self.errors_[idx].sum(axis=0)
             best = np.flatnonzero(total == total.min())
-            reg = PenaltyIntervalRegression(alpha=alpha, margin=self.margin)
+            reg = PenaltyIntervalRegression(alpha=alpha, margin=margin)
             reg.coef_ = np.zeros(self.design_.shape[1])
             reg.intercept_ = float(_check_grid(self.offsets)[best[len(best) // 2]])
             reg.n_features_in_ = self.design_.shape[1]
             return reg
-        return PenaltyIntervalRegression(alpha=alpha, margin=self.margin).fit(self.design_[idx], self.intervals_[idx])
+        return PenaltyIntervalRegression(alpha=alpha, margin=margin).fit(self.design_[idx], self.intervals_[idx])
 
     def _folds(self, groups) -> np.ndarray:
         return group_folds(self.errors_.shape[0], groups, self.cv)
 
-    def _cv_error(self, alpha, folds, lower) -> int:
+    def _cv_error(self, margin, alpha, folds, lower) -> int:
         total = 0
         for f in np.unique(folds):
             tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-            pred = self._regress(alpha, tr).predict(self.design_[te])
+            pred = self._regress(margin, alpha, tr).predict(self.design_[te])
             j = np.clip(np.searchsorted(lower, pred, side="right") - 1, 0, lower.size - 1)
             total += int(self.errors_[te, j].sum())
         return total
@@ -365,7 +383,7 @@ class PenaltyLaw:
         if np.unique(folds).size > 1:
             for f in np.unique(folds):
                 tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-                out[te] = self._regress(self.alpha_, tr).predict(self.design_[te])
+                out[te] = self._regress(self.margin_, self.alpha_, tr).predict(self.design_[te])
         return np.asarray(out, dtype=np.float64)
 
     # ------------------------------------------------------------ prediction
@@ -386,7 +404,7 @@ class PenaltyLaw:
             raise NotFittedError("PenaltyLaw: call fit before saving")
         r = self.regression_
         return {"offsets": [float(g) for g in _check_grid(self.offsets)], "counts": list(_check_counts(self.counts))
-                if len(self.counts) else [], "margin": float(self.margin), "alpha": float(self.alpha_),
+                if len(self.counts) else [], "margin": float(self.margin_), "alpha": float(self.alpha_),
                 "coef": [float(c) for c in r.coef_], "intercept": float(r.intercept_)}
 
     @classmethod
@@ -403,5 +421,5 @@ class PenaltyLaw:
             raise ParameterError("penalty law: coefficients must be finite numbers")
         reg = PenaltyIntervalRegression(alpha=law.alphas[0], margin=law.margin)
         reg.coef_, reg.intercept_, reg.n_features_in_ = coef, intercept, coef.size
-        law.regression_, law.alpha_ = reg, law.alphas[0]
+        law.regression_, law.alpha_, law.margin_ = reg, law.alphas[0], law.margin
         return law

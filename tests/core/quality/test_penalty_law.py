@@ -103,7 +103,7 @@ def test_thresholds_cross_validation_and_round_trip():
         law.predict_offset(data[0][0], [0.0])
     law.fit([X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data]),
             groups=np.arange(16) // 2)
-    assert set(law.cv_errors_) == {1e-2, 1.0} and law.alpha_ in law.cv_errors_
+    assert set(law.cv_errors_) == {(0.25, 1e-2), (0.25, 1.0)} and (law.margin_, law.alpha_) in law.cv_errors_
     assert law.errors_.shape == (16, GRID.size) and law.design_.shape == (16, 4)
     # thresholds by bisection equal those read from the full grid during fit, which a training
     # sequence's thresholds are then read from without decoding

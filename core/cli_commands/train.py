@@ -94,6 +94,10 @@ def add_parser(sub, parents) -> None:
                    help="penalty-law recipe: the changes each platform's pruning rule chooses from: the penalty "
                         "law's, those plus a label-free over-segmentation's (so a change the law missed can be "
                         "kept), or (default) whichever makes fewer cross-validated label errors")
+    p.add_argument("--law-margin", type=_non_negative_float, default=None, metavar="LOG_UNITS",
+                   help="penalty-law recipe: margin of each penalty law's interval regression, in log-penalty "
+                        "units (default: each law chooses among 0.25, 0.5, 1, 1.5 and 2 with its ridge, by "
+                        "cross-validated label errors on the training sequences)")
     # the recipe's default (change_pruning.SPIKE_THRESHOLD) is not imported here: the parser loads no numba
     p.add_argument("--spike-threshold", type=_non_negative_float, default=None, metavar="SIGMAS",
                    help="penalty-law recipe: the pruning rules and the over-segmentation read the logratio with "
@@ -333,6 +337,8 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
 
     spike = getattr(args, "spike_threshold", None)
     spike = SPIKE_THRESHOLD if spike is None else (spike or None)     # 0: no despiking
+    margin = getattr(args, "law_margin", None)
+    law_margin = {} if margin is None else {"margin": margin}           # none given: the recipe's choice
     progress = make_progress(args, args.max_iter, "train: metric", unit="passes")
     stages: dict = {}
 
@@ -352,7 +358,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
                            rho=args.rho, prune=getattr(args, "prune", True),
                            law_metric=getattr(args, "law_metric", "auto"),
                            candidates=getattr(args, "pruner_candidates", "auto"),
-                           spike_threshold=spike, random_state=args.seed,
+                           **law_margin, spike_threshold=spike, random_state=args.seed,
                            callback=lambda _learner, _it: progress.advance(), progress=stage_progress,
                            n_jobs=jobs_of(args)).fit(train, Ys, groups=groups)
     finally:
@@ -363,6 +369,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
                                "rho": args.rho, "prune": bool(getattr(args, "prune", True)),
                                "law_metric": getattr(args, "law_metric", "auto"),
                                "pruner_candidates": getattr(args, "pruner_candidates", "auto"),
+                               "law_margin": "auto" if margin is None else margin,
                                "spike_threshold": spike},
             **where,
             "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
@@ -374,7 +381,8 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     pruned = ", ".join(f"{k}: {'keeps all' if p.tau_ is None else f'drops changes scoring < {p.tau_:g}'}"
                        f"{extra.get(k, '')}" for k, p in sorted(seg.pruners_.items()))
     decodes = {"learned": "learned metric", "logratio": "plain logratio"}
-    laws = ", ".join(f"{k} on the {decodes[seg.law_metrics_[k]]}" for k in sorted(seg.laws_))
+    laws = ", ".join(f"{k} on the {decodes[seg.law_metrics_[k]]}, margin {seg.laws_[k].margin_:g}"
+                     for k in sorted(seg.laws_))
     info(args, f"train: wrote {args.out} (penalty laws: {laws}"
                f"{'; change pruners: ' + pruned if pruned else ''})")
     return EXIT_OK

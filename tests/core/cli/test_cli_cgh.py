@@ -332,3 +332,28 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
     assert "--spike-threshold: expected a number >= 0, got '-1'" in capsys.readouterr().err
     assert main(["train", "--help"]) == 0
     assert f"(default {SPIKE_THRESHOLD:g};" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_laws_choose_their_margin_unless_one_is_imposed(cgh_dir, tmp_path, capsys):
+    from core.cli_commands._models import load_model
+    from core.learners.cgh_recipe import LAW_MARGINS
+    args = ["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
+            "--annotations", str(cgh_dir / "annotations.csv"), "--max-iter", "3"]
+    chosen = tmp_path / "chosen.model"
+    assert main([*args, "--out", str(chosen)]) == 0
+    m = load_model(chosen, task="segmentation")
+    laws = m.provenance["penalty_law"]["laws"]
+    assert m.provenance["learner_params"]["law_margin"] == "auto"
+    assert all(law["margin"] in LAW_MARGINS for law in laws.values())
+    assert f"margin {laws['all']['margin']:g}" in capsys.readouterr().err
+    fixed = tmp_path / "fixed.model"
+    assert main([*args, "--out", str(fixed), "--law-margin", "0.75"]) == 0
+    m = load_model(fixed, task="segmentation")
+    assert m.provenance["learner_params"]["law_margin"] == 0.75
+    assert {law["margin"] for law in m.provenance["penalty_law"]["laws"].values()} == {0.75}
+    capsys.readouterr()
+    assert main([*args, "--out", str(fixed), "--law-margin", "-1"]) == 2
+    assert "--law-margin: expected a number >= 0, got '-1'" in capsys.readouterr().err
+    assert main(["train", "--help"]) == 0
+    listed = ", ".join(f"{m:g}" for m in LAW_MARGINS[:-1]) + f" and {LAW_MARGINS[-1]:g}"
+    assert f"chooses among {listed} with its ridge" in " ".join(capsys.readouterr().out.split())

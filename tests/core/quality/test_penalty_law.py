@@ -93,6 +93,46 @@ def test_law_recovers_the_noise_variance_scaling_of_the_penalty():
     assert fixed >= 5 and learned <= 1
 
 
+def test_the_margin_is_chosen_with_the_ridge_by_cross_validated_label_errors():
+    rng = np.random.default_rng(3)
+    data = [_noisy_step(rng) for _ in range(24)]
+    model = SegmentationModel(min_size=2, penalty_per="constant")
+    w = model.initial_w([X for X, _, _ in data])
+    Xs, Ys, F = [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data])
+    groups = np.arange(24) // 2
+    summaries = [PenaltyLaw(model, w, offsets=GRID, counts=(0, 1)).grid_summary(X, l) for X, l in zip(Xs, Ys)]
+    margins, alphas = (0.25, 0.5, 1.0, 2.0), (1e-3, 1e-1)
+    law = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=alphas, margin=margins, cv=4).fit(
+        Xs, Ys, F, groups=groups, summaries=summaries)
+    assert set(law.cv_errors_) == {(m, a) for m in margins for a in alphas}
+    # each margin's errors are those of a law given that margin alone
+    for m in margins:
+        alone = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=alphas, margin=m, cv=4).fit(
+            Xs, Ys, F, groups=groups, summaries=summaries)
+        assert alone.cv_errors_ == {(m, a): e for (mm, a), e in law.cv_errors_.items() if mm == m}
+    best = min(law.cv_errors_.values())
+    assert (law.margin_, law.alpha_) == max(k for k, e in law.cv_errors_.items() if e == best)
+    # the final law is the one refitted on every sequence with the chosen pair
+    chosen = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=(law.alpha_,), margin=law.margin_, cv=4).fit(
+        Xs, Ys, F, groups=groups, summaries=summaries)
+    assert np.allclose(chosen.regression_.coef_, law.regression_.coef_)
+    again = PenaltyLaw.from_dict(model, w, json.loads(json.dumps(law.to_dict())))
+    assert again.margin_ == law.margin_ and again.to_dict() == law.to_dict()
+    for X, _, f in data[:3]:
+        assert again.predict_offset(X, [f]) == law.predict_offset(X, [f])
+
+
+@pytest.mark.parametrize("margin", [-1.0, (), "wide", float("nan"), (0.25, -0.5)])
+def test_an_impossible_margin_is_refused_by_name(margin):
+    rng = np.random.default_rng(4)
+    data = [_noisy_step(rng) for _ in range(6)]
+    model = SegmentationModel(min_size=2, penalty_per="constant")
+    w = model.initial_w([X for X, _, _ in data])
+    with pytest.raises(ParameterError, match="margin"):
+        PenaltyLaw(model, w, offsets=GRID, counts=(), margin=margin).fit(
+            [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data]))
+
+
 def test_thresholds_cross_validation_and_round_trip():
     rng = np.random.default_rng(1)
     data = [_noisy_step(rng) for _ in range(16)]

@@ -435,6 +435,8 @@ def run(args):
                       flush=True)
                 print("  fold %d law metrics (cross-validated errors): %s" % (f + 1, {
                     k: f"{m} {seg.law_cv_errors_[k]}" for k, m in seg.law_metrics_.items()}), flush=True)
+                print("  fold %d law margins and ridges: %s" % (f + 1, {
+                    k: (law.margin_, law.alpha_) for k, law in seg.laws_.items()}), flush=True)
                 if long_items:
                     # the recipe again, its laws and pruners also trained on the long chromosomes of the
                     # training profiles and of the profiles only in profiles_all (never a test profile)

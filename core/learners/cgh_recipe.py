@@ -89,7 +89,10 @@ CANDIDATE_STAGE = "pruner candidates"
 
 #: fewest groups (profiles) of a pruner's training sequences for ``candidates="auto"`` to compare candidate
 #: sets: two per cross-validation fold. Below it the comparison is noise (on 7 high-density chromosomes of a
-#: few profiles it flipped a transfer split from 8.6 % to 31 % test error) and the law's candidates are kept
+#: few profiles it flipped a transfer split from 8.6 % to 31 % test error) and the law's candidates are kept.
+#: Likewise a penalty law chooses among several margins only with this many profiles, else takes the first
+#: (choosing on 6-8 high-density chromosomes took the transfer benchmark's target-only row at 20 % from 27 %
+#: to 36 % error)
 MIN_GROUPS_TO_COMPARE = 8
 
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
@@ -99,9 +102,10 @@ _OVERSEGMENTATION_LOCK = threading.Lock()
 #: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
 DENSITY_SPLIT = 5.0
 
-# Interval-regression margins each penalty law chooses from (with its ridge, by cross-validated label errors).
-# The low-density arrays' zero-error offset intervals are wide (3.25 log units, median): with the narrowest
-# margin alone their law sat near the intervals' ends; the wider ones halve its errors there.
+# Interval-regression margins each penalty law chooses from (with its ridge, by cross-validated label errors;
+# the first alone below MIN_GROUPS_TO_COMPARE profiles). The low-density arrays' zero-error offset intervals
+# are wide (3.25 log units, median): with the narrowest margin alone their law sat near the intervals' ends;
+# the wider ones halve its errors there.
 LAW_MARGINS = (0.25, 0.5, 1.0, 1.5, 2.0)
 
 
@@ -528,8 +532,12 @@ class CghSegmenter:
             raise CancelledError("the aCGH recipe fit was cancelled")
 
     def _law(self, Xs, Ys, F, groups, idx, w, summaries, stage="penalty laws") -> PenaltyLaw:
+        margin = self.margin
+        if np.unique(groups[idx]).size < MIN_GROUPS_TO_COMPARE:
+            # on a few profiles the choice among margins fits the folds' noise: the first margin
+            margin = float(np.atleast_1d(np.asarray(margin, dtype=np.float64))[0])
         law = PenaltyLaw(self.model_, w, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
-                         margin=self.margin, cv=self.cv)
+                         margin=margin, cv=self.cv)
         done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
         todo = [int(i) for i in idx if int(i) not in done]
         sizes = [X.shape[0] for X in Xs]

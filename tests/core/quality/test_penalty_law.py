@@ -468,3 +468,19 @@ def test_a_law_metric_can_be_imposed():
     assert all(np.array_equal(law.w, plain.logratio_w()) for law in plain.laws_.values())
     with pytest.raises(ParameterError, match="law_metric"):
         fit_cgh_recipe(seqs, labs, law_metric="euclidean", **params)
+
+
+def test_a_law_chooses_its_margin_only_from_enough_profiles():
+    from core.learners.cgh_recipe import LAW_MARGINS, MIN_GROUPS_TO_COMPARE
+    seqs, labs = _platform_set(7, 16)
+    params = dict(max_iter=1, density_split=None, counts=(0, 1), alphas=(1e-2,), law_metric="logratio",
+                  prune=True)
+    few = CghSegmenter(**params).fit(seqs, labs, groups=[str(i % (MIN_GROUPS_TO_COMPARE - 1)) for i in range(16)])
+    law = few.laws_["all"]
+    assert law.margin_ == LAW_MARGINS[0] and set(law.cv_errors_) == {(LAW_MARGINS[0], 1e-2)}
+    enough = CghSegmenter(**params).fit(seqs, labs, groups=[str(i % MIN_GROUPS_TO_COMPARE) for i in range(16)])
+    law = enough.laws_["all"]
+    assert set(law.cv_errors_) == {(m, 1e-2) for m in LAW_MARGINS} and law.margin_ in LAW_MARGINS
+    imposed = CghSegmenter(**params, margin=0.75).fit(seqs, labs,
+                                                       groups=[str(i % MIN_GROUPS_TO_COMPARE) for i in range(16)])
+    assert imposed.laws_["all"].margin_ == 0.75

@@ -93,13 +93,18 @@ def test_law_recovers_the_noise_variance_scaling_of_the_penalty():
     assert fixed >= 5 and learned <= 1
 
 
-def test_the_margin_is_chosen_with_the_ridge_by_cross_validated_label_errors():
-    rng = np.random.default_rng(3)
-    data = [_noisy_step(rng) for _ in range(24)]
+def _noisy_step_set(seed, n):
+    """``n`` noisy steps on a constant-penalty model, two per profile: (model, w, Xs, Ys, F, groups)."""
+    rng = np.random.default_rng(seed)
+    data = [_noisy_step(rng) for _ in range(n)]
     model = SegmentationModel(min_size=2, penalty_per="constant")
     w = model.initial_w([X for X, _, _ in data])
     Xs, Ys, F = [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data])
-    groups = np.arange(24) // 2
+    return model, w, Xs, Ys, F, np.arange(n) // 2
+
+
+def test_the_margin_is_chosen_with_the_ridge_by_cross_validated_label_errors():
+    model, w, Xs, Ys, F, groups = _noisy_step_set(3, 24)
     summaries = [PenaltyLaw(model, w, offsets=GRID, counts=(0, 1)).grid_summary(X, l) for X, l in zip(Xs, Ys)]
     margins, alphas = (0.25, 0.5, 1.0, 2.0), (1e-3, 1e-1)
     law = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=alphas, margin=margins, cv=4).fit(
@@ -118,7 +123,7 @@ def test_the_margin_is_chosen_with_the_ridge_by_cross_validated_label_errors():
     assert np.allclose(chosen.regression_.coef_, law.regression_.coef_)
     again = PenaltyLaw.from_dict(model, w, json.loads(json.dumps(law.to_dict())))
     assert again.margin_ == law.margin_ and again.to_dict() == law.to_dict()
-    for X, _, f in data[:3]:
+    for X, f in zip(Xs[:3], F[:3, 0]):
         assert again.predict_offset(X, [f]) == law.predict_offset(X, [f])
 
 
@@ -183,12 +188,7 @@ def test_thresholds_cross_validation_and_round_trip():
 
 
 def test_out_of_fold_offsets_are_what_a_law_fitted_without_each_fold_predicts():
-    rng = np.random.default_rng(4)
-    data = [_noisy_step(rng) for _ in range(12)]
-    model = SegmentationModel(min_size=2, penalty_per="constant")
-    w = model.initial_w([X for X, _, _ in data])
-    Xs, Ys, F = [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data])
-    groups = np.arange(12) // 2
+    model, w, Xs, Ys, F, groups = _noisy_step_set(4, 12)
     law = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=(1e-2,), cv=3)
     with pytest.raises(NotFittedError):
         law.out_of_fold_offsets()

@@ -59,7 +59,7 @@ from ..parallel import run_costliest_first
 from ..types import Segmentation
 from .change_pruning import (OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike, oversegment,
                              with_changes_of)
-from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, group_folds
+from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, check_margins, group_folds
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
 
@@ -535,7 +535,7 @@ class CghSegmenter:
         margin = self.margin
         if np.unique(groups[idx]).size < MIN_GROUPS_TO_COMPARE:
             # on a few profiles the choice among margins fits the folds' noise: the first margin
-            margin = float(np.atleast_1d(np.asarray(margin, dtype=np.float64))[0])
+            margin = check_margins(margin)[0]
         law = PenaltyLaw(self.model_, w, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
                          margin=margin, cv=self.cv)
         done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
@@ -770,7 +770,7 @@ def _check_overseg_penalty(v) -> float:
 
 
 def _cv_error_of(law: PenaltyLaw) -> float:
-    """A fitted law's cross-validated label errors at its chosen ridge (``inf`` when it had one ridge, no CV)."""
+    """A fitted law's cross-validated label errors at its chosen margin and ridge (``inf`` without CV)."""
     errors = getattr(law, "cv_errors_", {})
     key = (law.margin_, law.alpha_)
     return float(errors[key]) if key in errors else float("inf")

@@ -35,7 +35,7 @@ from ..models.segmentation import count_label_errors
 from .penalty_path import min_error_interval
 from .penalty_regression import PenaltyIntervalRegression
 
-__all__ = ["PenaltyLaw", "count_thresholds", "group_folds"]
+__all__ = ["PenaltyLaw", "check_margins", "count_thresholds", "group_folds"]
 
 DEFAULT_OFFSETS = np.arange(-6.0, 6.01, 0.25)
 DEFAULT_COUNTS = (0, 1, 3, 10, 30)
@@ -58,7 +58,7 @@ def _check_counts(counts) -> tuple:
     return c
 
 
-def _check_margins(margin) -> list:
+def check_margins(margin) -> list:
     """The interval-regression margin(s) to try, as a non-empty list of finite floats >= 0."""
     try:
         margins = [float(m) for m in np.atleast_1d(np.asarray(margin, dtype=np.float64))]
@@ -325,7 +325,7 @@ class PenaltyLaw:
         alphas = [float(a) for a in np.atleast_1d(self.alphas)]
         if not alphas or any(not (np.isfinite(a) and a >= 0) for a in alphas):
             raise ParameterError(f"alphas: expected finite values >= 0, got {self.alphas!r}")
-        margins = _check_margins(self.margin)
+        margins = check_margins(self.margin)
         self.cv_errors_ = {}
         folds = self.folds_ = self._folds(groups)
         if np.unique(folds).size > 1:

@@ -484,3 +484,10 @@ def test_a_law_chooses_its_margin_only_from_enough_profiles():
     imposed = CghSegmenter(**params, margin=0.75).fit(seqs, labs,
                                                        groups=[str(i % MIN_GROUPS_TO_COMPARE) for i in range(16)])
     assert imposed.laws_["all"].margin_ == 0.75
+
+
+def test_an_impossible_margin_is_refused_by_name_also_on_few_profiles():
+    seqs, labs = _platform_set(8, 8)
+    with pytest.raises(ParameterError, match="margin"):
+        CghSegmenter(max_iter=1, density_split=None, counts=(0, 1), alphas=(1e-2,), law_metric="logratio",
+                     margin="wide").fit(seqs, labs)

@@ -150,6 +150,37 @@ def test_bad_input_is_refused_clearly():
         ChangePruner().fit([x], [], [])
     with pytest.raises(ParameterError, match="change pruner"):
         ChangePruner.from_dict({"beta": 0.0})
+    for bad in (-1, 0.5, True, "1"):
+        with pytest.raises(ParameterError, match="tolerance"):
+            ChangePruner(tolerance=bad).fit([x], [Segmentation(np.array([10]), 10)], [[]])
+
+
+def _one_step(rng, jump, real, T=400):
+    """Noise 1 and one candidate change at T/2 of size ``jump``, labelled real or not."""
+    x = rng.normal(0, 1, T)
+    x[T // 2:] += jump
+    kind = RegionKind.ONE if real else RegionKind.ZERO
+    return x, Segmentation(np.array([T // 2, T]), T), [RegionLabel(item_id="s", start=T // 2 - 20,
+                                                                     stop=T // 2 + 20, kind=kind)]
+
+
+def test_the_threshold_aims_at_the_middle_of_the_near_best_ones():
+    # real steps of 3-5 noise units (two of the smallest, so dropping them costs two errors), rejected ones
+    # of 0.3-0.6 and one rejected step of 2.2: the thresholds without any training error are a narrow run
+    # between log 2.2 and log 3, those within one error run from the rejected small steps up to log 3
+    rng = np.random.default_rng(7)
+    train = ([_one_step(rng, j, True) for j in (3.0, 3.0, 3.5, 4.0, 5.0)]
+             + [_one_step(rng, j, False) for j in (0.3, 0.4, 0.5, 0.6)] + [_one_step(rng, 2.2, False)])
+    args = [t[0] for t in train], [t[1] for t in train], [t[2] for t in train]
+    only_best = ChangePruner(betas=(0.0,), gammas=(0.0,), deltas=(0.0,), tolerance=0).fit(*args)
+    near_best = ChangePruner(betas=(0.0,), gammas=(0.0,), deltas=(0.0,)).fit(*args)
+    assert only_best.train_errors_ == 0 and math.log(2.0) < only_best.tau_ < math.log(3.2)
+    assert near_best.train_errors_ == 1 and 0.0 < near_best.tau_ < math.log(2.0)
+    assert near_best.tau_ < only_best.tau_ - 0.2
+    # a real step of 2.3 noise units: the threshold squeezed against the lone rejected 2.2 drops it
+    x, cand, labels = _one_step(rng, 2.3, True)
+    assert count_label_errors(labels, near_best.prune(x, cand))[:2] == (0, 0)
+    assert count_label_errors(labels, only_best.prune(x, cand))[:2] == (0, 1)
 
 
 def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load():

@@ -57,8 +57,8 @@ from ..features.cgh import pointwise_hermite_features, probe_density
 from ..models.segmentation import SegmentationModel, count_label_errors
 from ..parallel import run_costliest_first
 from ..types import Segmentation
-from .change_pruning import (OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike, oversegment,
-                             with_changes_of)
+from .change_pruning import (DEFAULT_TOLERANCE, OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike,
+                             oversegment, with_changes_of)
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, check_margins, group_folds
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
@@ -92,7 +92,9 @@ CANDIDATE_STAGE = "pruner candidates"
 #: few profiles it flipped a transfer split from 8.6 % to 31 % test error) and the law's candidates are kept.
 #: Likewise a penalty law chooses among several margins only with this many profiles, else takes the first
 #: (choosing on 6-8 high-density chromosomes took the transfer benchmark's target-only row at 20 % from 27 %
-#: to 36 % error)
+#: to 36 % error), and a pruner's threshold aims at its near-best run (``ChangePruner.tolerance``) only with
+#: this many, else at its best run (one error is a large share of a few chromosomes' labels: on a transfer
+#: split, 4-7 revealed high-density chromosomes went from 31.0 % to 46.6 % and 25.9 % to 31.0 % test error)
 MIN_GROUPS_TO_COMPARE = 8
 
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
@@ -411,8 +413,9 @@ class CghSegmenter:
         modes = ("law", "union") if self.candidates == "auto" else (self.candidates,)
         index = {k: np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k) for k in self.laws_}
         folds = {k: group_folds(idx.size, groups[idx], self.cv) for k, idx in index.items()}
-        compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1
-                    and np.unique(groups[index[k]]).size >= MIN_GROUPS_TO_COMPARE]
+        many = {k: np.unique(groups[idx]).size >= MIN_GROUPS_TO_COMPARE for k, idx in index.items()}
+        compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1 and many[k]]
+        tolerance = {k: DEFAULT_TOLERANCE if many[k] else 0 for k in index}
         # the comparison scores each held-out sequence on what a test sequence gets: the law's
         # segmentation at the offset of the law refitted without it (its own offset fits its labels);
         # only the sequences of a compared pruner need that second decoding
@@ -455,11 +458,12 @@ class CghSegmenter:
             if k in compared:
                 cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds[k], fitted_one,
                                            held_out_segs=[held_out_cands[m][i] for i in idx],
-                                           spike=self.spike_threshold) for m in modes}
+                                           spike=self.spike_threshold, tolerance=tolerance[k]) for m in modes}
                 self.pruner_cv_errors_[k] = cv
                 mode = "union" if cv["union"] < cv["law"] else "law"
             self.pruner_candidates_[k] = mode
-            self.pruners_[k] = ChangePruner(spike=self.spike_threshold).fit(x_k, [cands[mode][i] for i in idx], y_k)
+            self.pruners_[k] = ChangePruner(spike=self.spike_threshold, tolerance=tolerance[k]).fit(
+                x_k, [cands[mode][i] for i in idx], y_k)
 
     def _oversegment(self, x) -> Segmentation:
         return oversegment(x, penalty=self.overseg_penalty, min_size=self.min_size, spike=self.spike_threshold)
@@ -739,17 +743,19 @@ class CghSegmenter:
         return seg
 
 
-def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None, held_out_segs=None, spike=None) -> int:
+def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None, held_out_segs=None, spike=None,
+                      tolerance=DEFAULT_TOLERANCE) -> int:
     """Label errors of pruners fitted on all folds but one, summed over the held-out folds.
 
     ``held_out_segs`` (default ``segs``) are the candidates a held-out sequence is pruned from;
-    ``after_fold()`` is called after each fold (progress and cancel); ``spike``: the pruners'.
+    ``after_fold()`` is called after each fold (progress and cancel); ``spike``, ``tolerance``: the pruners'.
     """
     held_out_segs = segs if held_out_segs is None else held_out_segs
     total = 0
     for f in np.unique(folds):
         tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        pruner = ChangePruner(spike=spike).fit([xs[i] for i in tr], [segs[i] for i in tr], [labels[i] for i in tr])
+        pruner = ChangePruner(spike=spike, tolerance=tolerance).fit([xs[i] for i in tr], [segs[i] for i in tr],
+                                                                    [labels[i] for i in tr])
         total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], held_out_segs[i]))[:2]) for i in te)
         if after_fold is not None:
             after_fold()

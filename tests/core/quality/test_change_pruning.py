@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from core.exceptions import NotFittedError, ParameterError
-from core.learners.change_pruning import (SPIKE_THRESHOLD, SPREAD_FLOOR, ChangePruner, despike, elimination_path,
-                                          oversegment, prune_changes, with_changes_of)
+from core.learners.change_pruning import (DEFAULT_TOLERANCE, SPIKE_THRESHOLD, SPREAD_FLOOR, ChangePruner, despike,
+                                          elimination_path, oversegment, prune_changes, with_changes_of)
 from core.models.segmentation import count_label_errors
 from core.types import RegionKind, RegionLabel, Segmentation, Sequence
 
@@ -387,6 +387,7 @@ def test_decision_margin_is_the_distance_to_the_nearest_threshold_that_changes_t
 
 
 def test_too_few_groups_keep_the_laws_candidates_without_cross_validation():
+    # and their pruner aims at its best thresholds: one error is a large share of a few profiles' labels
     from core.learners.cgh_recipe import MIN_GROUPS_TO_COMPARE, CghSegmenter
 
     rng = np.random.default_rng(4)
@@ -397,8 +398,10 @@ def test_too_few_groups_keep_the_laws_candidates_without_cross_validation():
     assert seg.pruner_candidates_ == {"all": "law"} and seg.pruner_cv_errors_ == {}
     few = CghSegmenter(**kw).fit(seqs, labs, groups=[str(i % (MIN_GROUPS_TO_COMPARE - 1)) for i in range(16)])
     assert few.pruner_candidates_ == {"all": "law"} and few.pruner_cv_errors_ == {}
+    assert seg.pruners_["all"].tolerance == few.pruners_["all"].tolerance == 0
     enough = CghSegmenter(**kw).fit(seqs, labs, groups=[str(i % MIN_GROUPS_TO_COMPARE) for i in range(16)])
     assert set(enough.pruner_cv_errors_["all"]) == {"law", "union"}
+    assert enough.pruners_["all"].tolerance == DEFAULT_TOLERANCE == 1
 
 
 def test_the_candidate_choice_reports_progress_and_can_be_cancelled():

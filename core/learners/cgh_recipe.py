@@ -59,7 +59,7 @@ from ..parallel import run_costliest_first
 from ..types import Segmentation
 from .change_pruning import (DEFAULT_TOLERANCE, OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike,
                              oversegment, with_changes_of)
-from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, check_margins, group_folds
+from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, check_margins
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
 
@@ -88,7 +88,7 @@ PRUNER_CANDIDATES = ("auto", "law", "union")
 CANDIDATE_STAGE = "pruner candidates"
 
 #: fewest groups (profiles) of a pruner's training sequences for ``candidates="auto"`` to compare candidate
-#: sets: two per cross-validation fold. Below it the comparison is noise (on 7 high-density chromosomes of a
+#: sets (leaving out one group at a time). Below it the comparison is noise (on 7 high-density chromosomes of a
 #: few profiles it flipped a transfer split from 8.6 % to 31 % test error) and the law's candidates are kept.
 #: Likewise a penalty law chooses among several margins only with this many profiles, else takes the first
 #: (choosing on 6-8 high-density chromosomes took the transfer benchmark's target-only row at 20 % from 27 %
@@ -170,8 +170,8 @@ class CghSegmenter:
         times ``log T`` per change in noise units; ``"union"``), so that a change
         the law's penalty missed can still be kept; ``"auto"``: per pruner, the
         one with fewer cross-validated label errors on the training sequences
-        (folds by ``groups``; the law's candidates on ties and when the sequences
-        form fewer than ``MIN_GROUPS_TO_COMPARE`` = 8 groups). A held-out sequence is pruned from the law's
+        (leaving out one group of ``groups`` at a time; the law's candidates on ties and when
+        the sequences form fewer than ``MIN_GROUPS_TO_COMPARE`` = 8 groups). A held-out sequence is pruned from the law's
         segmentation at the offset of the law refitted without its fold
         (:meth:`~core.learners.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
         new sequence would be: its own offset, fitted to its labels, made the law's
@@ -412,7 +412,10 @@ class CghSegmenter:
         sizes = [X.shape[0] for X in Xs]
         modes = ("law", "union") if self.candidates == "auto" else (self.candidates,)
         index = {k: np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k) for k in self.laws_}
-        folds = {k: group_folds(idx.size, groups[idx], self.cv) for k, idx in index.items()}
+        # the comparison leaves out one group (profile) at a time: its pruners are then fitted on nearly
+        # all the sequences, as the final one is; with 4 folds the union's larger candidate sets looked
+        # worse than they do with every profile (benchmarks/FINDINGS.md)
+        folds = {k: np.unique(groups[idx], return_inverse=True)[1].reshape(-1) for k, idx in index.items()}
         many = {k: np.unique(groups[idx]).size >= MIN_GROUPS_TO_COMPARE for k, idx in index.items()}
         compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1 and many[k]]
         tolerance = {k: DEFAULT_TOLERANCE if many[k] else 0 for k in index}
@@ -441,7 +444,8 @@ class CghSegmenter:
         decoded = self._each(decode, list(range(len(Xs))), sizes, "change pruners")
         cands = {"law": [d[0] for d in decoded], "union": [d[1] for d in decoded]}
         held_out_cands = {"law": [d[2] for d in decoded], "union": [d[3] for d in decoded]}
-        # the comparison refits a pruner per fold and candidate set: seconds on a cohort, reported as its own stage
+        # the comparison fits a pruner per left-out profile and candidate set (from tabulated errors), then
+        # prunes that profile's sequences: seconds on a cohort, reported as its own stage
         fits = {"done": 0, "total": sum(len(modes) * np.unique(folds[k]).size for k in compared)}
         if self.progress is not None and fits["total"]:
             self.progress(CANDIDATE_STAGE, 0, fits["total"])
@@ -454,16 +458,24 @@ class CghSegmenter:
 
         for k, idx in index.items():
             x_k, y_k = [xs[i] for i in idx], [labels[i] for i in idx]
+            rule = ChangePruner(spike=self.spike_threshold, tolerance=tolerance[k])
             mode = modes[0]
+            tables = {}
             if k in compared:
+                # each candidate set's errors under every rule are tabulated once; a fold's pruner sums them
+                tables = {}
+                for m in modes:
+                    self._stop_if_asked()
+                    tables[m] = rule.error_tables(x_k, [cands[m][i] for i in idx], y_k)
                 cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds[k], fitted_one,
                                            held_out_segs=[held_out_cands[m][i] for i in idx],
-                                           spike=self.spike_threshold, tolerance=tolerance[k]) for m in modes}
+                                           spike=self.spike_threshold, tolerance=tolerance[k], tables=tables[m])
+                      for m in modes}
                 self.pruner_cv_errors_[k] = cv
                 mode = "union" if cv["union"] < cv["law"] else "law"
             self.pruner_candidates_[k] = mode
-            self.pruners_[k] = ChangePruner(spike=self.spike_threshold, tolerance=tolerance[k]).fit(
-                x_k, [cands[mode][i] for i in idx], y_k)
+            self.pruners_[k] = rule.fit_tables(tables[mode]) if mode in tables else \
+                rule.fit(x_k, [cands[mode][i] for i in idx], y_k)
 
     def _oversegment(self, x) -> Segmentation:
         return oversegment(x, penalty=self.overseg_penalty, min_size=self.min_size, spike=self.spike_threshold)
@@ -744,18 +756,20 @@ class CghSegmenter:
 
 
 def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None, held_out_segs=None, spike=None,
-                      tolerance=DEFAULT_TOLERANCE) -> int:
+                      tolerance=DEFAULT_TOLERANCE, tables=None) -> int:
     """Label errors of pruners fitted on all folds but one, summed over the held-out folds.
 
     ``held_out_segs`` (default ``segs``) are the candidates a held-out sequence is pruned from;
-    ``after_fold()`` is called after each fold (progress and cancel); ``spike``, ``tolerance``: the pruners'.
+    ``after_fold()`` is called after each fold (progress and cancel); ``spike``, ``tolerance``: the pruners';
+    ``tables``: ``ChangePruner.error_tables`` of ``(xs, segs, labels)`` when already computed.
     """
     held_out_segs = segs if held_out_segs is None else held_out_segs
+    if tables is None:
+        tables = ChangePruner(spike=spike, tolerance=tolerance).error_tables(xs, segs, labels)
     total = 0
     for f in np.unique(folds):
         tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        pruner = ChangePruner(spike=spike, tolerance=tolerance).fit([xs[i] for i in tr], [segs[i] for i in tr],
-                                                                    [labels[i] for i in tr])
+        pruner = ChangePruner(spike=spike, tolerance=tolerance).fit_tables(tables, tr)
         total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], held_out_segs[i]))[:2]) for i in te)
         if after_fold is not None:
             after_fold()

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -63,7 +64,7 @@ from ..exceptions import NotFittedError, ParameterError
 from ..features.hermite import as_signal, robust_noise_scale
 from ..types import RegionLabel, Segmentation
 
-__all__ = ["ChangePruner", "elimination_path", "prune_changes", "oversegment", "with_changes_of", "despike",
+__all__ = ["ChangePruner", "ErrorTables", "elimination_path", "prune_changes", "oversegment", "with_changes_of", "despike",
            "DEFAULT_TOLERANCE", "OVERSEGMENT_PENALTY", "SPIKE_THRESHOLD"]
 
 DEFAULT_BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -383,6 +384,31 @@ def _longest_run(mask) -> tuple:
     return best_len, best_mid
 
 
+@dataclass(frozen=True)
+class ErrorTables:
+    """Training label errors (FP + FN) of each sequence along each rule's elimination path.
+
+    Attributes
+    ----------
+    rules : list of (beta, gamma, delta)
+        The rules, simplest first, length R.
+    taus : ndarray, shape (K,)
+        The thresholds.
+    errors : ndarray of int32, shape (n_sequences, R, K)
+        Label errors of each sequence pruned by each rule at each threshold.
+    baseline : ndarray of int64, shape (n_sequences,)
+        Label errors of each sequence's candidates as given.
+    spike : float or None
+        The despiking threshold the signals were read with.
+    """
+
+    rules: list
+    taus: np.ndarray
+    errors: np.ndarray
+    baseline: np.ndarray
+    spike: "float | None"
+
+
 class ChangePruner:
     """Learned rule that drops changes with weak local evidence (see the module docstring).
 
@@ -449,36 +475,72 @@ class ChangePruner:
         labels : list of label lists
             Region labels of each signal.
         """
+        return self.fit_tables(self.error_tables(signals, segmentations, labels))
+
+    def error_tables(self, signals, segmentations, labels) -> "ErrorTables":
+        """Label errors of every sequence under every rule and threshold of this pruner's grids.
+
+        :meth:`fit` on any subset of the sequences is :meth:`fit_tables` on these tables with
+        that subset, which only sums them: cross-validating the rule costs one fit, not one per fold.
+
+        Parameters
+        ----------
+        signals, segmentations, labels
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        ErrorTables
+        """
         betas, gammas, taus, deltas = self._grids()
-        tolerance = self.tolerance
-        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, np.integer)) or tolerance < 0:
-            raise ParameterError(f"tolerance: expected a whole number of label errors >= 0, got {tolerance!r}")
+        self._check_tolerance()
         signals, segmentations, labels = list(signals), list(segmentations), list(labels)
         if not (len(signals) == len(segmentations) == len(labels)) or not signals:
             raise ParameterError(f"signals, segmentations, labels: expected the same non-zero number of sequences, "
                                  f"got {len(signals)}, {len(segmentations)}, {len(labels)}")
-        self.spike_ = _check_spike(self.spike)
-        Z = [_noise_units(x, None, self.spike_) for x in signals]
+        spike = _check_spike(self.spike)
+        Z = [_noise_units(x, None, spike) for x in signals]
         for z, seg in zip(Z, segmentations):
             _check_seg(seg, z.shape[0])
         # rules from the simplest (pure jump size) on; ties keep the simpler one
         rules = sorted(itertools.product(betas, gammas, deltas), key=lambda r: (sum(abs(v) for v in r), r))
-        baseline = 0
-        table = np.zeros((len(rules), taus.size), dtype=np.int64)
-        for z, seg, labs in zip(Z, segmentations, labels):
+        errors = np.zeros((len(Z), len(rules), taus.size), dtype=np.int32)
+        baseline = np.zeros(len(Z), dtype=np.int64)
+        for i, (z, seg, labs) in enumerate(zip(Z, segmentations, labels)):
             cand = np.asarray(seg.changes[:-1], dtype=np.int64)
             bounds = np.r_[0, np.asarray(seg.changes, dtype=np.int64)]
             s1, s2 = _prefix_sums(z)
             label_arrays = _label_arrays(labs)   # once per sequence: the rules loop calls the kernel thousands of times
-            first = True
             for r, (b, g, d) in enumerate(rules):
                 order, death = _eliminate(s1, s2, bounds, float(b), float(g), float(d))
                 errs = _errors_along_path_of_arrays(cand, bounds[order], label_arrays)
-                if first:
-                    baseline += int(errs[0])
-                    first = False
+                if r == 0:
+                    baseline[i] = int(errs[0])
                 runmax = np.maximum.accumulate(death) if death.size else death
-                table[r] += errs[np.searchsorted(runmax, taus, side="left")]
+                errors[i, r] = errs[np.searchsorted(runmax, taus, side="left")]
+        return ErrorTables(rules=rules, taus=taus, errors=errors, baseline=baseline, spike=spike)
+
+    def fit_tables(self, tables: "ErrorTables", index=None) -> "ChangePruner":
+        """:meth:`fit` on the sequences ``index`` (default: all) of :meth:`error_tables`' output.
+
+        Parameters
+        ----------
+        tables : ErrorTables
+            From :meth:`error_tables` of a pruner with the same grids and ``spike``.
+        index : array_like of int, optional
+            The training sequences (positions in the tables), at least one.
+        """
+        self._check_tolerance()
+        if not isinstance(tables, ErrorTables):
+            raise ParameterError(f"tables: expected the ErrorTables of ChangePruner.error_tables, got "
+                                 f"{type(tables).__name__}")
+        index = np.arange(tables.errors.shape[0]) if index is None else np.asarray(index, dtype=np.int64)
+        if index.size == 0:
+            raise ParameterError("index: expected at least one training sequence")
+        table = tables.errors[index].sum(axis=0, dtype=np.int64)     # (n_rules, n_taus)
+        baseline = int(tables.baseline[index].sum())
+        rules, taus = tables.rules, tables.taus
+        self.spike_ = tables.spike
         self.baseline_errors_ = baseline
         best = int(table.min())
         if best >= baseline:
@@ -488,7 +550,7 @@ class ChangePruner:
             return self
         # among the rules reaching the fewest errors, the one whose near-best thresholds span the
         # widest interval (a margin in log units), at its middle; ties keep the simpler rule
-        runs = [_longest_run(table[r] <= best + tolerance) if table[r].min() == best else (-1, 0)
+        runs = [_longest_run(table[r] <= best + self.tolerance) if table[r].min() == best else (-1, 0)
                 for r in range(len(rules))]
         r = int(np.argmax([length for length, _ in runs]))
         t = runs[r][1]
@@ -496,6 +558,11 @@ class ChangePruner:
         self.tau_ = float(taus[t])
         self.train_errors_ = int(table[r, t])
         return self
+
+    def _check_tolerance(self) -> None:
+        tolerance = self.tolerance
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, np.integer)) or tolerance < 0:
+            raise ParameterError(f"tolerance: expected a whole number of label errors >= 0, got {tolerance!r}")
 
     def _spike(self):
         # a rule set by hand (without fit or from_dict) reads the signal as given

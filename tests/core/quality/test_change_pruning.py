@@ -91,6 +91,30 @@ def test_the_learned_rule_drops_the_spurious_changes_and_keeps_the_real_steps(ki
         assert p.beta_ > 0 or p.gamma_ > 0
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.lists(st.booleans(), min_size=10, max_size=10), st.sampled_from([0, 1, 2]))
+def test_a_fit_from_the_tables_of_a_subset_is_the_fit_on_that_subset(seed, chosen, tolerance):
+    # what makes cross-validating the rule one fit rather than one per fold
+    rng = np.random.default_rng(seed)
+    data = [_sequence(rng, kind) for kind in ("shift", "spike") * 5]
+    for x, cand, labels in data[::3]:        # some labels the candidates cannot satisfy, some candidates none
+        labels[1] = RegionLabel(item_id="s", start=1, stop=12, kind=RegionKind.ONE)
+    index = [i for i, c in enumerate(chosen) if c] or [0]
+    rule = ChangePruner(tolerance=tolerance)
+    tables = rule.error_tables([d[0] for d in data], [d[1] for d in data], [d[2] for d in data])
+    assert tables.errors.shape == (10, len(tables.rules), len(tables.taus)) and tables.baseline.shape == (10,)
+    from_tables = ChangePruner(tolerance=tolerance).fit_tables(tables, index)
+    direct = ChangePruner(tolerance=tolerance).fit([data[i][0] for i in index], [data[i][1] for i in index],
+                                                   [data[i][2] for i in index])
+    assert from_tables.to_dict() == direct.to_dict()
+    assert (from_tables.train_errors_, from_tables.baseline_errors_) == (direct.train_errors_,
+                                                                         direct.baseline_errors_)
+    with pytest.raises(ParameterError, match="at least one"):
+        rule.fit_tables(tables, [])
+    with pytest.raises(ParameterError, match="ErrorTables"):
+        rule.fit_tables({"errors": tables.errors}, index)
+
+
 def _focal_or_scatter(rng, kind, T=150):
     """Noise 1 and one short segment of 6 probes raised by 3σ on average: a real focal event (every probe
     raised alike) or a scatter of outliers (probes raised by 0 or 6σ at random: the same mean jump, as spread
@@ -420,4 +444,5 @@ def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
     kw = dict(max_iter=1, offsets=(8.0, 8.5), counts=(0, 1), alphas=(1e-2,), density_split=None, prune=True)
     with pytest.raises(CancelledError):
         CghSegmenter(progress=progress, should_stop=lambda: stop["now"], **kw).fit(seqs, labs)
-    assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 8) for k in (0, 1, 2, 3)]
+    # one pruner per left-out profile (8) and candidate set (2)
+    assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 16) for k in (0, 1, 2, 3)]

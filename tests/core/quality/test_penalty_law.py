@@ -302,12 +302,12 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
     two = fit_cgh_recipe(seqs, labs, n_jobs=2, progress=lambda *a: calls.append(a), **params)
     assert one.to_dict() == two.to_dict()
     probes = 16 * 90
-    # the pruners' candidate choice: 3 pruners x 2 candidate sets x 4 folds of the 8 profiles
+    # the pruners' candidate choice: 3 pruners x 2 candidate sets x 8 left-out profiles
     assert [a for a in calls if a[1] == 0] == [("penalty laws", 0, probes),
                                                ("penalty laws on the plain logratio", 0, probes),
-                                               ("change pruners", 0, probes), ("pruner candidates", 0, 24)]
+                                               ("change pruners", 0, probes), ("pruner candidates", 0, 48)]
     assert ("change pruners", probes, probes) in calls and ("penalty laws", probes, probes) in calls
-    assert calls[-1] == ("pruner candidates", 24, 24)
+    assert calls[-1] == ("pruner candidates", 48, 48)
     from core.exceptions import CancelledError
     for n_jobs in (1, 2):
         seen = []

@@ -171,8 +171,8 @@ class CghSegmenter:
         the law's penalty missed can still be kept; ``"auto"``: per pruner, the
         one with fewer cross-validated label errors on the training sequences
         (leaving out one group of ``groups`` at a time; the law's candidates on ties and when
-        the sequences form fewer than ``MIN_GROUPS_TO_COMPARE`` = 8 groups). A held-out sequence is pruned from the law's
-        segmentation at the offset of the law refitted without its fold
+        the sequences form fewer than ``MIN_GROUPS_TO_COMPARE`` = 8 groups). A held-out sequence
+        is pruned from the law's segmentation at the offset of the law refitted without its fold
         (:meth:`~core.learners.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
         new sequence would be: its own offset, fitted to its labels, made the law's
         candidates look better than they are on new sequences. On the neuroblastoma
@@ -463,7 +463,6 @@ class CghSegmenter:
             tables = {}
             if k in compared:
                 # each candidate set's errors under every rule are tabulated once; a fold's pruner sums them
-                tables = {}
                 for m in modes:
                     self._stop_if_asked()
                     tables[m] = rule.error_tables(x_k, [cands[m][i] for i in idx], y_k)

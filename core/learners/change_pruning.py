@@ -64,8 +64,8 @@ from ..exceptions import NotFittedError, ParameterError
 from ..features.hermite import as_signal, robust_noise_scale
 from ..types import RegionLabel, Segmentation
 
-__all__ = ["ChangePruner", "ErrorTables", "elimination_path", "prune_changes", "oversegment", "with_changes_of", "despike",
-           "DEFAULT_TOLERANCE", "OVERSEGMENT_PENALTY", "SPIKE_THRESHOLD"]
+__all__ = ["ChangePruner", "ErrorTables", "elimination_path", "prune_changes", "oversegment", "with_changes_of",
+           "despike", "DEFAULT_TOLERANCE", "OVERSEGMENT_PENALTY", "SPIKE_THRESHOLD"]
 
 DEFAULT_BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 DEFAULT_GAMMAS = (-0.3, 0.0, 0.3)

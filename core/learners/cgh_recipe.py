@@ -97,6 +97,11 @@ CANDIDATE_STAGE = "pruner candidates"
 #: split, 4-7 revealed high-density chromosomes went from 31.0 % to 46.6 % and 25.9 % to 31.0 % test error)
 MIN_GROUPS_TO_COMPARE = 8
 
+#: fewest training sequences of a platform for its own change pruner when it has too few for its own penalty
+#: law (``min_class_sequences``): its sequences are then segmented by the pooled law, and pruned by a rule
+#: fitted on them alone rather than on every platform's chromosomes
+MIN_CLASS_PRUNER_SEQUENCES = 1
+
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
 _OVERSEGMENTATION_CACHE = 512
 _OVERSEGMENTATION_LOCK = threading.Lock()
@@ -162,7 +167,8 @@ class CghSegmenter:
     prune : bool, default False
         Learn a :class:`~core.learners.change_pruning.ChangePruner` per platform
         (pooled ``"all"`` one as fallback) on the law's segmentations of the
-        training sequences, and apply it in :meth:`segment`.
+        training sequences, and apply it in :meth:`segment`. A platform segmented by the
+        pooled law (too few sequences for its own) still gets a pruner of its own.
     candidates : {"auto", "law", "union"}, default "auto"
         The changes each pruner chooses from: the law's segmentation (``"law"``),
         or that plus a label-free over-segmentation of the logratio
@@ -221,12 +227,14 @@ class CghSegmenter:
         Same keys → {metric: cross-validated label errors of its law} for the
         metrics compared (only the one used unless ``law_metric="auto"``).
     pruners_ : dict
-        Same keys as ``laws_`` → :class:`~core.learners.change_pruning.ChangePruner`
-        (empty without ``prune``).
+        The keys of ``laws_``, and a platform without a law of its own (fewer than
+        ``min_class_sequences`` training sequences) → :class:`~core.learners.change_pruning.ChangePruner`
+        (empty without ``prune``). A platform's pruner is fitted on its sequences alone,
+        on the candidates of the law that segments them.
     pruner_candidates_ : dict
-        Same keys → ``"law"`` or ``"union"``, what each pruner chooses from.
+        Same keys as ``pruners_`` → ``"law"`` or ``"union"``, what each pruner chooses from.
     pruner_cv_errors_ : dict
-        Same keys → {candidates: cross-validated label errors of its pruner} for the
+        Same keys as ``pruners_`` → {candidates: cross-validated label errors of its pruner} for the
         candidate sets compared (empty unless ``candidates="auto"``).
     metric_n_items_ : int or None
         Labelled sequences the metric was learned on (a kept metric carries its
@@ -402,22 +410,28 @@ class CghSegmenter:
         return model.set_state(fitted.model_.get_state(), n_features=n_features)
 
     def _fit_pruners(self, sequences, Xs, F, labels, classes, groups) -> None:
-        """One pruner per law on its training sequences' candidates (pooled one on all); sets ``pruners_``.
+        """One pruner per platform on its training sequences' law candidates (pooled one on all); sets ``pruners_``.
 
         The law's segmentation is one decoding per sequence (a law reads its training sequences'
         change-count features from its fit); the over-segmentation one more when it is a candidate.
         """
-        keys = np.array([c if c in self.laws_ else "all" for c in classes])
+        keys = np.array([c if c in self.laws_ else "all" for c in classes])     # each sequence's law
         xs = [_logratio(s) for s in sequences]
         sizes = [X.shape[0] for X in Xs]
         modes = ("law", "union") if self.candidates == "auto" else (self.candidates,)
-        index = {k: np.arange(len(xs)) if k == "all" else np.flatnonzero(keys == k) for k in self.laws_}
+        index = {"all": np.arange(len(xs))}
+        for c in np.unique(classes) if self.density_split is not None else ():
+            # a platform too small for its own law still gets its own pruner: the pooled one is fitted
+            # mostly on the other platform's chromosomes, whose changes look different
+            idx = np.flatnonzero(classes == c)
+            if c in self.laws_ or MIN_CLASS_PRUNER_SEQUENCES <= idx.size < len(xs):
+                index[str(c)] = idx
         # the comparison leaves out one group (profile) at a time: its pruners are then fitted on nearly
         # all the sequences, as the final one is; with 4 folds the union's larger candidate sets looked
         # worse than they do with every profile (benchmarks/FINDINGS.md)
         folds = {k: np.unique(groups[idx], return_inverse=True)[1].reshape(-1) for k, idx in index.items()}
         many = {k: np.unique(groups[idx]).size >= MIN_GROUPS_TO_COMPARE for k, idx in index.items()}
-        compared = [k for k in self.laws_ if len(modes) > 1 and np.unique(folds[k]).size > 1 and many[k]]
+        compared = [k for k in index if len(modes) > 1 and np.unique(folds[k]).size > 1 and many[k]]
         tolerance = {k: DEFAULT_TOLERANCE if many[k] else 0 for k in index}
         # the comparison scores each held-out sequence on what a test sequence gets: the law's
         # segmentation at the offset of the law refitted without it (its own offset fits its labels);

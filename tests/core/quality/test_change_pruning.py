@@ -446,3 +446,41 @@ def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
         CghSegmenter(progress=progress, should_stop=lambda: stop["now"], **kw).fit(seqs, labs)
     # one pruner per left-out profile (8) and candidate set (2)
     assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 16) for k in (0, 1, 2, 3)]
+
+
+def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner(monkeypatch):
+    import core.learners.cgh_recipe as recipe
+    from core.learners.cgh_recipe import CghSegmenter, density_class
+
+    from .test_penalty_law import _platform_item
+    rng = np.random.default_rng(3)
+    # 12 high-density chromosomes (a 1.5σ bump the expert ignores) and 4 low-density ones (a 1.6σ step
+    # the expert labels): the low platform is below min_class_sequences and is segmented by the pooled law
+    train = [_platform_item(rng, i, "high") for i in range(12)] + \
+        [_platform_item(rng, 100 + i, "low") for i in range(4)]
+    test = [_platform_item(rng, 200 + i, p) for i in range(10) for p in ("low", "high")]
+    seqs, labs = [s for s, _ in train], [l for _, l in train]
+    kw = dict(max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,), prune=True)
+
+    def errors(seg):
+        out = {"low": 0, "high": 0}
+        for s, l in test:
+            out[density_class(s)] += sum(count_label_errors(l, seg.segment(s))[:2])
+        return out
+
+    seg = CghSegmenter(**kw).fit(seqs, labs)
+    assert set(seg.laws_) == {"all", "high"} and set(seg.pruners_) == {"all", "high", "low"}
+    low = [i for i, s in enumerate(seqs) if density_class(s) == "low"]
+    assert seg.law_for(seqs[low[0]]) is seg.laws_["all"] and seg.pruner_for(seqs[low[0]]) is seg.pruners_["low"]
+    # the low pruner is fitted on the low chromosomes alone, from the pooled law's candidates
+    cands = [seg.candidates_for(seqs[i], seg.law_segment(seqs[i])) for i in low]
+    alone = ChangePruner(spike=seg.spike_threshold, tolerance=0).fit([seqs[i].values[:, 0] for i in low], cands,
+                                                                     [labs[i] for i in low])
+    assert seg.pruners_["low"].to_dict() == alone.to_dict()
+    again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))
+    assert all(again.segment(s).changes.tolist() == seg.segment(s).changes.tolist() for s, _ in test)
+    # the pooled pruner, fitted mostly on high-density chromosomes, drops the low platform's real steps
+    monkeypatch.setattr(recipe, "MIN_CLASS_PRUNER_SEQUENCES", 10 ** 9)
+    pooled = CghSegmenter(**kw).fit(seqs, labs)
+    assert set(pooled.pruners_) == {"all", "high"}
+    assert errors(seg) == {"low": 0, "high": 0} and errors(pooled)["low"] >= 4

@@ -10,8 +10,8 @@ per-sequence penalty law and change pruner per platform) is trained on
    :class:`~core.learners.transfer.TransferSSVM`; 1 is the recipe's default, fixed before the run).
 
 In 2 and 3 the high-density penalty law and pruner are learned on the revealed target sequences only
-(``min_class_sequences=2``); ``union, pooled law`` keeps the recipe's default (a platform with fewer than 12
-labelled sequences uses the law and pruner of all sequences, i.e. mostly the source's; same for
+(``min_class_sequences=2``); ``union, pooled law`` keeps the recipe's default (a platform with fewer than 4
+labelled sequences uses the law of all sequences, i.e. mostly the source's, with a pruner of its own; same for
 ``transfer rho=R, pooled law``). Splits and reveal
 order are those of ``benchmarks/transfer_cgh.py`` (by profile, nested fractions, same seeds). Scored on the
 target-test labelled regions: label error = (FP + FN) / labelled regions, mean ± sd over splits, and the

@@ -143,8 +143,12 @@ class CghSegmenter:
         Passed to :class:`~core.learners.penalty_law.PenaltyLaw`.
     density_split : float or None, default 5.0
         Probes per Mb splitting the platforms; ``None``: one law for all.
-    min_class_sequences : int, default 12
-        A platform with fewer labelled training sequences uses the pooled law.
+    min_class_sequences : int, default 4
+        A platform with fewer labelled training sequences uses the pooled law. The
+        pooled law is fitted mostly on the other platform's chromosomes, its metric and
+        margin chosen for them: refitting the label sets of ten recorded active-learning
+        runs (8 to 48 labelled chromosomes) gave 9.3 % mean test error with 4 (or
+        9.7 % with 6 or 8) against 10.3 % with 12 (benchmarks/FINDINGS.md).
     law_metric : {"auto", "learned", "logratio"}, default "auto"
         What each penalty law decodes with: the learned metric, the plain
         logratio in noise units (the input's first column alone, weight 1), or
@@ -218,8 +222,9 @@ class CghSegmenter:
     w_by_class_ : dict
         Platform → its parameters (``"transfer"`` only; empty otherwise).
     laws_ : dict
-        ``"all"`` and, when learned, ``"low"`` / ``"high"`` → :class:`PenaltyLaw`.
-        A law's ``w`` is the shared ``w_`` (or its platform's ``w_by_class_`` entry)
+        ``"all"`` and, when learned, ``"low"`` / ``"high"`` → :class:`PenaltyLaw`
+        (a platform holding every training sequence uses ``"all"``, the same law, unless
+        it has a metric of its own). A law's ``w`` is the shared ``w_`` (or its platform's ``w_by_class_`` entry)
         when it decodes with the learned metric, its own parameters otherwise.
     law_metrics_ : dict
         Same keys → ``"learned"`` or ``"logratio"``, what each law decodes with.
@@ -243,7 +248,7 @@ class CghSegmenter:
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=LAW_MARGINS, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=12, law_metric="auto", learner="ssvm", rho=1.0, prune=False, candidates="auto",
+                 min_class_sequences=4, law_metric="auto", learner="ssvm", rho=1.0, prune=False, candidates="auto",
                  overseg_penalty=OVERSEGMENT_PENALTY, spike_threshold=SPIKE_THRESHOLD, random_state=0, callback=None,
                  should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
         self.C = C
@@ -365,7 +370,8 @@ class CghSegmenter:
         if self.density_split is not None:
             for c in ("low", "high"):
                 idx = np.flatnonzero(classes == c)
-                if idx.size >= int(self.min_class_sequences):
+                same_as_pooled = idx.size == len(Xs) and c not in self.w_by_class_    # one platform, one metric
+                if idx.size >= int(self.min_class_sequences) and not same_as_pooled:
                     self._choose_law(c, Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_), summaries)
         self.pruners_, self.pruner_candidates_, self.pruner_cv_errors_ = {}, {}, {}
         self._oversegmentations = {}

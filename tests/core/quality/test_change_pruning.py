@@ -484,3 +484,18 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner(monkeypatch):
     pooled = CghSegmenter(**kw).fit(seqs, labs)
     assert set(pooled.pruners_) == {"all", "high"}
     assert errors(seg) == {"low": 0, "high": 0} and errors(pooled)["low"] >= 4
+
+
+def test_one_platform_is_fitted_once_and_each_of_two_gets_its_own_law():
+    from core.learners.cgh_recipe import CghSegmenter
+
+    from .test_penalty_law import _platform_item
+    rng = np.random.default_rng(4)
+    kw = dict(max_iter=1, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=True)
+    one = [_platform_item(rng, i, "low") for i in range(8)]
+    seg = CghSegmenter(**kw).fit([s for s, _ in one], [l for _, l in one])
+    # a "low" law would be the pooled one again (same sequences, same metric)
+    assert set(seg.laws_) == set(seg.pruners_) == {"all"}
+    two = one[:4] + [_platform_item(rng, 50 + i, "high") for i in range(4)]
+    seg = CghSegmenter(**kw).fit([s for s, _ in two], [l for _, l in two])
+    assert set(seg.laws_) == set(seg.pruners_) == {"all", "low", "high"}

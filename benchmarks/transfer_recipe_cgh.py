@@ -10,10 +10,10 @@ per-sequence penalty law and change pruner per platform) is trained on
    :class:`~core.learners.transfer.TransferSSVM`; 1 is the recipe's default, fixed before the run).
 
 In 2 and 3 the high-density penalty law and pruner are learned on the revealed target sequences only
-(``min_class_sequences=2``); ``union, pooled law`` keeps the recipe's default (a platform with fewer than 4
-labelled sequences uses the law of all sequences, i.e. mostly the source's, with a pruner of its own; same for
-``transfer rho=R, pooled law``). Splits and reveal
-order are those of ``benchmarks/transfer_cgh.py`` (by profile, nested fractions, same seeds). Scored on the
+(``min_class_sequences=2``, ``min_class_profiles=1``); ``union, pooled law`` keeps the recipe's default (a
+platform with fewer than 4 labelled sequences, or with sequences of fewer than 4 profiles, uses the law of all
+sequences, i.e. mostly the source's, with a pruner of its own; same for ``transfer rho=R, pooled law``). Splits
+and reveal order are those of ``benchmarks/transfer_cgh.py`` (by profile, nested fractions, same seeds). Scored on the
 target-test labelled regions: label error = (FP + FN) / labelled regions, mean ± sd over splits, and the
 per-split paired difference to target-only (points). No setting is chosen on the test splits.
 
@@ -47,11 +47,12 @@ RECIPE = "recipe"     # the treatment key of the error table shared with transfe
 
 def methods(rhos):
     """Method name → (CghSegmenter parameters, uses the source)."""
+    own_law = {"min_class_sequences": 2, "min_class_profiles": 1}    # the target's law from 2 chromosomes
     out = {"target-only": ({}, False),
-           "union": ({"learner": "ssvm", "min_class_sequences": 2}, True),
+           "union": ({"learner": "ssvm", **own_law}, True),
            "union, pooled law": ({"learner": "ssvm"}, True)}
     for r in rhos:
-        out[f"transfer rho={r:g}"] = ({"learner": "transfer", "rho": r, "min_class_sequences": 2}, True)
+        out[f"transfer rho={r:g}"] = ({"learner": "transfer", "rho": r, **own_law}, True)
         out[f"transfer rho={r:g}, pooled law"] = ({"learner": "transfer", "rho": r}, True)
     return out
 

@@ -98,8 +98,8 @@ CANDIDATE_STAGE = "pruner candidates"
 MIN_GROUPS_TO_COMPARE = 8
 
 #: fewest training sequences of a platform for its own change pruner when it has too few for its own penalty
-#: law (``min_class_sequences``): its sequences are then segmented by the pooled law, and pruned by a rule
-#: fitted on them alone rather than on every platform's chromosomes
+#: law (``min_class_sequences``, ``min_class_profiles``): its sequences are then segmented by the pooled law,
+#: and pruned by a rule fitted on them alone rather than on every platform's chromosomes
 MIN_CLASS_PRUNER_SEQUENCES = 1
 
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
@@ -149,6 +149,14 @@ class CghSegmenter:
         margin chosen for them: refitting the label sets of ten recorded active-learning
         runs (8 to 48 labelled chromosomes) gave 9.3 % mean test error with 4 (or
         9.7 % with 6 or 8) against 10.3 % with 12 (benchmarks/FINDINGS.md).
+    min_class_profiles : int, default 4
+        Likewise, a platform whose training sequences come from fewer groups (profiles:
+        the ``groups`` of :meth:`fit`) uses the pooled law. A law fitted on every
+        chromosome of 2-3 profiles learns those profiles' noise: in the app's retrain
+        benchmark (``benchmarks/engine_cgh.py``, seeds 2 and 5, 6-7 high-density
+        chromosomes of 3 profiles) the pooled law gave 7.8 and 12.3 % error against 8.5
+        and 14.8 %, while the active-learning refits (chromosomes of as many profiles)
+        and the transfer benchmark barely move (benchmarks/FINDINGS.md).
     law_metric : {"auto", "learned", "logratio"}, default "auto"
         What each penalty law decodes with: the learned metric, the plain
         logratio in noise units (the input's first column alone, weight 1), or
@@ -248,9 +256,9 @@ class CghSegmenter:
 
     def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=LAW_MARGINS, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=4, law_metric="auto", learner="ssvm", rho=1.0, prune=False, candidates="auto",
-                 overseg_penalty=OVERSEGMENT_PENALTY, spike_threshold=SPIKE_THRESHOLD, random_state=0, callback=None,
-                 should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
+                 min_class_sequences=4, min_class_profiles=4, law_metric="auto", learner="ssvm", rho=1.0,
+                 prune=False, candidates="auto", overseg_penalty=OVERSEGMENT_PENALTY, spike_threshold=SPIKE_THRESHOLD,
+                 random_state=0, callback=None, should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
         self.C = C
         self.max_iter = max_iter
         self.min_size = min_size
@@ -261,6 +269,7 @@ class CghSegmenter:
         self.cv = cv
         self.density_split = density_split
         self.min_class_sequences = min_class_sequences
+        self.min_class_profiles = min_class_profiles
         self.law_metric = law_metric
         self.learner = learner
         self.rho = rho
@@ -371,7 +380,9 @@ class CghSegmenter:
             for c in ("low", "high"):
                 idx = np.flatnonzero(classes == c)
                 same_as_pooled = idx.size == len(Xs) and c not in self.w_by_class_    # one platform, one metric
-                if idx.size >= int(self.min_class_sequences) and not same_as_pooled:
+                profiles = np.unique(groups[idx]).size
+                enough = idx.size >= int(self.min_class_sequences) and profiles >= int(self.min_class_profiles)
+                if enough and not same_as_pooled:
                     self._choose_law(c, Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_), summaries)
         self.pruners_, self.pruner_candidates_, self.pruner_cv_errors_ = {}, {}, {}
         self._oversegmentations = {}

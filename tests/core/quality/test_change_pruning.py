@@ -486,7 +486,7 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner(monkeypatch):
     assert errors(seg) == {"low": 0, "high": 0} and errors(pooled)["low"] >= 4
 
 
-def test_one_platform_is_fitted_once_and_each_of_two_gets_its_own_law():
+def test_one_platform_is_fitted_once_and_each_of_two_gets_its_own_law_from_4_profiles():
     from core.learners.cgh_recipe import CghSegmenter
 
     from .test_penalty_law import _platform_item
@@ -497,5 +497,11 @@ def test_one_platform_is_fitted_once_and_each_of_two_gets_its_own_law():
     # a "low" law would be the pooled one again (same sequences, same metric)
     assert set(seg.laws_) == set(seg.pruners_) == {"all"}
     two = one[:4] + [_platform_item(rng, 50 + i, "high") for i in range(4)]
-    seg = CghSegmenter(**kw).fit([s for s, _ in two], [l for _, l in two])
-    assert set(seg.laws_) == set(seg.pruners_) == {"all", "low", "high"}
+    seqs, labs = [s for s, _ in two], [l for _, l in two]
+    assert {s.meta["profile_id"] for s in seqs} == {"0", "1", "25", "26"}     # 2 profiles per platform
+    seg = CghSegmenter(**kw).fit(seqs, labs)
+    # 4 chromosomes each, but of 2 profiles: the pooled law, a pruner per platform
+    assert set(seg.laws_) == {"all"} and set(seg.pruners_) == {"all", "low", "high"}
+    for fitted in (CghSegmenter(**kw).fit(seqs, labs, groups=[s.name for s in seqs]),
+                   CghSegmenter(min_class_profiles=2, **kw).fit(seqs, labs)):
+        assert set(fitted.laws_) == set(fitted.pruners_) == {"all", "low", "high"}

@@ -97,11 +97,6 @@ CANDIDATE_STAGE = "pruner candidates"
 #: split, 4-7 revealed high-density chromosomes went from 31.0 % to 46.6 % and 25.9 % to 31.0 % test error)
 MIN_GROUPS_TO_COMPARE = 8
 
-#: fewest training sequences of a platform for its own change pruner when it has too few for its own penalty
-#: law (``min_class_sequences``, ``min_class_profiles``): its sequences are then segmented by the pooled law,
-#: and pruned by a rule fitted on them alone rather than on every platform's chromosomes
-MIN_CLASS_PRUNER_SEQUENCES = 1
-
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
 _OVERSEGMENTATION_CACHE = 512
 _OVERSEGMENTATION_LOCK = threading.Lock()
@@ -438,10 +433,11 @@ class CghSegmenter:
         modes = ("law", "union") if self.candidates == "auto" else (self.candidates,)
         index = {"all": np.arange(len(xs))}
         for c in np.unique(classes) if self.density_split is not None else ():
-            # a platform too small for its own law still gets its own pruner: the pooled one is fitted
-            # mostly on the other platform's chromosomes, whose changes look different
+            # a platform too small for its own law (min_class_sequences, min_class_profiles) still gets its
+            # own pruner, fitted on its chromosomes alone from the pooled law's candidates: the pooled pruner
+            # is fitted mostly on the other platform's chromosomes, whose changes look different
             idx = np.flatnonzero(classes == c)
-            if c in self.laws_ or MIN_CLASS_PRUNER_SEQUENCES <= idx.size < len(xs):
+            if c in self.laws_ or idx.size < len(xs):
                 index[str(c)] = idx
         # the comparison leaves out one group (profile) at a time: its pruners are then fitted on nearly
         # all the sequences, as the final one is; with 4 folds the union's larger candidate sets looked

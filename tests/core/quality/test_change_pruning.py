@@ -1,5 +1,6 @@
 """Learned keep-or-drop rule on candidate changes (core.learners.change_pruning)."""
 
+import copy
 import json
 import math
 
@@ -448,8 +449,7 @@ def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
     assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 16) for k in (0, 1, 2, 3)]
 
 
-def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner(monkeypatch):
-    import core.learners.cgh_recipe as recipe
+def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
     from core.learners.cgh_recipe import CghSegmenter, density_class
 
     from .test_penalty_law import _platform_item
@@ -480,9 +480,9 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner(monkeypatch):
     again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))
     assert all(again.segment(s).changes.tolist() == seg.segment(s).changes.tolist() for s, _ in test)
     # the pooled pruner, fitted mostly on high-density chromosomes, drops the low platform's real steps
-    monkeypatch.setattr(recipe, "MIN_CLASS_PRUNER_SEQUENCES", 10 ** 9)
-    pooled = CghSegmenter(**kw).fit(seqs, labs)
-    assert set(pooled.pruners_) == {"all", "high"}
+    pooled = copy.deepcopy(seg)
+    del pooled.pruners_["low"]
+    assert pooled.pruner_for(seqs[low[0]]) is pooled.pruners_["all"]
     assert errors(seg) == {"low": 0, "high": 0} and errors(pooled)["low"] >= 4
 
 

@@ -88,8 +88,8 @@ def add_parser(sub, parents) -> None:
                         "array platform drops the changes whose evidence, in noise units, is too weak)")
     p.add_argument("--law-metric", choices=("auto", "learned", "logratio"), default="auto",
                    help="penalty-law recipe: what each platform's penalty law decodes with: the learned metric, "
-                        "the plain logratio in noise units, or (default) whichever makes fewer cross-validated "
-                        "label errors on the training sequences")
+                        "the plain logratio in noise units, or (default) the learned metric only where its law makes "
+                        "at least 2 fewer cross-validated label errors on the training sequences")
     p.add_argument("--pruner-candidates", choices=("auto", "law", "union"), default="auto",
                    help="penalty-law recipe: the changes each platform's pruning rule chooses from: the penalty "
                         "law's, those plus a label-free over-segmentation's (so a change the law missed can be "

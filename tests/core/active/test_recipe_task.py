@@ -41,7 +41,7 @@ def _chromosomes(n=10, T=150, seed=0):
 
 def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     items, labels = _chromosomes()
-    task = RecipeTask(min_items=4)
+    task = RecipeTask(min_items=4, recipe_params={"law_metric": "learned"})   # the perceptron's w draws the items
     task.initialize(items)
     names = list(items)
     with warnings.catch_warnings():

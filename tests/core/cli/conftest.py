@@ -55,13 +55,20 @@ def seg_model(cgh_dir):
 
 
 def model_with(src, dst, *, penalty=None, task=None):
-    """A copy of a model file with another penalty (last entry of w) or another task in its header."""
+    """A copy of a model file with another penalty or another task in its header.
+
+    The penalty is the last entry of ``w`` and of the parameters of each penalty law that decodes with its own
+    (the plain logratio's), so every chromosome is decoded with it.
+    """
     with np.load(src) as z:
         arrays = {k: z[k] for k in z.files}
     header = json.loads(arrays["header"].tobytes().decode("utf-8"))
     if penalty is not None:
         arrays["w"] = arrays["w"].copy()
         arrays["w"][-1] = penalty
+        for law in header.get("provenance", {}).get("penalty_law", {}).get("laws", {}).values():
+            if "w" in law:
+                law["w"][-1] = penalty
     if task is not None:
         header["task"] = task
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)

@@ -113,7 +113,16 @@ def test_a_model_saved_for_other_inputs_is_not_reused(labelled):
         task._restore_arrays(task._state_arrays(), {"task": task.key, "format": 1})
 
 
-def test_the_item_view_of_the_model_scores_with_the_items_penalty(labelled):
+def _learned_metric_laws(monkeypatch):
+    """Retrains whose penalty laws all decode with the learned, perceptron-stepped metric."""
+    from functools import partial
+
+    from core.learners.cgh_recipe import CghSegmenter
+    monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="learned"))
+
+
+def test_the_item_view_of_the_model_scores_with_the_items_penalty(labelled, monkeypatch):
+    _learned_metric_laws(monkeypatch)
     eng, ids, truth, train = labelled
     eng.retrain()
     task = _task(eng, ids[train[0]])
@@ -127,7 +136,8 @@ def test_the_item_view_of_the_model_scores_with_the_items_penalty(labelled):
     assert view.decode(X, w) == task.model.decode(X, w_item)
 
 
-def test_a_label_the_items_redraw_already_obeys_leaves_the_model_alone(labelled):
+def test_a_label_the_items_redraw_already_obeys_leaves_the_model_alone(labelled, monkeypatch):
+    _learned_metric_laws(monkeypatch)
     eng, ids, truth, train = labelled
     eng.retrain()
     name = sorted(set(ids) - set(train))[-1]           # the noisiest profile

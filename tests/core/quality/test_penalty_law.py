@@ -353,7 +353,7 @@ def test_a_long_chromosome_teaches_the_metric_through_windows_around_its_labels(
 def test_transfer_learner_keeps_one_metric_per_platform_through_the_json():
     seqs, labs = _platform_set(5, 20)
     seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,),
-                         learner="transfer", rho=0.5)
+                         learner="transfer", rho=0.5, law_metric="learned")
     assert set(seg.w_by_class_) == {"low", "high"}
     assert not np.allclose(seg.w_by_class_["low"], seg.w_by_class_["high"])
     assert np.array_equal(seg.laws_["high"].w, seg.w_by_class_["high"])
@@ -423,17 +423,29 @@ def test_retrain_policies_choose_how_the_metric_is_refitted():
         retrain_metric_mode("sometimes", first, 9)
 
 
-def test_each_law_keeps_the_metric_with_fewer_cross_validated_errors():
+def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_errors():
     seqs, labs = _platform_set(6, 24)
     params = dict(max_iter=2, min_class_sequences=6, counts=(0, 1), alphas=(1e-2, 1.0))
     seg = fit_cgh_recipe(seqs, labs, **params)
+    assert seg.law_metric_margin == 2
     assert set(seg.law_cv_errors_) == set(seg.laws_) == {"all", "low", "high"}
     for key, cv in seg.law_cv_errors_.items():
         assert set(cv) == {"learned", "logratio"}
         chosen = seg.law_metrics_[key]
-        assert cv[chosen] == min(cv.values())
-        assert chosen == "learned" or cv["logratio"] < cv["learned"]         # ties keep the learned metric
+        assert (chosen == "learned") == (cv["learned"] <= cv["logratio"] - 2)
         assert (chosen == "learned") == (seg.laws_[key].w is seg.w_)
+    # here both metrics' laws make no cross-validated error: a tie keeps the logratio, unless the margin is 0
+    assert set(seg.law_metrics_.values()) == {"logratio"}
+    for margin in (0, 1):
+        other = fit_cgh_recipe(seqs, labs, law_metric_margin=margin, **params)
+        assert other.law_cv_errors_ == seg.law_cv_errors_      # the metric and the laws' fits do not depend on it
+        for key, cv in other.law_cv_errors_.items():
+            kept = "learned" if cv["learned"] <= cv["logratio"] - margin else "logratio"
+            assert other.law_metrics_[key] == kept
+        assert set(other.law_metrics_.values()) == {"learned" if margin == 0 else "logratio"}
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ParameterError, match="law_metric_margin"):
+            fit_cgh_recipe(seqs, labs, law_metric_margin=bad, **params)
     # a learned metric blind to everything (every weight 0) decodes no change, so it misses every labelled one:
     # each law then decodes the plain logratio, and the recipe finds the clear 4σ steps of new chromosomes
     blind = fit_cgh_recipe(seqs, labs, **params)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["result_row", "reference", "format_row"]
+__all__ = ["result_row", "reference", "format_row", "write_rows"]
 
 
 def _finite(value) -> bool:
@@ -48,3 +48,17 @@ def format_row(r: dict, *, width: int = 56, note: str = "") -> str:
     ref = "" if r["reference"] is None else f"{r['reference']['name']}={r['reference']['value']:.4g}"
     flag = "" if r["meets_target"] is None else ("ok" if r["meets_target"] else "MISSED")
     return f"{r['case']:<{width}} {value:>10} {r['unit']:<8} {target:<10} {ref:<34} {flag} {note}".rstrip()
+
+
+def write_rows(path, payload: dict, *, width: int = 70) -> None:
+    """Write ``payload`` (holding its result ``"rows"``) as JSON to ``path``, then print the rows and the path."""
+    import json
+    import pathlib
+
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1))
+    print()
+    for r in payload["rows"]:
+        print(format_row(r, width=width))
+    print(f"\nwrote {path}")

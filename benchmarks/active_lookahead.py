@@ -19,7 +19,6 @@ Usage: ``python benchmarks/active_lookahead.py [--seeds 5] [--labels 16,24,32,40
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import sys
 import time
@@ -30,7 +29,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import format_row, reference, result_row  # noqa: E402
+from benchmarks._common import reference, result_row, write_rows  # noqa: E402
 from benchmarks.active import load_cgh, split  # noqa: E402
 from core.active.parts import parts_for_items  # noqa: E402
 from core.active.recipe_task import RecipeTask  # noqa: E402
@@ -101,14 +100,8 @@ def main(argv=None):
             result_row("aCGH look-ahead: mean |change| of the error from one random batch",
                        float(np.abs(rnd - before).mean()), "fraction",
                        reference=reference("mean change", float(np.mean(rnd - before))))]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "active_lookahead.json"
-    out.write_text(json.dumps({"seeds": args.seeds, "labels": ks, "batch": args.batch, "cases": cases,
-                               "rows": rows}, indent=1))
-    print()
-    for r in rows:
-        print(format_row(r, width=70))
-    print(f"\nwrote {out}")
+    write_rows(RESULTS / "active_lookahead.json",
+               {"seeds": args.seeds, "labels": ks, "batch": args.batch, "cases": cases, "rows": rows})
 
 
 if __name__ == "__main__":

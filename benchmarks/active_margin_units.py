@@ -22,7 +22,6 @@ Usage: ``python benchmarks/active_margin_units.py [--seeds 6] [--labels 0,16,32]
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import sys
 import time
@@ -32,7 +31,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import format_row, result_row  # noqa: E402
+from benchmarks._common import result_row, write_rows  # noqa: E402
 from benchmarks.active import load_cgh, split  # noqa: E402
 from core.active.parts import parts_for_items  # noqa: E402
 from core.active.recipe_task import RecipeTask  # noqa: E402
@@ -126,13 +125,7 @@ def main(argv=None):
             rows.append(result_row(f"aCGH, {k} labels: share wrong among the top 10 by {name}", top, "fraction",
                                    better="higher", reference=ref))
             print(f"  {name:<18} AUC {auc:.3f}   wrong among the top 10: {top:.0%}")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "active_margin_units.json"
-    out.write_text(json.dumps({"seeds": args.seeds, "labels": ks, "rows": rows}, indent=1))
-    print()
-    for r in rows:
-        print(format_row(r, width=70))
-    print(f"\nwrote {out}")
+    write_rows(RESULTS / "active_margin_units.json", {"seeds": args.seeds, "labels": ks, "rows": rows})
 
 
 if __name__ == "__main__":

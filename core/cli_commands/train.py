@@ -368,6 +368,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
             "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
                                "rho": args.rho, "prune": bool(getattr(args, "prune", True)),
                                "law_metric": getattr(args, "law_metric", "auto"),
+                               "law_metric_margin": int(seg.law_metric_margin),
                                "pruner_candidates": getattr(args, "pruner_candidates", "auto"),
                                "law_margin": "auto" if margin is None else margin,
                                "spike_threshold": spike},

@@ -628,7 +628,7 @@ class CghSegmenter:
         cv = {name: _cv_error_of(law) for name, law in laws.items()}
         if len(names) == 1:
             best = names[0]
-        else:   # both infinite (no cross-validation): the learned metric
+        else:   # without cross-validation both are infinite, and inf <= inf - margin keeps the learned metric
             best = "learned" if cv["learned"] <= cv["logratio"] - self.law_metric_margin else "logratio"
         self.laws_[key], self.law_metrics_[key], self.law_cv_errors_[key] = laws[best], best, cv
 

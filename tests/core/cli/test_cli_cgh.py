@@ -192,6 +192,7 @@ def test_the_penalty_laws_metric_can_be_chosen_and_is_recorded(cgh_dir, tmp_path
     assert "all on the plain logratio" in capsys.readouterr().err
     m = load_model(out, task="segmentation")
     assert m.provenance["learner_params"]["law_metric"] == "logratio"
+    assert m.provenance["learner_params"]["law_metric_margin"] == 2     # what "auto" would have required
     seg = m.penalty_law()
     assert set(seg.law_metrics_.values()) == {"logratio"}
     seqs = read_profiles(cgh_dir / "profiles.csv")

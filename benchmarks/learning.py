@@ -250,12 +250,17 @@ def cgh_features(seq, kind):
     return np.column_stack([x, hermite_features(x, orders=(0, 1, 2, 3, 4), half_width=0)])
 
 
-def label_error(model, w, data, Xs):
+def error_rate(data, segmentations):
+    """Labelled-region error rate (FP + FN over regions) of one segmentation per ``(sequence, labels)`` of ``data``."""
     fp = fn = n = 0
-    for (_, labs), X in zip(data, Xs):
-        a, b, c = count_label_errors(labs, model.decode(X, w))
+    for (_, labs), seg in zip(data, segmentations):
+        a, b, c = count_label_errors(labs, seg)
         fp, fn, n = fp + a, fn + b, n + c
     return (fp + fn) / max(n, 1)
+
+
+def label_error(model, w, data, Xs):
+    return error_rate(data, (model.decode(X, w) for X in Xs))
 
 
 def cgh(data_dir, quick):
@@ -289,13 +294,10 @@ def cgh(data_dir, quick):
         warnings.simplefilter("ignore")
         recipe = CghSegmenter(prune=True, random_state=0).fit([s for s, _ in tr], Ltr)
     fit_s = time.perf_counter() - t
-    fp = fn = n = 0
-    for seq, labs in te:
-        a, b, c = count_label_errors(labs, recipe.segment(seq))
-        fp, fn, n = fp + a, fn + b, n + c
     # a learning-curve point (half of the profiles to learn from); the cohort's figure, the 5-fold cross-validation
     # by profile, is benchmarks/quality_cgh.py's
-    row("aCGH label error, the recipe (metric + penalty laws + dropping rule; CLI default)", (fp + fn) / max(n, 1),
+    row("aCGH label error, the recipe (metric + penalty laws + dropping rule; CLI default)",
+        error_rate(te, (recipe.segment(seq) for seq, _ in te)),
         "fraction", None, "lower", {"name": "learned metric, one penalty", "value": err_l},
         f"fit {fit_s:.1f}s on {len(tr)} seqs; 5-fold CV: benchmarks/quality_cgh.py")
 

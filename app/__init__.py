@@ -1,3 +1,4 @@
-"""Marginalia's desktop app (PySide6 + pyqtgraph): thin views over :mod:`core.engine`."""
+"""Marginalia's desktop app (PySide6 + pyqtgraph): thin views over :mod:`marginalia.engine`.
 
-from . import _pyside_workaround  # noqa: F401  (must run before any Qt signal is emitted)
+Installed with the ``gui`` extra: ``pip install "marginalia-studio[gui]"``.
+"""

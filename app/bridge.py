@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from core import events as ev
+from marginalia import events as ev
 
 
 class EngineBridge(QtCore.QObject):

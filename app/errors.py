@@ -10,7 +10,7 @@ import traceback
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from core.exceptions import (DataFormatError, InfeasibleLabelsError, MarginaliaError, NotFittedError,
+from marginalia.exceptions import (DataFormatError, InfeasibleLabelsError, MarginaliaError, NotFittedError,
                              ProjectDamagedError, ProjectInUseError, ProjectVersionError,
                              SourceMovedError, StoreError)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
+from marginalia.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
 
 
 def labels_from_structure(item_id: str, structure, start: int, stop: int, frame_times=None) -> list:

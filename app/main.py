@@ -1,4 +1,4 @@
-"""Start Marginalia: ``python -m app.main [--demo] [PROJECT]``."""
+"""Start Marginalia: ``python -m marginalia.app [--demo] [PROJECT]``."""
 
 from __future__ import annotations
 
@@ -116,8 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def create_window(args, settings=None):
     """Build the main window for parsed ``args`` (opening the demo, a project or the last one)."""
-    from core.engine import Engine
-    from core.exceptions import MarginaliaError
+    from marginalia.engine import Engine
+    from marginalia.exceptions import MarginaliaError
 
     from . import errors
     from .main_window import MainWindow
@@ -137,8 +137,22 @@ def create_window(args, settings=None):
     return window
 
 
+def missing_gui_libraries() -> str | None:
+    """One line naming the extra to install when the GUI libraries are absent, else ``None``."""
+    import importlib.util
+    missing = [name for name in ("PySide6", "pyqtgraph") if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (f"marginalia: the desktop app needs {' and '.join(missing)}, which the base install leaves out; "
+            "install the [gui] extra: pip install 'marginalia-studio[gui]'")
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    problem = missing_gui_libraries()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     if not display_available():
         print(NO_DISPLAY, file=sys.stderr)
         return 2

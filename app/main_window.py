@@ -13,8 +13,8 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
-from core.exceptions import MarginaliaError, NotFittedError
-from core.types import Alignment, AnchorLabel, EventSpanLabel, RegionKind
+from marginalia.exceptions import MarginaliaError, NotFittedError
+from marginalia.types import Alignment, AnchorLabel, EventSpanLabel, RegionKind
 
 from . import errors, theme
 from .audio import AudioPlayer
@@ -38,7 +38,7 @@ NO_PROJECT_HINT = "Open a project (Ctrl+O), import data (Ctrl+I) or try the demo
 
 
 class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWidgets.QMainWindow):
-    """Marginalia's main window over one :class:`core.engine.Engine` (or none).
+    """Marginalia's main window over one :class:`marginalia.engine.Engine` (or none).
 
     Parameters
     ----------

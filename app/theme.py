@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import pathlib
 
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
 
-from core.types import REGION_KIND_NAMES, RegionKind
+from marginalia import resources
+from marginalia.types import REGION_KIND_NAMES, RegionKind
 
-STYLE_DIR = pathlib.Path(__file__).resolve().parents[1] / "resources" / "style"
-ICON_DIR = pathlib.Path(__file__).resolve().parents[1] / "resources" / "icons"
+STYLE_DIR = resources.path("style")
+ICON_DIR = resources.path("icons")
 
 BACKGROUND = "#1f2228"
 PANEL = "#262a31"

@@ -7,7 +7,7 @@ import warnings
 
 from PySide6 import QtWidgets
 
-from core.exceptions import DataWarning, MarginaliaError, ProjectDamagedError
+from marginalia.exceptions import DataWarning, MarginaliaError, ProjectDamagedError
 
 from . import errors
 
@@ -40,7 +40,7 @@ class ProjectFilesMixin:
     """
 
     def open_project(self, path: str):
-        from core.engine import Engine
+        from marginalia.engine import Engine
 
         try:
             engine = Engine.open(path)
@@ -58,7 +58,7 @@ class ProjectFilesMixin:
 
         The damaged file is moved aside by the engine, never overwritten.
         """
-        from core.engine import Engine
+        from marginalia.engine import Engine
 
         button = dialog.addButton("Restore last good backup", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
 
@@ -83,7 +83,7 @@ class ProjectFilesMixin:
         button.clicked.connect(restore)
 
     def open_demo(self):
-        from core.engine import Engine
+        from marginalia.engine import Engine
 
         try:
             self.set_engine(Engine.open_demo())
@@ -91,7 +91,7 @@ class ProjectFilesMixin:
             self.last_error_dialog = errors.show_error(self, "Cannot open the demo", exc)
 
     def new_project_dialog(self):
-        from core.engine import Engine
+        from marginalia.engine import Engine
 
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "New project", "", "Marginalia project (*.marginalia)")
         if not path:
@@ -241,7 +241,7 @@ class ProjectFilesMixin:
 
 
 def _recovery_text(rec: dict) -> str:
-    """What :meth:`core.engine.Engine.restore_backup` brought back from the damaged file, in a sentence or three."""
+    """What :meth:`marginalia.engine.Engine.restore_backup` brought back from the damaged file, in a sentence or three."""
     text = (f"The damaged file held {rec['edits']} label edit(s) made after this backup. Its labels were applied: "
             f"{rec['added']} added, {rec['changed']} changed, {rec['deleted']} deleted. Undo (Ctrl+Z) takes them "
             f"back in one step.")

@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
-from core.exceptions import MarginaliaError
-from core.types import AnchorLabel
+from marginalia.exceptions import MarginaliaError
+from marginalia.types import AnchorLabel
 
 from . import errors
 from .labelling import anchors_for_events, labels_from_structure

@@ -15,7 +15,7 @@ import time
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from core.exceptions import CancelledError
+from marginalia.exceptions import CancelledError
 
 log = logging.getLogger("marginalia.app.workers")
 

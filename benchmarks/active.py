@@ -14,7 +14,7 @@ chromosome. Test error is the labelled-region error on the test profiles (0break
 
 Model (``--model``):
 
-* ``penalty`` (default, :class:`core.active.penalty_task.PenaltyPathTask`): the per-sequence
+* ``penalty`` (default, :class:`marginalia.active.penalty_task.PenaltyPathTask`): the per-sequence
   log-penalty of least-squares segmentation of the raw logratio, learned by max-margin interval
   regression from the labelled chromosomes (combined strategy: passive-aggressive steps every
   label, the regularised regression every ``--refit-every`` labelled parts and at the end). With one
@@ -22,7 +22,7 @@ Model (``--model``):
   few labels whatever the strategy; a per-sequence penalty keeps learning (~0.11 with every label).
 * ``metric``: the learned diagonal metric of ``SegmentationModel`` with one penalty law (the
   earlier replay; the full-label references are the averaged perceptron and an SSVM).
-* ``recipe`` (:class:`core.active.recipe_task.RecipeTask`): the app engine's aCGH learner, which keeps
+* ``recipe`` (:class:`marginalia.active.recipe_task.RecipeTask`): the app engine's aCGH learner, which keeps
   learning with labels (9.2 % CV error with every label in ``quality_cgh.py``): averaged
   passive-aggressive perceptron steps with each chromosome's penalty factor, and the aCGH recipe
   (metric + per-platform penalty laws + change pruning) refitted every ``--refit-every`` = 8 labels (the
@@ -50,7 +50,7 @@ threads, checking that threads give identical uncertainties). Writes
 ``--model metric`` / ``--pool rare``).
 
 ``--query-margin output`` (recipe model): best-vs-2nd scores the margin of the recipe's *pruned*
-prediction (:class:`core.active.segmentation_task.OutputPruning`) instead of the decoder's best
+prediction (:class:`marginalia.active.segmentation_task.OutputPruning`) instead of the decoder's best
 segmentation. ``--balance-platforms``: each best-vs-2nd query goes to the array platform furthest below
 its share of the pool; ``--density-weight BETA`` multiplies each best-vs-2nd uncertainty by the chromosome's
 information density (mean similarity to the unlabelled pool) to the power BETA. What these options, ``--refit-every`` and the recipe's versions measured (figures,
@@ -79,17 +79,17 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._common import result_row as row  # noqa: E402
 import numpy as np  # noqa: E402
 
-from core.active.loop import ActiveSession, PartPool  # noqa: E402
-from core.active.penalty_task import PenaltyPathTask  # noqa: E402
-from core.active.recipe_task import QUERY_MARGINS, RecipeTask  # noqa: E402
-from core.learners.cgh_recipe import RETRAIN_POLICIES, density_class  # noqa: E402
-from core.active.parts import parts_for_items  # noqa: E402
-from core.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
-from core.active.stopping import StoppingCriterion  # noqa: E402
-from core.active.uncertainty import STRATEGIES, pool_uncertainties, select_batch  # noqa: E402
-from core.types import Query  # noqa: E402
-from core.io.cgh import read_annotations, read_profiles  # noqa: E402
-from core.models.segmentation import SegmentationModel  # noqa: E402
+from marginalia.active.loop import ActiveSession, PartPool  # noqa: E402
+from marginalia.active.penalty_task import PenaltyPathTask  # noqa: E402
+from marginalia.active.recipe_task import QUERY_MARGINS, RecipeTask  # noqa: E402
+from marginalia.learners.cgh_recipe import RETRAIN_POLICIES, density_class  # noqa: E402
+from marginalia.active.parts import parts_for_items  # noqa: E402
+from marginalia.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
+from marginalia.active.stopping import StoppingCriterion  # noqa: E402
+from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties, select_batch  # noqa: E402
+from marginalia.types import Query  # noqa: E402
+from marginalia.io.cgh import read_annotations, read_profiles  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -97,7 +97,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 def features_fn():
     """The app's aCGH features (logratio + local Hermite moments) when the engine offers them, else raw."""
     try:
-        from core.tasks.segmentation import cgh_features
+        from marginalia.tasks.segmentation import cgh_features
         return "logratio+hermite", lambda seq: cgh_features(seq.values[:, 0])
     except ImportError:  # the engine is developed alongside; the raw logratio is a fair fallback
         return "logratio", lambda seq: np.asarray(seq.values, dtype=np.float64)
@@ -274,7 +274,7 @@ def query_profile(raw_runs, strategies, start_errs, full_errs, seq_by_name, frac
     chromosomes the start model / the full-label model gets wrong (>= 1 label error: labels that carry a
     correction), the mean number of region labels, the share of high-density arrays and the mean length,
     against the same figures over the whole pool. Returns printable lines and a JSON-ready dict."""
-    from core.learners.cgh_recipe import density_class
+    from marginalia.learners.cgh_recipe import density_class
 
     def stats(names, k):
         se, fe = start_errs[k], full_errs[k]
@@ -314,12 +314,12 @@ def full_label_error(pool, by_item, test, *, learner):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if learner in ("perceptron", "averaged perceptron"):
-            from core.learners.perceptron import StructuredPerceptron
+            from marginalia.learners.perceptron import StructuredPerceptron
             model.initial_w(Xs)
             est = StructuredPerceptron(model, max_iter=5, averaged=learner == "averaged perceptron",
                                        random_state=0).fit(Xs, Ys)
         else:
-            from core.learners.ssvm import SSVM
+            from marginalia.learners.ssvm import SSVM
             est = SSVM(model, max_iter=20, random_state=0).fit(Xs, Ys)
     fp = fn = n = 0
     for X, labels in test:
@@ -485,12 +485,12 @@ def time_penalty_cycle(seqs, by_item, *, n_parts, n_labelled, repeat):
 
 def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat, query_margin="decoder"):
     """The app engine's query cycle on ``n_parts`` whole chromosomes (``n_labelled`` of them labelled) under its
-    aCGH model (:class:`core.active.recipe_task.RecipeTask`): after the recipe is fitted on the labelled ones
+    aCGH model (:class:`marginalia.active.recipe_task.RecipeTask`): after the recipe is fitted on the labelled ones
     (timed apart: the app retrains in the background), each cycle is one averaged passive-aggressive step on a
     labelled chromosome (the engine's update after a label) plus the best-vs-2nd uncertainty of every part
     with its labels and of the labelled parts without them (the fixed stopping set). Wall and process CPU per
     cycle (median, max over ``repeat`` x ``n_labelled`` cycles) and the first, cold scoring after the refit."""
-    from core.active.parts import Part
+    from marginalia.active.parts import Part
     import dataclasses
     labelled = [s for s in all_seqs if s.name in by_item][:n_labelled]
     rest = [s for s in all_seqs if s.name not in {x.name for x in labelled}][:n_parts - len(labelled)]
@@ -551,7 +551,7 @@ def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat, query_m
 def synthetic_project(n_items=25, n_probes=5000, seed=0):
     """aCGH-like chromosomes: piecewise-constant logratio (0-4 changes, some focal) plus noise, with the
     region labels an expert would give (0 changes between changes, exactly 1 around each)."""
-    from core.types import RegionLabel
+    from marginalia.types import RegionLabel
     rng = np.random.default_rng(seed)
     xs, labels = [], []
     for i in range(n_items):
@@ -584,14 +584,14 @@ def time_engine_part_scores(*, n_items=25, n_probes=5000, n_steps=12, seed=0):
     * ``any``: the unrestricted second best (the scorer before this change).
 
     Returns a dict of per-round CPU times (s), agreement of warm with exact, and uncertainty spreads."""
-    from core.active.parts import Part
-    from core.active.segmentation_task import segmentation_part_scores
-    from core.active.uncertainty import uncertainty_from_scores
-    from core.learners.perceptron import StructuredPerceptron
+    from marginalia.active.parts import Part
+    from marginalia.active.segmentation_task import segmentation_part_scores
+    from marginalia.active.uncertainty import uncertainty_from_scores
+    from marginalia.learners.perceptron import StructuredPerceptron
     try:
-        from core.features.cgh import pointwise_hermite_features as feats
+        from marginalia.features.cgh import pointwise_hermite_features as feats
     except ImportError:  # pragma: no cover - older engine
-        from core.tasks.segmentation import cgh_features as feats
+        from marginalia.tasks.segmentation import cgh_features as feats
     xs, labels = synthetic_project(n_items, n_probes, seed)
     Xs = [np.ascontiguousarray(feats(x)) for x in xs]
     model = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="completion", min_size=3)
@@ -812,7 +812,7 @@ def main(argv=None):
                     help="recipe model: best-vs-2nd margin of the decoder's best segmentation (default) or of the "
                          "recipe's pruned prediction ('output')")
     ap.add_argument("--metric-refit", choices=RETRAIN_POLICIES, default="learn",
-                    help="recipe model: how each refit gets its metric (core.learners.cgh_recipe.retrain_metric_mode)")
+                    help="recipe model: how each refit gets its metric (marginalia.learners.cgh_recipe.retrain_metric_mode)")
     ap.add_argument("--calibration-seeds", type=int, default=1,
                     help="seeds whose runs choose the stopping window and threshold (per-run rows; the rest report)")
     ap.add_argument("--batch", type=int, default=1, help="parts queried per step (Lou Alg. 1.2: one)")
@@ -858,7 +858,7 @@ def main(argv=None):
     platform_of = {s.name: density_class(s) for s in seqs} if args.balance_platforms else None
     density = None
     if args.density_weight is not None:
-        from core.learners.penalty_regression import sequence_features
+        from marginalia.learners.penalty_regression import sequence_features
         density = ({s.name: np.r_[sequence_features(s.values[:, 0]), float(density_class(s) == "high")]
                     for s in seqs}, args.density_weight)
     if args.model == "penalty":

@@ -3,21 +3,21 @@
 Usage: ``python benchmarks/active_alignment.py [--quick] [--seeds 5] [--data PATH] [--mode realign|learn]
 [--pianists p01,p02|all] [--max-events 12] [--max-fraction 0.5] [--strategies random,best-vs-2nd,scoring]``
 
-``--mode realign`` (default): :class:`core.scorealign.ScoreAligner`, untrained, is already accurate on most
+``--mode realign`` (default): :class:`marginalia.scorealign.ScoreAligner`, untrained, is already accurate on most
 events, so the question is whether anchoring a few *windows* of a performance (phrases of <= ``max-events``
-score events, :func:`core.active.parts.phrase_parts`) fixes the worst errors elsewhere in the same
-performance through the constrained re-alignment (:class:`core.active.realign.RealignTask`). Each step
+score events, :func:`marginalia.active.parts.phrase_parts`) fixes the worst errors elsewhere in the same
+performance through the constrained re-alignment (:class:`marginalia.active.realign.RealignTask`). Each step
 anchors one window (true onsets, ±20 ms), re-aligns the whole performance under every anchor, and scores
 every event: % within 50 ms over all events and the number of events > 50 ms among the events of windows
 not anchored yet. ``best-vs-2nd`` ranks windows by the margin the app's queue uses (what the aligner's own
-objective loses when one unanchored event of the window moves, :meth:`core.scorealign.OnsetMoves.span`);
+objective loses when one unanchored event of the window moves, :meth:`marginalia.scorealign.OnsetMoves.span`);
 ``random`` runs ``--seeds`` seeds; the margin strategies are deterministic (run once). Data: the
 shared ``audio_rendered/*_p01.wav`` plus, when present, other pianists' renders in
 ``benchmarks/results/renders`` (made by ``quality_alignment.py``); truth = median performed onset of each
 event's notes + the renderer's 6.5 ms lag. Curves: mean ± std over performances (and seeds).
 
 ``--mode learn``: the older cross-piece replay of a 13 x 13 linear scorer
-(:class:`core.active.alignment_task.AlignmentActiveTask`): the pool is the phrases of 3 pieces, the test
+(:class:`marginalia.active.alignment_task.AlignmentActiveTask`): the pool is the phrases of 3 pieces, the test
 the 4th aligned without anchors; timed: one query cycle on a 300-part pool.
 
 Writes ``benchmarks/results/active_alignment.json`` and ``benchmarks/results/active_alignment.png``.
@@ -40,10 +40,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 
-from core.active.alignment_task import AlignmentActiveTask, AlignmentItem  # noqa: E402
-from core.active.loop import ActiveSession, PartPool  # noqa: E402
-from core.active.parts import phrase_parts  # noqa: E402
-from core.active.uncertainty import STRATEGIES, pool_uncertainties  # noqa: E402
+from marginalia.active.alignment_task import AlignmentActiveTask, AlignmentItem  # noqa: E402
+from marginalia.active.loop import ActiveSession, PartPool  # noqa: E402
+from marginalia.active.parts import phrase_parts  # noqa: E402
+from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SR, HOP = 22050, 512
@@ -62,9 +62,9 @@ def log(msg):
 
 def load_pieces(root: pathlib.Path, pieces=None):
     """Items, true onsets (s, NaN unknown) and scores of the rendered performances."""
-    from core.features.audio import FeatureCache, compute_features, signal_hash
-    from core.io.audio import load_audio
-    from core.io.midi import read_midi
+    from marginalia.features.audio import FeatureCache, compute_features, signal_hash
+    from marginalia.io.audio import load_audio
+    from marginalia.io.midi import read_midi
     from quality_alignment_tools.vienna import event_truth
     cache = FeatureCache(directory=RESULTS / "feature_cache")
     out = {}
@@ -197,11 +197,11 @@ def plot(curves, path, title):
 def load_performances(data_root: pathlib.Path, renders: pathlib.Path | None, pianists):
     """Rendered performances with their truth: the 4 shared ``*_p01`` renders, plus (when ``renders`` holds
     them, e.g. made by ``quality_alignment.py``) the other pianists' renders named ``<piece>_<pNN>.wav``."""
-    from core.io.audio import load_audio
-    from core.io.midi import read_midi
-    from core.scorealign import ScoreAligner
+    from marginalia.io.audio import load_audio
+    from marginalia.io.midi import read_midi
+    from marginalia.scorealign import ScoreAligner
     from quality_alignment_tools.vienna import event_truth
-    from core.active.realign import Performance
+    from marginalia.active.realign import Performance
     root = data_root
     wavs = {w.stem: w for w in sorted((root / "audio_rendered").glob("*_p01.wav"))}
     if renders is not None and renders.is_dir():
@@ -228,7 +228,7 @@ def load_performances(data_root: pathlib.Path, renders: pathlib.Path | None, pia
 def realign_replay(pid, d, strategy, seed, *, max_events, max_fraction, batch=1):
     """Anchor windows of one performance one by one (by ``strategy``); after each, re-align the whole
     performance and score every event, the unlabelled ones apart."""
-    from core.active.realign import RealignTask, within_tolerance
+    from marginalia.active.realign import RealignTask, within_tolerance
     parts = phrase_parts(pid, d["score"], max_events=max_events)
     truth = d["truth"]
 

@@ -220,8 +220,8 @@ class _PaintCounter:
 
 def pan_zoom_frames(app, image, times, freqs, n_frames, *, mode="pyramid"):
     """Frame times (s) of random pans and zooms; ``mode`` is the app's "pyramid" or pyqtgraph's "auto"."""
-    from app.views.spectrogram_view import SpectrogramView
-    from core.types import Sequence
+    from marginalia.app.views.spectrogram_view import SpectrogramView
+    from marginalia.types import Sequence
 
     view = SpectrogramView()
     view.use_pyramid = mode == "pyramid"
@@ -264,8 +264,8 @@ import sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
 from PySide6 import QtWidgets, QtCore
-import app.main as m
-from app import theme
+import marginalia.app.main as m
+from marginalia.app import theme
 qapp = QtWidgets.QApplication(sys.argv[:1])
 theme.apply_theme(qapp)
 win = m.create_window(m.build_parser().parse_args(["--demo"]),
@@ -335,10 +335,10 @@ def main(argv=None):
 
     from PySide6 import QtCore, QtWidgets
 
-    from app import theme
-    from app.main_window import MainWindow
-    from core.engine import Engine
-    from core.types import RegionKind, RegionLabel
+    from marginalia.app import theme
+    from marginalia.app.main_window import MainWindow
+    from marginalia.engine import Engine
+    from marginalia.types import RegionKind, RegionLabel
 
     qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     theme.apply_theme(qapp)

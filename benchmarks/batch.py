@@ -49,9 +49,9 @@ def build_model(profiles: Path, out: Path) -> tuple:
     """Save the app's starting aCGH model (fit on the table's units) to ``out``; returns (path, sha)."""
     import warnings
 
-    from core.cli_commands._models import CliModel, save_model, sequence_features
-    from core.io.cgh import read_profiles
-    from core.models.segmentation import SegmentationModel
+    from marginalia.cli_commands._models import CliModel, save_model, sequence_features
+    from marginalia.io.cgh import read_profiles
+    from marginalia.models.segmentation import SegmentationModel
     import numpy as np
 
     with warnings.catch_warnings():
@@ -69,15 +69,15 @@ def build_model(profiles: Path, out: Path) -> tuple:
 
 def _warm(model_path, sha, profiles, key, scratch):
     """Run one item on a worker: imports, numba caches, model and table loaded."""
-    from core.cli_commands._work import predict_profile
+    from marginalia.cli_commands._work import predict_profile
     predict_profile(model_path, sha, profiles, key[0], key[1], out_dir=scratch)
     return os.getpid()
 
 
 def run_cluster(n_workers: int, model_path, sha, profiles: Path, tasks, work: Path, repeat: int) -> dict:
     """Best-of-``repeat`` steady-state wall on a fresh LocalCluster, and the end-to-end wall of its first run."""
-    from core.batch import open_client, run_batch
-    from core.cli_commands._work import merge_profile_outputs, predict_profile
+    from marginalia.batch import open_client, run_batch
+    from marginalia.cli_commands._work import merge_profile_outputs, predict_profile
     t0 = time.perf_counter()
     with open_client(n_workers=n_workers, processes=True, threads_per_worker=1, timeout=60) as client:
         first = tasks[0].args
@@ -98,8 +98,8 @@ def run_cluster(n_workers: int, model_path, sha, profiles: Path, tasks, work: Pa
 
 
 def run_in_process(model_path, sha, profiles: Path, tasks, work: Path, repeat: int) -> float:
-    from core.batch import run_batch
-    from core.cli_commands._work import cached_profiles, predict_profile
+    from marginalia.batch import run_batch
+    from marginalia.cli_commands._work import cached_profiles, predict_profile
     cached_profiles(profiles)  # parsed once, as on a warm worker
     _warm(str(model_path), sha, str(profiles), (tasks[0].args[3], tasks[0].args[4]), str(work / "warm0"))
     best = float("inf")
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     if missing:
         print(f"batch benchmark: {folder} has no {', '.join(missing)}.csv.gz; pass --data", file=sys.stderr)
         return 2
-    from core.cli_commands._work import profile_keys, profile_tasks
+    from marginalia.cli_commands._work import profile_keys, profile_tasks
 
     rows = []
     work = Path(tempfile.mkdtemp(prefix="marginalia-bench-batch-"))

@@ -38,13 +38,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import result_row as row  # noqa: E402
-from core.decoders.alignment import (  # noqa: E402
+from marginalia.decoders.alignment import (  # noqa: E402
     align,
     align_loss_augmented,
     align_second_best,
 )
-from core.decoders.warping import dtw, dtw_loss_augmented, dtw_second_best  # noqa: E402
-from core.types import Alignment  # noqa: E402
+from marginalia.decoders.warping import dtw, dtw_loss_augmented, dtw_second_best  # noqa: E402
+from marginalia.types import Alignment  # noqa: E402
 
 
 def best_time(fn, repeat):
@@ -81,8 +81,8 @@ def first_call_seconds():
     code = (
         "import time; t0 = time.perf_counter()\n"
         "import numpy as np\n"
-        "from core.decoders.alignment import align, align_second_best, align_loss_augmented\n"
-        "from core.decoders.warping import dtw, dtw_second_best\n"
+        "from marginalia.decoders.alignment import align, align_second_best, align_loss_augmented\n"
+        "from marginalia.decoders.warping import dtw, dtw_second_best\n"
         "S = np.random.default_rng(0).normal(size=(40, 5))\n"
         "r = align(S); align_second_best(S); align_loss_augmented(S, r.alignment, loss='onset')\n"
         "A = np.random.default_rng(1).normal(size=(30, 3)); dtw(A, A[::-1]); dtw_second_best(A, A, band=0.2)\n"

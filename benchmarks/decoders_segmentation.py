@@ -28,7 +28,7 @@ optimum directly, when it already has K segments; the second best always runs th
 programme (2.1x). Reading both from one penalized second-best decoding works only when the
 runner-up also has K segments; on this case it rarely does (measured 2.45x), so that shortcut is
 not taken. The app ranks its questions with the count runner-up
-(:mod:`core.active.count_runner_up`), not with these decoders.
+(:mod:`marginalia.active.count_runner_up`), not with these decoders.
 """
 
 from __future__ import annotations
@@ -50,14 +50,14 @@ from benchmarks._common import result_row as row  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
 
-from core.decoders.segmentation import (  # noqa: E402
+from marginalia.decoders.segmentation import (  # noqa: E402
     segment_fixed_k,
     segment_loss_augmented,
     segment_penalized,
     segment_second_best,
     segmentation_cost,
 )
-from core.types import Segmentation  # noqa: E402
+from marginalia.types import Segmentation  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -208,7 +208,7 @@ def partial_label_case(rep, quick):
     ``0breakpoints`` and ``1breakpoint``), as an aCGH chromosome of the high-density arrays.
     Returns ``(T, ours s, plain s, relative objective gap)``.
     """
-    from core.models._violation_dp import violation_dp
+    from marginalia.models._violation_dp import violation_dp
 
     T = 5_000 if quick else 20_000
     Z = piecewise(T, 6, T // 5, 7)
@@ -360,7 +360,7 @@ def main(argv=None):
     # --- first call in a fresh process
     clk = "process_time" if args.clock == "cpu" else "perf_counter"
     code = (f"import time; t=time.{clk}(); import numpy as np; "
-            "from core.decoders.segmentation import segment_penalized; "
+            "from marginalia.decoders.segmentation import segment_penalized; "
             f"segment_penalized(np.arange(50.0).reshape(25, 2), 1.0); print(time.{clk}()-t)")
     firsts = []
     for _ in range(1 if quick else 3):

@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import format_row, reference, result_row  # noqa: E402
-from core.engine import Engine  # noqa: E402
-from core.models.segmentation import count_label_errors  # noqa: E402
-from core.tasks import segmentation as segmentation_task  # noqa: E402
-from core.types import RegionKind, RegionLabel  # noqa: E402
+from marginalia.engine import Engine  # noqa: E402
+from marginalia.models.segmentation import count_label_errors  # noqa: E402
+from marginalia.tasks import segmentation as segmentation_task  # noqa: E402
+from marginalia.types import RegionKind, RegionLabel  # noqa: E402
 
 
 def write_project_profiles(data: Path, out: Path, n_profiles: int, seed: int) -> tuple:
@@ -74,8 +74,8 @@ def time_queries(eng: Engine, threads: int) -> tuple:
     """Wall and process CPU of the query queue's first refresh after a retrain (best-vs-2nd of every
     chromosome with its labels, and of the labelled ones without them for the stopping signal) on
     ``threads`` threads: the penalty factors and warm segmentations are dropped first, as a retrain does."""
-    from core.active.segmentation_task import _WARM
-    from core.tasks import base
+    from marginalia.active.segmentation_task import _WARM
+    from marginalia.tasks import base
     saved = base.QUERY_THREADS
     task = next(t for t in eng._tasks.all() if t.item_ids())
     base.QUERY_THREADS = threads

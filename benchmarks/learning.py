@@ -23,13 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import format_row, result_row  # noqa: E402
-from core.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
-from core.learners.cgh_recipe import CghSegmenter  # noqa: E402
-from core.learners.partial import PartialLabelSSVM  # noqa: E402
-from core.learners.perceptron import StructuredPerceptron  # noqa: E402
-from core.learners.ssvm import SSVM  # noqa: E402
-from core.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
-from core.types import RegionKind, RegionLabel, Segmentation  # noqa: E402
+from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
+from marginalia.learners.cgh_recipe import CghSegmenter  # noqa: E402
+from marginalia.learners.partial import PartialLabelSSVM  # noqa: E402
+from marginalia.learners.perceptron import StructuredPerceptron  # noqa: E402
+from marginalia.learners.ssvm import SSVM  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.types import RegionKind, RegionLabel, Segmentation  # noqa: E402
 
 ROWS = []
 
@@ -223,7 +223,7 @@ def synthetic(quick):
 
 # ----------------------------------------------------------------------- aCGH
 def load_cgh(data_dir, quick):
-    from core.io.cgh import read_annotations, read_profiles
+    from marginalia.io.cgh import read_annotations, read_profiles
     d = Path(data_dir) / "cgh" / "neuroblastoma"
     seqs = read_profiles(d / "profiles_small.csv.gz")
     labs = read_annotations(d / "annotations_small.csv", seqs, unknown_sequences="skip")
@@ -346,7 +346,7 @@ def speed(data_dir, quick, have_cgh):
         model.decode(X, perc.w_, constraints=cons)
     t2 = best_of(check_and_redraw, 3 if quick else 7)
     row("perceptron step (labels respected) + redraw, T=5000", t2, "s", 0.05, "lower", None)
-    from core.decoders.segmentation import segment_penalized
+    from marginalia.decoders.segmentation import segment_penalized
     t3 = best_of(lambda: segment_penalized(X, 50.0), 3 if quick else 7)
     row("  one plain decode, T=5000, p=6 (decoders' share)", t3, "s", None, "lower", None)
     if not have_cgh:

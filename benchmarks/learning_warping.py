@@ -39,10 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import format_row, result_row  # noqa: E402
-from core.decoders.warping import dtw, warping_area_loss  # noqa: E402
-from core.learners.ssvm import SSVM  # noqa: E402
-from core.learners.warping_fw import WarpingFrankWolfe  # noqa: E402
-from core.models.warping import WarpingModel  # noqa: E402
+from marginalia.decoders.warping import dtw, warping_area_loss  # noqa: E402
+from marginalia.learners.ssvm import SSVM  # noqa: E402
+from marginalia.learners.warping_fw import WarpingFrankWolfe  # noqa: E402
+from marginalia.models.warping import WarpingModel  # noqa: E402
 
 ROWS = []
 
@@ -152,8 +152,8 @@ def synthetic_variants(train, val, test, relevant, max_iter, relaxed_area, ref_e
 
 def partial_labels(train, test, frac=0.1):
     """Only ``frac`` of the true path's cells given as anchor labels (WarpAnchorLabel)."""
-    from core.learners.partial import PartialLabelSSVM
-    from core.types import WarpAnchorLabel
+    from marginalia.learners.partial import PartialLabelSSVM
+    from marginalia.types import WarpAnchorLabel
     rng = np.random.default_rng(1)
     Xs, labels = [x for x, _ in train], []
     for _, y in train:
@@ -196,7 +196,7 @@ def fit_times(train):
 
 def midi_features(path, hop):
     """Frame features of a performance MIDI (T, 35) and the names of the groups' columns."""
-    from core.io.midi import read_midi
+    from marginalia.io.midi import read_midi
     s = read_midi(path)
     on, off = np.asarray(s.onsets_s), np.maximum(np.asarray(s.offsets_s), np.asarray(s.onsets_s) + hop)
     pitch, vel = np.asarray(s.pitches), np.asarray(s.velocities, dtype=np.float64) / 127.0
@@ -226,7 +226,7 @@ SR = 11025
 
 def render(path, instrument, limit_s, seed):
     """Additive synthesis of a performance MIDI (first ``limit_s`` seconds), mono at ``SR`` Hz."""
-    from core.io.midi import read_midi
+    from marginalia.io.midi import read_midi
     H, slope, tau, noise = INSTRUMENTS[instrument]
     s = read_midi(path)
     n = int(limit_s * SR) + 1
@@ -254,10 +254,10 @@ def audio_features(path, instrument, hop, limit_s, seed):
     """Chroma (12), MFCC with deltas (39) and onset strength (1) of a rendering, z-scored per feature."""
     import librosa
 
-    from core.features.audio import mfcc, onset_strength
+    from marginalia.features.audio import mfcc, onset_strength
     y = render(path, instrument, limit_s, seed)
     h = int(round(hop * SR))
-    # STFT chroma: ~10x cheaper than the CQT chroma of core.features.audio, and enough here
+    # STFT chroma: ~10x cheaper than the CQT chroma of marginalia.features.audio, and enough here
     blocks = [librosa.feature.chroma_stft(y=y, sr=SR, n_fft=2048, hop_length=h).T,
               mfcc(y, SR, hop_length=h).values, onset_strength(y, SR, hop_length=h).values]
     T = min(b.shape[0] for b in blocks)

@@ -1,4 +1,4 @@
-"""Load every real data file with core.io: counts, load times, failures.
+"""Load every real data file with marginalia.io: counts, load times, failures.
 
 Usage: ``python benchmarks/load_real_data.py [--quick] [--data PATH] [--repeat N]``
 
@@ -28,8 +28,8 @@ import mido  # noqa: E402
 import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
 
-from core.exceptions import DataFormatError  # noqa: E402
-from core.io import audio, cgh, midi  # noqa: E402
+from marginalia.exceptions import DataFormatError  # noqa: E402
+from marginalia.io import audio, cgh, midi  # noqa: E402
 
 
 _LAST_CPU = [0.0]
@@ -230,7 +230,7 @@ def bench_audio(data, rows, failures, args):
 
 
 def bench_sniff(data, rows, failures, args):
-    from core.io import sniff_kind
+    from marginalia.io import sniff_kind
 
     expected = {".mid": "midi", ".wav": "audio", ".gz": "cgh"}
     counts, wrong = {}, []

@@ -17,7 +17,7 @@ earliest note of the chord) plus the renderer's lag, measured here on isolated n
 
 Methods (same files, same run):
 
-* ``ours (a) untrained`` -- :class:`core.scorealign.ScoreAligner` as shipped;
+* ``ours (a) untrained`` -- :class:`marginalia.scorealign.ScoreAligner` as shipped;
 * ``ours (b) weak`` -- its scorers learned from score/audio pairs without timing, trained on other
   pieces played by other pianists (quick: other pieces, same pianist, one align/refit round);
 * ``ours (c) anchors k %`` -- (b) with k % of the events anchored by a simulated annotator (uniformly
@@ -138,7 +138,7 @@ def finish_synctoolbox(started):
 
 
 def anchors_for(truth, lag, fraction):
-    from core.types import AnchorLabel
+    from marginalia.types import AnchorLabel
     good = np.flatnonzero(np.isfinite(truth))
     n = max(1, int(round(fraction * truth.shape[0])))
     picks = good[np.unique(np.round(np.linspace(0, good.shape[0] - 1, n + 2)[1:-1]).astype(int))]
@@ -166,9 +166,9 @@ def main(argv=None):
     ap.add_argument("--dev-pianists", default="p01,p02,p03",
                     help="pianists on which the aligner's settings were chosen: also reported without them")
     args = ap.parse_args(argv)
-    from core.io.audio import load_audio
-    from core.io.midi import read_midi
-    from core.scorealign import ScoreAligner
+    from marginalia.io.audio import load_audio
+    from marginalia.io.midi import read_midi
+    from marginalia.scorealign import ScoreAligner
 
     t_start = time.time()
     if args.merge:

@@ -5,9 +5,9 @@ references (one tuned penalty ∝ σ̂² log T, max-margin interval regression o
 per-sequence best penalty = oracle of penalty-only models) and our learned metrics are trained
 on the training profiles' labels and scored on the test profiles' labels (label error =
 (FP + FN) / labelled regions). Ours: the SSVM-learned diagonal metric alone, and the aCGH recipe
-(:class:`core.learners.cgh_recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
+(:class:`marginalia.learners.cgh_recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
 array platform), with its per-sequence oracle, and the same recipe followed by the learned change
-pruning per platform (:mod:`core.learners.change_pruning`; the CLI default, whose pruners may also choose
+pruning per platform (:mod:`marginalia.learners.change_pruning`; the CLI default, whose pruners may also choose
 from a label-free over-segmentation's changes), next to pruners refitted on the law's changes alone. One run also checks the command-line contract: ``marginalia-cli
 train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
 against the test annotations must equal the in-process figure of the same recipe.
@@ -40,14 +40,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.features.cgh import pointwise_hermite_features  # noqa: E402
-from core.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
-from core.learners.cgh_recipe import CghSegmenter  # noqa: E402
-from core.learners.change_pruning import ChangePruner  # noqa: E402
-from core.learners.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
-from core.learners.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
-from core.learners.ssvm import SSVM  # noqa: E402
-from core.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.features.cgh import pointwise_hermite_features  # noqa: E402
+from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
+from marginalia.learners.cgh_recipe import CghSegmenter  # noqa: E402
+from marginalia.learners.change_pruning import ChangePruner  # noqa: E402
+from marginalia.learners.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
+from marginalia.learners.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
+from marginalia.learners.ssvm import SSVM  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
 
 TARGET = 0.06
 K_MAX = 12
@@ -60,7 +60,7 @@ OTHER_LEARNERS = {
 
 # ----------------------------------------------------------------------- data
 def load(data_dir, which="small"):
-    from core.io.cgh import read_annotations, read_profiles
+    from marginalia.io.cgh import read_annotations, read_profiles
     d = Path(data_dir) / "cgh" / "neuroblastoma"
     seqs = read_profiles(d / f"profiles_{which}.csv.gz")
     with warnings.catch_warnings():
@@ -207,7 +207,7 @@ def _filter_csv(src, dst, keep_profiles):
 
 def _score_breaks(path, te_items):
     """Label errors of a ``breaks.csv`` (positions) mapped back to change indices of the test sequences."""
-    from core.types import Segmentation
+    from marginalia.types import Segmentation
     by_name = {s.name: [] for s, _ in te_items}
     with open(path, newline="") as fh:
         for r in csv.DictReader(fh):
@@ -234,7 +234,7 @@ def cli_contract(items, fold, data, max_iter):
     te_items = [it for it in every if fold_of[it[0].meta["profile_id"]] == 0]
     tr_prof = {str(s.meta["profile_id"]) for s, _ in tr_items}
     te_prof = {str(s.meta["profile_id"]) for s, _ in te_items}
-    cli = [sys.executable, "-m", "core.cli"]
+    cli = [sys.executable, "-m", "marginalia.cli"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -46,7 +46,7 @@ def pick_profile(engine, infos):
     """A low-density profile with the most expert "exactly one change" labels and a clear step."""
     import numpy as np
 
-    from core.types import RegionKind, RegionLabel
+    from marginalia.types import RegionKind, RegionLabel
 
     best, best_key = None, None
     for info in infos:
@@ -75,9 +75,9 @@ def main(argv=None):
 
     from PySide6 import QtCore, QtWidgets
 
-    from app import theme
-    from app.main_window import MainWindow
-    from core.engine import Engine
+    from marginalia.app import theme
+    from marginalia.app.main_window import MainWindow
+    from marginalia.engine import Engine
 
     qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     theme.apply_theme(qapp)
@@ -127,7 +127,7 @@ def main(argv=None):
                  "target": None, "better": "lower", "reference": None, "meets_target": None})
     shot(aud_id, "audio_score.png")
     # an event-span label over a few events of the drawn alignment, as a drag on the spectrogram makes it
-    from core.types import EventSpanLabel
+    from marginalia.types import EventSpanLabel
     times = win.score_view.event_times
     inside = [e for e in range(len(times)) if 6.0 <= times[e] <= 8.0]
     if inside:

@@ -4,15 +4,15 @@ Source: every labelled low-density (BAC, ~1 probe/Mb) sequence of the neuroblast
 labels. Target: the high-density (oligo, ~25 probes/Mb) sequences, split BY PROFILE into a train pool
 and a test set (``--splits`` random splits, fixed seeds); a fraction of the pool's labelled sequences
 is revealed (nested: the 10 % are inside the 20 %, inside the 50 %). Ways to learn the diagonal
-metric + base penalty of :class:`~core.models.segmentation.SegmentationModel` (input: the aCGH
+metric + base penalty of :class:`~marginalia.models.segmentation.SegmentationModel` (input: the aCGH
 recipe's point-wise Hermite features, :meth:`CghSegmenter.model_input`):
 
 1. target-only: SSVM on the revealed target sequences;
 2. source-only: SSVM on the source sequences;
 3. union: plain SSVM on source + revealed target;
-4. transfer rho=R: :class:`~core.learners.transfer.TransferSSVM`, one dataset per platform coupled by a
+4. transfer rho=R: :class:`~marginalia.learners.transfer.TransferSSVM`, one dataset per platform coupled by a
    fixed ``rho`` (``--rhos``; 1 was the recipe's default); the target is decoded with its own vector;
-5. transfer rho by CV (the headline): :class:`~core.learners.transfer_cv.TransferRhoCV` chooses ``rho``
+5. transfer rho by CV (the headline): :class:`~marginalia.learners.transfer_cv.TransferRhoCV` chooses ``rho``
    from ``--cv-rhos`` (0 = the target alone, exactly the target-only learner; inf = one vector for both
    platforms) by ``--inner-folds`` folds over the revealed target sequences grouped by profile, scoring
    the held-out target labels with the same penalty calibration as every row; the source never judges.
@@ -25,7 +25,7 @@ Two penalty treatments, the same for all methods so that only the metric learnin
 penalty times ``exp(δ)``, one ``δ`` per method tuned on the revealed target labels over a grid — the
 headline, since a penalty learned on 1 probe/Mb arrays cannot know the false-alarm rate of 25/Mb ones).
 Scored on the target-test labelled regions (label error = (FP + FN) / labelled regions, as
-:func:`core.models.segmentation.count_label_errors`); the table also gives, per method, the per-split
+:func:`marginalia.models.segmentation.count_label_errors`); the table also gives, per method, the per-split
 difference to target-only (mean ± sd, in points), the spread that decides whether a gap is real.
 
 Usage: ``python benchmarks/transfer_cgh.py [--quick] [--data DIR] [--splits 4] [--fractions 0.1,0.2,0.5]
@@ -53,11 +53,11 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import reference, result_row  # noqa: E402
 from benchmarks.quality_cgh import features, fit_metric, load, model_errors  # noqa: E402
-from core.learners.cgh_recipe import density_class  # noqa: E402
-from core.learners.ssvm import SSVM  # noqa: E402
-from core.learners.transfer import TransferSSVM  # noqa: E402
-from core.learners.transfer_cv import TransferRhoCV, select_rho  # noqa: E402
-from core.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.learners.cgh_recipe import density_class  # noqa: E402
+from marginalia.learners.ssvm import SSVM  # noqa: E402
+from marginalia.learners.transfer import TransferSSVM  # noqa: E402
+from marginalia.learners.transfer_cv import TransferRhoCV, select_rho  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
 
 RECIPE = "hermite+raw"            # the CghSegmenter input matrix
 OFFSETS = np.arange(-3.0, 3.01, 0.25)   # log-penalty offsets tried by the calibration

@@ -15,7 +15,7 @@ __all__ = ["publish", "publish_folder", "folder_writable"]
 
 
 def publish(path, write) -> None:
-    """Write a file with one of core.io's writers into a temporary name, then rename it into place.
+    """Write a file with one of marginalia.io's writers into a temporary name, then rename it into place.
 
     ``write(tmp_path)`` does the writing; readers (and a resumed batch) never see a half-written
     file, and a write that fails (a full disk, a killed process) leaves the previous file intact.

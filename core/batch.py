@@ -44,7 +44,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from .atomic import publish
 from .parallel import run_costliest_first
-from .exceptions import MarginaliaError, ParameterError
+from .exceptions import MarginaliaError, ParameterError, require_extra
 
 __all__ = [
     "BatchTask",
@@ -360,7 +360,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         Without a client: items run on this many threads of this process, the costliest
         first (the decoders release the GIL; ``func`` must be thread-safe, as the
         command line's per-item functions are).
-    progress : core.progress.Progress, optional
+    progress : marginalia.progress.Progress, optional
         Advanced once per finished item; its total is set to the number of items to run.
         On a Dask client an item is counted when its marker appears (looked for every
         :data:`MARKER_POLL_S` s), not when its whole chunk returns.
@@ -489,6 +489,7 @@ def open_client(scheduler: Optional[str] = None, *, n_workers: Optional[int] = N
         raise ParameterError(f"timeout: expected a positive number of seconds, got {timeout!r}")
     import logging
 
+    require_extra("distributed", "batch", "running on a Dask cluster")
     from distributed import Client, LocalCluster
     cluster = None
     if scheduler is not None:

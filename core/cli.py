@@ -57,7 +57,7 @@ class _ArgparseError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (subcommands registered by :mod:`core.cli_commands`)."""
+    """The full argument parser (subcommands registered by :mod:`marginalia.cli_commands`)."""
     from .cli_commands import COMMANDS
 
     common = argparse.ArgumentParser(add_help=False)
@@ -87,7 +87,7 @@ def _warning_printer(prog: str, debug: bool):
     package_dir = os.path.dirname(os.path.abspath(__file__))
 
     def show(message, category, filename, lineno, file=None, line=None):
-        ours = (category.__module__ or "").startswith("core.") or os.path.abspath(filename).startswith(package_dir)
+        ours = (category.__module__ or "").startswith("marginalia.") or os.path.abspath(filename).startswith(package_dir)
         if ours:
             print(f"{prog}: warning: {message}", file=sys.stderr, flush=True)
         elif debug:
@@ -97,11 +97,8 @@ def _warning_printer(prog: str, debug: bool):
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("marginalia")
-    except Exception:  # noqa: BLE001 - not installed: run from a checkout
-        return "0+unknown"
+    from .models.persistence import library_version
+    return library_version()
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

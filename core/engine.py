@@ -1,6 +1,6 @@
 """The facade the app and the command line call.
 
-An :class:`Engine` wraps one open project (:class:`core.session.Session`) and
+An :class:`Engine` wraps one open project (:class:`marginalia.session.Session`) and
 adds what a user does with it: import files, label, learn, predict, ask what
 to label next and export. It owns no state of its own beyond caches that can
 be rebuilt from the project; the Session remains the single owner of items,
@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Optional
 
 
 from . import events as ev
+from . import resources
 from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, ParameterError
 from .items import ItemData, ItemLoader
 from .session import Session
@@ -33,7 +34,7 @@ from .types import Prediction, Query, label_fact
 
 __all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR"]
 
-DEMO_DIR = Path(__file__).resolve().parents[1] / "resources" / "demo"
+DEMO_DIR = resources.path("demo")
 
 #: export kinds and what they write
 EXPORT_KINDS = {
@@ -103,11 +104,11 @@ class Engine:
         """Restore ``backup`` as the project at ``path`` and open it.
 
         A damaged file at ``path`` is moved aside (``<name>.damaged-<time>``),
-        never overwritten; see :class:`core.exceptions.ProjectDamagedError`,
+        never overwritten; see :class:`marginalia.exceptions.ProjectDamagedError`,
         whose ``backups`` lists the good backups newest first. With
         ``recover_labels``, the label edits the damaged file holds beyond the
         backup are applied as one undoable step
-        (:meth:`core.session.Session.recover_labels`); ``recovery_`` on the
+        (:meth:`marginalia.session.Session.recover_labels`); ``recovery_`` on the
         returned engine says what came back and from which file (None when no
         file was moved aside).
         """
@@ -137,8 +138,8 @@ class Engine:
         for name in ("profiles.csv", "annotations.csv", "melody.mid", "melody.wav"):
             src = DEMO_DIR / name
             if not src.exists():
-                raise DataFormatError("the embedded demo file is missing; reinstall Marginalia or run "
-                                      "resources/demo/make_demo.py", path=str(src))
+                raise DataFormatError("the embedded demo file is missing; reinstall Marginalia "
+                                      "(pip install --force-reinstall marginalia-studio)", path=str(src))
             shutil.copy2(src, workdir / name)
         eng = cls.create(project)
         try:
@@ -266,7 +267,7 @@ class Engine:
         return d.spectrogram
 
     def score(self, item_id: str):
-        """The item's :class:`~core.types.Score`, or None."""
+        """The item's :class:`~marginalia.types.Score`, or None."""
         return self.data(item_id).score
 
     def audio_path(self, item_id: str) -> Optional[str]:

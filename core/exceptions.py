@@ -18,6 +18,10 @@ __all__ = [
     "ProjectDamagedError",
     "SourceMovedError",
     "CancelledError",
+    "UsageError",
+    "WrongTaskError",
+    "MissingExtraError",
+    "require_extra",
     "DataWarning",
 ]
 
@@ -105,6 +109,32 @@ class SourceMovedError(StoreError):
 
 class CancelledError(MarginaliaError):
     """Long work was cancelled by its caller."""
+
+
+class UsageError(MarginaliaError):
+    """A command was called wrongly: a missing file, an option out of range (the command line's exit code 2)."""
+
+
+class WrongTaskError(UsageError, ParameterError):
+    """A model file of another task than the caller needs (a segmentation model given to ``align``, say)."""
+
+
+class MissingExtraError(UsageError, ImportError):
+    """A feature needs an optional part of Marginalia that is not installed (the GUI, Dask).
+
+    The message names the ``pip install`` command that adds it.
+    """
+
+    def __init__(self, extra: str, feature: str):
+        self.extra = extra
+        super().__init__(f"{feature} needs Marginalia's [{extra}] extra: pip install 'marginalia-studio[{extra}]'")
+
+
+def require_extra(module: str, extra: str, feature: str) -> None:
+    """Raise :class:`MissingExtraError` unless ``module`` can be imported."""
+    import importlib.util
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtraError(extra, feature)
 
 
 class DataWarning(UserWarning):

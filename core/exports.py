@@ -1,7 +1,7 @@
 """Exports of a project to the formats of DESIGN.md, and label imports.
 
 Each export kind writes predictions or labels of the project's items with the
-format writers of :mod:`core.io`; the ``bundle`` kind writes a self-describing
+format writers of :mod:`marginalia.io`; the ``bundle`` kind writes a self-describing
 dataset folder (``manifest.json``, per-item features as ``.npz``, partial labels
 kept partial, and the current models with their provenance).
 """

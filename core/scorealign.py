@@ -24,7 +24,7 @@ One pipeline used by the engine, the command line and the benchmarks.
 3. **Decoding**. A monotone alignment decoder with a prior on event durations
    (thesis Alg. 9) around the score's own inter-onset intervals, stretched to
    the length of the music in the recording. By default the prior is robust
-   and asymmetric (:mod:`core.scorealign_dp`): the squared log ratio of an
+   and asymmetric (:mod:`marginalia.scorealign_dp`): the squared log ratio of an
    event's duration to the expected one, growing only linearly beyond twice
    as long, none for the rests — so fermatas, ritardandi and a held final
    chord do not drag their neighbours — and every event earns the onset
@@ -35,11 +35,11 @@ One pipeline used by the engine, the command line and the benchmarks.
    closest call under that same objective: the best move of one unanchored
    event's onset (up to half a second, between its neighbours) with every
    other onset kept; what it loses is the margin, per phrase for active
-   learning (:func:`core.scorealign_dp.onset_moves`).
+   learning (:func:`marginalia.scorealign_dp.onset_moves`).
    Runs of repeated notes whose first event the decoder put on the strike of
    the chord before (a rolled chord whose top note is the run's pitch) are
    re-placed on their pitch's strikes counted in order
-   (:mod:`core.scorealign_runs`).
+   (:mod:`marginalia.scorealign_runs`).
 4. **Refinement**. Every note of an event is timed at the strongest rise of
    its own semitone band and upper partials (those that are not another note
    of the chord) at the fine hop, with parabolic interpolation, searching
@@ -207,7 +207,7 @@ def _check_signal(y, sr):
 
 def _check_score(score) -> Score:
     if not isinstance(score, Score):
-        raise ParameterError(f"score: expected a core.types.Score, got {type(score).__name__}")
+        raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
     return score
 
 
@@ -486,7 +486,7 @@ class SpanRival:
 
 @dataclass(frozen=True, eq=False)
 class OnsetMoves:
-    """The best one-onset move of every event of a decoded alignment (:func:`core.scorealign_dp.onset_moves`).
+    """The best one-onset move of every event of a decoded alignment (:func:`marginalia.scorealign_dp.onset_moves`).
 
     Attributes
     ----------
@@ -569,7 +569,7 @@ class ScoreAligner:
     count_runs : bool, default True
         Runs of repeated notes (consecutive events with the same pitches)
         are placed on the strikes of their pitches counted in order, when
-        the decoded run shows a miscount (see :mod:`core.scorealign_runs`).
+        the decoded run shows a miscount (see :mod:`marginalia.scorealign_runs`).
     rolled_chord_s : float, default 1.0
         A chord whose decoded span is longer than this (s) may be rolled:
         its notes are searched over the whole span (up to 4 s) and the event
@@ -762,7 +762,7 @@ class ScoreAligner:
         shifted = []
         for a in anchors:
             if not isinstance(a, AnchorLabel):
-                raise ParameterError(f"anchors: expected core.types.AnchorLabel items, got {type(a).__name__}")
+                raise ParameterError(f"anchors: expected marginalia.types.AnchorLabel items, got {type(a).__name__}")
             if not 0 <= a.event < E:
                 raise ParameterError(f"anchors: anchor {a.id} names event {a.event}, expected an event in "
                                      f"[0, {E - 1}] (the score has {E} events)")
@@ -853,7 +853,7 @@ class ScoreAligner:
         return onsets
 
     def _robust_costs(self, d, frame_rate, T, E2) -> tuple:
-        """Duration cost table and limits of the robust prior (see :mod:`core.scorealign_dp`).
+        """Duration cost table and limits of the robust prior (see :mod:`marginalia.scorealign_dp`).
 
         The rests and the last event (a final chord is held as long as the
         player likes) have no prior; music events may last up to
@@ -1203,7 +1203,7 @@ def align_recording(audio_path, score, *, aligner: Optional[ScoreAligner] = None
     Parameters
     ----------
     audio_path : str or path-like
-        WAV/FLAC/OGG/MP3, decoded by :func:`core.io.audio.load_audio` at 22.05 kHz mono.
+        WAV/FLAC/OGG/MP3, decoded by :func:`marginalia.io.audio.load_audio` at 22.05 kHz mono.
     score : Score
     aligner : ScoreAligner, optional
         A trained aligner (e.g. ``ScoreAligner.from_bytes(blob)``); the untrained one by default.

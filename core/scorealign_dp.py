@@ -1,6 +1,6 @@
-"""Monotone alignment with a per-event duration cost table (the decoder of :mod:`core.scorealign`).
+"""Monotone alignment with a per-event duration cost table (the decoder of :mod:`marginalia.scorealign`).
 
-:func:`core.decoders.alignment.align_with_duration_prior` penalises every
+:func:`marginalia.decoders.alignment.align_with_duration_prior` penalises every
 event's duration by the same quadratic ``w (d - d̂)²`` in frames. Real
 performances break that model in one direction: phrase ends, fermatas, rolled
 chords and the final held chord last far *longer* than the score's tempo

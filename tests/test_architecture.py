@@ -1,11 +1,16 @@
-"""Architecture rules of DESIGN.md that a test can check."""
+"""Architecture rules of DESIGN.md that a test can check.
+
+The source tree keeps ``core/`` (installed as the package ``marginalia``), ``app/`` (``marginalia.app``)
+and ``resources/`` (``marginalia.resources``); the rules are stated on the installed names.
+"""
 
 import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FORBIDDEN_IN_CORE = ("PySide6", "pyqtgraph", "app", "shiboken6")
-APP_MAY_IMPORT_FROM_CORE = ("core.engine", "core.types", "core.exceptions", "core.events")
+FORBIDDEN_IN_CORE = ("PySide6", "pyqtgraph", "shiboken6", "marginalia.app")
+APP_MAY_IMPORT_FROM_CORE = ("marginalia.engine", "marginalia.types", "marginalia.exceptions", "marginalia.events",
+                            "marginalia.resources", "marginalia.app")
 
 
 def _imports(path):
@@ -15,18 +20,22 @@ def _imports(path):
             for alias in node.names:
                 yield alias.name
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == "core":  # "from core import events" names the submodules
+            if node.module == "marginalia":  # "from marginalia import events" names the submodules
                 for alias in node.names:
-                    yield f"core.{alias.name}"
+                    yield f"marginalia.{alias.name}"
             else:
                 yield node.module
+
+
+def _starts_with(name, prefixes):
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
 def test_core_never_imports_qt_or_app():
     offenders = []
     for path in (ROOT / "core").rglob("*.py"):
         for name in _imports(path):
-            if name.split(".")[0] in FORBIDDEN_IN_CORE:
+            if _starts_with(name, FORBIDDEN_IN_CORE):
                 offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert offenders == []
 
@@ -35,8 +44,21 @@ def test_app_uses_core_only_through_its_facade():
     offenders = []
     for path in (ROOT / "app").rglob("*.py"):
         for name in _imports(path):
-            if name.split(".")[0] == "core" and not name.startswith(APP_MAY_IMPORT_FROM_CORE):
+            if _starts_with(name, ("marginalia",)) and not _starts_with(name, APP_MAY_IMPORT_FROM_CORE):
                 offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+            if _starts_with(name, ("core", "app")):
+                offenders.append(f"{path.relative_to(ROOT)} imports {name} (the installed name is marginalia)")
+    assert offenders == []
+
+
+def test_no_module_imports_the_source_folder_names():
+    """``core`` and ``app`` are folders of the checkout, not packages: installed, they are ``marginalia``."""
+    offenders = []
+    for folder in ("core", "app", "tests", "benchmarks", "resources"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for name in _imports(path):
+                if _starts_with(name, ("core", "app")):
+                    offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert offenders == []
 
 

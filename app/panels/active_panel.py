@@ -107,7 +107,7 @@ class ActivePanel(QtWidgets.QWidget):
         return self.strategy.currentData()
 
     def set_queries(self, queries, names: dict, describe=None):
-        """Fill the queue with ``queries`` (core.types.Query); ``names`` maps item id to name."""
+        """Fill the queue with ``queries`` (marginalia.types.Query); ``names`` maps item id to name."""
         self._queries = list(queries)
         self.queue.clear()
         for q in self._queries:

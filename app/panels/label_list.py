@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
-from core.types import describe_label
+from marginalia.types import describe_label
 
 
 class LabelList(QtWidgets.QListWidget):

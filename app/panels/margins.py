@@ -2,7 +2,7 @@
 
 The engine ranks parts by the uncertainty ``q = exp(-m)`` of their margin ``m``
 (the gap between the best structure and its runner-up, in change penalties;
-``core.active.uncertainty``). The close calls a user is asked about all have
+``marginalia.active.uncertainty``). The close calls a user is asked about all have
 ``q`` = 0.99…, so the panels show ``m`` itself (0.00061, 0.02, 5.5), the number
 the plot's margin strip shows too.
 """

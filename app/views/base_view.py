@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
-from core.types import BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
+from marginalia.types import BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
 from .. import theme
 from .axis_mapping import AxisMapping
@@ -104,7 +104,7 @@ class ItemView(pg.GraphicsLayoutWidget):
 
     # ---------------------------------------------------------------- labels
     def set_labels(self, labels):
-        """Show the item's labels (a list of core.types labels); only changed ones are redrawn."""
+        """Show the item's labels (a list of marginalia.types labels); only changed ones are redrawn."""
         new = {lab.id: lab for lab in labels}
         if self.mapping is None:
             self._labels = new
@@ -243,7 +243,7 @@ class ItemView(pg.GraphicsLayoutWidget):
 
     # ------------------------------------------------------------ prediction
     def set_prediction(self, prediction, *, stale: bool = False, current_model: str | None = None):
-        """Draw ``prediction`` (a core.types.Prediction or None); stale ones are grey and dashed."""
+        """Draw ``prediction`` (a marginalia.types.Prediction or None); stale ones are grey and dashed."""
         self._prediction = prediction
         self._draw_prediction(prediction, stale)
         if prediction is None:
@@ -268,7 +268,7 @@ class ItemView(pg.GraphicsLayoutWidget):
         raise NotImplementedError
 
     def set_queries(self, queries):
-        """Show this item's queries (core.types.Query, index space of the item) in the strip."""
+        """Show this item's queries (marginalia.types.Query, index space of the item) in the strip."""
         if self.mapping is None:
             return
         rows = []

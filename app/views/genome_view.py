@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from core.types import RegionLabel
+from marginalia.types import RegionLabel
 
 from .. import theme
 from .profile_view import segment_means
@@ -29,7 +29,7 @@ class Chromosome:
     name: str
     positions: np.ndarray          # (T,) bp
     values: np.ndarray             # (T,) logratio
-    prediction: Optional[object] = None   # core.types.Prediction of a Segmentation, or None
+    prediction: Optional[object] = None   # marginalia.types.Prediction of a Segmentation, or None
     labels: tuple = ()
 
 

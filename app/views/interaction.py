@@ -6,7 +6,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from core.types import BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
+from marginalia.types import BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
 from .. import theme
 

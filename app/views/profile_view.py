@@ -27,7 +27,7 @@ def vertical_segments(xs: np.ndarray, y0: float, y1: float):
 class ProfileView(ItemView):
     """Logratio points of one chromosome, with the model's segmentation drawn over them.
 
-    Use :meth:`set_sequence` with a ``core.types.Sequence`` of kind ``"cgh"`` (positions in bp).
+    Use :meth:`set_sequence` with a ``marginalia.types.Sequence`` of kind ``"cgh"`` (positions in bp).
     """
 
     def __init__(self, parent=None):

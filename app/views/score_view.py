@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from core.types import AnchorLabel, EventSpanLabel
+from marginalia.types import AnchorLabel, EventSpanLabel
 
 from .. import theme
 from .profile_view import vertical_segments
@@ -94,7 +94,7 @@ class ScoreViewBox(pg.ViewBox):
 
 
 class ScoreView(pg.PlotItem):
-    """Piano roll of a :class:`core.types.Score` in audio time (a plot placed under the spectrogram).
+    """Piano roll of a :class:`marginalia.types.Score` in audio time (a plot placed under the spectrogram).
 
     Signals
     -------

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from pyqtgraph.widgets.ColorMapMenu import ColorMapMenu
 
-from core.types import AnchorLabel, EventSpanLabel
+from marginalia.types import AnchorLabel, EventSpanLabel
 
 from .. import theme
 from .base_view import ItemView

@@ -52,8 +52,8 @@ def measure_lag(workdir: Path, sr: int = SR) -> float:
     Isolated piano notes (several pitches and velocities) are rendered; the attack starts where the
     absolute signal first exceeds 5 % of the note's peak.
     """
-    from core.io.midi import write_midi
-    from core.types import Score
+    from marginalia.io.midi import write_midi
+    from marginalia.types import Score
     pitches = [36, 48, 55, 60, 64, 67, 72, 79, 84, 91]
     vel = [30, 50, 70, 90, 110] * 2
     on = 0.5 + 0.8 * np.arange(len(pitches))

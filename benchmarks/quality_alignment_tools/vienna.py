@@ -52,7 +52,7 @@ def event_truth(score, gt_csv: Path):
 
 
 def performances(root: Path, pieces=None, pianists=None):
-    from core.io.midi import read_midi
+    from marginalia.io.midi import read_midi
     out = []
     for gt in sorted((root / "ground_truth").glob("*_p*.csv")):
         piece, pianist = gt.stem.rsplit("_", 1)

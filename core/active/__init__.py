@@ -2,18 +2,18 @@
 
 The submodules are small and importable on their own:
 
-* :mod:`core.active.parts` -- :class:`Part`, :func:`make_parts`, :func:`parts_for_items`, :func:`phrase_parts`;
-* :mod:`core.active.uncertainty` -- :data:`STRATEGIES`, :class:`PartScores`, :func:`next_queries`, ...;
-* :mod:`core.active.stopping` -- :class:`StoppingCriterion` (Lou et al. eq. 1.8);
-* :mod:`core.active.loop` -- :class:`ActiveSession`, :class:`PartPool`, :class:`OracleError`;
-* :mod:`core.active.segmentation_task` -- :class:`SegmentationTask`, the loop's adapter for change points,
+* :mod:`marginalia.active.parts` -- :class:`Part`, :func:`make_parts`, :func:`parts_for_items`, :func:`phrase_parts`;
+* :mod:`marginalia.active.uncertainty` -- :data:`STRATEGIES`, :class:`PartScores`, :func:`next_queries`, ...;
+* :mod:`marginalia.active.stopping` -- :class:`StoppingCriterion` (Lou et al. eq. 1.8);
+* :mod:`marginalia.active.loop` -- :class:`ActiveSession`, :class:`PartPool`, :class:`OracleError`;
+* :mod:`marginalia.active.segmentation_task` -- :class:`SegmentationTask`, the loop's adapter for change points,
   and ``segmentation_part_scores``, the engine's part scorer;
-* :mod:`core.active.count_runner_up` -- the runner-up a region label would tell apart from the best
+* :mod:`marginalia.active.count_runner_up` -- the runner-up a region label would tell apart from the best
   segmentation (a change, or a short pair, added or removed) and the local search that follows the optimum;
-* :mod:`core.active.warm_segmenter` -- :class:`WarmSegmenter`, best segmentations of many parts followed
+* :mod:`marginalia.active.warm_segmenter` -- :class:`WarmSegmenter`, best segmentations of many parts followed
   between exact decodes;
-* :mod:`core.active.penalty_task` -- :class:`PenaltyPathTask`, per-sequence penalties learned from labels;
-* :mod:`core.active.recipe_task` -- :class:`RecipeTask`, the app engine's aCGH learner (perceptron steps,
+* :mod:`marginalia.active.penalty_task` -- :class:`PenaltyPathTask`, per-sequence penalties learned from labels;
+* :mod:`marginalia.active.recipe_task` -- :class:`RecipeTask`, the app engine's aCGH learner (perceptron steps,
   the aCGH recipe every k labels) for offline replays (imported on demand: it loads the recipe's learners).
 """
 

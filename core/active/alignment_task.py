@@ -1,13 +1,13 @@
-"""Active learning for audio-to-score alignment: the :class:`~core.active.loop.TaskAdapter` of alignment.
+"""Active learning for audio-to-score alignment: the :class:`~marginalia.active.loop.TaskAdapter` of alignment.
 
-It links the loop to the engine's alignment model (:mod:`core.tasks.alignment`):
+It links the loop to the engine's alignment model (:mod:`marginalia.tasks.alignment`):
 frame descriptors ``x_t`` (unit chroma damped by quietness, plus quietness),
 event templates ``φ_e`` with a leading silence pseudo-event, and frame-event
 scores ``S = X W Φᵀ`` (thesis eq. 6.1) with a 13 × 13 matrix ``W`` learned
-from anchors. Parts are phrases of score events (:func:`core.active.parts.phrase_parts`);
-an annotator answers a part with one :class:`~core.types.AnchorLabel` per event.
+from anchors. Parts are phrases of score events (:func:`marginalia.active.parts.phrase_parts`);
+an annotator answers a part with one :class:`~marginalia.types.AnchorLabel` per event.
 
-Scores of a part (for :mod:`core.active.uncertainty`), under the current ``W``
+Scores of a part (for :mod:`marginalia.active.uncertainty`), under the current ``W``
 and the item's labels:
 
 * the whole item is decoded once (best alignment respecting every label);
@@ -57,10 +57,10 @@ class AlignmentItem:
     Parameters
     ----------
     features : ndarray, shape (T, 13)
-        Frame descriptors (:func:`core.tasks.alignment.frame_features`).
+        Frame descriptors (:func:`marginalia.tasks.alignment.frame_features`).
     templates : ndarray, shape (E + 1, 13)
         Event descriptors with the silence pseudo-event first
-        (:func:`core.tasks.alignment.event_templates`).
+        (:func:`marginalia.tasks.alignment.event_templates`).
     frame_rate : float
         Frames per second, > 0.
     time_offset_s : float
@@ -119,7 +119,7 @@ class AlignmentItem:
             half a frame before ``f / frame_rate``.
         """
         if not isinstance(score, Score):
-            raise ParameterError(f"score: expected a core.types.Score, got {type(score).__name__}")
+            raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
         c = np.asarray(chroma, dtype=np.float64)
         loud = np.asarray(loudness_db, dtype=np.float64).reshape(-1)
         if c.ndim != 2 or c.shape[1] != 12 or loud.shape[0] != c.shape[0]:

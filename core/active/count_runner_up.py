@@ -28,7 +28,7 @@ neither alone pays for itself, so two more moves are tried as well:
 
 Moves that would break a partial label or ``min_size`` are skipped: labels are
 read as the allowed segments ``[s, t)`` of
-:meth:`core.decoders.seg_constraints.SegmentConstraints.transition_bounds`, and a
+:meth:`marginalia.decoders.seg_constraints.SegmentConstraints.transition_bounds`, and a
 move is allowed when every segment it creates is.
 
 Because ``b`` is the constrained optimum, every allowed move costs ``>= 0``
@@ -314,7 +314,7 @@ def count_runner_up(X, best: Segmentation, penalty: float, *, metric=None, min_s
     best : Segmentation
         A segmentation of the ``T`` samples, normally the (constrained) optimum.
     penalty : float
-        Cost per segment ``λ`` (>= 0), as in :func:`core.decoders.segmentation.segment_penalized`.
+        Cost per segment ``λ`` (>= 0), as in :func:`marginalia.decoders.segmentation.segment_penalized`.
     metric : None, array (p,) or array (q, p)
         Identity, diagonal weights, or linear map ``L``.
     min_size : int
@@ -343,13 +343,13 @@ def segment_count_runner_up(X, penalty: float, *, metric=None, min_size: int = 1
                             constraints: Optional[SegmentConstraints] = None, pair_width: int = PAIR_WIDTH):
     """The best penalised segmentation and its count runner-up (:func:`count_runner_up`).
 
-    A drop-in for :func:`core.decoders.segmentation.segment_second_best` where the
+    A drop-in for :func:`marginalia.decoders.segmentation.segment_second_best` where the
     runner-up must differ in what a region label decides (the number of changes).
 
     Parameters
     ----------
     X, penalty, metric, min_size, constraints
-        As in :func:`core.decoders.segmentation.segment_penalized`.
+        As in :func:`marginalia.decoders.segmentation.segment_penalized`.
     pair_width : int
         As in :func:`count_runner_up`.
 
@@ -391,7 +391,7 @@ def refine_with_runner_up(X, start: Segmentation, penalty: float, *, metric=None
     Parameters
     ----------
     X, penalty, metric, min_size, constraints
-        As in :func:`core.decoders.segmentation.segment_penalized`.
+        As in :func:`marginalia.decoders.segmentation.segment_penalized`.
     start : Segmentation
         Must satisfy ``constraints`` and ``min_size`` (ParameterError otherwise).
     pair_width : int

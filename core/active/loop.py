@@ -134,7 +134,7 @@ class ActiveSession:
         The unlabelled pool; a mapping makes every item one part.
     model : TaskAdapter
         The task: see :class:`TaskAdapter` (e.g.
-        :class:`core.active.segmentation_task.SegmentationTask`).
+        :class:`marginalia.active.segmentation_task.SegmentationTask`).
     oracle : callable ``(query, part) -> list of labels``
         Answers a query with partial labels that lie inside the part (an empty
         list is a valid answer: "nothing to mark here"). ``None`` or an

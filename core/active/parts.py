@@ -4,7 +4,7 @@ Active learning asks for labels on *parts* (Lou et al. §1.4: break large
 instances into parts and query the informative ones): a whole aCGH chromosome,
 a window of a long chromosome or of audio frames, a phrase or window of score
 events. A label given on a part is stored as the *partial* labels of
-:mod:`core.types` that hold inside the part (regions, boundaries, anchors),
+:mod:`marginalia.types` that hold inside the part (regions, boundaries, anchors),
 never as a full label of the whole item.
 """
 
@@ -101,7 +101,7 @@ class Part:
         Parameters
         ----------
         changes : array_like of int, shape (K,)
-            Change indices of the item (a :class:`~core.types.Segmentation`'s
+            Change indices of the item (a :class:`~marginalia.types.Segmentation`'s
             ``changes`` may be passed as is: entries outside ``(start, stop)``
             are ignored).
         author : str
@@ -215,7 +215,7 @@ def parts_for_items(items: Mapping, *, window: int | None = None, hop: int | Non
     Parameters
     ----------
     items : mapping of str to Sequence or ndarray or int
-        Item id to its data (a :class:`~core.types.Sequence`, an array whose
+        Item id to its data (a :class:`~marginalia.types.Sequence`, an array whose
         first axis is the index space, or the length itself).
     window, hop : int, optional
         See :func:`make_parts`.
@@ -263,7 +263,7 @@ def phrase_parts(item_id: str, score: Score, *, max_events: int = 16, gap_factor
     parts : list of Part with ``kind="phrase"``, ``axis="events"``
     """
     if not isinstance(score, Score):
-        raise ParameterError(f"score: expected a core.types.Score, got {type(score).__name__}")
+        raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
     max_events = _check_positive_int("max_events", max_events)
     if not (np.isfinite(gap_factor) and gap_factor > 1.0):
         raise ParameterError(f"gap_factor: expected a finite number > 1, got {gap_factor!r}")

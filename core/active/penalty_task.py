@@ -1,4 +1,4 @@
-"""Active learning of a per-sequence change penalty: a :class:`~core.active.loop.TaskAdapter` with room to learn.
+"""Active learning of a per-sequence change penalty: a :class:`~marginalia.active.loop.TaskAdapter` with room to learn.
 
 Why this model. With one penalty law for every sequence, labelled-region error on
 the neuroblastoma aCGH profiles plateaus near the tuned-penalty error (~0.18)
@@ -9,8 +9,8 @@ with labels (~0.13 with every label, the per-sequence oracle ~0.05), so the
 choice of which chromosome to label matters.
 
 Model. Each item is a 1-d signal ``x`` (T,). Its exact least-squares penalty
-path (:func:`core.learners.penalty_path.penalty_path`, ``K <= k_max`` segments)
-and its features ``F`` (:func:`core.learners.penalty_regression.sequence_features`
+path (:func:`marginalia.learners.penalty_path.penalty_path`, ``K <= k_max`` segments)
+and its features ``F`` (:func:`marginalia.learners.penalty_regression.sequence_features`
 plus, with ``path_features``, the two largest log-penalties at which the path
 loses a change) are computed once per item and cached. The model predicts
 ``log λ = θᵀ z(F) + b`` (``z``: features standardised with the pool's mean and
@@ -25,10 +25,10 @@ Learning (Lou et al. §1.4.2, the combined strategy):
   ``log λ`` pieces of the path with the fewest label errors) shrunk by
   ``margin``; the step puts the prediction on the nearer end;
 * ``refit``: the regularised max-margin interval regression on every labelled
-  item (:class:`core.learners.penalty_regression.PenaltyIntervalRegression`);
+  item (:class:`marginalia.learners.penalty_regression.PenaltyIntervalRegression`);
   the perceptron then continues from the refit's parameters.
 
-Part scores (for :mod:`core.active.uncertainty`; scores are minus penalised
+Part scores (for :mod:`marginalia.active.uncertainty`; scores are minus penalised
 costs ``c_K + λ (K - 1)``, ``c_K`` the best least-squares cost with ``K``
 segments, ``K = 1..k_max``):
 
@@ -68,7 +68,7 @@ __all__ = ["PenaltyPathTask", "signal_of"]
 
 
 def signal_of(data) -> np.ndarray:
-    """The 1-d signal of an item: a one-column :class:`~core.types.Sequence` or a (T,) / (T, 1) array.
+    """The 1-d signal of an item: a one-column :class:`~marginalia.types.Sequence` or a (T,) / (T, 1) array.
 
     Returns
     -------

@@ -1,13 +1,13 @@
 """The desktop engine's aCGH model in the active loop: perceptron steps per label, the recipe every k labels.
 
-:class:`RecipeTask` is a :class:`~core.active.loop.TaskAdapter` that learns the
-way :class:`core.tasks.segmentation.SegmentationTask` does for aCGH, so an
+:class:`RecipeTask` is a :class:`~marginalia.active.loop.TaskAdapter` that learns the
+way :class:`marginalia.tasks.segmentation.SegmentationTask` does for aCGH, so an
 offline replay (``benchmarks/active.py --model recipe``) measures the model the
 app uses rather than a stand-in:
 
-* items are aCGH :class:`~core.types.Sequence` objects (one chromosome each);
+* items are aCGH :class:`~marginalia.types.Sequence` objects (one chromosome each);
   the metric's input is the logratio and its point-wise Hermite functions
-  (:meth:`core.learners.cgh_recipe.CghSegmenter.model_input`, shape (T, 6));
+  (:meth:`marginalia.learners.cgh_recipe.CghSegmenter.model_input`, shape (T, 6));
 * it starts, before any label, from optimal partitioning of the raw logratio
   with a BIC-like penalty (the Hermite columns at weight 0);
 * ``perceptron_step``: an averaged passive-aggressive structured-perceptron step
@@ -15,11 +15,11 @@ app uses rather than a stand-in:
   penalty scaled by its recipe law's offset once a recipe is fitted);
 * ``refit`` (the combined strategy's regularised fit): with at least
   ``min_items`` labelled chromosomes the aCGH recipe
-  (:class:`~core.learners.cgh_recipe.CghSegmenter`: SSVM metric, a penalty law
+  (:class:`~marginalia.learners.cgh_recipe.CghSegmenter`: SSVM metric, a penalty law
   per array platform, learned change pruning), else a warm-started SSVM; the
   perceptron then continues from the fit's parameters;
 * part scores: best vs. the count runner-up
-  (:func:`core.active.segmentation_task.segmentation_part_scores`) under the
+  (:func:`marginalia.active.segmentation_task.segmentation_part_scores`) under the
   perceptron's parameters with the chromosome's own penalty factor, exactly the
   engine's ``part_scores``;
 * predictions and the held-out error: the latest regularised fit (Lou et al.
@@ -55,15 +55,15 @@ class RecipeTask(SegmentationTask):
         Labelled chromosomes from which :meth:`refit` fits the recipe (the
         engine's ``RECIPE_MIN_ITEMS``); fewer: a warm-started SSVM.
     recipe_params : dict, optional
-        Extra parameters of :class:`~core.learners.cgh_recipe.CghSegmenter`
+        Extra parameters of :class:`~marginalia.learners.cgh_recipe.CghSegmenter`
         (default: the engine's, ``min_size=3, prune=True``).
     query_margin : {"decoder", "output"}
         ``"decoder"``: part scores are the decoder's best vs. count runner-up;
         ``"output"``: once a pruning recipe is fitted, the margin of the pruned
-        prediction (:class:`~core.active.segmentation_task.OutputPruning`).
+        prediction (:class:`~marginalia.active.segmentation_task.OutputPruning`).
     metric_refit : {"learn", "anchor", "keep-x1.5"}
         How each recipe refit gets its metric from the previous recipe
-        (:func:`~core.learners.cgh_recipe.retrain_metric_mode`).
+        (:func:`~marginalia.learners.cgh_recipe.retrain_metric_mode`).
 
     Attributes
     ----------

@@ -1,17 +1,17 @@
-"""Active learning for change-point detection: the :class:`~core.active.loop.TaskAdapter` of segmentation.
+"""Active learning for change-point detection: the :class:`~marginalia.active.loop.TaskAdapter` of segmentation.
 
-It links the loop to :class:`core.models.segmentation.SegmentationModel`
+It links the loop to :class:`marginalia.models.segmentation.SegmentationModel`
 (scores ``<w, φ(X, y)> = -penalised cost``, decoders with label constraints and
 second-best) and to a regularised learner for the combined strategy.
 
-Scores of a part (for :mod:`core.active.uncertainty`), all under the current ``w``:
+Scores of a part (for :mod:`marginalia.active.uncertainty`), all under the current ``w``:
 
 * ``best``: the best segmentation of the part's samples that respects the
   labels lying inside the part (the part is decoded on its own, as Lou et al.
   do with patches);
 * ``second``: the runner-up that a label would tell apart from the best: the
   cheapest segmentation with one change added or removed
-  (:mod:`core.active.count_runner_up`), keeping the part's labels. The
+  (:mod:`marginalia.active.count_runner_up`), keeping the part's labels. The
   unrestricted second best (``runner_up="any"``) is almost always the best
   with a change moved by one sample, so its margin is near zero for every part
   and ranks nothing;
@@ -139,7 +139,7 @@ class OutputPruning:
     Parameters
     ----------
     pruner : ChangePruner
-        Fitted rule (:class:`core.learners.change_pruning.ChangePruner`).
+        Fitted rule (:class:`marginalia.learners.change_pruning.ChangePruner`).
     signal : ndarray, shape (T,)
         The whole item's 1-d signal the rule reads (the aCGH logratio).
     scale : float
@@ -194,11 +194,11 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
     runner_up : {"count", "any"}
         ``"count"`` (default): the cheapest segmentation with one change (or two
         adjacent ones) more or fewer than the best, keeping the labels: what a
-        region label decides (:func:`core.active.count_runner_up.count_runner_up`); ``"any"``: the
+        region label decides (:func:`marginalia.active.count_runner_up.count_runner_up`); ``"any"``: the
         unrestricted second best (usually the best with a change shifted by a sample).
     warm : bool
         With ``runner_up="count"``: follow each part's best segmentation by local
-        moves between exact decodes (:class:`~core.active.warm_segmenter.WarmSegmenter`,
+        moves between exact decodes (:class:`~marginalia.active.warm_segmenter.WarmSegmenter`,
         shared by every caller, keyed by the identity of ``X``, the part and whether labels
         constrain it), so scoring a pool
         after a small parameter step costs ``O(T q)`` per part instead of a decode.
@@ -265,7 +265,7 @@ class SegmentationTask:
         applied once per item and cached. Default: the data's values.
     perceptron : callable, optional
         ``perceptron(model) -> learner`` with ``partial_fit(X, labels)`` and
-        ``w_``. Default: ``core.learners.perceptron.StructuredPerceptron(model,
+        ``w_``. Default: ``marginalia.learners.perceptron.StructuredPerceptron(model,
         averaged=False)``: the plain perceptron of Lou Alg. 1.2 with
         passive-aggressive steps, starting from the model's ``default_w`` (the
         Euclidean metric in noise units, BIC-like penalty). On the aCGH replay
@@ -273,7 +273,7 @@ class SegmentationTask:
         keeps the poor starting point for many visits.
     ssvm : callable, optional
         ``ssvm(model) -> learner`` with ``fit(Xs, label_lists)`` and ``w_``, for
-        the combined strategy. Default: ``core.learners.ssvm.SSVM(model,
+        the combined strategy. Default: ``marginalia.learners.ssvm.SSVM(model,
         warm_start=True)``, warm-started from its previous fit.
 
     Attributes

@@ -312,7 +312,7 @@ def select_batch(parts: SequenceT[Part], uncertainties, n: int, *, suppress: str
 
 def next_queries(parts: SequenceT[Part], scorer, n: int = 1, *, strategy: str = "best-vs-2nd",
                  suppress: str | None = "overlap", random_state=None, n_jobs: int = 1) -> list:
-    """The next ``n`` parts to ask about, as :class:`~core.types.Query` objects.
+    """The next ``n`` parts to ask about, as :class:`~marginalia.types.Query` objects.
 
     Parameters
     ----------

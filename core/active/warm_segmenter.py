@@ -9,13 +9,13 @@ is almost always the old one or a few local moves away.
 :class:`WarmSegmenter` keeps, per part, the last best segmentation and the
 parameters of the last *exact* decode. A call
 
-* decodes exactly (:func:`core.decoders.segmentation.segment_penalized`) the first
+* decodes exactly (:func:`marginalia.decoders.segmentation.segment_penalized`) the first
   time, when the part's labels changed, or when the metric ``B`` or the penalty
   has drifted by more than the part's limit (relative) since the last exact
   decode (limits are spread over ``[refresh/2, refresh)`` so that, under a
   steady drift, the parts of a pool are not all decoded exactly on the same call);
 * otherwise improves the previous best by local moves
-  (:func:`core.active.count_runner_up.refine_segmentation`: move a change,
+  (:func:`marginalia.active.count_runner_up.refine_segmentation`: move a change,
   add one, remove one), ``O(T q)`` per pass;
 * returns the stored result when the parameters are exactly the same.
 
@@ -126,9 +126,9 @@ class WarmSegmenter:
             The object the part's samples come from (e.g. the item's feature
             array); a stored best is reused only while the same ``owner`` is alive.
         X, penalty, metric, min_size, constraints
-            As in :func:`core.decoders.segmentation.segment_penalized`.
+            As in :func:`marginalia.decoders.segmentation.segment_penalized`.
         pair_width : int
-            As in :func:`core.active.count_runner_up.count_runner_up`.
+            As in :func:`marginalia.active.count_runner_up.count_runner_up`.
         drift_metric : None, array (p,) or array (q, p)
             The metric whose drift decides when to decode exactly, when ``X``
             is already transformed (``metric=None``); default ``metric``.

@@ -164,9 +164,9 @@ def align_chroma(chroma: np.ndarray, frame_times: np.ndarray, score: Score, *,
 
 # ------------------------------------------------------------- learned models
 #
-# A learned alignment model (core.models.alignment.AlignmentModel) scores frame
+# A learned alignment model (marginalia.models.alignment.AlignmentModel) scores frame
 # descriptors against event templates. The command line uses the app's
-# descriptors (core.tasks.alignment: unit chroma damped by quietness, plus the
+# descriptors (marginalia.tasks.alignment: unit chroma damped by quietness, plus the
 # quietness) and the app's templates with a silence event first, to which it
 # adds a trailing silence event so that both ends of a recording can be quiet.
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..atomic import folder_writable
-from ..exceptions import MarginaliaError, ParameterError
+from ..exceptions import MarginaliaError, ParameterError, UsageError, WrongTaskError  # noqa: F401 (re-exported)
 from ..progress import NullProgress, Progress
 from ..text import with_article
 
@@ -40,14 +40,6 @@ EXIT_USAGE = 2
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aiff", ".aif")
 PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
 SCORE_SUFFIXES = (".mid", ".midi")
-
-
-class UsageError(MarginaliaError):
-    """The command line itself is wrong (exit code 2)."""
-
-
-class WrongTaskError(UsageError, ParameterError):
-    """A model file of another task than the command needs (a usage error: exit code 2)."""
 
 
 def require_file(flag: str, value, what: str = "file") -> Path:

@@ -1,6 +1,6 @@
 """Model files as the command line uses them: what was learned, for which task, on which features.
 
-The file format is the project's (:mod:`core.models.persistence`: a JSON header
+The file format is the project's (:mod:`marginalia.models.persistence`: a JSON header
 and the arrays in one ``.npz``). The command line adds one provenance entry,
 ``features = {"recipe": NAME}``, saying how an item's input matrix is made
 (:data:`FEATURE_RECIPES`), so ``predict`` computes exactly the features the
@@ -33,7 +33,7 @@ FEATURE_RECIPES = {
                            "(the app's aCGH features)"),
     "cgh-logratio": ("cgh", "the raw aCGH logratio of each probe, shape (T, 1)"),
     "cgh-pointwise": ("cgh", "aCGH logratio in noise units and its point-wise Hermite functions, shape (T, 6) "
-                             "(the input of the aCGH recipe, core.learners.cgh_recipe)"),
+                             "(the input of the aCGH recipe, marginalia.learners.cgh_recipe)"),
     "audio-frames": ("audio", "standardised MFCC (+deltas) and chroma frames of the recording (the app's audio "
                               "features)"),
     "series": ("series", "the values of a generic series as stored, shape (T, p)"),
@@ -114,7 +114,7 @@ class CliModel:
         return self.model.decode(X, self.w)
 
     def penalty_law(self):
-        """The fitted :class:`~core.learners.cgh_recipe.CghSegmenter` of a recipe model, else None."""
+        """The fitted :class:`~marginalia.learners.cgh_recipe.CghSegmenter` of a recipe model, else None."""
         spec = self.provenance.get("penalty_law")
         if spec is None:
             return None

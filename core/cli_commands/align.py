@@ -21,7 +21,7 @@ output: one row per score event
   event,score_time_s,audio_time_s,pitches
   (score_time_s: the event's onset in the score MIDI's own seconds; pitches: space-separated MIDI numbers)
 
-Without --model the recording is aligned by core.scorealign.ScoreAligner: semitone-band chroma and
+Without --model the recording is aligned by marginalia.scorealign.ScoreAligner: semitone-band chroma and
 onset chroma against each score event's pitch classes, decoded by the monotone alignment decoder with a
 duration prior from the score's own timing stretched to the length of the recording (--prior-weight
 scales it; 0 turns it off), then each onset refined below the frame size. Silence before and after the
@@ -279,9 +279,9 @@ def train_alignment_pairs(args) -> int:
     Every recording is described by the app's frame descriptors, every score by
     its event templates between two silences; the expected alignment is the
     score played in strict time between the first and the last sound (through
-    the anchors when a pair has some). :class:`~core.learners.weak.WeakAlignment`
+    the anchors when a pair has some). :class:`~marginalia.learners.weak.WeakAlignment`
     learns per-class scorers from that alone (thesis ch.6); they are saved as an
-    :class:`~core.models.alignment.AlignmentModel`.
+    :class:`~marginalia.models.alignment.AlignmentModel`.
     """
     from ..learners.weak import WeakAlignment
     from ..models.alignment import AlignmentModel

@@ -172,7 +172,7 @@ PARTIAL_PLANES = 10
 
 
 def make_learner(name: str, model, *, C: float, max_iter: int, seed: int, callback=None):
-    """A learner of ``core.learners`` by command-line name.
+    """A learner of ``marginalia.learners`` by command-line name.
 
     ``max_iter`` is the number of passes (SSVM, perceptron) or of outer CCCP
     iterations (partial); ``callback(learner, iteration)`` is passed to the
@@ -317,7 +317,7 @@ def _check_annotations_hold(train, labels, args) -> None:
 
 
 def _train_cgh_recipe(args, train, labels) -> int:
-    """The aCGH recipe (:mod:`core.learners.cgh_recipe`): learned metric + per-platform penalty law + pruning."""
+    """The aCGH recipe (:mod:`marginalia.learners.cgh_recipe`): learned metric + per-platform penalty law + pruning."""
     if args.learner != "ssvm" or args.metric != "diagonal" or args.features != "hermite":
         raise UsageError("--recipe penalty-law learns a diagonal metric by SSVM on its own features; for "
                          "--learner/--metric/--features give --recipe plain")
@@ -329,7 +329,7 @@ def _train_cgh_recipe(args, train, labels) -> int:
 
 
 def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
-    """Fit :class:`~core.learners.cgh_recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
+    """Fit :class:`~marginalia.learners.cgh_recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
     from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
     from ..learners.change_pruning import SPIKE_THRESHOLD
     from ..models.persistence import labels_hash

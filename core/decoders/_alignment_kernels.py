@@ -11,7 +11,7 @@ two incoming edges:
 Rows ``t`` are processed in order with a ring of ``m + 1`` rows of values and a
 packed bit per state telling which edge won (1 = start), so memory is
 ``T * E / 8`` bytes plus ``O(m E)`` floats. The callers in
-:mod:`core.decoders.alignment` validate every argument.
+:mod:`marginalia.decoders.alignment` validate every argument.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Numba kernel of the penalized segmentation decoder: optimal partitioning over a tree of bounded starts.
 
-Notation as in :mod:`core.decoders._segmentation_kernels`; the tree of candidate starts and its
-bounds are those of :mod:`core.decoders._start_tree`, with ``W = F``. For each end the tree is
+Notation as in :mod:`marginalia.decoders._segmentation_kernels`; the tree of candidate starts and its
+bounds are those of :mod:`marginalia.decoders._start_tree`, with ``W = F``. For each end the tree is
 searched depth first from the newest starts. On a long sequence with few changes, where pruning
 removes almost nothing, an end then costs a few dozen node tests instead of a pass over
 ``sqrt(live starts)`` flat groups and one whole group.

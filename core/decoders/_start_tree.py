@@ -6,9 +6,9 @@ depend on ``s`` only). The starts ``0..T`` are the leaves of a static tree: ``le
 starts per leaf node, ``fanout`` children per inner node. Once every start of a node has its final
 ``W``, the node stores a centre ``c``, a least-squares drift of the prefix sums ``S`` around it, the
 residual radius, and the lower convex hull of ``(s - c, W(s) - Q[s])``;
-:func:`core.decoders._segmentation_kernels._group_affine` and :func:`hull_min_sorted` turn these
+:func:`marginalia.decoders._segmentation_kernels._group_affine` and :func:`hull_min_sorted` turn these
 into a lower bound of every member's value for any later end, so a search skips whole nodes whose
-bound exceeds the best value found. Notation of ``S`` and ``Q`` as in :mod:`core.decoders._segmentation_kernels`.
+bound exceeds the best value found. Notation of ``S`` and ``Q`` as in :mod:`marginalia.decoders._segmentation_kernels`.
 """
 
 from __future__ import annotations

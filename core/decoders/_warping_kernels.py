@@ -8,7 +8,7 @@ left), row ``i`` starting at byte ``dir_off[i]``.
 
 Optional checkpoints (rows and columns every ``k``) let the second-best
 decoder recompute ``D`` exactly on the few ``k x k`` tiles the best path
-crosses. The callers in :mod:`core.decoders.warping` validate every argument.
+crosses. The callers in :mod:`marginalia.decoders.warping` validate every argument.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Exact template alignment: every frame of a performance gets one score event.
 
 An alignment of ``T`` frames onto ``E`` events (in score order) is given by the
-onset frame of every event (:class:`core.types.Alignment`): event 0 starts at
+onset frame of every event (:class:`marginalia.types.Alignment`): event 0 starts at
 frame 0, onsets strictly increase, event ``e`` holds frames
 ``[onsets[e], onsets[e+1])`` and the last event runs to ``T``. The decoders
 maximise ``sum_t S[t, event(t)]`` for a score matrix ``S`` of shape (T, E)

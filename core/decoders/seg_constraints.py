@@ -12,7 +12,7 @@ segment ``[s, t)``, i.e. consecutive changes ``s`` and ``t``):
 For a fixed end ``t`` the allowed starts therefore form one interval
 ``lo[t] <= s <= hi[t]`` (with ``lo`` non-decreasing in ``t``), plus a flag
 saying whether ``t`` may be a segment end at all. The dynamic programmes
-of :mod:`core.decoders.segmentation` need no extra state for labels.
+of :mod:`marginalia.decoders.segmentation` need no extra state for labels.
 """
 
 from __future__ import annotations

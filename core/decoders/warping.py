@@ -2,7 +2,7 @@
 
 A warping of sequences ``A`` (TA x p) and ``B`` (TB x p) is a monotone path of
 cells from ``(0, 0)`` to ``(TA-1, TB-1)`` with steps (1,0), (0,1), (1,1)
-(:class:`core.types.Warping`). The decoders minimise the sum over the path of
+(:class:`marginalia.types.Warping`). The decoders minimise the sum over the path of
 ``||L (a_i - b_j)||^2`` (a Mahalanobis cost with ``M = L^T L``), optionally
 
 * inside a Sakoe--Chiba band that follows the diagonal scaled by ``TB / TA``,

@@ -2,8 +2,8 @@
 
 Per probe: the logratio in noise units and its point-wise Hermite functions
 (thesis §4.4.2 with no averaging window), the input of the learned metric of
-:mod:`core.learners.cgh_recipe`. Per sequence: the summaries a penalty law
-needs (length, noise level, variance: :func:`~core.learners.penalty_regression.sequence_features`)
+:mod:`marginalia.learners.cgh_recipe`. Per sequence: the summaries a penalty law
+needs (length, noise level, variance: :func:`~marginalia.learners.penalty_regression.sequence_features`)
 and the probe density, which tells the array platform apart (low-density BAC
 arrays have ~1 probe per Mb, high-density oligo arrays ~25).
 """
@@ -30,7 +30,7 @@ def pointwise_hermite_features(logratio) -> np.ndarray:
     -------
     X : ndarray, shape (T, 6)
         Column 0 is ``z = (x - median(x)) / σ̂`` (``σ̂`` from first differences,
-        :func:`~core.features.hermite.robust_noise_scale`), columns 1-5 the
+        :func:`~marginalia.features.hermite.robust_noise_scale`), columns 1-5 the
         bounded Hermite functions ``h_0..h_4`` of ``z``.
     """
     x = as_signal(logratio, "logratio")

@@ -2,7 +2,7 @@
 
 A change in the *distribution* of a 1-d signal (mean, spread, skew, tails)
 becomes a change in the *mean* of the columns ``f_n(x)`` for well chosen
-``f_n``; the change-point cost of :mod:`core.models.segmentation` only sees
+``f_n``; the change-point cost of :mod:`marginalia.models.segmentation` only sees
 changes in mean, so these columns let it see the rest.  Plain monomials
 ``x**n`` explode on outliers; Hermite functions stay bounded.
 

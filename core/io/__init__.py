@@ -1,4 +1,4 @@
-"""File formats: one module per format. The only package (with ``core.features``) importing librosa/soundfile/mido."""
+"""File formats: one module per format. The only package (with ``marginalia.features``) importing librosa/soundfile/mido."""
 
 from .audio import AudioInfo, audio_info, clear_audio_cache, load_audio, write_wav
 from .cgh import (

@@ -3,7 +3,7 @@
 Formats (the neuroblastoma / SegAnnDB convention)
 --------------------------------------------------
 * profiles: ``profile.id,chromosome,position,logratio`` (extra columns allowed, comma or tab separated,
-  optionally gzip-compressed). Each (profile.id, chromosome) pair is one :class:`~core.types.Sequence`.
+  optionally gzip-compressed). Each (profile.id, chromosome) pair is one :class:`~marginalia.types.Sequence`.
 * annotations: ``profile.id,chromosome,min,max,annotation`` where ``[min, max]`` is a closed base-pair
   interval and annotation is one of ``0breakpoints``, ``normal`` (no change), ``1breakpoint`` (exactly
   one change), ``breakpoint``, ``>0breakpoints`` (at least one change).
@@ -73,7 +73,7 @@ class UnsortedPositionsWarning(UserWarning):
 
 @dataclass(frozen=True)
 class CghRegionLabel(RegionLabel):
-    """A :class:`~core.types.RegionLabel` read from an annotation table, remembering the table's values.
+    """A :class:`~marginalia.types.RegionLabel` read from an annotation table, remembering the table's values.
 
     It *is* a RegionLabel (``[start, stop)`` in probe-index space, ``item_id`` = sequence name); the extra
     fields let :func:`write_annotations` reproduce the original row exactly.

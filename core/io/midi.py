@@ -1,4 +1,4 @@
-"""Standard MIDI files <-> :class:`~core.types.Score`, aligned MIDI export and the alignment CSV.
+"""Standard MIDI files <-> :class:`~marginalia.types.Score`, aligned MIDI export and the alignment CSV.
 
 Reading merges all tracks, follows the tempo map (ticks -> seconds), pairs note-on/note-off per
 (track, channel, pitch) first-in first-out (so overlapping notes of one pitch keep their onsets),
@@ -150,7 +150,7 @@ def _tempo_map(mf, path) -> _TempoMap:
 
 
 def read_midi(path) -> Score:
-    """Read a type 0 or type 1 Standard MIDI File into a :class:`~core.types.Score`.
+    """Read a type 0 or type 1 Standard MIDI File into a :class:`~marginalia.types.Score`.
 
     Parameters
     ----------

@@ -1,10 +1,10 @@
 """Per-sequence penalty on top of a learned segmentation metric.
 
-A :class:`~core.models.segmentation.SegmentationModel` with parameters ``w``
+A :class:`~marginalia.models.segmentation.SegmentationModel` with parameters ``w``
 (metric ``B`` and penalty ``λ``) uses one penalty law for every sequence. This
 wrapper keeps ``B`` and multiplies the penalty of each sequence by ``exp(δ)``,
 with ``δ = f(features of the sequence)`` learned by max-margin interval
-regression (:class:`~core.learners.penalty_regression.PenaltyIntervalRegression`)
+regression (:class:`~marginalia.learners.penalty_regression.PenaltyIntervalRegression`)
 on the intervals of offsets whose decoding has the fewest label errors, found
 on a grid of offsets. With ``path_features=True`` the regression also sees
 where the sequence's own decoding path loses its last change (the offset at
@@ -99,7 +99,7 @@ class PenaltyCalibration:
             Model inputs.
         Ys : list of label lists
         F : ndarray, shape (n, d)
-            Sequence features (e.g. :func:`~core.learners.penalty_regression.sequence_features`).
+            Sequence features (e.g. :func:`~marginalia.learners.penalty_regression.sequence_features`).
         """
         g = self._grid()
         if not (len(Xs) == len(Ys) == len(F)):

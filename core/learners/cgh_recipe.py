@@ -1,13 +1,13 @@
 """The aCGH change-point recipe: a learned metric plus a per-sequence penalty law per array platform.
 
 1. Input matrix of a sequence: logratio in noise units and its point-wise
-   Hermite functions (:func:`~core.features.cgh.pointwise_hermite_features`).
+   Hermite functions (:func:`~marginalia.features.cgh.pointwise_hermite_features`).
 2. A diagonal Mahalanobis metric and a base penalty ``∝ log T`` learned
    from the partial labels by SSVM (thesis ch.4; exact label-violation
    loss). ``learner="transfer"`` learns one per array platform with
-   :class:`~core.learners.transfer.TransferSSVM` (Lou eq. 1.9, coupled by
+   :class:`~marginalia.learners.transfer.TransferSSVM` (Lou eq. 1.9, coupled by
    ``rho``): better on 3 of 5 CV folds, much worse on one, so not the default.
-3. A :class:`~core.learners.penalty_law.PenaltyLaw` per probe-density class
+3. A :class:`~marginalia.learners.penalty_law.PenaltyLaw` per probe-density class
    (low-density BAC arrays vs high-density oligo arrays, split at
    ``density_split`` probes per Mb): the log-penalty offset of a sequence is a
    linear function of its length, noise level, variance and change-count
@@ -23,7 +23,7 @@
    probes per chromosome, get the plain logratio and the high-density ones mostly
    keep the learned metric).
 4. Optionally (``prune=True``; :func:`fit_cgh_recipe`'s default) a
-   :class:`~core.learners.change_pruning.ChangePruner` per platform then drops,
+   :class:`~marginalia.learners.change_pruning.ChangePruner` per platform then drops,
    weakest first, the changes of that segmentation whose local evidence (jump in
    noise units, segment lengths, spread of the shorter segment) is below a
    threshold learned on the training labels: the law decides how many changes a
@@ -117,7 +117,7 @@ LAW_MARGINS = (0.25, 0.5, 1.0, 1.5, 2.0)
 
 
 def density_class(seq, split: float = DENSITY_SPLIT) -> str:
-    """``"high"`` or ``"low"`` probe density of a :class:`~core.types.Sequence` (``"low"`` without positions)."""
+    """``"high"`` or ``"low"`` probe density of a :class:`~marginalia.types.Sequence` (``"low"`` without positions)."""
     pos = getattr(seq, "positions", None)
     d = float("nan") if pos is None else probe_density(pos)
     return "high" if np.isfinite(d) and d >= split else "low"
@@ -140,7 +140,7 @@ class CghSegmenter:
     min_size : int, default 3
         Minimal segment length (probes).
     offsets, counts, alphas, margin, cv
-        Passed to :class:`~core.learners.penalty_law.PenaltyLaw`.
+        Passed to :class:`~marginalia.learners.penalty_law.PenaltyLaw`.
     density_split : float or None, default 5.0
         Probes per Mb splitting the platforms; ``None``: one law for all.
     min_class_sequences : int, default 4
@@ -178,31 +178,31 @@ class CghSegmenter:
         sets 9.9 % against 9.4 % (benchmarks/FINDINGS.md).
     learner : {"ssvm", "transfer", "partial"}, default "ssvm"
         How the metric is learned: SSVM (block-coordinate Frank-Wolfe, exact
-        label-violation loss); :class:`~core.learners.partial.PartialLabelSSVM`
+        label-violation loss); :class:`~marginalia.learners.partial.PartialLabelSSVM`
         (bridge loss by CCCP: ``max_iter`` outer iterations, each convex step
-        one warm-started BCFW pass); or :class:`~core.learners.transfer.TransferSSVM`
+        one warm-started BCFW pass); or :class:`~marginalia.learners.transfer.TransferSSVM`
         with one dataset per platform coupled by ``rho`` (each platform then
         decodes with its own metric). A chromosome longer than ``metric_window``
-        probes enters this step as :func:`~core.learners.training_windows.training_windows`
+        probes enters this step as :func:`~marginalia.learners.training_windows.training_windows`
         cut around its labels; the penalty laws and pruners see it whole.
     rho : float, default 1.0
         Coupling of the platforms for ``learner="transfer"``.
     prune : bool, default False
-        Learn a :class:`~core.learners.change_pruning.ChangePruner` per platform
+        Learn a :class:`~marginalia.learners.change_pruning.ChangePruner` per platform
         (pooled ``"all"`` one as fallback) on the law's segmentations of the
         training sequences, and apply it in :meth:`segment`. A platform segmented by the
         pooled law (too few sequences for its own) still gets a pruner of its own.
     candidates : {"auto", "law", "union"}, default "auto"
         The changes each pruner chooses from: the law's segmentation (``"law"``),
         or that plus a label-free over-segmentation of the logratio
-        (:func:`~core.learners.change_pruning.oversegment`, ``overseg_penalty``
+        (:func:`~marginalia.learners.change_pruning.oversegment`, ``overseg_penalty``
         times ``log T`` per change in noise units; ``"union"``), so that a change
         the law's penalty missed can still be kept; ``"auto"``: per pruner, the
         one with fewer cross-validated label errors on the training sequences
         (leaving out one group of ``groups`` at a time; the law's candidates on ties and when
         the sequences form fewer than ``MIN_GROUPS_TO_COMPARE`` = 8 groups). A held-out sequence
         is pruned from the law's segmentation at the offset of the law refitted without its fold
-        (:meth:`~core.learners.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
+        (:meth:`~marginalia.learners.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
         new sequence would be: its own offset, fitted to its labels, made the law's
         candidates look better than they are on new sequences. On the neuroblastoma
         cohort the high-density arrays take the union on most folds and the
@@ -211,14 +211,14 @@ class CghSegmenter:
         Penalty of that over-segmentation, per ``log T``.
     spike_threshold : float or None, default 4.0
         The pruners and the over-segmentation read the logratio with single-probe spikes
-        beyond this many noise units replaced (:func:`~core.learners.change_pruning.despike`;
+        beyond this many noise units replaced (:func:`~marginalia.learners.change_pruning.despike`;
         ``None``: as measured).
     random_state : int, default 0
     callback : callable, optional
         ``callback(learner, iteration)`` after each pass of the metric learner.
     should_stop : callable, optional
         Polled between sequences (metric steps, penalty-law decodings); when it returns True
-        :meth:`fit` raises :class:`~core.exceptions.CancelledError`. A pass over long
+        :meth:`fit` raises :class:`~marginalia.exceptions.CancelledError`. A pass over long
         chromosomes takes minutes, so a cancel cannot wait for the end of one.
     progress : callable, optional
         ``progress(stage, done, total)`` while the penalty laws decode their grids
@@ -252,7 +252,7 @@ class CghSegmenter:
         metrics compared (only the one used unless ``law_metric="auto"``).
     pruners_ : dict
         The keys of ``laws_``, and a platform without a law of its own (fewer than
-        ``min_class_sequences`` training sequences) → :class:`~core.learners.change_pruning.ChangePruner`
+        ``min_class_sequences`` training sequences) → :class:`~marginalia.learners.change_pruning.ChangePruner`
         (empty without ``prune``). A platform's pruner is fitted on its sequences alone,
         on the candidates of the law that segments them.
     pruner_candidates_ : dict

@@ -228,7 +228,7 @@ def elimination_path(x, segmentation, *, beta=0.0, gamma=0.0, delta=0.0, scale=N
         Exponent of the shorter segment's standard deviation (noise units, floored at
         ``SPREAD_FLOOR``) in the score.
     scale : float, optional
-        Noise level of ``x`` (default: :func:`~core.features.hermite.robust_noise_scale`).
+        Noise level of ``x`` (default: :func:`~marginalia.features.hermite.robust_noise_scale`).
     spike : float, optional
         Threshold of :func:`despike` applied to ``x`` in noise units first (default: none).
 
@@ -301,7 +301,7 @@ def oversegment(x, *, penalty=OVERSEGMENT_PENALTY, min_size=3, scale=None, spike
     min_size : int
         Minimal segment length.
     scale : float, optional
-        Noise level of ``x`` (default: :func:`~core.features.hermite.robust_noise_scale`).
+        Noise level of ``x`` (default: :func:`~marginalia.features.hermite.robust_noise_scale`).
     spike : float, optional
         Threshold of :func:`despike` applied in noise units first (default: none).
 

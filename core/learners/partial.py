@@ -26,7 +26,7 @@ their current completions).
 
 ``strategy="complete"`` is the alternation of thesis §4.4.2: complete the
 labels with the current model (constrained decode), train a full-label
-:class:`~core.learners.ssvm.SSVM` on the completions, repeat until the
+:class:`~marginalia.learners.ssvm.SSVM` on the completions, repeat until the
 completions stop changing. With ``partial_loss="completion"`` it matches
 full-label training with 25 % of the samples' segments revealed
 (``benchmarks/learning.py``).
@@ -131,13 +131,13 @@ class PartialLabelSSVM:
     inner : {"bundle", "bcfw"}, default "bundle"
         Solver of the convex CCCP subproblem of the bridge loss: Lou's bundle
         method (planes recycled across CCCP iterations) or block-coordinate
-        Frank–Wolfe (:class:`~core.learners.ssvm.SSVM` on the labels with
+        Frank–Wolfe (:class:`~marginalia.learners.ssvm.SSVM` on the labels with
         their current completions; the subproblem is exactly its objective
         times ``n``). Ignored by ``strategy="complete"``.
     n_jobs : int, default 1
         Threads for the SSVM passes (``"complete"`` and ``inner="bcfw"``).
     random_state, callback, should_stop
-        As in :class:`~core.learners.ssvm.SSVM`; ``callback(learner, outer_iteration)``.
+        As in :class:`~marginalia.learners.ssvm.SSVM`; ``callback(learner, outer_iteration)``.
 
     Attributes
     ----------

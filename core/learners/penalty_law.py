@@ -1,6 +1,6 @@
 """A per-sequence penalty law on top of a learned segmentation metric.
 
-A :class:`~core.models.segmentation.SegmentationModel` with parameters ``w``
+A :class:`~marginalia.models.segmentation.SegmentationModel` with parameters ``w``
 (metric ``B`` and penalty ``λ``) applies one penalty law to every sequence,
 but the number of changes an expert sees varies far more between sequences
 than any single law allows. :class:`PenaltyLaw` keeps ``B`` and multiplies
@@ -215,7 +215,7 @@ class PenaltyLaw:
         """Segmentations of ``X`` (T, p) at every offset of the grid.
 
         ``should_stop()`` is polled before each decoding (a long chromosome takes a second per
-        decoding); when it returns True, :class:`~core.exceptions.CancelledError` is raised.
+        decoding); when it returns True, :class:`~marginalia.exceptions.CancelledError` is raised.
 
         Decodes the two ends of the grid, then recursively the middle of any stretch whose two
         ends differ. A stretch whose ends decode to the same changes is filled without decoding:

@@ -37,7 +37,7 @@ class StructuredPerceptron:
     Parameters
     ----------
     model : object
-        E.g. :class:`core.models.segmentation.SegmentationModel`.
+        E.g. :class:`marginalia.models.segmentation.SegmentationModel`.
     max_iter : int, default 10
         Passes over the data in :meth:`fit`.
     averaged : bool, default True

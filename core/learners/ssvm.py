@@ -52,7 +52,7 @@ class SSVM:
     Parameters
     ----------
     model : object
-        E.g. :class:`core.models.segmentation.SegmentationModel`.
+        E.g. :class:`marginalia.models.segmentation.SegmentationModel`.
     C : float, default 1.0
         Trade-off: ``λ = 1 / (C n)``.
     max_iter : int, default 100

@@ -1,7 +1,7 @@
 """Training windows: the stretches of a long labelled sequence that a metric step needs.
 
 The loss-augmented decodings of partially labelled sequences (the SSVM's oracle,
-:meth:`~core.models.segmentation.SegmentationModel.loss_augmented_decode`) are the bulk of a
+:meth:`~marginalia.models.segmentation.SegmentationModel.loss_augmented_decode`) are the bulk of a
 metric step, and on the high-density neuroblastoma arrays most of their samples lie far from any
 label (about 1 s per pass for a 97,260-probe chromosome). A label only constrains the changes inside it, and the best segmentation near a label hardly
 depends on data a few thousand probes away, so the metric is learned on windows cut around

@@ -5,12 +5,12 @@ Objective (datasets ``d = 1..D``, sums over items)::
     min_{w_1..w_D ∈ 𝒲, w}  Σ_d ‖w_d‖² / (2C) + Σ_j ρ_j/2 Σ_d (w_dj - w_j)² + Σ_d Σ_{n ∈ d} H_n(w_d)
 
 with ``H_n`` the margin-rescaled hinge of item ``n`` (as in
-:class:`~core.learners.ssvm.SSVM`), ``𝒲`` the model's parameter cone and
+:class:`~marginalia.learners.ssvm.SSVM`), ``𝒲`` the model's parameter cone and
 ``ρ_j = rho`` except for the ``uncoupled`` coordinates (``ρ_j = 0``: each
 dataset keeps its own value, e.g. its own change penalty). Minimising over
 the shared ``w`` gives ``w = mean_d w_d``; the regulariser is then
 ``Σ_j ½ θ_jᵀ K_j θ_j`` with ``K_j = I/C + ρ_j (I - 11ᵀ/D)``
-(:mod:`~core.learners.transfer_coupling`). The dual (Lou eq. 1.10 in this
+(:mod:`~marginalia.learners.transfer_coupling`). The dual (Lou eq. 1.10 in this
 parametrisation) is solved by block-coordinate Frank–Wolfe as for one
 dataset: the primal vectors are the maximiser of ``⟨Θ, U⟩ - R(Θ)`` over the
 cone (closed form for a non-negative orthant), and the step along a block's
@@ -47,15 +47,15 @@ class TransferSSVM:
         Coupling strength (``0``: independent, ``inf``: union).
     C : float, default 1.0
     max_iter, tol, random_state, callback, should_stop
-        As in :class:`~core.learners.ssvm.SSVM`.
+        As in :class:`~marginalia.learners.ssvm.SSVM`.
     averaging : bool, default True
         Return the weighted average ``w̄_k = k/(k+2) w̄_{k-1} + 2/(k+2) w_k``
-        of the iterates, as :class:`~core.learners.ssvm.SSVM` does by default
+        of the iterates, as :class:`~marginalia.learners.ssvm.SSVM` does by default
         (after a few passes the last iterate still jumps between vertices).
     uncoupled : sequence of int, optional
         Coordinates of ``w`` that are not coupled (``ρ_j = 0``): each dataset
         learns its own, e.g. ``[-1]`` for the change penalty of a
-        :class:`~core.models.segmentation.SegmentationModel`.
+        :class:`~marginalia.models.segmentation.SegmentationModel`.
 
     Attributes
     ----------

@@ -1,4 +1,4 @@
-"""The coupled regulariser of :class:`~core.learners.transfer.TransferSSVM` and its conjugate.
+"""The coupled regulariser of :class:`~marginalia.learners.transfer.TransferSSVM` and its conjugate.
 
 For ``D`` datasets with parameter vectors stacked as ``Θ`` (shape (D, P)),
 the regulariser is separable over the coordinates ``j``::

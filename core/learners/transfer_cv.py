@@ -1,4 +1,4 @@
-"""Choosing the coupling ``rho`` of :class:`~core.learners.transfer.TransferSSVM` by cross-validation.
+"""Choosing the coupling ``rho`` of :class:`~marginalia.learners.transfer.TransferSSVM` by cross-validation.
 
 Only the *target* dataset's labels judge: its items are split into folds by
 group (e.g. by profile, so the chromosomes of one patient stay together);
@@ -166,7 +166,7 @@ class TransferRhoCV:
 
         With ``rho = 0`` the objective separates by dataset, so the target's
         vector only depends on its own items: the plain
-        :class:`~core.learners.ssvm.SSVM` on those alone (with units of their
+        :class:`~marginalia.learners.ssvm.SSVM` on those alone (with units of their
         own, in a copy of the model unless it is the final fit) has the same
         optimum and follows the same steps as a target-only learner, without
         the floating-point drift of another code path (decodings with ties

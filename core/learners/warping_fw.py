@@ -48,7 +48,7 @@ class _Block:
 
 
 class WarpingFrankWolfe:
-    """Learn a :class:`core.models.warping.WarpingModel` metric by block-coordinate Frank–Wolfe.
+    """Learn a :class:`marginalia.models.warping.WarpingModel` metric by block-coordinate Frank–Wolfe.
 
     Parameters
     ----------
@@ -113,10 +113,10 @@ class WarpingFrankWolfe:
     def fit(self, Xs, Ys):
         """Learn ``w_`` from pairs ``Xs = [(A, B), ...]`` and their true warpings ``Ys``.
 
-        ``Ys`` items may also be lists of :class:`core.types.WarpAnchorLabel`,
+        ``Ys`` items may also be lists of :class:`marginalia.types.WarpAnchorLabel`,
         completed once by a DTW through the anchors (Euclidean, or the
         previous ``w_`` when warm starting). With few anchors the bridge loss
-        of :class:`core.learners.partial.PartialLabelSSVM` (the model's
+        of :class:`marginalia.learners.partial.PartialLabelSSVM` (the model's
         ``partial_loss="violations"``) learns better than these completions.
 
         Returns

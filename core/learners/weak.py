@@ -241,7 +241,7 @@ class WeakAlignment:
         return _align(self._augment(X) @ self.W_ @ np.asarray(Phi, dtype=float).T, int(self.min_frames))
 
     def to_model_w(self, model) -> np.ndarray:
-        """Parameters for :class:`core.models.alignment.AlignmentModel` (``W`` and bias ``c = α W[-1]``)."""
+        """Parameters for :class:`marginalia.models.alignment.AlignmentModel` (``W`` and bias ``c = α W[-1]``)."""
         if not hasattr(self, "W_"):
             raise NotFittedError("WeakAlignment: call fit() before to_model_w()")
         model.n_features_ = self.n_features_

@@ -228,7 +228,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     ``s`` and every label skipped over are closed); outside labels only the second kind exists
     (state 0). Either way its value is at least ``W(s) + scatter(s, t) + c(t)`` with ``W`` depending
     on the start only (:func:`_start_values`), so each state is a range minimum over a tree of
-    bounded starts (:mod:`core.decoders._start_tree`), as in the penalized decoder.
+    bounded starts (:mod:`marginalia.decoders._start_tree`), as in the penalized decoder.
     """
     T, q = Z.shape
     R = lab_lo.shape[0]

@@ -26,17 +26,15 @@ __all__ = ["save_model", "load_model", "to_bytes", "from_bytes", "labels_hash", 
 
 FORMAT = "marginalia-model"
 FORMAT_VERSION = 1
+#: the name Marginalia is installed under (the import name is ``marginalia``)
+DISTRIBUTION = "marginalia-studio"
 
 
 def library_version() -> str:
-    """``core.__version__`` if defined, else the installed package's version, else ``"unknown"``."""
-    import core
-    v = getattr(core, "__version__", None)
-    if v:
-        return str(v)
+    """The installed distribution's version, or ``"unknown"`` when run from an uninstalled checkout."""
     try:
         from importlib.metadata import version
-        return version("marginalia")
+        return version(DISTRIBUTION)
     except Exception:
         return "unknown"
 

@@ -13,8 +13,8 @@ parameter. ``metric="diagonal"`` learns ``B = Diag(b)``, ``b ≥ 0``
 PSD ``B`` (``φ`` holds ``vec(S)``). The parameter vector is
 ``w = [b_1..b_p, λ]`` or ``[vec(B), λ]``.
 
-Targets are either a full :class:`~core.types.Segmentation` or a list of
-partial labels (:class:`~core.types.RegionLabel` / :class:`~core.types.BoundaryLabel`),
+Targets are either a full :class:`~marginalia.types.Segmentation` or a list of
+partial labels (:class:`~marginalia.types.RegionLabel` / :class:`~marginalia.types.BoundaryLabel`),
 wrapped by :meth:`SegmentationModel.make_target` into a :class:`PartialTarget`
 that carries the labels and a completion (the best segmentation respecting them).
 """

@@ -1,7 +1,7 @@
 """Warping model: a learned Mahalanobis cost for dynamic time warping (thesis ch. 5).
 
 An item is a pair ``(A, B)`` of feature sequences (TA × p and TB × p); its
-output is a :class:`core.types.Warping`, encoded by the binary matrix ``Y``
+output is a :class:`marginalia.types.Warping`, encoded by the binary matrix ``Y``
 (TA × TB) of the cells on the path. Matching ``a_i`` with ``b_j`` costs
 ``(a_i - b_j)ᵀ M (a_i - b_j)`` with ``M ⪰ 0`` (a non-negative diagonal or a
 PSD matrix), so the score of a path is linear in ``M`` (thesis eq. 5.4)::
@@ -21,7 +21,7 @@ Losses (``target`` the true path ``Y*``):
   hull of the warpings. Its tangent at any point ``Z`` is linear in ``Y``,
   so the linearised loss-augmented problem is again a DTW, with the cell
   costs shifted by minus the gradient: the linear oracle of the Frank–Wolfe
-  learner :class:`core.learners.warping_fw.WarpingFrankWolfe`.
+  learner :class:`marginalia.learners.warping_fw.WarpingFrankWolfe`.
 
 Parameter vector ``w``: the diagonal of ``M`` (``p``) or ``vec(M)`` (``p²``).
 """
@@ -120,11 +120,11 @@ class WarpingModel:
         Hamming loss between binary warping matrices or the symmetric area
         loss (see the module docstring).
     band : None, float in (0, 1] or int
-        Sakoe–Chiba band of every DTW (see :func:`core.decoders.warping.band_limits`).
+        Sakoe–Chiba band of every DTW (see :func:`marginalia.decoders.warping.band_limits`).
     partial_loss : {"violations", "completion"}
         Loss against a :class:`PartialTarget` (anchor labels): the number of
         anchor cells the path misses (linear in ``Y``, so the loss-augmented
-        DTW is exact; what :class:`core.learners.partial.PartialLabelSSVM`'s
+        DTW is exact; what :class:`marginalia.learners.partial.PartialLabelSSVM`'s
         bridge loss needs), or ``loss`` against the labels' completion.
 
     Attributes

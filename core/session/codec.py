@@ -1,7 +1,7 @@
-"""Exact JSON (de)serialisation of the partial-label types of :mod:`core.types`.
+"""Exact JSON (de)serialisation of the partial-label types of :mod:`marginalia.types`.
 
 A label becomes a flat JSON object with a ``"type"`` tag (the class name) and
-one key per dataclass field; :class:`~core.types.RegionKind` is stored by
+one key per dataclass field; :class:`~marginalia.types.RegionKind` is stored by
 value. Encoding is canonical (sorted keys, no spaces, integers and floats
 normalised by the field's declared type) so equal labels always give the same
 text, which makes :func:`labels_digest` a stable fingerprint of a label set.

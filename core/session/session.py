@@ -2,13 +2,13 @@
 
 Items, labels, models, predictions, settings and the undo/redo history all
 change only through a :class:`Session`. Every change is committed to the
-:class:`~core.session.store.ProjectStore` before the call returns (one
+:class:`~marginalia.session.store.ProjectStore` before the call returns (one
 transaction per label edit), then the in-memory view is updated and events
-are emitted through the session's :class:`~core.events.EventHub`.
+are emitted through the session's :class:`~marginalia.events.EventHub`.
 
 Examples
 --------
->>> from core.types import RegionLabel, RegionKind
+>>> from marginalia.types import RegionLabel, RegionKind
 >>> with Session.create(tmp_path / "demo.marginalia") as s:          # doctest: +SKIP
 ...     item = s.add_item("chr1", kind="cgh", task="segmentation")
 ...     lab = s.add_label(RegionLabel(item, start=0, stop=50, kind=RegionKind.ZERO))
@@ -376,7 +376,7 @@ class Session:
         """Bring the labels up to date with a damaged copy of this project (after restoring a backup).
 
         The damaged file's edit log is read up to its first unreadable or damaged entry
-        (:func:`~core.session.recovery.plan_recovery`); when it extends this project's own
+        (:func:`~marginalia.session.recovery.plan_recovery`); when it extends this project's own
         history, its labels on this project's items are applied as ONE undoable step
         (additions, changes, deletions). Items imported after the backup come back first
         from their records in the damaged file, when those pass their checksum.

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import json
 import logging
 import os
@@ -45,16 +44,14 @@ from .history import EditHistory, replay_log
 from .locking import ProjectLock
 from .records import ItemRecord, ModelRecord, PredictionRecord, SourceProblem
 from .schema import APPLICATION_ID, CREATE_LATEST, ITEM_COLUMNS, MIGRATIONS, SCHEMA_VERSION, item_row_crc, log_row_crc
+from ..models.persistence import library_version
 from .sources import file_sha256, file_signature
 
 __all__ = ["ProjectStore", "LIBRARY_VERSION"]
 
 _logger = logging.getLogger(__name__)
 
-try:
-    LIBRARY_VERSION = importlib.metadata.version("marginalia")
-except importlib.metadata.PackageNotFoundError:  # running from a checkout that is not installed
-    LIBRARY_VERSION = "unknown"
+LIBRARY_VERSION = library_version()
 
 
 def _positive_int(name: str, value, minimum: int = 1) -> int:

@@ -1,6 +1,6 @@
 """Audio-to-score alignment: the engine's alignment task.
 
-The task delegates to :class:`core.scorealign.ScoreAligner` (onset-aware chroma
+The task delegates to :class:`marginalia.scorealign.ScoreAligner` (onset-aware chroma
 features, duration prior, sub-frame onset refinement, weak supervision). The
 module also keeps the simple frame and event descriptors (unit-norm chroma with
 a quietness value, pitch-class templates with a leading silence pseudo-event)
@@ -57,7 +57,7 @@ def event_templates(score) -> np.ndarray:
 
 
 class AlignmentTask(EngineTask):
-    """Alignment of audio items to their scores with :class:`core.scorealign.ScoreAligner`.
+    """Alignment of audio items to their scores with :class:`marginalia.scorealign.ScoreAligner`.
 
     The aligner's own features (semitone-band chroma and onset chroma on 5.8 ms
     frames) are computed once per item; anchors are hard constraints of every

@@ -38,7 +38,7 @@ QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 def conflict_in_user_terms(exc, labels, new, sequence, *, why: str = "", rule: str = "",
                            label_id_of=str) -> InfeasibleLabelsError:
-    """A decoder's :class:`~core.exceptions.InfeasibleLabelsError` reworded for the person who made ``new``.
+    """A decoder's :class:`~marginalia.exceptions.InfeasibleLabelsError` reworded for the person who made ``new``.
 
     The decoders name the conflicting labels by id; this names them as the Labels panel shows them
     (kinds, positions, events) and keeps the ids in ``label_ids``. ``exc`` is returned unchanged when an

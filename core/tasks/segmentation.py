@@ -2,15 +2,15 @@
 
 Features: for aCGH the logratio in noise units and its point-wise Hermite
 functions (thesis §4.4.2; the inputs of the aCGH recipe,
-:func:`~core.learners.cgh_recipe.fit_cgh_recipe`), for audio and series the
+:func:`~marginalia.learners.cgh_recipe.fit_cgh_recipe`), for audio and series the
 item's feature frames. The model is a
-:class:`~core.models.segmentation.SegmentationModel` with a learned diagonal
+:class:`~marginalia.models.segmentation.SegmentationModel` with a learned diagonal
 metric and penalty; interactive updates are averaged perceptron steps (Lou
 Alg. 1.2). A full retrain fits a warm-started SSVM on every labelled item;
 for aCGH, once enough chromosomes are labelled, it fits the recipe instead:
 the metric plus a per-platform law giving each chromosome its own penalty
 from its length, noise and change-count thresholds, and a learned rule that
-drops weak changes (:class:`~core.learners.change_pruning.ChangePruner`); the
+drops weak changes (:class:`~marginalia.learners.change_pruning.ChangePruner`); the
 redraws then use both, except where a label needs a dropped change.
 """
 
@@ -351,7 +351,7 @@ class SegmentationTask(EngineTask):
         """``((best, score), (runner-up, score) or None)`` under ``w`` and the label constraints.
 
         The runner-up is the best structure with one change more or fewer (what a
-        region label would decide; :func:`~core.active.count_runner_up.segment_count_runner_up`),
+        region label would decide; :func:`~marginalia.active.count_runner_up.segment_count_runner_up`),
         not the best with a change shifted by a sample, so the margin says how close the
         item is to a different answer. The decoder's costs are the model's scores negated
         (``⟨w, φ(X, y)⟩`` is minus the penalised scatter under the same metric and

@@ -10,22 +10,20 @@ Writes into this folder:
 * ``melody.wav`` -- that score rendered by additive synthesis with a slight tempo warp, 22050 Hz mono
   16-bit; ``melody_truth.csv`` -- the true audio onset of every score event.
 
-Run ``python resources/demo/make_demo.py`` from the repository root; the output is byte-identical
+Run ``python resources/demo/make_demo.py`` with Marginalia installed (``make install``); the output is byte-identical
 from run to run.
 """
 
 from __future__ import annotations
 
 import pathlib
-import sys
 
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))
 
-from core.io import audio, cgh, midi  # noqa: E402
-from core.types import Score, Segmentation, Sequence  # noqa: E402
+from marginalia.io import audio, cgh, midi
+from marginalia.types import Score, Segmentation, Sequence
 
 SEED = 20261123
 SR = 22050

@@ -1,4 +1,4 @@
-"""An in-memory stand-in for ``core.engine.Engine`` with the same public surface.
+"""An in-memory stand-in for ``marginalia.engine.Engine`` with the same public surface.
 
 It lets the window tests check the app's own behaviour (mouse, keys, workers, redraws)
 quickly and deterministically; ``test_demo.py`` drives the real engine.
@@ -12,12 +12,12 @@ import threading
 
 import numpy as np
 
-from core import events as ev
-from core.exceptions import DataFormatError, ParameterError
-from core.types import (AnchorLabel, Alignment, BoundaryLabel, Prediction, Query, RegionKind, RegionLabel,
+from marginalia import events as ev
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.types import (AnchorLabel, Alignment, BoundaryLabel, Prediction, Query, RegionKind, RegionLabel,
                         Segmentation)
 
-from core.engine import ItemInfo
+from marginalia.engine import ItemInfo
 
 from .synthetic import audio_item, cgh_sequence
 

@@ -1,10 +1,10 @@
-"""Small synthetic items built from core.types for the app tests (no files, no engine)."""
+"""Small synthetic items built from marginalia.types for the app tests (no files, no engine)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.types import Alignment, Prediction, Score, Segmentation, Sequence
+from marginalia.types import Alignment, Prediction, Score, Segmentation, Sequence
 
 
 def cgh_sequence(T: int = 200, seed: int = 0, changes=(60, 140)) -> Sequence:

@@ -1,4 +1,4 @@
-"""The real main window on the real demo project (core.engine.Engine.open_demo), driven like a user.
+"""The real main window on the real demo project (marginalia.engine.Engine.open_demo), driven like a user.
 
 One window serves the whole module (building the demo and compiling the decoders takes seconds);
 the tests run in file order and each leaves the window usable for the next.
@@ -11,10 +11,10 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
-from app import theme
-from app.main_window import MainWindow
-from core.engine import Engine
-from core.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
+from marginalia.app import theme
+from marginalia.app.main_window import MainWindow
+from marginalia.engine import Engine
+from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
 from .helpers import click, drag, finish_io
 

@@ -11,9 +11,9 @@ import pathlib
 import pytest
 from PySide6 import QtWidgets
 
-from app import errors
-from app.main import NO_DISPLAY, display_available, uses_x11, x11_problem
-from core.exceptions import DataFormatError, InfeasibleLabelsError, ProjectDamagedError
+from marginalia.app import errors
+from marginalia.app.main import NO_DISPLAY, display_available, uses_x11, x11_problem
+from marginalia.exceptions import DataFormatError, InfeasibleLabelsError, ProjectDamagedError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -36,7 +36,7 @@ def test_display_detection(env, platform, expected):
 
 def test_no_display_prints_one_line_and_exits_2():
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    proc = subprocess.run([sys.executable, "-m", "app.main", "--demo"], cwd=ROOT, env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "marginalia.app.main", "--demo"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip() == NO_DISPLAY
@@ -137,3 +137,22 @@ def test_a_broken_plugin_is_reported_as_such(tmp_path):
         return object()
     msg = x11_problem(load=load, plugin=str(plugin))
     assert "cannot be loaded" in msg and "invalid ELF header" in msg
+
+
+def test_pyside_keeps_references_to_the_singletons(qapp):
+    """PySide6 6.12.0 on Python < 3.12 returned None/True without a reference (Python then aborts after a few
+    thousand calls); pyproject excludes it. This fails on any such build before it can crash a user's session."""
+    import sys
+
+    from PySide6 import QtCore, QtWidgets
+
+    class Emitter(QtCore.QObject):
+        fired = QtCore.Signal()
+
+    widget, emitter = QtWidgets.QWidget(), Emitter()
+    before = sys.getrefcount(None), sys.getrefcount(True)
+    for _ in range(5000):
+        widget.update()
+        emitter.fired.emit()
+    after = sys.getrefcount(None), sys.getrefcount(True)
+    assert after[0] >= before[0] - 100 and after[1] >= before[1] - 100

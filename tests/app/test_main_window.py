@@ -9,9 +9,9 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
-from app import theme
-from app.main_window import MainWindow
-from core.types import BoundaryLabel, RegionKind, RegionLabel
+from marginalia.app import theme
+from marginalia.app.main_window import MainWindow
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
 from .fake_engine import FakeEngine
 from .helpers import click, drag, finish_io
@@ -302,7 +302,7 @@ def test_runner_up_alignment_is_drawn_only_where_it_differs(qtbot, window):
 
 
 def test_a_prediction_left_behind_by_a_newer_model_turns_stale(qtbot, window):
-    from core import events as ev
+    from marginalia import events as ev
 
     win, eng = window, window.engine
     strip = win.profile_view.strip
@@ -373,7 +373,7 @@ class StandInPlayer(QtCore.QObject):
 
 
 def test_playback_cursor_moves_and_pages_the_view(qtbot, window):
-    from app.audio import AudioPlayer
+    from marginalia.app.audio import AudioPlayer
 
     win = window
     win.audio, win.audio_factory = None, StandInPlayer
@@ -422,7 +422,7 @@ def test_whole_profile_shows_every_chromosome_side_by_side_and_a_click_zooms_in(
 
 
 def test_an_anchor_on_the_spectrogram_can_be_moved_selected_and_deleted(qtbot, window):
-    from core.types import AnchorLabel
+    from marginalia.types import AnchorLabel
 
     win, eng = window, window.engine
     _show_audio(qtbot, win)
@@ -444,7 +444,7 @@ def test_an_anchor_on_the_spectrogram_can_be_moved_selected_and_deleted(qtbot, w
 
 
 def test_an_anchor_bends_the_drawn_alignment_at_once_until_the_decoder_answers(qtbot, window):
-    from core.types import AnchorLabel
+    from marginalia.types import AnchorLabel
 
     win, eng = window, window.engine
     _show_audio(qtbot, win)
@@ -502,7 +502,7 @@ def test_each_label_edit_leaves_a_timeline_to_the_screen(qtbot, window):
 
 
 def test_opening_a_project_builds_no_model_on_the_gui_thread(qtbot, tmp_path):
-    from core.engine import Engine
+    from marginalia.engine import Engine
 
     rng = np.random.default_rng(0)
     rows = ["profile.id,chromosome,position,logratio"]
@@ -531,7 +531,7 @@ def test_next_question_stays_with_the_kind_of_item_being_labelled(qtbot, window)
 
 
 def test_an_event_span_bends_the_drawn_alignment_into_the_span_at_once(qtbot, window):
-    from core.types import EventSpanLabel
+    from marginalia.types import EventSpanLabel
 
     win, eng = window, window.engine
     _show_audio(qtbot, win)
@@ -550,9 +550,9 @@ def test_an_event_span_bends_the_drawn_alignment_into_the_span_at_once(qtbot, wi
 
 
 def test_queue_shows_the_margin_that_tells_close_calls_apart(qtbot):
-    from app.panels.active_panel import ActivePanel
-    from app.panels.margins import format_margin, margin_from_uncertainty
-    from core.types import Query
+    from marginalia.app.panels.active_panel import ActivePanel
+    from marginalia.app.panels.margins import format_margin, margin_from_uncertainty
+    from marginalia.types import Query
     panel = ActivePanel()
     qtbot.addWidget(panel)
     qs = [Query("a", 0, 10, float(np.exp(-m)), "best-vs-2nd", rank=i) for i, m in enumerate((6.1e-4, 0.02, 5.5))]
@@ -565,7 +565,7 @@ def test_queue_shows_the_margin_that_tells_close_calls_apart(qtbot):
 
 
 def test_an_empty_project_asks_for_data_not_for_a_project(qtbot, tmp_path):
-    from core.engine import Engine
+    from marginalia.engine import Engine
     settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(None, settings=settings)
     qtbot.addWidget(win)
@@ -590,7 +590,7 @@ def test_item_steps_pressed_faster_than_loads_all_count(qtbot, window):
 def test_questions_are_ranked_while_a_retrain_runs(qtbot):
     import threading
 
-    from app.workers import TaskRunner
+    from marginalia.app.workers import TaskRunner
     runner = TaskRunner()
     release = threading.Event()
     got = []

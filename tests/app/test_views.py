@@ -1,4 +1,4 @@
-"""Item views on data built from core.types: mapping, drawing, and labels made with the mouse and keys."""
+"""Item views on data built from marginalia.types: mapping, drawing, and labels made with the mouse and keys."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 
-from app import theme
-from app.views.axis_mapping import AxisMapping
-from app.views.profile_view import ProfileView, segment_means
-from app.views.score_view import event_audio_times, note_audio_spans
-from app.views.spectrogram_view import SpectrogramView
-from core.types import Alignment, AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
+from marginalia.app import theme
+from marginalia.app.views.axis_mapping import AxisMapping
+from marginalia.app.views.profile_view import ProfileView, segment_means
+from marginalia.app.views.score_view import event_audio_times, note_audio_spans
+from marginalia.app.views.spectrogram_view import SpectrogramView
+from marginalia.types import Alignment, AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
 
 from .helpers import click, drag
 from .synthetic import alignment_prediction, audio_item, cgh_sequence, segmentation_prediction
@@ -84,7 +84,7 @@ def profile(qtbot):
 
 
 def test_whole_profile_overview_keeps_narrow_events_within_its_budget():
-    from app.views.genome_view import overview_indices
+    from marginalia.app.views.genome_view import overview_indices
     rng = np.random.default_rng(1)
     v = 0.2 * rng.standard_normal(100_000)
     v[51_000:51_003] += 3.0                            # a 3-probe focal amplification
@@ -229,7 +229,7 @@ def test_segmentation_on_spectrogram_draws_boundaries(qtbot):
 
 
 def test_time_pyramid_halves_time_and_keeps_peaks():
-    from app.views.spectrogram_view import time_pyramid
+    from marginalia.app.views.spectrogram_view import time_pyramid
 
     image = np.zeros((3, 20), dtype=np.float32)
     image[1, 13] = 5.0   # one loud, short event
@@ -243,7 +243,7 @@ def test_time_pyramid_halves_time_and_keeps_peaks():
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 1e8), st.floats(0, 1e8)), min_size=1, max_size=8))
 def test_genome_offsets_put_chromosomes_side_by_side_in_order(pairs):
-    from app.views.genome_view import genome_offsets
+    from marginalia.app.views.genome_view import genome_offsets
 
     starts = np.array([min(p) for p in pairs])
     stops = np.array([max(p) for p in pairs])
@@ -258,7 +258,7 @@ def test_genome_offsets_put_chromosomes_side_by_side_in_order(pairs):
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_provisional_onsets_move_the_anchored_event_and_keep_the_rest_in_order(data):
-    from app.labelling import provisional_onsets
+    from marginalia.app.labelling import provisional_onsets
 
     E = data.draw(st.integers(1, 8), label="E")
     T = data.draw(st.integers(E, 40), label="T")

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from core.exceptions import CancelledError
-from core.parallel import run_costliest_first
+from marginalia.exceptions import CancelledError
+from marginalia.parallel import run_costliest_first
 
 
 @pytest.mark.parametrize("n_jobs", [1, 3])

@@ -1,13 +1,13 @@
-"""core.scorealign: audio-to-score alignment on synthesised performances with known onsets."""
+"""marginalia.scorealign: audio-to-score alignment on synthesised performances with known onsets."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from core.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
-from core.scorealign import AlignmentOutput, ScoreAligner
-from core.types import AnchorLabel, Score
+from marginalia.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
+from marginalia.scorealign import AlignmentOutput, ScoreAligner
+from marginalia.types import AnchorLabel, Score
 
 SR = 11025
 
@@ -158,8 +158,8 @@ def test_from_bytes_rejects_garbage():
 
 
 def test_align_recording_reads_an_audio_file(tmp_path, example):
-    from core.io.audio import write_wav
-    from core.scorealign import align_recording
+    from marginalia.io.audio import write_wav
+    from marginalia.scorealign import align_recording
     score, y, truth = example
     path = tmp_path / "take.wav"
     write_wav(path, (y / np.abs(y).max() * 0.5).astype(np.float32), SR)

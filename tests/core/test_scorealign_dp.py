@@ -1,4 +1,4 @@
-"""core.scorealign_dp: the per-event duration-cost decoder against brute force, and its cost table."""
+"""marginalia.scorealign_dp: the per-event duration-cost decoder against brute force, and its cost table."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.decoders.brute_alignment import all_alignments
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
+from marginalia.decoders.brute_alignment import all_alignments
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
 
 
 def objective(S, cost, onsets, gain):

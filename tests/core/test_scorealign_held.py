@@ -1,4 +1,4 @@
-"""core.scorealign: held notes in the event templates, and strikes that no event explains.
+"""marginalia.scorealign: held notes in the event templates, and strikes that no event explains.
 
 Two behaviours found on the endings of Chopin op.38 (Vienna 4x22):
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import core.scorealign as sa
-from core.scorealign import AlignmentFeatures, ScoreAligner, _templates, _unexplained_strikes
-from core.types import Score
+import marginalia.scorealign as sa
+from marginalia.scorealign import AlignmentFeatures, ScoreAligner, _templates, _unexplained_strikes
+from marginalia.types import Score
 
 SR = 11025
 

@@ -1,4 +1,4 @@
-"""core.scorealign_runs: runs of repeated notes, strike picking, and counting a run onto its strikes."""
+"""marginalia.scorealign_runs: runs of repeated notes, strike picking, and counting a run onto its strikes."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.exceptions import ParameterError
-from core.scorealign_runs import place_run, repeated_runs, strike_peaks
+from marginalia.exceptions import ParameterError
+from marginalia.scorealign_runs import place_run, repeated_runs, strike_peaks
 
 
 def brute_runs(sets, min_length):

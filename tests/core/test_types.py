@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from core.exceptions import ParameterError
-from core.types import (Alignment, AnchorLabel, RegionKind, RegionLabel, Score, Segmentation, Sequence,
+from marginalia.exceptions import ParameterError
+from marginalia.types import (Alignment, AnchorLabel, RegionKind, RegionLabel, Score, Segmentation, Sequence,
                         Warping)
 
 

@@ -8,7 +8,7 @@ the exact state after every edit the child reported.
 import dataclasses
 import random
 
-from core.types import BoundaryLabel, RegionKind, RegionLabel
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
 
 class EditModel:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.engine import Engine
-from core.exceptions import MarginaliaError
-from core.types import BoundaryLabel, RegionKind, RegionLabel
+from marginalia.engine import Engine
+from marginalia.exceptions import MarginaliaError
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
 T = 60  # probes per chromosome
 EXPORTS = ("annotations-csv", "bundle")
@@ -25,7 +25,7 @@ EXPORTS = ("annotations-csv", "bundle")
 
 def make_profiles(path, seed=0, chroms=("1", "2")) -> list:
     """Write a small ``profiles.csv`` (one profile, ``T`` probes per chromosome, one clear change each)."""
-    from core.io import read_profiles
+    from marginalia.io import read_profiles
     rng = np.random.default_rng(seed)
     rows = ["profile.id,chromosome,position,logratio"]
     for chrom in chroms:

@@ -33,7 +33,7 @@ def _snapshot(win):
 def main(path, seed, tag, settings_path, out=None):
     from PySide6 import QtCore, QtWidgets
 
-    from app.main_window import MainWindow
+    from marginalia.app.main_window import MainWindow
     from tests.reliability.engine_kill_child import next_call
 
     out = sys.stdout if out is None else out

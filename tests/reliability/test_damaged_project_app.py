@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from PySide6 import QtCore, QtWidgets
 
-from app import errors
-from app.main import create_window
-from app.main_window import MainWindow
-from core.engine import Engine
-from core.exceptions import ProjectDamagedError
-from core.session.backups import backups_dir, good_backups
+from marginalia.app import errors
+from marginalia.app.main import create_window
+from marginalia.app.main_window import MainWindow
+from marginalia.engine import Engine
+from marginalia.exceptions import ProjectDamagedError
+from marginalia.session.backups import backups_dir, good_backups
 from tests.reliability.engine_kill_child import new_project
 
 PAGE = 4096

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.engine import Engine
-from core.session.session import MODELS_KEPT
+from marginalia.engine import Engine
+from marginalia.session.session import MODELS_KEPT
 from tests.reliability import engine_kill_child
 from tests.reliability.edit_script import EditModel
 from tests.reliability.killing import ForkedChild, _copy

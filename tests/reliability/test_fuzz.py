@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.exceptions import MarginaliaError
-from core.session import Session
+from marginalia.exceptions import MarginaliaError
+from marginalia.session import Session
 from tests.core.session.labels_strategies import any_label, ids
 
 ITEMS = ["seg", "ali", "war", "ghost"]  # "ghost" is never added

@@ -24,10 +24,10 @@ import soundfile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.engine import Engine
-from core.exceptions import MarginaliaError
-from core.io import load_audio, read_annotations, read_midi, read_profiles, write_midi, write_wav
-from core.types import Score
+from marginalia.engine import Engine
+from marginalia.exceptions import MarginaliaError
+from marginalia.io import load_audio, read_annotations, read_midi, read_profiles, write_midi, write_wav
+from marginalia.types import Score
 from tests.reliability.engine_kill_child import make_profiles, new_project
 
 CASE_DEADLINE_S = 10
@@ -128,8 +128,8 @@ def valid(tmp_path_factory):
     """``{format: (file name, bytes)}`` of small valid files."""
     folder = tmp_path_factory.mktemp("valid")
     seqs = make_profiles(folder / "profiles.csv", seed=3)
-    from core.io import write_annotations
-    from core.types import RegionKind, RegionLabel
+    from marginalia.io import write_annotations
+    from marginalia.types import RegionKind, RegionLabel
     labels = [RegionLabel(seqs[0].name, start=2, stop=20, kind=RegionKind.ZERO),
               RegionLabel(seqs[1].name, start=10, stop=40, kind=RegionKind.ONE)]
     write_annotations(folder / "annotations.csv", labels, seqs)
@@ -352,7 +352,7 @@ def test_index_damage_is_noticed_on_open(tmp_path):
     project must be refused on open (a query through that index, e.g. the latest model of a task, would
     silently miss rows), not opened and reported damaged only by a later ``integrity_check``."""
     import sqlite3
-    from core.exceptions import ProjectDamagedError
+    from marginalia.exceptions import ProjectDamagedError
     path, _ = new_project(tmp_path / "p.marginalia", seed=1)
     conn = sqlite3.connect(path)
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]

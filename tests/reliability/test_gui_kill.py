@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.engine import Engine
+from marginalia.engine import Engine
 from tests.reliability.edit_script import EditModel
 from tests.reliability.engine_kill_child import new_project
 from tests.reliability.killing import LineReader

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.active.alignment_task import AlignmentActiveTask, AlignmentItem, onset_errors
-from core.active.loop import ActiveSession, PartPool
-from core.active.parts import Part
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.tasks.alignment import N_FEATURES
-from core.types import AnchorLabel, Score
+from marginalia.active.alignment_task import AlignmentActiveTask, AlignmentItem, onset_errors
+from marginalia.active.loop import ActiveSession, PartPool
+from marginalia.active.parts import Part
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.tasks.alignment import N_FEATURES
+from marginalia.types import AnchorLabel, Score
 
 
 def _templates(rng, E):

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.active.count_runner_up import count_runner_up, refine_with_runner_up, segment_count_runner_up
-from core.decoders.brute import brute_cost, brute_force_segmentations, brute_penalized
-from core.decoders.seg_constraints import constraints_from_labels
-from core.decoders.segmentation import segment_penalized
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import BoundaryLabel, RegionLabel, Segmentation
+from marginalia.active.count_runner_up import count_runner_up, refine_with_runner_up, segment_count_runner_up
+from marginalia.decoders.brute import brute_cost, brute_force_segmentations, brute_penalized
+from marginalia.decoders.seg_constraints import constraints_from_labels
+from marginalia.decoders.segmentation import segment_penalized
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import BoundaryLabel, RegionLabel, Segmentation
 
 
 def _neighbour_kind(best: Segmentation, other: Segmentation, width: int):

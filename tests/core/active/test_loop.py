@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
 
-from core.active.loop import ActiveSession, OracleError, PartPool
-from core.active.parts import Part, make_parts
-from core.active.stopping import StoppingCriterion
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import BoundaryLabel, RegionLabel
+from marginalia.active.loop import ActiveSession, OracleError, PartPool
+from marginalia.active.parts import Part, make_parts
+from marginalia.active.stopping import StoppingCriterion
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import BoundaryLabel, RegionLabel
 
 from .toy_task import ToySegmentationTask, make_items
 

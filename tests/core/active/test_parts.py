@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.active.parts import Part, make_parts, parts_for_items, phrase_parts
-from core.exceptions import ParameterError
-from core.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel, Score, Segmentation, Sequence
+from marginalia.active.parts import Part, make_parts, parts_for_items, phrase_parts
+from marginalia.exceptions import ParameterError
+from marginalia.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel, Score, Segmentation, Sequence
 
 
 @settings(max_examples=60)

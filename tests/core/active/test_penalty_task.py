@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.active.loop import ActiveSession
-from core.active.parts import Part
-from core.active.penalty_task import PenaltyPathTask
-from core.active.uncertainty import uncertainty_from_scores
-from core.decoders.brute import brute_cost, brute_force_segmentations
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import RegionLabel
+from marginalia.active.loop import ActiveSession
+from marginalia.active.parts import Part
+from marginalia.active.penalty_task import PenaltyPathTask
+from marginalia.active.uncertainty import uncertainty_from_scores
+from marginalia.decoders.brute import brute_cost, brute_force_segmentations
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import RegionLabel
 
 
 def _step_signal(rng, T, jump, at=None, noise=1.0):

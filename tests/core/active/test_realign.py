@@ -1,15 +1,15 @@
-"""core.active.realign: anchor windows of one synthetic performance, re-align with ScoreAligner."""
+"""marginalia.active.realign: anchor windows of one synthetic performance, re-align with ScoreAligner."""
 
 import numpy as np
 import pytest
 
-from core.active.loop import ActiveSession, PartPool
-from core.active.parts import Part
-from core.active.realign import Performance, RealignTask, within_tolerance
-from core.active.uncertainty import uncertainty_from_scores
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.scorealign import ScoreAligner
-from core.types import AnchorLabel, Score
+from marginalia.active.loop import ActiveSession, PartPool
+from marginalia.active.parts import Part
+from marginalia.active.realign import Performance, RealignTask, within_tolerance
+from marginalia.active.uncertainty import uncertainty_from_scores
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.scorealign import ScoreAligner
+from marginalia.types import AnchorLabel, Score
 
 SR = 11025
 IOI = 0.35

@@ -5,15 +5,15 @@ import warnings
 import numpy as np
 import pytest
 
-from core.active.loop import ActiveSession
-from core.active.parts import Part
-from core.active.recipe_task import RecipeTask
-from core.active.segmentation_task import OutputPruning, region_error, segmentation_part_scores
-from core.decoders.segmentation import segment_penalized
-from core.exceptions import ParameterError
-from core.learners.change_pruning import ChangePruner, elimination_path
-from core.models.segmentation import SegmentationModel
-from core.types import RegionLabel, Sequence
+from marginalia.active.loop import ActiveSession
+from marginalia.active.parts import Part
+from marginalia.active.recipe_task import RecipeTask
+from marginalia.active.segmentation_task import OutputPruning, region_error, segmentation_part_scores
+from marginalia.decoders.segmentation import segment_penalized
+from marginalia.exceptions import ParameterError
+from marginalia.learners.change_pruning import ChangePruner, elimination_path
+from marginalia.models.segmentation import SegmentationModel
+from marginalia.types import RegionLabel, Sequence
 
 
 def _chromosomes(n=10, T=150, seed=0):

@@ -2,14 +2,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.active.loop import ActiveSession, PartPool
-from core.active.parts import Part, make_parts
-from core.active.segmentation_task import SegmentationTask, region_error, segmentation_part_scores, shift_labels
-from core.active.uncertainty import uncertainty_from_scores
-from core.decoders.brute import brute_second_best
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.models.segmentation import SegmentationModel
-from core.types import BoundaryLabel, RegionLabel, Segmentation
+from marginalia.active.loop import ActiveSession, PartPool
+from marginalia.active.parts import Part, make_parts
+from marginalia.active.segmentation_task import SegmentationTask, region_error, segmentation_part_scores, shift_labels
+from marginalia.active.uncertainty import uncertainty_from_scores
+from marginalia.decoders.brute import brute_second_best
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.models.segmentation import SegmentationModel
+from marginalia.types import BoundaryLabel, RegionLabel, Segmentation
 
 
 def _task(Xs, w=None):
@@ -145,7 +145,7 @@ def test_part_scores_are_cached_until_w_or_the_part_labels_change():
     rescaled = task.part_scores(X, part, [])
     assert rescaled is not first and rescaled.best == pytest.approx(2 * first.best)
     # uncertainty is invariant to a rescaling of w (scale = the current penalty)
-    from core.active.uncertainty import uncertainty_from_scores
+    from marginalia.active.uncertainty import uncertainty_from_scores
     assert uncertainty_from_scores(rescaled, "best-vs-2nd") == pytest.approx(
         uncertainty_from_scores(first, "best-vs-2nd"))
 

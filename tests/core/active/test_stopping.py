@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.active.stopping import StoppingCriterion, convergence_eta, mean_uncertainty, robust_mean
-from core.exceptions import ParameterError
+from marginalia.active.stopping import StoppingCriterion, convergence_eta, mean_uncertainty, robust_mean
+from marginalia.exceptions import ParameterError
 
 
 def test_robust_mean_drops_the_extreme_values():

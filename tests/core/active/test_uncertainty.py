@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.active.parts import Part
-from core.active.uncertainty import (STRATEGIES, PartScores, next_queries, pool_uncertainties, rank_parts,
+from marginalia.active.parts import Part
+from marginalia.active.uncertainty import (STRATEGIES, PartScores, next_queries, pool_uncertainties, rank_parts,
                                      select_batch, uncertainty_from_scores)
-from core.exceptions import ParameterError
-from core.types import Query
+from marginalia.exceptions import ParameterError
+from marginalia.types import Query
 
 
 class TableScorer:
@@ -145,8 +145,8 @@ def test_bad_inputs_are_refused():
 
 
 def _segmentation_pool(n=14, seed=0):
-    from core.active.segmentation_task import SegmentationTask
-    from core.models.segmentation import SegmentationModel
+    from marginalia.active.segmentation_task import SegmentationTask
+    from marginalia.models.segmentation import SegmentationModel
     rng = np.random.default_rng(seed)
     items = {}
     for i in range(n):
@@ -164,7 +164,7 @@ def _segmentation_pool(n=14, seed=0):
 
 
 def test_threaded_scoring_gives_the_serial_scores():
-    from core.active.uncertainty import score_parts
+    from marginalia.active.uncertainty import score_parts
     parts, scorer, task = _segmentation_pool()
     serial = score_parts(parts, scorer, n_jobs=1)
     task.clear_cache()
@@ -179,7 +179,7 @@ def test_threaded_scoring_gives_the_serial_scores():
 
 
 def test_threaded_scoring_reraises_a_scorer_error_and_checks_n_jobs():
-    from core.active.uncertainty import score_parts
+    from marginalia.active.uncertainty import score_parts
     parts, _, _ = _segmentation_pool(n=4)
 
     class Failing:

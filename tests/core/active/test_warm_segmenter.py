@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from core.active.warm_segmenter import WarmSegmenter
-from core.decoders.seg_constraints import constraints_from_labels
-from core.decoders.segmentation import segment_penalized
-from core.exceptions import ParameterError
-from core.types import RegionLabel
+from marginalia.active.warm_segmenter import WarmSegmenter
+from marginalia.decoders.seg_constraints import constraints_from_labels
+from marginalia.decoders.segmentation import segment_penalized
+from marginalia.exceptions import ParameterError
+from marginalia.types import RegionLabel
 
 
 def _signal(seed=0, T=400):

@@ -10,9 +10,9 @@ import itertools
 
 import numpy as np
 
-from core.active.uncertainty import PartScores
-from core.exceptions import InfeasibleLabelsError
-from core.types import BoundaryLabel, RegionLabel
+from marginalia.active.uncertainty import PartScores
+from marginalia.exceptions import InfeasibleLabelsError
+from marginalia.types import BoundaryLabel, RegionLabel
 
 
 def all_segmentations(T):

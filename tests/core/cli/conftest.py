@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from core.cli import main
+from marginalia.cli import main
 
 #: (profile, chromosome) -> change index (None: flat); 60 probes each, 1 kb apart
 LAYOUT = {("1", "1"): 30, ("1", "2"): None, ("2", "1"): 25, ("2", "2"): None, ("3", "1"): 35, ("3", "2"): None}

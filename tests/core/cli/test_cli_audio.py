@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from core.cli import main
-from core.cli_commands._align import align_chroma, expected_durations, template_scores
-from core.types import Score
+from marginalia.cli import main
+from marginalia.cli_commands._align import align_chroma, expected_durations, template_scores
+from marginalia.types import Score
 
 SR = 22050
 LEAD = 0.4
@@ -23,8 +23,8 @@ def performed_onsets():
 @pytest.fixture(scope="module")
 def performance(tmp_path_factory):
     """take.wav: the score played 25 % slower after 0.4 s of silence; take.mid: the score."""
-    from core.io.audio import write_wav
-    from core.io.midi import write_midi
+    from marginalia.io.audio import write_wav
+    from marginalia.io.midi import write_midi
     folder = tmp_path_factory.mktemp("audio")
     t = np.arange(int((LEAD + NOTES[-1][2] * STRETCH + 0.5) * SR)) / SR
     y = np.zeros_like(t)
@@ -56,7 +56,7 @@ def test_align_without_a_model_finds_every_onset_within_50_ms(performance, tmp_p
     assert [r["pitches"] for r in rows] == [str(n[0]) for n in NOTES]
     err = np.abs(np.array([float(r["audio_time_s"]) for r in rows]) - performed_onsets())
     assert err.max() <= 0.05
-    from core.io.midi import read_midi
+    from marginalia.io.midi import read_midi
     aligned = read_midi(tmp_path / "take_aligned.mid")
     assert aligned.onsets_s == pytest.approx([float(r["audio_time_s"]) for r in rows], abs=2e-3)
 
@@ -124,9 +124,9 @@ def test_align_chroma_recovers_blocks_and_rests():
 
 
 def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performance, tmp_path, capsys):
-    from core.cli_commands._models import CliModel, save_model
-    from core.cli_commands.align import load_recording
-    from core.models.segmentation import SegmentationModel
+    from marginalia.cli_commands._models import CliModel, save_model
+    from marginalia.cli_commands.align import load_recording
+    from marginalia.models.segmentation import SegmentationModel
     rec = load_recording(performance / "take.wav")
     model = SegmentationModel()
     X = np.asarray(rec.features.values)
@@ -144,8 +144,8 @@ def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performa
 
 
 def test_pairs_table_resolves_relative_paths_and_reads_anchors(tmp_path):
-    from core.cli_commands.align import read_pairs
-    from core.exceptions import DataFormatError
+    from marginalia.cli_commands.align import read_pairs
+    from marginalia.exceptions import DataFormatError
     (tmp_path / "a.mid").write_bytes(b"x")
     (tmp_path / "a.wav").write_bytes(b"x")
     (tmp_path / "a_anchors.csv").write_text("event,audio_time_s\n0,0.5\n3,2.25\n")
@@ -191,7 +191,7 @@ def alignment_model(performance, tmp_path_factory):
 
 
 def test_weakly_trained_alignment_model_aligns_within_50_ms(alignment_model, performance, tmp_path):
-    from core.cli_commands._models import load_model
+    from marginalia.cli_commands._models import load_model
     m = load_model(alignment_model, task="alignment")
     assert m.features == "chroma" and m.provenance["learner"] == "weak" and m.provenance["n_pairs"] == 1
     out = tmp_path / "a.csv"
@@ -207,7 +207,7 @@ def test_predict_folder_of_score_audio_pairs_writes_aligned_midi_and_csv(alignme
     rows = read_rows(out / "take_alignment.csv")
     got = np.array([float(r["audio_time_s"]) for r in rows])
     assert np.abs(got - performed_onsets()).max() <= 0.05
-    from core.io.midi import read_midi
+    from marginalia.io.midi import read_midi
     assert read_midi(out / "take_aligned.mid").onsets_s == pytest.approx(got, abs=2e-3)
     # a segmentation-only command refuses the alignment model
     assert main(["evaluate", str(alignment_model), "--profiles", str(performance / "take.wav"),
@@ -217,8 +217,8 @@ def test_predict_folder_of_score_audio_pairs_writes_aligned_midi_and_csv(alignme
 def test_expected_alignment_follows_the_score_between_the_sounds_and_through_anchors():
     from types import SimpleNamespace
 
-    from core.cli_commands._align import expected_alignment
-    from core.types import AnchorLabel
+    from marginalia.cli_commands._align import expected_alignment
+    from marginalia.types import AnchorLabel
     score = Score(pitches=[60, 62, 64, 65], onsets_s=[0, 1, 2, 3], offsets_s=[1, 2, 3, 4])
     T = 60
     energy = np.full(T, -90.0)
@@ -238,7 +238,7 @@ def test_a_model_for_other_data_is_refused_before_any_work(seg_model, performanc
 
 
 def test_silent_recording_is_refused_and_a_fragment_is_flagged(performance, tmp_path, capsys):
-    from core.io.audio import load_audio, write_wav
+    from marginalia.io.audio import load_audio, write_wav
     y, sr = load_audio(performance / "take.wav", sr=None)
     write_wav(tmp_path / "silent.wav", np.zeros_like(y), sr)
     write_wav(tmp_path / "fragment.wav", np.array(y[: len(y) // 6]), sr)

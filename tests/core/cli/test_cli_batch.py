@@ -2,7 +2,7 @@
 
 import time
 
-from core.cli import main
+from marginalia.cli import main
 
 
 def _outputs(folder):

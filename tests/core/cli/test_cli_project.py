@@ -4,14 +4,14 @@ import csv
 
 import pytest
 
-from core.cli import main
+from marginalia.cli import main
 
 from .conftest import LAYOUT, positions
 
 
 @pytest.fixture(scope="module")
 def project(cgh_dir, tmp_path_factory):
-    from core.engine import Engine
+    from marginalia.engine import Engine
     path = tmp_path_factory.mktemp("project") / "p.marginalia"
     with Engine.create(path) as eng:
         eng.import_files([cgh_dir / "profiles.csv"])
@@ -73,14 +73,14 @@ def test_export_checks_file_or_folder_and_missing_project(project, tmp_path, cap
 
 
 def test_query_on_an_empty_project_says_so(tmp_path, capsys):
-    from core.engine import Engine
+    from marginalia.engine import Engine
     Engine.create(tmp_path / "empty.marginalia").close()
     assert main(["query", str(tmp_path / "empty.marginalia")]) == 2
     assert "has no items: import data into it first" in capsys.readouterr().err
 
 
 def test_a_project_of_cgh_items_trains_the_recipe_unless_plain_is_asked(project, tmp_path, capsys):
-    from core.cli_commands._models import load_model
+    from marginalia.cli_commands._models import load_model
     model = tmp_path / "recipe.model"
     assert main(["train", str(project), "--out", str(model), "--max-iter", "3"]) == 0
     assert "recipe penalty-law" in capsys.readouterr().err
@@ -93,7 +93,7 @@ def test_a_project_of_cgh_items_trains_the_recipe_unless_plain_is_asked(project,
 
 
 def test_query_and_export_run_while_the_app_has_the_project_open(project, tmp_path, capsys):
-    from core.engine import Engine
+    from marginalia.engine import Engine
     with Engine.open(project):            # what the app holds: the write lock
         assert main(["query", str(project), "-n", "3", "-q"]) == 0
         assert len(capsys.readouterr().out.strip().splitlines()) == 4

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.cli import build_parser, main
+from marginalia.cli import build_parser, main
 
 SUBCOMMANDS = ["train", "predict", "align", "evaluate", "query", "export", "batch"]
 
@@ -89,7 +89,7 @@ def test_parser_builds_without_opening_anything():
 
 
 def test_interrupt_exits_130_with_a_resume_hint(capsys, monkeypatch):
-    import core.cli_commands.query as query
+    import marginalia.cli_commands.query as query
 
     def interrupted(args):
         raise KeyboardInterrupt
@@ -100,7 +100,7 @@ def test_interrupt_exits_130_with_a_resume_hint(capsys, monkeypatch):
 
 
 def test_unexpected_error_is_one_line_asking_for_a_report(capsys, monkeypatch):
-    import core.cli_commands.query as query
+    import marginalia.cli_commands.query as query
 
     def broken(args):
         raise RuntimeError("kaboom")
@@ -113,7 +113,7 @@ def test_unexpected_error_is_one_line_asking_for_a_report(capsys, monkeypatch):
 
 
 def test_inputs_pair_scores_with_audio_of_the_same_name(tmp_path):
-    from core.cli_commands._common import UsageError, discover_inputs
+    from marginalia.cli_commands._common import UsageError, discover_inputs
     (tmp_path / "a.wav").write_bytes(b"")
     (tmp_path / "a.mid").write_bytes(b"")
     (tmp_path / "b.flac").write_bytes(b"")

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.cli_commands._metrics import (AlignmentTable, match_events, onset_error_summary, read_alignment_table,
+from marginalia.cli_commands._metrics import (AlignmentTable, match_events, onset_error_summary, read_alignment_table,
                                         read_truth_table, region_errors)
-from core.exceptions import DataFormatError, ParameterError
-from core.types import RegionKind, RegionLabel, Segmentation
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.types import RegionKind, RegionLabel, Segmentation
 
 
 @st.composite

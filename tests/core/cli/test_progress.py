@@ -4,8 +4,8 @@ import io
 
 import pytest
 
-from core.exceptions import ParameterError
-from core.progress import NullProgress, Progress, format_duration
+from marginalia.exceptions import ParameterError
+from marginalia.progress import NullProgress, Progress, format_duration
 
 
 class FakeClock:
@@ -51,7 +51,7 @@ def test_eta_weighs_items_by_their_work_when_given():
 
 
 def test_a_batch_reports_its_tasks_costs_as_work(tmp_path):
-    from core.batch import BatchTask, run_batch
+    from marginalia.batch import BatchTask, run_batch
     bar = Progress(0, stream=io.StringIO(), tty=False, log_interval=0)
     tasks = [BatchTask(f"k{i}", (i,), cost=c) for i, c in enumerate([1.0, 5.0, 50.0])]
     run_batch(_square, tasks, out_dir=tmp_path, fingerprint="f", progress=bar)

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.decoders import alignment as al
-from core.decoders.alignment import (
+from marginalia.decoders import alignment as al
+from marginalia.decoders.alignment import (
     AlignmentConstraints,
     align,
     align_loss_augmented,
@@ -17,9 +17,9 @@ from core.decoders.alignment import (
     alignment_onset_loss,
     alignment_score,
 )
-from core.decoders.brute_alignment import all_alignments, brute_align
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import Alignment, AnchorLabel, EventSpanLabel
+from marginalia.decoders.brute_alignment import all_alignments, brute_align
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import Alignment, AnchorLabel, EventSpanLabel
 
 TOL = 1e-9
 

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from core.decoders.seg_constraints import (
+from marginalia.decoders.seg_constraints import (
     BoundaryConstraint,
     RegionConstraint,
     SegmentConstraints,
     constraints_from_labels,
 )
-from core.decoders.segmentation import (
+from marginalia.decoders.segmentation import (
     frobenius_loss,
     hamming_loss,
     segment_fixed_k,
@@ -18,8 +18,8 @@ from core.decoders.segmentation import (
     segment_second_best,
     segmentation_cost,
 )
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel, Segmentation, Sequence
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel, Segmentation, Sequence
 
 X = np.random.default_rng(0).normal(size=(12, 2))
 

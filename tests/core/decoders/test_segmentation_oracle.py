@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.decoders import brute
-from core.decoders.seg_constraints import SegmentConstraints, constraints_from_labels
-from core.decoders.segmentation import (
+from marginalia.decoders import brute
+from marginalia.decoders.seg_constraints import SegmentConstraints, constraints_from_labels
+from marginalia.decoders.segmentation import (
     frobenius_loss,
     hamming_loss,
     segment_fixed_k,
@@ -16,8 +16,8 @@ from core.decoders.segmentation import (
     segment_second_best,
     segmentation_cost,
 )
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 
 EXAMPLES = 60
 
@@ -59,7 +59,7 @@ def build_constraints(labels, T):
     try:
         return constraints_from_labels(labels, T), True
     except InfeasibleLabelsError:
-        from core.decoders.seg_constraints import BoundaryConstraint, RegionConstraint
+        from marginalia.decoders.seg_constraints import BoundaryConstraint, RegionConstraint
         regions = tuple(RegionConstraint(l.start, l.stop, *l.kind.bounds, l.id)
                         for l in labels if isinstance(l, RegionLabel))
         bounds = tuple(BoundaryConstraint(l.index, l.id) for l in labels if isinstance(l, BoundaryLabel))

@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.decoders import _segmentation_kernels as kern
-from core.decoders import segmentation as seg
-from core.decoders._seg_fixed_k_bound import fixed_k_bounds
-from core.decoders.seg_constraints import constraints_from_labels
-from core.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
+from marginalia.decoders import _segmentation_kernels as kern
+from marginalia.decoders import segmentation as seg
+from marginalia.decoders._seg_fixed_k_bound import fixed_k_bounds
+from marginalia.decoders.seg_constraints import constraints_from_labels
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 
 
 def close(a, b):

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.decoders import warping as wp
-from core.decoders.brute_alignment import all_warpings, brute_dtw
-from core.decoders.warping import (
+from marginalia.decoders import warping as wp
+from marginalia.decoders.brute_alignment import all_warpings, brute_dtw
+from marginalia.decoders.warping import (
     WarpingConstraints,
     band_limits,
     dtw,
@@ -18,8 +18,8 @@ from core.decoders.warping import (
     warping_cost,
     warping_hamming,
 )
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import Warping, WarpAnchorLabel
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import Warping, WarpAnchorLabel
 
 TOL = 1e-9
 

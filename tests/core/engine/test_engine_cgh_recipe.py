@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from core.engine import Engine
-from core.exceptions import ParameterError
-from core.models.segmentation import PenaltyScaledModel
-from core.tasks import segmentation as segtask
-from core.types import RegionKind, RegionLabel
+from marginalia.engine import Engine
+from marginalia.exceptions import ParameterError
+from marginalia.models.segmentation import PenaltyScaledModel
+from marginalia.tasks import segmentation as segtask
+from marginalia.types import RegionKind, RegionLabel
 
 
 def _write(path, n_profiles=4, chroms=("1", "2", "3"), T=240, seed=3):
@@ -117,7 +117,7 @@ def _learned_metric_laws(monkeypatch):
     """Retrains whose penalty laws all decode with the learned, perceptron-stepped metric."""
     from functools import partial
 
-    from core.learners.cgh_recipe import CghSegmenter
+    from marginalia.learners.cgh_recipe import CghSegmenter
     monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="learned"))
 
 
@@ -195,7 +195,7 @@ def test_an_oversegmentations_change_never_contradicts_a_label(labelled):
 
 
 def test_when_an_extra_candidate_breaks_a_label_the_rule_still_prunes_the_decoders_changes(labelled, monkeypatch):
-    from core.types import Segmentation
+    from marginalia.types import Segmentation
     eng, ids, truth, train = labelled
     eng.retrain()
     held_out = sorted(set(ids) - set(train))[0]
@@ -219,7 +219,7 @@ def test_when_an_extra_candidate_breaks_a_label_the_rule_still_prunes_the_decode
 
 
 def test_the_apps_model_exported_for_the_cli_segments_as_the_app_does(labelled, tmp_path):
-    from core.cli_commands._models import load_model
+    from marginalia.cli_commands._models import load_model
     eng, ids, truth, train = labelled
     eng.retrain()
     held_out = sorted(set(ids) - set(train))
@@ -264,8 +264,8 @@ def test_a_recipe_retrain_reports_each_stage(labelled):
 def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labelled):
     import threading
 
-    from core.exceptions import CancelledError
-    from core.learners.cgh_recipe import CghSegmenter
+    from marginalia.exceptions import CancelledError
+    from marginalia.learners.cgh_recipe import CghSegmenter
     eng, ids, truth, train = labelled
     before = eng.model_id(ids[train[0]])
     seqs = [eng.data(ids[n]).sequence for n in train]
@@ -289,8 +289,8 @@ def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labell
 def test_chromosomes_whose_law_decodes_the_plain_logratio_use_its_parameters(labelled, monkeypatch, tmp_path):
     from functools import partial
 
-    from core.cli_commands._models import load_model
-    from core.learners.cgh_recipe import CghSegmenter
+    from marginalia.cli_commands._models import load_model
+    from marginalia.learners.cgh_recipe import CghSegmenter
     monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="logratio"))
     eng, ids, truth, train = labelled
     eng.retrain()

@@ -5,9 +5,9 @@ import csv
 import numpy as np
 import pytest
 
-from core.engine import DEMO_DIR, Engine
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.types import AnchorLabel, EventSpanLabel, RegionLabel
+from marginalia.engine import DEMO_DIR, Engine
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import AnchorLabel, EventSpanLabel, RegionLabel
 
 
 @pytest.fixture(scope="module")

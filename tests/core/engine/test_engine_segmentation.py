@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from core import events as ev
-from core.engine import Engine
-from core.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
-from core.types import BoundaryLabel, RegionKind, RegionLabel
+from marginalia import events as ev
+from marginalia.engine import Engine
+from marginalia.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
 
 def _write_profiles(path, n_profiles=2, chroms=("1", "2"), T=300, seed=0):
@@ -230,7 +230,7 @@ def test_item_info_is_the_items_row(project):
 def test_reopening_reads_parsed_profiles_back_and_an_edited_file_is_parsed_again(project, monkeypatch):
     import os
 
-    import core.io.cgh as cgh
+    import marginalia.io.cgh as cgh
 
     eng, truth, tmp = project
     parsed = {i.name: eng.sequence(i.id) for i in eng.items()}
@@ -262,7 +262,7 @@ def test_reopening_reads_parsed_profiles_back_and_an_edited_file_is_parsed_again
 
 
 def test_next_queries_interleave_tasks_measured_on_different_scales(project):
-    from core.types import Query
+    from marginalia.types import Query
 
     eng, _, _ = project
 
@@ -296,7 +296,7 @@ def test_add_labels_is_one_undo_step_and_refuses_a_conflicting_set(project):
 
 
 def test_a_bundle_brings_every_label_kind_back(project, tmp_path):
-    from core.types import label_fact
+    from marginalia.types import label_fact
     eng, truth, _ = project
     ids = _ids(eng)
     eng.add_label(RegionLabel(item_id=ids["1:1"], start=5, stop=30, kind="0"))

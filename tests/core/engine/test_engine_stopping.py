@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from core.engine import Engine
-from core.tasks.base import STOPPING_THRESHOLD, STOPPING_WINDOW
-from core.types import RegionKind, RegionLabel
+from marginalia.engine import Engine
+from marginalia.tasks.base import STOPPING_THRESHOLD, STOPPING_WINDOW
+from marginalia.types import RegionKind, RegionLabel
 
 
 def _write_profiles(path, n_profiles=2, chroms=("1", "2"), T=200, seed=1):
@@ -54,7 +54,7 @@ def test_labels_alone_do_not_move_the_signal_only_the_model_does(engine):
     parts = task.parts()
     task._without_labels.on = True
     try:
-        from core.active.uncertainty import uncertainty_from_scores
+        from marginalia.active.uncertainty import uncertainty_from_scores
         expect = np.mean([uncertainty_from_scores(task.part_scores(p), "best-vs-2nd") for p in parts])
     finally:
         task._without_labels.on = False
@@ -80,7 +80,7 @@ def test_asking_again_without_a_change_adds_no_round_and_the_app_sentence_is_kep
 
 
 def test_queries_and_the_signal_are_the_same_on_one_or_two_threads(tmp_path, monkeypatch):
-    from core.tasks import base
+    from marginalia.tasks import base
     _write_profiles(tmp_path / "profiles.csv", n_profiles=3, chroms=("1", "2", "3"))
     out = {}
     for threads in (1, 2):
@@ -100,8 +100,8 @@ def test_queries_and_the_signal_are_the_same_on_one_or_two_threads(tmp_path, mon
 
 def test_cancelling_threaded_queries_stops_both_threads_soon_and_the_engine_stays_usable(tmp_path, monkeypatch):
     import threading
-    from core.exceptions import CancelledError
-    from core.tasks import base
+    from marginalia.exceptions import CancelledError
+    from marginalia.tasks import base
     monkeypatch.setattr(base, "QUERY_THREADS", 2)
     _write_profiles(tmp_path / "profiles.csv", n_profiles=4, chroms=("1", "2", "3", "4", "5"))
     with Engine.create(tmp_path / "p.marginalia") as eng:

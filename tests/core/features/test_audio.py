@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from core.exceptions import ParameterError
-from core.features.audio import FeatureCache, chroma, compute_features, log_mel, mfcc, onset_strength
+from marginalia.exceptions import ParameterError
+from marginalia.features.audio import FeatureCache, chroma, compute_features, log_mel, mfcc, onset_strength
 
 SR = 8000
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.exceptions import ParameterError
-from core.features.hermite import hermite_features, hermite_values, robust_noise_scale
+from marginalia.exceptions import ParameterError
+from marginalia.features.hermite import hermite_features, hermite_values, robust_noise_scale
 
 
 def test_polynomials_match_the_printed_formulas():

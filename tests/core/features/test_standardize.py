@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from core.exceptions import NotFittedError, ParameterError
-from core.features.standardize import RobustStandardizer, check_features, robust_standardize
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.features.standardize import RobustStandardizer, check_features, robust_standardize
 
 
 def test_median_and_mad_are_zero_and_one_after_scaling():

@@ -5,8 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from core.exceptions import DataFormatError, ParameterError
-from core.io import audio
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.io import audio
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +87,7 @@ def test_samples_cut_short_are_refused_with_both_durations(tmp_path):
         assert info.value.path == str(p)
     assert audio.audio_info(tmp_path / "g.wav").frames == 16000   # the whole file still reads
     # a streaming writer's placeholder size (0xFFFFFFFF) says nothing about the length: not refused
-    from core.io.wav_header import declared_wav_frames
+    from marginalia.io.wav_header import declared_wav_frames
     assert declared_wav_frames(tmp_path / "g.wav") == 16000
     streamed = bytearray(whole)
     at = streamed.index(b"data") + 4

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from core.exceptions import DataFormatError, ParameterError
-from core.io import _csvscan, cgh
-from core.types import RegionKind, RegionLabel, Segmentation, Sequence
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.io import _csvscan, cgh
+from marginalia.types import RegionKind, RegionLabel, Segmentation, Sequence
 
 HEADER = "profile.id,chromosome,position,logratio\n"
 
@@ -209,7 +209,7 @@ def test_annotation_round_trip_is_byte_identical_and_value_identical(tmp_path):
     assert out2.read_bytes() == out1.read_bytes()
 
 
-@pytest.mark.filterwarnings("ignore::core.io.cgh.DuplicateAnnotationsWarning")   # repeats are expected here
+@pytest.mark.filterwarnings("ignore::marginalia.io.cgh.DuplicateAnnotationsWarning")   # repeats are expected here
 @settings(max_examples=30)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6), st.sampled_from(list(RegionKind))),
                 min_size=1, max_size=6))
@@ -338,7 +338,7 @@ def test_crlf_line_ends_bom_and_padded_keys(tmp_path, force_python):
 
 
 def test_write_annotations_validates_labels(tmp_path):
-    from core.types import BoundaryLabel
+    from marginalia.types import BoundaryLabel
     with pytest.raises(ParameterError, match="only RegionLabel"):
         cgh.write_annotations(tmp_path / "a.csv", [BoundaryLabel(item_id="1:2", index=2)], SEQS)
     with pytest.raises(ParameterError, match="'9:9' is not the name"):

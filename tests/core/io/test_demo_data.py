@@ -5,7 +5,7 @@ import pathlib
 
 import numpy as np
 
-from core.io import audio, cgh, midi
+from marginalia.io import audio, cgh, midi
 
 DEMO = pathlib.Path(__file__).resolve().parents[3] / "resources" / "demo"
 

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.exceptions import DataFormatError, ParameterError
-from core.io import labels_audio as la
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.io import labels_audio as la
 
 _times = st.lists(st.floats(0, 1e4, allow_nan=False), min_size=2, max_size=10).map(sorted)
 _names = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=8)
@@ -99,7 +99,7 @@ def test_textgrid_bad_files(tmp_path):
 
 
 def test_textgrid_in_utf16_as_praat_saves_it(tmp_path):
-    from core.io import sniff_kind
+    from marginalia.io import sniff_kind
     p = tmp_path / "u.TextGrid"
     la.write_textgrid(p, [1.0], ["día", "noche"], end_s=2.0, tier_name="palabras")
     p.write_bytes(p.read_text(encoding="utf-8").encode("utf-16"))

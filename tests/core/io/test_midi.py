@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.exceptions import DataFormatError, ParameterError
-from core.io import midi
-from core.types import Score
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.io import midi
+from marginalia.types import Score
 
 
 def _save(path, tracks, *, mtype=1, tpb=480):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.atomic import publish, publish_folder
+from marginalia.atomic import publish, publish_folder
 
 
 def test_a_failing_write_keeps_the_previous_file(tmp_path):

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from core.exceptions import DataFormatError, ParameterError
-from core.io import audio, read_series, sniff_kind, write_series
-from core.types import Sequence
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.io import audio, read_series, sniff_kind, write_series
+from marginalia.types import Sequence
 
 
 @settings(max_examples=25)

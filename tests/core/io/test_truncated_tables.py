@@ -4,8 +4,8 @@ import warnings
 
 import pytest
 
-from core.exceptions import DataWarning
-from core.io import UnterminatedTableWarning, read_alignment_csv, read_audacity_labels, read_series
+from marginalia.exceptions import DataWarning
+from marginalia.io import UnterminatedTableWarning, read_alignment_csv, read_audacity_labels, read_series
 
 TABLES = {
     "series.csv": (read_series, "time,x\n0,1.5\n1,2.5\n2,3.25"),

@@ -3,10 +3,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.optimize import minimize
 
-from core.exceptions import ParameterError
-from core.learners.partial import PartialLabelSSVM, project_simplex
-from core.models.segmentation import SegmentationModel, count_label_errors
-from core.types import RegionKind, RegionLabel, Segmentation
+from marginalia.exceptions import ParameterError
+from marginalia.learners.partial import PartialLabelSSVM, project_simplex
+from marginalia.models.segmentation import SegmentationModel, count_label_errors
+from marginalia.types import RegionKind, RegionLabel, Segmentation
 
 
 @settings(max_examples=40)

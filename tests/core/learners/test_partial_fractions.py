@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from core.learners.partial import PartialLabelSSVM
-from core.learners.ssvm import SSVM
-from core.models.segmentation import SegmentationModel, label_violations
-from core.types import RegionKind, RegionLabel, Segmentation
+from marginalia.learners.partial import PartialLabelSSVM
+from marginalia.learners.ssvm import SSVM
+from marginalia.models.segmentation import SegmentationModel, label_violations
+from marginalia.types import RegionKind, RegionLabel, Segmentation
 
 
 def revealed_labels(rng, y, fraction, item_id="x"):
@@ -94,7 +94,7 @@ def test_half_the_samples_revealed_learn_about_as_well_as_full_labels(strategy, 
 
 
 def test_bcfw_inner_rejects_bad_parameters():
-    from core.exceptions import ParameterError
+    from marginalia.exceptions import ParameterError
     X = np.random.default_rng(0).normal(size=(20, 1))
     with pytest.raises(ParameterError, match="inner"):
         PartialLabelSSVM(SegmentationModel(), inner="newton").fit([X], [[]])

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from core.exceptions import NotFittedError, ParameterError
-from core.learners.perceptron import StructuredPerceptron
-from core.models.segmentation import SegmentationModel, count_label_errors
-from core.types import RegionKind, RegionLabel, Segmentation
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.learners.perceptron import StructuredPerceptron
+from marginalia.models.segmentation import SegmentationModel, count_label_errors
+from marginalia.types import RegionKind, RegionLabel, Segmentation
 
 
 def data(rng, n=5, T=120):

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from core.exceptions import NotFittedError, ParameterError
-from core.learners.ssvm import SSVM
-from core.models.segmentation import SegmentationModel, count_label_errors
-from core.types import RegionKind, RegionLabel, Segmentation
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.learners.ssvm import SSVM
+from marginalia.models.segmentation import SegmentationModel, count_label_errors
+from marginalia.types import RegionKind, RegionLabel, Segmentation
 
 
 def toy(rng, n=8, T=200):

@@ -3,9 +3,9 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from core.learners.ssvm import SSVM, _orthant_line_search
-from core.models.segmentation import SegmentationModel
-from core.types import RegionKind, RegionLabel, Segmentation
+from marginalia.learners.ssvm import SSVM, _orthant_line_search
+from marginalia.models.segmentation import SegmentationModel
+from marginalia.types import RegionKind, RegionLabel, Segmentation
 
 
 def _bisection_root(u, d, dl, lam):

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.exceptions import ParameterError
-from core.learners.training_windows import training_windows, window_training_set
-from core.models.segmentation import label_violations
-from core.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
+from marginalia.exceptions import ParameterError
+from marginalia.learners.training_windows import training_windows, window_training_set
+from marginalia.models.segmentation import label_violations
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 
 K = RegionKind
 

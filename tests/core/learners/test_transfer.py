@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
 
-from core.exceptions import ParameterError
-from core.learners.ssvm import SSVM
-from core.learners.transfer import TransferSSVM
-from core.models.segmentation import SegmentationModel
-from core.types import Segmentation
+from marginalia.exceptions import ParameterError
+from marginalia.learners.ssvm import SSVM
+from marginalia.learners.transfer import TransferSSVM
+from marginalia.models.segmentation import SegmentationModel
+from marginalia.types import Segmentation
 
 
 def dataset(rng, shift, n=3, T=60):

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.exceptions import ParameterError
-from core.learners.transfer_coupling import coupled_argmax, coupled_penalty, coupling_strengths
+from marginalia.exceptions import ParameterError
+from marginalia.learners.transfer_coupling import coupled_argmax, coupled_penalty, coupling_strengths
 
 
 def objective(Theta, U, C, rhos):

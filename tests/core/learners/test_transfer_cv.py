@@ -10,12 +10,12 @@ jumping together with feature 0: alone they cannot tell which feature matters, a
 import numpy as np
 import pytest
 
-from core.exceptions import NotFittedError, ParameterError
-from core.learners.ssvm import SSVM
-from core.learners.transfer import TransferSSVM
-from core.learners.transfer_cv import TransferRhoCV, group_folds, select_rho
-from core.models.segmentation import SegmentationModel
-from core.types import Segmentation
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.learners.ssvm import SSVM
+from marginalia.learners.transfer import TransferSSVM
+from marginalia.learners.transfer_cv import TransferRhoCV, group_folds, select_rho
+from marginalia.models.segmentation import SegmentationModel
+from marginalia.types import Segmentation
 
 
 def domain(rng, n, jump, mode, relevant=0, T=40):

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from core.decoders.warping import dtw, warping_area_loss
-from core.exceptions import InfeasibleLabelsError, NotFittedError, ParameterError
-from core.learners.ssvm import SSVM
-from core.learners.warping_fw import WarpingFrankWolfe
-from core.models.warping import WarpingModel, warping_matrix
-from core.types import WarpAnchorLabel
+from marginalia.decoders.warping import dtw, warping_area_loss
+from marginalia.exceptions import InfeasibleLabelsError, NotFittedError, ParameterError
+from marginalia.learners.ssvm import SSVM
+from marginalia.learners.warping_fw import WarpingFrankWolfe
+from marginalia.models.warping import WarpingModel, warping_matrix
+from marginalia.types import WarpAnchorLabel
 
 
 def warp_times(T, rng):

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from core.exceptions import ParameterError
-from core.learners.weak import WeakAlignment
-from core.models.alignment import AlignmentModel, alignment_assignment
-from core.types import Alignment
+from marginalia.exceptions import ParameterError
+from marginalia.learners.weak import WeakAlignment
+from marginalia.models.alignment import AlignmentModel, alignment_assignment
+from marginalia.types import Alignment
 
 
 def performance(rng, E=8, p=5, frames_per_event=8):

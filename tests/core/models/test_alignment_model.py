@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.exceptions import ParameterError
-from core.learners.ssvm import SSVM
-from core.models.alignment import AlignmentModel, alignment_assignment
-from core.models.persistence import from_bytes, to_bytes
-from core.types import Alignment
+from marginalia.exceptions import ParameterError
+from marginalia.learners.ssvm import SSVM
+from marginalia.models.alignment import AlignmentModel, alignment_assignment
+from marginalia.models.persistence import from_bytes, to_bytes
+from marginalia.types import Alignment
 
 
 def all_alignments(T, E):

@@ -3,10 +3,10 @@ import io
 import numpy as np
 import pytest
 
-from core.exceptions import DataFormatError, ParameterError
-from core.models.persistence import from_bytes, labels_hash, load_model, save_model, to_bytes
-from core.models.segmentation import SegmentationModel
-from core.types import RegionKind, RegionLabel
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.models.persistence import from_bytes, labels_hash, load_model, save_model, to_bytes
+from marginalia.models.segmentation import SegmentationModel
+from marginalia.types import RegionKind, RegionLabel
 
 
 def fitted(metric="diagonal"):

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.decoders.segmentation import segmentation_cost
-from core.exceptions import InfeasibleLabelsError, ParameterError
-from core.models.segmentation import (PartialTarget, SegmentationModel, count_label_errors, label_violations,
+from marginalia.decoders.segmentation import segmentation_cost
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.models.segmentation import (PartialTarget, SegmentationModel, count_label_errors, label_violations,
                                       within_segment_scatter)
-from core.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 
 
 def all_segmentations(T, min_size=1):
@@ -224,7 +224,7 @@ def test_contradictory_labels_raise():
 @settings(max_examples=40)
 @given(st.one_of(labelled(), touching()), st.floats(0.1, 5.0))
 def test_count_loss_augmented_decode_is_exact(case, scale):
-    from core.models.segmentation import label_change_errors
+    from marginalia.models.segmentation import label_change_errors
     T, seed, labels = case
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(T, 2))
@@ -241,7 +241,7 @@ def test_count_loss_augmented_decode_is_exact(case, scale):
 
 
 def test_count_loss_known_answers():
-    from core.models.segmentation import label_change_errors
+    from marginalia.models.segmentation import label_change_errors
     seg = Segmentation([3, 5, 6, 9, 12], 12)          # changes at 3, 5, 6, 9
     zero = RegionLabel(item_id="x", start=2, stop=8, kind=RegionKind.ZERO)       # holds 3, 5, 6
     one = RegionLabel(item_id="x", start=2, stop=8, kind=RegionKind.ONE)

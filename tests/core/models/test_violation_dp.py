@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from core.models._violation_dp import _label_loss, violation_dp
+from marginalia.models._violation_dp import _label_loss, violation_dp
 
 
 @njit

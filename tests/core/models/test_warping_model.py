@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.decoders.warping import (dtw_linear, pairwise_cost, warping_area_loss, warping_cost,
+from marginalia.decoders.warping import (dtw_linear, pairwise_cost, warping_area_loss, warping_cost,
                                    warping_hamming)
-from core.exceptions import ParameterError
-from core.models.persistence import load_model, save_model
-from core.models.warping import WarpingModel, area_curvature_bound, warping_matrix
-from core.types import Warping, WarpAnchorLabel
+from marginalia.exceptions import ParameterError
+from marginalia.models.persistence import load_model, save_model
+from marginalia.models.warping import WarpingModel, area_curvature_bound, warping_matrix
+from marginalia.types import Warping, WarpAnchorLabel
 
 
 def all_paths(TA, TB):

@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from core.exceptions import NotFittedError, ParameterError
-from core.learners.calibrated_penalty import PenaltyCalibration
-from core.learners.penalty_regression import sequence_features
-from core.models.segmentation import SegmentationModel, count_label_errors
-from core.types import RegionKind, RegionLabel
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.learners.calibrated_penalty import PenaltyCalibration
+from marginalia.learners.penalty_regression import sequence_features
+from marginalia.models.segmentation import SegmentationModel, count_label_errors
+from marginalia.types import RegionKind, RegionLabel
 
 
 def _item(rng, T=48):

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.exceptions import NotFittedError, ParameterError
-from core.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe, retrain_metric_mode
-from core.learners.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
-from core.models.segmentation import PenaltyScaledModel, SegmentationModel, count_label_errors
-from core.types import RegionKind, RegionLabel, Sequence
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe, retrain_metric_mode
+from marginalia.learners.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
+from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel, count_label_errors
+from marginalia.types import RegionKind, RegionLabel, Sequence
 
 GRID = np.arange(-6.0, 6.01, 0.5)
 
@@ -51,7 +51,7 @@ def test_grid_decoding_that_skips_equal_stretches_equals_decoding_every_offset(s
 
 
 def test_a_grid_decoding_stops_between_decodings_when_asked():
-    from core.exceptions import CancelledError
+    from marginalia.exceptions import CancelledError
     rng = np.random.default_rng(2)
     X = np.r_[rng.normal(0, 1, (40, 1)), rng.normal(3, 1, (40, 1))]
     model = SegmentationModel(min_size=2, penalty_per="log_length")
@@ -308,7 +308,7 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
                                                ("change pruners", 0, probes), ("pruner candidates", 0, 48)]
     assert ("change pruners", probes, probes) in calls and ("penalty laws", probes, probes) in calls
     assert calls[-1] == ("pruner candidates", 48, 48)
-    from core.exceptions import CancelledError
+    from marginalia.exceptions import CancelledError
     for n_jobs in (1, 2):
         seen = []
         stop = lambda: len(seen) >= 5           # noqa: E731 - a cancel five sequences into the laws
@@ -319,7 +319,7 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
 
 
 def test_a_long_chromosome_teaches_the_metric_through_windows_around_its_labels(monkeypatch):
-    from core.learners import training_windows as tw
+    from marginalia.learners import training_windows as tw
     rng = np.random.default_rng(8)
     seqs, labs = _platform_set(8, 12)
     T = 3 * tw.MAX_WINDOW
@@ -483,7 +483,7 @@ def test_a_law_metric_can_be_imposed():
 
 
 def test_a_law_chooses_its_margin_only_from_enough_profiles():
-    from core.learners.cgh_recipe import LAW_MARGINS, MIN_GROUPS_TO_COMPARE
+    from marginalia.learners.cgh_recipe import LAW_MARGINS, MIN_GROUPS_TO_COMPARE
     seqs, labs = _platform_set(7, 16)
     params = dict(max_iter=1, density_split=None, counts=(0, 1), alphas=(1e-2,), law_metric="logratio",
                   prune=True)

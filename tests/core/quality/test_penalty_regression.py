@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.exceptions import NotFittedError, ParameterError
-from core.learners.penalty_path import error_intervals, min_error_interval, penalty_path
-from core.learners.penalty_regression import PenaltyIntervalRegression, sequence_features
-from core.types import RegionKind, RegionLabel
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.learners.penalty_path import error_intervals, min_error_interval, penalty_path
+from marginalia.learners.penalty_regression import PenaltyIntervalRegression, sequence_features
+from marginalia.types import RegionKind, RegionLabel
 
 
 def _brute_costs(x, k_max):

@@ -2,8 +2,8 @@
 
 from hypothesis import strategies as st
 
-from core.io.cgh import CghRegionLabel
-from core.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
+from marginalia.io.cgh import CghRegionLabel
+from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
 
 ids = st.text(alphabet="0123456789abcdef", min_size=1, max_size=8)
 authors = st.text(max_size=6)

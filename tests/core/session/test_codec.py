@@ -4,11 +4,11 @@ import math
 import pytest
 from hypothesis import given, settings
 
-from core.exceptions import DataFormatError, ParameterError
-from core.session.codec import (dumps_label, label_from_dict, label_to_dict, labels_digest, loads_label,
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.session.codec import (dumps_label, label_from_dict, label_to_dict, labels_digest, loads_label,
                                 task_of_label)
-from core.io.cgh import CghRegionLabel
-from core.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
+from marginalia.io.cgh import CghRegionLabel
+from marginalia.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
 
 from .labels_strategies import any_label
 

@@ -3,8 +3,8 @@ import threading
 
 import pytest
 
-from core.events import (EventHub, ItemsChanged, LabelsChanged, ModelChanged, Progress, UndoStateChanged)
-from core.exceptions import ParameterError
+from marginalia.events import (EventHub, ItemsChanged, LabelsChanged, ModelChanged, Progress, UndoStateChanged)
+from marginalia.exceptions import ParameterError
 
 
 def test_filtering_by_kind_and_unsubscribe():
@@ -32,7 +32,7 @@ def test_a_failing_subscriber_is_logged_and_does_not_stop_others(caplog):
 
     hub.subscribe(broken)
     hub.subscribe(got.append)
-    with caplog.at_level(logging.ERROR, logger="core.events"):
+    with caplog.at_level(logging.ERROR, logger="marginalia.events"):
         hub.emit(ItemsChanged())
     assert got == [ItemsChanged()]
     assert "boom" in caplog.text

@@ -5,10 +5,10 @@ import sqlite3
 
 import pytest
 
-from core.exceptions import ProjectDamagedError
-from core.session import ProjectStore, Session
-from core.session.backups import list_backups
-from core.types import BoundaryLabel
+from marginalia.exceptions import ProjectDamagedError
+from marginalia.session import ProjectStore, Session
+from marginalia.session.backups import list_backups
+from marginalia.types import BoundaryLabel
 
 
 def _history(tmp_path):

@@ -2,11 +2,11 @@ import dataclasses
 
 import pytest
 
-from core.events import ItemsChanged, LabelsChanged, ModelChanged, PredictionChanged, SettingChanged, \
+from marginalia.events import ItemsChanged, LabelsChanged, ModelChanged, PredictionChanged, SettingChanged, \
     UndoStateChanged
-from core.exceptions import ParameterError, StoreError
-from core.session import Session
-from core.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
+from marginalia.exceptions import ParameterError, StoreError
+from marginalia.session import Session
+from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
 
 
 @pytest.fixture
@@ -253,7 +253,7 @@ def test_concurrent_edits_from_threads_stay_consistent(session):
 
 
 def test_time_based_backups(tmp_path):
-    from core.session.backups import list_backups
+    from marginalia.session.backups import list_backups
     path = tmp_path / "p.marginalia"
     with Session.create(path, backup_every_edits=1000, backup_every_s=0.05) as s:
         seg = s.add_item("x", "series", "segmentation")

@@ -9,8 +9,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from core.session import Session
-from core.types import BoundaryLabel, RegionKind, RegionLabel
+from marginalia.session import Session
+from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
 
 class UndoMachine(RuleBasedStateMachine):

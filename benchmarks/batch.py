@@ -49,7 +49,7 @@ def build_model(profiles: Path, out: Path) -> tuple:
     """Save the app's starting aCGH model (fit on the table's units) to ``out``; returns (path, sha)."""
     import warnings
 
-    from marginalia.cli_commands._models import CliModel, save_model, sequence_features
+    from marginalia.models.files import TrainedModel, save_model, sequence_features
     from marginalia.io.cgh import read_profiles
     from marginalia.models.segmentation import SegmentationModel
     import numpy as np
@@ -63,7 +63,7 @@ def build_model(profiles: Path, out: Path) -> tuple:
     B = np.zeros(p)
     B[0] = 1.0
     w = model.join_w(B, 2.0 / p)
-    sha = save_model(out, CliModel("segmentation", "cgh-hermite", model, w, {"benchmark": "batch"}))
+    sha = save_model(out, TrainedModel("segmentation", "cgh-hermite", model, w, {"benchmark": "batch"}))
     return out, sha
 
 

@@ -100,7 +100,7 @@ def _write_cgh_model(engine, path: Path) -> list:
     steps since), and a fitted recipe's penalty laws and change pruners go with them, so
     ``marginalia-cli predict`` segments an unlabelled chromosome as the app does.
     """
-    from .cli_commands._models import CliModel, save_model
+    from .models.files import TrainedModel, save_model
     recs = list(_items_of(engine, kind="cgh"))
     if not recs:
         raise ParameterError("export cgh-model: the project has no aCGH items")
@@ -115,7 +115,7 @@ def _write_cgh_model(engine, path: Path) -> list:
     if task.recipe is not None:
         spec = task.recipe.to_dict()
         prov.update(recipe="penalty-law", penalty_law=spec)
-    publish(path, lambda tmp: save_model(tmp, CliModel("segmentation", "cgh-pointwise", task.model, w, prov)))
+    publish(path, lambda tmp: save_model(tmp, TrainedModel("segmentation", "cgh-pointwise", task.model, w, prov)))
     return [path]
 
 

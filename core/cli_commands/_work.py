@@ -111,8 +111,7 @@ def warm_imports() -> str:
     """Import what the per-item functions need (on a worker, before the first item); returns the core version."""
     from ..features import hermite  # noqa: F401
     from ..io import cgh  # noqa: F401
-    from ..models import persistence, segmentation  # noqa: F401
-    from . import _models  # noqa: F401
+    from ..models import files, persistence, segmentation  # noqa: F401
     return persistence.library_version()
 
 
@@ -147,7 +146,7 @@ def _sequence(profiles_path, profile_id, chromosome):
 
 
 def _segment(model_path, model_sha, seq):
-    from ._models import load_model_cached
+    from ..models.files import load_model_cached
     model = load_model_cached(model_path, model_sha, task="segmentation")
     return model.segment(seq)
 
@@ -179,7 +178,7 @@ def evaluate_profile(model_path, model_sha, profiles_path, annotations_path, pro
 
 def predict_audio(model_path, model_sha, audio_path, score_path, *, out_dir) -> dict:
     """Segment a recording (Audacity labels) or align it to its score (aligned MIDI and CSV)."""
-    from ._models import load_model_cached
+    from ..models.files import load_model_cached
     from .align import load_recording, write_alignment_outputs
     model = load_model_cached(model_path, model_sha)
     rec = load_recording(audio_path, score_path)

@@ -149,7 +149,7 @@ def run(args) -> int:
             check_output(flag, value, "file")
     model = None
     if args.model:
-        from ._models import load_model
+        from ..models.files import load_model
         model = load_model(args.model, task="alignment")
     info(args, f"align: reading {args.audio} and {args.score}")
     rec = load_recording(args.audio, args.score)
@@ -288,7 +288,7 @@ def train_alignment_pairs(args) -> int:
     from ..models.persistence import labels_hash
     from ._align import alignment_item, expected_alignment
     from ._common import make_progress
-    from ._models import CliModel, save_model
+    from ..models.files import TrainedModel, save_model
     pairs = read_pairs(args.pairs)
     items, expected, rates = [], [], []
     progress = make_progress(args, len(pairs), "train: reading", unit="pairs")
@@ -317,6 +317,6 @@ def train_alignment_pairs(args) -> int:
             "trained_on": [{"score": str(p.score.resolve()), "audio": str(p.audio.resolve())} for p in pairs],
             "label_hash": labels_hash([a for p in pairs for a in p.anchors]),
             "n_pairs": len(pairs), "n_anchors": n_anchors}
-    save_model(args.out, CliModel("alignment", "chroma", model, w, prov))
+    save_model(args.out, TrainedModel("alignment", "chroma", model, w, prov))
     info(args, f"train: wrote {args.out}")
     return EXIT_OK

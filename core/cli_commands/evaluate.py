@@ -73,7 +73,7 @@ def dispatch(args, *, client, work_dir=None) -> int:
 
 def evaluate_profiles(args, *, client, work_dir=None) -> int:
     from ._metrics import RegionErrors
-    from ._models import load_model
+    from ..models.files import load_model
     from ._work import cached_annotations, evaluate_profile, profile_keys, profile_tasks
     for flag, value in (("--profiles", args.profiles), ("--annotations", args.annotations)):
         require_file(flag, value)

@@ -54,7 +54,7 @@ def run(args) -> int:
 
 
 def _load_model(path):
-    from ._models import load_model
+    from ..models.files import load_model
     return load_model(path)
 
 
@@ -67,7 +67,7 @@ def predict_inputs(args, *, client, label: str) -> int:
     model = _load_model(args.model)
     if found.profiles and model.task != "segmentation":
         raise WrongTaskError(f"model {args.model!r} is a {model.task} model; aCGH profiles need a segmentation model")
-    from ._models import FEATURE_RECIPES
+    from ..models.files import FEATURE_RECIPES
     made_for = FEATURE_RECIPES[model.features][0]
     if found.profiles and made_for != "cgh":
         raise UsageError(f"model {args.model!r} was trained on {made_for} data ({model.features}); aCGH profiles "

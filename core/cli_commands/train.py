@@ -237,7 +237,7 @@ def _train_segmentation_files(args) -> int:
     import warnings
 
     from ..io.cgh import UnsortedPositionsWarning, read_annotations, read_profiles
-    from ._models import CliModel, recipe_for_kind, save_model, sequence_features
+    from ..models.files import TrainedModel, recipe_for_kind, save_model, sequence_features
     recipe = recipe_for_kind("cgh", raw=args.features == "raw")
     seqs = []
     for path in args.profiles:
@@ -270,7 +270,7 @@ def _train_segmentation_files(args) -> int:
             "label_hash": labels_hash([lab.as_region_label() if hasattr(lab, "as_region_label") else lab
                                        for y in Ys for lab in y]),
             "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys))}
-    save_model(args.out, CliModel("segmentation", recipe, model, w, prov))
+    save_model(args.out, TrainedModel("segmentation", recipe, model, w, prov))
     info(args, f"train: wrote {args.out}")
     return EXIT_OK
 
@@ -333,7 +333,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
     from ..learners.change_pruning import SPIKE_THRESHOLD
     from ..models.persistence import labels_hash
-    from ._models import CliModel, save_model
+    from ..models.files import TrainedModel, save_model
 
     spike = getattr(args, "spike_threshold", None)
     spike = SPIKE_THRESHOLD if spike is None else (spike or None)     # 0: no despiking
@@ -377,7 +377,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
                                        for y in Ys for lab in y]),
             "n_sequences": len(train), "n_labels": int(sum(len(y) for y in Ys)),
             "penalty_law": seg.to_dict()}
-    save_model(args.out, CliModel("segmentation", "cgh-pointwise", seg.model_, seg.w_, prov))
+    save_model(args.out, TrainedModel("segmentation", "cgh-pointwise", seg.model_, seg.w_, prov))
     extra = {k: " (+ over-segmentation's changes)" for k, m in seg.pruner_candidates_.items() if m == "union"}
     pruned = ", ".join(f"{k}: {'keeps all' if p.tau_ is None else f'drops changes scoring < {p.tau_:g}'}"
                        f"{extra.get(k, '')}" for k, p in sorted(seg.pruners_.items()))
@@ -395,7 +395,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
 def _train_project(args) -> int:
     from ..engine import Engine
     from ..types import BoundaryLabel, RegionLabel
-    from ._models import CliModel, recipe_for_kind, save_model, sequence_features
+    from ..models.files import TrainedModel, recipe_for_kind, save_model, sequence_features
     require_file("PROJECT", args.project, "project file")
     with Engine.open(args.project, read_only=True) as eng:
         by_kind: dict = {}
@@ -434,6 +434,6 @@ def _train_project(args) -> int:
     prov = {"learner": args.learner, "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed},
             "project": str(Path(args.project).resolve()), "label_hash": labels_hash,
             "n_sequences": len(Xs), "n_labels": int(sum(len(y) for y in Ys))}
-    save_model(args.out, CliModel("segmentation", recipe, model, w, prov))
+    save_model(args.out, TrainedModel("segmentation", recipe, model, w, prov))
     info(args, f"train: wrote {args.out}")
     return EXIT_OK

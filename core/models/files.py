@@ -1,4 +1,4 @@
-"""Model files as the command line uses them: what was learned, for which task, on which features.
+"""Model files: what was learned, for which task, on which features (what ``marginalia-cli train`` writes).
 
 The file format is the project's (:mod:`marginalia.models.persistence`: a JSON header
 and the arrays in one ``.npz``). The command line adds one provenance entry,
@@ -18,12 +18,11 @@ from typing import Optional
 import numpy as np
 
 from ..batch import file_sha256
-from ..exceptions import DataFormatError, ParameterError
+from ..exceptions import DataFormatError, ParameterError, UsageError, WrongTaskError
 from ..text import with_article
 from ..types import Segmentation, Sequence
-from ._common import UsageError, WrongTaskError
 
-__all__ = ["CliModel", "load_model", "load_model_cached", "save_model", "FEATURE_RECIPES", "TASKS",
+__all__ = ["TrainedModel", "load_model", "load_model_cached", "save_model", "FEATURE_RECIPES", "TASKS",
            "sequence_features", "recipe_for_kind"]
 
 TASKS = ("segmentation", "alignment")
@@ -70,8 +69,8 @@ def sequence_features(seq: Sequence, recipe: str) -> np.ndarray:
 
 
 @dataclass
-class CliModel:
-    """A trained model as the command line uses it.
+class TrainedModel:
+    """A trained model as read from or written to a model file.
 
     Attributes
     ----------
@@ -133,7 +132,7 @@ class CliModel:
         """Onset time (s) of every score event of a loaded recording, shape (E,)."""
         if self.task != "alignment":
             raise WrongTaskError(f"model {self._name()}: is a {self.task} model; expected an alignment model")
-        from ._align import align_with_model
+        from ..cli_commands._align import align_with_model
         return align_with_model(self, recording)
 
     @property
@@ -142,16 +141,16 @@ class CliModel:
 
         Batch markers carry it, so outputs are reused only by the same model *and* the same code release.
         """
-        from ..models.persistence import library_version
+        from .persistence import library_version
         return f"{self.sha256}:{library_version()}"
 
     def _name(self) -> str:
         return repr(str(self.path)) if self.path else "(in memory)"
 
 
-def save_model(path, cli_model: CliModel) -> str:
+def save_model(path, cli_model: TrainedModel) -> str:
     """Write a model file (atomically); returns its SHA-256."""
-    from ..models.persistence import save_model as _save
+    from .persistence import save_model as _save
     prov = dict(cli_model.provenance)
     prov["features"] = dict(prov.get("features") or {}, recipe=cli_model.features)
     prov.setdefault("written_by", "marginalia-cli")
@@ -162,7 +161,7 @@ def save_model(path, cli_model: CliModel) -> str:
     return file_sha256(path)
 
 
-def load_model(path, *, task: Optional[str] = None) -> CliModel:
+def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
     """Read a model file.
 
     Parameters
@@ -178,7 +177,7 @@ def load_model(path, *, task: Optional[str] = None) -> CliModel:
     WrongTaskError
         The model is for another task.
     """
-    from ..models.persistence import load_model as _load
+    from .persistence import load_model as _load
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"model {str(p)!r} is a folder, not a model file")
@@ -203,7 +202,7 @@ def load_model(path, *, task: Optional[str] = None) -> CliModel:
         raise DataFormatError(f"unknown feature recipe {recipe!r}; expected one of {sorted(FEATURE_RECIPES)} "
                               "(a model from a newer Marginalia?)", path=str(p))
     # an absolute path: workers of a remote cluster may run in another folder
-    loaded = CliModel(task=got, features=recipe, model=model, w=w, provenance=prov, path=p.resolve(),
+    loaded = TrainedModel(task=got, features=recipe, model=model, w=w, provenance=prov, path=p.resolve(),
                       sha256=file_sha256(p))
     loaded.penalty_law()  # a damaged law is refused now, not on the first sequence
     return loaded
@@ -220,7 +219,7 @@ _cache: dict = {}
 _cache_lock = threading.Lock()
 
 
-def load_model_cached(path, sha256: str, *, task: Optional[str] = None) -> CliModel:
+def load_model_cached(path, sha256: str, *, task: Optional[str] = None) -> TrainedModel:
     """:func:`load_model` once per process and file content (checked against ``sha256``)."""
     key = (str(Path(path).resolve()), sha256)
     with _cache_lock:

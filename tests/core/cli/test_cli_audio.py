@@ -124,7 +124,7 @@ def test_align_chroma_recovers_blocks_and_rests():
 
 
 def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performance, tmp_path, capsys):
-    from marginalia.cli_commands._models import CliModel, save_model
+    from marginalia.models.files import TrainedModel, save_model
     from marginalia.cli_commands.align import load_recording
     from marginalia.models.segmentation import SegmentationModel
     rec = load_recording(performance / "take.wav")
@@ -133,7 +133,7 @@ def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performa
     model.fit_scales([X])
     w = model.default_w()
     path = tmp_path / "audio.model"
-    save_model(path, CliModel("segmentation", "audio-frames", model, w, {}))
+    save_model(path, TrainedModel("segmentation", "audio-frames", model, w, {}))
     expected = model.decode(X, w)
     out = tmp_path / "labels"
     assert main(["predict", str(path), str(performance / "take.wav"), "--out", str(out), "-q"]) == 0
@@ -191,7 +191,7 @@ def alignment_model(performance, tmp_path_factory):
 
 
 def test_weakly_trained_alignment_model_aligns_within_50_ms(alignment_model, performance, tmp_path):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     m = load_model(alignment_model, task="alignment")
     assert m.features == "chroma" and m.provenance["learner"] == "weak" and m.provenance["n_pairs"] == 1
     out = tmp_path / "a.csv"

@@ -20,7 +20,7 @@ def read_csv(path):
 
 
 def test_train_writes_a_segmentation_model_with_provenance(seg_model, cgh_dir):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     m = load_model(seg_model)
     # the default is the aCGH recipe: point-wise Hermite features, SSVM metric, penalty law in the file
     assert m.task == "segmentation" and m.features == "cgh-pointwise" and m.model.n_features_ == 6
@@ -161,7 +161,7 @@ def test_console_script_runs_as_a_subprocess(seg_model, cgh_dir, tmp_path):
 
 @pytest.mark.parametrize("learner", ["perceptron", "partial"])
 def test_other_learners_train_a_usable_model(learner, cgh_dir, tmp_path, capsys):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     out = tmp_path / f"{learner}.model"
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--learner", learner,
@@ -174,7 +174,7 @@ def test_other_learners_train_a_usable_model(learner, cgh_dir, tmp_path, capsys)
 
 
 def test_plain_recipe_keeps_the_one_penalty_model(cgh_dir, tmp_path):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     out = tmp_path / "plain.model"
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--recipe", "plain",
@@ -184,7 +184,7 @@ def test_plain_recipe_keeps_the_one_penalty_model(cgh_dir, tmp_path):
 
 
 def test_the_penalty_laws_metric_can_be_chosen_and_is_recorded(cgh_dir, tmp_path, capsys):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     out = tmp_path / "logratio.model"
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--max-iter", "3",
@@ -208,7 +208,7 @@ def test_recipe_refuses_plain_model_options(cgh_dir, tmp_path, capsys):
 
 def test_recipe_model_predicts_like_the_in_process_recipe(seg_model, cgh_dir, tmp_path):
     """The CLI model file carries the whole recipe: its breaks equal CghSegmenter.segment in process."""
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     from marginalia.io.cgh import read_annotations
     from marginalia.learners.cgh_recipe import fit_cgh_recipe
     seqs = read_profiles(cgh_dir / "profiles.csv")
@@ -227,7 +227,7 @@ def test_a_damaged_penalty_law_is_refused_on_load(seg_model, tmp_path):
 
     import numpy as np
 
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     from marginalia.exceptions import DataFormatError
     with np.load(seg_model) as z:
         arrays = {k: z[k] for k in z.files}
@@ -256,7 +256,7 @@ def test_skipped_and_repeated_annotation_rows_are_reported_as_warnings(cgh_dir, 
     # rows whose region holds no probe (another genome build, say) cannot be learned from: named, not fatal
     assert f"dropped 1 rows whose region covers too few probes (lines {len(rows) + 3})" in err
     assert "dropped 1 no-change row(s) whose region covers no probe" in err and f"(lines {len(rows) + 4})" in err
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     assert load_model(out).provenance["n_labels"] == 9   # the repeat is not counted twice
 
 
@@ -304,7 +304,7 @@ def test_predict_on_a_table_cut_short_warns_and_still_predicts(seg_model, cgh_di
 
 
 def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path, capsys):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     out = tmp_path / "union.model"
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--max-iter", "3",
@@ -336,7 +336,7 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
 
 
 def test_the_laws_choose_their_margin_unless_one_is_imposed(cgh_dir, tmp_path, capsys):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     from marginalia.learners.cgh_recipe import LAW_MARGINS
     args = ["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
             "--annotations", str(cgh_dir / "annotations.csv"), "--max-iter", "3"]

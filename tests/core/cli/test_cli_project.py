@@ -80,7 +80,7 @@ def test_query_on_an_empty_project_says_so(tmp_path, capsys):
 
 
 def test_a_project_of_cgh_items_trains_the_recipe_unless_plain_is_asked(project, tmp_path, capsys):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     model = tmp_path / "recipe.model"
     assert main(["train", str(project), "--out", str(model), "--max-iter", "3"]) == 0
     assert "recipe penalty-law" in capsys.readouterr().err

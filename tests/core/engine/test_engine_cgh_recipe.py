@@ -219,7 +219,7 @@ def test_when_an_extra_candidate_breaks_a_label_the_rule_still_prunes_the_decode
 
 
 def test_the_apps_model_exported_for_the_cli_segments_as_the_app_does(labelled, tmp_path):
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     eng, ids, truth, train = labelled
     eng.retrain()
     held_out = sorted(set(ids) - set(train))
@@ -289,7 +289,7 @@ def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labell
 def test_chromosomes_whose_law_decodes_the_plain_logratio_use_its_parameters(labelled, monkeypatch, tmp_path):
     from functools import partial
 
-    from marginalia.cli_commands._models import load_model
+    from marginalia.models.files import load_model
     from marginalia.learners.cgh_recipe import CghSegmenter
     monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="logratio"))
     eng, ids, truth, train = labelled

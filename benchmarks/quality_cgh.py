@@ -450,7 +450,7 @@ def run(args):
                     record(LONG_CHROMOSOMES, f, *model_errors_of(alt, te_items), ts2, cs2)
                 for other in args.other_learners:
                     t, c = time.perf_counter(), time.process_time()
-                    alt = CghSegmenter(max_iter=args.max_iter, learner=other, random_state=0).fit(
+                    alt = CghSegmenter(max_iter=args.max_iter, learner=other, random_state=0, prune=False).fit(
                         [s for s, _ in tr_items], [l for _, l in tr_items])
                     ts2, cs2 = time.perf_counter() - t, time.process_time() - c
                     record(OTHER_LEARNERS[other], f, *model_errors_of(alt, te_items), ts2, cs2)

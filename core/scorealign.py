@@ -1072,6 +1072,10 @@ class ScoreAligner:
                                runner_up_times_s=runner_t, margin=margin, frame_rate=feats.frame_rate,
                                moves=moves)
 
+    def predict(self, audio_y, sr, score, **options) -> AlignmentOutput:
+        """The same as :meth:`align`: the name every Marginalia learner uses for its output."""
+        return self.align(audio_y, sr, score, **options)
+
     # ---------------------------------------------------------------- fit
     def fit(self, pairs, *, anchors=None, callback=None) -> "ScoreAligner":
         """Learn the frame scorers ``W`` from score/recording pairs without timing.

@@ -57,7 +57,7 @@ from ..exceptions import CancelledError, NotFittedError, ParameterError
 from ..features.cgh import pointwise_hermite_features, probe_density
 from ..models.segmentation import SegmentationModel, count_label_errors
 from ..parallel import run_costliest_first
-from ..types import Segmentation
+from ..types import Segmentation, Sequence
 from .change_pruning import (DEFAULT_TOLERANCE, OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike,
                              oversegment, with_changes_of)
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, check_margins
@@ -269,7 +269,7 @@ class CghSegmenter:
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=LAW_MARGINS, cv=4, density_split=DENSITY_SPLIT,
                  min_class_sequences=4, min_class_profiles=4, law_metric="auto", law_metric_margin=LAW_METRIC_MARGIN,
                  learner="ssvm", rho=1.0,
-                 prune=False, candidates="auto", overseg_penalty=OVERSEGMENT_PENALTY, spike_threshold=SPIKE_THRESHOLD,
+                 prune=True, candidates="auto", overseg_penalty=OVERSEGMENT_PENALTY, spike_threshold=SPIKE_THRESHOLD,
                  random_state=0, callback=None, should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
         self.C = C
         self.max_iter = max_iter
@@ -358,7 +358,7 @@ class CghSegmenter:
             raise ParameterError(f"law_metric_margin: expected an integer >= 0 (label errors), got {m!r}")
         if self.candidates not in PRUNER_CANDIDATES:
             raise ParameterError(f"candidates: expected one of {PRUNER_CANDIDATES}, got {self.candidates!r}")
-        sequences, labels = list(sequences), list(labels)
+        sequences, labels = _labelled_pairs(list(sequences), list(labels))
         if len(sequences) != len(labels):
             raise ParameterError(f"labels: expected one label list per sequence ({len(sequences)}), got "
                                  f"{len(labels)}")
@@ -736,6 +736,23 @@ class CghSegmenter:
         """Predicted change points of one aCGH sequence (pruned when the recipe has pruners)."""
         return self.pruned(seq, self.law_segment(seq))
 
+    def predict(self, sequences):
+        """Predicted change points of one sequence, or of each sequence of a list.
+
+        Parameters
+        ----------
+        sequences : Sequence or list of Sequence
+            aCGH sequences (one chromosome of one profile each).
+
+        Returns
+        -------
+        Segmentation or list of Segmentation
+            One per input sequence, in input order.
+        """
+        if isinstance(sequences, Sequence):
+            return self.segment(sequences)
+        return [self.segment(seq) for seq in sequences]
+
     # ------------------------------------------------------------ files
     def to_dict(self) -> dict:
         """JSON-ready laws and settings (the model and ``w_`` are saved by the model file itself)."""
@@ -890,6 +907,27 @@ def retrain_metric_mode(policy: str, previous, n_sequences: int) -> str:
         return "anchor"
     learned_on = getattr(previous, "metric_n_items_", None)
     return "keep" if learned_on is not None and n_sequences < 1.5 * learned_on else "learn"
+
+
+def _labelled_pairs(sequences, labels):
+    """``(sequences, label lists)`` from either one label list per sequence or one flat list of labels.
+
+    A flat list (what :func:`~marginalia.io.cgh.read_annotations` returns) is grouped by each label's
+    ``item_id``, matched to the sequence of that ``name``; sequences without a label are left out.
+    """
+    if not labels or all(isinstance(y, (list, tuple)) for y in labels):
+        return sequences, labels
+    names = [getattr(seq, "name", None) for seq in sequences]
+    by_name = {name: [] for name in names}
+    unknown = sorted({str(getattr(lab, "item_id", None)) for lab in labels
+                      if getattr(lab, "item_id", None) not in by_name})
+    if unknown:
+        raise ParameterError(f"labels: {len(unknown)} label item id(s) match no sequence name, e.g. {unknown[0]!r}; "
+                             "read the labels against the same sequences (read_annotations(path, sequences))")
+    for lab in labels:
+        by_name[lab.item_id].append(lab)
+    kept = [i for i, name in enumerate(names) if by_name[name]]
+    return [sequences[i] for i in kept], [by_name[names[i]] for i in kept]
 
 
 def fit_cgh_recipe(sequences, labels, *, law_only=None, previous=None, metric="learn", **params) -> CghSegmenter:

@@ -112,6 +112,11 @@ class TrainedModel:
             return law.segment(seq)
         return self.model.decode(X, self.w)
 
+    def predict(self, data):
+        """The model's output for one input: a :class:`Segmentation` of a sequence, or the onset time (s) of
+        every score event of a loaded recording (see :meth:`segment` and :meth:`align`)."""
+        return self.segment(data) if self.task == "segmentation" else self.align(data)
+
     def penalty_law(self):
         """The fitted :class:`~marginalia.learners.cgh_recipe.CghSegmenter` of a recipe model, else None."""
         spec = self.provenance.get("penalty_law")
@@ -148,9 +153,24 @@ class TrainedModel:
         return repr(str(self.path)) if self.path else "(in memory)"
 
 
-def save_model(path, cli_model: TrainedModel) -> str:
-    """Write a model file (atomically); returns its SHA-256."""
+def save_model(path, cli_model) -> str:
+    """Write a model file (atomically) that ``marginalia-cli predict`` and :func:`load_model` read.
+
+    Parameters
+    ----------
+    path : path-like
+        The file to write; its folder must exist.
+    cli_model : TrainedModel or CghSegmenter
+        A loaded or trained model, or a fitted copy-number recipe.
+
+    Returns
+    -------
+    str
+        The file's SHA-256 (what batch runs record to tell models apart).
+    """
     from .persistence import save_model as _save
+    if not isinstance(cli_model, TrainedModel):
+        cli_model = _recipe_as_trained_model(cli_model)
     prov = dict(cli_model.provenance)
     prov["features"] = dict(prov.get("features") or {}, recipe=cli_model.features)
     prov.setdefault("written_by", "marginalia-cli")
@@ -159,6 +179,15 @@ def save_model(path, cli_model: TrainedModel) -> str:
         raise ParameterError(f"--out {str(path)!r}: folder {str(path.parent)!r} does not exist; create it first")
     _save(str(path), cli_model.model, cli_model.w, prov)
     return file_sha256(path)
+
+
+def _recipe_as_trained_model(recipe) -> TrainedModel:
+    from ..learners.cgh_recipe import CghSegmenter
+    if not isinstance(recipe, CghSegmenter):
+        raise ParameterError(f"model: expected a TrainedModel or a fitted CghSegmenter, got {type(recipe).__name__}")
+    prov = {"learner": recipe.learner, "recipe": "penalty-law", "penalty_law": recipe.to_dict(),
+            "written_by": "marginalia (Python)"}
+    return TrainedModel("segmentation", "cgh-pointwise", recipe.model_, recipe.w_, prov)
 
 
 def load_model(path, *, task: Optional[str] = None) -> TrainedModel:

@@ -19,6 +19,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._version import DISTRIBUTION, library_version  # noqa: F401 (part of this module's API)
 from ..exceptions import DataFormatError, ParameterError
 
 __all__ = ["save_model", "load_model", "to_bytes", "from_bytes", "labels_hash", "library_version",
@@ -26,17 +27,6 @@ __all__ = ["save_model", "load_model", "to_bytes", "from_bytes", "labels_hash", 
 
 FORMAT = "marginalia-model"
 FORMAT_VERSION = 1
-#: the name Marginalia is installed under (the import name is ``marginalia``)
-DISTRIBUTION = "marginalia-studio"
-
-
-def library_version() -> str:
-    """The installed distribution's version, or ``"unknown"`` when run from an uninstalled checkout."""
-    try:
-        from importlib.metadata import version
-        return version(DISTRIBUTION)
-    except Exception:
-        return "unknown"
 
 
 def labels_hash(labels) -> str:

@@ -277,7 +277,7 @@ def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labell
         return len(polls) > 3                      # three sequences into the first pass
 
     with pytest.raises(CancelledError):
-        CghSegmenter(max_iter=50, should_stop=stop_after_three).fit(seqs, labels)
+        CghSegmenter(max_iter=50, prune=False, should_stop=stop_after_three).fit(seqs, labels)
     assert len(polls) <= 5                         # not 50 passes of 9 sequences: within the first pass
     cancel = threading.Event()
     cancel.set()

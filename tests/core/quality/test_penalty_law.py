@@ -243,7 +243,7 @@ def test_recipe_learns_one_law_per_array_platform():
     assert density_class(train[0][0]) == "low" and density_class(train[1][0]) == "high"
     seqs, labs = [s for s, _ in train], [l for _, l in train]
     with pytest.raises(NotFittedError):
-        CghSegmenter().segment(seqs[0])
+        CghSegmenter(prune=False).segment(seqs[0])
     seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1, 3), alphas=(1e-2, 1.0))
     assert set(seg.laws_) == {"all", "low", "high"}
     # the artefact-laden platform gets the larger penalty
@@ -281,7 +281,7 @@ def test_law_only_sequences_train_the_laws_and_pruners_but_not_the_metric():
     train = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(16)]
     extra = [_platform_item(rng, 200 + i, "high") for i in range(10)]
     seqs, labs = [s for s, _ in train], [l for _, l in train]
-    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,))
+    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=False)
     plain = fit_cgh_recipe(seqs, labs, **params)
     more = fit_cgh_recipe(seqs, labs, law_only=([s for s, _ in extra], [l for _, l in extra]), **params)
     np.testing.assert_array_equal(more.w_, plain.w_)
@@ -313,7 +313,7 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
         seen = []
         stop = lambda: len(seen) >= 5           # noqa: E731 - a cancel five sequences into the laws
         with pytest.raises(CancelledError):
-            CghSegmenter(n_jobs=n_jobs, should_stop=stop, progress=lambda *a: seen.append(a) if a[1] else None,
+            CghSegmenter(prune=False, n_jobs=n_jobs, should_stop=stop, progress=lambda *a: seen.append(a) if a[1] else None,
                          **params).fit(seqs, labs)
         assert len(seen) <= 5 + n_jobs
 
@@ -378,7 +378,7 @@ def test_a_penalty_that_changes_nothing_gives_a_constant_law():
 
 def test_a_retrain_can_keep_or_anchor_the_previous_metric():
     seqs, labs = _platform_set(6, 24)
-    params = dict(max_iter=3, min_class_sequences=6, counts=(0, 1), alphas=(1e-2,))
+    params = dict(max_iter=3, min_class_sequences=6, counts=(0, 1), alphas=(1e-2,), prune=False)
     first = fit_cgh_recipe(seqs[:12], labs[:12], **params)
     kept = fit_cgh_recipe(seqs, labs, previous=first, metric="keep", **params)
     np.testing.assert_array_equal(kept.w_, first.w_)
@@ -406,7 +406,7 @@ def test_a_retrain_can_keep_or_anchor_the_previous_metric():
 
 def test_retrain_policies_choose_how_the_metric_is_refitted():
     seqs, labs = _platform_set(7, 16)
-    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,))
+    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=False)
     first = fit_cgh_recipe(seqs[:8], labs[:8], **params)
     assert first.metric_n_items_ == 8
     kept = fit_cgh_recipe(seqs[:11], labs[:11], previous=first, metric="keep", **params)
@@ -425,7 +425,7 @@ def test_retrain_policies_choose_how_the_metric_is_refitted():
 
 def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_errors():
     seqs, labs = _platform_set(6, 24)
-    params = dict(max_iter=2, min_class_sequences=6, counts=(0, 1), alphas=(1e-2, 1.0))
+    params = dict(max_iter=2, min_class_sequences=6, counts=(0, 1), alphas=(1e-2, 1.0), prune=False)
     seg = fit_cgh_recipe(seqs, labs, **params)
     assert seg.law_metric_margin == 2
     assert set(seg.law_cv_errors_) == set(seg.laws_) == {"all", "low", "high"}
@@ -471,7 +471,7 @@ def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_
 
 def test_a_law_metric_can_be_imposed():
     seqs, labs = _platform_set(6, 16)
-    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,))
+    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=False)
     learned = fit_cgh_recipe(seqs, labs, law_metric="learned", **params)
     assert all(cv.keys() == {"learned"} for cv in learned.law_cv_errors_.values())
     assert all(law.w is learned.w_ for law in learned.laws_.values())
@@ -501,5 +501,5 @@ def test_a_law_chooses_its_margin_only_from_enough_profiles():
 def test_an_impossible_margin_is_refused_by_name_also_on_few_profiles():
     seqs, labs = _platform_set(8, 8)
     with pytest.raises(ParameterError, match="margin"):
-        CghSegmenter(max_iter=1, density_split=None, counts=(0, 1), alphas=(1e-2,), law_metric="logratio",
+        CghSegmenter(max_iter=1, density_split=None, counts=(0, 1), alphas=(1e-2,), law_metric="logratio", prune=False,
                      margin="wide").fit(seqs, labs)

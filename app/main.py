@@ -114,8 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def create_window(args, settings=None):
-    """Build the main window for parsed ``args`` (opening the demo, a project or the last one)."""
+def create_window(args, settings=None, *, prepare: bool = True):
+    """Build the main window for parsed ``args`` (opening the demo, a project or the last one).
+
+    On the first start of an install (``prepare``, and the kernels not compiled yet) the window opens at once
+    and the project follows when the background compilation of the kernels is done.
+    """
     from marginalia.engine import Engine
     from marginalia.exceptions import MarginaliaError
 
@@ -123,17 +127,25 @@ def create_window(args, settings=None):
     from .main_window import MainWindow
 
     window = MainWindow(settings=settings)
-    try:
-        if args.demo:
-            window.set_engine(Engine.open_demo())
-        elif args.project:
-            window.open_project(args.project)
-        else:
-            last = window.settings.value("last_project")
-            if last and os.path.exists(str(last)):
-                window.open_project(str(last))
-    except MarginaliaError as exc:
-        window.last_error_dialog = errors.show_error(window, "Cannot open the project", exc)
+
+    def open_what_was_asked():
+        try:
+            if args.demo:
+                window.set_engine(Engine.open_demo())
+            elif args.project:
+                window.open_project(args.project)
+            else:
+                last = window.settings.value("last_project")
+                if last and os.path.exists(str(last)):
+                    window.open_project(str(last))
+        except MarginaliaError as exc:
+            window.last_error_dialog = errors.show_error(window, "Cannot open the project", exc)
+
+    if prepare and not Engine.kernels_prepared():
+        # the first start compiles the kernels in the background; the window is usable meanwhile
+        window.prepare_kernels(then=open_what_was_asked)
+    else:
+        open_what_was_asked()
     return window
 
 

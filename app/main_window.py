@@ -841,6 +841,28 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self._spec_view.main.setXRange(lo, lo + w, padding=0)
 
     # ================================================================ status
+    def prepare_kernels(self, then=None):
+        """Compile the engine's kernels in the background (first run only), then call ``then()``."""
+        message = "Preparing Marginalia (first run only): compiling its numerical kernels, about a minute"
+        self.statusBar().showMessage(message)
+
+        def work(cancel, progress):
+            from marginalia.engine import Engine
+            return Engine.prepare_kernels(progress=lambda done, total, name: progress(done, total, f"prepared {name}"))
+
+        def done(_result):
+            self.statusBar().showMessage("Ready: kernels prepared", 4000)
+            if then is not None:
+                then()
+
+        def failed(exc):
+            self.statusBar().showMessage(f"Preparing the kernels failed ({exc}); they compile on first use instead",
+                                         10000)
+            if then is not None:
+                then()
+
+        self.runner.submit("prepare", work, on_done=done, on_error=failed, description="preparing (first run only)")
+
     def _on_busy(self, lane, busy, description):
         lanes = self.runner.busy_lanes()
         text = ", ".join(d for d in lanes.values() if d)

@@ -9,6 +9,7 @@ Subcommands (``marginalia-cli COMMAND --help`` shows examples for each):
 * ``query``    the parts of a project to label next
 * ``export``   write a project's labels, predictions or a dataset bundle
 * ``batch``    ``predict``/``evaluate`` on a Dask cluster, resumable
+* ``prepare``  compile the numerical kernels once, ahead of the first real use
 
 Exit codes: 0 success, 1 some items failed (or the work could not be done),
 2 the command line is wrong. Errors are one line on stderr; ``--debug``
@@ -97,7 +98,7 @@ def _warning_printer(prog: str, debug: bool):
 
 
 def _version() -> str:
-    from .models.persistence import library_version
+    from ._version import library_version
     return library_version()
 
 
@@ -123,6 +124,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_USAGE
     prog = f"{PROG} {args.command}"
     try:
+        from .cli_commands.prepare import cold_start_notice
+        cold_start_notice(args)
         with warnings.catch_warnings():
             warnings.showwarning = _warning_printer(prog, debug)
             return int(args.run(args))

@@ -152,6 +152,21 @@ class Engine:
             raise
         return eng
 
+    @staticmethod
+    def kernels_prepared() -> bool:
+        """Whether the numerical kernels are compiled for this install (see :mod:`marginalia.prepare`)."""
+        from .prepare import is_prepared
+        return is_prepared()
+
+    @staticmethod
+    def prepare_kernels(*, progress: Optional[Callable] = None) -> dict:
+        """Compile the numerical kernels once, in worker processes (about a minute on 2 cores, first run only).
+
+        ``progress(done, total, name)`` is called after each workload; returns seconds per workload.
+        """
+        from .prepare import prepare
+        return prepare(progress=progress)
+
     def close(self):
         """Close the project (every edit is already saved)."""
         with self._lock:

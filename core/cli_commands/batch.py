@@ -64,6 +64,8 @@ def add_parser(sub, parents) -> None:
 
 def run(args) -> int:
     from ..batch import open_client
+    from ..exceptions import require_extra
+    require_extra("distributed", "batch", "marginalia-cli batch")
     if args.batch_command is None:
         raise UsageError("batch needs a subcommand: `batch predict ...` or `batch evaluate ...`")
     if args.workers is not None and args.workers < 1:

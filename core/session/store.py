@@ -44,7 +44,7 @@ from .history import EditHistory, replay_log
 from .locking import ProjectLock
 from .records import ItemRecord, ModelRecord, PredictionRecord, SourceProblem
 from .schema import APPLICATION_ID, CREATE_LATEST, ITEM_COLUMNS, MIGRATIONS, SCHEMA_VERSION, item_row_crc, log_row_crc
-from ..models.persistence import library_version
+from .._version import library_version
 from .sources import file_sha256, file_signature
 
 __all__ = ["ProjectStore", "LIBRARY_VERSION"]

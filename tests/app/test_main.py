@@ -156,3 +156,35 @@ def test_pyside_keeps_references_to_the_singletons(qapp):
         emitter.fired.emit()
     after = sys.getrefcount(None), sys.getrefcount(True)
     assert after[0] >= before[0] - 100 and after[1] >= before[1] - 100
+
+
+def test_first_start_shows_the_window_at_once_and_opens_the_project_after_preparing(qtbot, tmp_path, monkeypatch):
+    """The kernels' compilation (a minute on a fresh install) runs in the background; the window is up meanwhile."""
+    import threading
+
+    from PySide6 import QtCore
+
+    from marginalia.app.main import build_parser, create_window
+    from marginalia.engine import Engine
+
+    release = threading.Event()
+    calls = []
+
+    def slow_prepare(*, progress=None):   # stands in for the minute of compilation, released by the test
+        release.wait(30)
+        progress(1, 1, "decoders")
+        calls.append("prepared")
+        return {"decoders": 0.1}
+
+    monkeypatch.setattr(Engine, "kernels_prepared", staticmethod(lambda: False))
+    monkeypatch.setattr(Engine, "prepare_kernels", staticmethod(slow_prepare))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    win = create_window(build_parser().parse_args(["--demo"]), settings=settings)
+    qtbot.addWidget(win)
+    assert win.engine is None and "first run only" in win.statusBar().currentMessage()
+    assert win.runner.is_busy("prepare")
+    release.set()
+    qtbot.waitUntil(lambda: win.engine is not None, timeout=60_000)
+    assert calls == ["prepared"] and win.engine.items()
+    win.runner.shutdown()

@@ -136,7 +136,7 @@ def test_start_up_on_a_damaged_last_project_shows_the_message(qapp, damaged_proj
     settings = QtCore.QSettings(str(tmp_path / "start.ini"), QtCore.QSettings.Format.IniFormat)
     settings.setValue("last_project", str(path))
     for args in (argparse.Namespace(project=str(path), demo=False), argparse.Namespace(project=None, demo=False)):
-        win = create_window(args, settings=settings)
+        win = create_window(args, settings=settings, prepare=False)
         try:
             assert win.engine is None
             _check_refusal(win.last_error_dialog, path, before, backups_before, labels)

@@ -313,7 +313,7 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
         seen = []
         stop = lambda: len(seen) >= 5           # noqa: E731 - a cancel five sequences into the laws
         with pytest.raises(CancelledError):
-            CghSegmenter(prune=False, n_jobs=n_jobs, should_stop=stop, progress=lambda *a: seen.append(a) if a[1] else None,
+            CghSegmenter(n_jobs=n_jobs, should_stop=stop, progress=lambda *a: seen.append(a) if a[1] else None,
                          **params).fit(seqs, labs)
         assert len(seen) <= 5 + n_jobs
 

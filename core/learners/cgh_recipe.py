@@ -367,6 +367,13 @@ class CghSegmenter:
         empty = [i for i, y in enumerate(labels) if not list(y)]
         if empty:
             raise ParameterError(f"labels: sequence {empty[0]} has no label; pass labelled sequences only")
+        # the fit is a function of the *set* of labelled sequences: their order and the order of their labels
+        # decide the SSVM's visiting order and the default groups, so both are made canonical first
+        order = canonical_order(sequences)
+        sequences = [sequences[i] for i in order]
+        labels = [sorted(labels[i], key=_label_key) for i in order]
+        if groups is not None and np.shape(groups) == (len(order),):
+            groups = np.asarray(groups)[order]
         if groups is None:
             groups = [str((getattr(s, "meta", None) or {}).get("profile_id", i)) for i, s in enumerate(sequences)]
         groups = np.asarray(groups)
@@ -383,6 +390,9 @@ class CghSegmenter:
             self.metric_n_items_ = len(sequences)
         if law_only is not None:
             more, more_labels = self._check_law_only(law_only)
+            more_order = canonical_order(more)
+            more = [more[i] for i in more_order]
+            more_labels = [sorted(more_labels[i], key=_label_key) for i in more_order]
             sequences, labels = sequences + more, labels + more_labels
             Xs = Xs + [self.model_input(s) for s in more]
             classes = np.r_[classes, [self._class_of(s) for s in more]]
@@ -907,6 +917,20 @@ def retrain_metric_mode(policy: str, previous, n_sequences: int) -> str:
         return "anchor"
     learned_on = getattr(previous, "metric_n_items_", None)
     return "keep" if learned_on is not None and n_sequences < 1.5 * learned_on else "learn"
+
+
+def canonical_order(sequences) -> list:
+    """Indices that sort sequences by name, length and content: the same set gives the same order."""
+    def key(i):
+        seq = sequences[i]
+        values = np.ascontiguousarray(getattr(seq, "values", np.empty(0)))
+        return (str(getattr(seq, "name", "") or ""), values.shape[0], hashlib.sha1(values.tobytes()).hexdigest(), i)
+    return sorted(range(len(sequences)), key=key)
+
+
+def _label_key(label) -> str:
+    fields = {k: v for k, v in sorted(vars(label).items()) if k not in ("id", "created", "author")}
+    return type(label).__name__ + repr(sorted((k, repr(v)) for k, v in fields.items()))
 
 
 def _labelled_pairs(sequences, labels):

@@ -1,11 +1,12 @@
-# One-command set-up: `make run` starts the app on the demo session, `make test` runs the tests.
+# One-command set-up: `make run` starts the app on the demo session, `make test` runs the tests (and the
+# documentation's examples), `make docs` builds the documentation into docs/_build/html.
 # Both create .venv and install the project from its own files on first use.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.marginalia-installed
 
-.PHONY: install run test bench-deps bench clean
+.PHONY: install run test docs-deps docs bench-deps bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +22,14 @@ run: $(STAMP)
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
+docs-deps: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,docs]'
+
+# offline (no intersphinx, nothing fetched); warnings are errors
+docs: docs-deps
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
 bench-deps: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 
@@ -28,4 +37,4 @@ bench: bench-deps
 	$(BIN)/python benchmarks/decoders.py --quick
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis docs/_build

@@ -50,9 +50,10 @@ class ApiReference(SphinxDirective):
             lines += [title, "-" * len(title), ""]
             for name in names:
                 kind = "autoclass" if isinstance(getattr(marginalia, name), type) else "autofunction"
-                lines += [f".. {kind}:: marginalia.{name}", ""]
+                lines.append(f".. {kind}:: marginalia.{name}")
                 if kind == "autoclass":
-                    lines += ["   :members:", "   :exclude-members: __init__, __new__", ""]
+                    lines += ["   :members:", "   :exclude-members: __init__, __new__"]
+                lines.append("")
         node = nodes.section()
         node.document = self.state.document
         nested_parse_with_titles(self.state, StringList(lines, "<marginalia-api>"), node)

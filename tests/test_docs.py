@@ -31,3 +31,10 @@ def test_docs_page_examples_run(page, tmp_path, monkeypatch):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.failures == 0, f"{runner.failures} example(s) of {test.name} failed (output above)"
+
+
+def test_readme_stays_a_two_minute_read():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    for local in ("../shared", "issue #", "this 2-core machine"):
+        assert local not in text, f"the README mentions {local!r}: keep such details in docs/research"

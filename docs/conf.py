@@ -42,4 +42,5 @@ numpydoc_xref_param_type = False
 html_theme = "alabaster"
 html_title = f"Marginalia {release}"
 html_static_path = []
-html_theme_options = {"description": "Label the structure of sequences cheaply", "fixed_sidebar": True}
+html_theme_options = {"description": "Label the structure of sequences cheaply", "fixed_sidebar": True,
+                      "page_width": "1100px", "body_max_width": "none"}

@@ -41,13 +41,21 @@ class CliReference(Directive):
 
         from marginalia.cli import build_parser
 
-        os.environ.setdefault("COLUMNS", "100")  # argparse wraps help text to the terminal's width
-        parser = build_parser()
-        out = []
-        top = parser.format_help()
-        out.append(nodes.literal_block(top, top, language="text"))
-        for name, line, sub in _subcommands(parser):
-            out.append(_section(self.state.document, f"marginalia-cli {name}", f"cli-{name}", line, sub))
+        # argparse wraps help text to the terminal's width: fix it so the page does not depend on who builds it
+        saved = os.environ.get("COLUMNS")
+        os.environ["COLUMNS"] = "110"
+        try:
+            parser = build_parser()
+            out = []
+            top = parser.format_help()
+            out.append(nodes.literal_block(top, top, language="text"))
+            for name, line, sub in _subcommands(parser):
+                out.append(_section(self.state.document, f"marginalia-cli {name}", f"cli-{name}", line, sub))
+        finally:
+            if saved is None:
+                os.environ.pop("COLUMNS", None)
+            else:
+                os.environ["COLUMNS"] = saved
         return out
 
 

@@ -1,12 +1,14 @@
-# One-command set-up: `make run` starts the app on the demo project, `make test` runs the tests.
-# Both create .venv and install the project from its own files on first use.
+# One-command set-up: `make run` starts the app on the demo project, `make test` runs the tests (with the
+# documentation's examples and a check of the wheel), `make docs` builds the documentation into docs/_build/html.
+# Each creates .venv and installs the project from its own files on first use.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP_GUI  := $(VENV)/.marginalia-gui
 STAMP_TEST := $(VENV)/.marginalia-test
+STAMP_DOCS := $(VENV)/.marginalia-docs
 
-.PHONY: install run test test-fast wheel-check bench-deps bench clean
+.PHONY: install run test test-fast wheel-check docs-deps docs screenshots bench-deps bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +41,21 @@ test-fast: $(STAMP_TEST)
 wheel-check: $(STAMP_TEST)
 	$(BIN)/python tests/wheel_check.py
 
+$(STAMP_DOCS): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[docs]'
+	@touch $@
+
+docs-deps: $(STAMP_DOCS)
+
+# offline (no intersphinx, nothing fetched); warnings are errors
+docs: docs-deps
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
+# the README's and the docs' screenshots, from the real app (offscreen) on the data in ../shared/data
+screenshots: $(STAMP_TEST)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/screenshots.py
+
 bench-deps: $(STAMP_TEST)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 
@@ -46,4 +63,4 @@ bench: bench-deps
 	$(BIN)/python benchmarks/decoders.py --quick
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build dist
+	rm -rf $(VENV) .pytest_cache .hypothesis build dist docs/_build

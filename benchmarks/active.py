@@ -54,7 +54,7 @@ prediction (:class:`marginalia.active.segmentation_task.OutputPruning`) instead 
 segmentation. ``--balance-platforms``: each best-vs-2nd query goes to the array platform furthest below
 its share of the pool; ``--density-weight BETA`` multiplies each best-vs-2nd uncertainty by the chromosome's
 information density (mean similarity to the unlabelled pool) to the power BETA. What these options, ``--refit-every`` and the recipe's versions measured (figures,
-seeds, stopping) is in ``benchmarks/FINDINGS.md``.
+seeds, stopping) is in ``docs/research/``.
 
 ``--pool rare``: the pool keeps the chromosomes the unlabelled start already segments without
 label error and only ``--rare-share`` of the others (chromosomes that would correct the model are
@@ -206,7 +206,7 @@ class DensityWeightedSession(_ReweightedSession):
     Information density (Settles & Craven 2008): a part's uncertainty is multiplied by its mean similarity
     to the unlabelled parts, ``exp(-d² / 2h²)`` in standardised ``features_of[item_id]`` (the penalty law's
     sequence features plus the platform), ``h`` the median pairwise distance, raised to ``beta``.
-    ``--density-weight BETA``; measured, not adopted (``benchmarks/FINDINGS.md``).
+    ``--density-weight BETA``; measured, not adopted (``docs/research/``).
     """
 
     def __init__(self, *args, features_of, beta, **kwargs):

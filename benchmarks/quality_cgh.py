@@ -13,7 +13,7 @@ train`` on the training profiles' files, ``predict`` on the test profiles, ``bre
 against the test annotations must equal the in-process figure of the same recipe.
 
 The recipe's current figures, and every variant measured on these folds and not adopted (with its
-figures), are in ``benchmarks/FINDINGS.md``; read it before trying a new idea here.
+figures), are in ``docs/research/``; read it before trying a new idea here.
 
 Usage: ``python benchmarks/quality_cgh.py [--quick] [--data DIR] [--folds 5] [--no-cli] [--long-chromosomes]
 [--only-folds 1,2 --out FILE]``

@@ -110,7 +110,7 @@ def run(args) -> tuple:
         for task, counts, secs, chosen in pool.imap_unordered(_recipe_fold, tasks):
             done[task] = counts
             choices[f"split {task[0]} seed {task[1]} fold {task[2]}"] = chosen
-            # the law-vs-union choice is what moves most between splits and seeds (benchmarks/FINDINGS.md)
+            # the law-vs-union choice is what moves most between splits and seeds (docs/research/)
             print(f"  split {task[0]} SSVM seed {task[1]} fold {task[2]}: {sum(counts[:2])} errors of {counts[2]} "
                   f"({secs:.0f}s); candidates {_choices_text(chosen)}", flush=True)
     for split in splits:

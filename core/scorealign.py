@@ -12,7 +12,7 @@ One pipeline used by the engine, the command line and the benchmarks.
    the frame "sees" the event's new pitch classes).
 2. **Scores**. A frame descriptor ``x_t`` = [unit chroma, unit onset chroma,
    1] (damped in quiet frames) is scored against every event template ``φ_e``
-   (its pitch classes, unit norm) by ``S = X W Φᵀ`` (thesis eq. 6.1), ``W``
+   (its pitch classes, unit norm) by ``S = X W Φᵀ`` (Lajugie 2015, eq. 6.1), ``W``
    the identity blocks when untrained; an event's template also holds, at
    half weight, the notes tied over from earlier events (a chord re-striking
    part of the chord before it sounds like that chord). A leading and a
@@ -22,7 +22,7 @@ One pipeline used by the engine, the command line and the benchmarks.
    boundary: under the pedal, alternating chords of one harmony sound alike
    frame by frame, and a long event could otherwise swallow their strikes).
 3. **Decoding**. A monotone alignment decoder with a prior on event durations
-   (thesis Alg. 9) around the score's own inter-onset intervals, stretched to
+   (Lajugie 2015, Alg. 9) around the score's own inter-onset intervals, stretched to
    the length of the music in the recording. By default the prior is robust
    and asymmetric (:mod:`marginalia.scorealign_dp`): the squared log ratio of an
    event's duration to the expected one, growing only linearly beyond twice
@@ -53,7 +53,7 @@ One pipeline used by the engine, the command line and the benchmarks.
 Weak supervision (:meth:`ScoreAligner.fit`) learns ``W`` from score/audio
 pairs without timing by alternating "align with the current scorers" and "fit
 the scorers to the aligned templates by ridge regression" (the alternating
-baseline of thesis ch.6), each alignment kept near the score's tempo by the
+baseline of Lajugie 2015, ch. 6), each alignment kept near the score's tempo by the
 duration prior. ``W`` is circulant per block (weights depend on the interval
 between pitch classes), so it transfers between keys. On rendered piano it
 changes little: the onset bonus, the duration prior and the refinement carry
@@ -584,7 +584,7 @@ class ScoreAligner:
         of its log ratio to the expected one, only linearly beyond twice as
         long, and the final event and the rests are free (fermatas, rolled
         and held final chords). ``"quadratic"``: the same quadratic cost in
-        frames for every event and rest (thesis Alg. 9).
+        frames for every event and rest (Lajugie 2015, Alg. 9).
     n_iter : int, default 3
         Align / refit rounds of :meth:`fit`.
     ridge : float, default 0.01

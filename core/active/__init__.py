@@ -4,7 +4,7 @@ The submodules are small and importable on their own:
 
 * :mod:`marginalia.active.parts` -- :class:`Part`, :func:`make_parts`, :func:`parts_for_items`, :func:`phrase_parts`;
 * :mod:`marginalia.active.uncertainty` -- :data:`STRATEGIES`, :class:`PartScores`, :func:`next_queries`, ...;
-* :mod:`marginalia.active.stopping` -- :class:`StoppingCriterion` (Lou et al. eq. 1.8);
+* :mod:`marginalia.active.stopping` -- :class:`StoppingCriterion` (Lou et al. 2014, eq. 1.8);
 * :mod:`marginalia.active.loop` -- :class:`ActiveSession`, :class:`PartPool`, :class:`OracleError`;
 * :mod:`marginalia.active.segmentation_task` -- :class:`SegmentationTask`, the loop's adapter for change points,
   and ``segmentation_part_scores``, the engine's part scorer;

@@ -3,7 +3,7 @@
 It links the loop to the engine's alignment model (:mod:`marginalia.tasks.alignment`):
 frame descriptors ``x_t`` (unit chroma damped by quietness, plus quietness),
 event templates ``φ_e`` with a leading silence pseudo-event, and frame-event
-scores ``S = X W Φᵀ`` (thesis eq. 6.1) with a 13 × 13 matrix ``W`` learned
+scores ``S = X W Φᵀ`` (Lajugie 2015, eq. 6.1) with a 13 × 13 matrix ``W`` learned
 from anchors. Parts are phrases of score events (:func:`marginalia.active.parts.phrase_parts`);
 an annotator answers a part with one :class:`~marginalia.types.AnchorLabel` per event.
 

@@ -1,4 +1,4 @@
-"""The active-learning loop (Lou et al. Alg. 1.2 and the combined strategy).
+"""The active-learning loop (Lou et al. 2014, Alg. 1.2 and the combined strategy).
 
 An :class:`ActiveSession` repeatedly
 
@@ -146,14 +146,14 @@ class ActiveSession:
         Parts queried per step.
     learner : {"perceptron", "combined"}
         ``"combined"`` adds a warm-started regularised fit every ``refit_every``
-        labelled parts and at :meth:`finish` (Lou §1.4.2).
+        labelled parts and at :meth:`finish` (Lou et al. 2014, §1.4.2).
     refit_every : int
     held_out : object, optional
         Passed to ``model.evaluate`` after every step for the learning curve.
     stopping : StoppingCriterion, optional
         Defaults to ``StoppingCriterion()``.
     stopping_set : {"unlabelled", "pool"}
-        What the stopping criterion averages. ``"unlabelled"`` (Lou Alg. 1.2
+        What the stopping criterion averages. ``"unlabelled"`` (Lou et al. 2014, Alg. 1.2
         line 12): the uncertainty of the parts still unlabelled; it also drifts
         down because the most uncertain parts are the ones taken out.
         ``"pool"`` (Vlachos 2008's fixed stopping set): the uncertainty of every
@@ -161,7 +161,7 @@ class ActiveSession:
         when the model does. Its strategy is the session's, or best-vs-2nd for
         ``"random"``, whose draws say nothing about the model.
     stop_on : {"label", "refit"}
-        When the stopping criterion receives a value. ``"label"`` (Lou Alg.
+        When the stopping criterion receives a value. ``"label"`` (Lou et al. 2014, Alg.
         1.2): after every step. ``"refit"`` (``learner="combined"`` only):
         after the steps that ended in a regularised fit, so η's window counts
         refits; with a model that predicts from its latest regularised fit, the

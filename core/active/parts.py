@@ -1,6 +1,6 @@
 """Parts: the pieces of items that an annotator is asked to label.
 
-Active learning asks for labels on *parts* (Lou et al. §1.4: break large
+Active learning asks for labels on *parts* (Lou et al. 2014, §1.4: break large
 instances into parts and query the informative ones): a whole aCGH chromosome,
 a window of a long chromosome or of audio frames, a phrase or window of score
 events. A label given on a part is stored as the *partial* labels of

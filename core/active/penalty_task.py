@@ -18,7 +18,7 @@ spread, an unsupervised choice made at :meth:`PenaltyPathTask.initialize`) and
 segments the item with the path's optimum at that ``λ``. With no label it
 starts from the BIC-like law ``λ = 2 σ̂² log T``.
 
-Learning (Lou et al. §1.4.2, the combined strategy):
+Learning (Lou et al. 2014, §1.4.2, the combined strategy):
 
 * ``perceptron_step``: a passive-aggressive step on one labelled item, taken
   only when its predicted ``log λ`` lies outside its target interval (the

@@ -23,7 +23,7 @@ app uses rather than a stand-in:
   perceptron's parameters with the chromosome's own penalty factor, exactly the
   engine's ``part_scores``;
 * predictions and the held-out error: the latest regularised fit (Lou et al.
-  §1.4.2: the perceptron picks the data, max-margin learning gives the model),
+  2014, §1.4.2: the perceptron picks the data, max-margin learning gives the model),
   i.e. ``recipe.segment`` (pruned) once a recipe is fitted.
 """
 

@@ -8,7 +8,7 @@ Scores of a part (for :mod:`marginalia.active.uncertainty`), all under the curre
 
 * ``best``: the best segmentation of the part's samples that respects the
   labels lying inside the part (the part is decoded on its own, as Lou et al.
-  do with patches);
+  (2014) do with patches);
 * ``second``: the runner-up that a label would tell apart from the best: the
   cheapest segmentation with one change added or removed
   (:mod:`marginalia.active.count_runner_up`), keeping the part's labels. The
@@ -266,7 +266,7 @@ class SegmentationTask:
     perceptron : callable, optional
         ``perceptron(model) -> learner`` with ``partial_fit(X, labels)`` and
         ``w_``. Default: ``marginalia.learners.perceptron.StructuredPerceptron(model,
-        averaged=False)``: the plain perceptron of Lou Alg. 1.2 with
+        averaged=False)``: the plain perceptron of Lou et al. 2014, Alg. 1.2 with
         passive-aggressive steps, starting from the model's ``default_w`` (the
         Euclidean metric in noise units, BIC-like penalty). On the aCGH replay
         the averaged variant learns several times slower, because the average
@@ -282,7 +282,7 @@ class SegmentationTask:
         Parameters that choose the queries: the perceptron's.
     model_w_ : ndarray
         Parameters that predict and are evaluated: the latest regularised fit
-        when the combined strategy has made one, else ``w_`` (Lou §1.4.2: the
+        when the combined strategy has made one, else ``w_`` (Lou et al. 2014, §1.4.2: the
         perceptron retrieves the data, max-margin learning gives the model).
     n_refits_ : int
     """

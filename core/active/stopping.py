@@ -1,4 +1,4 @@
-"""When to stop asking: convergence of the average uncertainty (Lou et al. eq. 1.8).
+"""When to stop asking: convergence of the average uncertainty (Lou et al. 2014, eq. 1.8).
 
 After every query the mean uncertainty ``q̄_t`` of the parts still unlabelled
 is recorded. Over the last ``window + 1`` values the convergence measure is
@@ -46,7 +46,7 @@ def robust_mean(values, *, lower: float = 0.1, upper: float = 0.9) -> float:
 
 
 def mean_uncertainty(uncertainties) -> float:
-    """Average uncertainty over the unlabelled pool (Lou Alg. 1.2 line 12).
+    """Average uncertainty over the unlabelled pool (Lou et al. 2014, Alg. 1.2 line 12).
 
     Parameters
     ----------
@@ -65,7 +65,7 @@ def mean_uncertainty(uncertainties) -> float:
 
 
 def convergence_eta(history, window: int) -> float | None:
-    """Convergence measure η of Lou eq. 1.8 over the last ``window + 1`` averages.
+    """Convergence measure η of Lou et al. 2014, eq. 1.8 over the last ``window + 1`` averages.
 
     Parameters
     ----------
@@ -88,12 +88,12 @@ def convergence_eta(history, window: int) -> float | None:
 
 
 class StoppingCriterion:
-    """Fires when the average uncertainty of the pool has converged (Lou eq. 1.8).
+    """Fires when the average uncertainty of the pool has converged (Lou et al. 2014, eq. 1.8).
 
     Parameters
     ----------
     window : int
-        ``W``: number of queries the robust means run over (Lou used 80 for a
+        ``W``: number of queries the robust means run over (Lou et al. 2014 used 80 for a
         pool of 660 parts; about 5-10 % of the pool is a sensible choice).
     threshold : float
         Fire when ``η <= threshold``.

@@ -1,4 +1,4 @@
-"""Uncertainty of parts and the choice of the next queries (Lou et al. Table 1.2).
+"""Uncertainty of parts and the choice of the next queries (Lou et al. 2014, Table 1.2).
 
 A *scorer* reports, for one part, the score of the model's best structure,
 of the runner-up (the best structure different from the best) and of the

@@ -5,14 +5,14 @@ onset frame of every event (:class:`marginalia.types.Alignment`): event 0 starts
 frame 0, onsets strictly increase, event ``e`` holds frames
 ``[onsets[e], onsets[e+1])`` and the last event runs to ``T``. The decoders
 maximise ``sum_t S[t, event(t)]`` for a score matrix ``S`` of shape (T, E)
-(higher is better) by dynamic programming (thesis Alg. 6) in ``O(T E)`` time and
+(higher is better) by dynamic programming (Lajugie 2015, Alg. 6) in ``O(T E)`` time and
 ``T E / 8`` bytes of decisions, optionally
 
 * with a minimal number of frames per event (``min_frames``),
 * under partial labels (:class:`AlignmentConstraints`: allowed onset windows),
 * augmented by a loss that is linear for a fixed reference (Hamming, onset/area),
 * returning the best alignment *different* from the best one (second best),
-* with a quadratic duration prior (thesis Alg. 9, :func:`align_with_duration_prior`).
+* with a quadratic duration prior (Lajugie 2015, Alg. 9, :func:`align_with_duration_prior`).
 """
 
 from __future__ import annotations
@@ -414,7 +414,7 @@ def align_loss_augmented(S, truth: Alignment, *, loss: str = "hamming", loss_sca
     loss : {"hamming", "onset"}
         ``"hamming"``: number of frames given to another event than in
         ``truth``; ``"onset"``: area between the two event-index step functions,
-        ``sum_t |e(t) - e*(t)|`` (thesis §5.3.1). Both are linear in the
+        ``sum_t |e(t) - e*(t)|`` (Lajugie 2015, §5.3.1). Both are linear in the
         alignment for a fixed truth, so decoding stays exact and ``O(T E)``.
     loss_scale : float
         Finite, >= 0.
@@ -498,7 +498,7 @@ def align_second_best(S, *, min_frames: int = 1, constraints: Optional[Alignment
 def align_with_duration_prior(S, expected_durations, *, weight: float, min_frames: int = 1,
                               max_frames: Optional[int] = None,
                               constraints: Optional[AlignmentConstraints] = None) -> AlignmentResult:
-    """Alignment maximising ``score - weight * sum_e (d_e - expected_e)^2`` (thesis Alg. 9).
+    """Alignment maximising ``score - weight * sum_e (d_e - expected_e)^2`` (Lajugie 2015, Alg. 9).
 
     Parameters
     ----------
@@ -590,7 +590,7 @@ def alignment_hamming(a: Alignment, b: Alignment) -> int:
 
 
 def alignment_onset_loss(a: Alignment, b: Alignment) -> int:
-    """Area between the event-index step functions: ``sum_t |e_a(t) - e_b(t)|`` (thesis §5.3.1)."""
+    """Area between the event-index step functions: ``sum_t |e_a(t) - e_b(t)|`` (Lajugie 2015, §5.3.1)."""
     a, b = _same_shape(a, b)
     return int(np.abs(_frame_events(a.onsets, a.n_frames) - _frame_events(b.onsets, b.n_frames)).sum())
 

@@ -275,7 +275,7 @@ def _pair(a, b):
 
 
 def frobenius_loss(a, b) -> float:
-    """Frobenius loss between the normalised partition matrices of two segmentations (thesis eq. 4.13).
+    """Frobenius loss between the normalised partition matrices of two segmentations (Lajugie 2015, eq. 4.13).
 
     ``||M(a) - M(b)||_F^2 = K_a + K_b - 2 sum_{k,l} |A_k ∩ B_l|^2 / (|A_k| |B_l|)``, computed from the
     overlaps of consecutive segments in O(K_a + K_b).
@@ -472,7 +472,7 @@ def segment_loss_augmented(X, penalty: float, truth, *, loss: str = "frobenius",
     truth : Segmentation
         The reference segmentation ``y*`` of the same ``T`` samples.
     loss : {"frobenius", "hamming"}
-        Frobenius loss between normalised partition matrices (thesis eq. 4.13), or the number of
+        Frobenius loss between normalised partition matrices (Lajugie 2015, eq. 4.13), or the number of
         change indices in one segmentation but not the other.
     loss_scale : float
         Weight of the loss (>= 0).

@@ -1,4 +1,4 @@
-"""Exact dynamic time warping (thesis Alg. 8) that stays lean in memory.
+"""Exact dynamic time warping (Lajugie 2015, Alg. 8) that stays lean in memory.
 
 A warping of sequences ``A`` (TA x p) and ``B`` (TB x p) is a monotone path of
 cells from ``(0, 0)`` to ``(TA-1, TB-1)`` with steps (1,0), (0,1), (1,1)
@@ -722,7 +722,7 @@ def _column_runs(path, n_cols):
 
 
 def warping_area_loss(a: Warping, b: Warping) -> float:
-    """Symmetric area loss between two warpings (thesis eq. 5.7).
+    """Symmetric area loss between two warpings (Lajugie 2015, eq. 5.7).
 
     ``1/2 (||L_A (Y_a - Y_b)||_F^2 + ||(Y_a - Y_b) L_B||_F^2)`` with ``Y`` the
     binary warping matrices and ``L_T`` the ``T x T`` lower triangular matrix

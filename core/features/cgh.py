@@ -1,7 +1,7 @@
 """Per-probe and per-sequence features of aCGH logratio profiles.
 
 Per probe: the logratio in noise units and its point-wise Hermite functions
-(thesis §4.4.2 with no averaging window), the input of the learned metric of
+(Lajugie 2015, §4.4.2 with no averaging window), the input of the learned metric of
 :mod:`marginalia.learners.cgh_recipe`. Per sequence: the summaries a penalty law
 needs (length, noise level, variance: :func:`~marginalia.learners.penalty_regression.sequence_features`)
 and the probe density, which tells the array platform apart (low-density BAC

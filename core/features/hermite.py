@@ -1,4 +1,4 @@
-"""Hermite-moment features of a 1-d signal (thesis §4.4.2, §4.5.5).
+"""Hermite-moment features of a 1-d signal (Lajugie 2015, §4.4.2, §4.5.5).
 
 A change in the *distribution* of a 1-d signal (mean, spread, skew, tails)
 becomes a change in the *mean* of the columns ``f_n(x)`` for well chosen
@@ -19,10 +19,10 @@ Definition used here
      ``h_n(z) = He_n(z) exp(-z²/4) / sqrt(n! sqrt(2π))`` (bounded: robust
      moments in the sense of Welling 2005);
    * ``kind="polynomial"``: the probabilists' polynomials ``He_n(z)``
-     (``He_0 = 1, He_1 = z, He_2 = z² - 1, ...``), as printed in the thesis.
+     (``He_0 = 1, He_1 = z, He_2 = z² - 1, ...``), as printed in Lajugie (2015).
 3. The values are averaged over the window ``[t - half_width, t + half_width]``
    (clipped at the ends) giving local moments; ``half_width=0`` is the
-   point-wise map of the thesis.
+   point-wise map of Lajugie (2015).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def hermite_features(x, orders=(0, 1, 2, 3, 4), *, half_width=2, kind="function"
     x : array_like, shape (T,) or (T, 1)
         The signal (e.g. one chromosome's logratio). Must be finite.
     orders : sequence of int, default (0, 1, 2, 3, 4)
-        Hermite orders, one output column each (the thesis uses the first five).
+        Hermite orders, one output column each (Lajugie 2015 uses the first five).
     half_width : int, default 2
         Moments are averaged over ``2 * half_width + 1`` samples centred on
         each sample (fewer at the ends). ``0`` is the point-wise map.

@@ -3,10 +3,10 @@
 1. Input matrix of a sequence: logratio in noise units and its point-wise
    Hermite functions (:func:`~marginalia.features.cgh.pointwise_hermite_features`).
 2. A diagonal Mahalanobis metric and a base penalty ``∝ log T`` learned
-   from the partial labels by SSVM (thesis ch.4; exact label-violation
+   from the partial labels by SSVM (Lajugie 2015, ch. 4; exact label-violation
    loss). ``learner="transfer"`` learns one per array platform with
-   :class:`~marginalia.learners.transfer.TransferSSVM` (Lou eq. 1.9, coupled by
-   ``rho``): better on 3 of 5 CV folds, much worse on one, so not the default.
+   :class:`~marginalia.learners.transfer.TransferSSVM` (Lou et al. 2014, eq. 1.9,
+   coupled by ``rho``); its errors swing more between folds, so it is not the default.
 3. A :class:`~marginalia.learners.penalty_law.PenaltyLaw` per probe-density class
    (low-density BAC arrays vs high-density oligo arrays, split at
    ``density_split`` probes per Mb): the log-penalty offset of a sequence is a
@@ -32,14 +32,8 @@
    experts reject). Each pruner may also choose from the changes of a label-free
    over-segmentation of the logratio, so that it can keep a focal event the
    law's penalty missed (``candidates="auto"``: when that lowers its
-   cross-validated label errors, as on the high-density arrays). In
-   ``benchmarks/quality_cgh.py`` (5 folds split by profile) pruning on jumps and
-   lengths took the recipe from 71 to 60 label errors, the choice of metric per
-   law of step 3 then from 63 to 56 (8.5 %), the spread term from 56 to 46
-   (6.9 %), the over-segmentation's candidates from 46 to 42, and reading the
-   logratio with lone spikes replaced (pruners and over-segmentation) from 42 to
-   38 (5.7 %; 6.7 % on average over three splits, ``quality_cgh_splits.py``), and
-   the laws' choice of margin of step 3 from 38 to 35 (5.3 %; 5.8 % over splits).
+   cross-validated label errors, as on the high-density arrays). What each step
+   is worth on the neuroblastoma cohort is in the documentation's research notes.
 
 :func:`fit_cgh_recipe` is the one entry point: ``fit_cgh_recipe(sequences,
 labels).segment(seq)``.
@@ -93,13 +87,10 @@ PRUNER_CANDIDATES = ("auto", "law", "union")
 CANDIDATE_STAGE = "pruner candidates"
 
 #: fewest groups (profiles) of a pruner's training sequences for ``candidates="auto"`` to compare candidate
-#: sets (leaving out one group at a time). Below it the comparison is noise (on 7 high-density chromosomes of a
-#: few profiles it flipped a transfer split from 8.6 % to 31 % test error) and the law's candidates are kept.
-#: Likewise a penalty law chooses among several margins only with this many profiles, else takes the first
-#: (choosing on 6-8 high-density chromosomes took the transfer benchmark's target-only row at 20 % from 27 %
-#: to 36 % error), and a pruner's threshold aims at its near-best run (``ChangePruner.tolerance``) only with
-#: this many, else at its best run (one error is a large share of a few chromosomes' labels: on a transfer
-#: split, 4-7 revealed high-density chromosomes went from 31.0 % to 46.6 % and 25.9 % to 31.0 % test error)
+#: sets (leaving out one group at a time); below it the comparison is noise and the law's candidates are kept.
+#: Likewise a penalty law chooses among several margins only with this many profiles, else takes the first, and a
+#: pruner's threshold aims at its near-best run (``ChangePruner.tolerance``) only with this many, else at its best
+#: run (one error is a large share of a few chromosomes' labels). Figures: the documentation's research notes.
 MIN_GROUPS_TO_COMPARE = 8
 
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
@@ -111,8 +102,7 @@ DENSITY_SPLIT = 5.0
 
 # Interval-regression margins each penalty law chooses from (with its ridge, by cross-validated label errors;
 # the first alone below MIN_GROUPS_TO_COMPARE profiles). The low-density arrays' zero-error offset intervals
-# are wide (3.25 log units, median): with the narrowest margin alone their law sat near the intervals' ends;
-# the wider ones halve its errors there.
+# are wide, and a wider margin aims their law at the middle.
 LAW_MARGINS = (0.25, 0.5, 1.0, 1.5, 2.0)
 
 
@@ -144,38 +134,24 @@ class CghSegmenter:
     density_split : float or None, default 5.0
         Probes per Mb splitting the platforms; ``None``: one law for all.
     min_class_sequences : int, default 4
-        A platform with fewer labelled training sequences uses the pooled law. The
-        pooled law is fitted mostly on the other platform's chromosomes, its metric and
-        margin chosen for them: refitting the label sets of ten recorded active-learning
-        runs (8 to 48 labelled chromosomes) gave 9.3 % mean test error with 4 (or
-        9.7 % with 6 or 8) against 10.3 % with 12 (benchmarks/FINDINGS.md).
+        A platform with fewer labelled training sequences uses the pooled law, which is
+        fitted mostly on the other platform's chromosomes; 4 is enough for a law of its own
+        to do better (see the research notes).
     min_class_profiles : int, default 4
         Likewise, a platform whose training sequences come from fewer groups (profiles:
-        the ``groups`` of :meth:`fit`) uses the pooled law. A law fitted on every
-        chromosome of 2-3 profiles learns those profiles' noise: in the app's retrain
-        benchmark (``benchmarks/engine_cgh.py``, seeds 2 and 5, 6-7 high-density
-        chromosomes of 3 profiles) the pooled law gave 7.8 and 12.3 % error against 8.5
-        and 14.8 %, while the active-learning refits (chromosomes of as many profiles)
-        and the transfer benchmark barely move (benchmarks/FINDINGS.md).
+        the ``groups`` of :meth:`fit`) uses the pooled law: a law fitted on every
+        chromosome of 2-3 profiles learns those profiles' noise.
     law_metric : {"auto", "learned", "logratio"}, default "auto"
         What each penalty law decodes with: the learned metric, the plain
         logratio in noise units (the input's first column alone, weight 1), or
         (``"auto"``) both fitted, keeping per law the learned metric only when it
         makes at least ``law_metric_margin`` fewer cross-validated label errors on
-        the training sequences than the plain logratio. On the neuroblastoma cohort
-        the low-density arrays make 12 label errors with the plain logratio against
-        18 with the learned metric (``benchmarks/quality_cgh.py``, 5 folds).
-        ``"logratio"`` everywhere makes 96 errors over three 5-fold splits against
-        97 and 106 (SSVM seeds 0 and 1), but worse full-label fits on the
-        active-learning splits (6.8 % against 5.4 %; benchmarks/FINDINGS.md).
+        the training sequences than the plain logratio. Neither metric is best on
+        every platform, hence the per-law choice (figures in the research notes).
     law_metric_margin : int, default 2
         With ``law_metric="auto"``: label errors the learned metric's law must save
-        over the plain logratio's to be kept. The comparison favours the learned
-        metric, fitted on the very sequences whose held-out errors it counts; with 0
-        (the learned metric on ties, the previous rule) the cohort's three 5-fold splits
-        make 211 errors over two SSVM seeds against 203 with 2, the active-learning
-        splits' full-label fits 5.8 % against 5.4 %, and refits of recorded 8-48-label
-        sets 9.9 % against 9.4 % (benchmarks/FINDINGS.md).
+        over the plain logratio's to be kept: the comparison favours the learned
+        metric, fitted on the very sequences whose held-out errors it counts.
     learner : {"ssvm", "transfer", "partial"}, default "ssvm"
         How the metric is learned: SSVM (block-coordinate Frank-Wolfe, exact
         label-violation loss); :class:`~marginalia.learners.partial.PartialLabelSSVM`
@@ -187,7 +163,7 @@ class CghSegmenter:
         cut around its labels; the penalty laws and pruners see it whole.
     rho : float, default 1.0
         Coupling of the platforms for ``learner="transfer"``.
-    prune : bool, default False
+    prune : bool, default True
         Learn a :class:`~marginalia.learners.change_pruning.ChangePruner` per platform
         (pooled ``"all"`` one as fallback) on the law's segmentations of the
         training sequences, and apply it in :meth:`segment`. A platform segmented by the
@@ -472,7 +448,7 @@ class CghSegmenter:
                 index[str(c)] = idx
         # the comparison leaves out one group (profile) at a time: its pruners are then fitted on nearly
         # all the sequences, as the final one is; with 4 folds the union's larger candidate sets looked
-        # worse than they do with every profile (benchmarks/FINDINGS.md)
+        # worse than they do with every profile (docs/research/cgh-recipe.md)
         folds = {k: np.unique(groups[idx], return_inverse=True)[1].reshape(-1) for k, idx in index.items()}
         many = {k: np.unique(groups[idx]).size >= MIN_GROUPS_TO_COMPARE for k, idx in index.items()}
         compared = [k for k in index if len(modes) > 1 and np.unique(folds[k]).size > 1 and many[k]]

@@ -47,7 +47,7 @@ strictly better than keeping every change. Aiming at the middle of the threshold
 within one error of the best, rather than of the best ones alone, keeps the threshold
 away from a lone training sequence's edge: on the neuroblastoma cohort it lowered the
 recipe's test label errors in each of six cross-validation runs, 236 to 218 in all
-(three splits by profile x two SSVM seeds; benchmarks/FINDINGS.md).
+(three splits by profile x two SSVM seeds; docs/research/).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ OVERSEGMENT_PENALTY = 2.0
 
 #: a probe this far (noise units) from the median of itself and its two neighbours is a spike; 4 is the
 #: outlier scale of DNAcopy's smoothing of aCGH profiles. On the neuroblastoma high-density arrays it took
-#: the recipe's pruned segmentations from 42 to 38 label errors of 676 (benchmarks/FINDINGS.md)
+#: the recipe's pruned segmentations from 42 to 38 label errors of 676 (docs/research/)
 SPIKE_THRESHOLD = 4.0
 
 #: floor of the shorter segment's spread in the score (noise units): a segment of near-identical values

@@ -1,6 +1,6 @@
-"""Learning from partial labels (Lou et al. §1.3; thesis §4.4.2).
+"""Learning from partial labels (Lou et al. 2014, §1.3; Lajugie 2015, §4.4.2).
 
-``strategy="bridge"`` minimises the bridge-loss objective (Lou eq. 1.5)::
+``strategy="bridge"`` minimises the bridge-loss objective (Lou et al. 2014, eq. 1.5)::
 
     J(w) = 1/(2C) ‖w‖² + Σ_n ( max_y [⟨w, φ(x_n, y)⟩ + Δ_n(y)] - max_{y ∈ 𝒴*_n} ⟨w, φ(x_n, y)⟩ )
               w ∈ 𝒲 (the model's allowed cone)
@@ -12,7 +12,7 @@ functions ``P - R``; CCCP replaces ``R`` by its linearisation at ``w_t``
 (the features of the *completion*, i.e. the constrained decode at ``w_t``)
 and minimises the convex remainder, keeping the best point evaluated.
 
-``inner="bundle"`` (Lou et al. Alg. 1.1) minimises it with a bundle method:
+``inner="bundle"`` (Lou et al. 2014, Alg. 1.1) minimises it with a bundle method:
 cutting planes ``⟨a_k, w⟩ + b_k ≤ P(w)`` (one loss-augmented decode per item
 each) are *kept across CCCP iterations* since ``P`` does not change (bounds
 recycling), and the bundle's precision ``ε`` tightens geometrically from one
@@ -24,7 +24,7 @@ cone, and is solved in its dual over the simplex for other cones.
 Frank–Wolfe (the step is ``n`` times the SSVM objective on the labels with
 their current completions).
 
-``strategy="complete"`` is the alternation of thesis §4.4.2: complete the
+``strategy="complete"`` is the alternation of Lajugie 2015, §4.4.2: complete the
 labels with the current model (constrained decode), train a full-label
 :class:`~marginalia.learners.ssvm.SSVM` on the completions, repeat until the
 completions stop changing. With ``partial_loss="completion"`` it matches
@@ -129,7 +129,7 @@ class PartialLabelSSVM:
         Bundle iterations per CCCP iteration, or SSVM passes for "complete"
         and for ``inner="bcfw"``.
     inner : {"bundle", "bcfw"}, default "bundle"
-        Solver of the convex CCCP subproblem of the bridge loss: Lou's bundle
+        Solver of the convex CCCP subproblem of the bridge loss: the bundle
         method (planes recycled across CCCP iterations) or block-coordinate
         Frank–Wolfe (:class:`~marginalia.learners.ssvm.SSVM` on the labels with
         their current completions; the subproblem is exactly its objective

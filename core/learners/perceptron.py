@@ -7,7 +7,7 @@ projects it back onto the model's allowed set. ``step="perceptron"`` uses a
 fixed ``learning_rate``; ``step="pa"`` (default) uses the passive-aggressive
 step ``τ = min(C, (loss - ⟨w, Δφ⟩) / ‖Δφ‖²)`` (Crammer et al. 2006), which
 is scale-free and fixes the current mistake with a margin equal to the loss.
-Weights are averaged over all visits (lecture notes; Lou et al. Alg. 1.2).
+Weights are averaged over all visits (lecture notes; Lou et al. 2014, Alg. 1.2).
 """
 
 from __future__ import annotations

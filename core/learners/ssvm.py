@@ -1,4 +1,4 @@
-"""Structured SVM trained by block-coordinate Frank–Wolfe (Lacoste-Julien et al. 2013; thesis §1.6).
+"""Structured SVM trained by block-coordinate Frank–Wolfe (Lacoste-Julien et al. 2013; Lajugie 2015, §1.6).
 
 Objective (``n`` training pairs, ``λ = 1 / (C n)``, ``c`` the regularisation centre)::
 
@@ -76,7 +76,7 @@ class SSVM:
         each pass (``n_jobs`` blocks are decoded at the same ``w``, then
         stepped in turn; with 1 the passes are the plain sequential BCFW).
     center : {"zero", "initial"}, default "zero"
-        Regularise towards 0 (thesis) or towards the model's initial ``w``.
+        Regularise towards 0 (as in Lajugie 2015) or towards the model's initial ``w``.
 
     Attributes
     ----------

@@ -1,4 +1,4 @@
-"""Transfer between datasets: one parameter vector per dataset, pulled towards their mean (Lou et al. §1.5).
+"""Transfer between datasets: one parameter vector per dataset, pulled towards their mean (Lou et al. 2014, §1.5).
 
 Objective (datasets ``d = 1..D``, sums over items)::
 
@@ -10,7 +10,7 @@ with ``H_n`` the margin-rescaled hinge of item ``n`` (as in
 dataset keeps its own value, e.g. its own change penalty). Minimising over
 the shared ``w`` gives ``w = mean_d w_d``; the regulariser is then
 ``Σ_j ½ θ_jᵀ K_j θ_j`` with ``K_j = I/C + ρ_j (I - 11ᵀ/D)``
-(:mod:`~marginalia.learners.transfer_coupling`). The dual (Lou eq. 1.10 in this
+(:mod:`~marginalia.learners.transfer_coupling`). The dual (Lou et al. 2014, eq. 1.10 in this
 parametrisation) is solved by block-coordinate Frank–Wolfe as for one
 dataset: the primal vectors are the maximiser of ``⟨Θ, U⟩ - R(Θ)`` over the
 cone (closed form for a non-negative orthant), and the step along a block's

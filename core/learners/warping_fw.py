@@ -1,4 +1,4 @@
-"""Frank–Wolfe on the relaxed dual of the warping SSVM (thesis §5.4.3, eq. 5.13).
+"""Frank–Wolfe on the relaxed dual of the warping SSVM (Lajugie 2015, §5.4.3, eq. 5.13).
 
 Primal (``n`` training pairs, ``λ = 1 / (C n)``, ``𝒲`` the cone of the model's
 ``project``, ``f_i`` the loss extended to the convex hull ``conv 𝒴_i`` of the

@@ -1,11 +1,11 @@
-"""Weakly supervised audio-to-score alignment from the score alone (thesis ch.6).
+"""Weakly supervised audio-to-score alignment from the score alone (Lajugie 2015, ch.6).
 
 Training data: audio features ``X_i`` (T_i × p), score templates ``Φ_i``
 (E_i × K) and the *expected* alignment ``Ȳ_i`` (the score played strictly in
 time). Neither the true alignments nor the per-class scorers are known. With
 the square surrogate of the Hamming loss and ridge scorers ``W`` (p+1 × K, the
 last row a bias on a constant column ``α``), eliminating ``W`` leaves a
-convex quadratic in the assignments (thesis eq. 6.12, 6.18)::
+convex quadratic in the assignments (Lajugie 2015, eq. 6.12, 6.18)::
 
     F(Y) = Tr(Zᵀ B Z) + 1/N Σ_i [ μ ‖Y_i L - Ȳ_i L‖² + ν/T_i ‖1ᵀ(Y_i - Ȳ_i)‖² ]
     Z = [Y_1 Φ_1; ...; Y_N Φ_N],   B = 1/N (I - X̃ (X̃ᵀX̃ + Nλ I)⁻¹ X̃ᵀ)
@@ -16,7 +16,7 @@ hull of the alignments by Frank–Wolfe: the linear oracle is the alignment
 decoder on ``-∇F``, the step is the exact minimiser of the quadratic along the
 direction. ``W`` is recovered from the relaxed solution by the normal
 equations, and the relaxed ``Y`` rounded (§6.4.4): ``"decode"`` aligns with
-the learned scorers (the thesis' most accurate), ``"nearest"`` (default) takes the
+the learned scorers (the most accurate in Lajugie 2015), ``"nearest"`` (default) takes the
 alignment closest to ``Y*`` in L2, ``"classifiers"`` the alignment whose
 template best matches ``X̃ W`` in least squares.
 """

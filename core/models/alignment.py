@@ -1,4 +1,4 @@
-"""Audio-to-score alignment model: per-class linear scorers (thesis eq. 6.1).
+"""Audio-to-score alignment model: per-class linear scorers (Lajugie 2015, eq. 6.1).
 
 Input of one item: ``(X, Phi)`` with audio features ``X`` (T × p) and the
 score template ``Phi`` (E events × K classes, e.g. pitch classes). The score
@@ -10,7 +10,7 @@ sum of its classes — and an alignment ``y`` (onset of every event) scores
     φ(x, y) = [vec(Xᵀ Z_y Φ), 1ᵀ Z_y Φ]      (Z_y the T × E assignment matrix)
 
 Losses: ``"hamming"`` (frames given to the wrong event) and ``"onset"`` (area
-between the event-index step functions, thesis §5.3.1 / eq. 6.5).
+between the event-index step functions, Lajugie 2015, §5.3.1 / eq. 6.5).
 """
 
 from __future__ import annotations

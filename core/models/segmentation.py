@@ -1,4 +1,4 @@
-"""Change-point model with a learned Mahalanobis metric and penalty (thesis ch.4).
+"""Change-point model with a learned Mahalanobis metric and penalty (Lajugie 2015, ch.4).
 
 Cost of a segmentation ``y`` of ``X`` (T × p) under ``w = (B, λ)``::
 
@@ -7,7 +7,7 @@ Cost of a segmentation ``y`` of ``X`` (T × p) under ``w = (B, λ)``::
 
 with ``S`` the within-segment scatter matrix. The score to maximise is
 ``⟨w, φ(X, y)⟩ = -cost`` with the joint feature map ``φ = -(S, K)`` — the
-``W = Diag(B, -1)`` form of thesis eq. 4.9 with the penalty kept as a free
+``W = Diag(B, -1)`` form of Lajugie 2015, eq. 4.9 with the penalty kept as a free
 parameter. ``metric="diagonal"`` learns ``B = Diag(b)``, ``b ≥ 0``
 (``φ`` holds the per-feature scatter ``S_jj``); ``metric="full"`` learns a
 PSD ``B`` (``φ`` holds ``vec(S)``). The parameter vector is
@@ -195,7 +195,7 @@ class SegmentationModel:
     metric : {"diagonal", "full"}
         Learn a non-negative diagonal ``B`` (feature weights) or a PSD matrix.
     loss : {"frobenius", "hamming"}
-        Loss against a *full* target segmentation (thesis eq. 4.13, or the
+        Loss against a *full* target segmentation (Lajugie 2015, eq. 4.13, or the
         number of change indices on which the two disagree).
     partial_loss : {"violations", "counts", "completion"}
         Loss against *partial* labels: ``"violations"`` counts the violated
@@ -530,7 +530,7 @@ class SegmentationModel:
         return constraints_from_labels(labels, n_samples)
 
     def complete(self, X, labels, w) -> Segmentation:
-        """Best segmentation under ``w`` that respects every label (thesis §4.4.2 completion)."""
+        """Best segmentation under ``w`` that respects every label (Lajugie 2015, §4.4.2 completion)."""
         X = self._check_X(X)
         labels = _check_labels(labels, X.shape[0])
         return self.decode(X, w, constraints=self.constraints(labels, X.shape[0]))

@@ -1,10 +1,10 @@
-"""Warping model: a learned Mahalanobis cost for dynamic time warping (thesis ch. 5).
+"""Warping model: a learned Mahalanobis cost for dynamic time warping (Lajugie 2015, ch. 5).
 
 An item is a pair ``(A, B)`` of feature sequences (TA × p and TB × p); its
 output is a :class:`marginalia.types.Warping`, encoded by the binary matrix ``Y``
 (TA × TB) of the cells on the path. Matching ``a_i`` with ``b_j`` costs
 ``(a_i - b_j)ᵀ M (a_i - b_j)`` with ``M ⪰ 0`` (a non-negative diagonal or a
-PSD matrix), so the score of a path is linear in ``M`` (thesis eq. 5.4)::
+PSD matrix), so the score of a path is linear in ``M`` (Lajugie 2015, eq. 5.4)::
 
     φ(x, Y) = -Σ_{(i, j) ∈ Y} (a_i - b_j)(a_i - b_j)ᵀ      (squares only for a diagonal M)
 

@@ -62,8 +62,8 @@ class AlignmentTask(EngineTask):
     The aligner's own features (semitone-band chroma and onset chroma on 5.8 ms
     frames) are computed once per item; anchors are hard constraints of every
     redraw, so an interactive update changes no parameter. A full fit learns
-    the frame scorers from every item's score by weak supervision (thesis
-    ch.6; anchors, where given, guide it). Predictions carry the refined
+    the frame scorers from every item's score by weak supervision (Lajugie
+    2015, ch. 6; anchors, where given, guide it). Predictions carry the refined
     event times in seconds next to the frame alignment the views draw.
     """
 

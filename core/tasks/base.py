@@ -21,7 +21,7 @@ __all__ = ["EngineTask", "check_cancel", "conflict_in_user_terms"]
 
 MODEL_FORMAT = 1
 
-#: the stopping signal (Lou et al. eq. 1.8, relative η over a window of query rounds) reads the mean
+#: the stopping signal (Lou et al. 2014, eq. 1.8, relative η over a window of query rounds) reads the mean
 #: best-vs-2nd uncertainty of every part scored without its labels (a fixed stopping set, which moves only
 #: when the model does). Window and threshold: what ``benchmarks/active.py --model recipe --seeds 10
 #: --calibration-seeds 5`` (the engine's aCGH learner) chose on seeds 0-4 for best-vs-2nd on that signal;

@@ -1,12 +1,12 @@
 """Segmentation of aCGH profiles, audio and series: the engine's change-point task.
 
 Features: for aCGH the logratio in noise units and its point-wise Hermite
-functions (thesis §4.4.2; the inputs of the aCGH recipe,
+functions (Lajugie 2015, §4.4.2; the inputs of the aCGH recipe,
 :func:`~marginalia.learners.cgh_recipe.fit_cgh_recipe`), for audio and series the
 item's feature frames. The model is a
 :class:`~marginalia.models.segmentation.SegmentationModel` with a learned diagonal
 metric and penalty; interactive updates are averaged perceptron steps (Lou
-Alg. 1.2). A full retrain fits a warm-started SSVM on every labelled item;
+et al. 2014, Alg. 1.2). A full retrain fits a warm-started SSVM on every labelled item;
 for aCGH, once enough chromosomes are labelled, it fits the recipe instead:
 the metric plus a per-platform law giving each chromosome its own penalty
 from its length, noise and change-count thresholds, and a learned rule that

@@ -283,10 +283,13 @@ class Engine:
         self._tasks.get(self.session.item(label.item_id)).validate_label(label)
         return self.session.add_label(label)
 
-    def add_labels(self, labels) -> list:
-        """Validate several new labels together and store them as one transaction (one undo step)."""
+    def add_labels(self, labels, *, name: Optional[str] = None) -> list:
+        """Validate several new labels together and store them as one transaction (one undo step).
+
+        ``name`` names the step in the history (otherwise it is described from its edits).
+        """
         with self._lock:
-            return self._add_labels(labels)
+            return self._add_labels(labels, name=name)
 
     def change_label(self, label):
         self._tasks.get(self.session.item(label.item_id)).validate_label(label)
@@ -295,11 +298,45 @@ class Engine:
     def delete_label(self, label_id: str):
         return self.session.delete_label(label_id)
 
-    def undo(self) -> bool:
+    def undo(self):
+        """Revert this session's latest step; the :class:`~marginalia.session.Step` undone, or None.
+
+        Ctrl+Z reaches only the steps made since the project was opened; edits of earlier
+        sessions (yesterday's import) are listed by :meth:`history` and brought back or
+        taken back with :meth:`restore`, never by a stray undo.
+        """
         return self.session.undo()
 
-    def redo(self) -> bool:
+    def redo(self):
+        """Re-apply the step undone last in this session; the step re-applied, or None."""
         return self.session.redo()
+
+    @property
+    def next_undo(self):
+        """The step :meth:`undo` would revert now (its ``name``, ``n_labels``...), or None."""
+        return self.session.next_undo
+
+    @property
+    def next_redo(self):
+        """The step :meth:`redo` would re-apply now, or None."""
+        return self.session.next_redo
+
+    def history(self) -> list:
+        """Every step of the project's history across sessions, oldest first (see :meth:`Session.history`)."""
+        return self.session.history()
+
+    def labels_at(self, step_id: int) -> list:
+        """The labels as they were right after step ``step_id`` of :meth:`history`."""
+        return self.session.labels_at(step_id)
+
+    def restore(self, step_id: int):
+        """Bring the labels back to their state right after step ``step_id``, as ONE new undoable step.
+
+        Returns the new step, or None when the labels already are in that state; see
+        :meth:`Session.restore`.
+        """
+        with self._lock:
+            return self.session.restore(step_id)
 
     @property
     def can_undo(self) -> bool:
@@ -324,8 +361,9 @@ class Engine:
                 if fact not in known:
                     known.add(fact)
                     labels.append(lab)
+            name = f"import of {len(labels)} label{'s' if len(labels) != 1 else ''} from {Path(path).name}"
             try:
-                return self._add_labels(labels)
+                return self._add_labels(labels, name=name)
             except InfeasibleLabelsError as exc:
                 raise _name_the_rows(exc, labels, path) from None
 
@@ -333,16 +371,18 @@ class Engine:
         """Turn the current prediction inside ``[start, stop)`` into labels."""
         pred = self.prediction(item_id) or self.predict(item_id)
         labels = self._tasks.get(self.session.item(item_id)).labels_from_prediction(item_id, pred, start, stop)
-        return self._add_labels(labels)
+        name = (f"accepted prediction: {len(labels)} label{'s' if len(labels) != 1 else ''} on "
+                f"{self.session.item(item_id).name}")
+        return self._add_labels(labels, name=name)
 
-    def _add_labels(self, labels: list) -> list:
+    def _add_labels(self, labels: list, name: Optional[str] = None) -> list:
         """Validate new labels together and store them as one transaction (one undo step)."""
         labels = list(labels)
         for i, lab in enumerate(labels):
             self._tasks.get(self.session.item(lab.item_id)).validate_label(lab, pending=labels[:i])
         if not labels:
             return []
-        return list(self.session.add_labels(labels))
+        return list(self.session.add_labels(labels, name=name))
 
     # -------------------------------------------------------------- learning
     @property

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import re
 import time
 from pathlib import Path
 
@@ -223,6 +224,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         m = mb.addMenu("&Edit")
         a(m, "undo", "&Undo", self.undo, "Ctrl+Z")
         a(m, "redo", "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        a(m, "history", "&History\u2026", self.show_history, "Ctrl+H",
+          tip="every edit of the project, across sessions; restore the labels of any step")
         m.addSeparator()
         a(m, "kind0", "Region: no change (0)", lambda: self.set_region_kind(RegionKind.ZERO), "0")
         a(m, "kind1", "Region: exactly one change (1)", lambda: self.set_region_kind(RegionKind.ONE), "1")
@@ -620,26 +623,92 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         if self.engine is not None:
             self._refresh_info(item_id)
 
+    #: an undo of more labels than this asks first (it stays reversible: Ctrl+Shift+Z, Edit > History)
+    UNDO_ASK_ABOVE = 5
+
     def undo(self):
-        self._step_history("undone", lambda: self.engine.undo())
-
-    def redo(self):
-        self._step_history("redone", lambda: self.engine.redo())
-
-    def _step_history(self, verb: str, step):
-        """Undo or redo one edit and say what it was (one step may be a whole import or accepted part)."""
+        """Undo this session's latest step, naming it; a step of many labels is confirmed first."""
         if self.engine is None:
             return
+        step = self.engine.next_undo
+        if step is None:
+            self.statusBar().showMessage("Nothing to undo in this session: edits made before the project was "
+                                         "opened are in Edit \u25b8 History (Ctrl+H)", 15000)
+            return
+        if step.n_labels > self.UNDO_ASK_ABOVE and not self.ask_before_undo(step):
+            self.statusBar().showMessage(f"Kept: {step.name}", 6000)
+            return
+        self._step_history("Undid", "Ctrl+Shift+Z to redo", lambda: self.engine.undo())
+
+    def redo(self):
+        if self.engine is None:
+            return
+        self._step_history("Redid", "Ctrl+Z to undo", lambda: self.engine.redo())
+
+    def ask_before_undo(self, step) -> bool:
+        """Ask before an undo that takes back many labels at once (tests replace this)."""
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Question, "Marginalia \u2014 Undo",
+                                    f"Undo {step.name}?", QtWidgets.QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText(f"This takes back {step.n_labels} label edits ({step.effect}). Redo (Ctrl+Shift+Z) "
+                               "or Edit \u25b8 History brings them back.")
+        undo = box.addButton("Undo", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QtWidgets.QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is undo
+
+    def _step_history(self, verb: str, hint: str, step):
+        """Undo or redo one step and say in the status bar what it was (it may be a whole import)."""
         before = {lab.id: lab for lab in self.engine.labels()}
-        if step():
+        done = step()
+        if done:
             self._edit_t0 = time.perf_counter()
             after = {lab.id: lab for lab in self.engine.labels()}
-            back = "restored" if verb == "undone" else "added"
-            self.statusBar().showMessage(f"{verb}: {self._describe_change(before, after, back)}", 6000)
+            what = getattr(done, "name", None) or self._describe_change(before, after)
+            self.statusBar().showMessage(f"{verb}: {what} \u2014 {hint}", 15000)
             self._refresh_labels()
             self._refresh_label_counts(before, after)
             self._label_edited(self.current_item)
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
+        self._refresh_history()
+
+    def show_history(self):
+        """Edit > History: every step of the project; restore the labels of any of them as one new step."""
+        if self.engine is None:
+            return
+        from .history_dialog import HistoryDialog
+        if getattr(self, "history_dialog", None) is None:
+            self.history_dialog = HistoryDialog(self)
+            self.history_dialog.restoreRequested.connect(self.restore_step)
+        self.history_dialog.set_engine(self.engine, self.infos)
+        self.history_dialog.show()
+        self.history_dialog.raise_()
+
+    def _refresh_history(self):
+        dialog = getattr(self, "history_dialog", None)
+        if dialog is not None and dialog.isVisible() and self.engine is not None:
+            dialog.set_engine(self.engine, self.infos)
+
+    def restore_step(self, step_id: int):
+        """Bring the labels back to their state after ``step_id``: one new step, undone by Ctrl+Z."""
+        if self.engine is None:
+            return
+        before = {lab.id: lab for lab in self.engine.labels()}
+        try:
+            new = self.engine.restore(step_id)
+        except MarginaliaError as exc:
+            self._show_error("Cannot restore this step", exc)
+            return
+        if new is None:
+            self.statusBar().showMessage(f"The labels already are those after step {step_id}", 8000)
+        else:
+            after = {lab.id: lab for lab in self.engine.labels()}
+            self.statusBar().showMessage(f"Restored the labels after step {step_id} ({new.effect}) \u2014 "
+                                         "Ctrl+Z to take it back", 15000)
+            self._refresh_labels()
+            self._refresh_label_counts(before, after)
+            self._label_edited(self.current_item)
+        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
+        self._refresh_history()
 
     def _describe_change(self, before: dict, after: dict, back: str = "added") -> str:
         """``"30 labels removed on 12 items (1:1, 1:2, ...)"``: what changed between two label sets."""
@@ -666,6 +735,11 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def _on_undo_state(self, can_undo, can_redo):
         self.actions["undo"].setEnabled(bool(can_undo))
         self.actions["redo"].setEnabled(bool(can_redo))
+        engine = self.engine
+        undo_step = engine.next_undo if engine is not None and can_undo else None
+        redo_step = engine.next_redo if engine is not None and can_redo else None
+        self.actions["undo"].setText("&Undo" + (f" {_short(undo_step.name)}" if undo_step is not None else ""))
+        self.actions["redo"].setText("&Redo" + (f" {_short(redo_step.name)}" if redo_step is not None else ""))
 
     def _on_view_selection(self, label_id):
         self.label_list.select_label(label_id)
@@ -878,3 +952,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.close_engine()
         self.settings.sync()
         super().closeEvent(event)
+
+
+def _short(name: str, limit: int = 40) -> str:
+    """A step's name short enough for a menu item: "import of 676 labels" (without its file), at most ``limit``."""
+    name = re.sub(r" from [^()]*$", "", name)   # the source file is in the status bar and the history
+    name = name if len(name) <= limit else name[:limit - 1] + "\u2026"
+    return name.replace("&", "&&")   # a file name's "&" is not a menu mnemonic

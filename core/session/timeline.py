@@ -177,6 +177,9 @@ def build_timeline(rows: Iterable, names: Optional[dict] = None, item_names: Opt
     steps = []
     for d in drafts:
         added, changed, deleted = d.counts["add"], d.counts["change"], d.counts["delete"]
+        item_ids = tuple(d.items)
+        if d.kind in ("undo", "redo") and d.target in by_id:   # in the order of the step it acts on
+            item_ids = tuple(i for i in by_id[d.target].items if i in d.items)
         if d.kind == "edit":
             name = names.get(d.id) or _edit_name(added, changed, deleted, describe_items(d.items, item_names))
         elif d.kind in ("undo", "redo"):
@@ -188,7 +191,7 @@ def build_timeline(rows: Iterable, names: Optional[dict] = None, item_names: Opt
         else:
             name = f"removal of item {item_names.get(d.removed_item, d.removed_item)} with its labels"
         steps.append(Step(id=d.id, last=d.last, kind=d.kind, name=name, time=d.time, author=d.author or "",
-                          added=added, changed=changed, deleted=deleted, item_ids=tuple(d.items),
+                          added=added, changed=changed, deleted=deleted, item_ids=item_ids,
                           target=d.target, undone=d.kind == "edit" and d.id in undone))
     return steps
 

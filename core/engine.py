@@ -428,6 +428,70 @@ class Engine:
             raise ParameterError("nothing to train: the project has no items")
         return model_id
 
+    def model_versions(self, item_id: Optional[str] = None) -> list:
+        """The stored models of the item's task (of every task when None), oldest first.
+
+        Returns
+        -------
+        list of dict
+            ``id``, ``task`` (e.g. ``"segmentation/cgh"``), ``created`` (unix time), ``n_labels``
+            (labels it was fitted on; None for models saved before this was recorded),
+            ``trained_by`` (``"initial"``, ``"perceptron"``, ``"ssvm"``, ``"recipe"``, ``"revert"``),
+            ``reverted_from`` (the model a revert copied, or None) and ``current`` (the model
+            predictions are made with now).
+        """
+        kind = None
+        if item_id is not None:
+            rec = self.session.item(item_id)
+            kind = f"{rec.task}/{rec.kind}"
+        out = []
+        newest: dict = {}
+        for m in self.session.models():
+            params = m.params or {}
+            if kind is not None and params.get("task") != kind:
+                continue
+            n = params.get("n_labels")
+            out.append({"id": m.id, "task": params.get("task", m.task), "created": m.created,
+                        "n_labels": n if isinstance(n, int) else None, "trained_by": params.get("trained_by", ""),
+                        "reverted_from": params.get("reverted_from"), "current": False})
+            newest[out[-1]["task"]] = out[-1]
+        loaded = {task.key: task.model_id for task in self._tasks.loaded()}
+        for row in out:
+            cur = loaded.get(row["task"])
+            row["current"] = row["id"] == cur if cur is not None else row is newest[row["task"]]
+        return out
+
+    def better_model_than(self, model_id: str) -> Optional[dict]:
+        """The stored model of the same task fitted on the most labels, if it has more than ``model_id``.
+
+        A retrain on fewer labels (after the labels were undone, say) does not replace such a model
+        silently: it stays in the project, this names it, and :meth:`revert_model` brings it back.
+        """
+        versions = self.model_versions()
+        mine = next((v for v in versions if v["id"] == model_id), None)
+        if mine is None or mine["n_labels"] is None:
+            return None
+        rivals = [v for v in versions if v["task"] == mine["task"] and v["n_labels"] is not None
+                  and v["n_labels"] > mine["n_labels"]]
+        return max(rivals, key=lambda v: (v["n_labels"], v["created"])) if rivals else None
+
+    def revert_model(self, model_id: str) -> str:
+        """Make the stored model ``model_id`` the current one again; returns the id of the new current model.
+
+        The old model is saved again as the newest model of its task (``trained_by="revert"``,
+        ``reverted_from=model_id``), so the history of models keeps every version and reverting
+        to the model that was current before takes it back.
+        """
+        import time as _time
+        with self._lock:
+            rec = self.session.load_model(model_id)
+            params = dict(rec.params or {}, trained_by="revert", reverted_from=rec.id)
+            new_id = f"{rec.id.split('@')[0]}@{_time.time_ns() // 1000}"
+            self.session.save_model(new_id, rec.task, params, rec.blob, rec.label_hash)
+            kind = str(params.get("task", "")).partition("/")[2]
+            self._tasks.forget((rec.task, kind))
+        return new_id
+
     def prediction(self, item_id: str) -> Optional[Prediction]:
         """The cached prediction of an item (None if never predicted)."""
         return self._predictions.get(item_id)

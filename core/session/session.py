@@ -679,7 +679,8 @@ class Session:
         """Store a trained model with its provenance (returned without its blob).
 
         The ``keep`` newest models of the same task and kind (``params["task"]``, when given) stay in the
-        project; older ones are deleted with their cached predictions. The labels, not the models, are the
+        project, and so does the one fitted on the most labels (``params["n_labels"]``); older ones are
+        deleted with their cached predictions. The labels, not the models, are the
         record: any model can be rebuilt from them.
 
         Parameters
@@ -716,7 +717,11 @@ class Session:
             self._store.insert_model(record)
             kind = params.get("task")
             same = [m for m in self._store.list_models(task) if (m.params or {}).get("task") == kind]
-            self._store.delete_models([m.id for m in same[:-keep]])
+            old = same[:-keep]
+            if old:   # a model fitted on more labels than any kept one is never pruned (it can be reverted to)
+                best = max(same, key=lambda m: (_n_labels(m), m.created))
+                old = [m for m in old if m.id != best.id]
+            self._store.delete_models([m.id for m in old])
         self._emit([ModelChanged(model_id)])
         return dataclasses.replace(record, blob=None)
 
@@ -787,6 +792,12 @@ class Session:
             if (history.undo_stack, history.redo_stack) != (self._history.undo_stack, self._history.redo_stack):
                 problems.append("the session's undo history differs from the edit log")
         return problems
+
+
+def _n_labels(model: ModelRecord) -> int:
+    """How many labels a model was fitted on (-1 when its record does not say)."""
+    n = (model.params or {}).get("n_labels")
+    return n if isinstance(n, int) and not isinstance(n, bool) else -1
 
 
 def _copy_item(item: ItemRecord) -> ItemRecord:

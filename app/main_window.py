@@ -261,6 +261,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Full fit of this item's task (segmentation or alignment) from every label")
         a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R")
         a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P")
+        a(m, "model_versions", "Model &versions\u2026", self.model_versions_dialog,
+          tip="The models of this item's task with their label counts; revert to one of them")
         a(m, "stop", "&Stop background work", self.stop_background_work, "Esc",
           tip="Cancel the running retrain, ranking of questions or whole-profile drawing")
         a(m, "next_question", "&Next question", self.next_question, "N",
@@ -408,7 +410,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def _update_enabled(self):
         has = self.engine is not None
         for name in ("import", "import_labels", "retrain", "predict", "next_question", "accept", "accept_runner",
-                     "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play", "whole_profile"):
+                     "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play", "whole_profile", "history",
+                     "model_versions"):
             self.actions[name].setEnabled(has)
         self.export_menu.setEnabled(has)
 
@@ -794,6 +797,51 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         except (AttributeError, MarginaliaError):
             return None
 
+    def _better_model(self, model_id):
+        try:
+            return self.engine.better_model_than(model_id) if model_id else None
+        except (AttributeError, MarginaliaError):
+            return None
+
+    def model_versions_dialog(self):
+        """Model > Model versions: pick a stored model (with its label count) and make it current again."""
+        if self.engine is None or self.current_item is None:
+            return
+        versions = self.engine.model_versions(self.current_item)
+        if not versions:
+            self.statusBar().showMessage("No model yet: label a few parts, then retrain (Ctrl+R)", 8000)
+            return
+        chosen = self.choose_model_version(versions)
+        if chosen is None:
+            return
+        picked = next(v for v in versions if v["id"] == chosen)
+        if picked["current"]:
+            self.statusBar().showMessage(f"Model {chosen[:12]} is already the current one", 6000)
+            return
+        previous = next((v["id"] for v in versions if v["current"]), None)
+        try:
+            new_id = self.engine.revert_model(chosen)
+        except MarginaliaError as exc:
+            self._show_error("Cannot revert to this model", exc)
+            return
+        back = f"; to go back, revert to {previous[:12]}" if previous else ""
+        self.statusBar().showMessage(f"Reverted to model {chosen[:12]} (fitted on {picked['n_labels']} labels) as "
+                                     f"{new_id[:12]}{back}", 20000)
+        self._show_model_of_current("revert")
+        self.predict_current()
+
+    def choose_model_version(self, versions):
+        """Ask which model to revert to; its id, or None (tests replace this)."""
+        import datetime
+        rows = []
+        for v in reversed(versions):
+            when = datetime.datetime.fromtimestamp(v["created"]).strftime("%Y-%m-%d %H:%M:%S")
+            n = "?" if v["n_labels"] is None else v["n_labels"]
+            rows.append(f"{v['id'][:20]}  \u00b7  {when}  \u00b7  {n} labels  \u00b7  {v['trained_by'] or 'model'}"
+                        + ("  (current)" if v["current"] else ""))
+        text, ok = QtWidgets.QInputDialog.getItem(self, "Model versions", "Revert to the model:", rows, 0, False)
+        return list(reversed(versions))[rows.index(text)]["id"] if ok and text in rows else None
+
     def _show_model_of_current(self, kind: str = ""):
         if self.engine is None or self.current_item is None:
             return
@@ -802,7 +850,13 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def _on_model_updated(self, model_id, kind):
         self._show_model_of_current(kind)
         if kind in ("retrain", "auto-retrain"):
-            self.statusBar().showMessage("model retrained", 3000)
+            better = self._better_model(model_id)
+            if better is None:
+                self.statusBar().showMessage("model retrained", 3000)
+            else:   # never silently: the model fitted on more labels is kept and one click away
+                self.statusBar().showMessage(
+                    f"Model retrained on fewer labels than model {better['id'][:12]} ({better['n_labels']} labels), "
+                    "which is kept: Model \u25b8 Model versions to revert to it", 20000)
             self.refresh_items()
             self._refresh_curve()
             if kind == "retrain":   # ranking every part is heavy: only when the user asked for a retrain

@@ -7,6 +7,7 @@ from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
 from marginalia.engine import DEMO_DIR, Engine
+from marginalia.types import RegionKind, RegionLabel
 from marginalia.app import theme
 from marginalia.app.main_window import MainWindow
 
@@ -99,4 +100,28 @@ def test_an_undone_import_is_named_confirmed_and_restored_from_the_history(qtbot
     win.undo()
     assert len(win.engine.labels()) == n
     assert win.statusBar().currentMessage().startswith("Nothing to undo in this session")
+    win.close()
+
+
+def test_model_versions_lists_label_counts_and_reverts_to_the_model_on_more_labels(qtbot, tmp_path, project):
+    with Engine.open(project) as eng:          # a model on 30 labels, then one on the 1 label left
+        eng.import_labels("annotations-csv", tmp_path / "annotations.csv")
+        many = eng.retrain()
+        eng.undo()
+        first = eng.session.items()[0].id
+        eng.add_label(RegionLabel(first, start=0, stop=5, kind=RegionKind.ZERO))
+        few = eng.retrain()
+        assert eng.better_model_than(few)["id"] == many
+    win = _window(qtbot, tmp_path, project)
+    win._on_model_updated(few, "retrain")                    # what the window says after such a retrain
+    assert win.statusBar().currentMessage().startswith(f"Model retrained on fewer labels than model {many[:12]} "
+                                                       "(30 labels), which is kept")
+    offered = []
+    win.choose_model_version = lambda versions: offered.append(versions) or many
+    win.model_versions_dialog()
+    assert {v["id"]: v["n_labels"] for v in offered[0]}[many] == 30
+    assert [v["id"] for v in offered[0] if v["current"]] == [few]
+    assert win.statusBar().currentMessage().startswith(f"Reverted to model {many[:12]} (fitted on 30 labels)")
+    assert win.engine.model_versions(first)[-1]["reverted_from"] == many
+    assert win.engine.model_id(first) == win.engine.model_versions(first)[-1]["id"]
     win.close()

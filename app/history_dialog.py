@@ -41,6 +41,9 @@ class HistoryDialog(QtWidgets.QDialog):
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.table.horizontalHeader()
         for col, mode in enumerate((QtWidgets.QHeaderView.ResizeMode.ResizeToContents,
                                     QtWidgets.QHeaderView.ResizeMode.ResizeToContents,
@@ -48,7 +51,7 @@ class HistoryDialog(QtWidgets.QDialog):
                                     QtWidgets.QHeaderView.ResizeMode.ResizeToContents,
                                     QtWidgets.QHeaderView.ResizeMode.Interactive)):
             header.setSectionResizeMode(col, mode)
-        header.resizeSection(4, 160)
+        header.resizeSection(4, 190)
         self.table.itemSelectionChanged.connect(self._on_selection)
         self.table.itemDoubleClicked.connect(lambda *_: self._restore())
         self.details = QtWidgets.QLabel("Select a step to see the labels after it.")
@@ -75,12 +78,13 @@ class HistoryDialog(QtWidgets.QDialog):
         keep = self.selected_step()
         self.steps = list(reversed(engine.history()))
         names = {i: getattr(info, "name", i) for i, info in (infos or {}).items()}
+        order = {i: k for k, i in enumerate(names)}   # items in the browser's order
         self.table.setRowCount(len(self.steps))
         undone_font = QtGui.QFont(self.table.font())
         undone_font.setItalic(True)
         for row, step in enumerate(self.steps):
-            items = [names.get(i, i[:8]) for i in step.item_ids]
-            what = step.name + ("  (undone)" if step.undone else "")
+            items = [names.get(i, i[:8]) for i in sorted(step.item_ids, key=lambda i: order.get(i, len(order)))]
+            what = step.name + (f"  (undone by step {step.undone_by})" if step.undone else "")
             cells = (str(step.id), _when(step.time), what, step.effect,
                      ", ".join(items[:4]) + (f" +{len(items) - 4}" if len(items) > 4 else ""))
             for col, text in enumerate(cells):

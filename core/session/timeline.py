@@ -48,7 +48,10 @@ class Step:
     target : int or None
         For an undo or redo: the id of the step it reverted or re-applied.
     undone : bool
-        An edit step whose effect is reverted now (undone and not redone since).
+        An edit step that was undone and not redone since (its state may have come back
+        through a restore: that is a step of its own).
+    undone_by : int or None
+        For such a step, the id of the undo step that reverted it.
     """
 
     id: int
@@ -63,6 +66,7 @@ class Step:
     item_ids: tuple
     target: Optional[int] = None
     undone: bool = False
+    undone_by: Optional[int] = None
 
     @property
     def n_labels(self) -> int:
@@ -140,7 +144,7 @@ def build_timeline(rows: Iterable, names: Optional[dict] = None, item_names: Opt
     drafts: list = []
     step_of: dict = {}   # edit seq -> id of its step
     op_of: dict = {}     # edit seq -> its op
-    undone: set = set()
+    undone: dict = {}    # id of an undone edit step -> id of the undo step
     for row in rows:
         seq, op, _label_id, item_id, _before, _after, target, batch = row[:8]
         if op in _EDIT_OPS:
@@ -166,9 +170,9 @@ def build_timeline(rows: Iterable, names: Optional[dict] = None, item_names: Opt
             original = op_of.get(target, "change")
             if op == "undo":
                 original = {"add": "delete", "delete": "add"}.get(original, original)
-                undone.add(cur.target)
+                undone[cur.target] = cur.id
             else:
-                undone.discard(cur.target)
+                undone.pop(cur.target, None)
             cur.counts[original] += 1
             cur.items.setdefault(item_id, None)
         else:
@@ -192,7 +196,8 @@ def build_timeline(rows: Iterable, names: Optional[dict] = None, item_names: Opt
             name = f"removal of item {item_names.get(d.removed_item, d.removed_item)} with its labels"
         steps.append(Step(id=d.id, last=d.last, kind=d.kind, name=name, time=d.time, author=d.author or "",
                           added=added, changed=changed, deleted=deleted, item_ids=item_ids,
-                          target=d.target, undone=d.kind == "edit" and d.id in undone))
+                          target=d.target, undone=d.kind == "edit" and d.id in undone,
+                          undone_by=undone.get(d.id) if d.kind == "edit" else None))
     return steps
 
 

@@ -74,7 +74,7 @@ def test_an_undone_import_is_named_confirmed_and_restored_from_the_history(qtbot
     assert dialog.isVisible()
     whats = [dialog.table.item(row, 2).text() for row in range(dialog.table.rowCount())]
     assert whats[0].startswith("add 1 label on ") and whats[1] == f"undo of import of {n} labels from annotations.csv"
-    assert whats[2] == f"import of {n} labels from annotations.csv  (undone)"
+    assert whats[2] == f"import of {n} labels from annotations.csv  (undone by step {eng.history()[1].id})"
     assert dialog.select_step(eng.history()[0].id)
     assert f"After it the project had {n} labels; it has 1 now." in dialog.details.text()
     qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)

@@ -87,6 +87,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self._build_status()
         # after a model change, a prediction that no newer one replaced soon is redrawn as stale
         self._stale_timer = QtCore.QTimer(self, singleShot=True, interval=250)
+        # the Edit menu names the next undo/redo step: refreshed once after a burst of label events
+        self._undo_text_timer = QtCore.QTimer(self, singleShot=True, interval=50)
+        self._undo_text_timer.timeout.connect(self._refresh_undo_actions)
         self._stale_timer.timeout.connect(self._restyle_if_stale)
         self.runner.busyChanged.connect(self._on_busy)
         self.runner.progress.connect(self._on_progress)
@@ -261,7 +264,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Full fit of this item's task (segmentation or alignment) from every label")
         a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R")
         a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P")
-        a(m, "model_versions", "Model &versions\u2026", self.model_versions_dialog,
+        a(m, "model_versions", "Model &versions\u2026", self.model_versions_dialog, "Ctrl+Shift+M",
           tip="The models of this item's task with their label counts; revert to one of them")
         a(m, "stop", "&Stop background work", self.stop_background_work, "Esc",
           tip="Cancel the running retrain, ranking of questions or whole-profile drawing")
@@ -621,6 +624,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self.browser.update_item(info)
 
     def _on_labels_changed(self, item_id, _ids):
+        self._undo_text_timer.start()
         if item_id == self.current_item:
             self._set_labels(self.engine.labels(item_id))
         if self.engine is not None:
@@ -738,9 +742,15 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def _on_undo_state(self, can_undo, can_redo):
         self.actions["undo"].setEnabled(bool(can_undo))
         self.actions["redo"].setEnabled(bool(can_redo))
+        self._refresh_undo_actions()
+
+    def _refresh_undo_actions(self):
+        """Name the steps Ctrl+Z and Ctrl+Shift+Z act on in the Edit menu ("Undo import of 676 labels")."""
         engine = self.engine
-        undo_step = engine.next_undo if engine is not None and can_undo else None
-        redo_step = engine.next_redo if engine is not None and can_redo else None
+        undo_step = engine.next_undo if engine is not None and engine.can_undo else None
+        redo_step = engine.next_redo if engine is not None and engine.can_redo else None
+        self.actions["undo"].setEnabled(undo_step is not None)
+        self.actions["redo"].setEnabled(redo_step is not None)
         self.actions["undo"].setText("&Undo" + (f" {_short(undo_step.name)}" if undo_step is not None else ""))
         self.actions["redo"].setText("&Redo" + (f" {_short(redo_step.name)}" if redo_step is not None else ""))
 

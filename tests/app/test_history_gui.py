@@ -68,6 +68,9 @@ def test_an_undone_import_is_named_confirmed_and_restored_from_the_history(qtbot
     drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[10], seq.positions[40], 0.0)
     qtbot.waitUntil(lambda: len(eng.labels()) == 1, timeout=5000)
     assert not eng.can_redo and not win.actions["redo"].isEnabled()
+    name = win.infos[win.current_item].name                   # the menu follows the newest step
+    qtbot.waitUntil(lambda: win.actions["undo"].text() == f"&Undo add 1 label on {name}", timeout=2000)
+    assert win.actions["redo"].text() == "&Redo"
 
     win.show_history()                                        # ... but the import is one click away
     dialog = win.history_dialog

@@ -227,6 +227,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         m = mb.addMenu("&Edit")
         a(m, "undo", "&Undo", self.undo, "Ctrl+Z")
         a(m, "redo", "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        for name, plain in (("undo", "Undo"), ("redo", "Redo")):
+            self.actions[name].setProperty("plain_name", plain)
         a(m, "history", "&History\u2026", self.show_history, "Ctrl+H",
           tip="every edit of the project, across sessions; restore the labels of any step")
         m.addSeparator()
@@ -739,9 +741,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             if item_id in self.infos and item_id != self.current_item:
                 self._refresh_info(item_id)
 
-    def _on_undo_state(self, can_undo, can_redo):
-        self.actions["undo"].setEnabled(bool(can_undo))
-        self.actions["redo"].setEnabled(bool(can_redo))
+    def _on_undo_state(self, _can_undo=None, _can_redo=None):
         self._refresh_undo_actions()
 
     def _refresh_undo_actions(self):
@@ -749,9 +749,11 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         engine = self.engine
         undo_step = engine.next_undo if engine is not None and engine.can_undo else None
         redo_step = engine.next_redo if engine is not None and engine.can_redo else None
-        self.actions["undo"].setEnabled(undo_step is not None)
+        # Ctrl+Z stays live with a project open: with nothing left in this session it says where the rest is
+        self.actions["undo"].setEnabled(engine is not None)
         self.actions["redo"].setEnabled(redo_step is not None)
-        self.actions["undo"].setText("&Undo" + (f" {_short(undo_step.name)}" if undo_step is not None else ""))
+        self.actions["undo"].setText("&Undo" + (f" {_short(undo_step.name)}" if undo_step is not None else
+                                                " (nothing in this session)" if engine is not None else ""))
         self.actions["redo"].setText("&Redo" + (f" {_short(redo_step.name)}" if redo_step is not None else ""))
 
     def _on_view_selection(self, label_id):

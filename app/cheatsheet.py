@@ -35,7 +35,9 @@ class CheatSheet(QtWidgets.QDialog):
         lay.addWidget(hint)
         for menu, action in actions:
             keys = ", ".join(s.toString(QtGui.QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts())
-            it = QtWidgets.QTreeWidgetItem([action.text().replace("&", ""), keys, menu])
+            # an action whose text names its target ("Undo import of 676 labels") has a plain name for the sheet
+            name = action.property("plain_name") or action.text().replace("&", "")
+            it = QtWidgets.QTreeWidgetItem([name, keys, menu])
             it.setData(0, QtCore.Qt.ItemDataRole.UserRole, action)
             it.setToolTip(0, action.toolTip())
             self.table.addTopLevelItem(it)

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import re
 import time
 from pathlib import Path
 
@@ -86,6 +87,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self._build_status()
         # after a model change, a prediction that no newer one replaced soon is redrawn as stale
         self._stale_timer = QtCore.QTimer(self, singleShot=True, interval=250)
+        # the Edit menu names the next undo/redo step: refreshed once after a burst of label events
+        self._undo_text_timer = QtCore.QTimer(self, singleShot=True, interval=50)
+        self._undo_text_timer.timeout.connect(self._refresh_undo_actions)
         self._stale_timer.timeout.connect(self._restyle_if_stale)
         self.runner.busyChanged.connect(self._on_busy)
         self.runner.progress.connect(self._on_progress)
@@ -223,6 +227,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         m = mb.addMenu("&Edit")
         a(m, "undo", "&Undo", self.undo, "Ctrl+Z")
         a(m, "redo", "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        for name, plain in (("undo", "Undo"), ("redo", "Redo")):
+            self.actions[name].setProperty("plain_name", plain)
+        a(m, "history", "&History\u2026", self.show_history, "Ctrl+H",
+          tip="every edit of the project, across sessions; restore the labels of any step")
         m.addSeparator()
         a(m, "kind0", "Region: no change (0)", lambda: self.set_region_kind(RegionKind.ZERO), "0")
         a(m, "kind1", "Region: exactly one change (1)", lambda: self.set_region_kind(RegionKind.ONE), "1")
@@ -258,6 +266,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Full fit of this item's task (segmentation or alignment) from every label")
         a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R")
         a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P")
+        a(m, "model_versions", "Model &versions\u2026", self.model_versions_dialog, "Ctrl+Shift+M",
+          tip="The models of this item's task with their label counts; revert to one of them")
         a(m, "stop", "&Stop background work", self.stop_background_work, "Esc",
           tip="Cancel the running retrain, ranking of questions or whole-profile drawing")
         a(m, "next_question", "&Next question", self.next_question, "N",
@@ -405,7 +415,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def _update_enabled(self):
         has = self.engine is not None
         for name in ("import", "import_labels", "retrain", "predict", "next_question", "accept", "accept_runner",
-                     "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play", "whole_profile"):
+                     "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play", "whole_profile", "history",
+                     "model_versions"):
             self.actions[name].setEnabled(has)
         self.export_menu.setEnabled(has)
 
@@ -615,31 +626,98 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self.browser.update_item(info)
 
     def _on_labels_changed(self, item_id, _ids):
+        self._undo_text_timer.start()
         if item_id == self.current_item:
             self._set_labels(self.engine.labels(item_id))
         if self.engine is not None:
             self._refresh_info(item_id)
 
+    #: an undo of more labels than this asks first (it stays reversible: Ctrl+Shift+Z, Edit > History)
+    UNDO_ASK_ABOVE = 5
+
     def undo(self):
-        self._step_history("undone", lambda: self.engine.undo())
-
-    def redo(self):
-        self._step_history("redone", lambda: self.engine.redo())
-
-    def _step_history(self, verb: str, step):
-        """Undo or redo one edit and say what it was (one step may be a whole import or accepted part)."""
+        """Undo this session's latest step, naming it; a step of many labels is confirmed first."""
         if self.engine is None:
             return
+        step = self.engine.next_undo
+        if step is None:
+            self.statusBar().showMessage("Nothing to undo in this session: edits made before the project was "
+                                         "opened are in Edit \u25b8 History (Ctrl+H)", 15000)
+            return
+        if step.n_labels > self.UNDO_ASK_ABOVE and not self.ask_before_undo(step):
+            self.statusBar().showMessage(f"Kept: {step.name}", 6000)
+            return
+        self._step_history("Undid", "Ctrl+Shift+Z to redo", lambda: self.engine.undo())
+
+    def redo(self):
+        if self.engine is None:
+            return
+        self._step_history("Redid", "Ctrl+Z to undo", lambda: self.engine.redo())
+
+    def ask_before_undo(self, step) -> bool:
+        """Ask before an undo that takes back many labels at once (tests replace this)."""
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Question, "Marginalia \u2014 Undo",
+                                    f"Undo {step.name}?", QtWidgets.QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText(f"This takes back {step.n_labels} label edits ({step.effect}). Redo (Ctrl+Shift+Z) "
+                               "or Edit \u25b8 History brings them back.")
+        undo = box.addButton("Undo", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QtWidgets.QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is undo
+
+    def _step_history(self, verb: str, hint: str, step):
+        """Undo or redo one step and say in the status bar what it was (it may be a whole import)."""
         before = {lab.id: lab for lab in self.engine.labels()}
-        if step():
+        done = step()
+        if done:
             self._edit_t0 = time.perf_counter()
             after = {lab.id: lab for lab in self.engine.labels()}
-            back = "restored" if verb == "undone" else "added"
-            self.statusBar().showMessage(f"{verb}: {self._describe_change(before, after, back)}", 6000)
+            what = getattr(done, "name", None) or self._describe_change(before, after)
+            self.statusBar().showMessage(f"{verb}: {what} \u2014 {hint}", 15000)
             self._refresh_labels()
             self._refresh_label_counts(before, after)
             self._label_edited(self.current_item)
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
+        self._refresh_history()
+
+    def show_history(self):
+        """Edit > History: every step of the project; restore the labels of any of them as one new step."""
+        if self.engine is None:
+            return
+        from .history_dialog import HistoryDialog
+        if getattr(self, "history_dialog", None) is None:
+            self.history_dialog = HistoryDialog(self)
+            self.history_dialog.restoreRequested.connect(self.restore_step)
+        self.history_dialog.set_engine(self.engine, self.infos)
+        self.history_dialog.show()
+        self.history_dialog.raise_()
+
+    def _refresh_history(self):
+        dialog = getattr(self, "history_dialog", None)
+        if dialog is not None and dialog.isVisible() and self.engine is not None:
+            dialog.set_engine(self.engine, self.infos)
+
+    def restore_step(self, step_id: int):
+        """Bring the labels back to their state after ``step_id``: one new step, undone by Ctrl+Z."""
+        if self.engine is None:
+            return
+        before = {lab.id: lab for lab in self.engine.labels()}
+        try:
+            new = self.engine.restore(step_id)
+        except MarginaliaError as exc:
+            self._show_error("Cannot restore this step", exc)
+            return
+        if new is None:
+            self.statusBar().showMessage(f"The labels already are those after step {step_id}", 8000)
+        else:
+            after = {lab.id: lab for lab in self.engine.labels()}
+            self.statusBar().showMessage(f"Restored the labels after step {step_id} ({new.effect}) \u2014 "
+                                         "Ctrl+Z to take it back", 15000)
+            self._refresh_labels()
+            self._refresh_label_counts(before, after)
+            self._label_edited(self.current_item)
+        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
+        self._refresh_history()
 
     def _describe_change(self, before: dict, after: dict, back: str = "added") -> str:
         """``"30 labels removed on 12 items (1:1, 1:2, ...)"``: what changed between two label sets."""
@@ -663,9 +741,20 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             if item_id in self.infos and item_id != self.current_item:
                 self._refresh_info(item_id)
 
-    def _on_undo_state(self, can_undo, can_redo):
-        self.actions["undo"].setEnabled(bool(can_undo))
-        self.actions["redo"].setEnabled(bool(can_redo))
+    def _on_undo_state(self, _can_undo=None, _can_redo=None):
+        self._refresh_undo_actions()
+
+    def _refresh_undo_actions(self):
+        """Name the steps Ctrl+Z and Ctrl+Shift+Z act on in the Edit menu ("Undo import of 676 labels")."""
+        engine = self.engine
+        undo_step = engine.next_undo if engine is not None and engine.can_undo else None
+        redo_step = engine.next_redo if engine is not None and engine.can_redo else None
+        # Ctrl+Z stays live with a project open: with nothing left in this session it says where the rest is
+        self.actions["undo"].setEnabled(engine is not None)
+        self.actions["redo"].setEnabled(redo_step is not None)
+        self.actions["undo"].setText("&Undo" + (f" {_short(undo_step.name)}" if undo_step is not None else
+                                                " (nothing in this session)" if engine is not None else ""))
+        self.actions["redo"].setText("&Redo" + (f" {_short(redo_step.name)}" if redo_step is not None else ""))
 
     def _on_view_selection(self, label_id):
         self.label_list.select_label(label_id)
@@ -720,6 +809,51 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         except (AttributeError, MarginaliaError):
             return None
 
+    def _better_model(self, model_id):
+        try:
+            return self.engine.better_model_than(model_id) if model_id else None
+        except (AttributeError, MarginaliaError):
+            return None
+
+    def model_versions_dialog(self):
+        """Model > Model versions: pick a stored model (with its label count) and make it current again."""
+        if self.engine is None or self.current_item is None:
+            return
+        versions = self.engine.model_versions(self.current_item)
+        if not versions:
+            self.statusBar().showMessage("No model yet: label a few parts, then retrain (Ctrl+R)", 8000)
+            return
+        chosen = self.choose_model_version(versions)
+        if chosen is None:
+            return
+        picked = next(v for v in versions if v["id"] == chosen)
+        if picked["current"]:
+            self.statusBar().showMessage(f"Model {chosen[:12]} is already the current one", 6000)
+            return
+        previous = next((v["id"] for v in versions if v["current"]), None)
+        try:
+            new_id = self.engine.revert_model(chosen)
+        except MarginaliaError as exc:
+            self._show_error("Cannot revert to this model", exc)
+            return
+        back = f"; to go back, revert to {previous[:12]}" if previous else ""
+        self.statusBar().showMessage(f"Reverted to model {chosen[:12]} (fitted on {picked['n_labels']} labels) as "
+                                     f"{new_id[:12]}{back}", 20000)
+        self._show_model_of_current("revert")
+        self.predict_current()
+
+    def choose_model_version(self, versions):
+        """Ask which model to revert to; its id, or None (tests replace this)."""
+        import datetime
+        rows = []
+        for v in reversed(versions):
+            when = datetime.datetime.fromtimestamp(v["created"]).strftime("%Y-%m-%d %H:%M:%S")
+            n = "?" if v["n_labels"] is None else v["n_labels"]
+            rows.append(f"{v['id'][:20]}  \u00b7  {when}  \u00b7  {n} labels  \u00b7  {v['trained_by'] or 'model'}"
+                        + ("  (current)" if v["current"] else ""))
+        text, ok = QtWidgets.QInputDialog.getItem(self, "Model versions", "Revert to the model:", rows, 0, False)
+        return list(reversed(versions))[rows.index(text)]["id"] if ok and text in rows else None
+
     def _show_model_of_current(self, kind: str = ""):
         if self.engine is None or self.current_item is None:
             return
@@ -728,7 +862,13 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def _on_model_updated(self, model_id, kind):
         self._show_model_of_current(kind)
         if kind in ("retrain", "auto-retrain"):
-            self.statusBar().showMessage("model retrained", 3000)
+            better = self._better_model(model_id)
+            if better is None:
+                self.statusBar().showMessage("model retrained", 3000)
+            else:   # never silently: the model fitted on more labels is kept and one click away
+                self.statusBar().showMessage(
+                    f"Model retrained on fewer labels than model {better['id'][:12]} ({better['n_labels']} labels), "
+                    "which is kept: Model \u25b8 Model versions to revert to it", 20000)
             self.refresh_items()
             self._refresh_curve()
             if kind == "retrain":   # ranking every part is heavy: only when the user asked for a retrain
@@ -900,3 +1040,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.close_engine()
         self.settings.sync()
         super().closeEvent(event)
+
+
+def _short(name: str, limit: int = 40) -> str:
+    """A step's name short enough for a menu item: "import of 676 labels" (without its file), at most ``limit``."""
+    name = re.sub(r" from [^()]*$", "", name)   # the source file is in the status bar and the history
+    name = name if len(name) <= limit else name[:limit - 1] + "\u2026"
+    return name.replace("&", "&&")   # a file name's "&" is not a menu mnemonic

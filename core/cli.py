@@ -8,6 +8,8 @@ Subcommands (``marginalia-cli COMMAND --help`` shows examples for each):
 * ``evaluate`` label error of a model on annotated profiles, or onset error of an alignment
 * ``query``    the parts of a project to label next
 * ``export``   write a project's labels, predictions or a dataset bundle
+* ``history``  every step of a project's label history, across sessions
+* ``restore``  bring a project's labels back to their state after a step, as one new step
 * ``batch``    ``predict``/``evaluate`` on a Dask cluster, resumable
 * ``prepare``  compile the numerical kernels once, ahead of the first real use
 
@@ -38,6 +40,8 @@ examples:
   marginalia-cli evaluate cgh.model --profiles profiles.csv.gz --annotations annotations.csv
   marginalia-cli align --score piece.mid --audio piece.wav --out piece_alignment.csv
   marginalia-cli query project.marginalia --strategy best-vs-2nd -n 50 --out next.csv
+  marginalia-cli history project.marginalia
+  marginalia-cli restore project.marginalia --to 57
   marginalia-cli batch predict cgh.model --profiles profiles.csv.gz --out predictions/ --workers 2
 
 exit codes: 0 ok, 1 some items failed, 2 usage error

@@ -298,10 +298,13 @@ class Engine:
         self._tasks.get(self.session.item(label.item_id)).validate_label(label)
         return self.session.add_label(label)
 
-    def add_labels(self, labels) -> list:
-        """Validate several new labels together and store them as one transaction (one undo step)."""
+    def add_labels(self, labels, *, name: Optional[str] = None) -> list:
+        """Validate several new labels together and store them as one transaction (one undo step).
+
+        ``name`` names the step in the history (otherwise it is described from its edits).
+        """
         with self._lock:
-            return self._add_labels(labels)
+            return self._add_labels(labels, name=name)
 
     def change_label(self, label):
         self._tasks.get(self.session.item(label.item_id)).validate_label(label)
@@ -310,11 +313,45 @@ class Engine:
     def delete_label(self, label_id: str):
         return self.session.delete_label(label_id)
 
-    def undo(self) -> bool:
+    def undo(self):
+        """Revert this session's latest step; the :class:`~marginalia.session.Step` undone, or None.
+
+        Ctrl+Z reaches only the steps made since the project was opened; edits of earlier
+        sessions (yesterday's import) are listed by :meth:`history` and brought back or
+        taken back with :meth:`restore`, never by a stray undo.
+        """
         return self.session.undo()
 
-    def redo(self) -> bool:
+    def redo(self):
+        """Re-apply the step undone last in this session; the step re-applied, or None."""
         return self.session.redo()
+
+    @property
+    def next_undo(self):
+        """The step :meth:`undo` would revert now (its ``name``, ``n_labels``...), or None."""
+        return self.session.next_undo
+
+    @property
+    def next_redo(self):
+        """The step :meth:`redo` would re-apply now, or None."""
+        return self.session.next_redo
+
+    def history(self) -> list:
+        """Every step of the project's history across sessions, oldest first (see :meth:`Session.history`)."""
+        return self.session.history()
+
+    def labels_at(self, step_id: int) -> list:
+        """The labels as they were right after step ``step_id`` of :meth:`history`."""
+        return self.session.labels_at(step_id)
+
+    def restore(self, step_id: int):
+        """Bring the labels back to their state right after step ``step_id``, as ONE new undoable step.
+
+        Returns the new step, or None when the labels already are in that state; see
+        :meth:`Session.restore`.
+        """
+        with self._lock:
+            return self.session.restore(step_id)
 
     @property
     def can_undo(self) -> bool:
@@ -339,8 +376,9 @@ class Engine:
                 if fact not in known:
                     known.add(fact)
                     labels.append(lab)
+            name = f"import of {len(labels)} label{'s' if len(labels) != 1 else ''} from {Path(path).name}"
             try:
-                return self._add_labels(labels)
+                return self._add_labels(labels, name=name)
             except InfeasibleLabelsError as exc:
                 raise _name_the_rows(exc, labels, path) from None
 
@@ -348,16 +386,18 @@ class Engine:
         """Turn the current prediction inside ``[start, stop)`` into labels."""
         pred = self.prediction(item_id) or self.predict(item_id)
         labels = self._tasks.get(self.session.item(item_id)).labels_from_prediction(item_id, pred, start, stop)
-        return self._add_labels(labels)
+        name = (f"accepted prediction: {len(labels)} label{'s' if len(labels) != 1 else ''} on "
+                f"{self.session.item(item_id).name}")
+        return self._add_labels(labels, name=name)
 
-    def _add_labels(self, labels: list) -> list:
+    def _add_labels(self, labels: list, name: Optional[str] = None) -> list:
         """Validate new labels together and store them as one transaction (one undo step)."""
         labels = list(labels)
         for i, lab in enumerate(labels):
             self._tasks.get(self.session.item(lab.item_id)).validate_label(lab, pending=labels[:i])
         if not labels:
             return []
-        return list(self.session.add_labels(labels))
+        return list(self.session.add_labels(labels, name=name))
 
     # -------------------------------------------------------------- learning
     @property
@@ -402,6 +442,70 @@ class Engine:
         if model_id is None:
             raise ParameterError("nothing to train: the project has no items")
         return model_id
+
+    def model_versions(self, item_id: Optional[str] = None) -> list:
+        """The stored models of the item's task (of every task when None), oldest first.
+
+        Returns
+        -------
+        list of dict
+            ``id``, ``task`` (e.g. ``"segmentation/cgh"``), ``created`` (unix time), ``n_labels``
+            (labels it was fitted on; None for models saved before this was recorded),
+            ``trained_by`` (``"initial"``, ``"perceptron"``, ``"ssvm"``, ``"recipe"``, ``"revert"``),
+            ``reverted_from`` (the model a revert copied, or None) and ``current`` (the model
+            predictions are made with now).
+        """
+        kind = None
+        if item_id is not None:
+            rec = self.session.item(item_id)
+            kind = f"{rec.task}/{rec.kind}"
+        out = []
+        newest: dict = {}
+        for m in self.session.models():
+            params = m.params or {}
+            if kind is not None and params.get("task") != kind:
+                continue
+            n = params.get("n_labels")
+            out.append({"id": m.id, "task": params.get("task", m.task), "created": m.created,
+                        "n_labels": n if isinstance(n, int) else None, "trained_by": params.get("trained_by", ""),
+                        "reverted_from": params.get("reverted_from"), "current": False})
+            newest[out[-1]["task"]] = out[-1]
+        loaded = {task.key: task.model_id for task in self._tasks.loaded()}
+        for row in out:
+            cur = loaded.get(row["task"])
+            row["current"] = row["id"] == cur if cur is not None else row is newest[row["task"]]
+        return out
+
+    def better_model_than(self, model_id: str) -> Optional[dict]:
+        """The stored model of the same task fitted on the most labels, if it has more than ``model_id``.
+
+        A retrain on fewer labels (after the labels were undone, say) does not replace such a model
+        silently: it stays in the project, this names it, and :meth:`revert_model` brings it back.
+        """
+        versions = self.model_versions()
+        mine = next((v for v in versions if v["id"] == model_id), None)
+        if mine is None or mine["n_labels"] is None:
+            return None
+        rivals = [v for v in versions if v["task"] == mine["task"] and v["n_labels"] is not None
+                  and v["n_labels"] > mine["n_labels"]]
+        return max(rivals, key=lambda v: (v["n_labels"], v["created"])) if rivals else None
+
+    def revert_model(self, model_id: str) -> str:
+        """Make the stored model ``model_id`` the current one again; returns the id of the new current model.
+
+        The old model is saved again as the newest model of its task (``trained_by="revert"``,
+        ``reverted_from=model_id``), so the history of models keeps every version and reverting
+        to the model that was current before takes it back.
+        """
+        import time as _time
+        with self._lock:
+            rec = self.session.load_model(model_id)
+            params = dict(rec.params or {}, trained_by="revert", reverted_from=rec.id)
+            new_id = f"{rec.id.split('@')[0]}@{_time.time_ns() // 1000}"
+            self.session.save_model(new_id, rec.task, params, rec.blob, rec.label_hash)
+            kind = str(params.get("task", "")).partition("/")[2]
+            self._tasks.forget((rec.task, kind))
+        return new_id
 
     def prediction(self, item_id: str) -> Optional[Prediction]:
         """The cached prediction of an item (None if never predicted)."""

@@ -4,10 +4,12 @@ from .codec import dumps_label, label_from_dict, label_to_dict, labels_digest, l
 from .records import TASKS, ItemRecord, ModelRecord, PredictionRecord, SourceProblem
 from .session import Session
 from .store import ProjectStore
+from .timeline import Step
 
 __all__ = [
     "Session",
     "ProjectStore",
+    "Step",
     "ItemRecord",
     "ModelRecord",
     "PredictionRecord",

@@ -20,29 +20,39 @@ class EditHistory:
 
     Most steps hold one edit; a batch (:meth:`Session.add_labels`) is one step,
     undone and redone as a whole.
+
+    Undo and redo reach only the steps made after :attr:`floor` (a log seq): a session sets it
+    to the newest entry of the log when the project is opened, so Ctrl+Z never reverts an edit
+    of an earlier session (those are reached through the history,
+    :meth:`Session.history` and :meth:`Session.restore`). The stacks themselves stay
+    exactly those the log replays to.
     """
 
-    def __init__(self):
+    def __init__(self, floor: int = 0):
         self.undo_stack: list = []
         self.redo_stack: list = []
+        self.floor = floor
         self._last_batch = None
         self._partial: set = set()  # edits of the top step already reverted/re-applied (log replay only)
 
+    def _reachable(self, stack: list) -> bool:
+        return bool(stack) and stack[-1][0][0] > self.floor
+
     @property
     def can_undo(self) -> bool:
-        return bool(self.undo_stack)
+        return self._reachable(self.undo_stack)
 
     @property
     def can_redo(self) -> bool:
-        return bool(self.redo_stack)
+        return self._reachable(self.redo_stack)
 
     def next_undo(self) -> Optional[tuple]:
         """Seqs of the edits the next undo reverts (in the order they were made), or None."""
-        return tuple(e[0] for e in self.undo_stack[-1]) if self.undo_stack else None
+        return tuple(e[0] for e in self.undo_stack[-1]) if self.can_undo else None
 
     def next_redo(self) -> Optional[tuple]:
         """Seqs of the edits the next redo re-applies (in the order they were made), or None."""
-        return tuple(e[0] for e in self.redo_stack[-1]) if self.redo_stack else None
+        return tuple(e[0] for e in self.redo_stack[-1]) if self.can_redo else None
 
     def edited(self, seq: int, item_id: str, batch: Optional[int] = None) -> None:
         """A new user edit: it can be undone, and nothing can be redone any more.

@@ -14,10 +14,10 @@ import sqlite3
 import zlib
 
 __all__ = ["SCHEMA_VERSION", "APPLICATION_ID", "CREATE_V1", "CREATE_LATEST", "MIGRATIONS", "EDIT_OPS",
-           "log_row_crc", "item_row_crc", "ITEM_COLUMNS"]
+           "log_row_crc", "item_row_crc", "step_name_crc", "ITEM_COLUMNS"]
 
 #: Current schema version written by this code.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: "MRGN" -- identifies a Marginalia project among SQLite files.
 APPLICATION_ID = 0x4D52474E
 
@@ -97,8 +97,18 @@ ALTER TABLE items ADD COLUMN crc INTEGER;
 ALTER TABLE predictions ADD COLUMN blob_crc INTEGER;
 """
 
+# v4 names the steps of the history ("import of 676 labels from annotations.csv"): one row per named
+# step, keyed by the seq of the step's first log entry and written in the same transaction as the step.
+_V4_ADDITIONS = """
+CREATE TABLE step_names (
+    seq INTEGER PRIMARY KEY REFERENCES label_log(seq),
+    name TEXT NOT NULL,
+    crc INTEGER NOT NULL
+);
+"""
+
 #: DDL of a new project at :data:`SCHEMA_VERSION`.
-CREATE_LATEST = CREATE_V1 + _V2_ADDITIONS + _V3_ADDITIONS
+CREATE_LATEST = CREATE_V1 + _V2_ADDITIONS + _V3_ADDITIONS + _V4_ADDITIONS
 
 #: The columns of an item record that its checksum covers, in order.
 ITEM_COLUMNS = ("id", "name", "kind", "task", "source_path", "source_hash", "size", "mtime", "meta", "created")
@@ -160,5 +170,17 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
                      [(zlib.crc32(bytes(blob)), rowid) for rowid, blob in cached])
 
 
+def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
+    # v4 adds the names of history steps; older steps keep the names derived from their edits
+    for statement in _V4_ADDITIONS.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def step_name_crc(seq, name) -> int:
+    """Checksum of one step name (a damaged name is ignored and the step described from its edits)."""
+    return zlib.crc32(f"{seq}\x1f{name}".encode("utf-8", "surrogatepass"))
+
+
 #: ``MIGRATIONS[v]`` upgrades a database from version ``v`` to ``v + 1`` inside a transaction.
-MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}

@@ -86,6 +86,8 @@ class Session:
             self._labels[label_id] = label
             self._by_item[item_id][label_id] = label
         self._history = self._store.history()
+        # undo and redo reach this session's steps only; earlier ones are in history() and restore()
+        self._history.floor = self._store.last_seq()
 
     # ----------------------------------------------------------- life cycle
 
@@ -301,11 +303,18 @@ class Session:
         self._emit(events)
         return label
 
-    def add_labels(self, labels) -> list:
+    def add_labels(self, labels, *, name: Optional[str] = None) -> list:
         """Add several new labels in ONE transaction (all or none); returns them.
 
         Much faster than repeated :meth:`add_label` for imports (one disk sync),
         and one undo step: :meth:`undo` removes the whole batch.
+
+        Parameters
+        ----------
+        labels : iterable of label
+        name : str, optional
+            The step's name in the history, e.g. ``"import of 676 labels from annotations.csv"``
+            (otherwise described from its edits: ``"add 3 labels on 1:2"``).
         """
         labels = list(labels)
         with self._lock:
@@ -322,7 +331,7 @@ class Session:
             if not edits:
                 return []
             before = (self._history.can_undo, self._history.can_redo)
-            seqs = self._store.apply_edits(edits, self.author)
+            seqs = self._store.apply_edits(edits, self.author, name=name)
             batch = seqs[0] if len(seqs) > 1 else None  # the store tags a batch with its first seq
             by_item: dict = {}
             for label, seq in zip(labels, seqs):
@@ -414,7 +423,8 @@ class Session:
                 events.append(ItemsChanged(tuple(new_items)))
             edits, summary["skipped"] = self._edits_towards(plan.labels)
             if edits:
-                events += self._apply_recovered(edits, summary)
+                events += self._apply_recovered(edits, summary, f"recovery of {len(edits)} label edit(s) from "
+                                                                f"{Path(damaged).name}")
         self._emit(events)
         return summary
 
@@ -435,11 +445,11 @@ class Session:
                 edits.append(("delete", label_id, old.item_id, dumps_label(old), None))
         return edits, skipped
 
-    def _apply_recovered(self, edits: list, summary: dict) -> list:
+    def _apply_recovered(self, edits: list, summary: dict, name: Optional[str] = None) -> list:
         """Apply ``edits`` as one transaction and one undo step; counts them in ``summary``; returns the events."""
         decoded = {e[1]: loads_label(e[4]) for e in edits if e[0] != "delete"}
         before = (self._history.can_undo, self._history.can_redo)
-        seqs = self._store.apply_edits(edits, self.author)
+        seqs = self._store.apply_edits(edits, self.author, name=name)
         batch = seqs[0] if len(seqs) > 1 else None
         by_item: dict = {}
         for (op, label_id, item_id, _, _), seq in zip(edits, seqs):
@@ -517,20 +527,61 @@ class Session:
         with self._lock:
             return self._history.can_redo
 
-    def undo(self) -> bool:
-        """Revert the latest label edit (or :meth:`add_labels` batch) not yet undone; False when there is none."""
+    def undo(self):
+        """Revert the latest step of this session not yet undone.
+
+        Only the steps made since the project was opened are undone this way: an edit of
+        an earlier session (an import made yesterday) is never reverted by a stray Ctrl+Z;
+        the whole history, earlier sessions included, is in :meth:`history` and any state of
+        it comes back with :meth:`restore`.
+
+        Returns
+        -------
+        Step or None
+            The step that was undone (its ``name`` says what it was, e.g. ``"import of 676
+            labels from annotations.csv"``), or None when there is nothing to undo.
+        """
         return self._revisit("undo")
 
-    def redo(self) -> bool:
-        """Re-apply the latest undone edit; False when there is none (or a new edit came since)."""
+    def redo(self):
+        """Re-apply the latest step undone in this session; the :class:`Step` re-applied, or None.
+
+        A new edit after an undo ends what redo can reach, but not the undone step: it stays
+        in :meth:`history` (``undone=True``) and :meth:`restore` brings its state back.
+        """
         return self._revisit("redo")
 
-    def _revisit(self, kind: str) -> bool:
+    @property
+    def next_undo(self):
+        """The :class:`Step` that :meth:`undo` would revert now, or None."""
+        with self._lock:
+            return self._describe_stack_top(self._history.next_undo())
+
+    @property
+    def next_redo(self):
+        """The :class:`Step` that :meth:`redo` would re-apply now, or None."""
+        with self._lock:
+            return self._describe_stack_top(self._history.next_redo())
+
+    def _describe_stack_top(self, targets):
+        if targets is None:
+            return None
+        from .timeline import build_timeline
+        wanted = set(targets)
+        rows = [r for r in self._store.timeline_rows(min(wanted), max(wanted)) if r[0] in wanted]
+        steps = build_timeline(rows, self._store.step_names(), self._item_names())
+        return steps[0] if steps else None
+
+    def _item_names(self) -> dict:
+        return {item_id: rec.name for item_id, rec in self._items.items()}
+
+    def _revisit(self, kind: str):
         with self._lock:
             self._writable(kind)
             targets = self._history.next_undo() if kind == "undo" else self._history.next_redo()
             if targets is None:
-                return False
+                return None
+            step = self._describe_stack_top(targets)
             before = (self._history.can_undo, self._history.can_redo)
             apply = self._store.apply_undo if kind == "undo" else self._store.apply_redo
             changed: dict = {}
@@ -549,7 +600,77 @@ class Session:
                 self._history.redone(targets)
             events = [LabelsChanged(item, tuple(ids)) for item, ids in changed.items()] + self._undo_event(before)
         self._emit(events)
-        return True
+        return step
+
+    # --------------------------------------------------------------- history
+
+    def history(self) -> list:
+        """Every step of the project's history, across sessions, oldest first.
+
+        Built from the append-only edit log: label edits, imports and other named bulk
+        edits, undos, redos, restores and item removals, each with its time, author, label
+        counts and items (:class:`~marginalia.session.timeline.Step`). Steps that were undone
+        stay listed (``undone=True``), including those a later edit made unreachable by redo.
+        """
+        from .timeline import build_timeline
+        with self._lock:
+            return build_timeline(self._store.timeline_rows(), self._store.step_names(), self._item_names())
+
+    def step(self, step_id: int):
+        """The :class:`Step` with this id; :class:`ParameterError` when the history has none."""
+        for step in self.history():
+            if step.id == step_id:
+                return step
+        raise ParameterError(f"step: no step {step_id!r} in the history of {self.path.name}; "
+                             "list the steps with history() (marginalia-cli history PROJECT)")
+
+    def labels_at(self, step_id: int) -> list:
+        """The labels as they were right after step ``step_id`` (oldest first, like :meth:`labels`)."""
+        from .timeline import labels_after
+        with self._lock:
+            step = self.step(step_id)
+            state = labels_after(self._store.timeline_rows(0, step.last))
+        found = [loads_label(text) for _, text in state.values()]
+        found.sort(key=lambda lab: (lab.created, lab.id))
+        return found
+
+    def restore(self, step_id: int):
+        """Bring the labels back to what they were right after step ``step_id``, as ONE new step.
+
+        Nothing is lost: the labels of now are the state after the step before this one, so
+        a restore is undone by :meth:`undo` (or restored from the history in turn).
+        Labels of items removed since that step cannot come back and are left out.
+
+        Parameters
+        ----------
+        step_id : int
+            A :attr:`Step.id` from :meth:`history`.
+
+        Returns
+        -------
+        Step or None
+            The new step (named ``"restore to step N (...)"``), or None when the labels
+            already are those of step ``step_id``.
+
+        Raises
+        ------
+        ParameterError
+            No step ``step_id`` in the history.
+        """
+        from .timeline import labels_after
+        with self._lock:
+            self._writable("restore labels")
+            target = self.step(step_id)
+            state = labels_after(self._store.timeline_rows(0, target.last))
+            edits, _skipped = self._edits_towards(state)
+            if not edits:
+                return None
+            summary = {"added": 0, "changed": 0, "deleted": 0}
+            name = f"restore to step {target.id} ({target.name})"
+            events = self._apply_recovered(edits, summary, name)
+            restored = self._describe_stack_top(self._history.next_undo())
+        self._emit(events)
+        return restored
 
     # --------------------------------------------------------------- models
 
@@ -558,7 +679,8 @@ class Session:
         """Store a trained model with its provenance (returned without its blob).
 
         The ``keep`` newest models of the same task and kind (``params["task"]``, when given) stay in the
-        project; older ones are deleted with their cached predictions. The labels, not the models, are the
+        project, and so does the one fitted on the most labels (``params["n_labels"]``); older ones are
+        deleted with their cached predictions. The labels, not the models, are the
         record: any model can be rebuilt from them.
 
         Parameters
@@ -595,7 +717,11 @@ class Session:
             self._store.insert_model(record)
             kind = params.get("task")
             same = [m for m in self._store.list_models(task) if (m.params or {}).get("task") == kind]
-            self._store.delete_models([m.id for m in same[:-keep]])
+            old = same[:-keep]
+            if old:   # a model fitted on more labels than any kept one is never pruned (it can be reverted to)
+                best = max(same, key=lambda m: (_n_labels(m), m.created))
+                old = [m for m in old if m.id != best.id]
+            self._store.delete_models([m.id for m in old])
         self._emit([ModelChanged(model_id)])
         return dataclasses.replace(record, blob=None)
 
@@ -666,6 +792,12 @@ class Session:
             if (history.undo_stack, history.redo_stack) != (self._history.undo_stack, self._history.redo_stack):
                 problems.append("the session's undo history differs from the edit log")
         return problems
+
+
+def _n_labels(model: ModelRecord) -> int:
+    """How many labels a model was fitted on (-1 when its record does not say)."""
+    n = (model.params or {}).get("n_labels")
+    return n if isinstance(n, int) and not isinstance(n, bool) else -1
 
 
 def _copy_item(item: ItemRecord) -> ItemRecord:

@@ -43,7 +43,8 @@ from .codec import canonical_json, loads_label
 from .history import EditHistory, replay_log
 from .locking import ProjectLock
 from .records import ItemRecord, ModelRecord, PredictionRecord, SourceProblem
-from .schema import APPLICATION_ID, CREATE_LATEST, ITEM_COLUMNS, MIGRATIONS, SCHEMA_VERSION, item_row_crc, log_row_crc
+from .schema import (APPLICATION_ID, CREATE_LATEST, ITEM_COLUMNS, MIGRATIONS, SCHEMA_VERSION, item_row_crc, log_row_crc,
+                     step_name_crc)
 from .._version import library_version
 from .sources import file_sha256, file_signature
 
@@ -534,13 +535,18 @@ class ProjectStore:
         """
         return self.apply_edits([(op, label_id, item_id, before, after)], author)[0]
 
-    def apply_edits(self, edits, author: str = "") -> list:
+    def apply_edits(self, edits, author: str = "", name: Optional[str] = None) -> list:
         """Log and apply several user edits in ONE transaction (all or nothing).
 
         Parameters
         ----------
         edits : list of tuple
             ``(op, label_id, item_id, before, after)`` as for :meth:`apply_edit`.
+        author : str
+            Written into the log.
+        name : str, optional
+            The step's name in the history ("import of 676 labels from annotations.csv"),
+            stored in the same transaction.
 
         Returns
         -------
@@ -562,6 +568,9 @@ class ProjectStore:
                 seq = _log(conn, op, label_id, item_id, before, after, None, author, batch)
                 self._apply(conn, op, label_id, item_id, after if op != "delete" else None, seq)
                 seqs.append(seq)
+            if name:
+                conn.execute("INSERT INTO step_names (seq, name, crc) VALUES (?, ?, ?)",
+                             (seqs[0], name, step_name_crc(seqs[0], name)))
         return seqs
 
     @staticmethod
@@ -630,6 +639,28 @@ class ProjectStore:
         cols = "before, after" if with_labels else "NULL, NULL"
         return self._read("reading the edit log",
                           f"SELECT seq, op, label_id, item_id, {cols}, target, batch FROM label_log ORDER BY seq")
+
+    def timeline_rows(self, first: int = 0, last: Optional[int] = None) -> list:
+        """Edit-log rows ``(seq, op, label_id, item_id, before, after, target, batch, time, author)``, oldest first.
+
+        Only the rows with ``first <= seq <= last`` (every row by default).
+        """
+        sql = ("SELECT seq, op, label_id, item_id, before, after, target, batch, time, author FROM label_log "
+               "WHERE seq >= ?")
+        args: tuple = (first,)
+        if last is not None:
+            sql += " AND seq <= ?"
+            args += (last,)
+        return self._read("reading the edit log", sql + " ORDER BY seq", args)
+
+    def step_names(self) -> dict:
+        """``seq -> name`` of the named steps of the history (a name failing its checksum is left out)."""
+        rows = self._read("reading step names", "SELECT seq, name, crc FROM step_names")
+        return {seq: name for seq, name, crc in rows if crc == step_name_crc(seq, name)}
+
+    def last_seq(self) -> int:
+        """The seq of the newest edit-log entry (0 for an empty log)."""
+        return int(self._read("reading the edit log", "SELECT COALESCE(MAX(seq), 0) FROM label_log")[0][0])
 
     def history(self) -> EditHistory:
         """Undo/redo stacks rebuilt from the edit log."""

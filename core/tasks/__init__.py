@@ -52,6 +52,16 @@ class TaskRegistry:
             return AlignmentTask(self._engine, kind)
         raise ParameterError(f"unknown task {task!r}; expected 'segmentation' or 'alignment'")
 
+    def forget(self, key: tuple) -> None:
+        """Drop the task of ``(task, kind)``: it is built again, from the newest stored model, on next use."""
+        with self._lock:
+            self._tasks.pop(key, None)
+
+    def loaded(self) -> list:
+        """The tasks built so far (never builds one)."""
+        with self._lock:
+            return list(self._tasks.values())
+
     def all(self) -> list:
         with self._lock:
             for rec in self._engine.session.items():

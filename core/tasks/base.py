@@ -152,8 +152,9 @@ class EngineTask:
         params = self._params()
         # the id names the parameters alone: an update that changes nothing keeps the model (and predictions) fresh
         digest = hashlib.sha256(blob + json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
-        params = dict(params, trained_by=how)
-        label_hash = self.engine.session.labels_hash(self.item_ids())
+        ids = self.item_ids()
+        params = dict(params, trained_by=how, n_labels=sum(len(self.engine.session.labels(i)) for i in ids))
+        label_hash = self.engine.session.labels_hash(ids)
         model_id = f"{self.name[:3]}-{digest}"
         if model_id != self.model_id:
             self.model_id = model_id

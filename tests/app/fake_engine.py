@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+import types
 
 import numpy as np
 
@@ -150,6 +151,21 @@ class FakeEngine:
         for old, new in (entry if isinstance(entry, list) else [entry]):
             self._apply(old, new)
         return True
+
+    @staticmethod
+    def _step(entry):
+        pairs = entry if isinstance(entry, list) else [entry]
+        n = len(pairs)
+        return types.SimpleNamespace(name=f"edit of {n} label{'s' if n != 1 else ''}", n_labels=n,
+                                     effect=f"{n} changed")
+
+    @property
+    def next_undo(self):
+        return self._step(self._undo[-1]) if self._undo else None
+
+    @property
+    def next_redo(self):
+        return self._step(self._redo[-1]) if self._redo else None
 
     @property
     def can_undo(self):

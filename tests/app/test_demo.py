@@ -119,7 +119,8 @@ def test_boundary_delete_undo_redo(qtbot, demo):
     _key(qtbot, win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert len(eng.labels(item)) == n0 + 1
     name = win.infos[item].name
-    assert win.statusBar().currentMessage() == f"undone: 1 label restored on 1 item ({name})"   # says what came back
+    assert win.statusBar().currentMessage() == (f"Undid: delete 1 label on {name} \u2014 "   # says what came back
+                                                "Ctrl+Shift+Z to redo")
     _key(qtbot, win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert len(eng.labels(item)) == n0
     qtbot.waitUntil(lambda: len(win.profile_view.labels()) == n0, timeout=WAIT)

@@ -12,12 +12,22 @@ from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
 
 class EditModel:
-    """Labels by id plus undo/redo stacks of steps: lists of (before, after) pairs (None = label absent)."""
+    """Labels by id plus undo/redo stacks of ``(session, step)``; a step is a list of (before, after) pairs.
+
+    None in a pair means the label is absent. Undo and redo reach only the steps made in the current
+    session (:meth:`new_session` is a reopen), as in :class:`marginalia.session.Session`; the stacks
+    themselves are those the edit log replays to (``store.history()``).
+    """
 
     def __init__(self, labels=None):
         self.labels = dict(labels or {})
         self.undo_stack = []
         self.redo_stack = []
+        self.session = 0
+
+    def new_session(self):
+        """The project was opened again: earlier steps are out of undo's and redo's reach."""
+        self.session += 1
 
     def _set(self, lid, value):
         if value is None:
@@ -38,18 +48,18 @@ class EditModel:
                 step = [(self.labels[op[1]], None)]
             for before, after in step:
                 self._set((after or before).id, after)
-            self.undo_stack.append(step)
+            self.undo_stack.append((self.session, step))
             self.redo_stack.clear()
-        elif kind == "undo" and self.undo_stack:
-            step = self.undo_stack.pop()
-            for before, after in reversed(step):
+        elif kind == "undo" and self.undo_stack and self.undo_stack[-1][0] == self.session:
+            entry = self.undo_stack.pop()
+            for before, after in reversed(entry[1]):
                 self._set((after or before).id, before)
-            self.redo_stack.append(step)
-        elif kind == "redo" and self.redo_stack:
-            step = self.redo_stack.pop()
-            for before, after in step:
+            self.redo_stack.append(entry)
+        elif kind == "redo" and self.redo_stack and self.redo_stack[-1][0] == self.session:
+            entry = self.redo_stack.pop()
+            for before, after in entry[1]:
                 self._set((after or before).id, after)
-            self.undo_stack.append(step)
+            self.undo_stack.append(entry)
 
     def snapshot(self):
         return dict(self.labels), bool(self.undo_stack), bool(self.redo_stack)

@@ -151,6 +151,7 @@ def run_and_kill(child_cls, path, seed, tag, kill_after, delay_s):
 def _copy(model):
     c = EditModel(model.labels)
     c.undo_stack, c.redo_stack = list(model.undo_stack), list(model.redo_stack)
+    c.session = model.session
     return c
 
 
@@ -158,6 +159,7 @@ def expected_models(model, seed, tag, item, n):
     """Models after 0..n scripted edits, starting from ``model`` (not modified)."""
     rng = random.Random(seed)
     work = _copy(model)
+    work.new_session()   # the child opens the project anew
     models = [_copy(work)]
     for i in range(n):
         work.apply(next_op(rng, dict(work.labels), item, tag, i))
@@ -202,7 +204,8 @@ def kill_runs(folder, child_cls, runs, rng, *, stop_at_first_failure=True, progr
         n_returned, in_flight = run_and_kill(child_cls, path, seed, tag, kill_after, delay)
         models = expected_models(model, seed, tag, item, n_returned + 1)
         with Session.open(path) as s:
-            got = ({lab.id: lab for lab in s.labels()}, s.can_undo, s.can_redo)
+            full = s.store.history()   # the stacks the log replays to (undo itself reaches one session)
+            got = ({lab.id: lab for lab in s.labels()}, full.can_undo, full.can_redo)
             problems = s.integrity_check()
         allowed = [n_returned] + ([n_returned + 1] if in_flight else [])
         matches = [k for k in allowed if models[k].snapshot() == got]

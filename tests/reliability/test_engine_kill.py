@@ -82,6 +82,7 @@ def replay(model, seed, tag, item, returned, in_flight, stats=None):
     """
     script = random.Random(seed)
     model, last_model_id, exports = _copy(model), None, []
+    model.new_session()   # the child opened the project anew
     for i, fields in enumerate(returned):
         op = next_call(script, {k: v for k, v in model.labels.items() if v.item_id == item}, item, tag, i)
         if stats is not None:
@@ -145,7 +146,8 @@ def check_reopened(path, run, candidates, last_model_id, returned, in_flight):
 
 
 def _snapshot(eng):
-    return {lab.id: lab for lab in eng.labels()}, eng.can_undo, eng.can_redo
+    full = eng.session.store.history()   # the stacks the log replays to (undo itself reaches one session)
+    return {lab.id: lab for lab in eng.labels()}, full.can_undo, full.can_redo
 
 
 @dataclass

@@ -4,7 +4,7 @@ import pytest
 
 from marginalia.cli import build_parser, main
 
-SUBCOMMANDS = ["train", "predict", "align", "evaluate", "query", "export", "batch"]
+SUBCOMMANDS = ["train", "predict", "align", "evaluate", "query", "export", "history", "restore", "batch"]
 
 
 def run(capsys, argv):

@@ -41,19 +41,24 @@ def test_save_close_reopen_gives_identical_items_and_labels(tmp_path):
         s.delete_label(labels[2].id)
         s.undo()
         items, all_labels, h = s.items(), s.labels(), s.labels_hash()
-        undo_state = (s.can_undo, s.can_redo)
+        assert (s.can_undo, s.can_redo) == (True, True)
         assert len(all_labels) == 6
     with Session.open(path) as s:
         assert s.items() == items
         assert s.labels() == all_labels
         assert s.labels_hash() == h
-        assert (s.can_undo, s.can_redo) == undo_state
+        # undo and redo reach this session's steps only: the earlier ones are in the history
+        assert (s.can_undo, s.can_redo) == (False, False) and s.undo() is None and s.redo() is None
         assert s.label(labels[1].id).stop == 31
         assert s.item(war).id == "pair-1"
         assert s.item(seg).meta == {"profile": 8, "chrom": "1"}
         assert s.integrity_check() == []
-        # the redo survives the reopen
-        assert s.redo() and labels[2].id not in {lab.id for lab in s.labels(seg)}
+        # the undone deletion stays reachable: restoring the state after it is one new, undoable step
+        deletion = [st for st in s.history() if st.kind == "edit" and st.deleted == 1]
+        assert len(deletion) == 1 and deletion[0].undone
+        assert s.restore(deletion[0].id) is not None
+        assert labels[2].id not in {lab.id for lab in s.labels(seg)}
+        assert s.undo() is not None and labels[2].id in {lab.id for lab in s.labels(seg)}
 
 
 def test_label_validation(session):
@@ -291,8 +296,10 @@ def test_add_labels_is_one_all_or_nothing_transaction(session):
     assert session.undo() and session.labels() == [] and not session.can_undo
     assert session.integrity_check() == []
     session.close()
-    with Session.open(session.path) as again:  # the grouping survives a reopen
-        assert again.redo() and len(again.labels()) == 51
+    with Session.open(session.path) as again:  # the grouping survives a reopen, in the history
+        batch_step = again.history()[0]
+        assert batch_step.kind == "edit" and batch_step.added == 51 and batch_step.undone
+        assert again.restore(batch_step.id).added == 51 and len(again.labels()) == 51
         assert again.undo() and again.labels() == []
 
 

@@ -80,7 +80,7 @@ class UndoMachine(RuleBasedStateMachine):
 
     @rule()
     def undo(self):
-        done = self.session.undo()
+        done = self.session.undo() is not None
         assert done == bool(self.undo_stack)
         if done:
             step = self.undo_stack.pop()
@@ -94,7 +94,7 @@ class UndoMachine(RuleBasedStateMachine):
 
     @rule()
     def redo(self):
-        done = self.session.redo()
+        done = self.session.redo() is not None
         assert done == bool(self.redo_stack)
         if done:
             step = self.redo_stack.pop()
@@ -120,6 +120,7 @@ class UndoMachine(RuleBasedStateMachine):
     def reopen(self):
         self.session.close()
         self.session = Session.open(self.path)
+        self.undo_stack, self.redo_stack = [], []  # undo and redo reach this session's steps only
 
     @invariant()
     def state_matches_the_model(self):

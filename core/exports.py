@@ -216,16 +216,9 @@ def _bundle_labels(engine, folder: Path) -> list:
     if not manifest.is_file():
         raise DataFormatError("no manifest.json here; choose the folder written by File \u25b8 Export \u25b8 dataset "
                               "bundle", path=str(folder))
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataFormatError(f"unreadable bundle manifest ({exc})", path=str(manifest)) from None
-    if not isinstance(data, dict) or data.get("format") != "marginalia-bundle":
-        raise DataFormatError("not a Marginalia bundle manifest (no \"format\": \"marginalia-bundle\")",
-                              path=str(manifest))
-    if int(data.get("version", 0)) > BUNDLE_VERSION:
-        raise DataFormatError(f"bundle version {data['version']} is newer than this Marginalia reads "
-                              f"({BUNDLE_VERSION}); update Marginalia", path=str(manifest))
+    from .validation import check_bundle_manifest, read_json_file
+    data = check_bundle_manifest(read_json_file(manifest, what="bundle manifest"), str(manifest),
+                                 version=BUNDLE_VERSION)
     here = {(rec.name, rec.kind): rec.id for rec in engine.session.items()}
     out, missing = [], []
     for k, item in enumerate(data.get("items", [])):
@@ -233,13 +226,15 @@ def _bundle_labels(engine, folder: Path) -> list:
         item_id = here.get((item.get("name"), item.get("kind")))
         if item_id is None:
             if labels:
-                missing.append(str(item.get("name")))
+                missing.append(item["name"][:60])
             continue
         for j, raw in enumerate(labels):
             try:
                 lab = label_from_dict(raw)
-            except DataFormatError as exc:
-                raise DataFormatError(f"item {item.get('name')!r}, label {j + 1}: {exc}", path=str(manifest)) from None
+            except (DataFormatError, TypeError, ValueError, KeyError, AttributeError, OverflowError,
+                    RecursionError) as exc:
+                raise DataFormatError(f"bundle manifest field 'items[{k}].labels[{j}]' (item {item['name'][:60]!r}): "
+                                      f"{' '.join(str(exc).split())[:200]}", path=str(manifest)) from None
             out.append(_with_item(lab, item_id))
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["safe_name", "UniqueNames", "MAX_NAME_BYTES", "csv_text_cell", "csv_text_value", "check_relative_path"]
+__all__ = ["safe_name", "UniqueNames", "MAX_NAME_BYTES", "csv_text_cell", "csv_text_value", "formula_safe", "check_relative_path"]
 
 #: longest file name written (bytes of UTF-8); file systems allow 255, room is left for suffixes
 MAX_NAME_BYTES = 120
@@ -115,11 +115,18 @@ def check_relative_path(text, *, field: str) -> str:
     return text
 
 
+def formula_safe(text) -> str:
+    """``text`` with a single quote before a formula-like start (``=``, ``+``, ``-``, ``@``, tab, CR).
+
+    For cells a CSV writer quotes itself (``csv.writer``); see :func:`csv_text_cell` otherwise.
+    """
+    text = str(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def csv_text_cell(text) -> str:
     """A text field for a CSV file: formula-like starts neutralised, quoted when it holds ``,`` ``"`` or a newline."""
-    text = str(text)
-    if text.startswith(_FORMULA_START):
-        text = "'" + text
+    text = formula_safe(text)
     if any(c in text for c in ',"\n\r'):
         text = '"' + text.replace('"', '""') + '"'
     return text

@@ -87,6 +87,11 @@ class ProjectStore:
     def __init__(self, path, *, read_only: bool = False, backup_every_edits: int = 500,
                  backup_every_s: float = 600.0, keep_backups: int = 5, _create: bool = False):
         self.path = Path(path).absolute()
+        try:
+            str(self.path).encode("utf-8")   # SQLite takes file names as UTF-8
+        except UnicodeEncodeError:
+            raise StoreError(f"project path '{os.fsencode(self.path).decode('utf-8', 'backslashreplace')}' is not valid UTF-8 text, which "
+                             "SQLite needs; rename the file (or its folder) to a name without those bytes") from None
         self.read_only = bool(read_only)
         self.backup_every_edits = _positive_int("backup_every_edits", backup_every_edits)
         if not (isinstance(backup_every_s, (int, float)) and backup_every_s > 0):

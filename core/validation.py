@@ -82,7 +82,8 @@ def read_model_archive(source, where: Optional[str]) -> tuple:
     budget = array_budget(size)
     try:
         zf = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError,
+            zlib.error) as exc:
         raise _bad(f"not a readable model file ({exc})", where) from None
     with zf:
         infos = zf.infolist()

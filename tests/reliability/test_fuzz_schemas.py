@@ -292,3 +292,15 @@ def test_a_crafted_label_names_its_item_and_place(bundle, tmp_path):
     with pytest.raises(DataFormatError, match=rf"'items\[{labelled}\]\.labels\[0\]'"):
         read_bundle(eng, tmp_path / "b", json.dumps(bad))
     assert os.path.exists(tmp_path / "b" / "manifest.json")
+
+
+def test_an_archive_needing_an_unknown_zip_version_is_refused(model_parts, tmp_path):
+    """Found by benchmarks/soak_safety.py: zipfile raises NotImplementedError while listing the archive."""
+    header, arrays = model_parts
+    path = write_model(tmp_path / "v.model", header, arrays)
+    raw = bytearray(path.read_bytes())
+    central = raw.index(b"PK\x01\x02")
+    raw[central + 6:central + 8] = (250).to_bytes(2, "little")     # "version needed to extract": 25.0
+    path.write_bytes(bytes(raw))
+    with pytest.raises(DataFormatError, match=r"v\.model.*not a readable model file"):
+        load_model(path)

@@ -16,8 +16,9 @@ Kill mode: ``--kills`` (200; 20 with ``--quick``) forked children each open a fr
 project, add labels, export a bundle (replacing their previous one) and take backups in a loop,
 and are SIGKILLed at a random moment. After each kill: the reopened project must hold every label
 whose call returned (*edits lost* otherwise) and pass ``integrity_check``; the bundle folder must be
-absent or a complete export (*broken exports*); the next export must clean the killed export's
-hidden leftovers and the next backup the killed backup's temporary files (*leftovers*).
+absent or a complete export (*broken exports*); what the kill left (hidden partial or set-aside
+export folders, temporary backup files: *leftovers found*) must be gone after the next export and
+the next backup (*leftovers*).
 
 Writes ``benchmarks/results/soak_safety.json``.
 """
@@ -248,6 +249,15 @@ def _complete_export(out: pathlib.Path) -> bool:
     return all((out / f).exists() for f in data.get("files", []))
 
 
+def _leftovers(run: pathlib.Path, project: pathlib.Path) -> list:
+    """Hidden partial/old export folders and temporary backup files in a run's folder."""
+    left = [p.name for p in run.iterdir() if ".partial-" in p.name or ".old-" in p.name]
+    bdir = pathlib.Path(str(project) + ".backups")
+    if bdir.is_dir():
+        left += [p.name for p in bdir.iterdir() if p.name.endswith((".tmp", ".tmp-journal"))]
+    return left
+
+
 def kills(n_kills, folder, seed=0):
     rng = random.Random(seed)
     make_profiles(folder / "profiles.csv")
@@ -261,7 +271,8 @@ def kills(n_kills, folder, seed=0):
         eng.export("bundle", folder / "warm-bundle")
         eng.session.store.backup()
     stats = {"kills": 0, "during export": 0, "during backup": 0, "during edit": 0, "edits returned": 0,
-             "edits lost": 0, "integrity failures": 0, "broken exports": 0, "leftovers": 0, "hangs": 0}
+             "edits lost": 0, "integrity failures": 0, "broken exports": 0, "leftovers found": 0, "leftovers": 0,
+             "hangs": 0}
     for k in range(n_kills):
         run = folder / f"run{k}"
         run.mkdir()
@@ -303,6 +314,7 @@ def kills(n_kills, folder, seed=0):
         stats["during backup"] += last == "K"
         stats["during edit"] += last == "B"
         stats["edits returned"] += len(returned)
+        stats["leftovers found"] += bool(_leftovers(run, project))     # what the kill left, before cleaning
         with Session.open(project) as s:
             have = {(lab.item_id, lab.index) for lab in s.labels() if isinstance(lab, BoundaryLabel)}
             stats["edits lost"] += sum(1 for _, item, idx in returned.values() if (item, idx) not in have)
@@ -312,11 +324,7 @@ def kills(n_kills, folder, seed=0):
             stats["broken exports"] += 1
         with Engine.open(project, read_only=True) as eng:
             eng.export("bundle", out, force=True)      # the next export cleans a killed export's leftovers
-        left = [p.name for p in run.iterdir() if ".partial-" in p.name or ".old-" in p.name]
-        bdir = pathlib.Path(str(project) + ".backups")
-        if bdir.is_dir():
-            left += [p.name for p in bdir.iterdir() if p.name.endswith((".tmp", ".tmp-journal"))]
-        stats["leftovers"] += bool(left)
+        stats["leftovers"] += bool(_leftovers(run, project))
         shutil.rmtree(run)
     return stats
 
@@ -355,7 +363,7 @@ def main(argv=None):
             t0 = time.perf_counter()
             stats = kills(n_kills, tmp / "kills", seed=args.seed)
             print("kills:", ", ".join(f"{k} {v}" for k, v in stats.items()))
-            for key in ("kills", "during export", "during backup", "during edit", "edits returned"):
+            for key in ("kills", "during export", "during backup", "during edit", "edits returned", "leftovers found"):
                 rows.append(row(f"kill: {key}", stats[key], "count", better="higher"))
             for key in ("edits lost", "integrity failures", "broken exports", "leftovers", "hangs"):
                 rows.append(row(f"kill: {key}", stats[key], "count", target=0))

@@ -199,13 +199,74 @@ class ProjectFilesMixin:
         title, mode, default = EXPORT_KINDS[kind]
         if mode == "dir":
             path = QtWidgets.QFileDialog.getExistingDirectory(self, f"Export {title} to folder")
+            replace_file = False
         else:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {title}", default)
-        if path:
-            self.export_to(kind, path)
+            replace_file = bool(path) and os.path.exists(path)   # the file dialog asked before picking it
+        if not path:
+            return
+        decided = self.export_decision(kind, path, replace_file=replace_file)
+        if decided is not None:
+            self.export_to(kind, *decided)
 
-    def export_to(self, kind: str, path: str):
-        """Export in the background (an export may predict every item first); see :meth:`import_data`."""
+    def export_decision(self, kind: str, path: str, *, replace_file: bool = False):
+        """Say what an export to ``path`` will do and get the user's go-ahead: ``(path, force)`` or None.
+
+        Nothing on disk is replaced without a question: a folder holding other files gets the export
+        in a new sub-folder (the user is told its name), a previous export is replaced only when the
+        user agrees, and a file the save dialog confirmed is replaced only if it is a previous export
+        of the same kind.
+        """
+        from marginalia.engine import Engine
+        from marginalia.exceptions import UsageError
+        title = f"Export {EXPORT_KINDS[kind][0]}"
+        mode = EXPORT_KINDS[kind][1]
+        try:
+            plan = Engine.export_plan(kind, path, force=replace_file)
+        except UsageError as exc:
+            if mode != "dir" or not os.path.isdir(path):
+                self._show_error(f"Cannot export {kind}", exc)
+                return None
+            try:
+                previous = Engine.export_plan(kind, path, force=True)
+            except UsageError:
+                previous = None
+            if previous is not None and previous.action == "replace":
+                if self.ask_user(title, f"{path} holds a previous Marginalia export. Replace it? Only the "
+                                        "files that export wrote are replaced.", "Replace"):
+                    return path, True
+                return None
+            sub = self._free_subfolder(path, kind)
+            if self.ask_user(title, f"{path} already holds other files, which the export leaves alone. The "
+                                    f"export will go into a new folder inside it: {sub}", "Export"):
+                return sub, False
+            return None
+        if plan.action == "replace" and not self.ask_user(title, plan.describe(), "Replace"):
+            return None
+        self.statusBar().showMessage(plan.describe(), 6000)
+        return path, plan.action == "replace"
+
+    def _free_subfolder(self, folder: str, kind: str) -> str:
+        stem = os.path.splitext(os.path.basename(str(getattr(self.engine, "path", "") or "project")))[0]
+        base = os.path.join(folder, f"{stem or 'project'}-{kind}")
+        candidate, n = base, 2
+        while os.path.lexists(candidate):
+            candidate, n = f"{base}-{n}", n + 1
+        return candidate
+
+    def ask_user(self, title: str, text: str, accept: str) -> bool:
+        """A yes/cancel question (tests replace it)."""
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Question, title, text, parent=self)
+        ok = box.addButton(accept, QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QtWidgets.QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is ok
+
+    def export_to(self, kind: str, path: str, force: bool = False):
+        """Export in the background (an export may predict every item first); see :meth:`import_data`.
+
+        ``force`` lets the export replace a previous export at ``path`` (never anything else).
+        """
         if self.engine is None:
             return
         engine = self.engine
@@ -214,7 +275,8 @@ class ProjectFilesMixin:
             self.last_io_result = [str(p) for p in written or []]
             self.statusBar().showMessage(f"exported {len(written or [])} file(s) to {path}", 6000)
 
-        self._run_io("export", f"exporting {kind}", lambda: engine.export(kind, path), done, f"Cannot export {kind}")
+        self._run_io("export", f"exporting {kind}", lambda: engine.export(kind, path, force=force), done,
+                     f"Cannot export {kind}")
 
     def _show_error(self, title, exc):
         self.last_error_dialog = errors.show_error(self, title, exc)

@@ -1,5 +1,8 @@
 """Writing files so that a reader never sees half of one: a temporary name, then a rename.
 
+Folders of exports are published by :mod:`marginalia.export_target`, which also makes sure
+nothing it did not write is replaced.
+
 Light on imports on purpose (the batch runner and the project store use it at start-up).
 """
 
@@ -7,11 +10,10 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import tempfile
 import threading
 
-__all__ = ["publish", "publish_folder", "folder_writable"]
+__all__ = ["publish", "folder_writable"]
 
 
 def publish(path, write) -> None:
@@ -28,29 +30,6 @@ def publish(path, write) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
-
-
-def publish_folder(folder, write) -> None:
-    """Fill a new folder with ``write(tmp_folder)``, then put it in place of ``folder``.
-
-    A killed or failing export never leaves a folder mixing old and new files: until the
-    final renames the old folder is untouched, and afterwards it is removed.
-    """
-    folder = pathlib.Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{folder.name}.partial-", dir=folder.parent))
-    try:
-        write(tmp)
-        old = None
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old-{os.getpid()}-{threading.get_ident()}")
-            os.replace(folder, old)
-        os.replace(tmp, folder)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def folder_writable(folder) -> bool:

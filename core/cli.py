@@ -107,8 +107,8 @@ def _version() -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; returns the exit code (0 ok, 1 items failed, 2 usage error)."""
-    from .cli_commands._common import EXIT_FAILED, EXIT_USAGE, UsageError
+    """Run the command line; returns the exit code (0 ok, 1 bad data or items failed, 2 usage error or missing file)."""
+    from .cli_commands._common import EXIT_FAILED, EXIT_USAGE
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -127,6 +127,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     prog = f"{PROG} {args.command}"
+    from .cli_commands._common import CREATED_FOLDERS, remove_created_folders
+    CREATED_FOLDERS.clear()
+    code = EXIT_FAILED
+    try:
+        code = _run(args, prog, debug)
+        return code
+    finally:
+        if code != 0:       # a failed command leaves no empty --out folder behind
+            remove_created_folders()
+
+
+def _run(args, prog: str, debug: bool) -> int:
+    """Run the parsed command; every failure becomes one line on stderr and an exit code."""
+    from .cli_commands._common import EXIT_FAILED, EXIT_USAGE, UsageError
     try:
         from .cli_commands.prepare import cold_start_notice
         cold_start_notice(args)
@@ -141,7 +155,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; finished items are kept, run the command again to resume", file=sys.stderr)
         return 130
-    except (MarginaliaError, OSError, ValueError) as exc:
+    except FileNotFoundError as exc:     # an input that vanished or was mistyped: a usage error
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: error: {_os_error_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: error: {_os_error_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    except UnicodeEncodeError as exc:   # a file name from the shell that is not valid UTF-8
+        if debug:
+            traceback.print_exc()
+        bad = exc.object[max(exc.start - 20, 0):exc.end + 20] if isinstance(exc.object, str) else ""
+        print(f"{prog}: error: a file name is not valid UTF-8 text (near {bad!r}); rename it to a name without "
+              "those bytes", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: error: not enough memory for this input; check that the files are the ones meant (a "
+              "damaged file can claim absurd sizes), or run it on a machine with more memory", file=sys.stderr)
+        return EXIT_FAILED
+    except (MarginaliaError, ValueError) as exc:
         if debug:
             traceback.print_exc()
         print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
@@ -152,6 +189,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{prog}: internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for the "
               "traceback and report it)", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _os_error_line(exc: OSError) -> str:
+    """``path: reason`` of an operating-system error, without Python's ``[Errno N]`` decoration."""
+    reason = exc.strerror or _one_line(exc)
+    names = [n for n in (exc.filename, exc.filename2) if n is not None]
+    shown = " -> ".join(os.fsdecode(n) if isinstance(n, bytes) else str(n) for n in names)
+    return f"{shown}: {reason}" if shown else reason
 
 
 def _one_line(exc: BaseException) -> str:

@@ -581,12 +581,28 @@ class Engine:
         return task.stopping_signal()
 
     # ---------------------------------------------------------------- export
-    def export(self, kind: str, path) -> list:
-        """Write an export of the project; returns the written paths."""
+    def export(self, kind: str, path, *, force: bool = False) -> list:
+        """Write an export of the project; returns the written paths.
+
+        Nothing already at ``path`` is overwritten or deleted, except a previous Marginalia export
+        when ``force`` is true (:func:`export_plan` says beforehand what will happen).
+        """
         if kind not in EXPORT_KINDS:
             raise ParameterError(f"export: unknown kind {kind!r}; expected one of {sorted(EXPORT_KINDS)}")
         from .exports import export
-        return export(self, kind, Path(path))
+        return export(self, kind, Path(path), force=force)
+
+    @staticmethod
+    def export_plan(kind: str, path, *, force: bool = False):
+        """What an export of ``kind`` to ``path`` would do (an :class:`~marginalia.export_target.ExportTarget`).
+
+        Raises the :class:`UsageError` the export itself would raise when ``path`` may not be written.
+        """
+        if kind not in EXPORT_KINDS:
+            raise ParameterError(f"export: unknown kind {kind!r}; expected one of {sorted(EXPORT_KINDS)}")
+        from .export_target import check_target
+        from .exports import layout_of
+        return check_target(Path(path), layout=layout_of(kind), kind=kind, force=force)
 
     # ---------------------------------------------------------------- events
     def _on_event(self, event):

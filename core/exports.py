@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from .exceptions import ParameterError
-from .atomic import publish, publish_folder
+from .export_target import check_target, publish_export_file, publish_export_folder
+from .sanitize import UniqueNames
 from .session.codec import label_to_dict
 from .types import Alignment, RegionLabel, Segmentation
 
@@ -37,16 +38,42 @@ def _cgh_sequences(engine):
     return recs, [engine.sequence(r.id) for r in recs]
 
 
-def export(engine, kind: str, path: Path) -> list:
-    """Write export ``kind`` of the project to ``path`` (a file, or a folder for per-item kinds)."""
+#: export kinds that write a folder (the others write one file)
+FOLDER_KINDS = ("audacity", "aligned-midi", "alignment-csv", "bundle")
+
+
+def layout_of(kind: str) -> str:
+    """``"folder"`` or ``"file"``: what export ``kind`` writes."""
+    return "folder" if kind in FOLDER_KINDS else "file"
+
+
+def export(engine, kind: str, path: Path, *, force: bool = False) -> list:
+    """Write export ``kind`` of the project to ``path`` (a file, or a folder for per-item kinds).
+
+    Nothing that is already at ``path`` is deleted or overwritten unless it is a previous export
+    of Marginalia and ``force`` is true (see :mod:`marginalia.export_target`); the export appears
+    whole or not at all.
+    """
+    path = Path(path)
+    target = check_target(path, layout=layout_of(kind), kind=kind, force=force)
+    if target.layout == "folder":
+        fill = _fill_bundle if kind == "bundle" else _fill_audio
+        return publish_export_folder(target, kind, lambda tmp: fill(engine, tmp, kind), force=force)
+    if kind == "cgh-model":
+        write = _cgh_model_writer(engine)
+    else:
+        write = _cgh_table_writer(engine, kind)
+    return publish_export_file(target, kind, write, force=force)
+
+
+def _cgh_table_writer(engine, kind):
     from .io import cgh as cgh_io
     if kind == "annotations-csv":
         recs, seqs = _cgh_sequences(engine)
         # the table names sequences, not project items
         labels = [_with_item(lab, s.name) for r, s in zip(recs, seqs)
                   for lab in engine.labels(r.id) if isinstance(lab, RegionLabel)]
-        publish(path, lambda tmp: cgh_io.write_annotations(tmp, labels, seqs))
-        return [path]
+        return lambda tmp: cgh_io.write_annotations(tmp, labels, seqs)
     if kind in ("segments-csv", "breaks-csv", "bedgraph"):
         recs, seqs = _cgh_sequences(engine)
         if not recs:
@@ -56,44 +83,42 @@ def export(engine, kind: str, path: Path) -> list:
             segs[s.name] = _prediction(engine, r.id).structure
         writer = {"segments-csv": cgh_io.write_segments, "breaks-csv": cgh_io.write_breaks,
                   "bedgraph": cgh_io.write_bedgraph}[kind]
-        publish(path, lambda tmp: writer(tmp, segs, seqs))
-        return [path]
-    if kind in ("audacity", "aligned-midi", "alignment-csv"):
-        path.mkdir(parents=True, exist_ok=True)
-        written = []
-        for rec in _items_of(engine, kind="audio"):
-            data = engine.data(rec.id)
-            pred = _prediction(engine, rec.id)
-            times = data.sequence.positions
-            if kind == "audacity":
-                from .io.labels_audio import write_audacity_labels
-                if isinstance(pred.structure, Segmentation):
-                    bounds = times[np.minimum(pred.structure.changes, len(times) - 1)]
-                else:
-                    bounds = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
-                out = path / f"{rec.name}.txt"
-                publish(out, lambda tmp: write_audacity_labels(tmp, np.asarray(bounds, dtype=float)))
-            else:
-                if not isinstance(pred.structure, Alignment) or data.score is None:
-                    continue
-                from .io.midi import write_alignment_csv, write_midi
-                onset_times = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
-                if kind == "aligned-midi":
-                    out = path / f"{rec.name}_aligned.mid"
-                    publish(out, lambda tmp: write_midi(tmp, data.score, times_s=onset_times))
-                else:
-                    out = path / f"{rec.name}_alignment.csv"
-                    publish(out, lambda tmp: write_alignment_csv(tmp, data.score, onset_times))
-            written.append(out)
-        return written
-    if kind == "bundle":
-        return _write_bundle(engine, path)
-    if kind == "cgh-model":
-        return _write_cgh_model(engine, path)
+        return lambda tmp: writer(tmp, segs, seqs)
     raise ParameterError(f"export: unknown kind {kind!r}")
 
 
-def _write_cgh_model(engine, path: Path) -> list:
+def _fill_audio(engine, folder: Path, kind: str) -> list:
+    """One file per audio item (Audacity labels, aligned MIDI or alignment CSV); returns their names."""
+    names = UniqueNames()
+    written = []
+    for rec in _items_of(engine, kind="audio"):
+        data = engine.data(rec.id)
+        pred = _prediction(engine, rec.id)
+        times = data.sequence.positions
+        if kind == "audacity":
+            from .io.labels_audio import write_audacity_labels
+            if isinstance(pred.structure, Segmentation):
+                bounds = times[np.minimum(pred.structure.changes, len(times) - 1)]
+            else:
+                bounds = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
+            name = names.take(rec.name, ".txt")
+            write_audacity_labels(folder / name, np.asarray(bounds, dtype=float))
+        else:
+            if not isinstance(pred.structure, Alignment) or data.score is None:
+                continue
+            from .io.midi import write_alignment_csv, write_midi
+            onset_times = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
+            if kind == "aligned-midi":
+                name = names.take(rec.name, "_aligned.mid")
+                write_midi(folder / name, data.score, times_s=onset_times)
+            else:
+                name = names.take(rec.name, "_alignment.csv")
+                write_alignment_csv(folder / name, data.score, onset_times)
+        written.append(name)
+    return written
+
+
+def _cgh_model_writer(engine):
     """The aCGH task's current model as the command line's model file.
 
     The parameters are those the app draws with (the last retrain plus the perceptron
@@ -115,29 +140,24 @@ def _write_cgh_model(engine, path: Path) -> list:
     if task.recipe is not None:
         spec = task.recipe.to_dict()
         prov.update(recipe="penalty-law", penalty_law=spec)
-    publish(path, lambda tmp: save_model(tmp, TrainedModel("segmentation", "cgh-pointwise", task.model, w, prov)))
-    return [path]
+    return lambda tmp: save_model(tmp, TrainedModel("segmentation", "cgh-pointwise", task.model, w, prov))
 
 
-def _write_bundle(engine, folder: Path) -> list:
-    """Write the bundle into a new folder put in place of ``folder`` at the end (never a half-written mix)."""
-    names = []
-    publish_folder(folder, lambda tmp: names.extend(p.relative_to(tmp) for p in _fill_bundle(engine, tmp)))
-    return [folder / name for name in names]
-
-
-def _fill_bundle(engine, folder: Path) -> list:
+def _fill_bundle(engine, folder: Path, kind: str = "bundle") -> list:
+    """Write a bundle into ``folder``; returns the relative paths written (file names are made safe)."""
     (folder / "features").mkdir(exist_ok=True)
+    feature_names = UniqueNames()
+    model_names = UniqueNames()
     items = []
     written = []
     for rec in engine.session.items():
         seq = engine.sequence(rec.id)
-        feat_path = folder / "features" / f"{rec.id}.npz"
-        np.savez_compressed(feat_path, values=seq.values, positions=seq.positions)
-        written.append(feat_path)
+        rel = "features/" + feature_names.take(rec.id, ".npz")
+        np.savez_compressed(folder / rel, values=seq.values, positions=seq.positions)
+        written.append(rel)
         items.append({
             "id": rec.id, "name": rec.name, "kind": rec.kind, "task": rec.task,
-            "source": rec.source_path, "source_sha256": rec.source_hash, "features": f"features/{rec.id}.npz",
+            "source": rec.source_path, "source_sha256": rec.source_hash, "features": rel,
             "n_samples": seq.n_samples, "feature_names": list(seq.feature_names),
             # partial labels stay partial: only what the annotator said is listed; unlabelled is not negative
             "labels": [label_to_dict(lab) for lab in engine.labels(rec.id)],
@@ -145,17 +165,16 @@ def _fill_bundle(engine, folder: Path) -> list:
     models = []
     for m in engine.session.models():
         blob = engine.session.load_model(m.id)
-        out = folder / f"model_{m.id}.bin"
-        out.write_bytes(blob if isinstance(blob, (bytes, bytearray)) else blob.blob)
-        written.append(out)
-        models.append({"id": m.id, "task": m.task, "label_hash": m.label_hash, "file": out.name,
+        name = model_names.take(f"model_{m.id}", ".bin")
+        (folder / name).write_bytes(blob if isinstance(blob, (bytes, bytearray)) else blob.blob)
+        written.append(name)
+        models.append({"id": m.id, "task": m.task, "label_hash": m.label_hash, "file": name,
                        "parameters": m.params})
+    written.append("manifest.json")
     manifest = {"format": "marginalia-bundle", "version": BUNDLE_VERSION, "created": time.time(),
                 "project": str(engine.path), "labels_hash": engine.session.labels_hash(),
-                "items": items, "models": models}
-    mpath = folder / "manifest.json"
-    mpath.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    written.append(mpath)
+                "items": items, "models": models, "files": sorted(written + ["features"])}
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     return written
 
 
@@ -197,16 +216,9 @@ def _bundle_labels(engine, folder: Path) -> list:
     if not manifest.is_file():
         raise DataFormatError("no manifest.json here; choose the folder written by File \u25b8 Export \u25b8 dataset "
                               "bundle", path=str(folder))
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataFormatError(f"unreadable bundle manifest ({exc})", path=str(manifest)) from None
-    if not isinstance(data, dict) or data.get("format") != "marginalia-bundle":
-        raise DataFormatError("not a Marginalia bundle manifest (no \"format\": \"marginalia-bundle\")",
-                              path=str(manifest))
-    if int(data.get("version", 0)) > BUNDLE_VERSION:
-        raise DataFormatError(f"bundle version {data['version']} is newer than this Marginalia reads "
-                              f"({BUNDLE_VERSION}); update Marginalia", path=str(manifest))
+    from .validation import check_bundle_manifest, read_json_file
+    data = check_bundle_manifest(read_json_file(manifest, what="bundle manifest"), str(manifest),
+                                 version=BUNDLE_VERSION)
     here = {(rec.name, rec.kind): rec.id for rec in engine.session.items()}
     out, missing = [], []
     for k, item in enumerate(data.get("items", [])):
@@ -214,13 +226,15 @@ def _bundle_labels(engine, folder: Path) -> list:
         item_id = here.get((item.get("name"), item.get("kind")))
         if item_id is None:
             if labels:
-                missing.append(str(item.get("name")))
+                missing.append(item["name"][:60])
             continue
         for j, raw in enumerate(labels):
             try:
                 lab = label_from_dict(raw)
-            except DataFormatError as exc:
-                raise DataFormatError(f"item {item.get('name')!r}, label {j + 1}: {exc}", path=str(manifest)) from None
+            except (DataFormatError, TypeError, ValueError, KeyError, AttributeError, OverflowError,
+                    RecursionError) as exc:
+                raise DataFormatError(f"bundle manifest field 'items[{k}].labels[{j}]' (item {item['name'][:60]!r}): "
+                                      f"{' '.join(str(exc).split())[:200]}", path=str(manifest)) from None
             out.append(_with_item(lab, item_id))
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

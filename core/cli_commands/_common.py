@@ -54,10 +54,25 @@ def require_file(flag: str, value, what: str = "file") -> Path:
     return p
 
 
+#: folders made by :func:`check_output` in this run (removed again, if still empty, when the command fails)
+CREATED_FOLDERS: list = []
+
+
+def remove_created_folders() -> None:
+    """Remove the folders :func:`check_output` made in this run that are still empty (a failed command)."""
+    for folder in sorted(CREATED_FOLDERS, key=lambda f: -len(f.parts)):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+    CREATED_FOLDERS.clear()
+
+
 def check_output(flag: str, value, kind: str) -> Path:
     """Check before any work that ``value`` can be written as a ``kind`` (``"file"`` or ``"folder"``).
 
-    Missing parent folders are created. Writability is tested by creating a scratch file, which
+    Missing parent folders are created (and removed again by the command line if the command fails
+    before writing into them). Writability is tested by creating a scratch file, which
     also catches read-only mounts and immutable folders (permission bits do not stop root).
     """
     p = Path(value)
@@ -66,8 +81,14 @@ def check_output(flag: str, value, kind: str) -> Path:
     if kind == "folder" and p.exists() and not p.is_dir():
         raise UsageError(f"{flag} {str(p)!r} is a file; this command writes a folder (give a folder name)")
     folder = p if kind == "folder" else (p.parent if str(p.parent) else Path("."))
+    missing = []
+    probe = folder.absolute()
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        CREATED_FOLDERS.extend(missing)
     except OSError as exc:
         raise UsageError(f"{flag} {str(p)!r}: cannot create folder {str(folder)!r} ({exc.strerror or exc}); "
                          "choose a folder you can write to") from None

@@ -76,14 +76,12 @@ def _cached(cache: OrderedDict, key: tuple, load):
 
 def cached_profiles(path) -> dict:
     """``{sequence name: Sequence}`` of a profiles table, parsed once per process."""
-    from ..io.cgh import UnsortedPositionsWarning, read_profiles
+    from ..io.cgh import read_profiles
 
     def load():
-        import warnings
-        with warnings.catch_warnings():
-            # unsorted probes are sorted on reading: nothing to do about it here (a cut-short file still warns)
-            warnings.simplefilter("ignore", UnsortedPositionsWarning)
-            return OrderedDict((s.name, s) for s in read_profiles(path))
+        # unsorted probes are sorted on reading and said once per file and process (the outputs follow
+        # the sorted order, so the user must know the rows moved)
+        return OrderedDict((s.name, s) for s in read_profiles(path))
 
     return _cached(_profiles, _file_key(path), load)
 

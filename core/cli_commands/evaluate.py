@@ -9,6 +9,7 @@ import tempfile
 import warnings
 
 from ..batch import atomic_write_text, run_batch
+from ..sanitize import formula_safe
 from ._common import (EXIT_FAILED, EXIT_OK, UsageError, add_jobs, check_output, format_table, info, jobs_of,
                       make_progress, report_failures, require_file)
 
@@ -117,7 +118,7 @@ def evaluate_profiles(args, *, client, work_dir=None) -> int:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(header)
-        w.writerows(rows + [overall])
+        w.writerows([[formula_safe(pid), formula_safe(chrom), *rest] for pid, chrom, *rest in rows] + [overall])
         atomic_write_text(args.out, buf.getvalue())
         info(args, f"evaluate: wrote {args.out}")
     report_failures(rep.failed, what="sequences")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import EXIT_FAILED, EXIT_OK, UsageError, info, require_file
+from ._common import EXIT_FAILED, EXIT_OK, info, require_file
 
 __all__ = ["add_parser", "run", "FORMATS"]
 
@@ -28,6 +28,11 @@ formats:
 examples:
   marginalia-cli export project.marginalia --format annotations-csv --out annotations.csv
   marginalia-cli export project.marginalia --format bundle --out dataset/
+
+An export never overwrites or deletes what is already on disk: --out must be a new name, an empty
+file or an empty folder. With --force it may also be a previous export of Marginalia (a folder
+recognised by its manifest and holding only the files that export wrote, or a file of the same
+format), which is then replaced as a whole.
 """
 
 
@@ -38,22 +43,21 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--format", dest="kind", metavar="KIND", choices=FORMATS, required=True,
                    help="one of: " + ", ".join(FORMATS))
     p.add_argument("--out", metavar="PATH", required=True, help="file or folder to write (see formats)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a previous Marginalia export at --out (never anything else)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from ..engine import Engine
+    from ..export_target import check_target
+    from ..exports import layout_of
     require_file("PROJECT", args.project, "project file")
     out = Path(args.out)
-    if args.kind in ("audacity", "aligned-midi", "alignment-csv", "bundle"):
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {args.out!r}: --format {args.kind} writes a folder, but this is a file")
-    elif out.is_dir():
-        raise UsageError(f"--out {args.out!r}: --format {args.kind} writes a file, but this is a folder")
-    elif not out.parent.exists():
-        raise UsageError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
+    # before opening anything: --out must be writable and hold nothing the export did not create
+    check_target(out, layout=layout_of(args.kind), kind=args.kind, force=args.force)
     with Engine.open(args.project, read_only=True) as eng:   # runs while the app has the project open
-        written = eng.export(args.kind, out)
+        written = eng.export(args.kind, out, force=args.force)
     if not written:
         info(args, f"export: nothing to write: the project has no items that --format {args.kind} applies to")
         return EXIT_FAILED

@@ -8,6 +8,7 @@ import io
 import sys
 
 from ..batch import atomic_write_text
+from ..sanitize import formula_safe
 from ._common import EXIT_OK, UsageError, check_output, info, require_file
 
 __all__ = ["add_parser", "run", "STRATEGIES"]
@@ -78,7 +79,7 @@ def run(args) -> int:
                 if 0 <= q.start < q.stop <= seq.n_samples:
                     first, last = fmt_number(seq.positions[q.start]), fmt_number(seq.positions[q.stop - 1])
                     units = seq.units
-            w.writerow([q.rank, q.item_id, item.name if item else "", q.start, q.stop, first, last, units,
+            w.writerow([q.rank, formula_safe(q.item_id), formula_safe(item.name if item else ""), q.start, q.stop, first, last, units,
                         repr(float(q.uncertainty)), q.strategy])
     if args.out:
         atomic_write_text(args.out, buf.getvalue())

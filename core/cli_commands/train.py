@@ -135,8 +135,15 @@ def _non_negative_float(text):
     return v
 
 
+def _check_files(args) -> None:
+    """Inputs first (a missing file is a usage error, exit 2), then --out: before minutes of training, not after."""
+    for flag, paths in (("--profiles", args.profiles), ("--annotations", args.annotations)):
+        for path in paths or ():
+            require_file(flag, path)
+    check_output("--out", args.out, "file")
+
+
 def run(args) -> int:
-    check_output("--out", args.out, "file")   # before minutes of training, not after
     if args.max_iter is None:
         recipe = args.task == "segmentation" and args.project is None and _wants_recipe(args)
         args.max_iter = 5 if recipe else 50
@@ -146,6 +153,7 @@ def run(args) -> int:
         if args.task or args.profiles or args.annotations or args.pairs:
             raise UsageError("give either PROJECT or the file-level form (--task with --profiles/--annotations "
                              "or --pairs), not both")
+        _check_files(args)
         return _train_project(args)
     if args.task is None:
         raise UsageError("nothing to train from: give a PROJECT, or --task segmentation --profiles P.csv "
@@ -155,11 +163,13 @@ def run(args) -> int:
             raise UsageError("--task segmentation needs --profiles P.csv[.gz] and --annotations A.csv")
         if args.pairs:
             raise UsageError("--pairs is for --task alignment")
+        _check_files(args)
         return _train_segmentation_files(args)
     if not args.pairs:
         raise UsageError("--task alignment needs --pairs PAIRS.csv (columns score,audio[,anchors])")
     if args.profiles or args.annotations:
         raise UsageError("--profiles/--annotations are for --task segmentation")
+    _check_files(args)
     from .align import train_alignment_pairs
     return train_alignment_pairs(args)
 

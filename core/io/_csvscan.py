@@ -319,6 +319,8 @@ def _convert_in_bulk(buf, spans, flagged, values):
     Returns the (row, m) pairs still unresolved -- empty, or every flagged field when one of them is not
     a finite number, so that the caller's per-field parser reports the first bad one precisely.
     """
+    if spans.shape[0] and int((spans[:, 1] - spans[:, 0]).max()) > 400:
+        return flagged      # an absurdly long field: the per-field parser refuses it without a huge array
     joined = _gather_fields(buf, spans).tobytes()
     try:
         parsed = np.array(joined.split(b"\n")[:-1]).astype(np.float64)

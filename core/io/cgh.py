@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import DataFormatError, ParameterError
+from ..sanitize import csv_text_value
 from ..text import with_article
 from ..types import RegionKind, RegionLabel, Segmentation, Sequence
 from . import _csvscan
@@ -144,7 +145,15 @@ def _split_header(text: str, path):
     raise DataFormatError("the file is empty; expected a header line and data rows", path=str(path))
 
 
+#: longest text read as one number (a 17-digit repr with exponent is ~25 characters)
+MAX_NUMBER_CHARS = 400
+
+
 def _number(text: str, column: str, path, line_no: int, *, finite: bool = True) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise DataFormatError(f"{column} holds {len(text):,} characters, which is not a number; expected a decimal "
+                              "number such as 12345 or -0.25 (is the file damaged?)", path=str(path),
+                              where=f"line {line_no}, column {column}")
     try:
         v = float(text)
     except ValueError:
@@ -329,6 +338,12 @@ def read_profiles(path, *, _force_python: bool = False) -> list:
     return out
 
 
+def _csv_keys(seq: Sequence) -> tuple:
+    """Profile id and chromosome as CSV text cells (formula-like ids neutralised for spreadsheets)."""
+    from ..sanitize import csv_text_cell
+    return tuple(csv_text_cell(k) for k in _profile_keys(seq))
+
+
 def _profile_keys(seq: Sequence) -> tuple:
     pid = seq.meta.get("profile_id")
     chrom = seq.meta.get("chromosome")
@@ -447,6 +462,7 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         if len(row) != len(header):
             raise DataFormatError(_field_count_message(len(row), len(header), delim), path=str(p), where=where)
         pid, chrom, lo_t, hi_t, word = (row[c].strip() for c in cols)
+        pid, chrom = csv_text_value(pid), csv_text_value(chrom)   # undo the formula escape of our writers
         lo = _number(lo_t, "min", p, line_no)
         hi = _number(hi_t, "max", p, line_no)
         if word not in ANNOTATION_KINDS and word.lower() in ANNOTATION_KINDS:
@@ -571,7 +587,7 @@ def write_annotations(path, labels, sequences) -> None:
         if lab.stop > seq.n_samples:
             raise ParameterError(f"labels[{i}]: region [{lab.start}, {lab.stop}) exceeds the {seq.n_samples} "
                                  f"probes of {seq.name}")
-        pid, chrom = _profile_keys(seq)
+        pid, chrom = _csv_keys(seq)
         lo, hi, word = _label_row(lab, seq)
         rows.append(f"{pid},{chrom},{fmt_number(lo)},{fmt_number(hi)},{word}\n")
     with open(p, "w", newline="", encoding="utf-8") as fh:
@@ -644,7 +660,7 @@ def write_segments(path, segmentations_by_sequence, sequences=None) -> None:
     with open(p, "w", newline="", encoding="utf-8") as fh:
         fh.write("profile.id,chromosome,chromStart,chromEnd,mean\n")
         for seq, seg in pairs:
-            pid, chrom = _profile_keys(seq)
+            pid, chrom = _csv_keys(seq)
             for a, b, m in _segments(seq, seg):
                 fh.write(f"{pid},{chrom},{fmt_number(a)},{fmt_number(b)},{fmt_number(m)}\n")
 
@@ -668,7 +684,7 @@ def write_breaks(path, segmentations_by_sequence, sequences=None) -> None:
     with open(p, "w", newline="", encoding="utf-8") as fh:
         fh.write("profile.id,chromosome,position\n")
         for seq, seg in pairs:
-            pid, chrom = _profile_keys(seq)
+            pid, chrom = _csv_keys(seq)
             for c in seg.breakpoints.tolist():
                 mid = (seq.positions[c - 1] + seq.positions[c]) / 2.0
                 fh.write(f"{pid},{chrom},{fmt_number(mid)}\n")

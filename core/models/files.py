@@ -127,8 +127,10 @@ class TrainedModel:
             from ..learners.cgh_recipe import CghSegmenter
             try:
                 built = CghSegmenter.from_dict(self.model, self.w, spec)
-            except ParameterError as exc:
-                raise DataFormatError(f"unusable penalty law in the model file ({exc})",
+            except (ParameterError, TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError,
+                    RecursionError) as exc:
+                raise DataFormatError(f"unusable penalty law in the model file (field 'provenance.penalty_law': "
+                                      f"{type(exc).__name__}: {str(exc)[:120]})",
                                       path=str(self.path) if self.path else None) from None
             self.__dict__["_penalty_law"] = built
         return built
@@ -217,18 +219,19 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
             raise DataFormatError("not a Marginalia model file (expected the .npz archive written by "
                                   "`marginalia-cli train`)", path=str(p))
     model, w, prov = _load(str(p))
-    got = _header_task(p) or getattr(model, "task", None)
+    got = _header_task(p)
     if got not in TASKS:
         raise DataFormatError(f"unknown task {got!r}; expected one of {list(TASKS)}", path=str(p))
     if task is not None and got != task:
         raise WrongTaskError(f"model {str(p)!r}: is {with_article(got)} model; this command needs {with_article(task)} model")
-    recipe = (prov.get("features") or {}).get("recipe")
+    made_with = prov.get("features")
+    recipe = made_with.get("recipe") if isinstance(made_with, dict) else None
     if recipe is None:
         # a model saved by the app: its task key says which items it was made for
         kind = str(prov.get("task", "")).partition("/")[2] or "series"
         recipe = "chroma" if got == "alignment" else recipe_for_kind(kind)
-    if recipe not in FEATURE_RECIPES:
-        raise DataFormatError(f"unknown feature recipe {recipe!r}; expected one of {sorted(FEATURE_RECIPES)} "
+    if not isinstance(recipe, str) or recipe not in FEATURE_RECIPES:
+        raise DataFormatError(f"unknown feature recipe {recipe!r:.60}; expected one of {sorted(FEATURE_RECIPES)} "
                               "(a model from a newer Marginalia?)", path=str(p))
     # an absolute path: workers of a remote cluster may run in another folder
     loaded = TrainedModel(task=got, features=recipe, model=model, w=w, provenance=prov, path=p.resolve(),
@@ -238,10 +241,9 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
 
 
 def _header_task(path: Path) -> Optional[str]:
-    """The ``task`` of a model file's JSON header (the file was already read once by the loader)."""
-    import json
-    with np.load(path, allow_pickle=False) as z:
-        return json.loads(z["header"].tobytes().decode("utf-8")).get("task")
+    """The ``task`` of a model file's JSON header (read again within the same bounds as by the loader)."""
+    from ..validation import read_model_archive
+    return read_model_archive(str(path), str(path))[0].get("task")
 
 
 _cache: dict = {}

@@ -13,8 +13,6 @@ import hashlib
 import io
 import json
 import os
-import zipfile
-import zlib
 from typing import Optional
 
 import numpy as np
@@ -141,37 +139,22 @@ def load_model(path_or_buffer, *, task=None, n_features=None, features=None) -> 
     ParameterError
         The model was made for another task or other features.
     """
+    from ..validation import check_model_header, read_model_archive
     where = None if hasattr(path_or_buffer, "read") else os.fspath(path_or_buffer)
-    try:
-        with np.load(path_or_buffer, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except zlib.error as exc:
-        raise DataFormatError(f"the model file is damaged (corrupt compressed data: {exc}); copy it again "
-                              "or train the model again", path=where) from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise DataFormatError(f"not a readable model file ({exc})", path=where) from None
-    if "header" not in data:
-        raise DataFormatError("not a Marginalia model file (no header)", path=where)
-    if "w" not in data:
-        raise DataFormatError("the model file is damaged (its parameters 'w' are missing); train the model "
-                              "again", path=where)
-    try:
-        header = json.loads(data["header"].tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataFormatError(f"damaged model header ({exc})", path=where) from None
-    if header.get("format") != FORMAT:
-        raise DataFormatError(f"not a Marginalia model file (format {header.get('format')!r})", path=where)
-    if int(header.get("format_version", 0)) > FORMAT_VERSION:
-        raise DataFormatError(f"model file format {header['format_version']} is newer than this Marginalia "
-                              f"reads ({FORMAT_VERSION}); update Marginalia", path=where)
+    # sizes, types and fields are checked against the file's own size before anything is built
+    header, data = read_model_archive(path_or_buffer, where)
+    check_model_header(header, data, where, fmt=FORMAT, version=FORMAT_VERSION)
     prov = header.get("provenance", {})
+    if not isinstance(prov, dict):
+        prov = {}
     if task is not None and header["task"] != task:
         raise ParameterError(f"model file is for the {header['task']!r} task, expected {task!r}")
     if n_features is not None and int(header["n_features"]) != int(n_features):
         raise ParameterError(f"model file expects {header['n_features']} features, the data has {int(n_features)}; "
                              "retrain or compute the features the model was made with")
     if features is not None:
-        made = prov.get("features", {})
+        made = prov.get("features")
+        made = made if isinstance(made, dict) else {}
         for key, want in _jsonable(dict(features)).items():
             if made.get(key) != want:
                 raise ParameterError(f"model file was made with features {key}={made.get(key)!r}, "
@@ -182,8 +165,9 @@ def load_model(path_or_buffer, *, task=None, n_features=None, features=None) -> 
         raise DataFormatError(f"unknown model class {header.get('model_class')!r}", path=where)
     try:
         model = cls(**header["model_params"])
-        model.set_state({k: data[f"state_{k}"] for k in header["state_keys"]}, int(header["n_features"]))
+        model.set_state({k: data[f"state_{k}"] for k in header.get("state_keys", [])}, int(header["n_features"]))
         w = model.check_w(data["w"])
-    except (KeyError, TypeError, ParameterError) as exc:
-        raise DataFormatError(f"inconsistent model file ({exc})", path=where) from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, ParameterError) as exc:
+        raise DataFormatError(f"inconsistent model file ({type(exc).__name__}: {str(exc)[:120]})",
+                              path=where) from None
     return model, w, prov

@@ -164,7 +164,9 @@ def prune_backups(project: Path, keep: int) -> None:
             pass
     folder = backups_dir(project)
     if folder.is_dir():
-        for tmp in folder.glob(Path(project).name + ".*.tmp"):
+        name = Path(project).name
+        # a killed backup leaves its temporary copy and, mid-copy, SQLite's journal of it
+        for tmp in [*folder.glob(name + ".*.tmp"), *folder.glob(name + ".*.tmp-journal")]:
             try:
                 tmp.unlink()
             except OSError:

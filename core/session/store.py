@@ -7,8 +7,9 @@ Durability and safety
   that was acknowledged.
 * Each label edit is one transaction that appends to the edit log *and*
   updates the materialised ``labels`` table, so both always agree.
-* One writer per project: an ``flock`` on ``<project>.lock`` (dropped by the
-  OS when the process dies). Other processes may open the project read-only.
+* One writer per project file: an ``flock`` on the project file itself (so hard
+  links, symbolic links and renames meet it) and on ``<project>.lock``, dropped
+  by the OS when the process dies. Other processes may open it read-only.
 * On open the file is checked (SQLite header, ``PRAGMA integrity_check``) with a
   read-only connection before anything writes to it; a damaged file raises
   :class:`ProjectDamagedError` listing the good backups and is never written.
@@ -87,6 +88,11 @@ class ProjectStore:
     def __init__(self, path, *, read_only: bool = False, backup_every_edits: int = 500,
                  backup_every_s: float = 600.0, keep_backups: int = 5, _create: bool = False):
         self.path = Path(path).absolute()
+        try:
+            str(self.path).encode("utf-8")   # SQLite takes file names as UTF-8
+        except UnicodeEncodeError:
+            raise StoreError(f"project path '{os.fsencode(self.path).decode('utf-8', 'backslashreplace')}' is not valid UTF-8 text, which "
+                             "SQLite needs; rename the file (or its folder) to a name without those bytes") from None
         self.read_only = bool(read_only)
         self.backup_every_edits = _positive_int("backup_every_edits", backup_every_edits)
         if not (isinstance(backup_every_s, (int, float)) and backup_every_s > 0):
@@ -98,7 +104,7 @@ class ProjectStore:
         self._lock = threading.RLock()
         self._conn: Optional[sqlite3.Connection] = None
         self._identity = None       # (device, inode) of the file opened, to notice it being moved away
-        self._file_lock = None if self.read_only else ProjectLock(self.path)
+        self._file_lock = None if self.read_only else ProjectLock(self.path, missing_ok=_create)
         self._writes = 0
         self._writes_at_open = 0
         self._history_at_open = None  # undo/redo stacks replayed while checking the file, used once
@@ -110,6 +116,7 @@ class ProjectStore:
                 self._file_lock.acquire()
             if _create:
                 self._create_file()
+                self._file_lock.lock_created_file()
             self._open_file()
         except BaseException:
             self._abort_open()
@@ -414,7 +421,7 @@ class ProjectStore:
             ``(path, damaged)``: the restored project and the file moved aside (None when none was).
         """
         dest = Path(dest).absolute()
-        lock = ProjectLock(dest).acquire()
+        lock = ProjectLock(dest, missing_ok=True).acquire()
         try:
             return _backups.restore_backup(Path(backup), dest)
         finally:

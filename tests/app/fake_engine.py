@@ -267,7 +267,7 @@ class FakeEngine:
                                   where="line 1")
         return []
 
-    def export(self, kind, path):
+    def export(self, kind, path, *, force=False):
         rows = [{"item_id": lab.item_id, "start": lab.start, "stop": lab.stop, "kind": lab.kind.value}
                 for lab in self._labels.values() if isinstance(lab, RegionLabel)]
         with open(path, "w") as fh:

@@ -15,6 +15,7 @@ EXPORT_KINDS = {
     "annotations-csv": ("aCGH region labels (annotations.csv; every label kind goes to the bundle)", "file",
                         "annotations.csv"),
     "segments-csv": ("predicted segments (segments.csv)", "file", "segments.csv"),
+    "seg": ("predicted segments for IGV / cBioPortal (segments.seg)", "file", "segments.seg"),
     "breaks-csv": ("predicted changes (breaks.csv)", "file", "breaks.csv"),
     "bedgraph": ("bedGraph track of segment means", "file", "segments.bedGraph"),
     "audacity": ("Audacity label tracks (one per audio item)", "dir", ""),
@@ -27,8 +28,8 @@ IMPORT_LABEL_KINDS = {
     "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
     "bundle": "every label of a dataset bundle folder (manifest.json)",
 }
-DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
-               "aCGH profiles (*.csv *.csv.gz);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
+DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
+               "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
                "All files (*)")
 MAX_RECENT = 8
 

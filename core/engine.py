@@ -39,7 +39,8 @@ DEMO_DIR = resources.path("demo")
 #: export kinds and what they write
 EXPORT_KINDS = {
     "annotations-csv": "region labels of aCGH items as annotations.csv (profile.id,chromosome,min,max,annotation)",
-    "segments-csv": "predicted segments (profile.id,chromosome,chromStart,chromEnd,mean)",
+    "segments-csv": "predicted segments (profile.id,chromosome,first.position,last.position,probes,mean)",
+    "seg": "predicted segments as DNAcopy/IGV .seg (ID chrom loc.start loc.end num.mark seg.mean)",
     "breaks-csv": "predicted changes (profile.id,chromosome,position)",
     "bedgraph": "predicted segment means as a bedGraph track",
     "audacity": "predicted boundaries of audio items as Audacity label tracks (one file per item)",

@@ -47,7 +47,7 @@ def export(engine, kind: str, path: Path) -> list:
                   for lab in engine.labels(r.id) if isinstance(lab, RegionLabel)]
         publish(path, lambda tmp: cgh_io.write_annotations(tmp, labels, seqs))
         return [path]
-    if kind in ("segments-csv", "breaks-csv", "bedgraph"):
+    if kind in ("segments-csv", "breaks-csv", "bedgraph", "seg"):
         recs, seqs = _cgh_sequences(engine)
         if not recs:
             raise ParameterError(f"export {kind}: the project has no aCGH items")
@@ -55,7 +55,7 @@ def export(engine, kind: str, path: Path) -> list:
         for r, s in zip(recs, seqs):
             segs[s.name] = _prediction(engine, r.id).structure
         writer = {"segments-csv": cgh_io.write_segments, "breaks-csv": cgh_io.write_breaks,
-                  "bedgraph": cgh_io.write_bedgraph}[kind]
+                  "bedgraph": cgh_io.write_bedgraph, "seg": cgh_io.write_seg_file}[kind]
         publish(path, lambda tmp: writer(tmp, segs, seqs))
         return [path]
     if kind in ("audacity", "aligned-midi", "alignment-csv"):

@@ -99,7 +99,7 @@ class ItemLoader:
         suffix = "".join(path.suffixes[-2:]).lower() if path.suffix.lower() == ".gz" else path.suffix.lower()
         if suffix in AUDIO_SUFFIXES:
             return [self._describe_audio(path, score_path)]
-        if suffix in (".csv", ".csv.gz", ".tsv", ".txt", ".tsv.gz"):
+        if suffix in (".csv", ".csv.gz", ".tsv", ".txt", ".tsv.gz", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz"):
             if self._looks_like_profiles(path):
                 return [ItemSpec(seq.name, "cgh", "segmentation",
                                  {"profile_id": seq.meta.get("profile_id"), "chromosome": seq.group,
@@ -134,10 +134,10 @@ class ItemLoader:
                 header = fh.readline()
         except OSError as exc:
             raise DataFormatError(f"cannot read the file ({exc})", path=str(path)) from None
-        cols = [c.strip().strip('"') for c in header.replace("\t", ",").split(",")]
+        from .io.cgh_layouts import is_bedgraph, looks_like_profile_header
         # a table with aCGH columns but one of them missing goes to the profiles reader, whose error names
         # the missing column (read as a generic series it became a meaningless one-column sequence)
-        return "chromosome" in cols and bool({"logratio", "profile.id", "position"} & set(cols))
+        return is_bedgraph(path, header) or looks_like_profile_header(header)
 
     def _read_profiles(self, path: Path) -> dict:
         key = _file_key(path)

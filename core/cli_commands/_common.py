@@ -38,7 +38,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aiff", ".aif")
-PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
 SCORE_SUFFIXES = (".mid", ".midi")
 
 
@@ -75,6 +75,29 @@ def check_output(flag: str, value, kind: str) -> Path:
         raise UsageError(f"{flag} {str(p)!r}: cannot write into folder {str(folder)!r}; choose a folder you can "
                          "write to")
     return p
+
+
+COLUMNS_HELP = ("which column of a profile table holds what, e.g. id=Sample,chromosome=Chr,position=Start,"
+                "logratio=LRR (id and chromosome optional; logratio=S1+S2 for one column per sample). Without it "
+                "the usual spellings are recognised (profile.id/sample/ID, chromosome/chrom/chr, position/pos/base/"
+                "maploc, logratio/log2ratio/LRR), and DNAcopy wide tables and bedGraph files are read as they are")
+
+
+def add_columns(p: argparse.ArgumentParser) -> None:
+    """``--columns ROLE=COL,...``: the column naming of the profile tables."""
+    p.add_argument("--columns", metavar="ROLE=COL,...", default=None, help=COLUMNS_HELP)
+
+
+def columns_of(args: argparse.Namespace):
+    """The ``--columns`` of ``args`` checked and in canonical text form (None when not given)."""
+    from ..io.cgh_layouts import format_columns
+    value = getattr(args, "columns", None)
+    if value is None:
+        return None
+    try:
+        return format_columns(value)
+    except ParameterError as exc:
+        raise UsageError(f"--columns {value!r}: {str(exc).removeprefix('columns: ')}") from None
 
 
 def positive_int(text: str) -> int:
@@ -140,8 +163,8 @@ def looks_like_profiles(path: Path) -> bool:
             header = fh.readline(65536)
     except (OSError, EOFError, UnicodeDecodeError):
         return True
-    cols = {c.strip().strip('"').lower() for c in header.replace("\t", ",").replace(";", ",").split(",")}
-    return "logratio" in cols or "position" in cols
+    from ..io.cgh_layouts import is_bedgraph, looks_like_profile_header
+    return is_bedgraph(path, header) or looks_like_profile_header(header)
 
 
 @dataclass

@@ -9,8 +9,8 @@ import tempfile
 import warnings
 
 from ..batch import atomic_write_text, run_batch
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, add_jobs, check_output, format_table, info, jobs_of,
-                      make_progress, report_failures, require_file)
+from ._common import (EXIT_FAILED, EXIT_OK, UsageError, add_columns, add_jobs, check_output, columns_of, format_table,
+                      info, jobs_of, make_progress, report_failures, require_file)
 
 __all__ = ["add_parser", "run", "evaluate_profiles"]
 
@@ -44,6 +44,7 @@ def add_evaluate_arguments(p) -> None:
     p.add_argument("model", metavar="MODEL", nargs="?", help="a segmentation model file")
     p.add_argument("--profiles", metavar="P.csv[.gz]", help="aCGH profiles table")
     p.add_argument("--annotations", metavar="A.csv", help="region annotations of the profiles")
+    add_columns(p)
     p.add_argument("--alignment", metavar="OUT.csv", help="an alignment written by `align` or `predict`")
     p.add_argument("--truth", metavar="GT.csv", help="ground-truth onsets for --alignment")
     p.add_argument("--out", metavar="TABLE.csv", help="also write the table as CSV")
@@ -79,12 +80,14 @@ def evaluate_profiles(args, *, client, work_dir=None) -> int:
         require_file(flag, value)
     if args.out:
         check_output("--out", args.out, "file")
+    columns = columns_of(args)
     model = load_model(args.model, task="segmentation")
-    labelled = cached_annotations(args.annotations, args.profiles, unknown_sequences="warn")
-    keys = [k for k in profile_keys(args.profiles) if f"{k[0]}:{k[1]}" in labelled]
+    labelled = cached_annotations(args.annotations, args.profiles, unknown_sequences="warn", columns=columns)
+    keys = [k for k in profile_keys(args.profiles, columns) if f"{k[0]}:{k[1]}" in labelled]
     if not keys:
         raise UsageError("no annotation matches a sequence of the profiles; check that the files belong together")
-    tasks = profile_tasks(model.path, model.sha256, args.profiles, keys=keys, annotations_path=args.annotations)
+    tasks = profile_tasks(model.path, model.sha256, args.profiles, keys=keys, annotations_path=args.annotations,
+                          columns=columns)
     progress = make_progress(args, len(tasks), "evaluate")
     tmp = None
     if work_dir is None:

@@ -10,14 +10,17 @@ from ._common import EXIT_FAILED, EXIT_OK, UsageError, info, require_file
 __all__ = ["add_parser", "run", "FORMATS"]
 
 #: the engine's export kinds (kept here so that --help works without opening anything)
-FORMATS = ("annotations-csv", "segments-csv", "breaks-csv", "bedgraph", "audacity", "aligned-midi",
+FORMATS = ("annotations-csv", "segments-csv", "seg", "breaks-csv", "bedgraph", "audacity", "aligned-midi",
            "alignment-csv", "bundle")
 
 HELP = "export a project's labels, predictions or a dataset bundle"
 EPILOG = """\
 formats:
   annotations-csv  region labels of aCGH items (profile.id,chromosome,min,max,annotation)      --out FILE
-  segments-csv     predicted segments (profile.id,chromosome,chromStart,chromEnd,mean)          --out FILE
+  segments-csv     predicted segments (profile.id,chromosome,first.position,last.position,probes,mean)
+                   positions of each segment's first and last probe                              --out FILE
+  seg              predicted segments as DNAcopy/IGV .seg (ID chrom loc.start loc.end num.mark seg.mean),
+                   tab-separated, for IGV, cBioPortal and GISTIC                                 --out FILE
   breaks-csv       predicted changes (profile.id,chromosome,position)                           --out FILE
   bedgraph         predicted segment means as a bedGraph track                                  --out FILE
   audacity         predicted boundaries of audio items as Audacity label tracks                  --out DIR

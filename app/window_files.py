@@ -19,6 +19,9 @@ EXPORT_KINDS = {
     "breaks-csv": ("predicted changes (breaks.csv)", "file", "breaks.csv"),
     "bedgraph": ("bedGraph track of segment means", "file", "segments.bedGraph"),
     "audacity": ("Audacity label tracks (one per audio item)", "dir", ""),
+    "sonic-visualiser": ("Sonic Visualiser layers (one per audio item)", "dir", ""),
+    "textgrid": ("Praat TextGrids (one per audio item)", "dir", ""),
+    "jams": ("JAMS annotations (one per audio item)", "dir", ""),
     "aligned-midi": ("aligned MIDI (one per audio item)", "dir", ""),
     "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
     "bundle": ("dataset bundle: every label, features and models (folder)", "dir", ""),
@@ -27,6 +30,8 @@ EXPORT_KINDS = {
 IMPORT_LABEL_KINDS = {
     "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
     "bundle": "every label of a dataset bundle folder (manifest.json)",
+    "auto": "audio labels: Audacity (.txt), Sonic Visualiser (.csv), Praat (.TextGrid) or JAMS (.jams) "
+            "on the audio item of the same name",
 }
 DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
                "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
@@ -166,8 +171,9 @@ class ProjectFilesMixin:
         if kind == "bundle":
             path = QtWidgets.QFileDialog.getExistingDirectory(self, "Import labels from a bundle")
         else:
-            path, _ = QtWidgets.QFileDialog.getOpenFileName(self, f"Import labels ({kind})", "",
-                                                            "CSV or text (*.csv *.txt *.tsv);;All files (*)")
+            path, _ = QtWidgets.QFileDialog.getOpenFileName(
+                self, f"Import labels ({kind})", "",
+                "Label files (*.csv *.txt *.tsv *.TextGrid *.jams *.json);;All files (*)")
         if path:
             self.import_labels_from(kind, path)
 

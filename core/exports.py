@@ -86,6 +86,9 @@ def export(engine, kind: str, path: Path) -> list:
                     publish(out, lambda tmp: write_alignment_csv(tmp, data.score, onset_times))
             written.append(out)
         return written
+    if kind in ("sonic-visualiser", "textgrid", "jams"):
+        from .label_files import export_audio_labels
+        return export_audio_labels(engine, kind, path)
     if kind == "bundle":
         return _write_bundle(engine, path)
     if kind == "cgh-model":

@@ -4,6 +4,6 @@ Each module has ``add_parser(subparsers, parents)`` (registers its arguments
 and ``run``) and ``run(args) -> exit code``.
 """
 
-from . import align, batch, evaluate, export, predict, query, train
+from . import align, batch, evaluate, export, import_labels, predict, query, train
 
-COMMANDS = (train, predict, align, evaluate, query, export, batch)
+COMMANDS = (train, predict, align, evaluate, query, export, import_labels, batch)

@@ -10,8 +10,10 @@ from ._common import EXIT_FAILED, EXIT_OK, UsageError, info, require_file
 __all__ = ["add_parser", "run", "FORMATS"]
 
 #: the engine's export kinds (kept here so that --help works without opening anything)
-FORMATS = ("annotations-csv", "segments-csv", "seg", "breaks-csv", "bedgraph", "audacity", "aligned-midi",
-           "alignment-csv", "bundle")
+FORMATS = ("annotations-csv", "segments-csv", "seg", "breaks-csv", "bedgraph", "audacity", "sonic-visualiser",
+           "textgrid", "jams", "aligned-midi", "alignment-csv", "bundle")
+#: the formats that write one file per item into a folder
+FOLDER_FORMATS = ("audacity", "sonic-visualiser", "textgrid", "jams", "aligned-midi", "alignment-csv", "bundle")
 
 HELP = "export a project's labels, predictions or a dataset bundle"
 EPILOG = """\
@@ -24,6 +26,9 @@ formats:
   breaks-csv       predicted changes (profile.id,chromosome,position)                           --out FILE
   bedgraph         predicted segment means as a bedGraph track                                  --out FILE
   audacity         predicted boundaries of audio items as Audacity label tracks                  --out DIR
+  sonic-visualiser predicted boundaries (or aligned event onsets) as Sonic Visualiser CSV layers --out DIR
+  textgrid         predicted segments (or aligned events) as Praat TextGrid interval tiers      --out DIR
+  jams             audio segmentations (segment_open) and alignments (note_midi) as JAMS         --out DIR
   aligned-midi     each score with note times following its audio                               --out DIR
   alignment-csv    event,score_time_s,audio_time_s,pitches per audio item                        --out DIR
   bundle           manifest.json, per-item features (.npz), partial labels and the models       --out DIR
@@ -48,7 +53,7 @@ def run(args) -> int:
     from ..engine import Engine
     require_file("PROJECT", args.project, "project file")
     out = Path(args.out)
-    if args.kind in ("audacity", "aligned-midi", "alignment-csv", "bundle"):
+    if args.kind in FOLDER_FORMATS:
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {args.out!r}: --format {args.kind} writes a folder, but this is a file")
     elif out.is_dir():

@@ -4,6 +4,6 @@ Each module has ``add_parser(subparsers, parents)`` (registers its arguments
 and ``run``) and ``run(args) -> exit code``.
 """
 
-from . import align, batch, evaluate, export, import_labels, predict, query, train
+from . import align, batch, evaluate, export, import_labels, predict, project, query, train
 
-COMMANDS = (train, predict, align, evaluate, query, export, import_labels, batch)
+COMMANDS = (project, train, predict, align, evaluate, query, export, import_labels, batch)

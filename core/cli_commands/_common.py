@@ -164,7 +164,7 @@ def looks_like_profiles(path: Path) -> bool:
     except (OSError, EOFError, UnicodeDecodeError):
         return True
     from ..io.cgh_layouts import is_bedgraph, looks_like_profile_header
-    return is_bedgraph(path, header) or looks_like_profile_header(header)
+    return is_bedgraph(path, header) or looks_like_profile_header(header, strict=True)
 
 
 @dataclass

@@ -369,11 +369,17 @@ def annotation_columns(header) -> Optional[tuple]:
     return found.get("id"), found.get("chromosome"), found["min"], found["max"], found["annotation"]
 
 
-def looks_like_profile_header(header_line: str) -> bool:
-    """True when a header line names copy-number columns: a chromosome or id column with a position or log
-    ratio column, or a position with a log ratio (the SegAnnDB and animint files)."""
+def looks_like_profile_header(header_line: str, *, strict: bool = False) -> bool:
+    """True when a header line names copy-number columns: a chromosome column, an id column with a position
+    or log ratio column, or a position with a log ratio (the SegAnnDB and animint files).
+
+    A table with a chromosome column but others missing counts, so that the profile reader's error names
+    what is missing (read as a generic series it would become a meaningless sequence). ``strict`` asks for a
+    position or log ratio column too (a folder scan then passes over annotation tables)."""
     cells = [c.strip().strip('"') for c in header_line.replace("\t", ",").replace(";", ",").split(",")]
     roles = {_ROLE_OF[_norm(c)][0] for c in cells if _norm(c) in _ROLE_OF}
-    if "position" in roles and "logratio" in roles:
+    if strict and not roles & {"position", "logratio"}:
+        return False
+    if "chromosome" in roles or ("position" in roles and "logratio" in roles):
         return True
-    return bool(roles & {"chromosome", "id"}) and bool(roles & {"position", "logratio"})
+    return "id" in roles and bool(roles & {"position", "logratio"})

@@ -42,8 +42,67 @@ PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".bedgraph", ".bedgrap
 SCORE_SUFFIXES = (".mid", ".midi")
 
 
-def require_file(flag: str, value, what: str = "file") -> Path:
-    """``value`` as a Path to an existing regular file, else a usage error saying what is wrong."""
+#: the file name meaning standard input (where a single file is read) or standard output (written)
+STDIO = "-"
+_stdin_copy: list = []
+
+
+def stdin_file(flag: str, suffix: str = "") -> Path:
+    """Standard input copied to a temporary file (read once per command), for readers that take a path.
+
+    The copy is named ``stdin<suffix>`` so that a table without a profile id names its profile ``stdin``.
+    """
+    import atexit
+    import shutil
+    import tempfile
+    if _stdin_copy:
+        if _stdin_copy[0][0] != flag:
+            raise UsageError(f"{flag} -: standard input is already read for {_stdin_copy[0][0]}; only one input "
+                             "can come from it")
+        return _stdin_copy[0][1]
+    folder = tempfile.mkdtemp(prefix="marginalia-stdin-")
+    atexit.register(shutil.rmtree, folder, True)
+    path = Path(folder) / f"stdin{suffix}"
+    with open(path, "wb") as fh:
+        shutil.copyfileobj(sys.stdin.buffer, fh)
+    _stdin_copy.append((flag, path))
+    return path
+
+
+def write_output(value, write) -> None:
+    """Run ``write(path)`` for an output file, or into a temporary file copied to standard output for ``-``."""
+    from ..atomic import publish
+    if str(value) != STDIO:
+        publish(Path(value), write)
+        return
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="marginalia-stdout-") as folder:
+        tmp = Path(folder) / "out"
+        write(tmp)
+        sys.stdout.flush()
+        with open(tmp, "rb") as fh:
+            shutil.copyfileobj(fh, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+
+
+def write_text_output(value, text: str) -> None:
+    """Write ``text`` to an output file (atomically), or to standard output for ``-``."""
+    if str(value) == STDIO:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from ..batch import atomic_write_text
+    atomic_write_text(value, text)
+
+
+def require_file(flag: str, value, what: str = "file", *, stdin: bool = True, stdin_suffix: str = ".csv") -> Path:
+    """``value`` as a Path to an existing regular file, else a usage error saying what is wrong.
+
+    ``-`` (when ``stdin``) is standard input, copied to a temporary file named ``stdin<stdin_suffix>``.
+    """
+    if stdin and str(value) == STDIO:
+        return stdin_file(flag, stdin_suffix)
     p = Path(value)
     if p.is_dir():
         raise UsageError(f"{flag} {str(p)!r} is a folder; expected {with_article(what)}")
@@ -54,12 +113,21 @@ def require_file(flag: str, value, what: str = "file") -> Path:
     return p
 
 
-def check_output(flag: str, value, kind: str) -> Path:
+def check_output(flag: str, value, kind: str, *, stdout: bool = True) -> Path:
     """Check before any work that ``value`` can be written as a ``kind`` (``"file"`` or ``"folder"``).
 
     Missing parent folders are created. Writability is tested by creating a scratch file, which
     also catches read-only mounts and immutable folders (permission bits do not stop root).
+    ``-`` is standard output for a file (when ``stdout``), and refused for a folder.
     """
+    if str(value) == STDIO:
+        if kind == "folder":
+            raise UsageError(f"{flag} -: this command writes a folder of files, which standard output cannot "
+                             "hold; give a folder name")
+        if not stdout:
+            raise UsageError(f"{flag} -: this file is read back by name (a model file for predict and "
+                             "evaluate); give a file name")
+        return Path(STDIO)
     p = Path(value)
     if kind == "file" and p.is_dir():
         raise UsageError(f"{flag} {str(p)!r} is a folder; give a file name")

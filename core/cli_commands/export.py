@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import EXIT_FAILED, EXIT_OK, UsageError, info, require_file
+from ._common import STDIO, EXIT_FAILED, EXIT_OK, UsageError, info, require_file, write_output
 
 __all__ = ["add_parser", "run", "FORMATS"]
 
@@ -45,14 +45,23 @@ def add_parser(sub, parents) -> None:
     p.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
     p.add_argument("--format", dest="kind", metavar="KIND", choices=FORMATS, required=True,
                    help="one of: " + ", ".join(FORMATS))
-    p.add_argument("--out", metavar="PATH", required=True, help="file or folder to write (see formats)")
+    p.add_argument("--out", metavar="PATH", required=True,
+                   help="file or folder to write (see formats); - writes a single file to standard output")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from ..engine import Engine
-    require_file("PROJECT", args.project, "project file")
+    require_file("PROJECT", args.project, "project file", stdin=False)
     out = Path(args.out)
+    if args.out == STDIO:
+        if args.kind in FOLDER_FORMATS:
+            raise UsageError(f"--out -: --format {args.kind} writes a folder of files, which standard output cannot "
+                             "hold; give a folder name")
+        with Engine.open(args.project, read_only=True) as eng:
+            written = []
+            write_output(STDIO, lambda p: written.extend(eng.export(args.kind, p)))
+        return EXIT_OK if written else EXIT_FAILED
     if args.kind in FOLDER_FORMATS:
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {args.out!r}: --format {args.kind} writes a folder, but this is a file")

@@ -48,13 +48,14 @@ def add_parser(sub, parents) -> None:
 def run(args) -> int:
     from ..engine import Engine
     from ..label_files import label_kind_of
-    require_file("PROJECT", args.project, "project file")
+    require_file("PROJECT", args.project, "project file", stdin=False)
     kinds = []
     for f in args.files:
         if args.kind == "bundle":
             kinds.append("bundle")
             continue
-        require_file("FILES", f, "label file")
+        if args.kind == "auto" and f == "-":
+            raise UsageError("FILES -: name the format of standard input with --format")
         if args.kind == "auto":
             try:
                 kinds.append(label_kind_of(f))
@@ -62,6 +63,8 @@ def run(args) -> int:
                 raise UsageError(str(exc)) from None
         else:
             kinds.append(args.kind)
+    args.files = [f if kind == "bundle" else str(require_file("FILES", f, "label file", stdin_suffix=""))
+                  for f, kind in zip(args.files, kinds)]
     total, failed = 0, []
     with Engine.open(args.project) as eng:
         for f, kind in zip(args.files, kinds):

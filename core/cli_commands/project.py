@@ -53,14 +53,14 @@ def run(args) -> int:
     if cmd is None:
         raise UsageError("project needs a subcommand: create, add or list")
     if cmd == "list":
-        require_file("PROJECT", args.project, "project file")
+        require_file("PROJECT", args.project, "project file", stdin=False)
         with Engine.open(args.project, read_only=True) as eng:
             for it in eng.items():
                 print(f"{it.id}\t{it.name}\t{it.kind}\t{it.task}\t{len(eng.labels(it.id))}")
         return EXIT_OK
     files = _files(args.files)
     if cmd == "add":
-        require_file("PROJECT", args.project, "project file")
+        require_file("PROJECT", args.project, "project file", stdin=False)
         with Engine.open(args.project) as eng:
             ids = eng.import_files(files)
         info(args, f"project add: {len(ids)} item(s) added to {args.project}")

@@ -137,7 +137,7 @@ def _non_negative_float(text):
 
 
 def run(args) -> int:
-    check_output("--out", args.out, "file")   # before minutes of training, not after
+    check_output("--out", args.out, "file", stdout=False)   # before minutes of training, not after
     if args.max_iter is None:
         recipe = args.task == "segmentation" and args.project is None and _wants_recipe(args)
         args.max_iter = 5 if recipe else 50
@@ -242,6 +242,8 @@ def _train_segmentation_files(args) -> int:
     recipe = recipe_for_kind("cgh", raw=args.features == "raw")
     seqs = []
     columns = columns_of(args)
+    args.profiles = [str(require_file("--profiles", p)) for p in args.profiles]
+    args.annotations = [str(require_file("--annotations", p)) for p in args.annotations]
     for path in args.profiles:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnsortedPositionsWarning)  # sorted on reading; nothing to do
@@ -398,7 +400,7 @@ def _train_project(args) -> int:
     from ..engine import Engine
     from ..types import BoundaryLabel, RegionLabel
     from ..models.files import TrainedModel, recipe_for_kind, save_model, sequence_features
-    require_file("PROJECT", args.project, "project file")
+    require_file("PROJECT", args.project, "project file", stdin=False)
     with Engine.open(args.project, read_only=True) as eng:
         by_kind: dict = {}
         for item in eng.items():

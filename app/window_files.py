@@ -33,7 +33,8 @@ IMPORT_LABEL_KINDS = {
     "auto": "audio labels: Audacity (.txt), Sonic Visualiser (.csv), Praat (.TextGrid) or JAMS (.jams) "
             "on the audio item of the same name",
 }
-DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
+DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi "
+               "*.musicxml *.mxl);;"
                "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
                "All files (*)")
 MAX_RECENT = 8

@@ -110,11 +110,8 @@ def read_cgh(data: pathlib.Path, rows: list, quick: bool) -> None:
 
 def read_scores(data: pathlib.Path, rows: list, quick: bool) -> None:
     print("== scores")
-    try:
-        from marginalia.io import musicxml
-    except ImportError:
-        print("MusicXML reader not in this version")
-        return
+    from marginalia.exceptions import MissingExtraError
+    from marginalia.io import musicxml
     files = sorted((data / "alignment" / "vienna4x22" / "musicxml").glob("*.musicxml")) + \
         sorted((data / "alignment" / "bach_chorales" / "mxl").glob("*.mxl"))
     if quick:
@@ -122,12 +119,17 @@ def read_scores(data: pathlib.Path, rows: list, quick: bool) -> None:
     for f in files:
         try:
             t, score = timed(lambda: musicxml.read_musicxml(f))
+        except MissingExtraError as exc:
+            print(f"skipped: {exc}")
+            return
         except MarginaliaError as exc:
             print(f"{f.relative_to(data)}: FAILED {exc}")
             rows.append(result_row(f"read {f.name}", None, "s"))
             continue
-        print(f"{f.relative_to(data)}: {score.n_events} events, {len(score.notes)} notes, "
-              f"{score.duration:.1f} s, {t:.2f} s to read")
+        rep = score.meta["repeats"]
+        print(f"{f.relative_to(data)}: {score.n_notes} notes, {score.n_events} events, {len(score.meta['parts'])} "
+              f"part(s), {float(score.offsets_s.max()):.1f} s at its tempo marks, {rep['repeat_signs']} repeat "
+              f"sign(s) (read as written), {t:.2f} s to read")
         rows.append(result_row(f"read {f.name}", t, "s"))
 
 

@@ -202,11 +202,12 @@ class Engine:
         """
         paths = [Path(p) for p in paths]
         scores = {str(Path(k)): Path(v) for k, v in (scores or {}).items()}
-        midis = {p.stem: p for p in paths if p.suffix.lower() in (".mid", ".midi")}
+        from .io.musicxml import SCORE_SUFFIXES
+        midis = {p.stem: p for p in paths if p.suffix.lower() in SCORE_SUFFIXES}
         with self._lock:
             specs = []   # read every file before adding anything
             for p in paths:
-                if p.suffix.lower() in (".mid", ".midi"):
+                if p.suffix.lower() in SCORE_SUFFIXES:
                     continue  # scores are imported with their audio
                 score = scores.get(str(p)) or midis.get(p.stem)
                 specs.extend((p, spec) for spec in self._loader.describe(p, score_path=score))

@@ -119,8 +119,8 @@ class ItemLoader:
         n_frames = 1 + int(round(duration * AUDIO_SR)) // AUDIO_HOP
         meta = {"n_samples": n_frames, "sr": AUDIO_SR, "hop": AUDIO_HOP, "duration_s": duration}
         if score_path is not None:
-            from .io.midi import read_midi
-            score = read_midi(score_path)  # validate now: a broken score is refused at import
+            from .io.musicxml import read_score
+            score = read_score(score_path)  # validate now: a broken score is refused at import
             meta.update(score_path=str(Path(score_path).resolve()), n_events=score.n_events)
             return ItemSpec(path.stem, "audio", "alignment", meta)
         return ItemSpec(path.stem, "audio", "segmentation", meta)
@@ -249,8 +249,8 @@ class ItemLoader:
         score = None
         score_path = (record.meta or {}).get("score_path")
         if score_path:
-            from .io.midi import read_midi
-            score = read_midi(score_path)
+            from .io.musicxml import read_score
+            score = read_score(score_path)
         seq = Sequence(feats, positions=times, name=record.name, units="s", kind="audio",
                        feature_names=tuple(cep.names) + tuple(chro.names), meta={"source": str(path)})
         image = np.ascontiguousarray(mel.values[:T].T, dtype=np.float32)

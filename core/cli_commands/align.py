@@ -37,7 +37,8 @@ examples:
 def add_parser(sub, parents) -> None:
     p = sub.add_parser("align", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--score", metavar="S.mid", required=True, help="the score as a MIDI file")
+    p.add_argument("--score", metavar="S.mid", required=True,
+                   help="the score: MIDI, or MusicXML/MXL with the [music] extra (repeats as written)")
     p.add_argument("--audio", metavar="A.wav", required=True, help="the recording (WAV, FLAC, OGG, MP3)")
     p.add_argument("--model", metavar="MODEL", help="an alignment model from `train --task alignment` (optional)")
     p.add_argument("--out", metavar="OUT.csv", required=True, help="the alignment table to write")

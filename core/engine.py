@@ -175,7 +175,7 @@ class Engine:
         return self.session.path
 
     # ----------------------------------------------------------------- items
-    def import_files(self, paths: Iterable, *, scores: Optional[dict] = None) -> list:
+    def import_files(self, paths: Iterable, *, scores: Optional[dict] = None, columns=None) -> list:
         """Import data files as items.
 
         Parameters
@@ -187,6 +187,10 @@ class Engine:
             generic CSV/TSV series.
         scores : dict, optional
             ``{audio path: score MIDI path}`` pairs given explicitly.
+        columns : mapping or str, optional
+            Which column of the copy-number tables holds what (see
+            :func:`marginalia.io.cgh.read_profiles`); without it the usual spellings, DNAcopy wide
+            tables and bedGraph are recognised. Kept with the items, so the project reopens the same way.
 
         Returns
         -------
@@ -200,7 +204,9 @@ class Engine:
             A file cannot be read: nothing is imported, so a batch with one bad file can
             be fixed and imported again as a whole.
         """
+        from .io.cgh_layouts import format_columns
         paths = [Path(p) for p in paths]
+        columns = format_columns(columns)
         scores = {str(Path(k)): Path(v) for k, v in (scores or {}).items()}
         from .io.musicxml import SCORE_SUFFIXES
         midis = {p.stem: p for p in paths if p.suffix.lower() in SCORE_SUFFIXES}
@@ -210,7 +216,7 @@ class Engine:
                 if p.suffix.lower() in SCORE_SUFFIXES:
                     continue  # scores are imported with their audio
                 score = scores.get(str(p)) or midis.get(p.stem)
-                specs.extend((p, spec) for spec in self._loader.describe(p, score_path=score))
+                specs.extend((p, spec) for spec in self._loader.describe(p, score_path=score, columns=columns))
             lone = [m for stem, m in midis.items() if not any(q.stem == stem for q in paths if q != m)]
             if lone and not specs:
                 raise DataFormatError("a MIDI score needs its audio recording: import the audio file together "

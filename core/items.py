@@ -91,8 +91,12 @@ class ItemLoader:
         self._max_items = max_items
 
     # -------------------------------------------------------------- describe
-    def describe(self, path: Path, *, score_path: Optional[Path] = None) -> list:
-        """The items a file makes, without keeping its data."""
+    def describe(self, path: Path, *, score_path: Optional[Path] = None, columns: Optional[str] = None) -> list:
+        """The items a file makes, without keeping its data.
+
+        ``columns`` (``--columns`` text) names the columns of a copy-number table; it is kept in the items'
+        meta so that the table is read the same way when the project is opened again.
+        """
         path = Path(path)
         if not path.exists():
             raise DataFormatError("no such file; check the path", path=str(path))
@@ -100,11 +104,13 @@ class ItemLoader:
         if suffix in AUDIO_SUFFIXES:
             return [self._describe_audio(path, score_path)]
         if suffix in (".csv", ".csv.gz", ".tsv", ".txt", ".tsv.gz", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz"):
-            if self._looks_like_profiles(path):
+            if columns is not None or self._looks_like_profiles(path):
+                extra = {} if columns is None else {"columns": columns}
                 return [ItemSpec(seq.name, "cgh", "segmentation",
                                  {"profile_id": seq.meta.get("profile_id"), "chromosome": seq.group,
-                                  "group": seq.group, "n_samples": seq.n_samples, "sequence_name": seq.name})
-                        for seq in self._read_profiles(path).values()]
+                                  "group": seq.group, "n_samples": seq.n_samples, "sequence_name": seq.name,
+                                  **extra})
+                        for seq in self._read_profiles(path, columns).values()]
             from .io.series_csv import read_series
             seq = read_series(path)
             return [ItemSpec(path.stem, "series", "segmentation", {"n_samples": seq.n_samples})]
@@ -139,8 +145,8 @@ class ItemLoader:
         # the missing column (read as a generic series it became a meaningless one-column sequence)
         return is_bedgraph(path, header) or looks_like_profile_header(header)
 
-    def _read_profiles(self, path: Path) -> dict:
-        key = _file_key(path)
+    def _read_profiles(self, path: Path, columns: Optional[str] = None) -> dict:
+        key = _file_key(path) + (() if columns is None else (columns,))
         with self._lock:
             if key in self._profiles:
                 self._profiles.move_to_end(key)
@@ -148,7 +154,7 @@ class ItemLoader:
         seqs = self._cached_profiles(key)
         if seqs is None:
             from .io.cgh import read_profiles
-            seqs = {s.name: s for s in read_profiles(path)}
+            seqs = {s.name: s for s in read_profiles(path, columns=columns)}
             self._store_profiles(key, seqs)
         with self._lock:
             self._profiles[key] = seqs
@@ -213,7 +219,7 @@ class ItemLoader:
             raise DataFormatError(f"the source of item {record.name!r} is missing; relocate it "
                                   "(File > Relocate) or restore the file", path=str(path))
         if record.kind == "cgh":
-            seqs = self._read_profiles(path)
+            seqs = self._read_profiles(path, (record.meta or {}).get("columns"))
             name = (record.meta or {}).get("sequence_name", record.name)
             if name not in seqs:
                 raise DataFormatError(f"sequence {name!r} is no longer in the file; relocate the item",

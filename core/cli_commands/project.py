@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ._common import EXIT_OK, UsageError, info, require_file
+from ._common import EXIT_OK, UsageError, add_columns, columns_of, info, require_file
 
 __all__ = ["add_parser", "run"]
 
@@ -33,10 +33,12 @@ def add_parser(sub, parents) -> None:
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("project", metavar="PROJECT", help="the project file to create (e.g. study.marginalia)")
     c.add_argument("--import", dest="files", metavar="FILES", nargs="+", default=[], help="data files to import")
+    add_columns(c)
     a = psub.add_parser("add", help="import data files into a project", parents=parents, epilog=EPILOG,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
     a.add_argument("files", metavar="FILES", nargs="+", help="data files to import")
+    add_columns(a)
     ls = psub.add_parser("list", help="list a project's items (tab-separated: id, name, kind, task, labels)",
                          parents=parents)
     ls.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
@@ -59,10 +61,11 @@ def run(args) -> int:
                 print(f"{it.id}\t{it.name}\t{it.kind}\t{it.task}\t{len(eng.labels(it.id))}")
         return EXIT_OK
     files = _files(args.files)
+    columns = columns_of(args)
     if cmd == "add":
         require_file("PROJECT", args.project, "project file", stdin=False)
         with Engine.open(args.project) as eng:
-            ids = eng.import_files(files)
+            ids = eng.import_files(files, columns=columns)
         info(args, f"project add: {len(ids)} item(s) added to {args.project}")
         return EXIT_OK
     path = Path(args.project)
@@ -75,7 +78,7 @@ def run(args) -> int:
     before = {q.name for q in parent.iterdir()}
     try:
         with Engine.create(path) as eng:
-            ids = eng.import_files(files) if files else []
+            ids = eng.import_files(files, columns=columns) if files else []
     except BaseException:
         # a file could not be read: remove what this command made (the new project and its side files), only
         for q in parent.iterdir():

@@ -35,3 +35,19 @@ def test_create_refuses_an_existing_file_and_leaves_nothing_behind_on_a_bad_file
     assert "--columns" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert main(["project", "create", str(tmp_path / "n.marginalia"), "--import", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_columns_are_kept_with_the_items_and_the_project_reopens(cgh_dir, tmp_path, capsys):
+    from marginalia.engine import Engine
+    odd = tmp_path / "odd.csv"
+    lines = (cgh_dir / "profiles.csv").read_text().splitlines()
+    odd.write_text("\n".join(["tumour,arm,coord,ratio"] + lines[1:]) + "\n")
+    project = tmp_path / "p.marginalia"
+    spec = "id=tumour,chromosome=arm,position=coord,logratio=ratio"
+    assert main(["project", "create", str(project), "--import", str(odd), "--columns", spec, "-q"]) == 0
+    with Engine.open(project, read_only=True) as eng:
+        items = eng.items()
+        assert len(items) == len(LAYOUT)
+        seq = eng.sequence(items[0].id)     # read again from the file, with the kept naming
+        assert seq.n_samples == 60
+    assert main(["project", "add", str(project), str(odd), "--columns", "position=coord"]) == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 
 from PySide6 import QtWidgets
 
@@ -38,6 +39,22 @@ DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *
                "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
                "All files (*)")
 MAX_RECENT = 8
+_TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
+
+
+def _layouts(engine, paths) -> list:
+    """``[(file name, how it was read)]`` for the copy-number tables among ``paths`` (shown after an import)."""
+    out = []
+    describe = getattr(engine, "describe_table", None)
+    for p in paths if describe is not None else ():
+        name = str(p).lower()
+        if not name.endswith(_TABLE_SUFFIXES):
+            continue
+        try:
+            out.append((Path(p).name, describe(p)))
+        except (MarginaliaError, OSError):
+            continue   # a series table, not copy number: nothing to say
+    return out
 
 
 class ProjectFilesMixin:
@@ -135,18 +152,20 @@ class ProjectFilesMixin:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", DataWarning)
                 ids = engine.import_files(paths)
-            return ids, [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+            return ids, [str(w.message) for w in caught if issubclass(w.category, DataWarning)], _layouts(engine, paths)
 
         def done(result):
-            ids, notes = result
+            ids, notes, layouts = result
+            self.last_import_layouts = layouts
             self.last_io_result = ids
             self.refresh_items()
             if notes:   # read, but possibly not what the file's author meant (e.g. a table cut short)
                 self.last_error_dialog = errors.show_notice(
                     self, f"Imported {len(ids)} item(s); please check these files", "\n\n".join(notes))
-            self.statusBar().showMessage(f"imported {len(ids)} item(s)" if ids else
-                                         "nothing new to import: these files' items are already in the project",
-                                         6000)
+            read_as = "; ".join(f"{name} read as {how}" for name, how in layouts)
+            self.statusBar().showMessage((f"imported {len(ids)} item(s)" if ids else
+                                          "nothing new to import: these files' items are already in the project")
+                                         + (f" ({read_as})" if read_as else ""), 10000)
 
         self._run_io("import", "importing data", work, done, "Cannot import this file")
 

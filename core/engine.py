@@ -175,6 +175,16 @@ class Engine:
         return self.session.path
 
     # ----------------------------------------------------------------- items
+    @staticmethod
+    def describe_table(path, *, columns=None) -> str:
+        """How a copy-number file is read, in one line (layout and column naming), from its first lines.
+
+        See :func:`marginalia.io.cgh_layouts.describe_table`; raises the reader's error when the columns
+        cannot be mapped.
+        """
+        from .io.cgh_layouts import describe_table
+        return describe_table(Path(path), columns)
+
     def import_files(self, paths: Iterable, *, scores: Optional[dict] = None, columns=None) -> list:
         """Import data files as items.
 

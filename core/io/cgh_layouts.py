@@ -49,6 +49,7 @@ __all__ = [
     "read_bedgraph_profiles",
     "annotation_columns",
     "looks_like_profile_header",
+    "describe_table",
 ]
 
 #: the roles a profile table's columns can play
@@ -383,3 +384,41 @@ def looks_like_profile_header(header_line: str, *, strict: bool = False) -> bool
     if "chromosome" in roles or ("position" in roles and "logratio" in roles):
         return True
     return "id" in roles and bool(roles & {"position", "logratio"})
+
+
+def describe_table(path, columns=None) -> str:
+    """How a copy-number file will be read, in one line (what an import dialog shows), without reading it all.
+
+    Returns e.g. ``"DNAcopy wide table, 2 samples: chromosome=Chromosome,position=Position,logratio=A+B"``,
+    ``"long table: id=profile.id,chromosome=chromosome,position=position,logratio=logratio"`` or
+    ``"bedGraph"``.
+
+    Raises
+    ------
+    DataFormatError
+        As the reader would: the columns cannot be mapped (the message names them and the syntax).
+    """
+    import csv
+    import gzip
+    import io
+    import pathlib
+    p = pathlib.Path(path)
+    with open(p, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
+        head = fh.read(65536).decode("utf-8", "replace")
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    if len(head) == 65536 and len(lines) > 2:
+        lines = lines[:-1]   # the last line read may be cut short
+    if not lines:
+        raise DataFormatError("the file is empty; expected a header line and data rows", path=str(p))
+    if is_bedgraph(p, lines[0]):
+        return "bedGraph"
+    first = lines[0]
+    delim = "," if "," in first else "\t" if "\t" in first else ";" if ";" in first else ","
+    rows = list(csv.reader(io.StringIO("\n".join(lines[:51])), delimiter=delim))
+    lay = detect_layout(rows[0], rows[1:], p, columns)
+    names = [h.strip().strip('"') for h in rows[0]]
+    if lay.kind == "wide":
+        return f"DNAcopy wide table, {len(lay.samples)} samples: {lay.describe(names)}"
+    return f"long table: {lay.describe(names)}"

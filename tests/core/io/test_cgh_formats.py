@@ -232,3 +232,22 @@ def test_engine_imports_wide_tables_and_bedgraph_and_exports_seg(tmp_path):
         assert all(r[4] >= 1 for r in rows) and sum(r[4] for r in rows) == 19 + 20 + 16
     finally:
         eng.close()
+
+
+def test_describe_table_says_how_a_file_will_be_read(tmp_path):
+    from marginalia.engine import Engine
+    from marginalia.io.cgh_layouts import describe_table
+    wide = tmp_path / "wide.csv"
+    wide.write_text("Clone,Chromosome,Position,A,B\nc1,1,10,,0.5\nc2,1,20,0.1,NA\n")
+    assert describe_table(wide) == "DNAcopy wide table, 2 samples: chromosome=Chromosome,position=Position,logratio=A+B"
+    long = tmp_path / "long.tsv"
+    long.write_text("Sample\tChr\tPos\tLRR\nx\t1\t5\t0.1\n")
+    assert Engine.describe_table(long) == "long table: id=Sample,chromosome=Chr,position=Pos,logratio=LRR"
+    bed = tmp_path / "p.bedGraph"
+    bed.write_text("track name=x\nchr1\t0\t1\t0.5\n")
+    assert describe_table(bed) == "bedGraph"
+    odd = tmp_path / "odd.csv"
+    odd.write_text("a,b,c\n1,2,3\n")
+    with pytest.raises(DataFormatError, match="--columns"):
+        describe_table(odd)
+    assert describe_table(odd, "position=b,logratio=c") == "long table: position=b,logratio=c"

@@ -36,7 +36,8 @@ _UNIT_QUARTERS = {"w": 4.0, "h": 2.0, "q": 1.0, "e": 0.5, "s": 0.25, "whole": 4.
 
 
 def _check_xml(p) -> None:
-    """Name the line of an XML syntax error (partitura's own message does not)."""
+    """Name the line of an XML syntax error, and the part and measure of a note partitura would choke on
+    (its own messages name neither)."""
     import xml.etree.ElementTree as ET
     try:
         if zipfile.is_zipfile(p):
@@ -44,16 +45,52 @@ def _check_xml(p) -> None:
                 names = [n for n in z.namelist() if n.endswith((".xml", ".musicxml")) and not n.startswith("META-INF")]
                 if not names:
                     raise DataFormatError("the .mxl archive holds no MusicXML file", path=str(p))
-                for n in names[:1]:
-                    ET.fromstring(z.read(n))
+                root = ET.fromstring(z.read(names[0]))
         else:
-            ET.parse(str(p))
+            root = ET.parse(str(p)).getroot()
     except ET.ParseError as exc:
         line, col = exc.position
         raise DataFormatError(f"not well-formed XML ({exc.msg if hasattr(exc, 'msg') else exc}); the file is "
                               "damaged or not MusicXML", path=str(p), where=f"line {line}, column {col}") from None
     except (zipfile.BadZipFile, OSError) as exc:
         raise DataFormatError(f"cannot open the .mxl archive ({exc})", path=str(p)) from None
+    _check_notes(root, p)
+
+
+def _check_notes(root, p) -> None:
+    """Refuse, naming the part and measure, a pitch or a duration that is not one (a damaged export)."""
+    if not root.tag.endswith("score-partwise"):
+        if root.tag.endswith("score-timewise"):
+            return   # partitura reads it; the checks below follow the partwise layout
+        raise DataFormatError(f"the XML root is <{root.tag}>, not a MusicXML score (<score-partwise>)", path=str(p))
+    names = {sp.get("id"): (sp.findtext("part-name") or "").strip() for sp in root.iter("score-part")}
+    for part in root.iter("part"):
+        pid = part.get("id", "?")
+        label = f"part {pid}" + (f" ({names[pid]})" if names.get(pid) else "")
+        for measure in part.iter("measure"):
+            where = f"{label}, measure {measure.get('number', '?')}"
+            for note in measure.iter("note"):
+                pitch = note.find("pitch")
+                if pitch is not None:
+                    step, octave, alter = pitch.findtext("step"), pitch.findtext("octave"), pitch.findtext("alter")
+                    if (step or "").strip() not in ("A", "B", "C", "D", "E", "F", "G"):
+                        raise DataFormatError(f"a note's pitch step is {step!r}; expected A to G", path=str(p),
+                                              where=where)
+                    try:
+                        int((octave or "").strip())
+                        float((alter or "0").strip())
+                    except ValueError:
+                        raise DataFormatError(f"a note's octave {octave!r} or alter {alter!r} is not a number",
+                                              path=str(p), where=where) from None
+                duration = note.findtext("duration")
+                if duration is not None:
+                    try:
+                        ok = float(duration.strip()) >= 0
+                    except ValueError:
+                        ok = False
+                    if not ok:
+                        raise DataFormatError(f"a note's duration is {duration!r}; expected a number of divisions "
+                                              ">= 0", path=str(p), where=where)
 
 
 def _quarters_per_unit(unit) -> float:

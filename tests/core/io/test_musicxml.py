@@ -108,3 +108,16 @@ def test_audio_with_a_musicxml_score_is_an_alignment_item(tmp_path):
         (item,) = eng.items()
         assert item.task == "alignment"
         assert eng.data(item.id).score.n_events == 4
+
+
+def test_a_damaged_note_is_named_by_part_and_measure(tmp_path):
+    p = tmp_path / "bad.musicxml"
+    p.write_text(_xml([[_note("C", 5), _note("D", 5)], [_note("H", 5), _note("F", 5)]],
+                      [[_note("C", 3, 4)], [_note("G", 2, 4)]]))
+    with pytest.raises(DataFormatError, match=r"bad.musicxml, part P1 \(Violin\), measure 2: a note's pitch step "
+                                              r"is 'H'; expected A to G"):
+        read_musicxml(p)
+    q = tmp_path / "dur.musicxml"
+    q.write_text(_xml([[_note("C", 5)]], [[_note("C", 3, 4)], [_note("G", 2, "x")]]))
+    with pytest.raises(DataFormatError, match=r"part P2 \(Cello\), measure 2: a note's duration is 'x'"):
+        read_musicxml(q)

@@ -171,3 +171,25 @@ def test_jams_reader_refuses_what_is_not_jams(tmp_path):
     (tmp_path / "y.jams").write_text(json.dumps({"a": 1}))
     with pytest.raises(DataFormatError, match="no 'annotations'"):
         read_jams(tmp_path / "y.jams")
+
+
+def test_labels_from_standard_input_need_their_format_and_item(project, capsys, monkeypatch):
+    import io
+    import sys
+
+    from marginalia.cli_commands import _common
+    from marginalia.engine import Engine
+
+    class _Stdin:
+        buffer = io.BytesIO(b"1.5\t1.5\tchange\n")
+
+    _common._stdin_copy.clear()
+    monkeypatch.setattr(sys, "stdin", _Stdin())
+    assert main(["import", str(project), "-"]) == 2
+    assert "--format" in capsys.readouterr().err
+    assert main(["import", str(project), "-", "--format", "audacity", "--item", "take", "-q"]) == 0
+    _common._stdin_copy.clear()
+    with Engine.open(project, read_only=True) as eng:
+        (item,) = eng.items()
+        (lab,) = eng.labels(item.id)
+    assert isinstance(lab, BoundaryLabel)

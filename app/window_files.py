@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 
 from PySide6 import QtWidgets
 
@@ -15,9 +16,13 @@ EXPORT_KINDS = {
     "annotations-csv": ("aCGH region labels (annotations.csv; every label kind goes to the bundle)", "file",
                         "annotations.csv"),
     "segments-csv": ("predicted segments (segments.csv)", "file", "segments.csv"),
+    "seg": ("predicted segments for IGV / cBioPortal (segments.seg)", "file", "segments.seg"),
     "breaks-csv": ("predicted changes (breaks.csv)", "file", "breaks.csv"),
     "bedgraph": ("bedGraph track of segment means", "file", "segments.bedGraph"),
     "audacity": ("Audacity label tracks (one per audio item)", "dir", ""),
+    "sonic-visualiser": ("Sonic Visualiser layers (one per audio item)", "dir", ""),
+    "textgrid": ("Praat TextGrids (one per audio item)", "dir", ""),
+    "jams": ("JAMS annotations (one per audio item)", "dir", ""),
     "aligned-midi": ("aligned MIDI (one per audio item)", "dir", ""),
     "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
     "bundle": ("dataset bundle: every label, features and models (folder)", "dir", ""),
@@ -26,11 +31,30 @@ EXPORT_KINDS = {
 IMPORT_LABEL_KINDS = {
     "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
     "bundle": "every label of a dataset bundle folder (manifest.json)",
+    "auto": "audio labels: Audacity (.txt), Sonic Visualiser (.csv), Praat (.TextGrid) or JAMS (.jams) "
+            "on the audio item of the same name",
 }
-DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.wav *.flac *.ogg *.mp3 *.mid *.midi);;"
-               "aCGH profiles (*.csv *.csv.gz);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
+DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi "
+               "*.musicxml *.mxl);;"
+               "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
                "All files (*)")
 MAX_RECENT = 8
+_TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
+
+
+def _layouts(engine, paths) -> list:
+    """``[(file name, how it was read)]`` for the copy-number tables among ``paths`` (shown after an import)."""
+    out = []
+    describe = getattr(engine, "describe_table", None)
+    for p in paths if describe is not None else ():
+        name = str(p).lower()
+        if not name.endswith(_TABLE_SUFFIXES):
+            continue
+        try:
+            out.append((Path(p).name, describe(p)))
+        except (MarginaliaError, OSError):
+            continue   # a series table, not copy number: nothing to say
+    return out
 
 
 class ProjectFilesMixin:
@@ -128,18 +152,20 @@ class ProjectFilesMixin:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", DataWarning)
                 ids = engine.import_files(paths)
-            return ids, [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+            return ids, [str(w.message) for w in caught if issubclass(w.category, DataWarning)], _layouts(engine, paths)
 
         def done(result):
-            ids, notes = result
+            ids, notes, layouts = result
+            self.last_import_layouts = layouts
             self.last_io_result = ids
             self.refresh_items()
             if notes:   # read, but possibly not what the file's author meant (e.g. a table cut short)
                 self.last_error_dialog = errors.show_notice(
                     self, f"Imported {len(ids)} item(s); please check these files", "\n\n".join(notes))
-            self.statusBar().showMessage(f"imported {len(ids)} item(s)" if ids else
-                                         "nothing new to import: these files' items are already in the project",
-                                         6000)
+            read_as = "; ".join(f"{name} read as {how}" for name, how in layouts)
+            self.statusBar().showMessage((f"imported {len(ids)} item(s)" if ids else
+                                          "nothing new to import: these files' items are already in the project")
+                                         + (f" ({read_as})" if read_as else ""), 10000)
 
         self._run_io("import", "importing data", work, done, "Cannot import this file")
 
@@ -165,8 +191,9 @@ class ProjectFilesMixin:
         if kind == "bundle":
             path = QtWidgets.QFileDialog.getExistingDirectory(self, "Import labels from a bundle")
         else:
-            path, _ = QtWidgets.QFileDialog.getOpenFileName(self, f"Import labels ({kind})", "",
-                                                            "CSV or text (*.csv *.txt *.tsv);;All files (*)")
+            path, _ = QtWidgets.QFileDialog.getOpenFileName(
+                self, f"Import labels ({kind})", "",
+                "Label files (*.csv *.txt *.tsv *.TextGrid *.jams *.json);;All files (*)")
         if path:
             self.import_labels_from(kind, path)
 

@@ -459,16 +459,34 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
 # ----------------------------------------------------------------- clusters
 
 
+def configured_scheduler() -> Optional[str]:
+    """The scheduler address of Dask's configuration (``DASK_SCHEDULER_ADDRESS`` or a config file), or None.
+
+    The environment is read now (Dask reads it once, when imported).
+    """
+    if os.environ.get("DASK_SCHEDULER_ADDRESS"):
+        return os.environ["DASK_SCHEDULER_ADDRESS"]
+    try:
+        import dask
+    except ImportError:
+        return None
+    value = dask.config.get("scheduler-address", None)
+    return str(value) if value else None
+
+
 @contextlib.contextmanager
-def open_client(scheduler: Optional[str] = None, *, n_workers: Optional[int] = None, processes: bool = True,
-                threads_per_worker: int = 1, timeout: float = 5.0) -> Iterator:
+def open_client(scheduler: Optional[str] = None, *, scheduler_file=None, n_workers: Optional[int] = None,
+                processes: bool = True, threads_per_worker: int = 1, timeout: float = 5.0) -> Iterator:
     """A Dask client on an existing scheduler or on a new local cluster (closed on exit).
 
     Parameters
     ----------
     scheduler : str, optional
-        Address of a running scheduler (``"tcp://host:8786"``). When None, a
+        Address of a running scheduler (``"tcp://host:8786"``). When None (and no ``scheduler_file``), a
         :class:`distributed.LocalCluster` is started.
+    scheduler_file : path-like, optional
+        A scheduler file (JSON with the address, as written by ``dask scheduler --scheduler-file``,
+        dask-jobqueue or dask-mpi).
     n_workers : int, optional
         Local cluster size; the machine's core count by default.
     processes : bool
@@ -492,7 +510,16 @@ def open_client(scheduler: Optional[str] = None, *, n_workers: Optional[int] = N
     require_extra("distributed", "batch", "running on a Dask cluster")
     from distributed import Client, LocalCluster
     cluster = None
-    if scheduler is not None:
+    if scheduler_file is not None:
+        if not os.path.isfile(scheduler_file):
+            raise ParameterError(f"--scheduler-file {str(scheduler_file)!r}: no such file; start the scheduler with "
+                                 f"`dask scheduler --scheduler-file {scheduler_file}` first")
+        try:
+            client = Client(scheduler_file=str(scheduler_file), timeout=timeout)
+        except (OSError, TimeoutError, ValueError, KeyError) as exc:
+            raise ClusterError(f"cannot reach the Dask scheduler of {scheduler_file} within {timeout:g} s "
+                               f"({_one_line(exc)}); is the scheduler still running?") from None
+    elif scheduler is not None:
         if not isinstance(scheduler, str) or "://" not in scheduler and ":" not in scheduler:
             raise ParameterError(f"--scheduler: expected an address like tcp://host:8786, got {scheduler!r}")
         try:
@@ -505,8 +532,11 @@ def open_client(scheduler: Optional[str] = None, *, n_workers: Optional[int] = N
         try:
             # the scheduler's own chatter (worker start/stop) is not the user's business
             logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            import importlib.util
+            # the dashboard needs bokeh; without it there is no link to give
+            dashboard = ":0" if importlib.util.find_spec("bokeh") is not None else None
             cluster = LocalCluster(n_workers=n, threads_per_worker=threads_per_worker, processes=processes,
-                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+                                   dashboard_address=dashboard, silence_logs=logging.CRITICAL)
             client = Client(cluster, timeout=timeout)
         except (OSError, TimeoutError, RuntimeError) as exc:
             if cluster is not None:

@@ -2,12 +2,14 @@
 
 Subcommands (``marginalia-cli COMMAND --help`` shows examples for each):
 
+* ``project``  create a project from data files (``project create P --import FILES``), add files, list items
 * ``train``    fit a model from a project's labels, or from profile/annotation files, or from score/audio pairs
 * ``predict``  segment or align files and folders with a model
 * ``align``    align one score to one recording (with or without a model)
 * ``evaluate`` label error of a model on annotated profiles, or onset error of an alignment
 * ``query``    the parts of a project to label next
 * ``export``   write a project's labels, predictions or a dataset bundle
+* ``import``   bring Audacity / Sonic Visualiser / TextGrid / JAMS / aCGH labels into a project
 * ``history``  every step of a project's label history, across sessions
 * ``restore``  bring a project's labels back to their state after a step, as one new step
 * ``batch``    ``predict``/``evaluate`` on a Dask cluster, resumable
@@ -35,6 +37,8 @@ PROG = "marginalia-cli"
 
 _EPILOG = """\
 examples:
+  marginalia-cli project create study.marginalia --import profiles.csv.gz coriell.csv
+  marginalia-cli import study.marginalia annotations.csv --format annotations-csv
   marginalia-cli train --task segmentation --profiles profiles.csv.gz --annotations annotations.csv --out cgh.model
   marginalia-cli predict cgh.model --profiles profiles.csv.gz --out predictions/
   marginalia-cli evaluate cgh.model --profiles profiles.csv.gz --annotations annotations.csv

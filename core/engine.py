@@ -39,10 +39,14 @@ DEMO_DIR = resources.path("demo")
 #: export kinds and what they write
 EXPORT_KINDS = {
     "annotations-csv": "region labels of aCGH items as annotations.csv (profile.id,chromosome,min,max,annotation)",
-    "segments-csv": "predicted segments (profile.id,chromosome,chromStart,chromEnd,mean)",
+    "segments-csv": "predicted segments (profile.id,chromosome,first.position,last.position,probes,mean)",
+    "seg": "predicted segments as DNAcopy/IGV .seg (ID chrom loc.start loc.end num.mark seg.mean)",
     "breaks-csv": "predicted changes (profile.id,chromosome,position)",
     "bedgraph": "predicted segment means as a bedGraph track",
     "audacity": "predicted boundaries of audio items as Audacity label tracks (one file per item)",
+    "sonic-visualiser": "predictions of audio items as Sonic Visualiser CSV layers (one file per item)",
+    "textgrid": "predictions of audio items as Praat TextGrids (one file per item)",
+    "jams": "audio segmentations (segment_open) and alignments (note_midi) as JAMS (one file per item)",
     "aligned-midi": "the score MIDI with note times following the audio (one file per item)",
     "alignment-csv": "event,score_time_s,audio_time_s,pitches (one file per item)",
     "bundle": "a dataset bundle: manifest.json, per-item features (.npz), partial labels and the model",
@@ -186,7 +190,17 @@ class Engine:
         return self.session.path
 
     # ----------------------------------------------------------------- items
-    def import_files(self, paths: Iterable, *, scores: Optional[dict] = None) -> list:
+    @staticmethod
+    def describe_table(path, *, columns=None) -> str:
+        """How a copy-number file is read, in one line (layout and column naming), from its first lines.
+
+        See :func:`marginalia.io.cgh_layouts.describe_table`; raises the reader's error when the columns
+        cannot be mapped.
+        """
+        from .io.cgh_layouts import describe_table
+        return describe_table(Path(path), columns)
+
+    def import_files(self, paths: Iterable, *, scores: Optional[dict] = None, columns=None) -> list:
         """Import data files as items.
 
         Parameters
@@ -198,6 +212,10 @@ class Engine:
             generic CSV/TSV series.
         scores : dict, optional
             ``{audio path: score MIDI path}`` pairs given explicitly.
+        columns : mapping or str, optional
+            Which column of the copy-number tables holds what (see
+            :func:`marginalia.io.cgh.read_profiles`); without it the usual spellings, DNAcopy wide
+            tables and bedGraph are recognised. Kept with the items, so the project reopens the same way.
 
         Returns
         -------
@@ -211,16 +229,19 @@ class Engine:
             A file cannot be read: nothing is imported, so a batch with one bad file can
             be fixed and imported again as a whole.
         """
+        from .io.cgh_layouts import format_columns
         paths = [Path(p) for p in paths]
+        columns = format_columns(columns)
         scores = {str(Path(k)): Path(v) for k, v in (scores or {}).items()}
-        midis = {p.stem: p for p in paths if p.suffix.lower() in (".mid", ".midi")}
+        from .io.musicxml import SCORE_SUFFIXES
+        midis = {p.stem: p for p in paths if p.suffix.lower() in SCORE_SUFFIXES}
         with self._lock:
             specs = []   # read every file before adding anything
             for p in paths:
-                if p.suffix.lower() in (".mid", ".midi"):
+                if p.suffix.lower() in SCORE_SUFFIXES:
                     continue  # scores are imported with their audio
                 score = scores.get(str(p)) or midis.get(p.stem)
-                specs.extend((p, spec) for spec in self._loader.describe(p, score_path=score))
+                specs.extend((p, spec) for spec in self._loader.describe(p, score_path=score, columns=columns))
             lone = [m for stem, m in midis.items() if not any(q.stem == stem for q in paths if q != m)]
             if lone and not specs:
                 raise DataFormatError("a MIDI score needs its audio recording: import the audio file together "
@@ -361,17 +382,34 @@ class Engine:
     def can_redo(self) -> bool:
         return self.session.can_redo
 
-    def import_labels(self, kind: str, path) -> list:
-        """Import labels from a file (``"annotations-csv"``) or a bundle folder (``"bundle"``); returns the stored labels.
+    def import_labels(self, kind: str, path, *, item: Optional[str] = None) -> list:
+        """Import labels from a file or a bundle folder; returns the stored labels.
 
+        Parameters
+        ----------
+        kind : str
+            ``"annotations-csv"`` (aCGH regions), ``"bundle"`` (a dataset bundle folder), or an audio label
+            format: ``"audacity"``, ``"sonic-visualiser"``, ``"textgrid"``, ``"jams"`` or ``"auto"`` (from the
+            file's suffix); see :mod:`marginalia.label_files` for how those map onto audio items.
+        path : path-like
+        item : str, optional
+            For audio label files: the name of the item they label (default: the file's name).
+
+        Notes
+        -----
         Labels stating what a label of the project already states (the same table imported
-        twice) are not stored again.
+        twice) are not stored again. What a file says that cannot be mapped is reported as a warning.
         """
         from .exports import import_labels
+        from .label_files import LABEL_FILE_KINDS, labels_from_file
         with self._lock:
             known = {label_fact(lab) for lab in self.session.labels()}
             labels = []
-            for lab in import_labels(self, kind, Path(path)):
+            if kind in LABEL_FILE_KINDS or kind == "auto":
+                read = labels_from_file(self, Path(path), kind=kind, item=item)
+            else:
+                read = import_labels(self, kind, Path(path))
+            for lab in read:
                 fact = label_fact(lab)
                 if fact not in known:
                     known.add(fact)
@@ -612,10 +650,12 @@ class Engine:
 
 def _name_the_rows(exc, labels, path) -> DataFormatError:
     """Re-word a conflict met while importing a table so that it names the file and the rows."""
-    from .io.cgh import describe_annotation
-    rows = [describe_annotation(lab) for lab in labels if lab.id in exc.label_ids]
+    from .io.cgh import CghRegionLabel, describe_annotation
+    from .types import describe_label
+    rows = [describe_annotation(lab) if isinstance(lab, CghRegionLabel) else describe_label(lab)
+            for lab in labels if lab.id in exc.label_ids]
     what = "; ".join(rows) if rows else "labels already in the project"
-    return DataFormatError(f"the table contradicts the project's labels ({what}): {exc}. Nothing was imported; "
+    return DataFormatError(f"the file contradicts the project's labels ({what}): {exc}. Nothing was imported; "
                            "fix or remove the conflicting rows, or delete the conflicting labels first",
                            path=str(path))
 

@@ -43,7 +43,9 @@ MARKER_FORMAT = "marginalia-export"
 #: how the first bytes of a file export start, per kind (recognises a previous export)
 FILE_SIGNATURES = {
     "annotations-csv": (b"profile.id,chromosome,min,max,annotation",),
-    "segments-csv": (b"profile.id,chromosome,chromStart,chromEnd,mean",),
+    "segments-csv": (b"profile.id,chromosome,first.position,last.position,probes,mean",
+                     b"profile.id,chromosome,chromStart,chromEnd,mean"),
+    "seg": (b"ID\tchrom\tloc.start\tloc.end\tnum.mark\tseg.mean",),
     "breaks-csv": (b"profile.id,chromosome,position",),
     "bedgraph": (b"track type=bedGraph",),
     "cgh-model": (b"PK\x03\x04",),

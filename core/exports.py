@@ -39,7 +39,7 @@ def _cgh_sequences(engine):
 
 
 #: export kinds that write a folder (the others write one file)
-FOLDER_KINDS = ("audacity", "aligned-midi", "alignment-csv", "bundle")
+FOLDER_KINDS = ("audacity", "aligned-midi", "alignment-csv", "sonic-visualiser", "textgrid", "jams", "bundle")
 
 
 def layout_of(kind: str) -> str:
@@ -74,7 +74,7 @@ def _cgh_table_writer(engine, kind):
         labels = [_with_item(lab, s.name) for r, s in zip(recs, seqs)
                   for lab in engine.labels(r.id) if isinstance(lab, RegionLabel)]
         return lambda tmp: cgh_io.write_annotations(tmp, labels, seqs)
-    if kind in ("segments-csv", "breaks-csv", "bedgraph"):
+    if kind in ("segments-csv", "breaks-csv", "bedgraph", "seg"):
         recs, seqs = _cgh_sequences(engine)
         if not recs:
             raise ParameterError(f"export {kind}: the project has no aCGH items")
@@ -82,13 +82,16 @@ def _cgh_table_writer(engine, kind):
         for r, s in zip(recs, seqs):
             segs[s.name] = _prediction(engine, r.id).structure
         writer = {"segments-csv": cgh_io.write_segments, "breaks-csv": cgh_io.write_breaks,
-                  "bedgraph": cgh_io.write_bedgraph}[kind]
+                  "bedgraph": cgh_io.write_bedgraph, "seg": cgh_io.write_seg_file}[kind]
         return lambda tmp: writer(tmp, segs, seqs)
     raise ParameterError(f"export: unknown kind {kind!r}")
 
 
 def _fill_audio(engine, folder: Path, kind: str) -> list:
-    """One file per audio item (Audacity labels, aligned MIDI or alignment CSV); returns their names."""
+    """One file per audio item (label tracks, aligned MIDI or alignment CSV); returns their names."""
+    if kind in ("sonic-visualiser", "textgrid", "jams"):
+        from .label_files import write_audio_labels
+        return write_audio_labels(engine, kind, folder)
     names = UniqueNames()
     written = []
     for rec in _items_of(engine, kind="audio"):

@@ -91,20 +91,26 @@ class ItemLoader:
         self._max_items = max_items
 
     # -------------------------------------------------------------- describe
-    def describe(self, path: Path, *, score_path: Optional[Path] = None) -> list:
-        """The items a file makes, without keeping its data."""
+    def describe(self, path: Path, *, score_path: Optional[Path] = None, columns: Optional[str] = None) -> list:
+        """The items a file makes, without keeping its data.
+
+        ``columns`` (``--columns`` text) names the columns of a copy-number table; it is kept in the items'
+        meta so that the table is read the same way when the project is opened again.
+        """
         path = Path(path)
         if not path.exists():
             raise DataFormatError("no such file; check the path", path=str(path))
         suffix = "".join(path.suffixes[-2:]).lower() if path.suffix.lower() == ".gz" else path.suffix.lower()
         if suffix in AUDIO_SUFFIXES:
             return [self._describe_audio(path, score_path)]
-        if suffix in (".csv", ".csv.gz", ".tsv", ".txt", ".tsv.gz"):
-            if self._looks_like_profiles(path):
+        if suffix in (".csv", ".csv.gz", ".tsv", ".txt", ".tsv.gz", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz"):
+            if columns is not None or self._looks_like_profiles(path):
+                extra = {} if columns is None else {"columns": columns}
                 return [ItemSpec(seq.name, "cgh", "segmentation",
                                  {"profile_id": seq.meta.get("profile_id"), "chromosome": seq.group,
-                                  "group": seq.group, "n_samples": seq.n_samples, "sequence_name": seq.name})
-                        for seq in self._read_profiles(path).values()]
+                                  "group": seq.group, "n_samples": seq.n_samples, "sequence_name": seq.name,
+                                  **extra})
+                        for seq in self._read_profiles(path, columns).values()]
             from .io.series_csv import read_series
             seq = read_series(path)
             return [ItemSpec(path.stem, "series", "segmentation", {"n_samples": seq.n_samples})]
@@ -119,8 +125,8 @@ class ItemLoader:
         n_frames = 1 + int(round(duration * AUDIO_SR)) // AUDIO_HOP
         meta = {"n_samples": n_frames, "sr": AUDIO_SR, "hop": AUDIO_HOP, "duration_s": duration}
         if score_path is not None:
-            from .io.midi import read_midi
-            score = read_midi(score_path)  # validate now: a broken score is refused at import
+            from .io.musicxml import read_score
+            score = read_score(score_path)  # validate now: a broken score is refused at import
             meta.update(score_path=str(Path(score_path).resolve()), n_events=score.n_events)
             return ItemSpec(path.stem, "audio", "alignment", meta)
         return ItemSpec(path.stem, "audio", "segmentation", meta)
@@ -134,13 +140,13 @@ class ItemLoader:
                 header = fh.readline()
         except OSError as exc:
             raise DataFormatError(f"cannot read the file ({exc})", path=str(path)) from None
-        cols = [c.strip().strip('"') for c in header.replace("\t", ",").split(",")]
+        from .io.cgh_layouts import is_bedgraph, looks_like_profile_header
         # a table with aCGH columns but one of them missing goes to the profiles reader, whose error names
         # the missing column (read as a generic series it became a meaningless one-column sequence)
-        return "chromosome" in cols and bool({"logratio", "profile.id", "position"} & set(cols))
+        return is_bedgraph(path, header) or looks_like_profile_header(header)
 
-    def _read_profiles(self, path: Path) -> dict:
-        key = _file_key(path)
+    def _read_profiles(self, path: Path, columns: Optional[str] = None) -> dict:
+        key = _file_key(path) + (() if columns is None else (columns,))
         with self._lock:
             if key in self._profiles:
                 self._profiles.move_to_end(key)
@@ -148,7 +154,7 @@ class ItemLoader:
         seqs = self._cached_profiles(key)
         if seqs is None:
             from .io.cgh import read_profiles
-            seqs = {s.name: s for s in read_profiles(path)}
+            seqs = {s.name: s for s in read_profiles(path, columns=columns)}
             self._store_profiles(key, seqs)
         with self._lock:
             self._profiles[key] = seqs
@@ -213,7 +219,7 @@ class ItemLoader:
             raise DataFormatError(f"the source of item {record.name!r} is missing; relocate it "
                                   "(File > Relocate) or restore the file", path=str(path))
         if record.kind == "cgh":
-            seqs = self._read_profiles(path)
+            seqs = self._read_profiles(path, (record.meta or {}).get("columns"))
             name = (record.meta or {}).get("sequence_name", record.name)
             if name not in seqs:
                 raise DataFormatError(f"sequence {name!r} is no longer in the file; relocate the item",
@@ -249,8 +255,8 @@ class ItemLoader:
         score = None
         score_path = (record.meta or {}).get("score_path")
         if score_path:
-            from .io.midi import read_midi
-            score = read_midi(score_path)
+            from .io.musicxml import read_score
+            score = read_score(score_path)
         seq = Sequence(feats, positions=times, name=record.name, units="s", kind="audio",
                        feature_names=tuple(cep.names) + tuple(chro.names), meta={"source": str(path)})
         image = np.ascontiguousarray(mel.values[:T].T, dtype=np.float32)

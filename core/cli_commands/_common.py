@@ -38,12 +38,71 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aiff", ".aif")
-PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
-SCORE_SUFFIXES = (".mid", ".midi")
+PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
+SCORE_SUFFIXES = (".mid", ".midi", ".musicxml", ".mxl")
 
 
-def require_file(flag: str, value, what: str = "file") -> Path:
-    """``value`` as a Path to an existing regular file, else a usage error saying what is wrong."""
+#: the file name meaning standard input (where a single file is read) or standard output (written)
+STDIO = "-"
+_stdin_copy: list = []
+
+
+def stdin_file(flag: str, suffix: str = "") -> Path:
+    """Standard input copied to a temporary file (read once per command), for readers that take a path.
+
+    The copy is named ``stdin<suffix>`` so that a table without a profile id names its profile ``stdin``.
+    """
+    import atexit
+    import shutil
+    import tempfile
+    if _stdin_copy:
+        if _stdin_copy[0][0] != flag:
+            raise UsageError(f"{flag} -: standard input is already read for {_stdin_copy[0][0]}; only one input "
+                             "can come from it")
+        return _stdin_copy[0][1]
+    folder = tempfile.mkdtemp(prefix="marginalia-stdin-")
+    atexit.register(shutil.rmtree, folder, True)
+    path = Path(folder) / f"stdin{suffix}"
+    with open(path, "wb") as fh:
+        shutil.copyfileobj(sys.stdin.buffer, fh)
+    _stdin_copy.append((flag, path))
+    return path
+
+
+def write_output(value, write) -> None:
+    """Run ``write(path)`` for an output file, or into a temporary file copied to standard output for ``-``."""
+    from ..atomic import publish
+    if str(value) != STDIO:
+        publish(Path(value), write)
+        return
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="marginalia-stdout-") as folder:
+        tmp = Path(folder) / "out"
+        write(tmp)
+        sys.stdout.flush()
+        with open(tmp, "rb") as fh:
+            shutil.copyfileobj(fh, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+
+
+def write_text_output(value, text: str) -> None:
+    """Write ``text`` to an output file (atomically), or to standard output for ``-``."""
+    if str(value) == STDIO:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from ..batch import atomic_write_text
+    atomic_write_text(value, text)
+
+
+def require_file(flag: str, value, what: str = "file", *, stdin: bool = True, stdin_suffix: str = ".csv") -> Path:
+    """``value`` as a Path to an existing regular file, else a usage error saying what is wrong.
+
+    ``-`` (when ``stdin``) is standard input, copied to a temporary file named ``stdin<stdin_suffix>``.
+    """
+    if stdin and str(value) == STDIO:
+        return stdin_file(flag, stdin_suffix)
     p = Path(value)
     if p.is_dir():
         raise UsageError(f"{flag} {str(p)!r} is a folder; expected {with_article(what)}")
@@ -68,13 +127,22 @@ def remove_created_folders() -> None:
     CREATED_FOLDERS.clear()
 
 
-def check_output(flag: str, value, kind: str) -> Path:
+def check_output(flag: str, value, kind: str, *, stdout: bool = True) -> Path:
     """Check before any work that ``value`` can be written as a ``kind`` (``"file"`` or ``"folder"``).
 
     Missing parent folders are created (and removed again by the command line if the command fails
     before writing into them). Writability is tested by creating a scratch file, which
     also catches read-only mounts and immutable folders (permission bits do not stop root).
+    ``-`` is standard output for a file (when ``stdout``), and refused for a folder.
     """
+    if str(value) == STDIO:
+        if kind == "folder":
+            raise UsageError(f"{flag} -: this command writes a folder of files, which standard output cannot "
+                             "hold; give a folder name")
+        if not stdout:
+            raise UsageError(f"{flag} -: this file is read back by name (a model file for predict and "
+                             "evaluate); give a file name")
+        return Path(STDIO)
     p = Path(value)
     if kind == "file" and p.is_dir():
         raise UsageError(f"{flag} {str(p)!r} is a folder; give a file name")
@@ -96,6 +164,29 @@ def check_output(flag: str, value, kind: str) -> Path:
         raise UsageError(f"{flag} {str(p)!r}: cannot write into folder {str(folder)!r}; choose a folder you can "
                          "write to")
     return p
+
+
+COLUMNS_HELP = ("which column of a profile table holds what, e.g. id=Sample,chromosome=Chr,position=Start,"
+                "logratio=LRR (id and chromosome optional; logratio=S1+S2 for one column per sample). Without it "
+                "the usual spellings are recognised (profile.id/sample/ID, chromosome/chrom/chr, position/pos/base/"
+                "maploc, logratio/log2ratio/LRR), and DNAcopy wide tables and bedGraph files are read as they are")
+
+
+def add_columns(p: argparse.ArgumentParser) -> None:
+    """``--columns ROLE=COL,...``: the column naming of the profile tables."""
+    p.add_argument("--columns", metavar="ROLE=COL,...", default=None, help=COLUMNS_HELP)
+
+
+def columns_of(args: argparse.Namespace):
+    """The ``--columns`` of ``args`` checked and in canonical text form (None when not given)."""
+    from ..io.cgh_layouts import format_columns
+    value = getattr(args, "columns", None)
+    if value is None:
+        return None
+    try:
+        return format_columns(value)
+    except ParameterError as exc:
+        raise UsageError(f"--columns {value!r}: {str(exc).removeprefix('columns: ')}") from None
 
 
 def positive_int(text: str) -> int:
@@ -161,8 +252,8 @@ def looks_like_profiles(path: Path) -> bool:
             header = fh.readline(65536)
     except (OSError, EOFError, UnicodeDecodeError):
         return True
-    cols = {c.strip().strip('"').lower() for c in header.replace("\t", ",").replace(";", ",").split(",")}
-    return "logratio" in cols or "position" in cols
+    from ..io.cgh_layouts import is_bedgraph, looks_like_profile_header
+    return is_bedgraph(path, header) or looks_like_profile_header(header, strict=True)
 
 
 @dataclass

@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 PARTS_DIR = "parts"
-SEGMENTS_HEADER = "profile.id,chromosome,chromStart,chromEnd,mean\n"
 BREAKS_HEADER = "profile.id,chromosome,position\n"
 
 _lock = threading.Lock()
@@ -74,26 +73,29 @@ def _cached(cache: OrderedDict, key: tuple, load):
         return value
 
 
-def cached_profiles(path) -> dict:
-    """``{sequence name: Sequence}`` of a profiles table, parsed once per process."""
+def cached_profiles(path, columns=None) -> dict:
+    """``{sequence name: Sequence}`` of a profiles table, parsed once per process.
+
+    ``columns`` is the table's column naming in ``--columns`` text (None: recognised from the header).
+    """
     from ..io.cgh import read_profiles
 
     def load():
         # unsorted probes are sorted on reading and said once per file and process (the outputs follow
         # the sorted order, so the user must know the rows moved)
-        return OrderedDict((s.name, s) for s in read_profiles(path))
+        return OrderedDict((s.name, s) for s in read_profiles(path, columns=columns))
 
-    return _cached(_profiles, _file_key(path), load)
+    return _cached(_profiles, _file_key(path) + (columns,), load)
 
 
-def cached_annotations(annotations_path, profiles_path, *, unknown_sequences: str = "skip") -> dict:
+def cached_annotations(annotations_path, profiles_path, *, unknown_sequences: str = "skip", columns=None) -> dict:
     """``{sequence name: [RegionLabel, ...]}`` of an annotation table, parsed once per process.
 
     ``unknown_sequences="warn"`` (the driver's first read) warns about rows naming sequences that
     are not in the profiles; the workers' reads skip them quietly.
     """
     from ..io.cgh import read_annotations
-    seqs = cached_profiles(profiles_path)
+    seqs = cached_profiles(profiles_path, columns)
 
     def load():
         out: dict = {}
@@ -102,7 +104,7 @@ def cached_annotations(annotations_path, profiles_path, *, unknown_sequences: st
             out.setdefault(lab.item_id, []).append(lab)
         return out
 
-    return _cached(_annotations, _file_key(annotations_path) + _file_key(profiles_path), load)
+    return _cached(_annotations, _file_key(annotations_path) + _file_key(profiles_path) + (columns,), load)
 
 
 def warm_imports() -> str:
@@ -113,9 +115,10 @@ def warm_imports() -> str:
     return persistence.library_version()
 
 
-def profile_keys(path) -> list:
+def profile_keys(path, columns=None) -> list:
     """``[(profile id, chromosome), ...]`` of a profiles table, in file order."""
-    return [(str(s.meta.get("profile_id")), str(s.meta.get("chromosome"))) for s in cached_profiles(path).values()]
+    return [(str(s.meta.get("profile_id")), str(s.meta.get("chromosome")))
+            for s in cached_profiles(path, columns).values()]
 
 
 def item_key(path, profile_id: str, chromosome: str) -> str:
@@ -123,20 +126,24 @@ def item_key(path, profile_id: str, chromosome: str) -> str:
     return f"{Path(path).name}#{profile_id}:{chromosome}"
 
 
-def profile_tasks(model_path, model_sha, profiles_path, keys=None, annotations_path=None) -> list:
-    """One :class:`BatchTask` per sequence of a profiles table (or per given key)."""
-    keys = profile_keys(profiles_path) if keys is None else keys
-    seqs = cached_profiles(profiles_path)
+def profile_tasks(model_path, model_sha, profiles_path, keys=None, annotations_path=None, columns=None) -> list:
+    """One :class:`BatchTask` per sequence of a profiles table (or per given key).
+
+    ``columns`` (``--columns`` text) goes to the workers with the task, so they read the table the same way.
+    """
+    keys = profile_keys(profiles_path, columns) if keys is None else keys
+    seqs = cached_profiles(profiles_path, columns)
+    tail = () if columns is None else (columns,)
     p = str(Path(profiles_path).resolve())
     extra = () if annotations_path is None else (str(Path(annotations_path).resolve()),)
-    return [BatchTask(item_key(profiles_path, pid, chrom), (str(model_path), model_sha, p) + extra + (pid, chrom),
+    return [BatchTask(item_key(profiles_path, pid, chrom), (str(model_path), model_sha, p) + extra + (pid, chrom) + tail,
                       cost=float(getattr(seqs.get(f"{pid}:{chrom}"), "n_samples", 1)), inputs=(p,) + extra)
             for pid, chrom in keys]
 
 
-def _sequence(profiles_path, profile_id, chromosome):
+def _sequence(profiles_path, profile_id, chromosome, columns=None):
     name = f"{profile_id}:{chromosome}"
-    seqs = cached_profiles(profiles_path)
+    seqs = cached_profiles(profiles_path, columns)
     if name not in seqs:
         raise DataFormatError(f"no sequence for profile {profile_id!r}, chromosome {chromosome!r}",
                               path=str(profiles_path))
@@ -149,10 +156,10 @@ def _segment(model_path, model_sha, seq):
     return model.segment(seq)
 
 
-def predict_profile(model_path, model_sha, profiles_path, profile_id, chromosome, *, out_dir) -> dict:
+def predict_profile(model_path, model_sha, profiles_path, profile_id, chromosome, columns=None, *, out_dir) -> dict:
     """Segment one sequence; write its segments and breaks as part files under ``out_dir/parts``."""
     from ..io.cgh import write_breaks, write_segments
-    seq = _sequence(profiles_path, profile_id, chromosome)
+    seq = _sequence(profiles_path, profile_id, chromosome, columns)
     seg = _segment(model_path, model_sha, seq)
     parts = Path(out_dir) / PARTS_DIR
     parts.mkdir(parents=True, exist_ok=True)
@@ -163,12 +170,12 @@ def predict_profile(model_path, model_sha, profiles_path, profile_id, chromosome
     return {"files": [seg_name, brk_name], "n_samples": seq.n_samples, "n_changes": int(seg.n_segments - 1)}
 
 
-def evaluate_profile(model_path, model_sha, profiles_path, annotations_path, profile_id, chromosome, *,
+def evaluate_profile(model_path, model_sha, profiles_path, annotations_path, profile_id, chromosome, columns=None, *,
                      out_dir) -> dict:
     """Segment one annotated sequence and count its label errors (nothing written but the marker)."""
     from ._metrics import region_errors
-    seq = _sequence(profiles_path, profile_id, chromosome)
-    labels = cached_annotations(annotations_path, profiles_path).get(seq.name, [])
+    seq = _sequence(profiles_path, profile_id, chromosome, columns)
+    labels = cached_annotations(annotations_path, profiles_path, columns=columns).get(seq.name, [])
     seg = _segment(model_path, model_sha, seq)
     err = region_errors(seg, labels)
     return {"n_labels": err.n_labels, "fp": err.fp, "fn": err.fn, "n_changes": int(seg.n_segments - 1)}
@@ -198,16 +205,23 @@ def predict_audio(model_path, model_sha, audio_path, score_path, *, out_dir) -> 
 
 
 def merge_profile_outputs(out_dir, keys) -> list:
-    """Concatenate the part files of ``keys`` (in that order) into ``segments.csv`` and ``breaks.csv``."""
+    """Gather the part files of ``keys`` (in that order) into the tables of the whole run.
+
+    Writes ``segments.csv`` and ``breaks.csv`` (our tables), ``segments.seg`` (DNAcopy/IGV, for IGV,
+    cBioPortal, GISTIC) and ``segments.bedGraph`` (genome browsers), all from the same segment rows.
+    """
+    from ..io.segments import bedgraph_text, read_segment_table, seg_text, segment_csv_text
     out_dir = Path(out_dir)
-    written = []
-    for kind, header in (("segments", SEGMENTS_HEADER), ("breaks", BREAKS_HEADER)):
-        chunks = [header]
-        for key in keys:
-            part = out_dir / PARTS_DIR / f"{safe_key(key)}.{kind}.csv"
-            if not part.is_file():
-                continue
-            lines = part.read_text(encoding="utf-8").splitlines(keepends=True)
-            chunks.extend(lines[1:])
-        written.append(atomic_write_text(out_dir / f"{kind}.csv", "".join(chunks)))
-    return written
+    rows = []
+    breaks = [BREAKS_HEADER]
+    for key in keys:
+        part = out_dir / PARTS_DIR / f"{safe_key(key)}.segments.csv"
+        if part.is_file():
+            rows.extend(read_segment_table(part))
+        part = out_dir / PARTS_DIR / f"{safe_key(key)}.breaks.csv"
+        if part.is_file():
+            breaks.extend(part.read_text(encoding="utf-8").splitlines(keepends=True)[1:])
+    return [atomic_write_text(out_dir / "segments.csv", segment_csv_text(rows)),
+            atomic_write_text(out_dir / "breaks.csv", "".join(breaks)),
+            atomic_write_text(out_dir / "segments.seg", seg_text(rows)),
+            atomic_write_text(out_dir / "segments.bedGraph", bedgraph_text(rows))]

@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 
 from ..types import Score, Sequence
-from ._common import EXIT_OK, UsageError, check_output, info, require_file
+from ._common import STDIO, EXIT_OK, UsageError, check_output, info, require_file, write_output
 
 __all__ = ["add_parser", "run", "Recording", "load_recording", "write_alignment_outputs", "train_alignment_pairs"]
 
@@ -37,7 +37,8 @@ examples:
 def add_parser(sub, parents) -> None:
     p = sub.add_parser("align", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--score", metavar="S.mid", required=True, help="the score as a MIDI file")
+    p.add_argument("--score", metavar="S.mid", required=True,
+                   help="the score: MIDI, or MusicXML/MXL with the [music] extra (repeats as written)")
     p.add_argument("--audio", metavar="A.wav", required=True, help="the recording (WAV, FLAC, OGG, MP3)")
     p.add_argument("--model", metavar="MODEL", help="an alignment model from `train --task alignment` (optional)")
     p.add_argument("--out", metavar="OUT.csv", required=True, help="the alignment table to write")
@@ -141,7 +142,7 @@ def run(args) -> int:
     from ..io.midi import write_alignment_csv, write_midi
     from ..scorealign import ScoreAligner, align_recording
     for flag, value in (("--score", args.score), ("--audio", args.audio)):
-        require_file(flag, value)
+        require_file(flag, value, stdin=False)
     if not (np.isfinite(args.prior_weight) and args.prior_weight >= 0):
         raise UsageError(f"--prior-weight: expected a number >= 0, got {args.prior_weight}")
     for flag, value in (("--out", args.out), ("--midi", args.midi)):
@@ -159,10 +160,11 @@ def run(args) -> int:
     else:
         aligner = ScoreAligner(prior_weight=ScoreAligner().prior_weight * args.prior_weight)
         onset_times = align_recording(args.audio, rec.score, aligner=aligner).event_times_s
-    from ._work import publish
-    publish(Path(args.out), lambda p: write_alignment_csv(p, rec.score, onset_times))
+    if args.out == STDIO and args.midi == STDIO:
+        raise UsageError("--out - and --midi -: only one output can go to standard output")
+    write_output(args.out, lambda p: write_alignment_csv(p, rec.score, onset_times))
     if args.midi:
-        publish(Path(args.midi), lambda p: write_midi(p, rec.score, times_s=onset_times))
+        write_output(args.midi, lambda p: write_midi(p, rec.score, times_s=onset_times))
     info(args, f"align: {rec.score.n_events} events over {rec.times[-1]:.1f} s of audio; wrote {args.out}"
                + (f" and {args.midi}" if args.midi else ""))
     return EXIT_OK

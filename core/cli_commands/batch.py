@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..batch import ClusterError
+from ..batch import ClusterError, configured_scheduler
 from ._common import UsageError, check_output, info, require_file
 
 __all__ = ["add_parser", "run"]
@@ -33,7 +33,12 @@ examples:
 
 def _cluster_options(p) -> None:
     g = p.add_argument_group("cluster")
-    g.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://host:8786)")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="address of a running Dask scheduler (tcp://host:8786); default: Dask's configuration "
+                        "(DASK_SCHEDULER_ADDRESS), else a local cluster")
+    g.add_argument("--scheduler-file", metavar="FILE",
+                   help="the scheduler file of a running Dask scheduler (dask scheduler --scheduler-file, "
+                        "dask-jobqueue, dask-mpi)")
     g.add_argument("--workers", type=int, metavar="N", help="local cluster: number of worker processes "
                                                             "(default: the number of cores)")
     g.add_argument("--threads", action="store_true",
@@ -70,19 +75,30 @@ def run(args) -> int:
         raise UsageError("batch needs a subcommand: `batch predict ...` or `batch evaluate ...`")
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers: expected a positive number, got {args.workers}")
-    if args.scheduler and (args.workers is not None or args.threads):
+    if args.scheduler and args.scheduler_file:
+        raise UsageError("give --scheduler or --scheduler-file, not both")
+    source = "--scheduler"
+    if not args.scheduler and not args.scheduler_file and args.workers is None and not args.threads:
+        args.scheduler = configured_scheduler()
+        source = "DASK_SCHEDULER_ADDRESS"
+    if (args.scheduler or args.scheduler_file) and (args.workers is not None or args.threads):
         raise UsageError("--workers/--threads size a local cluster; they do not apply with --scheduler")
     if not args.timeout > 0:
         raise UsageError(f"--timeout: expected a positive number of seconds, got {args.timeout}")
     _check_inputs_first(args)
-    where = args.scheduler or f"a local cluster of {args.workers or 'one worker per core'}"
+    where = (f"the scheduler of {args.scheduler_file}" if args.scheduler_file else
+             f"{args.scheduler} (from {source})" if args.scheduler else
+             f"a local cluster of {args.workers or 'one worker per core'}")
     info(args, f"batch: connecting to {where}")
-    with open_client(args.scheduler, n_workers=args.workers, processes=not args.threads,
-                     timeout=args.timeout) as client:
+    with open_client(args.scheduler, scheduler_file=args.scheduler_file, n_workers=args.workers,
+                     processes=not args.threads, timeout=args.timeout) as client:
+        link = getattr(client, "dashboard_link", None) if _has_dashboard(client) else None
+        if link:
+            info(args, f"batch: dashboard at {link}")
         try:
             client.wait_for_workers(1, timeout=args.timeout)
         except (TimeoutError, OSError):
-            raise ClusterError(f"the Dask scheduler at {args.scheduler} has no worker after {args.timeout:g} s; "
+            raise ClusterError(f"the Dask scheduler at {args.scheduler or args.scheduler_file} has no worker after {args.timeout:g} s; "
                                f"start some with `dask worker {args.scheduler} --nthreads 1`") from None
         n = len(client.scheduler_info().get("workers", {}))
         _check_workers(client)
@@ -92,6 +108,14 @@ def run(args) -> int:
             return predict_inputs(args, client=client, label="batch predict")
         from .evaluate import dispatch
         return dispatch(args, client=client, work_dir=args.work)
+
+
+def _has_dashboard(client) -> bool:
+    """Whether the scheduler serves a dashboard (without one, ``dashboard_link`` is a guess)."""
+    try:
+        return bool(client.scheduler_info().get("services", {}).get("dashboard"))
+    except Exception:  # noqa: BLE001 - a link is a convenience, never a reason to fail
+        return False
 
 
 def _check_workers(client) -> None:
@@ -107,7 +131,7 @@ def _check_workers(client) -> None:
 def _check_inputs_first(args) -> None:
     """Usage errors before starting a cluster (which takes seconds)."""
     if args.model is not None:
-        require_file("MODEL", args.model, "model file")
+        require_file("MODEL", args.model, "model file", stdin=False)
     if getattr(args, "out", None):
         check_output("--out", args.out, "folder" if args.batch_command == "predict" else "file")
     if args.batch_command == "predict" and not args.inputs and not args.profiles:

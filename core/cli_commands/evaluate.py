@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
+import math
+import sys
 import tempfile
 import warnings
 
-from ..batch import atomic_write_text, run_batch
+from ..batch import run_batch
 from ..sanitize import formula_safe
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, add_jobs, check_output, format_table, info, jobs_of,
-                      make_progress, report_failures, require_file)
+from ._common import (EXIT_FAILED, EXIT_OK, UsageError, add_columns, add_jobs, check_output, columns_of, format_table,
+                      info, jobs_of, make_progress, report_failures, require_file, write_text_output, STDIO)
 
 __all__ = ["add_parser", "run", "evaluate_profiles"]
 
@@ -45,10 +48,14 @@ def add_evaluate_arguments(p) -> None:
     p.add_argument("model", metavar="MODEL", nargs="?", help="a segmentation model file")
     p.add_argument("--profiles", metavar="P.csv[.gz]", help="aCGH profiles table")
     p.add_argument("--annotations", metavar="A.csv", help="region annotations of the profiles")
+    add_columns(p)
     p.add_argument("--alignment", metavar="OUT.csv", help="an alignment written by `align` or `predict`")
     p.add_argument("--truth", metavar="GT.csv", help="ground-truth onsets for --alignment")
     p.add_argument("--out", metavar="TABLE.csv", help="also write the table as CSV")
     p.add_argument("--summary", action="store_true", help="print only the overall line, not every sequence")
+    p.add_argument("--json", action="store_true",
+                   help="print the results as one JSON object on stdout instead of the table (alignment metrics "
+                        "also under mir_eval's names: pc, mae, aae, pcs, perceptual)")
 
 
 def run(args) -> int:
@@ -56,6 +63,8 @@ def run(args) -> int:
 
 
 def dispatch(args, *, client, work_dir=None) -> int:
+    if getattr(args, "json", False) and args.out == STDIO:
+        raise UsageError("--json and --out -: both would go to standard output; write the CSV to a file")
     alignment_form = args.alignment is not None or args.truth is not None
     profile_form = args.model is not None or args.profiles is not None or args.annotations is not None
     if alignment_form and profile_form:
@@ -76,16 +85,18 @@ def evaluate_profiles(args, *, client, work_dir=None) -> int:
     from ._metrics import RegionErrors
     from ..models.files import load_model
     from ._work import cached_annotations, evaluate_profile, profile_keys, profile_tasks
-    for flag, value in (("--profiles", args.profiles), ("--annotations", args.annotations)):
-        require_file(flag, value)
+    args.profiles = str(require_file("--profiles", args.profiles))
+    args.annotations = str(require_file("--annotations", args.annotations))
     if args.out:
         check_output("--out", args.out, "file")
+    columns = columns_of(args)
     model = load_model(args.model, task="segmentation")
-    labelled = cached_annotations(args.annotations, args.profiles, unknown_sequences="warn")
-    keys = [k for k in profile_keys(args.profiles) if f"{k[0]}:{k[1]}" in labelled]
+    labelled = cached_annotations(args.annotations, args.profiles, unknown_sequences="warn", columns=columns)
+    keys = [k for k in profile_keys(args.profiles, columns) if f"{k[0]}:{k[1]}" in labelled]
     if not keys:
         raise UsageError("no annotation matches a sequence of the profiles; check that the files belong together")
-    tasks = profile_tasks(model.path, model.sha256, args.profiles, keys=keys, annotations_path=args.annotations)
+    tasks = profile_tasks(model.path, model.sha256, args.profiles, keys=keys, annotations_path=args.annotations,
+                          columns=columns)
     progress = make_progress(args, len(tasks), "evaluate")
     tmp = None
     if work_dir is None:
@@ -111,15 +122,23 @@ def evaluate_profiles(args, *, client, work_dir=None) -> int:
     pct = 100.0 * total.errors / total.n_labels if total.n_labels else 0.0
     overall = ["overall", f"{len(rows)} seqs", total.n_labels, total.fp, total.fn, total.errors, changes]
     shown = ([] if args.summary else rows) + [overall]
-    print(format_table(header, shown))
-    print(f"label error: {total.errors}/{total.n_labels} = {pct:.2f} % (FP {total.fp}, FN {total.fn}) "
-          f"over {len(rows)} sequences")
+    if args.json:
+        doc = {"overall": {"sequences": len(rows), "labels": total.n_labels, "fp": total.fp, "fn": total.fn,
+                           "errors": total.errors, "changes": changes, "label_error_percent": pct}}
+        if not args.summary:
+            doc["sequences"] = [dict(zip(header, r)) for r in rows]
+        print(json.dumps(doc, indent=1))
+    else:
+        human = sys.stderr if args.out == STDIO else sys.stdout
+        print(format_table(header, shown), file=human)
+        print(f"label error: {total.errors}/{total.n_labels} = {pct:.2f} % (FP {total.fp}, FN {total.fn}) "
+              f"over {len(rows)} sequences", file=human)
     if args.out:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(header)
         w.writerows([[formula_safe(pid), formula_safe(chrom), *rest] for pid, chrom, *rest in rows] + [overall])
-        atomic_write_text(args.out, buf.getvalue())
+        write_text_output(args.out, buf.getvalue())
         info(args, f"evaluate: wrote {args.out}")
     report_failures(rep.failed, what="sequences")
     return EXIT_FAILED if rep.failed else EXIT_OK
@@ -132,8 +151,8 @@ def _digest(args) -> str:
 
 def _evaluate_alignment(args) -> int:
     from ._metrics import ONSET_THRESHOLDS_S, onset_error_summary, read_alignment_table, read_truth_table
-    pred = read_alignment_table(args.alignment)
-    truth = read_truth_table(args.truth)
+    pred = read_alignment_table(require_file("--alignment", args.alignment))
+    truth = read_truth_table(require_file("--truth", args.truth))
     s = onset_error_summary(pred, truth)
     if s["n_matched"] < 0.5 * s["n_truth"]:
         warnings.warn(f"only {s['n_matched']} of the {s['n_truth']} ground-truth events match an event of "
@@ -143,12 +162,18 @@ def _evaluate_alignment(args) -> int:
     header = ["events (truth)", "events (pred)", "matched", "median ms", "mean ms"] + [f"% <= {k[7:]}" for k in keys]
     row = [s["n_truth"], s["n_predicted"], s["n_matched"], 1000 * s["median_s"], 1000 * s["mean_s"]]
     row += [s[k] for k in keys]
-    print(format_table(header, [row]))
+    if args.json:
+        print(json.dumps({k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in s.items()},
+                         indent=1))
+    else:
+        header += ["pcs", "perceptual"]
+        row += [s["pcs"], s["perceptual"]]
+        print(format_table(header, [row]), file=sys.stderr if args.out == STDIO else sys.stdout)
     if args.out:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(list(s))
         w.writerow([s[k] for k in s])
-        atomic_write_text(args.out, buf.getvalue())
+        write_text_output(args.out, buf.getvalue())
         info(args, f"evaluate: wrote {args.out}")
     return EXIT_OK

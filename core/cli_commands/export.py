@@ -5,22 +5,30 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import EXIT_FAILED, EXIT_OK, info, require_file
+from ._common import STDIO, EXIT_FAILED, EXIT_OK, UsageError, info, require_file, write_output
 
 __all__ = ["add_parser", "run", "FORMATS"]
 
 #: the engine's export kinds (kept here so that --help works without opening anything)
-FORMATS = ("annotations-csv", "segments-csv", "breaks-csv", "bedgraph", "audacity", "aligned-midi",
-           "alignment-csv", "bundle")
+FORMATS = ("annotations-csv", "segments-csv", "seg", "breaks-csv", "bedgraph", "audacity", "sonic-visualiser",
+           "textgrid", "jams", "aligned-midi", "alignment-csv", "bundle")
+#: the formats that write one file per item into a folder
+FOLDER_FORMATS = ("audacity", "sonic-visualiser", "textgrid", "jams", "aligned-midi", "alignment-csv", "bundle")
 
 HELP = "export a project's labels, predictions or a dataset bundle"
 EPILOG = """\
 formats:
   annotations-csv  region labels of aCGH items (profile.id,chromosome,min,max,annotation)      --out FILE
-  segments-csv     predicted segments (profile.id,chromosome,chromStart,chromEnd,mean)          --out FILE
+  segments-csv     predicted segments (profile.id,chromosome,first.position,last.position,probes,mean)
+                   positions of each segment's first and last probe                              --out FILE
+  seg              predicted segments as DNAcopy/IGV .seg (ID chrom loc.start loc.end num.mark seg.mean),
+                   tab-separated, for IGV, cBioPortal and GISTIC                                 --out FILE
   breaks-csv       predicted changes (profile.id,chromosome,position)                           --out FILE
   bedgraph         predicted segment means as a bedGraph track                                  --out FILE
   audacity         predicted boundaries of audio items as Audacity label tracks                  --out DIR
+  sonic-visualiser predicted boundaries (or aligned event onsets) as Sonic Visualiser CSV layers --out DIR
+  textgrid         predicted segments (or aligned events) as Praat TextGrid interval tiers      --out DIR
+  jams             audio segmentations (segment_open) and alignments (note_midi) as JAMS         --out DIR
   aligned-midi     each score with note times following its audio                               --out DIR
   alignment-csv    event,score_time_s,audio_time_s,pitches per audio item                        --out DIR
   bundle           manifest.json, per-item features (.npz), partial labels and the models       --out DIR
@@ -42,7 +50,8 @@ def add_parser(sub, parents) -> None:
     p.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
     p.add_argument("--format", dest="kind", metavar="KIND", choices=FORMATS, required=True,
                    help="one of: " + ", ".join(FORMATS))
-    p.add_argument("--out", metavar="PATH", required=True, help="file or folder to write (see formats)")
+    p.add_argument("--out", metavar="PATH", required=True,
+                   help="file or folder to write (see formats); - writes a single file to standard output")
     p.add_argument("--force", action="store_true",
                    help="replace a previous Marginalia export at --out (never anything else)")
     p.set_defaults(run=run)
@@ -52,8 +61,16 @@ def run(args) -> int:
     from ..engine import Engine
     from ..export_target import check_target
     from ..exports import layout_of
-    require_file("PROJECT", args.project, "project file")
+    require_file("PROJECT", args.project, "project file", stdin=False)
     out = Path(args.out)
+    if args.out == STDIO:
+        if args.kind in FOLDER_FORMATS:
+            raise UsageError(f"--out -: --format {args.kind} writes a folder of files, which standard output cannot "
+                             "hold; give a folder name")
+        with Engine.open(args.project, read_only=True) as eng:
+            written = []
+            write_output(STDIO, lambda p: written.extend(eng.export(args.kind, p)))
+        return EXIT_OK if written else EXIT_FAILED
     # before opening anything: --out must be writable and hold nothing the export did not create
     check_target(out, layout=layout_of(args.kind), kind=args.kind, force=args.force)
     with Engine.open(args.project, read_only=True) as eng:   # runs while the app has the project open

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 from ..batch import BatchTask, run_batch
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, WrongTaskError, add_jobs, check_output, discover_inputs,
-                      info, jobs_of, make_progress, report_failures)
+from ._common import (EXIT_FAILED, EXIT_OK, UsageError, WrongTaskError, add_columns, add_jobs, check_output,
+                      columns_of, discover_inputs, info, jobs_of, make_progress, report_failures)
 
 __all__ = ["add_parser", "run", "predict_inputs"]
 
@@ -13,7 +13,11 @@ HELP = "segment or align files and folders with a trained model"
 EPILOG = """\
 outputs:
   aCGH profiles      DIR/breaks.csv    profile.id,chromosome,position (midway between the probes around a change)
-                     DIR/segments.csv  profile.id,chromosome,chromStart,chromEnd,mean
+                     DIR/segments.csv  profile.id,chromosome,first.position,last.position,probes,mean
+                                       (positions of the segment's first and last probe, as in the input)
+                     DIR/segments.seg  DNAcopy/IGV segments: ID chrom loc.start loc.end num.mark seg.mean
+                                       (tab-separated; IGV, cBioPortal and GISTIC load it)
+                     DIR/segments.bedGraph  segment means for genome browsers, one track per profile
   audio              DIR/<name>.txt    Audacity labels of the predicted boundaries (segmentation model)
   audio + score      DIR/<name>_aligned.mid and DIR/<name>_alignment.csv (alignment model; the score is the
                      .mid file of the same name next to the audio)
@@ -35,7 +39,9 @@ def add_model_inputs(p: argparse.ArgumentParser) -> None:
                    help="files or folders: aCGH profile tables (.csv, .csv.gz), audio files, audio + MIDI score "
                         "pairs of the same name")
     p.add_argument("--profiles", metavar="P.csv[.gz]", action="append", default=[],
-                   help="an aCGH profiles table (profile.id,chromosome,position,logratio); repeatable")
+                   help="an aCGH profiles table (long or DNAcopy wide, any usual column names) or a bedGraph; "
+                        "repeatable")
+    add_columns(p)
     p.add_argument("--out", metavar="DIR", required=True, help="output folder (created if missing)")
     p.add_argument("--no-resume", dest="resume", action="store_false",
                    help="recompute items that a previous run already finished")
@@ -63,6 +69,7 @@ def predict_inputs(args, *, client, label: str) -> int:
     from ._work import merge_profile_outputs, predict_audio, predict_profile, profile_tasks
     if not args.inputs and not args.profiles:
         raise UsageError("nothing to predict: give INPUTS (files or folders) or --profiles P.csv")
+    columns = columns_of(args)
     found = discover_inputs(args.inputs, profiles=args.profiles)
     model = _load_model(args.model)
     if found.profiles and model.task != "segmentation":
@@ -89,7 +96,7 @@ def predict_inputs(args, *, client, label: str) -> int:
     profile_tasks_, profile_keys = [], []
     for path in found.profiles:
         try:
-            ts = profile_tasks(model.path, model.sha256, path)
+            ts = profile_tasks(model.path, model.sha256, path, columns=columns)
         except Exception as exc:  # noqa: BLE001 - an unreadable file is listed, the others go on
             failed.append((str(path), _one_line(exc)))
             continue

@@ -7,9 +7,8 @@ import csv
 import io
 import sys
 
-from ..batch import atomic_write_text
 from ..sanitize import formula_safe
-from ._common import EXIT_OK, UsageError, check_output, info, require_file
+from ._common import EXIT_OK, UsageError, check_output, info, require_file, write_text_output
 
 __all__ = ["add_parser", "run", "STRATEGIES"]
 
@@ -55,7 +54,7 @@ def run(args) -> int:
     from ..engine import Engine
     if args.n < 1:
         raise UsageError(f"-n: expected a positive number of parts, got {args.n}")
-    require_file("PROJECT", args.project, "project file")
+    require_file("PROJECT", args.project, "project file", stdin=False)
     if args.out:
         check_output("--out", args.out, "file")
     # read-only unless it retrains, so it runs while the app has the project open
@@ -82,7 +81,7 @@ def run(args) -> int:
             w.writerow([q.rank, formula_safe(q.item_id), formula_safe(item.name if item else ""), q.start, q.stop, first, last, units,
                         repr(float(q.uncertainty)), q.strategy])
     if args.out:
-        atomic_write_text(args.out, buf.getvalue())
+        write_text_output(args.out, buf.getvalue())
         info(args, f"query: wrote {len(queries)} parts to {args.out}")
     else:
         sys.stdout.write(buf.getvalue())

@@ -7,8 +7,8 @@ import hashlib
 from pathlib import Path
 
 from ..exceptions import ParameterError
-from ._common import (EXIT_OK, UsageError, add_jobs, check_output, info, jobs_of, make_progress, positive_int,
-                      require_file)
+from ._common import (EXIT_OK, UsageError, add_columns, add_jobs, check_output, columns_of, info, jobs_of,
+                      make_progress, positive_int, require_file)
 
 __all__ = ["add_parser", "run", "LEARNERS"]
 
@@ -57,6 +57,7 @@ def add_parser(sub, parents) -> None:
                    help="aCGH profiles table (repeatable)")
     p.add_argument("--annotations", metavar="A.csv", action="append", default=[],
                    help="region annotations of the profiles (repeatable)")
+    add_columns(p)
     p.add_argument("--pairs", metavar="PAIRS.csv", help="score,audio[,anchors] pairs for --task alignment")
     p.add_argument("--kind", choices=("cgh", "audio", "series"),
                    help="project form: which items to learn from (default: the kind with most labels)")
@@ -140,7 +141,7 @@ def _check_files(args) -> None:
     for flag, paths in (("--profiles", args.profiles), ("--annotations", args.annotations)):
         for path in paths or ():
             require_file(flag, path)
-    check_output("--out", args.out, "file")
+    check_output("--out", args.out, "file", stdout=False)   # a model file is read back by name
 
 
 def run(args) -> int:
@@ -250,10 +251,13 @@ def _train_segmentation_files(args) -> int:
     from ..models.files import TrainedModel, recipe_for_kind, save_model, sequence_features
     recipe = recipe_for_kind("cgh", raw=args.features == "raw")
     seqs = []
+    columns = columns_of(args)
+    args.profiles = [str(require_file("--profiles", p)) for p in args.profiles]
+    args.annotations = [str(require_file("--annotations", p)) for p in args.annotations]
     for path in args.profiles:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnsortedPositionsWarning)  # sorted on reading; nothing to do
-            seqs.extend(read_profiles(path))
+            seqs.extend(read_profiles(path, columns=columns))
     names = [s.name for s in seqs]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
@@ -406,7 +410,7 @@ def _train_project(args) -> int:
     from ..engine import Engine
     from ..types import BoundaryLabel, RegionLabel
     from ..models.files import TrainedModel, recipe_for_kind, save_model, sequence_features
-    require_file("PROJECT", args.project, "project file")
+    require_file("PROJECT", args.project, "project file", stdin=False)
     with Engine.open(args.project, read_only=True) as eng:
         by_kind: dict = {}
         for item in eng.items():

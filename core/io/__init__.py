@@ -1,4 +1,5 @@
-"""File formats: one module per format. The only package (with ``marginalia.features``) importing librosa/soundfile/mido."""
+"""File formats: one module per format. The only package (with ``marginalia.features``) importing the format
+libraries (librosa, soundfile, mido; partitura for MusicXML, lazily, from the ``[music]`` extra)."""
 
 from .audio import AudioInfo, audio_info, clear_audio_cache, load_audio, write_wav
 from .cgh import (
@@ -14,8 +15,12 @@ from .cgh import (
     write_bedgraph,
     write_breaks,
     write_profiles,
+    write_seg_file,
     write_segments,
 )
+from .jams_files import read_jams, write_jams_alignment, write_jams_segments
+from .musicxml import read_musicxml, read_score
+from .segments import read_segment_table
 from .labels_audio import (
     LabelTrack,
     read_audacity_labels,
@@ -64,4 +69,11 @@ __all__ = [
     "write_breaks",
     "write_profiles",
     "write_segments",
+    "write_seg_file",
+    "read_segment_table",
+    "read_jams",
+    "write_jams_segments",
+    "write_jams_alignment",
+    "read_musicxml",
+    "read_score",
 ]

@@ -7,8 +7,10 @@ Formats (the neuroblastoma / SegAnnDB convention)
 * annotations: ``profile.id,chromosome,min,max,annotation`` where ``[min, max]`` is a closed base-pair
   interval and annotation is one of ``0breakpoints``, ``normal`` (no change), ``1breakpoint`` (exactly
   one change), ``breakpoint``, ``>0breakpoints`` (at least one change).
-* segments: ``profile.id,chromosome,chromStart,chromEnd,mean``; breaks: ``profile.id,chromosome,position``;
-  bedGraph for genome browsers.
+* segments: ``profile.id,chromosome,first.position,last.position,probes,mean``, DNAcopy/IGV ``.seg`` and
+  bedGraph (:mod:`marginalia.io.segments`); breaks: ``profile.id,chromosome,position``.
+* other layouts of the probe table (any column names, DNAcopy wide tables, bedGraph input):
+  :mod:`marginalia.io.cgh_layouts`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from ..sanitize import csv_text_value
 from ..text import with_article
 from ..types import RegionKind, RegionLabel, Segmentation, Sequence
 from . import _csvscan
+from .cgh_layouts import (MISSING_VALUES, NO_CHROMOSOME, annotation_columns, default_profile_id, detect_layout,
+                          is_bedgraph, read_bedgraph_profiles)
+from .segments import SegmentRow, bedgraph_text, segment_csv_text, write_seg
 from ._common import (UnterminatedTableWarning, decode_text, existing_file, fmt_number, output_file, read_bytes,
                       warn_if_unterminated)
 
@@ -46,6 +51,8 @@ __all__ = [
     "write_segments",
     "write_breaks",
     "write_bedgraph",
+    "write_seg_file",
+    "segment_rows",
 ]
 
 PROFILE_COLUMNS = ("profile.id", "chromosome", "position", "logratio")
@@ -149,11 +156,13 @@ def _split_header(text: str, path):
 MAX_NUMBER_CHARS = 400
 
 
-def _number(text: str, column: str, path, line_no: int, *, finite: bool = True) -> float:
+def _number(text: str, column: str, path, line_no: int, *, finite: bool = True, missing_ok: bool = False) -> float:
     if len(text) > MAX_NUMBER_CHARS:
         raise DataFormatError(f"{column} holds {len(text):,} characters, which is not a number; expected a decimal "
                               "number such as 12345 or -0.25 (is the file damaged?)", path=str(path),
                               where=f"line {line_no}, column {column}")
+    if missing_ok and text.strip().strip('"').lower() in MISSING_VALUES:
+        return math.nan
     try:
         v = float(text)
     except ValueError:
@@ -167,7 +176,7 @@ def _number(text: str, column: str, path, line_no: int, *, finite: bool = True) 
 
 
 def _rows_python(text: str, start: int, first_line: int, delim: str, ncols: int, key_cols, num_cols,
-                 num_names, path):
+                 num_names, path, missing_ok: bool = False):
     """Reference row parser (csv module): quoted fields, any oddity. Yields the same data as the kernel.
 
     Returns
@@ -185,7 +194,8 @@ def _rows_python(text: str, start: int, first_line: int, delim: str, ncols: int,
             raise DataFormatError(_field_count_message(len(row), ncols, delim), path=str(path),
                                   where=f"line {line_no}")
         keys.append(tuple(row[c].strip() for c in key_cols))
-        vals.append([_number(row[c], name, path, line_no) for c, name in zip(num_cols, num_names)])
+        vals.append([_number(row[c], name, path, line_no, missing_ok=missing_ok)
+                     for c, name in zip(num_cols, num_names)])
     return keys, np.array(vals, dtype=np.float64).reshape(len(vals), len(num_cols))
 
 
@@ -194,8 +204,13 @@ def _field_count_message(found: int, expected: int, delim: str) -> str:
             f"contain the delimiter {delim!r}?")
 
 
-def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: bool = False):
+def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: bool = False, resolve=None,
+                missing_ok: bool = False):
     """Read a delimited table; the first ``n_key`` wanted columns are text keys, the rest numbers.
+
+    ``resolve(header, first_rows, path)``, when given, chooses the columns instead of ``wanted``: it returns
+    ``(key_cols, num_cols, num_names, extra)`` and ``extra`` is returned last. ``missing_ok`` reads empty
+    and ``NA`` numbers as NaN instead of refusing them.
 
     Returns
     -------
@@ -221,12 +236,18 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
         fast = _csvscan.plain_quotes(np.frombuffer(raw, dtype=np.uint8), ord(delim))
         if not fast:
             text = decode_text(raw, p)
-    cols = _column_indices(header, wanted, p, kind)
-    key_cols, num_cols = cols[:n_key], cols[n_key:]
-    num_names = wanted[n_key:]
+    extra = None
+    if resolve is None:
+        cols = _column_indices(header, wanted, p, kind)
+        key_cols, num_cols = cols[:n_key], cols[n_key:]
+        num_names = wanted[n_key:]
+    else:
+        first_rows = list(csv.reader(io.StringIO("\n".join(text[data_start:].splitlines()[:50])), delimiter=delim))
+        key_cols, num_cols, num_names, extra, missing_ok = resolve(header, first_rows, p)
     ncols = len(header)
     if not fast and (force_python or '"' in text):  # quoted delimiters, escaped quotes, or on request
-        keys, values = _rows_python(text, data_start, header_line, delim, ncols, key_cols, num_cols, num_names, p)
+        keys, values = _rows_python(text, data_start, header_line, delim, ncols, key_cols, num_cols, num_names, p,
+                                    missing_ok)
         bounds = [0] + [i for i in range(1, len(keys)) if keys[i] != keys[i - 1]] + [len(keys)]
         run_keys = [keys[b] for b in bounds[:-1]] if keys else []
         if not keys:
@@ -252,6 +273,9 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
         for r, m in flagged.tolist():
             off = int(row_off[r])
             field = fields_at(off)[num_cols[m]]
+            if missing_ok and field.strip().strip('"').lower() in MISSING_VALUES:
+                values[r, m] = math.nan
+                continue
             try:
                 v = float(field.strip().strip('"'))
             except ValueError:
@@ -268,28 +292,54 @@ def _read_table(path, wanted: tuple, n_key: int, kind: str, *, force_python: boo
         raise DataFormatError(f"the table has a header but no data rows; expected one row per "
                               f"{'probe' if kind == 'profile' else 'region'}", path=str(p))
     warn_if_unterminated(raw, p)   # read, but its last value may be cut short
+    if resolve is not None:
+        return p, run_keys, np.asarray(bounds, dtype=np.int64), values, extra
     return p, run_keys, np.asarray(bounds, dtype=np.int64), values
 
 
 # ------------------------------------------------------------------ profiles
 
 
-def read_profiles(path, *, _force_python: bool = False) -> list:
-    """Read an aCGH probe table into one sequence per (profile, chromosome).
+def _first_line(p) -> str:
+    """The first non-empty line of a (possibly gzipped) text file, for telling formats apart."""
+    import gzip
+    try:
+        with open(p, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
+            head = fh.read(8192)
+    except (OSError, EOFError):
+        return ""   # the reader reports what is wrong with the file
+    for line in head.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            return line
+    return ""
+
+
+def read_profiles(path, *, columns=None, _force_python: bool = False) -> list:
+    """Read a copy-number probe table (or bedGraph) into one sequence per (profile, chromosome).
 
     Parameters
     ----------
     path : str or path-like
-        A CSV (comma, tab or semicolon separated, ``.gz`` allowed) with at least the columns
-        ``profile.id,chromosome,position,logratio`` (case-insensitive; extra columns are ignored).
+        A CSV (comma, tab or semicolon separated, ``.gz`` allowed) in one of the layouts of
+        :mod:`marginalia.io.cgh_layouts`: a long table ``profile.id,chromosome,position,logratio`` under
+        any usual spelling (the id and chromosome columns may be absent: the file name is then the profile
+        id and the chromosome ``NA``), a DNAcopy wide table (one column per sample; empty/``NA`` cells
+        skipped), or a bedGraph (``.bedGraph``/``.bg``, or a first line ``track ...``).
+    columns : mapping or str, optional
+        Which column holds what, e.g. ``{"id": "Sample", "chromosome": "Chr", "position": "Start",
+        "logratio": "LRR"}`` or the same as ``"id=Sample,chromosome=Chr,position=Start,logratio=LRR"``;
+        ``logratio="S1+S2"`` reads a wide table. Without it the usual spellings are recognised.
 
     Returns
     -------
     sequences : list of Sequence
-        In order of first appearance in the file. Each has ``values`` of shape (T, 1) (the logratio),
-        ``positions`` of shape (T,) in base pairs sorted ascending, ``kind="cgh"``, ``units="bp"``,
-        ``group=chromosome``, ``name=f"{profile}:{chromosome}"``, ``feature_names=("logratio",)`` and
-        ``meta`` with ``profile_id``, ``chromosome`` and ``source`` (the path).
+        In order of first appearance in the file (a wide table: sample by sample). Each has ``values`` of
+        shape (T, 1) (the logratio), ``positions`` of shape (T,) sorted ascending (in the file's unit),
+        ``kind="cgh"``, ``units="bp"``, ``group=chromosome``, ``name=f"{profile}:{chromosome}"``,
+        ``feature_names=("logratio",)`` and ``meta`` with ``profile_id``, ``chromosome``, ``source`` (the
+        path) and ``layout`` (``long``, ``wide`` or ``bedgraph``).
 
     Warns
     -----
@@ -310,31 +360,72 @@ def read_profiles(path, *, _force_python: bool = False) -> list:
     Raises
     ------
     DataFormatError
-        Empty file, missing column, wrong number of fields on a line, non-numeric or non-finite
-        position/logratio -- the message names the line and column.
+        Empty file, columns that cannot be mapped (the message names the columns found and the
+        ``--columns`` syntax), wrong number of fields on a line, non-numeric or non-finite
+        position/logratio in a long table -- the message names the line and column.
     """
-    p, run_keys, bounds, values = _read_table(path, PROFILE_COLUMNS, 2, "profile", force_python=_force_python)
+    p = existing_file(path)
+    if is_bedgraph(p, _first_line(p)):
+        text = decode_text(read_bytes(p), p)
+        blocks = [(pid, chrom, pos, lr[:, None]) for pid, chrom, pos, lr in read_bedgraph_profiles(p, text)]
+        return _sequences(p, blocks, "bedgraph")
+
+    def resolve(header, first_rows, where):
+        lay = detect_layout(header, first_rows, where, columns)
+        key_cols = [c for c in (lay.id_col, lay.chrom_col) if c is not None]
+        num_cols = [lay.pos_col, *lay.value_cols]
+        names = [header[c].strip().strip('"') for c in num_cols]
+        return key_cols, num_cols, names, lay, lay.kind == "wide"
+
+    p, run_keys, bounds, values, lay = _read_table(p, PROFILE_COLUMNS, 2, "profile", force_python=_force_python,
+                                                   resolve=resolve)
+    default_id = default_profile_id(p)
+
+    def keys_of(key):
+        k = list(key)
+        pid = k.pop(0) if lay.id_col is not None else default_id
+        chrom = k.pop(0) if lay.chrom_col is not None else NO_CHROMOSOME
+        return pid, chrom
+
     groups: dict = {}
     for k, key in enumerate(run_keys):
-        groups.setdefault(key, []).append((int(bounds[k]), int(bounds[k + 1])))
+        groups.setdefault(keys_of(key), []).append((int(bounds[k]), int(bounds[k + 1])))
+    blocks = []
+    if lay.kind == "long":
+        for (pid, chrom), spans in groups.items():
+            block = values[spans[0][0]:spans[0][1]] if len(spans) == 1 else np.concatenate(
+                [values[a:b] for a, b in spans])
+            blocks.append((pid, chrom, block[:, 0], block[:, 1:2]))
+    else:
+        bad = np.flatnonzero(~np.isfinite(values[:, 0]))
+        if bad.size:
+            raise DataFormatError("a probe without a position; every probe of a wide table needs one (the samples' "
+                                  "cells may be empty)", path=str(p), where=f"data row {int(bad[0]) + 1}")
+        for j, sample in enumerate(lay.samples):
+            for (_, chrom), spans in groups.items():
+                block = values[spans[0][0]:spans[0][1]] if len(spans) == 1 else np.concatenate(
+                    [values[a:b] for a, b in spans])
+                keep = np.isfinite(block[:, 1 + j])
+                if np.any(keep):
+                    blocks.append((sample, chrom, block[keep, 0], block[keep, 1 + j:2 + j]))
+    return _sequences(p, blocks, lay.kind)
+
+
+def _sequences(p, blocks, layout: str) -> list:
+    """Sequences of ``(profile id, chromosome, positions, values (T, 1))`` blocks, sorted by position."""
     out, unsorted = [], []
-    for (pid, chrom), spans in groups.items():
-        if len(spans) == 1:
-            block = values[spans[0][0]:spans[0][1]]
-        else:
-            block = np.concatenate([values[a:b] for a, b in spans])
-        pos, lr = block[:, 0], block[:, 1]
+    for pid, chrom, pos, lr in blocks:
         if pos.shape[0] > 1 and np.any(pos[1:] < pos[:-1]):
             order = np.argsort(pos, kind="stable")
             pos, lr = pos[order], lr[order]
             unsorted.append(f"{pid}:{chrom}")
-        out.append(Sequence(values=lr[:, None], positions=pos, name=f"{pid}:{chrom}", units="bp", group=chrom,
-                            kind="cgh", feature_names=("logratio",),
-                            meta={"profile_id": pid, "chromosome": chrom, "source": str(p)}))
+        out.append(Sequence(values=np.ascontiguousarray(lr), positions=np.ascontiguousarray(pos),
+                            name=f"{pid}:{chrom}", units="bp", group=chrom, kind="cgh", feature_names=("logratio",),
+                            meta={"profile_id": pid, "chromosome": chrom, "source": str(p), "layout": layout}))
     if unsorted:
         shown = ", ".join(unsorted[:5]) + (f" and {len(unsorted) - 5} more" if len(unsorted) > 5 else "")
         warnings.warn(f"{p}: probes of {shown} were not sorted by position; they were sorted on reading",
-                      UnsortedPositionsWarning, stacklevel=2)
+                      UnsortedPositionsWarning, stacklevel=3)
     return out
 
 
@@ -449,7 +540,26 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         raise DataFormatError("the file is empty; expected an annotation table with the header "
                               f"{','.join(ANNOTATION_COLUMNS)}", path=str(p))
     header, delim, data_start, header_line = _split_header(text, p)
-    cols = _column_indices(header, ANNOTATION_COLUMNS, p, "annotation")
+    cols = annotation_columns(header)
+    if cols is None:
+        cols = tuple(_column_indices(header, ANNOTATION_COLUMNS, p, "annotation"))  # raises, naming what is missing
+    fixed_pid = fixed_chrom = None
+    if cols[0] is None or cols[1] is None:
+        keys = sorted({_profile_keys(s) for s in seqs})
+        if cols[0] is None and cols[1] is None:
+            if len(keys) != 1:
+                raise DataFormatError(f"the table names no profile and no chromosome, so it can only label a single "
+                                      f"sequence, but {len(keys)} were given; add the columns profile.id,chromosome "
+                                      "or pass only the profile it belongs to", path=str(p), where="line 1")
+            fixed_pid, fixed_chrom = keys[0]
+        elif cols[0] is None:
+            pids = {k[0] for k in keys}
+            if len(pids) != 1:
+                raise DataFormatError(f"the table names no profile, so it can only label one profile, but {len(pids)} "
+                                      "were given; add a profile.id column", path=str(p), where="line 1")
+            fixed_pid = pids.pop()
+        else:
+            fixed_chrom = NO_CHROMOSOME
     reader = csv.reader(io.StringIO(text[data_start:]), delimiter=delim)
     labels = []
     n_rows = 0
@@ -461,8 +571,9 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         n_rows += 1
         if len(row) != len(header):
             raise DataFormatError(_field_count_message(len(row), len(header), delim), path=str(p), where=where)
-        pid, chrom, lo_t, hi_t, word = (row[c].strip() for c in cols)
-        pid, chrom = csv_text_value(pid), csv_text_value(chrom)   # undo the formula escape of our writers
+        pid, chrom, lo_t, hi_t, word = (None if c is None else row[c].strip() for c in cols)
+        pid = fixed_pid if pid is None else csv_text_value(pid)   # undo the formula escape of our writers
+        chrom = fixed_chrom if chrom is None else csv_text_value(chrom)
         lo = _number(lo_t, "min", p, line_no)
         hi = _number(hi_t, "max", p, line_no)
         if word not in ANNOTATION_KINDS and word.lower() in ANNOTATION_KINDS:
@@ -634,18 +745,36 @@ def _pairs(segmentations_by_sequence, sequences=None, argname="segmentations_by_
 
 
 def _segments(seq: Sequence, seg: Segmentation):
-    """Yield (first probe position, last probe position, mean of the first feature) per segment."""
+    """Yield (first probe position, last probe position, number of probes, mean of the first feature)."""
     starts = np.concatenate([[0], seg.changes[:-1]])
     csum = np.concatenate([[0.0], np.cumsum(seq.values[:, 0])])
     for a, b in zip(starts.tolist(), seg.changes.tolist()):
-        yield seq.positions[a], seq.positions[b - 1], (csum[b] - csum[a]) / (b - a)
+        yield seq.positions[a], seq.positions[b - 1], b - a, (csum[b] - csum[a]) / (b - a)
+
+
+def segment_rows(segmentations_by_sequence, sequences=None) -> list:
+    """The predicted segments as :class:`~marginalia.io.segments.SegmentRow`, sequence by sequence.
+
+    Parameters
+    ----------
+    segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
+        A mapping may also be keyed by sequence name when ``sequences`` is given.
+    sequences : list of Sequence, optional
+        Resolves names used as keys of ``segmentations_by_sequence``.
+    """
+    rows = []
+    for seq, seg in _pairs(segmentations_by_sequence, sequences):
+        pid, chrom = _profile_keys(seq)
+        rows.extend(SegmentRow(pid, chrom, float(a), float(b), int(n), float(m)) for a, b, n, m in _segments(seq, seg))
+    return rows
 
 
 def write_segments(path, segmentations_by_sequence, sequences=None) -> None:
-    """Write predicted segments ``profile.id,chromosome,chromStart,chromEnd,mean``.
+    """Write predicted segments ``profile.id,chromosome,first.position,last.position,probes,mean``.
 
-    ``chromStart``/``chromEnd`` are the positions of a segment's first and last probe; ``mean`` is the
-    mean of the first feature (the logratio) over the segment.
+    ``first.position``/``last.position`` are the positions of a segment's first and last probe (as in the
+    profiles table), ``probes`` how many probes it holds, ``mean`` the mean of the first feature (the
+    logratio) over the segment.
 
     Parameters
     ----------
@@ -656,13 +785,17 @@ def write_segments(path, segmentations_by_sequence, sequences=None) -> None:
         Resolves names used as keys of ``segmentations_by_sequence``.
     """
     p = output_file(path)
-    pairs = _pairs(segmentations_by_sequence, sequences)
+    text = segment_csv_text(segment_rows(segmentations_by_sequence, sequences))
     with open(p, "w", newline="", encoding="utf-8") as fh:
-        fh.write("profile.id,chromosome,chromStart,chromEnd,mean\n")
-        for seq, seg in pairs:
-            pid, chrom = _csv_keys(seq)
-            for a, b, m in _segments(seq, seg):
-                fh.write(f"{pid},{chrom},{fmt_number(a)},{fmt_number(b)},{fmt_number(m)}\n")
+        fh.write(text)
+
+
+def write_seg_file(path, segmentations_by_sequence, sequences=None) -> None:
+    """Write predicted segments as a DNAcopy/IGV ``.seg`` file (``ID chrom loc.start loc.end num.mark seg.mean``).
+
+    Parameters are those of :func:`write_segments`; the format is described in :mod:`marginalia.io.segments`.
+    """
+    write_seg(path, segment_rows(segmentations_by_sequence, sequences))
 
 
 def write_breaks(path, segmentations_by_sequence, sequences=None) -> None:
@@ -707,21 +840,6 @@ def write_bedgraph(path, segmentations_by_sequence, sequences=None, *, track_nam
         Prefix of each track's name (followed by the profile id).
     """
     p = output_file(path)
-    if not isinstance(track_name, str) or '"' in track_name:
-        raise ParameterError(f"track_name: expected a str without double quotes, got {track_name!r}")
-    pairs = _pairs(segmentations_by_sequence, sequences)
-    by_profile: dict = {}
-    for seq, seg in pairs:
-        by_profile.setdefault(_profile_keys(seq)[0], []).append((seq, seg))
+    text = bedgraph_text(segment_rows(segmentations_by_sequence, sequences), track_name=track_name)
     with open(p, "w", newline="", encoding="utf-8") as fh:
-        for pid, items in by_profile.items():
-            fh.write(f'track type=bedGraph name="{track_name} {pid}" description="segment means of profile {pid}"\n')
-            for seq, seg in items:
-                chrom = _profile_keys(seq)[1]
-                chrom = chrom if chrom.lower().startswith("chr") else f"chr{chrom}"
-                for a, b, m in _segments(seq, seg):
-                    start = max(int(math.floor(a)) - 1, 0)
-                    end = max(int(math.ceil(b)), start + 1)
-                    fh.write(f"{chrom}\t{start}\t{end}\t{fmt_number(m)}\n")
-
-
+        fh.write(text)

@@ -163,8 +163,11 @@ def read_midi(path) -> Score:
         ``tracks`` = MIDI track index, ``tempo_map`` rows ``(beat, seconds, microseconds_per_quarter)``,
         ``ticks_per_beat`` from the file, ``name`` = file stem, ``meta`` with ``source``, ``midi_type``,
         ``channels`` (tuple, one per note in the score's sorted order), ``unmatched_note_offs``,
-        ``track_names`` (one per MIDI track) and ``time_signatures`` (tuple of ``(beat, numerator,
-        denominator)``, for drawing bar lines).
+        ``track_names`` (one per MIDI track), ``time_signatures`` (tuple of ``(beat, numerator,
+        denominator)``, for drawing bar lines) and ``other_events``: every message that is not a note, a
+        tempo or an end of track (program and control changes such as the sustain pedal, pitch bends,
+        lyrics, text, key and time signatures, system exclusive...) as ``(track, score seconds, mido
+        message)``, so that an aligned MIDI can keep them.
 
     Raises
     ------
@@ -183,13 +186,16 @@ def read_midi(path) -> Score:
     tmap = _tempo_map(mf, p)
     on_t, off_t, pitch, vel, trk, chan = [], [], [], [], [], []
     unmatched = 0
-    track_names, time_sigs = [], []
+    track_names, time_sigs, others = [], [], []
     for ti, track in enumerate(mf.tracks):
         tick = 0
         open_notes = defaultdict(deque)
         track_names.append("")
         for msg in track:
             tick += msg.time
+            if msg.type not in _NOT_KEPT and not (msg.type == "track_name" and not track_names[ti]) \
+                    and not (msg.type in ("note_on", "note_off")):
+                others.append((ti, tick, msg.copy(time=0)))
             if msg.type == "track_name" and not track_names[ti]:
                 track_names[ti] = msg.name
             elif msg.type == "time_signature":
@@ -225,7 +231,10 @@ def read_midi(path) -> Score:
                  meta={"source": str(p), "midi_type": mtype,
                        "channels": tuple(int(c) for c in np.asarray(chan)[order]),
                        "unmatched_note_offs": unmatched, "track_names": tuple(track_names),
-                       "time_signatures": tuple(sorted(set(time_sigs)))})
+                       "time_signatures": tuple(sorted(set(time_sigs))),
+                       "other_events": tuple((ti, float(s), m) for (ti, _, m), s in
+                                             zip(others, tmap.to_seconds(np.asarray([t for _, t, _ in others],
+                                                                                    dtype=np.float64))))})
 
 
 # ------------------------------------------------------------------ writing
@@ -253,6 +262,26 @@ def _check_times(times_s, score: Score, argname="times_s") -> np.ndarray:
         raise ParameterError(f"{argname}: event times must be non-decreasing, got {t[k]} then {t[k + 1]} at "
                              f"events {k}, {k + 1}")
     return t
+
+
+#: MIDI messages read_midi does not keep in ``other_events``: the notes (kept as notes), the tempo (an aligned
+#: file has its own) and the end of a track
+_NOT_KEPT = ("set_tempo", "end_of_track")
+
+
+def _warp(score: Score, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Score seconds ``s`` mapped piecewise-linearly through (event onset -> audio onset), extrapolated
+    with the tempo of the first/last inter-event span, never below 0."""
+    ev = score.event_onsets_s
+    if ev.shape[0] >= 2 and ev[-1] > ev[-2] and ev[1] > ev[0]:
+        slope_end = (t[-1] - t[-2]) / (ev[-1] - ev[-2])
+        slope_start = (t[1] - t[0]) / (ev[1] - ev[0])
+    else:
+        slope_end = slope_start = 1.0
+    out = np.interp(s, ev, t)
+    out = np.where(s > ev[-1], t[-1] + (s - ev[-1]) * slope_end, out)
+    out = np.where(s < ev[0], t[0] + (s - ev[0]) * slope_start, out)
+    return np.maximum(out, 0.0)
 
 
 def warp_score_times(score: Score, times_s) -> tuple:
@@ -335,8 +364,11 @@ def write_midi(path, score, *, times_s=None) -> None:
 
     Notes
     -----
-    Time signatures in ``score.meta["time_signatures"]`` are written too (not in the aligned MIDI), and
-    ``meta["track_names"]`` name the tracks.
+    Time signatures in ``score.meta["time_signatures"]`` are written too, and ``meta["track_names"]``
+    name the tracks. The aligned MIDI writes instead every message of ``meta["other_events"]`` (what
+    :func:`read_midi` keeps: program and control changes, pedal, pitch bends, lyrics, key and time
+    signatures...) on its track, its time mapped like the notes' (piecewise-linearly through the event
+    onsets), just before the notes of the same tick.
     Score track numbers 0..64 are kept (so MIDI -> Score -> MIDI keeps tracks); others are renumbered
     from 1. Channels come from ``score.meta["channels"]`` when it holds one channel per note, else 0. At one
     tick, note-offs are written before note-ons (a re-struck pitch stays two notes), and zero-length
@@ -368,14 +400,24 @@ def write_midi(path, score, *, times_s=None) -> None:
     velocities = np.clip(score.velocities, 1, 127)
 
     time_sigs = [] if times_s is not None else _valid_time_signatures(score)
+    # the aligned file keeps every other event of the score file (program changes, pedal, pitch bends,
+    # lyrics, key and time signatures...), moved in time with the notes
+    others = list(score.meta.get("other_events") or ()) if times_s is not None else []
+    if others:
+        o_ticks = np.round(tmap.to_ticks(_warp(score, np.asarray(times_s, dtype=np.float64),
+                                               np.asarray([s for _, s, _ in others], dtype=np.float64))))
+        o_ticks = o_ticks.astype(np.int64)
     names = score.meta.get("track_names") or ()
     names = [str(n) for n in names] if _keeps_track_numbers(score) else []
     if _keeps_track_numbers(score):
         midi_track = score.tracks  # keep the score's track numbers (track 0 also holds the tempo map)
+        other_track = [int(ti) for ti, _, _ in others]
     else:
         midi_track = np.searchsorted(np.unique(score.tracks), score.tracks) + 1
+        known = {int(v): k + 1 for k, v in enumerate(np.unique(score.tracks).tolist())}
+        other_track = [known.get(int(ti), 0) for ti, _, _ in others]
     mf = mido.MidiFile(type=1, ticks_per_beat=tpb)
-    for track_no in range(int(midi_track.max()) + 1):
+    for track_no in range(max([int(midi_track.max())] + other_track) + 1):
         events = []  # (tick, order at the tick, kind, note index or tempo)
         if track_no > 0 and track_no < len(names) and names[track_no]:
             events.append((0, -3, "track_name", track_no))
@@ -385,6 +427,9 @@ def write_midi(path, score, *, times_s=None) -> None:
                 events.append((tick, -1, "set_tempo", int(tempo)))
             for k, (beat, _, _) in enumerate(time_sigs):
                 events.append((int(round(beat * tpb)), -2, "time_signature", k))
+        for k, tr in enumerate(other_track):
+            if tr == track_no:   # before the notes of the same tick: a program change or pedal comes first
+                events.append((int(o_ticks[k]), -1 if others[k][2].is_meta else -0.5, "other", k))
         for i in np.flatnonzero(midi_track == track_no).tolist():
             zero = off_tick[i] == on_tick[i]
             events.append((int(on_tick[i]), 1, "note_on", i))
@@ -400,6 +445,8 @@ def write_midi(path, score, *, times_s=None) -> None:
                 msg = mido.MetaMessage("set_tempo", tempo=i)
             elif kind == "time_signature":
                 msg = mido.MetaMessage("time_signature", numerator=time_sigs[i][1], denominator=time_sigs[i][2])
+            elif kind == "other":
+                msg = others[i][2]
             else:
                 msg = mido.Message(kind, channel=int(channels[i]), note=int(score.pitches[i]),
                                    velocity=int(velocities[i]) if kind == "note_on" else 0)

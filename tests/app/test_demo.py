@@ -245,6 +245,7 @@ def test_export_and_reimport_into_a_fresh_project(qtbot, demo):
     fresh = Engine.create(work / "fresh.marginalia")
     win.set_engine(fresh)
     assert finish_io(qtbot, win, lambda: win.import_data([str(work / "profiles.csv")]))
+    assert "profiles.csv read as long table: id=profile.id" in win.statusBar().currentMessage()
     assert len(finish_io(qtbot, win, lambda: win.import_labels_from("annotations-csv", str(out)))) == len(expected)
     assert cgh_labels(win.engine) == expected
     # the same table again adds nothing, and says so; importing the same profiles again neither

@@ -80,3 +80,25 @@ def test_scheduler_without_workers_is_a_clear_error(seg_model, cgh_dir, tmp_path
                      "--out", str(tmp_path / "o"), "--scheduler", cluster.scheduler_address, "--timeout", "1"])
     err = capsys.readouterr().err
     assert code == 1 and "has no worker after 1 s" in err and "dask worker" in err
+
+
+def test_scheduler_from_dask_scheduler_address_and_from_a_scheduler_file(seg_model, cgh_dir, tmp_path, capsys,
+                                                                         monkeypatch):
+    from distributed import Client, LocalCluster
+    profiles = str(cgh_dir / "profiles.csv")
+    assert main(["predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "single"), "-q"]) == 0
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
+        assert main(["batch", "predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "env")]) == 0
+        err = capsys.readouterr().err
+        assert f"connecting to {cluster.scheduler_address} (from DASK_SCHEDULER_ADDRESS)" in err
+        monkeypatch.delenv("DASK_SCHEDULER_ADDRESS")
+        with Client(cluster) as c:
+            c.write_scheduler_file(str(tmp_path / "scheduler.json"))
+        assert main(["batch", "predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "file"),
+                     "--scheduler-file", str(tmp_path / "scheduler.json")]) == 0
+        assert "connecting to the scheduler of" in capsys.readouterr().err
+    assert _outputs(tmp_path / "env") == _outputs(tmp_path / "single") == _outputs(tmp_path / "file")
+    assert main(["batch", "predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "x"),
+                 "--scheduler-file", str(tmp_path / "missing.json")]) == 1
+    assert "no such file" in capsys.readouterr().err

@@ -41,10 +41,12 @@ def test_predict_profiles_writes_breaks_midway_and_segments(seg_model, cgh_dir, 
     expected = {(pid, chrom, (pos[c - 1] + pos[c]) / 2) for (pid, chrom), c in LAYOUT.items() if c is not None}
     assert {(r["profile.id"], r["chromosome"], float(r["position"])) for r in breaks} == expected
     segs = read_csv(out / "segments.csv")
-    assert list(segs[0]) == ["profile.id", "chromosome", "chromStart", "chromEnd", "mean"]
+    assert list(segs[0]) == ["profile.id", "chromosome", "first.position", "last.position", "probes", "mean"]
     assert len(segs) == sum(1 if c is None else 2 for c in LAYOUT.values())
     first = [r for r in segs if (r["profile.id"], r["chromosome"]) == ("1", "1")]
-    assert [(float(r["chromStart"]), float(r["chromEnd"])) for r in first] == [(pos[0], pos[29]), (pos[30], pos[-1])]
+    assert [(float(r["first.position"]), float(r["last.position"])) for r in first] == [(pos[0], pos[29]),
+                                                                                          (pos[30], pos[-1])]
+    assert [int(r["probes"]) for r in first] == [30, len(pos) - 30]
     seq = {s.name: s for s in read_profiles(cgh_dir / "profiles.csv")}["1:1"]
     assert float(first[1]["mean"]) == pytest.approx(seq.values[30:, 0].mean())
     # rows follow the file's order of sequences
@@ -358,3 +360,46 @@ def test_the_laws_choose_their_margin_unless_one_is_imposed(cgh_dir, tmp_path, c
     assert main(["train", "--help"]) == 0
     listed = ", ".join(f"{m:g}" for m in LAW_MARGINS[:-1]) + f" and {LAW_MARGINS[-1]:g}"
     assert f"chooses among {listed} with its ridge" in " ".join(capsys.readouterr().out.split())
+
+
+def _rename_columns(src, dst, header, sep=","):
+    lines = Path(src).read_text().splitlines()
+    dst.write_text("\n".join([header] + [sep.join(line.split(",")) for line in lines[1:]]) + "\n")
+    return dst
+
+
+def test_predict_reads_other_layouts_and_writes_seg_and_bedgraph(seg_model, cgh_dir, tmp_path, capsys):
+    std = tmp_path / "std"
+    assert main(["predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"), "--out", str(std), "-q"]) == 0
+    seg = (std / "segments.seg").read_text().splitlines()
+    assert seg[0] == "ID\tchrom\tloc.start\tloc.end\tnum.mark\tseg.mean"
+    segs = read_csv(std / "segments.csv")
+    assert [ln.split("\t") for ln in seg[1:]] == [[r["profile.id"], r["chromosome"], r["first.position"],
+                                                   r["last.position"], r["probes"], r["mean"]] for r in segs]
+    bed = (std / "segments.bedGraph").read_text().splitlines()
+    assert sum(ln.startswith("track") for ln in bed) == len({r["profile.id"] for r in segs})
+    # the same table under names the reader recognises, and under names only --columns can map
+    usual = _rename_columns(cgh_dir / "profiles.csv", tmp_path / "usual.tsv", "Sample\tChrom\tPos\tLog2Ratio", "\t")
+    odd = _rename_columns(cgh_dir / "profiles.csv", tmp_path / "odd.csv", "tumour,arm,coord,ratio")
+    assert main(["predict", str(seg_model), "--profiles", str(usual), "--out", str(tmp_path / "u"), "-q"]) == 0
+    assert (tmp_path / "u" / "segments.seg").read_text() == "\n".join(seg) + "\n"
+    assert main(["predict", str(seg_model), "--profiles", str(odd), "--out", str(tmp_path / "o"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "['tumour', 'arm', 'coord', 'ratio']" in err and "--columns id=COL" in err
+    assert main(["predict", str(seg_model), "--profiles", str(odd), "--columns",
+                 "id=tumour,chromosome=arm,position=coord,logratio=ratio", "--out", str(tmp_path / "o"), "-q"]) == 0
+    assert (tmp_path / "o" / "segments.seg").read_text() == "\n".join(seg) + "\n"
+    assert main(["predict", str(seg_model), "--profiles", str(odd), "--columns", "position=coord",
+                 "--out", str(tmp_path / "x"), "-q"]) == 2
+    assert "--columns 'position=coord': logratio missing" in capsys.readouterr().err
+
+
+def test_train_and_evaluate_take_columns(cgh_dir, tmp_path, capsys):
+    odd = _rename_columns(cgh_dir / "profiles.csv", tmp_path / "odd.csv", "tumour,arm,coord,ratio")
+    spec = ["--columns", "id=tumour,chromosome=arm,position=coord,logratio=ratio"]
+    model = tmp_path / "m.model"
+    assert main(["train", "--task", "segmentation", "--profiles", str(odd), "--annotations",
+                 str(cgh_dir / "annotations.csv"), *spec, "--out", str(model), "-q"]) == 0
+    assert main(["evaluate", str(model), "--profiles", str(odd), "--annotations", str(cgh_dir / "annotations.csv"),
+                 *spec, "--summary", "-q"]) in (0, 1)
+    assert "labels" in capsys.readouterr().out

@@ -141,8 +141,7 @@ def test_write_then_read_profiles_round_trip(tmp_path_factory, chroms):
     ("\n  \n", None, "empty"),
     (HEADER, None, "no data rows"),
     ("profile.id,chromosome,position\n1,1,5\n", "line 1", "missing column 'logratio'"),
-    ("profile.id,chromosome,position,log_ratio\n1,1,5,0.1\n", "line 1", "Did you mean 'log_ratio'"),
-    ("profile,chromosome,position,logratio\n1,1,5,0.1\n", "line 1", "missing column 'profile.id'"),
+    ("profile.id,chromosome,probe,log_ratio\n1,1,5,0.1\n", "line 1", "missing column 'position'.*--columns"),
     (HEADER + "1,1,5,0.1\n1,1,6,abc\n", "line 3, column logratio", "'abc' is not a number"),
     (HEADER + "1,1,5,0.1\n\n1,1,6,NA\n", "line 4, column logratio", "'NA' is not a number"),
     (HEADER + "1,1,5,NaN\n", "line 2, column logratio", "finite"),
@@ -283,8 +282,8 @@ def test_segments_breaks_and_bedgraph_known_answer(tmp_path):
                    units="bp", kind="cgh", meta={"profile_id": "4", "chromosome": "7"})
     seg = Segmentation([2, 4, 6])
     cgh.write_segments(tmp_path / "s.csv", {seq: seg})
-    assert (tmp_path / "s.csv").read_text() == ("profile.id,chromosome,chromStart,chromEnd,mean\n"
-                                                "4,7,100,200,1\n4,7,300,400,3\n4,7,500,600,6\n")
+    assert (tmp_path / "s.csv").read_text() == ("profile.id,chromosome,first.position,last.position,probes,mean\n"
+                                                "4,7,100,200,2,1\n4,7,300,400,2,3\n4,7,500,600,2,6\n")
     cgh.write_breaks(tmp_path / "b.csv", [(seq, seg)])
     assert (tmp_path / "b.csv").read_text() == "profile.id,chromosome,position\n4,7,250\n4,7,450\n"
     cgh.write_bedgraph(tmp_path / "g.bedGraph", {seq: seg})

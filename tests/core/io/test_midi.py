@@ -237,3 +237,53 @@ def test_writer_refuses_negative_onsets_and_encodes_names(tmp_path):
               meta={"track_names": ("", "piano día")})
     midi.write_midi(tmp_path / "u.mid", s)
     assert midi.read_midi(tmp_path / "u.mid").meta["track_names"] == ("?", "piano día")
+
+
+def test_aligned_midi_keeps_every_event_moved_with_the_notes(tmp_path):
+    import mido
+
+    from marginalia.io.midi import read_midi, write_midi
+    tpb = 480
+    mf = mido.MidiFile(type=1, ticks_per_beat=tpb)
+    meta = mido.MidiTrack([mido.MetaMessage("set_tempo", tempo=500000), mido.MetaMessage("key_signature", key="G"),
+                           mido.MetaMessage("time_signature", numerator=3, denominator=4),
+                           mido.MetaMessage("time_signature", numerator=4, denominator=4, time=3 * tpb)])
+    piano = mido.MidiTrack([mido.MetaMessage("track_name", name="piano"),
+                            mido.Message("program_change", program=5, channel=1),
+                            mido.Message("control_change", control=64, value=127, channel=1),
+                            mido.Message("note_on", note=60, velocity=80, channel=1),
+                            mido.MetaMessage("lyrics", text="la", time=0),
+                            mido.Message("pitchwheel", pitch=2000, channel=1, time=tpb // 2),
+                            mido.Message("note_off", note=60, channel=1, time=tpb // 2),
+                            mido.Message("note_on", note=64, velocity=80, channel=1),
+                            mido.Message("control_change", control=64, value=0, channel=1, time=tpb),
+                            mido.Message("note_off", note=64, channel=1),
+                            mido.Message("note_on", note=67, velocity=80, channel=1, time=tpb),
+                            mido.MetaMessage("marker", text="end", time=tpb),
+                            mido.Message("note_off", note=67, channel=1)])
+    mf.tracks.extend([meta, piano])
+    mf.save(str(tmp_path / "s.mid"))
+    score = read_midi(tmp_path / "s.mid")
+    kept = [m.type for _, _, m in score.meta["other_events"]]
+    assert sorted(kept) == sorted(["key_signature", "time_signature", "time_signature", "program_change",
+                                   "control_change", "lyrics", "pitchwheel", "control_change", "marker"])
+    # notes at 0, 1 and 3 beats (0, 0.5, 1.5 s); the audio plays them twice slower, 1 s late
+    times = 2.0 * score.event_onsets_s + 1.0
+    write_midi(tmp_path / "aligned.mid", score, times_s=times)
+    out = mido.MidiFile(str(tmp_path / "aligned.mid"))
+    got = []
+    for ti, track in enumerate(out.tracks):
+        tick = 0
+        for msg in track:
+            tick += msg.time
+            if msg.type not in ("note_on", "note_off", "set_tempo", "end_of_track", "track_name"):
+                got.append((msg.type, mido.tick2second(tick, out.ticks_per_beat, 500000)))
+    expected = [(m.type, 2.0 * s + 1.0) for _, s, m in score.meta["other_events"]]
+    assert sorted(t for t, _ in got) == sorted(t for t, _ in expected)
+    for (t1, s1), (t2, s2) in zip(sorted(got), sorted(expected)):
+        assert t1 == t2 and abs(s1 - s2) < 1e-3
+    # a program change and the pedal come before the first note of their tick, and keep their channel
+    piano_out = [m for m in out.tracks[1] if m.type in ("program_change", "control_change", "note_on")]
+    assert [m.type for m in piano_out[:3]] == ["program_change", "control_change", "note_on"]
+    assert piano_out[0].channel == 1 and piano_out[0].program == 5
+    assert read_midi(tmp_path / "aligned.mid").onsets_s == pytest.approx(times[score.note_event], abs=1e-3)

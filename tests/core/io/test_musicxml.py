@@ -1,0 +1,123 @@
+"""MusicXML scores through partitura (the [music] extra), on scores written here."""
+
+import zipfile
+
+import numpy as np
+import pytest
+
+from marginalia.exceptions import DataFormatError, MissingExtraError
+
+pytest.importorskip("partitura")
+
+from marginalia.io.midi import read_midi, write_midi  # noqa: E402
+from marginalia.io.musicxml import read_musicxml, read_score  # noqa: E402
+
+
+def _note(step, octave, duration=2, chord=False):
+    return (f"<note>{'<chord/>' if chord else ''}<pitch><step>{step}</step><octave>{octave}</octave></pitch>"
+            f"<duration>{duration}</duration><type>quarter</type></note>")
+
+
+def _xml(measures_p1, measures_p2=None, tempo=90, repeat=False):
+    def part(pid, measures):
+        out = [f'<part id="{pid}">']
+        for k, notes in enumerate(measures, 1):
+            out.append(f'<measure number="{k}">')
+            if k == 1:
+                out.append("<attributes><divisions>2</divisions><time><beats>2</beats><beat-type>4</beat-type></time>"
+                           "</attributes>")
+                if pid == "P1":
+                    out.append(f'<direction placement="above"><direction-type><words>Andante</words></direction-type>'
+                               f'<sound tempo="{tempo}"/></direction>')
+                if repeat:
+                    out.append('<barline location="left"><repeat direction="forward"/></barline>')
+            out.extend(notes)
+            if repeat and k == len(measures):
+                out.append('<barline location="right"><bar-style>light-heavy</bar-style>'
+                           '<repeat direction="backward"/></barline>')
+            out.append("</measure>")
+        out.append("</part>")
+        return "".join(out)
+
+    plist = '<score-part id="P1"><part-name>Violin</part-name></score-part>'
+    if measures_p2:
+        plist += '<score-part id="P2"><part-name>Cello</part-name></score-part>'
+    body = part("P1", measures_p1) + (part("P2", measures_p2) if measures_p2 else "")
+    return ('<?xml version="1.0" encoding="UTF-8"?><score-partwise version="3.1">'
+            f"<part-list>{plist}</part-list>{body}</score-partwise>")
+
+
+def test_notes_parts_and_seconds_from_the_tempo_mark(tmp_path):
+    p = tmp_path / "duo.musicxml"
+    p.write_text(_xml([[_note("C", 5), _note("D", 5)], [_note("E", 5), _note("G", 5, chord=True), _note("F", 5)]],
+                      [[_note("C", 3, 4)], [_note("G", 2, 4)]], tempo=90))
+    s = read_musicxml(p)
+    got = sorted(zip(s.onsets_beats.tolist(), s.pitches.tolist(), s.tracks.tolist()))
+    assert got == [(0.0, 48, 1), (0.0, 72, 0), (1.0, 74, 0), (2.0, 43, 1), (2.0, 76, 0), (2.0, 79, 0), (3.0, 77, 0)]
+    assert s.onsets_s == pytest.approx(s.onsets_beats * 60 / 90)          # 90 quarters per minute
+    assert s.offsets_beats.max() == 4.0 and s.meta["parts"] == ("Violin", "Cello")
+    assert s.meta["time_signatures"] == ((0.0, 2, 4),) and s.n_events == 4
+    # the same score as compressed MusicXML
+    mxl = tmp_path / "duo.mxl"
+    with zipfile.ZipFile(mxl, "w") as z:
+        z.writestr("META-INF/container.xml", '<?xml version="1.0"?><container><rootfiles>'
+                   '<rootfile full-path="duo.musicxml"/></rootfiles></container>')
+        z.writestr("duo.musicxml", p.read_text())
+    assert read_score(mxl).pitches.tolist() == s.pitches.tolist()
+    # written as MIDI, it reads back with the same notes and times (mido parses it)
+    write_midi(tmp_path / "duo.mid", s)
+    back = read_midi(tmp_path / "duo.mid")
+    assert back.pitches.tolist() == s.pitches.tolist()
+    assert back.onsets_s == pytest.approx(s.onsets_s, abs=2e-3)
+
+
+def test_repeats_are_read_as_written_or_unfolded(tmp_path):
+    p = tmp_path / "rep.musicxml"
+    p.write_text(_xml([[_note("C", 4), _note("D", 4)], [_note("E", 4), _note("F", 4)]], repeat=True))
+    written = read_musicxml(p)
+    assert written.n_notes == 4 and written.meta["repeats"] == {"mode": "written", "repeat_signs": 1}
+    unfolded = read_musicxml(p, repeats="unfold")
+    assert unfolded.n_notes == 8 and unfolded.pitches.tolist() == [60, 62, 64, 65] * 2
+    assert np.all(np.diff(unfolded.onsets_s) > 0)
+
+
+def test_bad_scores_name_the_file_and_line(tmp_path, monkeypatch):
+    p = tmp_path / "cut.musicxml"
+    p.write_text(_xml([[_note("C", 4)]])[:-40])
+    with pytest.raises(DataFormatError, match=r"cut.musicxml, line 1, column \d+: not well-formed XML"):
+        read_musicxml(p)
+    empty = tmp_path / "empty.musicxml"
+    empty.write_text(_xml([["<note><rest/><duration>4</duration></note>"]]))
+    with pytest.raises(DataFormatError, match="no notes"):
+        read_musicxml(empty)
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "partitura" else real(name, *a))
+    with pytest.raises(MissingExtraError, match="music"):
+        read_musicxml(tmp_path / "rep.musicxml" if (tmp_path / "rep.musicxml").exists() else empty)
+
+
+def test_audio_with_a_musicxml_score_is_an_alignment_item(tmp_path):
+    from marginalia.engine import Engine
+    from marginalia.io import write_wav
+    t = np.arange(22050 * 2) / 22050
+    write_wav(tmp_path / "duo.wav", (0.2 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), 22050)
+    (tmp_path / "duo.musicxml").write_text(_xml([[_note("C", 5), _note("D", 5)], [_note("E", 5), _note("F", 5)]]))
+    with Engine.create(tmp_path / "p.marginalia") as eng:
+        eng.import_files([tmp_path / "duo.wav", tmp_path / "duo.musicxml"])
+        (item,) = eng.items()
+        assert item.task == "alignment"
+        assert eng.data(item.id).score.n_events == 4
+
+
+def test_a_damaged_note_is_named_by_part_and_measure(tmp_path):
+    p = tmp_path / "bad.musicxml"
+    p.write_text(_xml([[_note("C", 5), _note("D", 5)], [_note("H", 5), _note("F", 5)]],
+                      [[_note("C", 3, 4)], [_note("G", 2, 4)]]))
+    with pytest.raises(DataFormatError, match=r"bad.musicxml, part P1 \(Violin\), measure 2: a note's pitch step "
+                                              r"is 'H'; expected A to G"):
+        read_musicxml(p)
+    q = tmp_path / "dur.musicxml"
+    q.write_text(_xml([[_note("C", 5)]], [[_note("C", 3, 4)], [_note("G", 2, "x")]]))
+    with pytest.raises(DataFormatError, match=r"part P2 \(Cello\), measure 2: a note's duration is 'x'"):
+        read_musicxml(q)

@@ -6,7 +6,7 @@ monotone alignment decoder picks the onset of each event. Two pseudo-events,
 a leading and a trailing rest, absorb the silence before and after the
 music (they score well on quiet frames). The score's own timing, stretched to
 the length of the music in the recording, gives each event an expected
-duration; a quadratic prior (thesis Alg. 9) keeps onsets near that tempo
+duration; a quadratic prior (Lajugie 2015, Alg. 9) keeps onsets near that tempo
 when the chroma evidence is weak.
 """
 

@@ -282,7 +282,7 @@ def train_alignment_pairs(args) -> int:
     its event templates between two silences; the expected alignment is the
     score played in strict time between the first and the last sound (through
     the anchors when a pair has some). :class:`~marginalia.learners.weak.WeakAlignment`
-    learns per-class scorers from that alone (thesis ch.6); they are saved as an
+    learns per-class scorers from that alone (Lajugie 2015, ch. 6); they are saved as an
     :class:`~marginalia.models.alignment.AlignmentModel`.
     """
     from ..learners.weak import WeakAlignment

@@ -24,7 +24,7 @@ output (CSV, to --out or to stdout):
   start_position/stop_position are the first and last sample's position (bp, s) for sample parts; rank 0
   is the best part to label next.
 
-strategies (Lou et al., Table 1.2): best-vs-2nd (smallest margin between the best and second-best
+strategies (Lou et al. 2014, Table 1.2): best-vs-2nd (smallest margin between the best and second-best
 structure; default), best-vs-worst, scoring, random.
 
 examples:

@@ -20,7 +20,7 @@ forms:
   train --task segmentation --profiles P.csv[.gz] --annotations A.csv --out MODEL
       fit from every labelled sequence of the files (annotations: profile.id,chromosome,min,max,annotation)
   train --task alignment --pairs PAIRS.csv --out MODEL [--max-iter N --lam L --mu M --nu N]
-      weakly supervised audio-to-score fit (thesis ch.6): per-class scorers learned from the scores and
+      weakly supervised audio-to-score fit (Lajugie 2015, ch. 6): per-class scorers learned from the scores and
       recordings alone, the expected alignment being the score played in strict time (through the anchors
       when given); PAIRS.csv has columns score,audio (paths relative to it) and optionally anchors (a CSV
       of event,audio_time_s for that pair)

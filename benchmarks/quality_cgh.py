@@ -476,7 +476,7 @@ def main(argv=None) -> int:
                          "per fold; measured 19.8 %% vs 18.3 %% with it)")
     ap.add_argument("--other-learners", default=None,
                     help="comma-separated metric learners measured besides SSVM under the same penalty laws: "
-                         f"{', '.join(OTHER_LEARNERS)} (default: all; none with --quick)")
+                         f"{', '.join(OTHER_LEARNERS)}, or none (default: all; none with --quick)")
     ap.add_argument("--long-chromosomes", action="store_true",
                     help="also the recipe whose penalty laws and pruners are trained on the 10^4-10^5-probe "
                          "chromosomes of profiles_all too (about 3 min more per fold)")
@@ -497,7 +497,7 @@ def main(argv=None) -> int:
             ap.error(f"--only-folds: expected folds between 1 and {args.folds}")
     if args.other_learners is None:
         args.other_learners = "" if args.quick else ",".join(OTHER_LEARNERS)
-    args.other_learners = [x for x in args.other_learners.split(",") if x]
+    args.other_learners = [x for x in args.other_learners.split(",") if x and x != "none"]
     unknown = [x for x in args.other_learners if x not in OTHER_LEARNERS]
     if unknown:
         ap.error(f"--other-learners: unknown {unknown}; expected some of {list(OTHER_LEARNERS)}")

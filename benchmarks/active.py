@@ -82,7 +82,7 @@ import numpy as np  # noqa: E402
 from marginalia.active.loop import ActiveSession, PartPool  # noqa: E402
 from marginalia.active.penalty_task import PenaltyPathTask  # noqa: E402
 from marginalia.active.recipe_task import QUERY_MARGINS, RecipeTask  # noqa: E402
-from marginalia.learners.cgh_recipe import RETRAIN_POLICIES, density_class  # noqa: E402
+from marginalia.cgh.recipe import RETRAIN_POLICIES, density_class  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
 from marginalia.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
 from marginalia.active.stopping import StoppingCriterion  # noqa: E402
@@ -274,7 +274,7 @@ def query_profile(raw_runs, strategies, start_errs, full_errs, seq_by_name, frac
     chromosomes the start model / the full-label model gets wrong (>= 1 label error: labels that carry a
     correction), the mean number of region labels, the share of high-density arrays and the mean length,
     against the same figures over the whole pool. Returns printable lines and a JSON-ready dict."""
-    from marginalia.learners.cgh_recipe import density_class
+    from marginalia.cgh.recipe import density_class
 
     def stats(names, k):
         se, fe = start_errs[k], full_errs[k]
@@ -589,7 +589,7 @@ def time_engine_part_scores(*, n_items=25, n_probes=5000, n_steps=12, seed=0):
     from marginalia.active.uncertainty import uncertainty_from_scores
     from marginalia.learners.perceptron import StructuredPerceptron
     try:
-        from marginalia.features.cgh import pointwise_hermite_features as feats
+        from marginalia.cgh.features import pointwise_hermite_features as feats
     except ImportError:  # pragma: no cover - older engine
         from marginalia.tasks.segmentation import cgh_features as feats
     xs, labels = synthetic_project(n_items, n_probes, seed)
@@ -812,7 +812,7 @@ def main(argv=None):
                     help="recipe model: best-vs-2nd margin of the decoder's best segmentation (default) or of the "
                          "recipe's pruned prediction ('output')")
     ap.add_argument("--metric-refit", choices=RETRAIN_POLICIES, default="learn",
-                    help="recipe model: how each refit gets its metric (marginalia.learners.cgh_recipe.retrain_metric_mode)")
+                    help="recipe model: how each refit gets its metric (marginalia.cgh.recipe.retrain_metric_mode)")
     ap.add_argument("--calibration-seeds", type=int, default=1,
                     help="seeds whose runs choose the stopping window and threshold (per-run rows; the rest report)")
     ap.add_argument("--batch", type=int, default=1, help="parts queried per step (Lou Alg. 1.2: one)")
@@ -858,7 +858,7 @@ def main(argv=None):
     platform_of = {s.name: density_class(s) for s in seqs} if args.balance_platforms else None
     density = None
     if args.density_weight is not None:
-        from marginalia.learners.penalty_regression import sequence_features
+        from marginalia.cgh.penalty_regression import sequence_features
         density = ({s.name: np.r_[sequence_features(s.values[:, 0]), float(density_class(s) == "high")]
                     for s in seqs}, args.density_weight)
     if args.model == "penalty":

@@ -5,9 +5,9 @@ references (one tuned penalty ∝ σ̂² log T, max-margin interval regression o
 per-sequence best penalty = oracle of penalty-only models) and our learned metrics are trained
 on the training profiles' labels and scored on the test profiles' labels (label error =
 (FP + FN) / labelled regions). Ours: the SSVM-learned diagonal metric alone, and the aCGH recipe
-(:class:`marginalia.learners.cgh_recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
+(:class:`marginalia.cgh.recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
 array platform), with its per-sequence oracle, and the same recipe followed by the learned change
-pruning per platform (:mod:`marginalia.learners.change_pruning`; the CLI default, whose pruners may also choose
+pruning per platform (:mod:`marginalia.cgh.change_pruning`; the CLI default, whose pruners may also choose
 from a label-free over-segmentation's changes), next to pruners refitted on the law's changes alone. One run also checks the command-line contract: ``marginalia-cli
 train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
 against the test annotations must equal the in-process figure of the same recipe.
@@ -40,12 +40,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from marginalia.features.cgh import pointwise_hermite_features  # noqa: E402
+from marginalia.cgh.features import pointwise_hermite_features  # noqa: E402
 from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
-from marginalia.learners.cgh_recipe import CghSegmenter  # noqa: E402
-from marginalia.learners.change_pruning import ChangePruner  # noqa: E402
-from marginalia.learners.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
-from marginalia.learners.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
+from marginalia.cgh.change_pruning import ChangePruner  # noqa: E402
+from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
+from marginalia.cgh.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
 from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Does the aCGH recipe lose accuracy because its SSVM metric is not solved to optimality? (issue #4)
 
-The recipe (:class:`~marginalia.learners.cgh_recipe.CghSegmenter`) learns its diagonal metric with the
+The recipe (:class:`~marginalia.cgh.recipe.CghSegmenter`) learns its diagonal metric with the
 block-coordinate Frank-Wolfe SSVM (:class:`~marginalia.learners.ssvm.SSVM`, 5 passes, C = 1). On these
 features its own duality-gap estimate stays about as large as its objective, so the returned ``w``
 is far from the optimum. This benchmark solves the same structured hinge to a certified optimum and
@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import format_row, reference, result_row  # noqa: E402
 from benchmarks.quality_cgh import folds_by_profile, load  # noqa: E402
-from marginalia.learners.cgh_recipe import CghSegmenter  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
 
 START_GRID = np.exp2(np.arange(-4, 5, 0.5))    # the recipe's penalty grid for w0

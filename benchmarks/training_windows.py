@@ -1,7 +1,7 @@
 """Does cutting long chromosomes into training windows cost accuracy? Exact vs windowed metric step.
 
 The aCGH recipe learns its metric on windows of at most 6,000 probes cut around the labels of longer
-chromosomes (:mod:`marginalia.learners.training_windows`), to bound the cost of the loss-augmented decodings
+chromosomes (:mod:`marginalia.cgh.training_windows`), to bound the cost of the loss-augmented decodings
 of the metric step on long chromosomes. This benchmark measures what that approximation costs on the
 labelled high-density chromosomes of ``profiles_all`` of at most ``--max-probes`` (default 30,000):
 cross-validation split by profile, the same recipe trained with ``metric_window=6000`` (the default)
@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import result_row  # noqa: E402
 from benchmarks.quality_cgh import folds_by_profile, load  # noqa: E402
-from marginalia.learners.cgh_recipe import CghSegmenter, density_class  # noqa: E402
-from marginalia.learners.training_windows import MAX_WINDOW  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter, density_class  # noqa: E402
+from marginalia.cgh.training_windows import MAX_WINDOW  # noqa: E402
 from marginalia.models.segmentation import count_label_errors  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "training_windows.json"

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import reference, result_row  # noqa: E402
 from benchmarks.quality_cgh import features, fit_metric, load, model_errors  # noqa: E402
-from marginalia.learners.cgh_recipe import density_class  # noqa: E402
+from marginalia.cgh.recipe import density_class  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
 from marginalia.learners.transfer import TransferSSVM  # noqa: E402
 from marginalia.learners.transfer_cv import TransferRhoCV, select_rho  # noqa: E402

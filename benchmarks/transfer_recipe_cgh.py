@@ -1,6 +1,6 @@
 """Transfer between aCGH platforms as users meet it: the full recipe (issue #4, Lou et al. eq. 1.9).
 
-The recipe (:class:`~marginalia.learners.cgh_recipe.CghSegmenter`: SSVM metric on point-wise Hermite features,
+The recipe (:class:`~marginalia.cgh.recipe.CghSegmenter`: SSVM metric on point-wise Hermite features,
 per-sequence penalty law and change pruner per platform) is trained on
 
 1. ``target-only``: the revealed high-density (oligo) sequences alone;
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._common import reference, result_row  # noqa: E402
 from benchmarks.quality_cgh import load, model_errors_of  # noqa: E402
 from benchmarks.transfer_cgh import paired, parse_rhos, ratio, revealed, target_splits  # noqa: E402
-from marginalia.learners.cgh_recipe import CghSegmenter, density_class  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter, density_class  # noqa: E402
 
 HEADLINE_FRACTION = 0.2
 RECIPE = "recipe"     # the treatment key of the error table shared with transfer_cgh.paired

@@ -9,8 +9,8 @@ with labels (~0.13 with every label, the per-sequence oracle ~0.05), so the
 choice of which chromosome to label matters.
 
 Model. Each item is a 1-d signal ``x`` (T,). Its exact least-squares penalty
-path (:func:`marginalia.learners.penalty_path.penalty_path`, ``K <= k_max`` segments)
-and its features ``F`` (:func:`marginalia.learners.penalty_regression.sequence_features`
+path (:func:`marginalia.cgh.penalty_path.penalty_path`, ``K <= k_max`` segments)
+and its features ``F`` (:func:`marginalia.cgh.penalty_regression.sequence_features`
 plus, with ``path_features``, the two largest log-penalties at which the path
 loses a change) are computed once per item and cached. The model predicts
 ``log λ = θᵀ z(F) + b`` (``z``: features standardised with the pool's mean and
@@ -25,7 +25,7 @@ Learning (Lou et al. 2014, §1.4.2, the combined strategy):
   ``log λ`` pieces of the path with the fewest label errors) shrunk by
   ``margin``; the step puts the prediction on the nearer end;
 * ``refit``: the regularised max-margin interval regression on every labelled
-  item (:class:`marginalia.learners.penalty_regression.PenaltyIntervalRegression`);
+  item (:class:`marginalia.cgh.penalty_regression.PenaltyIntervalRegression`);
   the perceptron then continues from the refit's parameters.
 
 Part scores (for :mod:`marginalia.active.uncertainty`; scores are minus penalised
@@ -58,8 +58,8 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..features.hermite import as_signal
-from ..learners.penalty_path import error_intervals, min_error_interval, penalty_path
-from ..learners.penalty_regression import PenaltyIntervalRegression, sequence_features
+from ..cgh.penalty_path import error_intervals, min_error_interval, penalty_path
+from ..cgh.penalty_regression import PenaltyIntervalRegression, sequence_features
 from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
 from .parts import Part
 from .uncertainty import PartScores

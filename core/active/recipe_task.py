@@ -7,7 +7,7 @@ app uses rather than a stand-in:
 
 * items are aCGH :class:`~marginalia.types.Sequence` objects (one chromosome each);
   the metric's input is the logratio and its point-wise Hermite functions
-  (:meth:`marginalia.learners.cgh_recipe.CghSegmenter.model_input`, shape (T, 6));
+  (:meth:`marginalia.cgh.recipe.CghSegmenter.model_input`, shape (T, 6));
 * it starts, before any label, from optimal partitioning of the raw logratio
   with a BIC-like penalty (the Hermite columns at weight 0);
 * ``perceptron_step``: an averaged passive-aggressive structured-perceptron step
@@ -15,7 +15,7 @@ app uses rather than a stand-in:
   penalty scaled by its recipe law's offset once a recipe is fitted);
 * ``refit`` (the combined strategy's regularised fit): with at least
   ``min_items`` labelled chromosomes the aCGH recipe
-  (:class:`~marginalia.learners.cgh_recipe.CghSegmenter`: SSVM metric, a penalty law
+  (:class:`~marginalia.cgh.recipe.CghSegmenter`: SSVM metric, a penalty law
   per array platform, learned change pruning), else a warm-started SSVM; the
   perceptron then continues from the fit's parameters;
 * part scores: best vs. the count runner-up
@@ -35,7 +35,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..features.hermite import robust_noise_scale
-from ..learners.cgh_recipe import RETRAIN_POLICIES, CghSegmenter, profile_groups, retrain_metric_mode
+from ..cgh.recipe import RETRAIN_POLICIES, CghSegmenter, profile_groups, retrain_metric_mode
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import Segmentation, Sequence
 from .segmentation_task import OutputPruning, SegmentationTask, segmentation_part_scores
@@ -55,7 +55,7 @@ class RecipeTask(SegmentationTask):
         Labelled chromosomes from which :meth:`refit` fits the recipe (the
         engine's ``RECIPE_MIN_ITEMS``); fewer: a warm-started SSVM.
     recipe_params : dict, optional
-        Extra parameters of :class:`~marginalia.learners.cgh_recipe.CghSegmenter`
+        Extra parameters of :class:`~marginalia.cgh.recipe.CghSegmenter`
         (default: the engine's, ``min_size=3, prune=True``).
     query_margin : {"decoder", "output"}
         ``"decoder"``: part scores are the decoder's best vs. count runner-up;
@@ -63,7 +63,7 @@ class RecipeTask(SegmentationTask):
         prediction (:class:`~marginalia.active.segmentation_task.OutputPruning`).
     metric_refit : {"learn", "anchor", "keep-x1.5"}
         How each recipe refit gets its metric from the previous recipe
-        (:func:`~marginalia.learners.cgh_recipe.retrain_metric_mode`).
+        (:func:`~marginalia.cgh.recipe.retrain_metric_mode`).
 
     Attributes
     ----------

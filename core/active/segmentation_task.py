@@ -139,7 +139,7 @@ class OutputPruning:
     Parameters
     ----------
     pruner : ChangePruner
-        Fitted rule (:class:`marginalia.learners.change_pruning.ChangePruner`).
+        Fitted rule (:class:`marginalia.cgh.change_pruning.ChangePruner`).
     signal : ndarray, shape (T,)
         The whole item's 1-d signal the rule reads (the aCGH logratio).
     scale : float
@@ -152,7 +152,7 @@ class OutputPruning:
 
 
 def _pruned(rule, x, seg: Segmentation, scale: float) -> Segmentation:
-    from ..learners.change_pruning import prune_changes
+    from ..cgh.change_pruning import prune_changes
     return prune_changes(x, seg, tau=rule.tau_, beta=rule.beta_, gamma=rule.gamma_, delta=rule.delta_, scale=scale,
                          spike=getattr(rule, "spike_", None))
 

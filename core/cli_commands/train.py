@@ -331,7 +331,7 @@ def _check_annotations_hold(train, labels, args) -> None:
 
 
 def _train_cgh_recipe(args, train, labels) -> int:
-    """The aCGH recipe (:mod:`marginalia.learners.cgh_recipe`): learned metric + per-platform penalty law + pruning."""
+    """The aCGH recipe (:mod:`marginalia.cgh.recipe`): learned metric + per-platform penalty law + pruning."""
     if args.learner != "ssvm" or args.metric != "diagonal" or args.features != "hermite":
         raise UsageError("--recipe penalty-law learns a diagonal metric by SSVM on its own features; for "
                          "--learner/--metric/--features give --recipe plain")
@@ -343,9 +343,9 @@ def _train_cgh_recipe(args, train, labels) -> int:
 
 
 def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
-    """Fit :class:`~marginalia.learners.cgh_recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
-    from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
-    from ..learners.change_pruning import SPIKE_THRESHOLD
+    """Fit :class:`~marginalia.cgh.recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
+    from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter
+    from ..cgh.change_pruning import SPIKE_THRESHOLD
     from ..models.persistence import labels_hash
     from ..models.files import TrainedModel, save_model
 
@@ -440,7 +440,7 @@ def _train_project(args) -> int:
             args.max_iter = 5
         info(args, f"train: {len(seqs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, recipe "
                    f"penalty-law ({args.metric_learner} metric, then a penalty law per array platform)")
-        from ..learners.cgh_recipe import profile_groups
+        from ..cgh.recipe import profile_groups
         groups = profile_groups(seqs, [s.name or str(i) for i, s in enumerate(seqs)])
         return _fit_and_save_recipe(args, seqs, Ys, {"project": str(Path(args.project).resolve())}, groups=groups)
     info(args, f"train: {len(Xs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, learner {args.learner}")

@@ -4,7 +4,7 @@ A :class:`~marginalia.models.segmentation.SegmentationModel` with parameters ``w
 (metric ``B`` and penalty ``λ``) uses one penalty law for every sequence. This
 wrapper keeps ``B`` and multiplies the penalty of each sequence by ``exp(δ)``,
 with ``δ = f(features of the sequence)`` learned by max-margin interval
-regression (:class:`~marginalia.learners.penalty_regression.PenaltyIntervalRegression`)
+regression (:class:`~marginalia.cgh.penalty_regression.PenaltyIntervalRegression`)
 on the intervals of offsets whose decoding has the fewest label errors, found
 on a grid of offsets. With ``path_features=True`` the regression also sees
 where the sequence's own decoding path loses its last change (the offset at
@@ -18,8 +18,8 @@ import numpy as np
 
 from ..exceptions import NotFittedError, ParameterError
 from ..models.segmentation import count_label_errors
-from .penalty_path import min_error_interval
-from .penalty_regression import PenaltyIntervalRegression
+from ..cgh.penalty_path import min_error_interval
+from ..cgh.penalty_regression import PenaltyIntervalRegression
 
 __all__ = ["PenaltyCalibration"]
 
@@ -99,7 +99,7 @@ class PenaltyCalibration:
             Model inputs.
         Ys : list of label lists
         F : ndarray, shape (n, d)
-            Sequence features (e.g. :func:`~marginalia.learners.penalty_regression.sequence_features`).
+            Sequence features (e.g. :func:`~marginalia.cgh.penalty_regression.sequence_features`).
         """
         g = self._grid()
         if not (len(Xs) == len(Ys) == len(F)):

@@ -11,7 +11,7 @@ from marginalia.active.recipe_task import RecipeTask
 from marginalia.active.segmentation_task import OutputPruning, region_error, segmentation_part_scores
 from marginalia.decoders.segmentation import segment_penalized
 from marginalia.exceptions import ParameterError
-from marginalia.learners.change_pruning import ChangePruner, elimination_path
+from marginalia.cgh.change_pruning import ChangePruner, elimination_path
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.types import RegionLabel, Sequence
 

@@ -2,8 +2,8 @@
 
 Per probe: the logratio in noise units and its point-wise Hermite functions
 (Lajugie 2015, §4.4.2 with no averaging window), the input of the learned metric of
-:mod:`marginalia.learners.cgh_recipe`. Per sequence: the summaries a penalty law
-needs (length, noise level, variance: :func:`~marginalia.learners.penalty_regression.sequence_features`)
+:mod:`marginalia.cgh.recipe`. Per sequence: the summaries a penalty law
+needs (length, noise level, variance: :func:`~marginalia.cgh.penalty_regression.sequence_features`)
 and the probe density, which tells the array platform apart (low-density BAC
 arrays have ~1 probe per Mb, high-density oligo arrays ~25).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import ParameterError
-from .hermite import as_signal, hermite_features, robust_noise_scale
+from ..features.hermite import as_signal, hermite_features, robust_noise_scale
 
 __all__ = ["pointwise_hermite_features", "probe_density"]
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe, retrain_metric_mode
-from marginalia.learners.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
+from marginalia.cgh.recipe import CghSegmenter, density_class, fit_cgh_recipe, retrain_metric_mode
+from marginalia.cgh.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
 from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel, count_label_errors
 from marginalia.types import RegionKind, RegionLabel, Sequence
 
@@ -319,7 +319,7 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
 
 
 def test_a_long_chromosome_teaches_the_metric_through_windows_around_its_labels(monkeypatch):
-    from marginalia.learners import training_windows as tw
+    from marginalia.cgh import training_windows as tw
     rng = np.random.default_rng(8)
     seqs, labs = _platform_set(8, 12)
     T = 3 * tw.MAX_WINDOW
@@ -483,7 +483,7 @@ def test_a_law_metric_can_be_imposed():
 
 
 def test_a_law_chooses_its_margin_only_from_enough_profiles():
-    from marginalia.learners.cgh_recipe import LAW_MARGINS, MIN_GROUPS_TO_COMPARE
+    from marginalia.cgh.recipe import LAW_MARGINS, MIN_GROUPS_TO_COMPARE
     seqs, labs = _platform_set(7, 16)
     params = dict(max_iter=1, density_split=None, counts=(0, 1), alphas=(1e-2,), law_metric="logratio",
                   prune=True)

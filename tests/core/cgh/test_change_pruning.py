@@ -1,4 +1,4 @@
-"""Learned keep-or-drop rule on candidate changes (marginalia.learners.change_pruning)."""
+"""Learned keep-or-drop rule on candidate changes (marginalia.cgh.change_pruning)."""
 
 import copy
 import json
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.learners.change_pruning import (DEFAULT_TOLERANCE, SPIKE_THRESHOLD, SPREAD_FLOOR, ChangePruner, despike,
+from marginalia.cgh.change_pruning import (DEFAULT_TOLERANCE, SPIKE_THRESHOLD, SPREAD_FLOOR, ChangePruner, despike,
                                           elimination_path, oversegment, prune_changes, with_changes_of)
 from marginalia.models.segmentation import count_label_errors
 from marginalia.types import RegionKind, RegionLabel, Segmentation, Sequence
@@ -209,7 +209,7 @@ def test_the_threshold_aims_at_the_middle_of_the_near_best_ones():
 
 
 def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load():
-    from marginalia.learners.cgh_recipe import CghSegmenter, fit_cgh_recipe
+    from marginalia.cgh.recipe import CghSegmenter, fit_cgh_recipe
 
     from .test_penalty_law import _platform_item
     rng = np.random.default_rng(5)
@@ -316,7 +316,7 @@ def _missed_step_item(rng, i):
 
 
 def test_the_candidate_comparison_prunes_the_held_out_sequences_own_candidates():
-    from marginalia.learners.cgh_recipe import _pruner_cv_errors
+    from marginalia.cgh.recipe import _pruner_cv_errors
 
     rng = np.random.default_rng(5)
     items = [_missed_step_item(rng, i) for i in range(8)]
@@ -331,7 +331,7 @@ def test_the_candidate_comparison_prunes_the_held_out_sequences_own_candidates()
 
 
 def test_pruners_choose_from_an_oversegmentation_when_the_law_misses_changes():
-    from marginalia.learners.cgh_recipe import CghSegmenter
+    from marginalia.cgh.recipe import CghSegmenter
 
     rng = np.random.default_rng(11)
     train = [_missed_step_item(rng, i) for i in range(16)]
@@ -413,7 +413,7 @@ def test_decision_margin_is_the_distance_to_the_nearest_threshold_that_changes_t
 
 def test_too_few_groups_keep_the_laws_candidates_without_cross_validation():
     # and their pruner aims at its best thresholds: one error is a large share of a few profiles' labels
-    from marginalia.learners.cgh_recipe import MIN_GROUPS_TO_COMPARE, CghSegmenter
+    from marginalia.cgh.recipe import MIN_GROUPS_TO_COMPARE, CghSegmenter
 
     rng = np.random.default_rng(4)
     train = [_missed_step_item(rng, i) for i in range(16)]
@@ -431,7 +431,7 @@ def test_too_few_groups_keep_the_laws_candidates_without_cross_validation():
 
 def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
     from marginalia.exceptions import CancelledError
-    from marginalia.learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
+    from marginalia.cgh.recipe import CANDIDATE_STAGE, CghSegmenter
 
     rng = np.random.default_rng(6)
     train = [_missed_step_item(rng, i) for i in range(8)]
@@ -450,7 +450,7 @@ def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
 
 
 def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
-    from marginalia.learners.cgh_recipe import CghSegmenter, density_class
+    from marginalia.cgh.recipe import CghSegmenter, density_class
 
     from .test_penalty_law import _platform_item
     rng = np.random.default_rng(3)
@@ -487,7 +487,7 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
 
 
 def test_one_platform_is_fitted_once_and_each_of_two_gets_its_own_law_from_4_profiles():
-    from marginalia.learners.cgh_recipe import CghSegmenter
+    from marginalia.cgh.recipe import CghSegmenter
 
     from .test_penalty_law import _platform_item
     rng = np.random.default_rng(4)

@@ -7,7 +7,7 @@ import pytest
 
 from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.learners.calibrated_penalty import PenaltyCalibration
-from marginalia.learners.penalty_regression import sequence_features
+from marginalia.cgh.penalty_regression import sequence_features
 from marginalia.models.segmentation import SegmentationModel, count_label_errors
 from marginalia.types import RegionKind, RegionLabel
 

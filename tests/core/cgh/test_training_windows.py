@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from marginalia.exceptions import ParameterError
-from marginalia.learners.training_windows import training_windows, window_training_set
+from marginalia.cgh.training_windows import training_windows, window_training_set
 from marginalia.models.segmentation import label_violations
 from marginalia.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 

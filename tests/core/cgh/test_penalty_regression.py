@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.learners.penalty_path import error_intervals, min_error_interval, penalty_path
-from marginalia.learners.penalty_regression import PenaltyIntervalRegression, sequence_features
+from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path
+from marginalia.cgh.penalty_regression import PenaltyIntervalRegression, sequence_features
 from marginalia.types import RegionKind, RegionLabel
 
 

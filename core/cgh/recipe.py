@@ -1,13 +1,13 @@
 """The aCGH change-point recipe: a learned metric plus a per-sequence penalty law per array platform.
 
 1. Input matrix of a sequence: logratio in noise units and its point-wise
-   Hermite functions (:func:`~marginalia.features.cgh.pointwise_hermite_features`).
+   Hermite functions (:func:`~marginalia.cgh.features.pointwise_hermite_features`).
 2. A diagonal Mahalanobis metric and a base penalty ``∝ log T`` learned
    from the partial labels by SSVM (Lajugie 2015, ch. 4; exact label-violation
    loss). ``learner="transfer"`` learns one per array platform with
    :class:`~marginalia.learners.transfer.TransferSSVM` (Lou et al. 2014, eq. 1.9,
    coupled by ``rho``); its errors swing more between folds, so it is not the default.
-3. A :class:`~marginalia.learners.penalty_law.PenaltyLaw` per probe-density class
+3. A :class:`~marginalia.cgh.penalty_law.PenaltyLaw` per probe-density class
    (low-density BAC arrays vs high-density oligo arrays, split at
    ``density_split`` probes per Mb): the log-penalty offset of a sequence is a
    linear function of its length, noise level, variance and change-count
@@ -23,7 +23,7 @@
    probes per chromosome, get the plain logratio and the high-density ones mostly
    keep the learned metric).
 4. Optionally (``prune=True``; :func:`fit_cgh_recipe`'s default) a
-   :class:`~marginalia.learners.change_pruning.ChangePruner` per platform then drops,
+   :class:`~marginalia.cgh.change_pruning.ChangePruner` per platform then drops,
    weakest first, the changes of that segmentation whose local evidence (jump in
    noise units, segment lengths, spread of the shorter segment) is below a
    threshold learned on the training labels: the law decides how many changes a
@@ -48,7 +48,7 @@ import threading
 import numpy as np
 
 from ..exceptions import CancelledError, NotFittedError, ParameterError
-from ..features.cgh import pointwise_hermite_features, probe_density
+from .features import pointwise_hermite_features, probe_density
 from ..models.segmentation import SegmentationModel, count_label_errors
 from ..parallel import run_costliest_first
 from ..types import Segmentation, Sequence
@@ -130,7 +130,7 @@ class CghSegmenter:
     min_size : int, default 3
         Minimal segment length (probes).
     offsets, counts, alphas, margin, cv
-        Passed to :class:`~marginalia.learners.penalty_law.PenaltyLaw`.
+        Passed to :class:`~marginalia.cgh.penalty_law.PenaltyLaw`.
     density_split : float or None, default 5.0
         Probes per Mb splitting the platforms; ``None``: one law for all.
     min_class_sequences : int, default 4
@@ -159,26 +159,26 @@ class CghSegmenter:
         one warm-started BCFW pass); or :class:`~marginalia.learners.transfer.TransferSSVM`
         with one dataset per platform coupled by ``rho`` (each platform then
         decodes with its own metric). A chromosome longer than ``metric_window``
-        probes enters this step as :func:`~marginalia.learners.training_windows.training_windows`
+        probes enters this step as :func:`~marginalia.cgh.training_windows.training_windows`
         cut around its labels; the penalty laws and pruners see it whole.
     rho : float, default 1.0
         Coupling of the platforms for ``learner="transfer"``.
     prune : bool, default True
-        Learn a :class:`~marginalia.learners.change_pruning.ChangePruner` per platform
+        Learn a :class:`~marginalia.cgh.change_pruning.ChangePruner` per platform
         (pooled ``"all"`` one as fallback) on the law's segmentations of the
         training sequences, and apply it in :meth:`segment`. A platform segmented by the
         pooled law (too few sequences for its own) still gets a pruner of its own.
     candidates : {"auto", "law", "union"}, default "auto"
         The changes each pruner chooses from: the law's segmentation (``"law"``),
         or that plus a label-free over-segmentation of the logratio
-        (:func:`~marginalia.learners.change_pruning.oversegment`, ``overseg_penalty``
+        (:func:`~marginalia.cgh.change_pruning.oversegment`, ``overseg_penalty``
         times ``log T`` per change in noise units; ``"union"``), so that a change
         the law's penalty missed can still be kept; ``"auto"``: per pruner, the
         one with fewer cross-validated label errors on the training sequences
         (leaving out one group of ``groups`` at a time; the law's candidates on ties and when
         the sequences form fewer than ``MIN_GROUPS_TO_COMPARE`` = 8 groups). A held-out sequence
         is pruned from the law's segmentation at the offset of the law refitted without its fold
-        (:meth:`~marginalia.learners.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
+        (:meth:`~marginalia.cgh.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
         new sequence would be: its own offset, fitted to its labels, made the law's
         candidates look better than they are on new sequences. On the neuroblastoma
         cohort the high-density arrays take the union on most folds and the
@@ -187,7 +187,7 @@ class CghSegmenter:
         Penalty of that over-segmentation, per ``log T``.
     spike_threshold : float or None, default 4.0
         The pruners and the over-segmentation read the logratio with single-probe spikes
-        beyond this many noise units replaced (:func:`~marginalia.learners.change_pruning.despike`;
+        beyond this many noise units replaced (:func:`~marginalia.cgh.change_pruning.despike`;
         ``None``: as measured).
     random_state : int, default 0
     callback : callable, optional
@@ -228,7 +228,7 @@ class CghSegmenter:
         metrics compared (only the one used unless ``law_metric="auto"``).
     pruners_ : dict
         The keys of ``laws_``, and a platform without a law of its own (fewer than
-        ``min_class_sequences`` training sequences) → :class:`~marginalia.learners.change_pruning.ChangePruner`
+        ``min_class_sequences`` training sequences) → :class:`~marginalia.cgh.change_pruning.ChangePruner`
         (empty without ``prune``). A platform's pruner is fitted on its sequences alone,
         on the candidates of the law that segments them.
     pruner_candidates_ : dict
@@ -530,7 +530,7 @@ class CghSegmenter:
             model = self._model_in_units_of(anchor, Xs[0].shape[1])
         self.w_by_class_ = {}
         if self.learner == "ssvm":
-            from .ssvm import SSVM
+            from ..learners.ssvm import SSVM
             ssvm = SSVM(model, C=self.C, max_iter=self.max_iter, random_state=self.random_state,
                         callback=self.callback, should_stop=self.should_stop, warm_start=anchor is not None,
                         center="zero" if anchor is None else "initial")
@@ -538,13 +538,13 @@ class CghSegmenter:
                 ssvm.w_ = model.check_w(np.array(anchor.w_, dtype=np.float64))
             fitted = ssvm.fit(Xs, Ys)
         elif self.learner == "partial":
-            from .partial import PartialLabelSSVM
+            from ..learners.partial import PartialLabelSSVM
             # bridge loss; each convex CCCP step is solved by one BCFW pass warm-started from the last
             fitted = PartialLabelSSVM(model, C=self.C, strategy="bridge", max_outer=self.max_iter, inner="bcfw",
                                       inner_max_iter=1, random_state=self.random_state,
                                       callback=self.callback, should_stop=self.should_stop).fit(Xs, Ys)
         else:
-            from .transfer import TransferSSVM
+            from ..learners.transfer import TransferSSVM
             fitted = TransferSSVM(model, rho=self.rho, C=self.C, max_iter=self.max_iter,
                                   random_state=self.random_state, callback=self.callback,
                                   should_stop=self.should_stop).fit(Xs, Ys, list(classes))

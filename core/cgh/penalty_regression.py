@@ -2,7 +2,7 @@
 
 Each training sequence ``i`` comes with an interval ``[lower_i, upper_i]`` of
 log-penalties whose penalized segmentation has the fewest label errors (see
-:mod:`marginalia.learners.penalty_path`). A linear function ``f(x) = wᵀx + b`` of
+:mod:`marginalia.cgh.penalty_path`). A linear function ``f(x) = wᵀx + b`` of
 sequence features (log length, log noise level...) is fitted so that
 ``f(x_i)`` falls inside its interval with a margin, by minimising::
 

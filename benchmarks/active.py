@@ -14,7 +14,7 @@ chromosome. Test error is the labelled-region error on the test profiles (0break
 
 Model (``--model``):
 
-* ``penalty`` (default, :class:`marginalia.active.penalty_task.PenaltyPathTask`): the per-sequence
+* ``penalty`` (default, :class:`benchmarks.research.penalty_task.PenaltyPathTask`): the per-sequence
   log-penalty of least-squares segmentation of the raw logratio, learned by max-margin interval
   regression from the labelled chromosomes (combined strategy: passive-aggressive steps every
   label, the regularised regression every ``--refit-every`` labelled parts and at the end). With one
@@ -22,7 +22,7 @@ Model (``--model``):
   few labels whatever the strategy; a per-sequence penalty keeps learning (~0.11 with every label).
 * ``metric``: the learned diagonal metric of ``SegmentationModel`` with one penalty law (the
   earlier replay; the full-label references are the averaged perceptron and an SSVM).
-* ``recipe`` (:class:`marginalia.active.recipe_task.RecipeTask`): the app engine's aCGH learner, which keeps
+* ``recipe`` (:class:`benchmarks.research.recipe_task.RecipeTask`): the app engine's aCGH learner, which keeps
   learning with labels (9.2 % CV error with every label in ``quality_cgh.py``): averaged
   passive-aggressive perceptron steps with each chromosome's penalty factor, and the aCGH recipe
   (metric + per-platform penalty laws + change pruning) refitted every ``--refit-every`` = 8 labels (the
@@ -79,17 +79,17 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._common import result_row as row  # noqa: E402
 import numpy as np  # noqa: E402
 
-from marginalia.active.loop import ActiveSession, PartPool  # noqa: E402
-from marginalia.active.penalty_task import PenaltyPathTask  # noqa: E402
-from marginalia.active.recipe_task import QUERY_MARGINS, RecipeTask  # noqa: E402
-from marginalia.cgh.recipe import RETRAIN_POLICIES, density_class  # noqa: E402
+from benchmarks.research.active_loop import ActiveSession, PartPool  # noqa: E402
+from benchmarks.research.penalty_task import PenaltyPathTask  # noqa: E402
+from benchmarks.research.recipe_task import QUERY_MARGINS, RETRAIN_POLICIES, RecipeTask  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
 from marginalia.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
 from marginalia.active.stopping import StoppingCriterion  # noqa: E402
 from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties, select_batch  # noqa: E402
-from marginalia.types import Query  # noqa: E402
+from marginalia.cgh.recipe import density_class  # noqa: E402
 from marginalia.io.cgh import read_annotations, read_profiles  # noqa: E402
 from marginalia.models.segmentation import SegmentationModel  # noqa: E402
+from marginalia.types import Query  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -485,7 +485,7 @@ def time_penalty_cycle(seqs, by_item, *, n_parts, n_labelled, repeat):
 
 def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat, query_margin="decoder"):
     """The app engine's query cycle on ``n_parts`` whole chromosomes (``n_labelled`` of them labelled) under its
-    aCGH model (:class:`marginalia.active.recipe_task.RecipeTask`): after the recipe is fitted on the labelled ones
+    aCGH model (:class:`benchmarks.research.recipe_task.RecipeTask`): after the recipe is fitted on the labelled ones
     (timed apart: the app retrains in the background), each cycle is one averaged passive-aggressive step on a
     labelled chromosome (the engine's update after a label) plus the best-vs-2nd uncertainty of every part
     with its labels and of the labelled parts without them (the fixed stopping set). Wall and process CPU per
@@ -812,7 +812,7 @@ def main(argv=None):
                     help="recipe model: best-vs-2nd margin of the decoder's best segmentation (default) or of the "
                          "recipe's pruned prediction ('output')")
     ap.add_argument("--metric-refit", choices=RETRAIN_POLICIES, default="learn",
-                    help="recipe model: how each refit gets its metric (marginalia.cgh.recipe.retrain_metric_mode)")
+                    help="recipe model: how each refit gets its metric (benchmarks.research.recipe_task.retrain_metric_mode)")
     ap.add_argument("--calibration-seeds", type=int, default=1,
                     help="seeds whose runs choose the stopping window and threshold (per-run rows; the rest report)")
     ap.add_argument("--batch", type=int, default=1, help="parts queried per step (Lou Alg. 1.2: one)")

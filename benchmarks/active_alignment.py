@@ -17,7 +17,7 @@ shared ``audio_rendered/*_p01.wav`` plus, when present, other pianists' renders 
 event's notes + the renderer's 6.5 ms lag. Curves: mean ± std over performances (and seeds).
 
 ``--mode learn``: the older cross-piece replay of a 13 x 13 linear scorer
-(:class:`marginalia.active.alignment_task.AlignmentActiveTask`): the pool is the phrases of 3 pieces, the test
+(:class:`benchmarks.research.alignment_task.AlignmentActiveTask`): the pool is the phrases of 3 pieces, the test
 the 4th aligned without anchors; timed: one query cycle on a 300-part pool.
 
 Writes ``benchmarks/results/active_alignment.json`` and ``benchmarks/results/active_alignment.png``.
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 
-from marginalia.active.alignment_task import AlignmentActiveTask, AlignmentItem  # noqa: E402
-from marginalia.active.loop import ActiveSession, PartPool  # noqa: E402
+from benchmarks.research.active_loop import ActiveSession, PartPool  # noqa: E402
+from benchmarks.research.alignment_task import AlignmentActiveTask, AlignmentItem  # noqa: E402
 from marginalia.active.parts import phrase_parts  # noqa: E402
 from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties  # noqa: E402
 

@@ -4,7 +4,7 @@
 question; the curves of two strategies then differ by chance as much as by their questions. This
 benchmark isolates one step. For each seed: the pool/test split of ``benchmarks/active.py``; ``k``
 chromosomes of the pool labelled at random (k = 16, 24, 32, 40 by default); the replay's model
-(:class:`marginalia.active.recipe_task.RecipeTask`, the recipe refitted on those labels); then two batches of
+(:class:`benchmarks.research.recipe_task.RecipeTask`, the recipe refitted on those labels); then two batches of
 ``B`` more chromosomes, the next ``B`` of the random order, and the ``B`` unlabelled chromosomes with the
 largest best-vs-2nd uncertainty under that model (what ``ActiveSession`` asks with ``batch_size=B``).
 Each batch is added to the same ``k`` labels, the recipe refitted, and its label error measured on the
@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import reference, result_row, write_rows  # noqa: E402
 from benchmarks.active import load_cgh, split  # noqa: E402
+from benchmarks.research.recipe_task import RecipeTask  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
-from marginalia.active.recipe_task import RecipeTask  # noqa: E402
 from marginalia.active.uncertainty import uncertainty_from_scores  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

@@ -7,7 +7,7 @@ closest call. Longer parts hold more close calls, so their smallest margin is sm
 favour them for the wrong reason. This benchmark checks the choice on real labels.
 
 For each seed: the pool/test split of ``benchmarks/active.py``; ``k`` chromosomes of the pool labelled
-at random (k = 0, 16, 32); the replay's model (:class:`marginalia.active.recipe_task.RecipeTask`: perceptron
+at random (k = 0, 16, 32); the replay's model (:class:`benchmarks.research.recipe_task.RecipeTask`: perceptron
 steps, then the recipe refit); then, for every unlabelled pool chromosome, its best-vs-2nd margin ``m``
 (in units of its change penalty), its length ``T``, and whether the current prediction has a label error
 on it (the oracle's labels, used only for scoring the ranking). A ranking is good when it puts the
@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import result_row, write_rows  # noqa: E402
 from benchmarks.active import load_cgh, split  # noqa: E402
+from benchmarks.research.recipe_task import RecipeTask  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
-from marginalia.active.recipe_task import RecipeTask  # noqa: E402
 from marginalia.models.segmentation import count_label_errors  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

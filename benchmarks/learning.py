@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import format_row, result_row  # noqa: E402
-from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
 from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
+from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
 from marginalia.learners.partial import PartialLabelSSVM  # noqa: E402
 from marginalia.learners.perceptron import StructuredPerceptron  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402

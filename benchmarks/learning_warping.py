@@ -39,10 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import format_row, result_row  # noqa: E402
+from benchmarks.research.warping_fw import WarpingFrankWolfe  # noqa: E402
+from benchmarks.research.warping_model import WarpingModel  # noqa: E402
 from marginalia.decoders.warping import dtw, warping_area_loss  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
-from marginalia.learners.warping_fw import WarpingFrankWolfe  # noqa: E402
-from marginalia.models.warping import WarpingModel  # noqa: E402
 
 ROWS = []
 

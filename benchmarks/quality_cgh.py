@@ -40,12 +40,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from marginalia.cgh.features import pointwise_hermite_features  # noqa: E402
-from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
-from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 from marginalia.cgh.change_pruning import ChangePruner  # noqa: E402
+from marginalia.cgh.features import pointwise_hermite_features  # noqa: E402
 from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
 from marginalia.cgh.penalty_regression import PenaltyIntervalRegression, sequence_features  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
+from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
 from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
 

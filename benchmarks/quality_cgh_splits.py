@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from quality_cgh import (PathTable, folds_by_profile, load, model_errors_of, score_log_penalties,  # noqa: E402
                          tune_constant)
-from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 from marginalia.cgh.penalty_regression import PenaltyIntervalRegression  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 
 N_FOLDS = 5
 RECIPE = "recipe (CLI default: metric + penalty law + pruning)"

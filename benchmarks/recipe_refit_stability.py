@@ -45,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import format_row, result_row  # noqa: E402
 from benchmarks.active import load_cgh, split  # noqa: E402
-from marginalia.cgh.recipe import RETRAIN_POLICIES, CghSegmenter, profile_groups, retrain_metric_mode  # noqa: E402
+from benchmarks.research.recipe_task import RETRAIN_POLICIES, retrain_metric_mode  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter, profile_groups  # noqa: E402
 from marginalia.models.segmentation import count_label_errors  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

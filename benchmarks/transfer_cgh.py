@@ -12,7 +12,7 @@ recipe's point-wise Hermite features, :meth:`CghSegmenter.model_input`):
 3. union: plain SSVM on source + revealed target;
 4. transfer rho=R: :class:`~marginalia.learners.transfer.TransferSSVM`, one dataset per platform coupled by a
    fixed ``rho`` (``--rhos``; 1 was the recipe's default); the target is decoded with its own vector;
-5. transfer rho by CV (the headline): :class:`~marginalia.learners.transfer_cv.TransferRhoCV` chooses ``rho``
+5. transfer rho by CV (the headline): :class:`~benchmarks.research.transfer_cv.TransferRhoCV` chooses ``rho``
    from ``--cv-rhos`` (0 = the target alone, exactly the target-only learner; inf = one vector for both
    platforms) by ``--inner-folds`` folds over the revealed target sequences grouped by profile, scoring
    the held-out target labels with the same penalty calibration as every row; the source never judges.
@@ -53,10 +53,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import reference, result_row  # noqa: E402
 from benchmarks.quality_cgh import features, fit_metric, load, model_errors  # noqa: E402
+from benchmarks.research.transfer_cv import TransferRhoCV, select_rho  # noqa: E402
 from marginalia.cgh.recipe import density_class  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
 from marginalia.learners.transfer import TransferSSVM  # noqa: E402
-from marginalia.learners.transfer_cv import TransferRhoCV, select_rho  # noqa: E402
 from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
 
 RECIPE = "hermite+raw"            # the CghSegmenter input matrix

@@ -1,4 +1,4 @@
-"""Active learning for change-point detection: the :class:`~marginalia.active.loop.TaskAdapter` of segmentation.
+"""Active learning for change-point detection: the ``TaskAdapter`` of segmentation (benchmarks.research.active_loop).
 
 It links the loop to :class:`marginalia.models.segmentation.SegmentationModel`
 (scores ``<w, φ(X, y)> = -penalised cost``, decoders with label constraints and

@@ -59,13 +59,10 @@ from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
 
 __all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "CANDIDATE_STAGE", "LAW_METRICS", "METRIC_MODES",
-           "PRUNER_CANDIDATES", "RETRAIN_POLICIES", "retrain_metric_mode", "profile_groups"]
+           "PRUNER_CANDIDATES", "profile_groups"]
 
 #: how :meth:`CghSegmenter.fit` gets its metric (see its ``metric`` parameter)
 METRIC_MODES = ("learn", "anchor", "keep")
-
-#: how retrains of a growing label set get their metric (:func:`retrain_metric_mode`)
-RETRAIN_POLICIES = ("learn", "anchor", "keep-x1.5")
 
 #: which metric a penalty law decodes with (see ``CghSegmenter(law_metric=...)``)
 LAW_METRICS = ("auto", "learned", "logratio")
@@ -864,35 +861,6 @@ def profile_groups(sequences, ids) -> list:
     ids = [str(i) for i in ids]
     profiles = [str((getattr(s, "meta", None) or {}).get("profile_id") or i) for s, i in zip(sequences, ids)]
     return profiles if len(set(profiles)) >= 4 else ids
-
-
-def retrain_metric_mode(policy: str, previous, n_sequences: int) -> str:
-    """The ``metric`` argument of :meth:`CghSegmenter.fit` for a retrain on ``n_sequences`` labelled sequences.
-
-    Parameters
-    ----------
-    policy : {"learn", "anchor", "keep-x1.5"}
-        ``"learn"``: always from scratch. ``"anchor"``: anchored on the previous
-        fit's metric. ``"keep-x1.5"``: keep the previous metric until the label
-        set has grown by half since that metric was learned, then learn afresh.
-    previous : CghSegmenter or None
-        The last fit (None before the first).
-    n_sequences : int
-        Labelled sequences of the retrain.
-
-    Returns
-    -------
-    str
-        ``"learn"``, ``"anchor"`` or ``"keep"`` (always ``"learn"`` without a previous fit).
-    """
-    if policy not in RETRAIN_POLICIES:
-        raise ParameterError(f"policy: expected one of {RETRAIN_POLICIES}, got {policy!r}")
-    if previous is None or policy == "learn":
-        return "learn"
-    if policy == "anchor":
-        return "anchor"
-    learned_on = getattr(previous, "metric_n_items_", None)
-    return "keep" if learned_on is not None and n_sequences < 1.5 * learned_on else "learn"
 
 
 def canonical_order(sequences) -> list:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.cgh.recipe import CghSegmenter, density_class, fit_cgh_recipe, retrain_metric_mode
+from marginalia.cgh.recipe import CghSegmenter, density_class, fit_cgh_recipe
 from marginalia.cgh.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
 from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel, count_label_errors
 from marginalia.types import RegionKind, RegionLabel, Sequence
@@ -402,25 +402,6 @@ def test_a_retrain_can_keep_or_anchor_the_previous_metric():
         fit_cgh_recipe(seqs, labs, previous=first, metric="anchor", learner="partial", **params)
     with pytest.raises(ParameterError, match="min_size"):
         fit_cgh_recipe(seqs, labs, previous=first, metric="keep", min_size=5, **params)
-
-
-def test_retrain_policies_choose_how_the_metric_is_refitted():
-    seqs, labs = _platform_set(7, 16)
-    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=False)
-    first = fit_cgh_recipe(seqs[:8], labs[:8], **params)
-    assert first.metric_n_items_ == 8
-    kept = fit_cgh_recipe(seqs[:11], labs[:11], previous=first, metric="keep", **params)
-    assert kept.metric_n_items_ == 8                 # the metric is still the one learned on 8
-    assert retrain_metric_mode("keep-x1.5", kept, 11) == "keep"
-    assert retrain_metric_mode("keep-x1.5", kept, 12) == "learn"
-    assert retrain_metric_mode("keep-x1.5", None, 12) == "learn"
-    assert retrain_metric_mode("anchor", kept, 12) == "anchor"
-    assert retrain_metric_mode("anchor", None, 12) == "learn"
-    assert retrain_metric_mode("learn", kept, 9) == "learn"
-    loaded = CghSegmenter.from_dict(first.model_, first.w_, json.loads(json.dumps(first.to_dict())))
-    assert retrain_metric_mode("keep-x1.5", loaded, 9) == "learn"   # unknown history: learn afresh
-    with pytest.raises(ParameterError, match="policy"):
-        retrain_metric_mode("sometimes", first, 9)
 
 
 def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_errors():

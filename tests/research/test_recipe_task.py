@@ -1,19 +1,22 @@
-"""RecipeTask: the engine's aCGH learner (perceptron steps, recipe refits) in the active loop."""
+"""RecipeTask: the engine's aCGH learner (perceptron steps, recipe refits) in the active loop; retrain policies."""
 
+import json
 import warnings
 
 import numpy as np
 import pytest
 
-from marginalia.active.loop import ActiveSession
+from benchmarks.research.active_loop import ActiveSession
+from benchmarks.research.recipe_task import RecipeTask, retrain_metric_mode
 from marginalia.active.parts import Part
-from marginalia.active.recipe_task import RecipeTask
 from marginalia.active.segmentation_task import OutputPruning, region_error, segmentation_part_scores
+from marginalia.cgh.change_pruning import ChangePruner, elimination_path
+from marginalia.cgh.recipe import CghSegmenter, fit_cgh_recipe
 from marginalia.decoders.segmentation import segment_penalized
 from marginalia.exceptions import ParameterError
-from marginalia.cgh.change_pruning import ChangePruner, elimination_path
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.types import RegionLabel, Sequence
+from tests.core.cgh.test_penalty_law import _platform_set
 
 
 def _chromosomes(n=10, T=150, seed=0):
@@ -177,3 +180,22 @@ def test_metric_refit_keeps_the_previous_metric_until_the_label_set_grows_by_hal
     assert relearned.metric_n_items_ == 12 and not np.array_equal(relearned.w_, first.w_)
     with pytest.raises(ParameterError, match="metric_refit"):
         RecipeTask(metric_refit="never")
+
+
+def test_retrain_policies_choose_how_the_metric_is_refitted():
+    seqs, labs = _platform_set(7, 16)
+    params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=False)
+    first = fit_cgh_recipe(seqs[:8], labs[:8], **params)
+    assert first.metric_n_items_ == 8
+    kept = fit_cgh_recipe(seqs[:11], labs[:11], previous=first, metric="keep", **params)
+    assert kept.metric_n_items_ == 8                 # the metric is still the one learned on 8
+    assert retrain_metric_mode("keep-x1.5", kept, 11) == "keep"
+    assert retrain_metric_mode("keep-x1.5", kept, 12) == "learn"
+    assert retrain_metric_mode("keep-x1.5", None, 12) == "learn"
+    assert retrain_metric_mode("anchor", kept, 12) == "anchor"
+    assert retrain_metric_mode("anchor", None, 12) == "learn"
+    assert retrain_metric_mode("learn", kept, 9) == "learn"
+    loaded = CghSegmenter.from_dict(first.model_, first.w_, json.loads(json.dumps(first.to_dict())))
+    assert retrain_metric_mode("keep-x1.5", loaded, 9) == "learn"   # unknown history: learn afresh
+    with pytest.raises(ParameterError, match="policy"):
+        retrain_metric_mode("sometimes", first, 9)

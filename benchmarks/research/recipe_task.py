@@ -1,6 +1,6 @@
 """The desktop engine's aCGH model in the active loop: perceptron steps per label, the recipe every k labels.
 
-:class:`RecipeTask` is a :class:`~marginalia.active.loop.TaskAdapter` that learns the
+:class:`RecipeTask` is a :class:`~benchmarks.research.active_loop.TaskAdapter` that learns the
 way :class:`marginalia.tasks.segmentation.SegmentationTask` does for aCGH, so an
 offline replay (``benchmarks/active.py --model recipe``) measures the model the
 app uses rather than a stand-in:
@@ -33,14 +33,17 @@ from typing import Mapping
 
 import numpy as np
 
-from ..exceptions import ParameterError
-from ..features.hermite import robust_noise_scale
-from ..cgh.recipe import RETRAIN_POLICIES, CghSegmenter, profile_groups, retrain_metric_mode
-from ..models.segmentation import PenaltyScaledModel, SegmentationModel
-from ..types import Segmentation, Sequence
-from .segmentation_task import OutputPruning, SegmentationTask, segmentation_part_scores
+from marginalia.active.segmentation_task import OutputPruning, SegmentationTask, segmentation_part_scores
+from marginalia.cgh.recipe import CghSegmenter, profile_groups
+from marginalia.exceptions import ParameterError
+from marginalia.features.hermite import robust_noise_scale
+from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel
+from marginalia.types import Segmentation, Sequence
 
-__all__ = ["RecipeTask", "QUERY_MARGINS"]
+__all__ = ["RecipeTask", "QUERY_MARGINS", "RETRAIN_POLICIES", "retrain_metric_mode"]
+
+#: how retrains of a growing label set get their metric (:func:`retrain_metric_mode`)
+RETRAIN_POLICIES = ("learn", "anchor", "keep-x1.5")
 
 #: what a query's best-vs-2nd margin measures: the decoder's best segmentation, or the recipe's pruned prediction
 QUERY_MARGINS = ("decoder", "output")
@@ -63,7 +66,7 @@ class RecipeTask(SegmentationTask):
         prediction (:class:`~marginalia.active.segmentation_task.OutputPruning`).
     metric_refit : {"learn", "anchor", "keep-x1.5"}
         How each recipe refit gets its metric from the previous recipe
-        (:func:`~marginalia.cgh.recipe.retrain_metric_mode`).
+        (:func:`retrain_metric_mode`).
 
     Attributes
     ----------
@@ -94,7 +97,7 @@ class RecipeTask(SegmentationTask):
 
     def initialize(self, items: Mapping[str, object]) -> None:
         """Fit the feature units on every item and start from the raw logratio with a BIC-like penalty."""
-        from ..learners.perceptron import StructuredPerceptron
+        from marginalia.learners.perceptron import StructuredPerceptron
         Xs = [self.features_of(d) for d in items.values()]
         if not Xs:
             raise ParameterError("items: expected at least one item to initialise the model")
@@ -209,7 +212,7 @@ class RecipeTask(SegmentationTask):
             w = np.asarray(recipe.w_, dtype=np.float64)
             self.recipe_ = recipe
         else:
-            from ..learners.ssvm import SSVM
+            from marginalia.learners.ssvm import SSVM
             ssvm = SSVM(self.model, C=1.0, max_iter=50, warm_start=True, random_state=0)
             ssvm.w_ = self._perceptron.w_.copy()
             ssvm.fit([self.features_of(d) for d in data], [list(y) for y in labels])
@@ -244,3 +247,32 @@ def _model_input(data) -> np.ndarray:
     if not isinstance(data, Sequence):
         raise ParameterError(f"RecipeTask items: expected aCGH Sequence objects, got {type(data).__name__}")
     return CghSegmenter.model_input(data)
+
+
+def retrain_metric_mode(policy: str, previous, n_sequences: int) -> str:
+    """The ``metric`` argument of :meth:`CghSegmenter.fit` for a retrain on ``n_sequences`` labelled sequences.
+
+    Parameters
+    ----------
+    policy : {"learn", "anchor", "keep-x1.5"}
+        ``"learn"``: always from scratch. ``"anchor"``: anchored on the previous
+        fit's metric. ``"keep-x1.5"``: keep the previous metric until the label
+        set has grown by half since that metric was learned, then learn afresh.
+    previous : CghSegmenter or None
+        The last fit (None before the first).
+    n_sequences : int
+        Labelled sequences of the retrain.
+
+    Returns
+    -------
+    str
+        ``"learn"``, ``"anchor"`` or ``"keep"`` (always ``"learn"`` without a previous fit).
+    """
+    if policy not in RETRAIN_POLICIES:
+        raise ParameterError(f"policy: expected one of {RETRAIN_POLICIES}, got {policy!r}")
+    if previous is None or policy == "learn":
+        return "learn"
+    if policy == "anchor":
+        return "anchor"
+    learned_on = getattr(previous, "metric_n_items_", None)
+    return "keep" if learned_on is not None and n_sequences < 1.5 * learned_on else "learn"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from marginalia.active.loop import ActiveSession, OracleError, PartPool
+from benchmarks.research.active_loop import ActiveSession, OracleError, PartPool
 from marginalia.active.parts import Part, make_parts
 from marginalia.active.stopping import StoppingCriterion
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError

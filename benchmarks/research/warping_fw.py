@@ -29,9 +29,10 @@ import warnings
 
 import numpy as np
 
-from ..exceptions import NotFittedError, ParameterError
-from ..models.warping import warping_matrix
-from .ssvm import check_training_set
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.learners.ssvm import check_training_set
+
+from .warping_model import warping_matrix
 
 __all__ = ["WarpingFrankWolfe"]
 
@@ -48,7 +49,7 @@ class _Block:
 
 
 class WarpingFrankWolfe:
-    """Learn a :class:`marginalia.models.warping.WarpingModel` metric by block-coordinate Frank–Wolfe.
+    """Learn a :class:`benchmarks.research.warping_model.WarpingModel` metric by block-coordinate Frank–Wolfe.
 
     Parameters
     ----------

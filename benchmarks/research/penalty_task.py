@@ -1,4 +1,4 @@
-"""Active learning of a per-sequence change penalty: a :class:`~marginalia.active.loop.TaskAdapter` with room to learn.
+"""Active learning of a per-sequence change penalty: a ``TaskAdapter`` (``.active_loop``) with room to learn.
 
 Why this model. With one penalty law for every sequence, labelled-region error on
 the neuroblastoma aCGH profiles plateaus near the tuned-penalty error (~0.18)
@@ -56,13 +56,13 @@ from typing import Mapping
 
 import numpy as np
 
-from ..exceptions import ParameterError
-from ..features.hermite import as_signal
-from ..cgh.penalty_path import error_intervals, min_error_interval, penalty_path
-from ..cgh.penalty_regression import PenaltyIntervalRegression, sequence_features
-from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
-from .parts import Part
-from .uncertainty import PartScores
+from marginalia.active.parts import Part
+from marginalia.active.uncertainty import PartScores
+from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path
+from marginalia.cgh.penalty_regression import PenaltyIntervalRegression, sequence_features
+from marginalia.exceptions import ParameterError
+from marginalia.features.hermite import as_signal
+from marginalia.types import BoundaryLabel, RegionLabel, Segmentation, Sequence
 
 __all__ = ["PenaltyPathTask", "signal_of"]
 
@@ -207,7 +207,7 @@ class PenaltyPathTask:
                 raise ParameterError(f"labels of {item_id!r}: label {lab.id} reaches index {end - 1}, "
                                      f"past the last sample ({T - 1})")
         if labels:
-            from ..decoders.seg_constraints import constraints_from_labels
+            from marginalia.decoders.seg_constraints import constraints_from_labels
             constraints_from_labels(list(labels), T)
 
     # ----------------------------------------------------------- scoring
@@ -262,8 +262,8 @@ class PenaltyPathTask:
         log_pen = self.log_penalty(data)
         if not labels:
             return entry.path.segmentation_at(log_pen)
-        from ..decoders.seg_constraints import constraints_from_labels
-        from ..decoders.segmentation import segment_penalized
+        from marginalia.decoders.seg_constraints import constraints_from_labels
+        from marginalia.decoders.segmentation import segment_penalized
         x = signal_of(data)
         res = segment_penalized(x[:, None], math.exp(log_pen), min_size=self.min_size,
                                 constraints=constraints_from_labels(list(labels), x.shape[0]))

@@ -27,11 +27,12 @@ from typing import Callable, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..exceptions import InfeasibleLabelsError, MarginaliaError, ParameterError
-from ..types import Query
-from .parts import Part, parts_for_items
-from .stopping import StoppingCriterion, mean_uncertainty
-from .uncertainty import PartScores, check_n_jobs, check_strategy, pool_uncertainties, select_batch, _rng
+from marginalia.active.parts import Part, parts_for_items
+from marginalia.active.stopping import StoppingCriterion, mean_uncertainty
+from marginalia.active.uncertainty import (PartScores, _rng, check_n_jobs, check_strategy, pool_uncertainties,
+                                          select_batch)
+from marginalia.exceptions import InfeasibleLabelsError, MarginaliaError, ParameterError
+from marginalia.types import Query
 
 __all__ = ["TaskAdapter", "PartPool", "OracleError", "ActiveSession", "LEARNERS", "STOPPING_SETS", "STOP_ON"]
 

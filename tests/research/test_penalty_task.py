@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from marginalia.active.loop import ActiveSession
+from benchmarks.research.active_loop import ActiveSession
+from benchmarks.research.penalty_task import PenaltyPathTask
 from marginalia.active.parts import Part
-from marginalia.active.penalty_task import PenaltyPathTask
 from marginalia.active.uncertainty import uncertainty_from_scores
 from marginalia.decoders.brute import brute_cost, brute_force_segmentations
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError

@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from ..exceptions import NotFittedError, ParameterError
-from .ssvm import SSVM
-from .transfer import TransferSSVM
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.learners.ssvm import SSVM
+from marginalia.learners.transfer import TransferSSVM
 
 __all__ = ["TransferRhoCV", "group_folds", "select_rho"]
 

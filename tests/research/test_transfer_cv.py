@@ -10,10 +10,10 @@ jumping together with feature 0: alone they cannot tell which feature matters, a
 import numpy as np
 import pytest
 
+from benchmarks.research.transfer_cv import TransferRhoCV, group_folds, select_rho
 from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.learners.ssvm import SSVM
 from marginalia.learners.transfer import TransferSSVM
-from marginalia.learners.transfer_cv import TransferRhoCV, group_folds, select_rho
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.types import Segmentation
 

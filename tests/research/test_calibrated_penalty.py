@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.learners.calibrated_penalty import PenaltyCalibration
+from benchmarks.research.calibrated_penalty import PenaltyCalibration
 from marginalia.cgh.penalty_regression import sequence_features
+from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.models.segmentation import SegmentationModel, count_label_errors
 from marginalia.types import RegionKind, RegionLabel
 

@@ -1,4 +1,4 @@
-"""Active learning for audio-to-score alignment: the :class:`~marginalia.active.loop.TaskAdapter` of alignment.
+"""Active learning for audio-to-score alignment: the ``TaskAdapter`` of alignment (``benchmarks.research.active_loop``).
 
 It links the loop to the engine's alignment model (:mod:`marginalia.tasks.alignment`):
 frame descriptors ``x_t`` (unit chroma damped by quietness, plus quietness),
@@ -39,13 +39,13 @@ from typing import Mapping
 
 import numpy as np
 
-from ..decoders.alignment import (AlignmentConstraints, align, align_second_best,
-                                  alignment_constraints_from_labels)
-from ..exceptions import ParameterError
-from ..tasks.alignment import N_FEATURES, event_templates, frame_features
-from ..types import AnchorLabel, EventSpanLabel, Score
-from .parts import Part
-from .uncertainty import PartScores
+from marginalia.active.parts import Part
+from marginalia.active.uncertainty import PartScores
+from marginalia.decoders.alignment import (AlignmentConstraints, align, align_second_best,
+                                          alignment_constraints_from_labels)
+from marginalia.exceptions import ParameterError
+from marginalia.tasks.alignment import N_FEATURES, event_templates, frame_features
+from marginalia.types import AnchorLabel, EventSpanLabel, Score
 
 __all__ = ["AlignmentItem", "AlignmentActiveTask", "onset_errors"]
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import NotFittedError, ParameterError
-from ..models.segmentation import count_label_errors
-from ..cgh.penalty_path import min_error_interval
-from ..cgh.penalty_regression import PenaltyIntervalRegression
+from marginalia.cgh.penalty_path import min_error_interval
+from marginalia.cgh.penalty_regression import PenaltyIntervalRegression
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.models.segmentation import count_label_errors
 
 __all__ = ["PenaltyCalibration"]
 

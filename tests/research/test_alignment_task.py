@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from marginalia.active.alignment_task import AlignmentActiveTask, AlignmentItem, onset_errors
-from marginalia.active.loop import ActiveSession, PartPool
+from benchmarks.research.active_loop import ActiveSession, PartPool
+from benchmarks.research.alignment_task import AlignmentActiveTask, AlignmentItem, onset_errors
 from marginalia.active.parts import Part
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.tasks.alignment import N_FEATURES

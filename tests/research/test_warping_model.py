@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from benchmarks.research.warping_model import WarpingModel, area_curvature_bound, warping_matrix
 from marginalia.decoders.warping import (dtw_linear, pairwise_cost, warping_area_loss, warping_cost,
                                    warping_hamming)
 from marginalia.exceptions import ParameterError
-from marginalia.models.persistence import load_model, save_model
-from marginalia.models.warping import WarpingModel, area_curvature_bound, warping_matrix
+from marginalia.models.persistence import save_model
 from marginalia.types import Warping, WarpAnchorLabel
 
 
@@ -238,19 +238,13 @@ def test_bad_inputs_are_refused_with_clear_messages():
         model.loss_augmented_decode((A, A), Warping(np.array([(0, 0), (1, 1), (2, 2)])), np.ones(2), loss_scale=-1)
 
 
-@pytest.mark.parametrize("metric,loss", [("diagonal", "area"), ("full", "hamming")])
-def test_model_file_round_trip(metric, loss):
-    rng = np.random.default_rng(6)
-    model = WarpingModel(metric, loss, band=0.5)
-    w = random_w(model, rng)
-    buf = io.BytesIO()
-    save_model(buf, model, w, {"learner": "WarpingFrankWolfe"})
-    buf.seek(0)
-    m2, w2, prov = load_model(buf, task="warping", n_features=3)
-    assert type(m2) is WarpingModel and m2.get_params() == model.get_params()
-    assert np.array_equal(w2, w) and prov["learner"] == "WarpingFrankWolfe"
-    A, B = rng.normal(size=(6, 3)), rng.normal(size=(5, 3))
-    assert m2.decode((A, B), w2) == model.decode((A, B), w)
+def test_model_files_refuse_the_research_model_in_one_line():
+    """The warping model is research code: the installed package's model files neither write nor read it."""
+    model = WarpingModel("diagonal", "area", band=0.5)
+    w = random_w(model, np.random.default_rng(6))
+    with pytest.raises(ParameterError, match=r"model: expected one of \['AlignmentModel', 'SegmentationModel'\], "
+                                             r"got WarpingModel"):
+        save_model(io.BytesIO(), model, w, {"learner": "WarpingFrankWolfe"})
 
 
 def test_second_best_is_the_brute_force_runner_up():

@@ -2,7 +2,7 @@
 
 :class:`RecipeTask` is a :class:`~benchmarks.research.active_loop.TaskAdapter` that learns the
 way :class:`marginalia.tasks.segmentation.SegmentationTask` does for aCGH, so an
-offline replay (``benchmarks/active.py --model recipe``) measures the model the
+offline replay (``benchmarks/quality/active.py --model recipe``) measures the model the
 app uses rather than a stand-in:
 
 * items are aCGH :class:`~marginalia.types.Sequence` objects (one chromosome each);

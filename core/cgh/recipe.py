@@ -179,7 +179,7 @@ class CghSegmenter:
         new sequence would be: its own offset, fitted to its labels, made the law's
         candidates look better than they are on new sequences. On the neuroblastoma
         cohort the high-density arrays take the union on most folds and the
-        low-density ones the law (``benchmarks/quality_cgh.py``).
+        low-density ones the law (``benchmarks/quality/quality_cgh.py``).
     overseg_penalty : float, default 2.0
         Penalty of that over-segmentation, per ``log T``.
     spike_threshold : float or None, default 4.0
@@ -315,7 +315,7 @@ class CghSegmenter:
             metric only as far as the new labels ask. ``"keep"`` (needs
             ``previous``): ``previous``'s metric unchanged; only the laws and
             pruners are refitted. On growing aCGH label sets neither beats
-            ``"learn"`` on test error (``benchmarks/recipe_refit_stability.py``);
+            ``"learn"`` on test error (``benchmarks/experiments/recipe_refit_stability.py``);
             ``"keep"`` redraws fewer chromosomes per retrain.
         """
         if metric not in METRIC_MODES:
@@ -902,7 +902,7 @@ def fit_cgh_recipe(sequences, labels, *, law_only=None, previous=None, metric="l
     """Fit the aCGH recipe on labelled sequences; the result has ``.segment(seq)``.
 
     ``params`` are those of :class:`CghSegmenter`; ``prune`` defaults to True here
-    (the best recipe measured by ``benchmarks/quality_cgh.py``). ``law_only``,
+    (the best recipe measured by ``benchmarks/quality/quality_cgh.py``). ``law_only``,
     ``previous``, ``metric``: see :meth:`CghSegmenter.fit`.
     """
     params.setdefault("prune", True)

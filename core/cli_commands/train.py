@@ -77,7 +77,7 @@ def add_parser(sub, parents) -> None:
     model.add_argument("--C", type=_positive_float, default=1.0, help="regularisation trade-off (default 1.0)")
     model.add_argument("--max-iter", type=positive_int, default=None,
                        help="passes over the data (default 50; 5 for the aCGH penalty-law recipe, as measured by "
-                            "benchmarks/quality_cgh.py)")
+                            "benchmarks/quality/quality_cgh.py)")
     model.add_argument("--metric", choices=("diagonal", "full"), default="diagonal",
                        help="segmentation: learn per-feature weights or a full PSD metric (default diagonal)")
     model.add_argument("--features", choices=("hermite", "raw"), default="hermite",

@@ -54,13 +54,13 @@ docs: docs-deps
 
 # the README's and the docs' screenshots, from the real app (offscreen) on the data in ../shared/data
 screenshots: $(STAMP_TEST)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/screenshots.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.images.screenshots
 
 bench-deps: $(STAMP_TEST)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 
 bench: bench-deps
-	$(BIN)/python benchmarks/decoders.py --quick
+	$(BIN)/python -m benchmarks.speed.decoders --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist docs/_build

@@ -1,15 +1,20 @@
-"""What every benchmark script shares: the result-row format of ``benchmarks/results/*.json``.
+"""What every benchmark script shares: the repository root and the result-row format of ``benchmarks/results/*.json``.
 
 A row is ``{"case", "value", "unit", "target", "better", "reference", "meets_target"}``; ``reference``
-is ``{"name", "value"}`` or None. Scripts import it as ``from benchmarks._common import result_row``
-after putting the repository root on ``sys.path`` (they all do, to import ``core``).
+is ``{"name", "value"}`` or None. Scripts run as modules from the repository root
+(``python -m benchmarks.quality.quality_cgh``), import the installed package as ``marginalia`` and this
+module as ``benchmarks._common``.
 """
 
 from __future__ import annotations
 
 import math
+import pathlib
 
-__all__ = ["result_row", "reference", "format_row", "write_rows"]
+__all__ = ["ROOT", "result_row", "reference", "format_row", "write_rows"]
+
+#: the repository root (results go to ``ROOT / "benchmarks" / "results"``, the shared data is ``ROOT.parent``)
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _finite(value) -> bool:

@@ -30,7 +30,7 @@ __all__ = ["WORKLOADS", "prepare", "is_prepared", "marker_path"]
 def _copy_number_training() -> None:
     """The copy-number recipe: metric learning, penalty laws, pruners, then prediction (``train``)."""
     from .io.cgh import read_annotations, read_profiles
-    from .learners.cgh_recipe import CghSegmenter
+    from .cgh.recipe import CghSegmenter
     from .resources import path
 
     profiles = read_profiles(path("demo", "profiles.csv"))

@@ -62,6 +62,17 @@ def test_no_module_imports_the_source_folder_names():
     assert offenders == []
 
 
+def test_the_package_never_imports_the_benchmarks_or_the_tests():
+    """``benchmarks/`` (with its research code) and ``tests/`` are not installed: the package cannot import them."""
+    offenders = []
+    for folder in ("core", "app", "resources"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for name in _imports(path):
+                if _starts_with(name, ("benchmarks", "tests")):
+                    offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert offenders == []
+
+
 #: libraries that read or write file formats (audio, MIDI, scores, annotations)
 FORMAT_LIBRARIES = ("librosa", "soundfile", "mido", "partitura", "music21", "jams", "praatio", "mir_eval")
 

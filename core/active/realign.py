@@ -5,7 +5,7 @@ accurate on most events, so the question for active learning is no longer
 "which labels teach the scorers" but "which window should a person anchor so
 that the constrained re-alignment fixes the most errors, there and elsewhere
 in the same performance". :class:`RealignTask` is the
-:class:`~marginalia.active.loop.TaskAdapter` of that loop:
+:class:`~benchmarks.research.active_loop.TaskAdapter` of that loop:
 
 * an item is one performance, :class:`Performance` (features, score, and the
   aligner's frame × state scores computed once);

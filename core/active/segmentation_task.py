@@ -1,4 +1,4 @@
-"""Active learning for change-point detection: the :class:`~marginalia.active.loop.TaskAdapter` of segmentation.
+"""Active learning for change-point detection: the ``TaskAdapter`` of segmentation (benchmarks.research.active_loop).
 
 It links the loop to :class:`marginalia.models.segmentation.SegmentationModel`
 (scores ``<w, φ(X, y)> = -penalised cost``, decoders with label constraints and
@@ -139,7 +139,7 @@ class OutputPruning:
     Parameters
     ----------
     pruner : ChangePruner
-        Fitted rule (:class:`marginalia.learners.change_pruning.ChangePruner`).
+        Fitted rule (:class:`marginalia.cgh.change_pruning.ChangePruner`).
     signal : ndarray, shape (T,)
         The whole item's 1-d signal the rule reads (the aCGH logratio).
     scale : float
@@ -152,7 +152,7 @@ class OutputPruning:
 
 
 def _pruned(rule, x, seg: Segmentation, scale: float) -> Segmentation:
-    from ..learners.change_pruning import prune_changes
+    from ..cgh.change_pruning import prune_changes
     return prune_changes(x, seg, tau=rule.tau_, beta=rule.beta_, gamma=rule.gamma_, delta=rule.delta_, scale=scale,
                          spike=getattr(rule, "spike_", None))
 

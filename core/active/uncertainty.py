@@ -28,7 +28,7 @@ Normalisation, so that parts of different lengths compare:
   smaller; on real aCGH chromosomes (20 to 5,000 probes) that is what it should
   be: the margin as is ranks first the chromosomes the model gets wrong better
   than the margin times ``log T``, ``sqrt T`` or ``T`` does
-  (``benchmarks/active_margin_units.py``: ROC AUC 0.75 vs 0.67 / 0.52 / 0.41
+  (``benchmarks/experiments/active_margin_units.py``: ROC AUC 0.75 vs 0.67 / 0.52 / 0.41
   after 16 labels). A part with a single feasible structure (no runner-up) has
   ``m = inf``, ``q = 0``.
 

@@ -22,7 +22,7 @@ parameters of the last *exact* decode. A call
 The local search can stop at a local optimum that the exact decoder would
 beat; the drift bound limits how far from an exact decode it wanders. On a
 synthetic 25 x 5,000-probe aCGH project followed through 16 passive-aggressive
-perceptron steps (``benchmarks/active.py --scoring-only``) it matched the exact
+perceptron steps (``benchmarks/quality/active.py --scoring-only``) it matched the exact
 decoder on every part even with no refresh at all; the default ``refresh=1``
 (a doubling of the metric or penalty) is a safety net, not a tuned value.
 """

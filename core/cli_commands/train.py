@@ -51,68 +51,77 @@ LEARNERS = ("ssvm", "perceptron", "partial")
 def add_parser(sub, parents) -> None:
     p = sub.add_parser("train", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT", nargs="?", help="a Marginalia project file")
-    p.add_argument("--task", choices=("segmentation", "alignment"), help="file-level form: what to learn")
-    p.add_argument("--profiles", metavar="P.csv[.gz]", action="append", default=[],
-                   help="aCGH profiles table (repeatable)")
-    p.add_argument("--annotations", metavar="A.csv", action="append", default=[],
-                   help="region annotations of the profiles (repeatable)")
-    add_columns(p)
-    p.add_argument("--pairs", metavar="PAIRS.csv", help="score,audio[,anchors] pairs for --task alignment")
-    p.add_argument("--kind", choices=("cgh", "audio", "series"),
-                   help="project form: which items to learn from (default: the kind with most labels)")
-    p.add_argument("--out", metavar="MODEL", required=True, help="model file to write")
-    p.add_argument("--learner", choices=LEARNERS, default="ssvm", help="learning algorithm (default: ssvm)")
-    p.add_argument("--C", type=_positive_float, default=1.0, help="regularisation trade-off (default 1.0)")
-    p.add_argument("--max-iter", type=positive_int, default=None,
-                   help="passes over the data (default 50; 5 for the aCGH penalty-law recipe, as measured by "
-                        "benchmarks/quality_cgh.py)")
-    p.add_argument("--metric", choices=("diagonal", "full"), default="diagonal",
-                   help="segmentation: learn per-feature weights or a full PSD metric (default diagonal)")
-    p.add_argument("--features", choices=("hermite", "raw"), default="hermite",
-                   help="aCGH: logratio with its local Hermite moments (default, as in the app) or the raw "
-                        "logratio only")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
-    p.add_argument("--recipe", choices=("penalty-law", "plain"), default=None,
-                   help="--task segmentation on aCGH files: 'penalty-law' (the default with the default learner, "
-                        "metric and features) learns a metric on point-wise "
-                        "Hermite features (--metric-learner), then a per-sequence penalty per array platform (length, noise, "
-                        "change-count thresholds; max-margin interval regression); 'plain' is one model with one "
-                        "penalty law (--learner, --metric and --features apply to it)")
-    p.add_argument("--metric-learner", choices=("ssvm", "transfer", "partial"), default="ssvm",
-                   help="penalty-law recipe: one metric by SSVM (default), one per array platform coupled by "
-                        "TransferSSVM, or one by the partial-label SSVM (bridge loss)")
-    p.add_argument("--rho", type=_non_negative_float, default=1.0,
-                   help="penalty-law recipe with --metric-learner transfer: coupling of the platforms (default 1)")
-    p.add_argument("--no-prune", dest="prune", action="store_false",
-                   help="penalty-law recipe: keep every change of the penalty law (by default a rule learned per "
-                        "array platform drops the changes whose evidence, in noise units, is too weak)")
-    p.add_argument("--law-metric", choices=("auto", "learned", "logratio"), default="auto",
-                   help="penalty-law recipe: what each platform's penalty law decodes with: the learned metric, "
-                        "the plain logratio in noise units, or (default) the learned metric only where its law makes "
-                        "at least 2 fewer cross-validated label errors on the training sequences")
-    p.add_argument("--pruner-candidates", choices=("auto", "law", "union"), default="auto",
-                   help="penalty-law recipe: the changes each platform's pruning rule chooses from: the penalty "
-                        "law's, those plus a label-free over-segmentation's (so a change the law missed can be "
-                        "kept), or (default) whichever makes fewer cross-validated label errors")
-    p.add_argument("--law-margin", type=_non_negative_float, default=None, metavar="LOG_UNITS",
-                   help="penalty-law recipe: margin of each penalty law's interval regression, in log-penalty "
-                        "units (default: each law chooses among 0.25, 0.5, 1, 1.5 and 2 with its ridge, by "
-                        "cross-validated label errors on the training sequences)")
+    inp = p.add_argument_group("input", "what to learn from: a project, or the files of one task")
+    inp.add_argument("project", metavar="PROJECT", nargs="?", help="a Marginalia project file")
+    inp.add_argument("--task", choices=("segmentation", "alignment"), help="file-level form: what to learn")
+    inp.add_argument("--profiles", metavar="P.csv[.gz]", action="append", default=[],
+                     help="aCGH profiles table (repeatable)")
+    inp.add_argument("--annotations", metavar="A.csv", action="append", default=[],
+                     help="region annotations of the profiles (repeatable)")
+    add_columns(inp)
+    inp.add_argument("--pairs", metavar="PAIRS.csv", help="score,audio[,anchors] pairs for --task alignment")
+    inp.add_argument("--kind", choices=("cgh", "audio", "series"),
+                     help="project form: which items to learn from (default: the kind with most labels)")
+
+    out = p.add_argument_group("output")
+    out.add_argument("--out", metavar="MODEL", required=True, help="model file to write")
+
+    model = p.add_argument_group("model", "the recipe, the learner and its main settings")
+    model.add_argument("--recipe", choices=("penalty-law", "plain"), default=None,
+                       help="--task segmentation on aCGH files: 'penalty-law' (the default with the default "
+                            "learner, metric and features) learns a metric on point-wise Hermite features "
+                            "(--metric-learner), then a per-sequence penalty per array platform (length, noise, "
+                            "change-count thresholds; max-margin interval regression); 'plain' is one model with "
+                            "one penalty law (--learner, --metric and --features apply to it)")
+    model.add_argument("--learner", choices=LEARNERS, default="ssvm", help="learning algorithm (default: ssvm)")
+    model.add_argument("--C", type=_positive_float, default=1.0, help="regularisation trade-off (default 1.0)")
+    model.add_argument("--max-iter", type=positive_int, default=None,
+                       help="passes over the data (default 50; 5 for the aCGH penalty-law recipe, as measured by "
+                            "benchmarks/quality/quality_cgh.py)")
+    model.add_argument("--metric", choices=("diagonal", "full"), default="diagonal",
+                       help="segmentation: learn per-feature weights or a full PSD metric (default diagonal)")
+    model.add_argument("--features", choices=("hermite", "raw"), default="hermite",
+                       help="aCGH: logratio with its local Hermite moments (default, as in the app) or the raw "
+                            "logratio only")
+    model.add_argument("--min-size", type=positive_int, default=3,
+                       help="penalty-law recipe: minimal segment length in probes (default 3)")
+    model.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
+    add_jobs(model, "penalty-law recipe: the sequences of the penalty laws and pruners are decoded")
+    model.add_argument("--lam", type=_positive_float, default=1e-3,
+                       help="alignment: ridge strength of the per-class scorers (default 1e-3)")
+    model.add_argument("--mu", type=_non_negative_float, default=0.0,
+                       help="alignment: weight of the global prior, closeness to the expected alignment (default 0)")
+    model.add_argument("--nu", type=_non_negative_float, default=0.0,
+                       help="alignment: weight of the local prior, event durations (default 0)")
+
+    adv = p.add_argument_group(
+        "advanced (research)",
+        "the penalty-law recipe's research knobs; the defaults are the settings docs/accuracy.md measures")
+    adv.add_argument("--metric-learner", choices=("ssvm", "transfer", "partial"), default="ssvm",
+                     help="one metric by SSVM (default), one per array platform coupled by TransferSSVM, or one by "
+                          "the partial-label SSVM (bridge loss)")
+    adv.add_argument("--rho", type=_non_negative_float, default=1.0,
+                     help="with --metric-learner transfer: coupling of the platforms (default 1)")
+    adv.add_argument("--no-prune", dest="prune", action="store_false",
+                     help="keep every change of the penalty law (by default a rule learned per array platform drops "
+                          "the changes whose evidence, in noise units, is too weak)")
+    adv.add_argument("--law-metric", choices=("auto", "learned", "logratio"), default="auto",
+                     help="what each platform's penalty law decodes with: the learned metric, the plain logratio in "
+                          "noise units, or (default) the learned metric only where its law makes at least 2 fewer "
+                          "cross-validated label errors on the training sequences")
+    adv.add_argument("--pruner-candidates", choices=("auto", "law", "union"), default="auto",
+                     help="the changes each platform's pruning rule chooses from: the penalty law's, those plus a "
+                          "label-free over-segmentation's (so a change the law missed can be kept), or (default) "
+                          "whichever makes fewer cross-validated label errors")
+    adv.add_argument("--law-margin", type=_non_negative_float, default=None, metavar="LOG_UNITS",
+                     help="margin of each penalty law's interval regression, in log-penalty units (default: each "
+                          "law chooses among 0.25, 0.5, 1, 1.5 and 2 with its ridge, by cross-validated label "
+                          "errors on the training sequences)")
     # the recipe's default (change_pruning.SPIKE_THRESHOLD) is not imported here: the parser loads no numba
-    p.add_argument("--spike-threshold", type=_non_negative_float, default=None, metavar="SIGMAS",
-                   help="penalty-law recipe: the pruning rules and the over-segmentation read the logratio with "
-                        "each probe farther than this many noise levels from the median of itself and its two "
-                        "neighbours replaced by that median (default 4; 0 keeps every probe as measured)")
-    p.add_argument("--min-size", type=positive_int, default=3,
-                   help="penalty-law recipe: minimal segment length in probes (default 3)")
-    add_jobs(p, "penalty-law recipe: the sequences of the penalty laws and pruners are decoded")
-    p.add_argument("--lam", type=_positive_float, default=1e-3,
-                   help="alignment: ridge strength of the per-class scorers (default 1e-3)")
-    p.add_argument("--mu", type=_non_negative_float, default=0.0,
-                   help="alignment: weight of the global prior, closeness to the expected alignment (default 0)")
-    p.add_argument("--nu", type=_non_negative_float, default=0.0,
-                   help="alignment: weight of the local prior, event durations (default 0)")
+    adv.add_argument("--spike-threshold", type=_non_negative_float, default=None, metavar="SIGMAS",
+                     help="the pruning rules and the over-segmentation read the logratio with each probe farther "
+                          "than this many noise levels from the median of itself and its two neighbours replaced "
+                          "by that median (default 4; 0 keeps every probe as measured)")
     p.set_defaults(run=run)
 
 
@@ -331,7 +340,7 @@ def _check_annotations_hold(train, labels, args) -> None:
 
 
 def _train_cgh_recipe(args, train, labels) -> int:
-    """The aCGH recipe (:mod:`marginalia.learners.cgh_recipe`): learned metric + per-platform penalty law + pruning."""
+    """The aCGH recipe (:mod:`marginalia.cgh.recipe`): learned metric + per-platform penalty law + pruning."""
     if args.learner != "ssvm" or args.metric != "diagonal" or args.features != "hermite":
         raise UsageError("--recipe penalty-law learns a diagonal metric by SSVM on its own features; for "
                          "--learner/--metric/--features give --recipe plain")
@@ -343,9 +352,9 @@ def _train_cgh_recipe(args, train, labels) -> int:
 
 
 def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
-    """Fit :class:`~marginalia.learners.cgh_recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
-    from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter
-    from ..learners.change_pruning import SPIKE_THRESHOLD
+    """Fit :class:`~marginalia.cgh.recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
+    from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter
+    from ..cgh.change_pruning import SPIKE_THRESHOLD
     from ..models.persistence import labels_hash
     from ..models.files import TrainedModel, save_model
 
@@ -440,7 +449,7 @@ def _train_project(args) -> int:
             args.max_iter = 5
         info(args, f"train: {len(seqs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, recipe "
                    f"penalty-law ({args.metric_learner} metric, then a penalty law per array platform)")
-        from ..learners.cgh_recipe import profile_groups
+        from ..cgh.recipe import profile_groups
         groups = profile_groups(seqs, [s.name or str(i) for i, s in enumerate(seqs)])
         return _fit_and_save_recipe(args, seqs, Ys, {"project": str(Path(args.project).resolve())}, groups=groups)
     info(args, f"train: {len(Xs)} labelled {kind} items, {sum(len(y) for y in Ys)} labels, learner {args.learner}")

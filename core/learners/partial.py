@@ -29,7 +29,7 @@ labels with the current model (constrained decode), train a full-label
 :class:`~marginalia.learners.ssvm.SSVM` on the completions, repeat until the
 completions stop changing. With ``partial_loss="completion"`` it matches
 full-label training with 25 % of the samples' segments revealed
-(``benchmarks/learning.py``).
+(``benchmarks/speed/learning.py``).
 """
 
 from __future__ import annotations
@@ -404,7 +404,7 @@ class PartialLabelSSVM:
             # the bound must be certified: SLSQP reports success on these badly scaled planes (features of
             # 1e4-1e5) at points far from the QP's optimum, and taking its value as the bound closed the gap
             # at once and froze the bundle (objective 172,032 against 40-108 reached once the bound is the
-            # dual value of weights on the simplex; benchmarks/learning.py). So: the active planes' weights
+            # dual value of weights on the simplex; benchmarks/speed/learning.py). So: the active planes' weights
             # from stationarity, improved by projected-gradient ascent on the dual.
             beta, bound = _dual_ascent(A, b, self._plane_weights(A, b, v, w, C), w_of, dual, C)
             return w, bound, beta

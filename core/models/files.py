@@ -32,7 +32,7 @@ FEATURE_RECIPES = {
                            "(the app's aCGH features)"),
     "cgh-logratio": ("cgh", "the raw aCGH logratio of each probe, shape (T, 1)"),
     "cgh-pointwise": ("cgh", "aCGH logratio in noise units and its point-wise Hermite functions, shape (T, 6) "
-                             "(the input of the aCGH recipe, marginalia.learners.cgh_recipe)"),
+                             "(the input of the aCGH recipe, marginalia.cgh.recipe)"),
     "audio-frames": ("audio", "standardised MFCC (+deltas) and chroma frames of the recording (the app's audio "
                               "features)"),
     "series": ("series", "the values of a generic series as stored, shape (T, p)"),
@@ -63,7 +63,7 @@ def sequence_features(seq: Sequence, recipe: str) -> np.ndarray:
     if recipe == "cgh-logratio":
         return np.asarray(seq.values[:, :1], dtype=np.float64)
     if recipe == "cgh-pointwise":
-        from ..features.cgh import pointwise_hermite_features
+        from ..cgh.features import pointwise_hermite_features
         return pointwise_hermite_features(seq.values[:, 0])
     return np.asarray(seq.values, dtype=np.float64)
 
@@ -118,13 +118,13 @@ class TrainedModel:
         return self.segment(data) if self.task == "segmentation" else self.align(data)
 
     def penalty_law(self):
-        """The fitted :class:`~marginalia.learners.cgh_recipe.CghSegmenter` of a recipe model, else None."""
+        """The fitted :class:`~marginalia.cgh.recipe.CghSegmenter` of a recipe model, else None."""
         spec = self.provenance.get("penalty_law")
         if spec is None:
             return None
         built = self.__dict__.get("_penalty_law")
         if built is None:
-            from ..learners.cgh_recipe import CghSegmenter
+            from ..cgh.recipe import CghSegmenter
             try:
                 built = CghSegmenter.from_dict(self.model, self.w, spec)
             except (ParameterError, TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError,
@@ -184,7 +184,7 @@ def save_model(path, cli_model) -> str:
 
 
 def _recipe_as_trained_model(recipe) -> TrainedModel:
-    from ..learners.cgh_recipe import CghSegmenter
+    from ..cgh.recipe import CghSegmenter
     if not isinstance(recipe, CghSegmenter):
         raise ParameterError(f"model: expected a TrainedModel or a fitted CghSegmenter, got {type(recipe).__name__}")
     prov = {"learner": recipe.learner, "recipe": "penalty-law", "penalty_law": recipe.to_dict(),

@@ -44,11 +44,6 @@ def _model_classes() -> dict:
         classes["AlignmentModel"] = AlignmentModel
     except ImportError:  # pragma: no cover - alignment model optional
         pass
-    try:
-        from .warping import WarpingModel
-        classes["WarpingModel"] = WarpingModel
-    except ImportError:  # pragma: no cover - warping model optional
-        pass
     return classes
 
 

@@ -7,7 +7,8 @@ from typing import Optional
 
 __all__ = ["ItemRecord", "ModelRecord", "PredictionRecord", "SourceProblem", "TASKS"]
 
-#: The tasks an item can belong to.
+#: The tasks an item can belong to. No interface makes "warping" items or labels yet (learning a warping
+#: metric is research code, in benchmarks/research/); the store keeps the task so such projects still open.
 TASKS = ("segmentation", "alignment", "warping")
 
 

@@ -23,7 +23,7 @@ MODEL_FORMAT = 1
 
 #: the stopping signal (Lou et al. 2014, eq. 1.8, relative η over a window of query rounds) reads the mean
 #: best-vs-2nd uncertainty of every part scored without its labels (a fixed stopping set, which moves only
-#: when the model does). Window and threshold: what ``benchmarks/active.py --model recipe --seeds 10
+#: when the model does). Window and threshold: what ``benchmarks/quality/active.py --model recipe --seeds 10
 #: --calibration-seeds 5`` (the engine's aCGH learner) chose on seeds 0-4 for best-vs-2nd on that signal;
 #: on seeds 5-9 it stops 0.00-0.22 of the pool from where their curves flatten (mean 0.15; the earlier
 #: W=15 gives 0.21 there). The per-sequence penalty replay chose W=20, θ=2e-2 (within 0.02-0.10).

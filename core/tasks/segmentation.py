@@ -2,7 +2,7 @@
 
 Features: for aCGH the logratio in noise units and its point-wise Hermite
 functions (Lajugie 2015, §4.4.2; the inputs of the aCGH recipe,
-:func:`~marginalia.learners.cgh_recipe.fit_cgh_recipe`), for audio and series the
+:func:`~marginalia.cgh.recipe.fit_cgh_recipe`), for audio and series the
 item's feature frames. The model is a
 :class:`~marginalia.models.segmentation.SegmentationModel` with a learned diagonal
 metric and penalty; interactive updates are averaged perceptron steps (Lou
@@ -10,7 +10,7 @@ et al. 2014, Alg. 1.2). A full retrain fits a warm-started SSVM on every labelle
 for aCGH, once enough chromosomes are labelled, it fits the recipe instead:
 the metric plus a per-platform law giving each chromosome its own penalty
 from its length, noise and change-count thresholds, and a learned rule that
-drops weak changes (:class:`~marginalia.learners.change_pruning.ChangePruner`); the
+drops weak changes (:class:`~marginalia.cgh.change_pruning.ChangePruner`); the
 redraws then use both, except where a label needs a dropped change.
 """
 
@@ -32,9 +32,9 @@ from ..learners.ssvm import SSVM
 from ..active.parts import make_parts
 from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import InfeasibleLabelsError, ParameterError
-from ..features.cgh import pointwise_hermite_features
+from ..cgh.features import pointwise_hermite_features
 from ..features.hermite import hermite_features, robust_noise_scale
-from ..learners.cgh_recipe import CANDIDATE_STAGE, CghSegmenter, profile_groups
+from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter, profile_groups
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel, conflict_in_user_terms

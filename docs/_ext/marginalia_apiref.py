@@ -16,6 +16,7 @@ GROUPS = [
     ("io.cgh", "Copy-number files"),
     ("io", "Music files and label tracks"),
     ("learners", "Learners"),
+    ("cgh", "Learners"),
     ("scorealign", "Learners"),
     ("models", "Model files"),
     ("decoders", "Decoders"),

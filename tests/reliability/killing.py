@@ -1,6 +1,6 @@
 """Run children that edit a project, SIGKILL them, and check what the reopened project holds.
 
-Shared by ``tests/reliability/test_kill.py`` and ``benchmarks/soak.py --kills``.
+Shared by ``tests/reliability/test_kill.py`` and ``benchmarks/speed/soak.py --kills``.
 The child reports ``B i`` before edit i and ``R i`` once the call returned.
 After the kill the project must hold the state after exactly the returned
 edits -- or one more, if an edit had begun (it may have committed before the

@@ -4,7 +4,7 @@ Before: a 2 MB model file drove ``predict`` to 2.2 GB of memory before it was re
 file claiming a huge array ended in "internal error: MemoryError"; crafted headers gave internal
 errors and a model with no task was accepted; crafted manifests raised TypeError,
 AttributeError, RecursionError or ValueError. The longer runs (10⁴ cases per format) are in
-``benchmarks/soak.py``.
+``benchmarks/speed/soak.py``.
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ def test_a_crafted_label_names_its_item_and_place(bundle, tmp_path):
 
 
 def test_an_archive_needing_an_unknown_zip_version_is_refused(model_parts, tmp_path):
-    """Found by benchmarks/soak_safety.py: zipfile raises NotImplementedError while listing the archive."""
+    """Found by benchmarks/quality/soak_safety.py: zipfile raises NotImplementedError while listing the archive."""
     header, arrays = model_parts
     path = write_model(tmp_path / "v.model", header, arrays)
     raw = bytearray(path.read_bytes())

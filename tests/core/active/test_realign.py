@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from marginalia.active.loop import ActiveSession, PartPool
+from benchmarks.research.active_loop import ActiveSession, PartPool
 from marginalia.active.parts import Part
 from marginalia.active.realign import Performance, RealignTask, within_tolerance
 from marginalia.active.uncertainty import uncertainty_from_scores

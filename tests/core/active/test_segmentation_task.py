@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from marginalia.active.loop import ActiveSession, PartPool
+from benchmarks.research.active_loop import ActiveSession, PartPool
 from marginalia.active.parts import Part, make_parts
 from marginalia.active.segmentation_task import SegmentationTask, region_error, segmentation_part_scores, shift_labels
 from marginalia.active.uncertainty import uncertainty_from_scores

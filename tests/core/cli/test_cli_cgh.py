@@ -212,7 +212,7 @@ def test_recipe_model_predicts_like_the_in_process_recipe(seg_model, cgh_dir, tm
     """The CLI model file carries the whole recipe: its breaks equal CghSegmenter.segment in process."""
     from marginalia.models.files import load_model
     from marginalia.io.cgh import read_annotations
-    from marginalia.learners.cgh_recipe import fit_cgh_recipe
+    from marginalia.cgh.recipe import fit_cgh_recipe
     seqs = read_profiles(cgh_dir / "profiles.csv")
     labels = {}
     for lab in read_annotations(cgh_dir / "annotations.csv", seqs):
@@ -320,7 +320,7 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
     seqs = read_profiles(cgh_dir / "profiles.csv")
     assert all(m.segment(s) == seg.segment(s) for s in seqs)
     # despiking is on by default (recorded), and 0 turns it off: the pruners then read the logratio as measured
-    from marginalia.learners.change_pruning import SPIKE_THRESHOLD
+    from marginalia.cgh.change_pruning import SPIKE_THRESHOLD
     assert m.provenance["learner_params"]["spike_threshold"] == SPIKE_THRESHOLD == seg.spike_threshold
     raw = tmp_path / "raw.model"
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
@@ -339,7 +339,7 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
 
 def test_the_laws_choose_their_margin_unless_one_is_imposed(cgh_dir, tmp_path, capsys):
     from marginalia.models.files import load_model
-    from marginalia.learners.cgh_recipe import LAW_MARGINS
+    from marginalia.cgh.recipe import LAW_MARGINS
     args = ["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
             "--annotations", str(cgh_dir / "annotations.csv"), "--max-iter", "3"]
     chosen = tmp_path / "chosen.model"

@@ -51,6 +51,27 @@ def test_every_subcommand_has_help_with_examples(capsys, command):
     assert "examples:" in out and f"marginalia-cli {command}" in out
 
 
+def _train_groups():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")  # argparse has no public accessor
+    train = sub.choices["train"]
+    return {g.title: {a.option_strings[-1] if a.option_strings else a.dest for a in g._group_actions}
+            for g in train._action_groups}
+
+
+def test_train_flags_are_grouped_and_the_research_knobs_are_apart(capsys):
+    groups = _train_groups()
+    assert groups["options"] == {"--help", "--debug", "--quiet"}
+    assert groups["input"] == {"project", "--task", "--profiles", "--annotations", "--columns", "--pairs", "--kind"}
+    assert groups["output"] == {"--out"}
+    assert {"--recipe", "--learner", "--C", "--max-iter", "--seed"} <= groups["model"]
+    assert groups["advanced (research)"] == {"--metric-learner", "--rho", "--no-prune", "--law-metric",
+                                             "--pruner-candidates", "--law-margin", "--spike-threshold"}
+    assert main(["train", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("\ninput:") < out.index("\noutput:") < out.index("\nmodel:") < out.index("\nadvanced (research):")
+
+
 def test_top_level_help_lists_every_subcommand(capsys):
     code, out, _ = run(capsys, ["--help"])
     assert code == 0

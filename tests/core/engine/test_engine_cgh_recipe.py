@@ -117,7 +117,7 @@ def _learned_metric_laws(monkeypatch):
     """Retrains whose penalty laws all decode with the learned, perceptron-stepped metric."""
     from functools import partial
 
-    from marginalia.learners.cgh_recipe import CghSegmenter
+    from marginalia.cgh.recipe import CghSegmenter
     monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="learned"))
 
 
@@ -265,7 +265,7 @@ def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labell
     import threading
 
     from marginalia.exceptions import CancelledError
-    from marginalia.learners.cgh_recipe import CghSegmenter
+    from marginalia.cgh.recipe import CghSegmenter
     eng, ids, truth, train = labelled
     before = eng.model_id(ids[train[0]])
     seqs = [eng.data(ids[n]).sequence for n in train]
@@ -290,7 +290,7 @@ def test_chromosomes_whose_law_decodes_the_plain_logratio_use_its_parameters(lab
     from functools import partial
 
     from marginalia.models.files import load_model
-    from marginalia.learners.cgh_recipe import CghSegmenter
+    from marginalia.cgh.recipe import CghSegmenter
     monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="logratio"))
     eng, ids, truth, train = labelled
     eng.retrain()

@@ -113,7 +113,7 @@ def _scaled_series(rng, n=10, T=300, p=20):
 
 def test_the_bundle_minimises_the_bridge_objective_at_least_as_well_as_bcfw():
     # a bound taken from an unconverged QP once closed the bundle's gap at the first plane: CCCP then froze
-    # at an objective worse than BCFW's (4.8 against 3.4 here; 172,032 against 108 on benchmarks/learning.py)
+    # at an objective worse than BCFW's (4.8 against 3.4 here; 172,032 against 108 on benchmarks/speed/learning.py)
     Xs, labels = _scaled_series(np.random.default_rng(0))
     model = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="counts")
     bundle = PartialLabelSSVM(model, C=0.1, strategy="bridge", max_outer=5, inner_max_iter=20).fit(Xs, labels)

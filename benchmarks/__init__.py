@@ -1,0 +1,1 @@
+"""Benchmarks and research experiments (not installed): see ``benchmarks/README.md`` for the index."""

@@ -1,0 +1,1 @@
+"""One-off experiments the research notes answer (index: benchmarks/README.md)."""

@@ -1,1 +1,0 @@
-"""Helpers of benchmarks/quality_alignment.py (data loading, rendering, reference aligners)."""

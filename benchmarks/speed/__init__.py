@@ -1,0 +1,1 @@
+"""Speed benchmarks: decoders, learners, the app, batch work and the project store (index: benchmarks/README.md)."""

@@ -1,0 +1,185 @@
+"""Batch prediction of every neuroblastoma aCGH sequence on Dask: 1 vs 2 workers.
+
+Usage: ``python -m benchmarks.speed.batch [--quick] [--data DIR] [--repeat N]``
+
+For each profile table (``profiles_small``: 233 sequences of <= 5k probes;
+``profiles_all``: 300 sequences up to ~10^5 probes) it runs the same per-item
+work as ``marginalia-cli batch predict`` (workers read the table themselves,
+compute the aCGH features, decode, write each item's segments and breaks
+atomically) on a ``distributed.LocalCluster`` of 1 and of 2 single-threaded
+worker processes, and reports
+
+* ``steady wall`` -- the batch after the workers are warm (modules imported,
+  numba caches loaded, the table parsed once per worker): the speed-up of 2
+  workers over 1 is the figure with a target (>= 1.7x);
+* ``end-to-end wall`` -- the whole command: cluster start, worker warm-up and
+  the batch;
+* per-item throughput;
+* the workers' busy fraction (CPU seconds the items got / (workers x wall)):
+  on a shared machine it shows whether a missed speed-up comes from the
+  batch machinery or from cores that were not there to take;
+* the reference: the same items one after another in this process without
+  Dask (what ``marginalia-cli predict`` does), timed in the same run.
+
+The model is the app's starting aCGH model (logratio weight 1, Hermite
+weights 0, BIC-like penalty), which decodes at the cost of a trained one.
+Results go to ``benchmarks/results/batch.json``. The machine is shared, so
+each timing is the best of ``--repeat`` runs and the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks._common import ROOT  # noqa: E402
+
+SPEEDUP_TARGET = 1.7
+
+
+def build_model(profiles: Path, out: Path) -> tuple:
+    """Save the app's starting aCGH model (fit on the table's units) to ``out``; returns (path, sha)."""
+    import warnings
+
+    from marginalia.models.files import TrainedModel, save_model, sequence_features
+    from marginalia.io.cgh import read_profiles
+    from marginalia.models.segmentation import SegmentationModel
+    import numpy as np
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seqs = read_profiles(profiles)
+    model = SegmentationModel(metric="diagonal")
+    model.fit_scales([sequence_features(s, "cgh-hermite") for s in seqs[:40]])
+    p = model._p()
+    B = np.zeros(p)
+    B[0] = 1.0
+    w = model.join_w(B, 2.0 / p)
+    sha = save_model(out, TrainedModel("segmentation", "cgh-hermite", model, w, {"benchmark": "batch"}))
+    return out, sha
+
+
+def _warm(model_path, sha, profiles, key, scratch):
+    """Run one item on a worker: imports, numba caches, model and table loaded."""
+    from marginalia.cli_commands._work import predict_profile
+    predict_profile(model_path, sha, profiles, key[0], key[1], out_dir=scratch)
+    return os.getpid()
+
+
+def run_cluster(n_workers: int, model_path, sha, profiles: Path, tasks, work: Path, repeat: int) -> dict:
+    """Best-of-``repeat`` steady-state wall on a fresh LocalCluster, and the end-to-end wall of its first run."""
+    from marginalia.batch import open_client, run_batch
+    from marginalia.cli_commands._work import merge_profile_outputs, predict_profile
+    t0 = time.perf_counter()
+    with open_client(n_workers=n_workers, processes=True, threads_per_worker=1, timeout=60) as client:
+        first = tasks[0].args
+        scratch = work / f"warm{n_workers}"
+        client.run(_warm, str(model_path), sha, str(profiles), (first[3], first[4]), str(scratch))
+        best, busy = float("inf"), 0.0
+        for r in range(repeat):
+            out = work / f"w{n_workers}_{r}"
+            rep = run_batch(predict_profile, tasks, out_dir=out, fingerprint=sha, client=client, resume=False)
+            if rep.failed:
+                raise RuntimeError(f"{len(rep.failed)} items failed, first: {rep.failed[0]}")
+            if rep.wall_s < best:
+                best, busy = rep.wall_s, rep.cpu_s / (n_workers * rep.wall_s)
+            if r == 0:
+                end_to_end = time.perf_counter() - t0
+                merge_profile_outputs(out, [t.key for t in tasks])
+    return {"steady": best, "busy": busy, "end_to_end": end_to_end, "out": work / f"w{n_workers}_0"}
+
+
+def run_in_process(model_path, sha, profiles: Path, tasks, work: Path, repeat: int) -> float:
+    from marginalia.batch import run_batch
+    from marginalia.cli_commands._work import cached_profiles, predict_profile
+    cached_profiles(profiles)  # parsed once, as on a warm worker
+    _warm(str(model_path), sha, str(profiles), (tasks[0].args[3], tasks[0].args[4]), str(work / "warm0"))
+    best = float("inf")
+    for r in range(repeat):
+        rep = run_batch(predict_profile, tasks, out_dir=work / f"local_{r}", fingerprint=sha, resume=False)
+        best = min(best, rep.wall_s)
+    return best
+
+
+def row(case, value, unit, better, target=None, reference=None, meets=None) -> dict:
+    return {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
+            "reference": reference, "meets_target": meets}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="profiles_small only, one run each (under a minute)")
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"),
+                    help="the shared data folder (default ../shared/data from the repo root)")
+    ap.add_argument("--repeat", type=int, default=None, help="runs per setting, best kept (default 2, quick 1)")
+    args = ap.parse_args(argv)
+    folder = Path(args.data) / "cgh" / "neuroblastoma"
+    tables = ["profiles_small"] if args.quick else ["profiles_small", "profiles_all"]
+    repeat = args.repeat or (1 if args.quick else 2)
+    missing = [t for t in tables if not (folder / f"{t}.csv.gz").is_file()]
+    if missing:
+        print(f"batch benchmark: {folder} has no {', '.join(missing)}.csv.gz; pass --data", file=sys.stderr)
+        return 2
+    from marginalia.cli_commands._work import profile_keys, profile_tasks
+
+    rows = []
+    work = Path(tempfile.mkdtemp(prefix="marginalia-bench-batch-"))
+    load_before = os.getloadavg()
+    print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f} "
+          f"on {os.cpu_count()} cores; best of {repeat}")
+    try:
+        for name in tables:
+            profiles = folder / f"{name}.csv.gz"
+            model_path, sha = build_model(profiles, work / f"{name}.model")
+            tasks = profile_tasks(model_path, sha, profiles, keys=profile_keys(profiles))
+            n = len(tasks)
+            local = run_in_process(model_path, sha, profiles, tasks, work / name, repeat)
+            one = run_cluster(1, model_path, sha, profiles, tasks, work / name, repeat)
+            two = run_cluster(2, model_path, sha, profiles, tasks, work / name, repeat)
+            same = all((one["out"] / f).read_bytes() == (two["out"] / f).read_bytes()
+                       for f in ("breaks.csv", "segments.csv"))
+            speedup = one["steady"] / two["steady"]
+            ref = {"name": "in-process loop, no Dask", "value": local}
+            rows += [
+                row(f"{name}: {n} sequences, 1 worker, steady wall", one["steady"], "s", "lower", reference=ref),
+                row(f"{name}: {n} sequences, 2 workers, steady wall", two["steady"], "s", "lower", reference=ref),
+                row(f"{name}: speed-up 2 vs 1 workers", speedup, "x", "higher", target=SPEEDUP_TARGET,
+                    meets=speedup >= SPEEDUP_TARGET),
+                row(f"{name}: 2 workers throughput", n / two["steady"], "items/s", "higher",
+                    reference={"name": "in-process loop, no Dask", "value": n / local}),
+                # CPU the items got / (workers x wall): below 1 when the machine lends less than a core per worker
+                row(f"{name}: 1 worker busy fraction (item CPU / wall)", one["busy"], "ratio", "higher"),
+                row(f"{name}: 2 workers busy fraction (item CPU / (2 x wall))", two["busy"], "ratio", "higher"),
+                row(f"{name}: 1 worker end-to-end wall (cluster start + warm-up + batch)", one["end_to_end"], "s",
+                    "lower"),
+                row(f"{name}: 2 workers end-to-end wall (cluster start + warm-up + batch)", two["end_to_end"], "s",
+                    "lower"),
+                row(f"{name}: 2-worker outputs identical to 1-worker outputs", float(same), "bool", "higher",
+                    target=1.0, meets=same),
+            ]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    load_after = os.getloadavg()
+    width = max(len(r["case"]) for r in rows)
+    print(f"{'case'.ljust(width)}  {'value':>10}  unit     target  reference")
+    for r in rows:
+        ref = f"{r['reference']['name']}: {r['reference']['value']:.3g}" if r["reference"] else ""
+        tgt = "" if r["target"] is None else f"{'>=' if r['better'] == 'higher' else '<='}{r['target']:g}" + \
+            (" ok" if r["meets_target"] else " MISSED")
+        print(f"{r['case'].ljust(width)}  {r['value']:>10.4g}  {r['unit']:<7}  {tgt:<9} {ref}")
+    print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
+    out = ROOT / "benchmarks" / "results" / "batch.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

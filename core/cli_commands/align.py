@@ -21,7 +21,7 @@ output: one row per score event
   event,score_time_s,audio_time_s,pitches
   (score_time_s: the event's onset in the score MIDI's own seconds; pitches: space-separated MIDI numbers)
 
-Without --model the recording is aligned by marginalia.scorealign.ScoreAligner: semitone-band chroma and
+Without --model the recording is aligned by marginalia.align.ScoreAligner: semitone-band chroma and
 onset chroma against each score event's pitch classes, decoded by the monotone alignment decoder with a
 duration prior from the score's own timing stretched to the length of the recording (--prior-weight
 scales it; 0 turns it off), then each onset refined below the frame size. Silence before and after the
@@ -140,7 +140,7 @@ def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times)
 
 def run(args) -> int:
     from ..io.midi import write_alignment_csv, write_midi
-    from ..scorealign import ScoreAligner, align_recording
+    from ..align import ScoreAligner, align_recording
     for flag, value in (("--score", args.score), ("--audio", args.audio)):
         require_file(flag, value, stdin=False)
     if not (np.isfinite(args.prior_weight) and args.prior_weight >= 0):

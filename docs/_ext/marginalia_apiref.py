@@ -16,7 +16,7 @@ GROUPS = [
     ("io.cgh", "Copy-number files"),
     ("io", "Music files and label tracks"),
     ("learners", "Learners"),
-    ("scorealign", "Learners"),
+    ("align", "Learners"),
     ("models", "Model files"),
     ("decoders", "Decoders"),
     ("types", "Data and label types"),

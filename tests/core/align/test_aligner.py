@@ -1,4 +1,4 @@
-"""marginalia.scorealign: audio-to-score alignment on synthesised performances with known onsets."""
+"""marginalia.align.aligner: audio-to-score alignment on synthesised performances with known onsets."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from marginalia.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
-from marginalia.scorealign import AlignmentOutput, ScoreAligner
+from marginalia.align import AlignmentOutput, ScoreAligner
 from marginalia.types import AnchorLabel, Score
 
 SR = 11025
@@ -159,7 +159,7 @@ def test_from_bytes_rejects_garbage():
 
 def test_align_recording_reads_an_audio_file(tmp_path, example):
     from marginalia.io.audio import write_wav
-    from marginalia.scorealign import align_recording
+    from marginalia.align import align_recording
     score, y, truth = example
     path = tmp_path / "take.wav"
     write_wav(path, (y / np.abs(y).max() * 0.5).astype(np.float32), SR)

@@ -74,6 +74,7 @@ import numpy as np
 from ..decoders.alignment import (align_with_duration_prior,
                                   alignment_constraints_from_labels)
 from ..exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
+from ..models._params import check_param_vector
 from ..types import Alignment, AnchorLabel, Score
 from .dp import align_with_duration_costs, duration_costs, onset_moves
 
@@ -1193,6 +1194,42 @@ class ScoreAligner:
             obj.W_ = W
             obj.n_iter_ = int(meta.get("n_iter_", 0))
             obj.provenance_ = dict(meta.get("provenance", {}))
+        return obj
+
+    # ------------------------------------------- model files (marginalia.models.files)
+    #: the task a model file of this aligner is for
+    task = "alignment"
+
+    @property
+    def n_features_(self) -> int:
+        """Length of the frame descriptors the scorers read."""
+        return _N_FEATURES
+
+    def get_state(self) -> dict:
+        """Arrays a model file stores besides ``w``: none (the scorers are ``w``, the options ``get_params``)."""
+        return {}
+
+    def set_state(self, state: dict, n_features: int) -> "ScoreAligner":
+        """Check a model file's frame-descriptor length against this aligner's."""
+        if int(n_features) != _N_FEATURES:
+            raise ParameterError(f"n_features: a score aligner reads {_N_FEATURES} frame features, got {n_features}")
+        return self
+
+    def check_w(self, w, name: str = "w") -> np.ndarray:
+        """``w`` as the scorers' interval weights (:meth:`scorer_weights`), shape (25,)."""
+        return check_param_vector(w, _N_FEATURES, name)
+
+    def scorer_weights(self) -> np.ndarray:
+        """The scorers ``W`` as their interval weights (12 per block and a bias), what a model file stores."""
+        return _circulant_params(self._W())
+
+    def with_scorer_weights(self, w, provenance: Optional[dict] = None) -> "ScoreAligner":
+        """A fitted aligner with this one's options and the scorers of ``w`` (see :meth:`scorer_weights`)."""
+        obj = type(self)(**self.get_params())
+        obj._check_params()
+        obj.W_ = _circulant_W(self.check_w(w))
+        obj.n_iter_ = int(self.n_iter)
+        obj.provenance_ = dict(provenance or {})
         return obj
 
     def check_fitted(self):

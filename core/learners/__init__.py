@@ -1,12 +1,11 @@
 """Learners, generic over models: BCFW structured SVM, averaged perceptron, partial labels,
-transfer between datasets, weak supervision for audio-to-score, Frank–Wolfe for warping."""
+transfer between datasets, Frank–Wolfe for warping (the score aligner's weak supervision is
+:meth:`marginalia.align.ScoreAligner.fit`)."""
 
 from .partial import PartialLabelSSVM
 from .perceptron import StructuredPerceptron
 from .ssvm import SSVM
 from .transfer import TransferSSVM
 from .warping_fw import WarpingFrankWolfe
-from .weak import WeakAlignment
 
-__all__ = ["SSVM", "StructuredPerceptron", "PartialLabelSSVM", "TransferSSVM", "WeakAlignment",
-           "WarpingFrankWolfe"]
+__all__ = ["SSVM", "StructuredPerceptron", "PartialLabelSSVM", "TransferSSVM", "WarpingFrankWolfe"]

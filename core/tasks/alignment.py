@@ -4,7 +4,7 @@ The task delegates to :class:`marginalia.align.ScoreAligner` (onset-aware chroma
 features, duration prior, sub-frame onset refinement, weak supervision). The
 module also keeps the simple frame and event descriptors (unit-norm chroma with
 a quietness value, pitch-class templates with a leading silence pseudo-event)
-that the active-learning replay and the CLI's adapters build on.
+that the active-learning replay builds on.
 """
 
 from __future__ import annotations

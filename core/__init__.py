@@ -36,7 +36,7 @@ _API = {
     "read_sonic_visualiser_csv": "io.labels_audio", "write_sonic_visualiser_csv": "io.labels_audio",
     "read_textgrid": "io.labels_audio", "write_textgrid": "io.labels_audio", "LabelTrack": "io.labels_audio",
     # learners and model files
-    "CghSegmenter": "cgh.recipe", "ScoreAligner": "scorealign", "SSVM": "learners.ssvm",
+    "CghSegmenter": "cgh.recipe", "ScoreAligner": "align", "SSVM": "learners.ssvm",
     "load_model": "models.files", "save_model": "models.files", "TrainedModel": "models.files",
     # decoders
     "segment_penalized": "decoders.segmentation", "segment_fixed_k": "decoders.segmentation",

@@ -3,14 +3,14 @@
 Usage: ``python -m benchmarks.quality.active_alignment [--quick] [--seeds 5] [--data PATH] [--mode realign|learn]
 [--pianists p01,p02|all] [--max-events 12] [--max-fraction 0.5] [--strategies random,best-vs-2nd,scoring]``
 
-``--mode realign`` (default): :class:`marginalia.scorealign.ScoreAligner`, untrained, is already accurate on most
+``--mode realign`` (default): :class:`marginalia.align.ScoreAligner`, untrained, is already accurate on most
 events, so the question is whether anchoring a few *windows* of a performance (phrases of <= ``max-events``
 score events, :func:`marginalia.active.parts.phrase_parts`) fixes the worst errors elsewhere in the same
 performance through the constrained re-alignment (:class:`marginalia.active.realign.RealignTask`). Each step
 anchors one window (true onsets, ±20 ms), re-aligns the whole performance under every anchor, and scores
 every event: % within 50 ms over all events and the number of events > 50 ms among the events of windows
 not anchored yet. ``best-vs-2nd`` ranks windows by the margin the app's queue uses (what the aligner's own
-objective loses when one unanchored event of the window moves, :meth:`marginalia.scorealign.OnsetMoves.span`);
+objective loses when one unanchored event of the window moves, :meth:`marginalia.align.aligner.OnsetMoves.span`);
 ``random`` runs ``--seeds`` seeds; the margin strategies are deterministic (run once). Data: the
 shared ``audio_rendered/*_p01.wav`` plus, when present, other pianists' renders in
 ``benchmarks/results/renders`` (made by ``quality_alignment.py``); truth = median performed onset of each
@@ -197,7 +197,7 @@ def load_performances(data_root: pathlib.Path, renders: pathlib.Path | None, pia
     them, e.g. made by ``quality_alignment.py``) the other pianists' renders named ``<piece>_<pNN>.wav``."""
     from marginalia.io.audio import load_audio
     from marginalia.io.midi import read_midi
-    from marginalia.scorealign import ScoreAligner
+    from marginalia.align import ScoreAligner
     from benchmarks.quality.quality_alignment_tools.vienna import event_truth
     from marginalia.active.realign import Performance
     root = data_root

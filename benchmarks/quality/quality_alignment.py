@@ -17,7 +17,7 @@ earliest note of the chord) plus the renderer's lag, measured here on isolated n
 
 Methods (same files, same run):
 
-* ``ours (a) untrained`` -- :class:`marginalia.scorealign.ScoreAligner` as shipped;
+* ``ours (a) untrained`` -- :class:`marginalia.align.ScoreAligner` as shipped;
 * ``ours (b) weak`` -- its scorers learned from score/audio pairs without timing, trained on other
   pieces played by other pianists (quick: other pieces, same pianist, one align/refit round);
 * ``ours (c) anchors k %`` -- (b) with k % of the events anchored by a simulated annotator (uniformly
@@ -166,7 +166,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     from marginalia.io.audio import load_audio
     from marginalia.io.midi import read_midi
-    from marginalia.scorealign import ScoreAligner
+    from marginalia.align import ScoreAligner
 
     t_start = time.time()
     if args.merge:

@@ -13,7 +13,7 @@ Methods, same files, same run:
 
 * ``score-only timing`` -- the score's own onsets stretched to the sounding part of the recording;
 * ``plain chroma DTW`` -- librosa CQT chroma vs the score's piano roll (as in quality_alignment.py);
-* ``ours (a) untrained`` -- :class:`marginalia.scorealign.ScoreAligner` as shipped;
+* ``ours (a) untrained`` -- :class:`marginalia.align.ScoreAligner` as shipped;
 * ``ours (a) quadratic prior`` -- the same with the symmetric quadratic duration prior (thesis Alg. 9);
 * ``ours (b) weak`` -- scorers learned from the other half of the tunes (audio + score, no timing),
   two folds.
@@ -88,8 +88,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     from marginalia.io.audio import load_audio
     from marginalia.io.midi import read_midi, write_midi
-    from marginalia.scorealign import ScoreAligner
-    from quality_alignment import librosa_dtw
+    from marginalia.align import ScoreAligner
+    from benchmarks.quality.quality_alignment import librosa_dtw
 
     t_start = time.time()
     data = Path(args.data)

@@ -1,6 +1,6 @@
 """Anchors on a few windows, the whole performance re-aligned: the active loop for one recording.
 
-With :class:`marginalia.scorealign.ScoreAligner` an untrained alignment is already
+With :class:`marginalia.align.ScoreAligner` an untrained alignment is already
 accurate on most events, so the question for active learning is no longer
 "which labels teach the scorers" but "which window should a person anchor so
 that the constrained re-alignment fixes the most errors, there and elsewhere
@@ -13,7 +13,7 @@ in the same performance". :class:`RealignTask` is the
   given so far (no parameter is learned: ``perceptron_step`` re-aligns,
   ``refit`` does the same);
 * a part is a window of score events; its scores are those the app's
-  queue uses (:meth:`marginalia.scorealign.OnsetMoves.span`): the objective of
+  queue uses (:meth:`marginalia.align.aligner.OnsetMoves.span`): the objective of
   ``ScoreAligner``'s own decoder (frame scores, onset gains, duration prior)
   over the window under the current (anchored) alignment, and what its
   closest call loses -- the best move of one unanchored event's onset, every
@@ -99,7 +99,7 @@ class Performance:
             raise ParameterError(f"score: expected a marginalia.types.Score, got {type(self.score).__name__}")
         for name in ("align", "_score_matrix", "_W"):
             if not callable(getattr(self.aligner, name, None)):
-                raise ParameterError(f"aligner: expected a marginalia.scorealign.ScoreAligner, got "
+                raise ParameterError(f"aligner: expected a marginalia.align.ScoreAligner, got "
                                      f"{type(self.aligner).__name__}")
         # ScoreAligner offers no public accessor for its frame x state scores; they do not depend on anchors
         S = np.asarray(self.aligner._score_matrix(self.features, self.score, self.aligner._W()), dtype=np.float64)
@@ -113,7 +113,7 @@ class Performance:
 
 
 def span_part_scores(rival, scale: float = 1.0) -> PartScores:
-    """A phrase against its closest call (:class:`marginalia.scorealign.SpanRival`) as a part's scores: its objective,
+    """A phrase against its closest call (:class:`marginalia.align.aligner.SpanRival`) as a part's scores: its objective,
     that minus its margin (runner-up) and minus its largest single-move loss (the worst-case proxy)."""
     second = rival.value - rival.margin if np.isfinite(rival.margin) else None
     worst = rival.value - rival.worst_margin if np.isfinite(rival.worst_margin) else None
@@ -184,7 +184,7 @@ class RealignTask:
 
     def part_scores(self, data, part: Part, labels: list) -> PartScores:
         """The window's objective under the current (anchored) alignment against its closest call: the best
-        move of one of its unanchored events' onsets, all else kept (:meth:`marginalia.scorealign.OnsetMoves.span`)."""
+        move of one of its unanchored events' onsets, all else kept (:meth:`marginalia.align.aligner.OnsetMoves.span`)."""
         if not isinstance(part, Part) or part.axis != "events" or part.stop > data.n_events:
             raise ParameterError(f"part: expected a Part over the performance's {data.n_events} events "
                                  f"(axis 'events'), got {part!r}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,11 +22,12 @@ output: one row per score event
   event,score_time_s,audio_time_s,pitches
   (score_time_s: the event's onset in the score MIDI's own seconds; pitches: space-separated MIDI numbers)
 
-Without --model the recording is aligned by marginalia.scorealign.ScoreAligner: semitone-band chroma and
-onset chroma against each score event's pitch classes, decoded by the monotone alignment decoder with a
-duration prior from the score's own timing stretched to the length of the recording (--prior-weight
-scales it; 0 turns it off), then each onset refined below the frame size. Silence before and after the
-music is absorbed by rest states.
+The recording is aligned by marginalia.align.ScoreAligner: semitone-band chroma and onset chroma
+against each score event's pitch classes, decoded by the monotone alignment decoder with a duration
+prior from the score's own timing stretched to the length of the recording (--prior-weight scales it;
+0 turns it off), then each onset refined below the frame size. Silence before and after the music is
+absorbed by rest states. --model uses the aligner `train --task alignment` fitted (its learned frame
+scorers and options); without it, the default aligner.
 
 examples:
   marginalia-cli align --score piece.mid --audio take1.wav --out take1_alignment.csv
@@ -40,11 +42,11 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--score", metavar="S.mid", required=True,
                    help="the score: MIDI, or MusicXML/MXL with the [music] extra (repeats as written)")
     p.add_argument("--audio", metavar="A.wav", required=True, help="the recording (WAV, FLAC, OGG, MP3)")
-    p.add_argument("--model", metavar="MODEL", help="an alignment model from `train --task alignment` (optional)")
+    p.add_argument("--model", metavar="MODEL", help="an aligner trained by `train --task alignment` (optional)")
     p.add_argument("--out", metavar="OUT.csv", required=True, help="the alignment table to write")
     p.add_argument("--midi", metavar="OUT.mid", help="also write the score with note times following the audio")
     p.add_argument("--prior-weight", type=float, default=1.0,
-                   help="strength of the duration prior without a model, relative to the default (default 1; 0 = off)")
+                   help="strength of the duration prior, relative to the aligner's own (default 1; 0 = off)")
     p.set_defaults(run=run)
 
 
@@ -58,23 +60,18 @@ class Recording:
     score : Score or None
     features : Sequence
         Standardised MFCC(+deltas) and chroma frames, positions in seconds, shape (T, p).
-    chroma : ndarray, shape (T, 12)
     times : ndarray, shape (T,)
         Frame times in seconds.
     energy_db : ndarray, shape (T,)
         Frame loudness (dB): mean power of the log-mel bands.
-    loudness_db : ndarray, shape (T,)
-        Loudest mel band of each frame relative to the loudest frame (dB, <= 0), as the app computes it.
     frame_rate : float
     """
 
     audio_path: str
     score: Optional[Score]
     features: Sequence
-    chroma: np.ndarray
     times: np.ndarray
     energy_db: np.ndarray
-    loudness_db: np.ndarray
     frame_rate: float
 
 
@@ -88,17 +85,15 @@ def load_recording(audio_path, score_path=None) -> Recording:
     data = ItemLoader(max_items=1).load(record)
     image_db = np.asarray(data.spectrogram[0], dtype=np.float64)  # (F, T) dB
     energy_db = 10.0 * np.log10(np.maximum(np.mean(10.0 ** (image_db / 10.0), axis=0), 1e-12))
-    loudness_db = image_db.max(axis=0)
-    loudness_db = loudness_db - loudness_db.max()
     times = np.asarray(data.sequence.positions, dtype=np.float64)
-    return Recording(audio_path=str(audio_path), score=data.score, features=data.sequence,
-                     chroma=np.asarray(data.chroma, dtype=np.float64), times=times, energy_db=energy_db,
-                     loudness_db=loudness_db, frame_rate=float(data.frame_rate))
+    return Recording(audio_path=str(audio_path), score=data.score, features=data.sequence, times=times,
+                     energy_db=energy_db, frame_rate=float(data.frame_rate))
 
 
 #: tempo ratios (recording's sounding time / score's own duration) beyond which a pair looks mismatched
 PLAUSIBLE_TEMPO_RATIO = (1 / 3, 3.0)
 SILENT_PEAK = 1e-3   # -60 dBFS
+SILENCE_DB = 35.0    # frames this far below the loudest frame count as silence
 
 
 def check_plausible(recording) -> None:
@@ -112,12 +107,11 @@ def check_plausible(recording) -> None:
 
     from ..exceptions import DataFormatError
     from ..io.audio import load_audio
-    from ._align import quiet_frames
     y, _ = load_audio(recording.audio_path, sr=None)
     if not np.abs(y).max() >= SILENT_PEAK:
         raise DataFormatError("the recording is silent (peak below -60 dBFS): there is nothing to align",
                               path=recording.audio_path)
-    loud = np.flatnonzero(quiet_frames(recording.energy_db) < 0)
+    loud = np.flatnonzero(recording.energy_db > recording.energy_db.max() - SILENCE_DB)
     sounding = (loud[-1] - loud[0] + 1) / recording.frame_rate if loud.size else 0.0
     score_s = float(recording.score.duration_s)
     ratio = sounding / score_s if score_s > 0 else 1.0
@@ -140,7 +134,7 @@ def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times)
 
 def run(args) -> int:
     from ..io.midi import write_alignment_csv, write_midi
-    from ..scorealign import ScoreAligner, align_recording
+    from ..align import ScoreAligner, align_recording
     for flag, value in (("--score", args.score), ("--audio", args.audio)):
         require_file(flag, value, stdin=False)
     if not (np.isfinite(args.prior_weight) and args.prior_weight >= 0):
@@ -148,18 +142,15 @@ def run(args) -> int:
     for flag, value in (("--out", args.out), ("--midi", args.midi)):
         if value:
             check_output(flag, value, "file")
-    model = None
+    aligner = ScoreAligner()
     if args.model:
         from ..models.files import load_model
-        model = load_model(args.model, task="alignment")
+        aligner = copy.copy(load_model(args.model, task="alignment").aligner())
+    aligner.prior_weight = aligner.prior_weight * args.prior_weight
     info(args, f"align: reading {args.audio} and {args.score}")
     rec = load_recording(args.audio, args.score)
     check_plausible(rec)
-    if model is not None:
-        onset_times = model.align(rec)
-    else:
-        aligner = ScoreAligner(prior_weight=ScoreAligner().prior_weight * args.prior_weight)
-        onset_times = align_recording(args.audio, rec.score, aligner=aligner).event_times_s
+    onset_times = align_recording(args.audio, rec.score, aligner=aligner).event_times_s
     if args.out == STDIO and args.midi == STDIO:
         raise UsageError("--out - and --midi -: only one output can go to standard output")
     write_output(args.out, lambda p: write_alignment_csv(p, rec.score, onset_times))
@@ -248,25 +239,23 @@ def read_pairs(path) -> list:
     return pairs
 
 
-def _check_anchors(pair: TrainingPair, recording) -> None:
+def _check_anchors(pair: TrainingPair, score: Score, duration_s: float) -> None:
     """Refuse anchors no alignment of this recording can satisfy, naming the anchors file and the events.
 
     Events must be in the score, times inside the recording, and a later event may not be
-    anchored before an earlier one (beyond the anchors' tolerances): what the expected
-    alignment drawn through them (:func:`~._align.expected_alignment`) needs.
+    anchored before an earlier one (beyond the anchors' tolerances).
     """
     if not pair.anchors:
         return
     from ..exceptions import DataFormatError
     where = str(pair.anchors_path)
-    T, E = recording.chroma.shape[0], recording.score.n_events
-    duration = T / float(recording.frame_rate)
+    E = score.n_events
     for a in pair.anchors:
         if a.event >= E:
             raise DataFormatError(f"event {a.event} is not in {pair.score.name} (events 0..{E - 1})", path=where)
-        if a.time_s - a.tolerance_s > duration:
+        if a.time_s - a.tolerance_s > duration_s:
             raise DataFormatError(f"event {a.event} at {a.time_s:g} s is after the end of {pair.audio.name} "
-                                  f"({duration:.1f} s)", path=where)
+                                  f"({duration_s:.1f} s)", path=where)
     ordered = sorted(pair.anchors, key=lambda a: a.event)
     for before, after in zip(ordered, ordered[1:]):
         if after.time_s + after.tolerance_s < before.time_s - before.tolerance_s:
@@ -276,49 +265,43 @@ def _check_anchors(pair: TrainingPair, recording) -> None:
 
 
 def train_alignment_pairs(args) -> int:
-    """``train --task alignment --pairs PAIRS.csv``: weak supervision from score/audio pairs (plus anchors).
+    """``train --task alignment --pairs PAIRS.csv``: fit the score aligner from score/audio pairs (plus anchors).
 
-    Every recording is described by the app's frame descriptors, every score by
-    its event templates between two silences; the expected alignment is the
-    score played in strict time between the first and the last sound (through
-    the anchors when a pair has some). :class:`~marginalia.learners.weak.WeakAlignment`
-    learns per-class scorers from that alone (Lajugie 2015, ch. 6); they are saved as an
-    :class:`~marginalia.models.alignment.AlignmentModel`.
+    :meth:`marginalia.align.ScoreAligner.fit` learns the frame scorers from the scores and
+    recordings alone (align with the current scorers, refit them by ridge regression, ``--max-iter``
+    rounds); a pair's anchors constrain its alignments. The fitted aligner is what ``align --model``
+    and ``predict`` run.
     """
-    from ..learners.weak import WeakAlignment
-    from ..models.alignment import AlignmentModel
-    from ..models.persistence import labels_hash
-    from ._align import alignment_item, expected_alignment
-    from ._common import make_progress
+    from ..align import ScoreAligner
+    from ..io.audio import load_audio
+    from ..io.musicxml import read_score
     from ..models.files import TrainedModel, save_model
+    from ..models.persistence import labels_hash
+    from ._common import make_progress
     pairs = read_pairs(args.pairs)
-    items, expected, rates = [], [], []
+    options = {k: v for k, v in (("n_iter", args.max_iter), ("ridge", args.ridge)) if v is not None}
+    aligner = ScoreAligner(**options)
+    data, anchors = [], []
     progress = make_progress(args, len(pairs), "train: reading", unit="pairs")
     with progress:
         for pair in pairs:
-            rec = load_recording(pair.audio, pair.score)
-            _check_anchors(pair, rec)
-            items.append(alignment_item(rec))
-            expected.append(expected_alignment(rec, pair.anchors))
-            rates.append(rec.frame_rate)
+            score = read_score(pair.score)
+            y, sr = load_audio(pair.audio, sr=22050)
+            _check_anchors(pair, score, y.shape[0] / sr)
+            data.append((aligner.features(y, sr), score))
+            anchors.append(list(pair.anchors))
             progress.advance(message=pair.audio.name)
-    n_anchors = sum(len(p.anchors) for p in pairs)
-    info(args, f"train: {len(pairs)} score/audio pairs, {n_anchors} anchors, weakly supervised alignment")
-    progress = make_progress(args, args.max_iter, "train", unit="iterations")
-    learner = WeakAlignment(lam=args.lam, mu=args.mu, nu=args.nu, max_iter=args.max_iter,
-                            callback=lambda _learner, _it: progress.advance())
-    try:
-        learner.fit(items, expected)
-    finally:
-        progress.set_total(progress.done)
-        progress.close()
-    model = AlignmentModel(n_classes=items[0][1].shape[1], frame_rate=float(np.median(rates)))
-    w = learner.to_model_w(model)
-    prov = {"learner": "weak", "learner_params": {"lam": args.lam, "mu": args.mu, "nu": args.nu,
-                                                  "max_iter": args.max_iter},
+    n_anchors = sum(len(a) for a in anchors)
+    info(args, f"train: {len(pairs)} score/audio pairs, {n_anchors} anchors, score aligner")
+    progress = make_progress(args, int(aligner.n_iter), "train", unit="rounds")
+    with progress:
+        aligner.fit(data, anchors=anchors, callback=lambda _it, _n: progress.advance())
+    prov = {"learner": "score-aligner",
+            "learner_params": {"n_iter": int(aligner.n_iter), "ridge": float(aligner.ridge),
+                               "blend": float(aligner.blend)},
             "trained_on": [{"score": str(p.score.resolve()), "audio": str(p.audio.resolve())} for p in pairs],
             "label_hash": labels_hash([a for p in pairs for a in p.anchors]),
             "n_pairs": len(pairs), "n_anchors": n_anchors}
-    save_model(args.out, TrainedModel("alignment", "chroma", model, w, prov))
+    save_model(args.out, TrainedModel("alignment", "score-aligner", aligner, aligner.scorer_weights(), prov))
     info(args, f"train: wrote {args.out}")
     return EXIT_OK

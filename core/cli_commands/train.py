@@ -19,11 +19,11 @@ forms:
       fit from the labels of a Marginalia project (segmentation items; --kind picks cgh/audio/series)
   train --task segmentation --profiles P.csv[.gz] --annotations A.csv --out MODEL
       fit from every labelled sequence of the files (annotations: profile.id,chromosome,min,max,annotation)
-  train --task alignment --pairs PAIRS.csv --out MODEL [--max-iter N --lam L --mu M --nu N]
-      weakly supervised audio-to-score fit (Lajugie 2015, ch. 6): per-class scorers learned from the scores and
-      recordings alone, the expected alignment being the score played in strict time (through the anchors
-      when given); PAIRS.csv has columns score,audio (paths relative to it) and optionally anchors (a CSV
-      of event,audio_time_s for that pair)
+  train --task alignment --pairs PAIRS.csv --out MODEL [--max-iter N --ridge R]
+      fit the score aligner that `align` runs (marginalia.align.ScoreAligner) from the scores and recordings
+      alone (Lajugie 2015, ch. 6): align with the current frame scorers, refit them by ridge regression, N
+      rounds (default 3); a pair's anchors constrain its alignments. PAIRS.csv has columns score,audio (paths
+      relative to it) and optionally anchors (a CSV of event,audio_time_s[,tolerance_s] for that pair)
 
 recipes (--task segmentation on aCGH files):
   penalty-law learned metric (SSVM; --metric-learner) + a per-sequence penalty per array platform,
@@ -46,6 +46,8 @@ examples:
 """
 
 LEARNERS = ("ssvm", "perceptron", "partial")
+#: flags of the chroma aligner that `train --task alignment` fitted before the score aligner
+RETIRED_ALIGNMENT_FLAGS = ("--lam", "--mu", "--nu")
 
 
 def add_parser(sub, parents) -> None:
@@ -77,7 +79,7 @@ def add_parser(sub, parents) -> None:
     model.add_argument("--C", type=_positive_float, default=1.0, help="regularisation trade-off (default 1.0)")
     model.add_argument("--max-iter", type=positive_int, default=None,
                        help="passes over the data (default 50; 5 for the aCGH penalty-law recipe, as measured by "
-                            "benchmarks/quality/quality_cgh.py)")
+                            "benchmarks/quality/quality_cgh.py; --task alignment: align/refit rounds, default 3)")
     model.add_argument("--metric", choices=("diagonal", "full"), default="diagonal",
                        help="segmentation: learn per-feature weights or a full PSD metric (default diagonal)")
     model.add_argument("--features", choices=("hermite", "raw"), default="hermite",
@@ -87,12 +89,11 @@ def add_parser(sub, parents) -> None:
                        help="penalty-law recipe: minimal segment length in probes (default 3)")
     model.add_argument("--seed", type=int, default=0, help="random seed of the learner (default 0)")
     add_jobs(model, "penalty-law recipe: the sequences of the penalty laws and pruners are decoded")
-    model.add_argument("--lam", type=_positive_float, default=1e-3,
-                       help="alignment: ridge strength of the per-class scorers (default 1e-3)")
-    model.add_argument("--mu", type=_non_negative_float, default=0.0,
-                       help="alignment: weight of the global prior, closeness to the expected alignment (default 0)")
-    model.add_argument("--nu", type=_non_negative_float, default=0.0,
-                       help="alignment: weight of the local prior, event durations (default 0)")
+    model.add_argument("--ridge", type=_positive_float, default=None,
+                       help="alignment: ridge strength pulling the frame scorers towards the untrained ones, per "
+                            "frame (default 0.01)")
+    for flag in RETIRED_ALIGNMENT_FLAGS:   # refused with what replaced them (see run)
+        model.add_argument(flag, default=None, help=argparse.SUPPRESS)
 
     adv = p.add_argument_group(
         "advanced (research)",
@@ -154,7 +155,12 @@ def _check_files(args) -> None:
 
 
 def run(args) -> int:
-    if args.max_iter is None:
+    retired = [flag for flag in RETIRED_ALIGNMENT_FLAGS if getattr(args, flag[2:]) is not None]
+    if retired:
+        raise UsageError(f"{'/'.join(retired)}: belonged to the retired chroma aligner; --task alignment now fits "
+                         "the score aligner that `align` runs: --ridge sets its ridge strength, --max-iter its "
+                         "rounds, and its duration prior is built in")
+    if args.max_iter is None and args.task != "alignment":
         recipe = args.task == "segmentation" and args.project is None and _wants_recipe(args)
         args.max_iter = 5 if recipe else 50
         # a project's aCGH items may take the recipe too (decided once the items are read)

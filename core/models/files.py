@@ -36,8 +36,11 @@ FEATURE_RECIPES = {
     "audio-frames": ("audio", "standardised MFCC (+deltas) and chroma frames of the recording (the app's audio "
                               "features)"),
     "series": ("series", "the values of a generic series as stored, shape (T, p)"),
-    "chroma": ("audio", "chroma and quietness of the recording's frames against the score's event templates"),
+    "score-aligner": ("audio", "the score aligner's semitone-band chroma and onset chroma of the recording, scored "
+                               "against each score event's pitch classes (marginalia.align.ScoreAligner)"),
 }
+#: the feature recipe of the chroma aligner that `train --task alignment` wrote before the score aligner
+RETIRED_RECIPES = ("chroma",)
 
 
 def recipe_for_kind(kind: str, *, raw: bool = False) -> str:
@@ -78,8 +81,10 @@ class TrainedModel:
     features : str
         Key of :data:`FEATURE_RECIPES`.
     model : object
-        The structured model (joint feature map and decoders).
+        The structured model (joint feature map and decoders), or for alignment the
+        :class:`~marginalia.align.ScoreAligner` with its options.
     w : ndarray, shape (n_params,)
+        The learned parameters (for alignment, the aligner's :meth:`~marginalia.align.ScoreAligner.scorer_weights`).
     provenance : dict
     path : Path or None
     sha256 : str
@@ -135,12 +140,20 @@ class TrainedModel:
             self.__dict__["_penalty_law"] = built
         return built
 
-    def align(self, recording) -> np.ndarray:
-        """Onset time (s) of every score event of a loaded recording, shape (E,)."""
+    def aligner(self):
+        """The trained :class:`~marginalia.align.ScoreAligner` of an alignment model."""
         if self.task != "alignment":
             raise WrongTaskError(f"model {self._name()}: is a {self.task} model; expected an alignment model")
-        from ..cli_commands._align import align_with_model
-        return align_with_model(self, recording)
+        built = self.__dict__.get("_aligner")
+        if built is None:
+            built = self.model.with_scorer_weights(self.w, self.provenance)
+            self.__dict__["_aligner"] = built
+        return built
+
+    def align(self, recording) -> np.ndarray:
+        """Onset time (s) of every score event of a loaded recording (``audio_path`` and ``score``), shape (E,)."""
+        from ..align import align_recording
+        return align_recording(recording.audio_path, recording.score, aligner=self.aligner()).event_times_s
 
     @property
     def fingerprint(self) -> str:
@@ -162,8 +175,8 @@ def save_model(path, cli_model) -> str:
     ----------
     path : path-like
         The file to write; its folder must exist.
-    cli_model : TrainedModel or CghSegmenter
-        A loaded or trained model, or a fitted copy-number recipe.
+    cli_model : TrainedModel, CghSegmenter or ScoreAligner
+        A loaded or trained model, a fitted copy-number recipe or a fitted score aligner.
 
     Returns
     -------
@@ -172,7 +185,7 @@ def save_model(path, cli_model) -> str:
     """
     from .persistence import save_model as _save
     if not isinstance(cli_model, TrainedModel):
-        cli_model = _recipe_as_trained_model(cli_model)
+        cli_model = _learner_as_trained_model(cli_model)
     prov = dict(cli_model.provenance)
     prov["features"] = dict(prov.get("features") or {}, recipe=cli_model.features)
     prov.setdefault("written_by", "marginalia-cli")
@@ -183,10 +196,16 @@ def save_model(path, cli_model) -> str:
     return file_sha256(path)
 
 
-def _recipe_as_trained_model(recipe) -> TrainedModel:
+def _learner_as_trained_model(recipe) -> TrainedModel:
+    from ..align import ScoreAligner
     from ..cgh.recipe import CghSegmenter
+    if isinstance(recipe, ScoreAligner):
+        recipe.check_fitted()
+        prov = {**getattr(recipe, "provenance_", {}), "written_by": "marginalia (Python)"}
+        return TrainedModel("alignment", "score-aligner", recipe, recipe.scorer_weights(), prov)
     if not isinstance(recipe, CghSegmenter):
-        raise ParameterError(f"model: expected a TrainedModel or a fitted CghSegmenter, got {type(recipe).__name__}")
+        raise ParameterError(f"model: expected a TrainedModel, a fitted CghSegmenter or a fitted ScoreAligner, got "
+                             f"{type(recipe).__name__}")
     prov = {"learner": recipe.learner, "recipe": "penalty-law", "penalty_law": recipe.to_dict(),
             "written_by": "marginalia (Python)"}
     return TrainedModel("segmentation", "cgh-pointwise", recipe.model_, recipe.w_, prov)
@@ -218,6 +237,7 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
         if fh.read(4) != b"PK\x03\x04":
             raise DataFormatError("not a Marginalia model file (expected the .npz archive written by "
                                   "`marginalia-cli train`)", path=str(p))
+    _refuse_retired(p)
     model, w, prov = _load(str(p))
     got = _header_task(p)
     if got not in TASKS:
@@ -229,7 +249,7 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
     if recipe is None:
         # a model saved by the app: its task key says which items it was made for
         kind = str(prov.get("task", "")).partition("/")[2] or "series"
-        recipe = "chroma" if got == "alignment" else recipe_for_kind(kind)
+        recipe = "score-aligner" if got == "alignment" else recipe_for_kind(kind)
     if not isinstance(recipe, str) or recipe not in FEATURE_RECIPES:
         raise DataFormatError(f"unknown feature recipe {recipe!r:.60}; expected one of {sorted(FEATURE_RECIPES)} "
                               "(a model from a newer Marginalia?)", path=str(p))
@@ -240,10 +260,27 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
     return loaded
 
 
-def _header_task(path: Path) -> Optional[str]:
-    """The ``task`` of a model file's JSON header (read again within the same bounds as by the loader)."""
+def _header(path: Path) -> dict:
+    """A model file's JSON header (read within the same bounds as by the loader; not yet checked)."""
     from ..validation import read_model_archive
-    return read_model_archive(str(path), str(path))[0].get("task")
+    header = read_model_archive(str(path), str(path))[0]
+    return header if isinstance(header, dict) else {}
+
+
+def _header_task(path: Path) -> Optional[str]:
+    return _header(path).get("task")
+
+
+def _refuse_retired(path: Path) -> None:
+    """Refuse a model of the chroma aligner that `train --task alignment` wrote before the score aligner."""
+    header = _header(path)
+    prov = header.get("provenance")
+    made_with = prov.get("features") if isinstance(prov, dict) else None
+    recipe = made_with.get("recipe") if isinstance(made_with, dict) else None
+    if header.get("model_class") == "AlignmentModel" or recipe in RETIRED_RECIPES:
+        raise DataFormatError("an alignment model of the retired chroma aligner, which this version no longer "
+                              "runs; retrain it with this version: marginalia-cli train --task alignment --pairs "
+                              "PAIRS.csv --out MODEL", path=str(path))
 
 
 _cache: dict = {}

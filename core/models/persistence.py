@@ -37,14 +37,9 @@ def labels_hash(labels) -> str:
 
 
 def _model_classes() -> dict:
+    from ..align import ScoreAligner
     from .segmentation import SegmentationModel
-    classes = {"SegmentationModel": SegmentationModel}
-    try:
-        from .alignment import AlignmentModel
-        classes["AlignmentModel"] = AlignmentModel
-    except ImportError:  # pragma: no cover - alignment model optional
-        pass
-    return classes
+    return {"SegmentationModel": SegmentationModel, "ScoreAligner": ScoreAligner}
 
 
 def _jsonable(obj):
@@ -71,7 +66,7 @@ def save_model(path_or_buffer, model, w, provenance: Optional[dict] = None) -> N
     Parameters
     ----------
     path_or_buffer : str, path or binary file object
-    model : SegmentationModel or AlignmentModel
+    model : SegmentationModel, ScoreAligner or WarpingModel
         Its options and learned units (``get_state``) are stored.
     w : ndarray, shape (n_params,)
     provenance : dict, optional

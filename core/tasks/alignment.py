@@ -1,10 +1,10 @@
 """Audio-to-score alignment: the engine's alignment task.
 
-The task delegates to :class:`marginalia.scorealign.ScoreAligner` (onset-aware chroma
+The task delegates to :class:`marginalia.align.ScoreAligner` (onset-aware chroma
 features, duration prior, sub-frame onset refinement, weak supervision). The
 module also keeps the simple frame and event descriptors (unit-norm chroma with
 a quietness value, pitch-class templates with a leading silence pseudo-event)
-that the active-learning replay and the CLI's adapters build on.
+that the active-learning replay builds on.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def event_templates(score) -> np.ndarray:
 
 
 class AlignmentTask(EngineTask):
-    """Alignment of audio items to their scores with :class:`marginalia.scorealign.ScoreAligner`.
+    """Alignment of audio items to their scores with :class:`marginalia.align.ScoreAligner`.
 
     The aligner's own features (semitone-band chroma and onset chroma on 5.8 ms
     frames) are computed once per item; anchors are hard constraints of every
@@ -91,7 +91,7 @@ class AlignmentTask(EngineTask):
             return feats
 
     def _aligner(self):
-        from ..scorealign import ScoreAligner
+        from ..align import ScoreAligner
         if self.aligner is None:
             self.aligner = ScoreAligner()
         return self.aligner
@@ -112,7 +112,7 @@ class AlignmentTask(EngineTask):
         return {"aligner": np.frombuffer(self.aligner.to_bytes(), dtype=np.uint8)}
 
     def _restore_arrays(self, arrays: dict, params: dict) -> None:
-        from ..scorealign import ScoreAligner
+        from ..align import ScoreAligner
         if params.get("task") != self.key or "aligner" not in arrays:
             raise ParameterError("alignment model for other features")
         self.aligner = ScoreAligner.from_bytes(arrays["aligner"].tobytes())

@@ -17,7 +17,7 @@ GROUPS = [
     ("io", "Music files and label tracks"),
     ("learners", "Learners"),
     ("cgh", "Learners"),
-    ("scorealign", "Learners"),
+    ("align", "Learners"),
     ("models", "Model files"),
     ("decoders", "Decoders"),
     ("types", "Data and label types"),

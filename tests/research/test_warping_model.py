@@ -242,7 +242,7 @@ def test_model_files_refuse_the_research_model_in_one_line():
     """The warping model is research code: the installed package's model files neither write nor read it."""
     model = WarpingModel("diagonal", "area", band=0.5)
     w = random_w(model, np.random.default_rng(6))
-    with pytest.raises(ParameterError, match=r"model: expected one of \['AlignmentModel', 'SegmentationModel'\], "
+    with pytest.raises(ParameterError, match=r"model: expected one of \['ScoreAligner', 'SegmentationModel'\], "
                                              r"got WarpingModel"):
         save_model(io.BytesIO(), model, w, {"learner": "WarpingFrankWolfe"})
 

@@ -8,7 +8,7 @@ from marginalia.active.parts import Part
 from marginalia.active.realign import Performance, RealignTask, within_tolerance
 from marginalia.active.uncertainty import uncertainty_from_scores
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
-from marginalia.scorealign import ScoreAligner
+from marginalia.align import ScoreAligner
 from marginalia.types import AnchorLabel, Score
 
 SR = 11025

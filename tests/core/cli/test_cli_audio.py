@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from marginalia.cli import main
-from marginalia.cli_commands._align import align_chroma, expected_durations, template_scores
 from marginalia.types import Score
 
 SR = 22050
@@ -95,34 +94,6 @@ def test_missing_score_file_is_a_usage_error(performance, tmp_path, capsys):
     assert code == 2 and "--score" in capsys.readouterr().err
 
 
-def test_template_scores_are_cosine_similarities():
-    score = Score(pitches=[60, 64, 67, 62], onsets_s=[0, 0, 0, 1], offsets_s=[1, 1, 1, 2])
-    chroma = np.zeros((3, 12))
-    chroma[0, [0, 4, 7]] = 1.0      # exactly the C major chord
-    chroma[1, 2] = 2.0              # exactly D, at another scale
-    S = template_scores(chroma, score)
-    assert S.shape == (3, 2)
-    assert S[0] == pytest.approx([1.0, 0.0]) and S[1] == pytest.approx([0.0, 1.0]) and S[2] == pytest.approx([0, 0])
-
-
-def test_expected_durations_stretch_the_score_timing_to_the_music():
-    score = Score(pitches=[60, 62, 64], onsets_s=[0.0, 1.0, 3.0], offsets_s=[1.0, 3.0, 4.0])
-    assert expected_durations(score, 40) == pytest.approx([10, 20, 10])
-
-
-def test_align_chroma_recovers_blocks_and_rests():
-    score = Score(pitches=[60, 62, 64], onsets_s=[0.0, 1.0, 2.0], offsets_s=[1.0, 2.0, 3.0])
-    chroma = np.zeros((30, 12))
-    energy = np.full(30, -80.0)
-    for cls, (a, b) in zip((0, 2, 4), ((4, 10), (10, 19), (19, 26))):
-        chroma[a:b, cls] = 1.0
-        energy[a:b] = 0.0
-    res = align_chroma(chroma, np.arange(30) * 0.1, score, energy_db=energy, prior_weight=0.5)
-    assert res.alignment.onsets.tolist() == [4, 10, 19]
-    assert res.onset_times_s == pytest.approx([0.4, 1.0, 1.9])
-    assert (res.lead_frames, res.trail_frames) == (4, 4)
-
-
 def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performance, tmp_path, capsys):
     from marginalia.models.files import TrainedModel, save_model
     from marginalia.cli_commands.align import load_recording
@@ -186,19 +157,79 @@ def alignment_model(performance, tmp_path_factory):
     (folder / "pairs.csv").write_text(f"score,audio\n{performance / 'take.mid'},{performance / 'take.wav'}\n")
     out = folder / "align.model"
     assert main(["train", "--task", "alignment", "--pairs", str(folder / "pairs.csv"), "--out", str(out),
-                 "--max-iter", "10", "-q"]) == 0
+                 "--max-iter", "2", "--ridge", "0.05", "-q"]) == 0
     return out
 
 
-def test_weakly_trained_alignment_model_aligns_within_50_ms(alignment_model, performance, tmp_path):
+def test_trained_model_is_the_fitted_score_aligner_and_align_uses_it(alignment_model, performance, tmp_path):
+    from marginalia.align import ScoreAligner
+    from marginalia.io.audio import load_audio
+    from marginalia.io.midi import read_midi
     from marginalia.models.files import load_model
     m = load_model(alignment_model, task="alignment")
-    assert m.features == "chroma" and m.provenance["learner"] == "weak" and m.provenance["n_pairs"] == 1
+    assert m.features == "score-aligner" and m.provenance["learner"] == "score-aligner"
+    assert m.provenance["n_pairs"] == 1 and m.provenance["learner_params"]["n_iter"] == 2
+    # the model file holds what ScoreAligner.fit learns from the same pair, options included
+    y, sr = load_audio(performance / "take.wav", sr=22050)
+    score = read_midi(performance / "take.mid")
+    fitted = ScoreAligner(n_iter=2, ridge=0.05).fit([(y, sr, score)])
+    assert m.aligner().get_params() == fitted.get_params()
+    assert m.aligner().W_ == pytest.approx(fitted.W_, abs=1e-9)
+    assert not np.allclose(fitted.W_, ScoreAligner()._W())   # fit changed the scorers
     out = tmp_path / "a.csv"
     assert main(["align", "--score", str(performance / "take.mid"), "--audio", str(performance / "take.wav"),
                  "--model", str(alignment_model), "--out", str(out), "-q"]) == 0
     got = np.array([float(r["audio_time_s"]) for r in read_rows(out)])
+    assert got == pytest.approx(fitted.align(y, sr, score).event_times_s, abs=1e-9)
     assert np.abs(got - performed_onsets()).max() <= 0.05
+
+
+def test_a_fitted_aligner_saved_from_python_loads_back_as_the_same_aligner(performance, tmp_path):
+    import marginalia as mg
+    from marginalia.exceptions import NotFittedError
+    y, sr = mg.load_audio(str(performance / "take.wav"), sr=22050)
+    fitted = mg.ScoreAligner(n_iter=1, prior_weight=3.0).fit([(y, sr, mg.read_midi(str(performance / "take.mid")))])
+    mg.save_model(tmp_path / "py.model", fitted)
+    back = mg.load_model(tmp_path / "py.model", task="alignment").aligner()
+    assert back.get_params() == fitted.get_params() and back.W_ == pytest.approx(fitted.W_, abs=1e-12)
+    with pytest.raises(NotFittedError):
+        mg.save_model(tmp_path / "unfitted.model", mg.ScoreAligner())
+
+
+def _write_chroma_model(path):
+    """A model file as `train --task alignment` wrote it with the retired chroma aligner."""
+    import json
+    header = {"format": "marginalia-model", "format_version": 1, "task": "alignment", "model_class": "AlignmentModel",
+              "model_params": {"n_classes": 13, "loss": "hamming", "min_frames": 1, "frame_rate": 43.07},
+              "n_features": 13, "state_keys": [],
+              "provenance": {"learner": "weak", "features": {"recipe": "chroma"}, "written_by": "marginalia-cli"}}
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, w=np.zeros(13 * 13 + 13),
+                            header=np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8))
+
+
+def test_a_chroma_model_of_an_earlier_version_is_refused_with_one_line(performance, tmp_path, capsys):
+    old = tmp_path / "piano.model"
+    _write_chroma_model(old)
+    for argv in (["align", "--score", str(performance / "take.mid"), "--audio", str(performance / "take.wav"),
+                  "--model", str(old), "--out", str(tmp_path / "a.csv")],
+                 ["predict", str(old), str(performance), "--out", str(tmp_path / "p")]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(old) in err[0] and "retired chroma aligner" in err[0]
+        assert "retrain it with this version: marginalia-cli train --task alignment" in err[0]
+    assert not (tmp_path / "a.csv").exists()
+
+
+@pytest.mark.parametrize("flag", ["--lam", "--mu", "--nu"])
+def test_flags_of_the_chroma_aligner_are_refused_naming_their_replacement(performance, tmp_path, capsys, flag):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(f"score,audio\n{performance / 'take.mid'},{performance / 'take.wav'}\n")
+    assert main(["train", "--task", "alignment", "--pairs", str(pairs), "--out", str(tmp_path / "m.model"),
+                 flag, "0.1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and flag in err[0] and "retired chroma aligner" in err[0] and "--ridge" in err[0]
+    assert not (tmp_path / "m.model").exists()
 
 
 def test_predict_folder_of_score_audio_pairs_writes_aligned_midi_and_csv(alignment_model, performance, tmp_path):
@@ -212,24 +243,6 @@ def test_predict_folder_of_score_audio_pairs_writes_aligned_midi_and_csv(alignme
     # a segmentation-only command refuses the alignment model
     assert main(["evaluate", str(alignment_model), "--profiles", str(performance / "take.wav"),
                  "--annotations", str(performance / "take.wav"), "-q"]) == 2
-
-
-def test_expected_alignment_follows_the_score_between_the_sounds_and_through_anchors():
-    from types import SimpleNamespace
-
-    from marginalia.cli_commands._align import expected_alignment
-    from marginalia.types import AnchorLabel
-    score = Score(pitches=[60, 62, 64, 65], onsets_s=[0, 1, 2, 3], offsets_s=[1, 2, 3, 4])
-    T = 60
-    energy = np.full(T, -90.0)
-    energy[10:50] = 0.0  # sound from frame 10 to 49: 40 frames for 4 s of score
-    rec = SimpleNamespace(score=score, chroma=np.zeros((T, 12)), energy_db=energy, times=np.arange(T) * 0.1,
-                          audio_path="x.wav")
-    assert expected_alignment(rec).onsets.tolist() == [0, 10, 20, 30, 40, 50]
-    # the third event played late: the expected tempo bends through the anchor (score 0 s -> 1 s,
-    # 2 s -> 3.5 s, 4 s -> 5 s); an onset falls on the first frame at or after its expected time
-    late = AnchorLabel(item_id="x", event=2, time_s=3.5)
-    assert expected_alignment(rec, [late]).onsets.tolist() == [0, 10, 23, 35, 43, 50]
 
 
 def test_a_model_for_other_data_is_refused_before_any_work(seg_model, performance, tmp_path, capsys):

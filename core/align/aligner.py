@@ -24,7 +24,7 @@ One pipeline used by the engine, the command line and the benchmarks.
 3. **Decoding**. A monotone alignment decoder with a prior on event durations
    (Lajugie 2015, Alg. 9) around the score's own inter-onset intervals, stretched to
    the length of the music in the recording. By default the prior is robust
-   and asymmetric (:mod:`marginalia.scorealign_dp`): the squared log ratio of an
+   and asymmetric (:mod:`marginalia.align.dp`): the squared log ratio of an
    event's duration to the expected one, growing only linearly beyond twice
    as long, none for the rests — so fermatas, ritardandi and a held final
    chord do not drag their neighbours — and every event earns the onset
@@ -35,11 +35,11 @@ One pipeline used by the engine, the command line and the benchmarks.
    closest call under that same objective: the best move of one unanchored
    event's onset (up to half a second, between its neighbours) with every
    other onset kept; what it loses is the margin, per phrase for active
-   learning (:func:`marginalia.scorealign_dp.onset_moves`).
+   learning (:func:`marginalia.align.dp.onset_moves`).
    Runs of repeated notes whose first event the decoder put on the strike of
    the chord before (a rolled chord whose top note is the run's pitch) are
    re-placed on their pitch's strikes counted in order
-   (:mod:`marginalia.scorealign_runs`).
+   (:mod:`marginalia.align.runs`).
 4. **Refinement**. Every note of an event is timed at the strongest rise of
    its own semitone band and upper partials (those that are not another note
    of the chord) at the fine hop, with parabolic interpolation, searching
@@ -71,11 +71,12 @@ from typing import Optional
 
 import numpy as np
 
-from .decoders.alignment import (align_with_duration_prior,
-                                 alignment_constraints_from_labels)
-from .scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
-from .exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
-from .types import Alignment, AnchorLabel, Score
+from ..decoders.alignment import (align_with_duration_prior,
+                                  alignment_constraints_from_labels)
+from ..exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
+from ..models._params import check_param_vector
+from ..types import Alignment, AnchorLabel, Score
+from .dp import align_with_duration_costs, duration_costs, onset_moves
 
 __all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "align_recording", "FORMAT_VERSION"]
 
@@ -486,7 +487,7 @@ class SpanRival:
 
 @dataclass(frozen=True, eq=False)
 class OnsetMoves:
-    """The best one-onset move of every event of a decoded alignment (:func:`marginalia.scorealign_dp.onset_moves`).
+    """The best one-onset move of every event of a decoded alignment (:func:`marginalia.align.dp.onset_moves`).
 
     Attributes
     ----------
@@ -569,7 +570,7 @@ class ScoreAligner:
     count_runs : bool, default True
         Runs of repeated notes (consecutive events with the same pitches)
         are placed on the strikes of their pitches counted in order, when
-        the decoded run shows a miscount (see :mod:`marginalia.scorealign_runs`).
+        the decoded run shows a miscount (see :mod:`marginalia.align.runs`).
     rolled_chord_s : float, default 1.0
         A chord whose decoded span is longer than this (s) may be rolled:
         its notes are searched over the whole span (up to 4 s) and the event
@@ -806,7 +807,7 @@ class ScoreAligner:
                 dmax = int(min(T, max(float(self.prior_span) * float(d.max()) + 8, -(-T // E2) + 1)))
                 res = align_with_duration_prior(S, d, weight=weight, max_frames=dmax, constraints=cons)
             else:
-                from .decoders.alignment import align
+                from ..decoders.alignment import align
                 res = align(S, constraints=cons)
             onsets = res.alignment.onsets
             # the rivals below then weigh the frame scores alone (the quadratic prior is not in them)
@@ -820,7 +821,7 @@ class ScoreAligner:
         return onsets, self._onset_moves(S_obj, gain, cost, limits, onsets, cons, feats.frame_rate, fixed_events)
 
     def _fix_runs(self, feats, score, onsets, cons):
-        from .scorealign_runs import place_run, repeated_runs
+        from .runs import place_run, repeated_runs
         T = feats.n_frames
         E2 = onsets.shape[0]
         E = E2 - 2
@@ -853,7 +854,7 @@ class ScoreAligner:
         return onsets
 
     def _robust_costs(self, d, frame_rate, T, E2) -> tuple:
-        """Duration cost table and limits of the robust prior (see :mod:`marginalia.scorealign_dp`).
+        """Duration cost table and limits of the robust prior (see :mod:`marginalia.align.dp`).
 
         The rests and the last event (a final chord is held as long as the
         player likes) have no prior; music events may last up to
@@ -1195,6 +1196,42 @@ class ScoreAligner:
             obj.provenance_ = dict(meta.get("provenance", {}))
         return obj
 
+    # ------------------------------------------- model files (marginalia.models.files)
+    #: the task a model file of this aligner is for
+    task = "alignment"
+
+    @property
+    def n_features_(self) -> int:
+        """Length of the frame descriptors the scorers read."""
+        return _N_FEATURES
+
+    def get_state(self) -> dict:
+        """Arrays a model file stores besides ``w``: none (the scorers are ``w``, the options ``get_params``)."""
+        return {}
+
+    def set_state(self, state: dict, n_features: int) -> "ScoreAligner":
+        """Check a model file's frame-descriptor length against this aligner's."""
+        if int(n_features) != _N_FEATURES:
+            raise ParameterError(f"n_features: a score aligner reads {_N_FEATURES} frame features, got {n_features}")
+        return self
+
+    def check_w(self, w, name: str = "w") -> np.ndarray:
+        """``w`` as the scorers' interval weights (:meth:`scorer_weights`), shape (25,)."""
+        return check_param_vector(w, _N_FEATURES, name)
+
+    def scorer_weights(self) -> np.ndarray:
+        """The scorers ``W`` as their interval weights (12 per block and a bias), what a model file stores."""
+        return _circulant_params(self._W())
+
+    def with_scorer_weights(self, w, provenance: Optional[dict] = None) -> "ScoreAligner":
+        """A fitted aligner with this one's options and the scorers of ``w`` (see :meth:`scorer_weights`)."""
+        obj = type(self)(**self.get_params())
+        obj._check_params()
+        obj.W_ = _circulant_W(self.check_w(w))
+        obj.n_iter_ = int(self.n_iter)
+        obj.provenance_ = dict(provenance or {})
+        return obj
+
     def check_fitted(self):
         """Raise :class:`NotFittedError` when :meth:`fit` has not run."""
         if not hasattr(self, "W_"):
@@ -1217,7 +1254,7 @@ def align_recording(audio_path, score, *, aligner: Optional[ScoreAligner] = None
     -------
     AlignmentOutput
     """
-    from .io.audio import load_audio
+    from ..io.audio import load_audio
     if aligner is None:
         aligner = ScoreAligner()
     elif not isinstance(aligner, ScoreAligner):

@@ -1,4 +1,4 @@
-"""Monotone alignment with a per-event duration cost table (the decoder of :mod:`marginalia.scorealign`).
+"""Monotone alignment with a per-event duration cost table (the decoder of :mod:`marginalia.align.aligner`).
 
 :func:`marginalia.decoders.alignment.align_with_duration_prior` penalises every
 event's duration by the same quadratic ``w (d - d̂)²`` in frames. Real
@@ -17,7 +17,7 @@ import math
 import numba
 import numpy as np
 
-from .exceptions import InfeasibleLabelsError, ParameterError
+from ..exceptions import InfeasibleLabelsError, ParameterError
 
 __all__ = ["align_with_duration_costs", "duration_costs", "onset_moves"]
 

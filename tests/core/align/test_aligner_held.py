@@ -1,4 +1,4 @@
-"""marginalia.scorealign: held notes in the event templates, and strikes that no event explains.
+"""marginalia.align.aligner: held notes in the event templates, and strikes that no event explains.
 
 Two behaviours found on the endings of Chopin op.38 (Vienna 4x22):
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import marginalia.scorealign as sa
-from marginalia.scorealign import AlignmentFeatures, ScoreAligner, _templates, _unexplained_strikes
+import marginalia.align.aligner as sa
+from marginalia.align.aligner import AlignmentFeatures, ScoreAligner, _templates, _unexplained_strikes
 from marginalia.types import Score
 
 SR = 11025

@@ -1,4 +1,4 @@
-"""marginalia.scorealign on a rolled chord followed by repeated notes (the ending of many piano pieces).
+"""marginalia.align.aligner on a rolled chord followed by repeated notes (the ending of many piano pieces).
 
 The score writes a block chord whose top note is then repeated; the performer
 rolls the chord upwards over 1.5 s (its top note struck last) and slows down
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from marginalia.scorealign import ScoreAligner
+from marginalia.align import ScoreAligner
 from marginalia.types import Score
 
 SR = 11025

@@ -1,4 +1,4 @@
-"""marginalia.scorealign_dp: the per-event duration-cost decoder against brute force, and its cost table."""
+"""marginalia.align.dp: the per-event duration-cost decoder against brute force, and its cost table."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from marginalia.decoders.brute_alignment import all_alignments
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
-from marginalia.scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
+from marginalia.align.dp import align_with_duration_costs, duration_costs, onset_moves
 
 
 def objective(S, cost, onsets, gain):

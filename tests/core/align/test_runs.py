@@ -1,4 +1,4 @@
-"""marginalia.scorealign_runs: runs of repeated notes, strike picking, and counting a run onto its strikes."""
+"""marginalia.align.runs: runs of repeated notes, strike picking, and counting a run onto its strikes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from marginalia.exceptions import ParameterError
-from marginalia.scorealign_runs import place_run, repeated_runs, strike_peaks
+from marginalia.align.runs import place_run, repeated_runs, strike_peaks
 
 
 def brute_runs(sets, min_length):

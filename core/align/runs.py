@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exceptions import ParameterError
+from ..exceptions import ParameterError
 
 __all__ = ["repeated_runs", "strike_peaks", "place_run"]
 

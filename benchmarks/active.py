@@ -84,7 +84,8 @@ from marginalia.active.penalty_task import PenaltyPathTask  # noqa: E402
 from marginalia.active.recipe_task import QUERY_MARGINS, RecipeTask  # noqa: E402
 from marginalia.learners.cgh_recipe import RETRAIN_POLICIES, density_class  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
-from marginalia.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
+from marginalia.active.segmentation_task import SegmentationTask  # noqa: E402
+from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
 from marginalia.active.stopping import StoppingCriterion  # noqa: E402
 from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties, select_batch  # noqa: E402
 from marginalia.types import Query  # noqa: E402
@@ -141,7 +142,7 @@ def rare_pool(pool, by_item, seed, share):
     the correcting ones so that they are ``share`` of the pool (the test profiles are not touched)."""
     probe = PenaltyPathTask()
     probe.initialize(pool)
-    wrong = [k for k, x in pool.items() if sum(region_error(by_item[k], probe.predict(x))[:2]) > 0]
+    wrong = [k for k, x in pool.items() if region_errors(by_item[k], probe.predict(x)).errors > 0]
     right = [k for k in pool if k not in set(wrong)]
     n_keep = max(1, int(round(share * len(right) / (1 - share))))
     rng = np.random.default_rng(10_000 + seed)
@@ -264,8 +265,8 @@ def label_error_counts(task, pool, by_item, *, fit):
         task.initialize(pool)
     out = {}
     for k, x in pool.items():
-        fp, fn, n = region_error(by_item[k], task.predict(x))
-        out[k] = (fp + fn, n)
+        err = region_errors(by_item[k], task.predict(x))
+        out[k] = (err.errors, err.n_labels)
     return out
 
 
@@ -321,11 +322,8 @@ def full_label_error(pool, by_item, test, *, learner):
         else:
             from marginalia.learners.ssvm import SSVM
             est = SSVM(model, max_iter=20, random_state=0).fit(Xs, Ys)
-    fp = fn = n = 0
-    for X, labels in test:
-        a, b, c = region_error(labels, model.decode(X, est.w_))
-        fp, fn, n = fp + a, fn + b, n + c
-    return (fp + fn) / n
+    total = sum((region_errors(labels, model.decode(X, est.w_)) for X, labels in test), RegionErrors())
+    return total.errors / total.n_labels
 
 
 def first_reach(grid, curve, level):

@@ -28,7 +28,8 @@ from marginalia.learners.cgh_recipe import CghSegmenter  # noqa: E402
 from marginalia.learners.partial import PartialLabelSSVM  # noqa: E402
 from marginalia.learners.perceptron import StructuredPerceptron  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
-from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 from marginalia.types import RegionKind, RegionLabel, Segmentation  # noqa: E402
 
 ROWS = []
@@ -114,7 +115,7 @@ def partial_labels(rng, y, T, fraction, item_id):
     for c in y.breakpoints:
         start = int(np.clip(c - rng.integers(1, width), 0, T - width))
         stop = start + width
-        if covered[start:stop].any() or np.count_nonzero((y.breakpoints > start) & (y.breakpoints < stop)) != 1:
+        if covered[start:stop].any() or y.changes_inside(start, stop) != 1:
             continue
         covered[start:stop] = True
         labels.append(RegionLabel(item_id=item_id, start=start, stop=stop, kind=RegionKind.ONE))
@@ -252,11 +253,7 @@ def cgh_features(seq, kind):
 
 def error_rate(data, segmentations):
     """Labelled-region error rate (FP + FN over regions) of one segmentation per ``(sequence, labels)`` of ``data``."""
-    fp = fn = n = 0
-    for (_, labs), seg in zip(data, segmentations):
-        a, b, c = count_label_errors(labs, seg)
-        fp, fn, n = fp + a, fn + b, n + c
-    return (fp + fn) / max(n, 1)
+    return sum((region_errors(labs, seg) for (_, labs), seg in zip(data, segmentations)), RegionErrors()).rate
 
 
 def label_error(model, w, data, Xs):

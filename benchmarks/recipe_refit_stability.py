@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._common import format_row, result_row  # noqa: E402
 from benchmarks.active import load_cgh, split  # noqa: E402
 from marginalia.learners.cgh_recipe import RETRAIN_POLICIES, CghSegmenter, profile_groups, retrain_metric_mode  # noqa: E402
-from marginalia.models.segmentation import count_label_errors  # noqa: E402
+from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 POLICIES = RETRAIN_POLICIES
@@ -72,15 +72,12 @@ def replay_seed(seed, data_dir, step, max_labels):
                 recipe = CghSegmenter(min_size=3, prune=True).fit(data, labels, groups=profile_groups(data, range(k)),
                                                                    previous=previous, metric=mode)
             cpu = time.process_time() - t
-            errors = regions = 0
-            for seq, labs in test:
-                fp, fn, n = count_label_errors(labs, recipe.segment(seq))
-                errors, regions = errors + fp + fn, regions + n
+            err = sum((region_errors(labs, recipe.segment(seq)) for seq, labs in test), RegionErrors())
             pred = {n: recipe.segment(pool[n]).changes for n in names}
             churn = None if last_pred is None else float(np.mean([not np.array_equal(pred[n], last_pred[n])
                                                                   for n in names]))
             rows.append({"seed": seed, "policy": policy, "labels": k, "fraction": k / len(pool),
-                         "error": errors / regions, "churn": churn, "cpu_s": cpu, "metric": mode})
+                         "error": err.errors / err.n_labels, "churn": churn, "cpu_s": cpu, "metric": mode})
             previous, last_pred = recipe, pred
     return rows
 

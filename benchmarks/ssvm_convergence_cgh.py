@@ -50,7 +50,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._common import format_row, reference, result_row  # noqa: E402
 from benchmarks.quality_cgh import folds_by_profile, load  # noqa: E402
 from marginalia.learners.cgh_recipe import CghSegmenter  # noqa: E402
-from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.metrics import region_errors  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 
 START_GRID = np.exp2(np.arange(-4, 5, 0.5))    # the recipe's penalty grid for w0
 
@@ -124,10 +125,9 @@ def test_errors(seg, items):
     """``(law errors, pruned errors, labels)`` of a fitted recipe on ``items``."""
     law = pruned = n = 0
     for s, labs in items:
-        a, b, c = count_label_errors(labs, seg.law_segment(s))
-        law += a + b
-        a, b, _ = count_label_errors(labs, seg.segment(s))
-        pruned, n = pruned + a + b, n + c
+        law += region_errors(labs, seg.law_segment(s)).errors
+        e = region_errors(labs, seg.segment(s))
+        pruned, n = pruned + e.errors, n + e.n_labels
     return law, pruned, n
 
 

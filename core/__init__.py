@@ -8,6 +8,7 @@ The engine and its public API. ``import marginalia as mg`` gives:
 * learners with one verb convention, ``fit(...)`` then ``predict(...)``: :class:`CghSegmenter` (the
   copy-number recipe), :class:`ScoreAligner` (audio-to-score alignment), :class:`SSVM`;
 * :func:`load_model` / :func:`save_model` for the model files ``marginalia-cli train`` writes;
+* :func:`region_errors`, the labelled-region error (false positives and negatives) of a segmentation;
 * the exact decoders a change-point or DTW user calls directly: :func:`segment_penalized`,
   :func:`segment_fixed_k`, :func:`segment_second_best`, :func:`dtw`, :func:`dtw_second_best`;
 * the data and label types (:class:`Sequence`, :class:`Score`, :class:`Segmentation`,
@@ -38,6 +39,8 @@ _API = {
     # learners and model files
     "CghSegmenter": "learners.cgh_recipe", "ScoreAligner": "scorealign", "SSVM": "learners.ssvm",
     "load_model": "models.files", "save_model": "models.files", "TrainedModel": "models.files",
+    # the labelled-region error every accuracy figure counts
+    "region_errors": "metrics", "RegionErrors": "metrics",
     # decoders
     "segment_penalized": "decoders.segmentation", "segment_fixed_k": "decoders.segmentation",
     "segment_second_best": "decoders.segmentation", "dtw": "decoders.warping",

@@ -339,6 +339,15 @@ class Segmentation:
     def n_segments(self) -> int:
         return int(self.changes.shape[0])
 
+    def changes_inside(self, start: int, stop: int) -> int:
+        """Number of change indices ``c`` with ``start < c < stop``: the changes a region ``[start, stop)`` holds.
+
+        A change at ``start`` lies between sample ``start - 1`` and ``start``, on the region's edge, so it
+        is not inside; the final ``T`` is never a change.
+        """
+        bp = self.breakpoints
+        return int(np.searchsorted(bp, stop, side="left") - np.searchsorted(bp, start, side="right"))
+
     def labels(self) -> np.ndarray:
         """Segment index of every sample, shape (T,)."""
         lab = np.zeros(self.n_samples, dtype=np.int64)

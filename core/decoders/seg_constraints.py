@@ -68,8 +68,7 @@ class RegionConstraint:
 
     def count(self, segmentation: Segmentation) -> int:
         """Number of changes of ``segmentation`` strictly inside the region."""
-        bp = segmentation.breakpoints
-        return int(np.count_nonzero((bp > self.start) & (bp < self.stop)))
+        return segmentation.changes_inside(self.start, self.stop)
 
     def is_satisfied_by(self, segmentation: Segmentation) -> bool:
         n = self.count(segmentation)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import NotFittedError, ParameterError
-from ..models.segmentation import count_label_errors
+from ..metrics import region_errors
 from .penalty_path import min_error_interval
 from .penalty_regression import PenaltyIntervalRegression
 
@@ -67,7 +67,7 @@ class PenaltyCalibration:
     def errors(self, X, labels, segs=None) -> np.ndarray:
         """FP + FN of ``labels`` for every offset of the grid, shape (m,)."""
         segs = self.decode_grid(X) if segs is None else segs
-        return np.array([sum(count_label_errors(labels, s)[:2]) for s in segs], dtype=np.int64)
+        return np.array([region_errors(labels, s).errors for s in segs], dtype=np.int64)
 
     def grid_summary(self, segs) -> np.ndarray:
         """``[first offset with no change, log(1 + changes at offset 0)]`` from the grid decodings, shape (2,)."""

@@ -49,7 +49,8 @@ import numpy as np
 
 from ..exceptions import CancelledError, NotFittedError, ParameterError
 from ..features.cgh import pointwise_hermite_features, probe_density
-from ..models.segmentation import SegmentationModel, count_label_errors
+from ..metrics import region_errors
+from ..models.segmentation import SegmentationModel
 from ..parallel import run_costliest_first
 from ..types import Segmentation, Sequence
 from .change_pruning import (DEFAULT_TOLERANCE, OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike,
@@ -823,7 +824,7 @@ def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None, held_out_segs=No
     for f in np.unique(folds):
         tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
         pruner = ChangePruner(spike=spike, tolerance=tolerance).fit_tables(tables, tr)
-        total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], held_out_segs[i]))[:2]) for i in te)
+        total += sum(region_errors(labels[i], pruner.prune(xs[i], held_out_segs[i])).errors for i in te)
         if after_fold is not None:
             after_fold()
     return int(total)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..features.hermite import as_signal
-from ..models.segmentation import count_label_errors
+from ..metrics import region_errors
 from ..types import Segmentation
 
 __all__ = ["PenaltyPath", "penalty_path", "error_intervals", "min_error_interval"]
@@ -152,7 +152,8 @@ def error_intervals(path: PenaltyPath, labels) -> tuple:
     fn = np.zeros_like(fp)
     n = 0
     for j, seg in enumerate(path.segmentations):
-        fp[j], fn[j], n = count_label_errors(labels, seg)
+        err = region_errors(labels, seg)
+        fp[j], fn[j], n = err.fp, err.fn, err.n_labels
     return path.log_lower.copy(), fp, fn, n
 
 

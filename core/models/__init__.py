@@ -2,8 +2,8 @@
 
 from .alignment import AlignmentModel
 from .persistence import from_bytes, labels_hash, load_model, save_model, to_bytes
-from .segmentation import PartialTarget, SegmentationModel, count_label_errors, label_violations
+from .segmentation import PartialTarget, SegmentationModel, label_violations
 from .warping import WarpingModel
 
-__all__ = ["SegmentationModel", "AlignmentModel", "WarpingModel", "PartialTarget", "count_label_errors", "label_violations",
+__all__ = ["SegmentationModel", "AlignmentModel", "WarpingModel", "PartialTarget", "label_violations",
            "save_model", "load_model", "to_bytes", "from_bytes", "labels_hash"]

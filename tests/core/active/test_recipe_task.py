@@ -8,7 +8,8 @@ import pytest
 from marginalia.active.loop import ActiveSession
 from marginalia.active.parts import Part
 from marginalia.active.recipe_task import RecipeTask
-from marginalia.active.segmentation_task import OutputPruning, region_error, segmentation_part_scores
+from marginalia.active.segmentation_task import OutputPruning, segmentation_part_scores
+from marginalia.metrics import RegionErrors, region_errors
 from marginalia.decoders.segmentation import segment_penalized
 from marginalia.exceptions import ParameterError
 from marginalia.learners.change_pruning import ChangePruner, elimination_path
@@ -53,11 +54,8 @@ def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     held = [(items[k], labels[k]) for k in names[6:]]
     for data, _ in held:
         assert task.predict(data) == task.recipe_.segment(data)
-    fp = fn = n = 0
-    for data, labs in held:
-        a, b, c = region_error(labs, task.recipe_.segment(data))
-        fp, fn, n = fp + a, fn + b, n + c
-    assert task.evaluate(held) == pytest.approx((fp + fn) / n)
+    total = sum((region_errors(labs, task.recipe_.segment(data)) for data, labs in held), RegionErrors())
+    assert task.evaluate(held) == pytest.approx(total.errors / total.n_labels)
     # part scores: the perceptron's parameters with the chromosome's own penalty factor, as the engine scores
     data = items[names[7]]
     factor = task.penalty_factor(data)

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.learners.change_pruning import (DEFAULT_TOLERANCE, SPIKE_THRESHOLD, SPREAD_FLOOR, ChangePruner, despike,
                                           elimination_path, oversegment, prune_changes, with_changes_of)
-from marginalia.models.segmentation import count_label_errors
+from marginalia.metrics import region_errors
 from marginalia.types import RegionKind, RegionLabel, Segmentation, Sequence
 
 
@@ -86,7 +86,7 @@ def test_the_learned_rule_drops_the_spurious_changes_and_keeps_the_real_steps(ki
         x, cand, labels = _sequence(rng, kind)
         kept = p.prune(x, cand)
         assert kept.changes.tolist() == [40, 80, 120]
-        assert count_label_errors(labels, kept)[:2] == (0, 0)
+        assert region_errors(labels, kept).errors == 0
     if kind == "spike":
         # a spike's jump is larger than a step's: only a length term separates them
         assert p.beta_ > 0 or p.gamma_ > 0
@@ -143,7 +143,7 @@ def test_the_spread_of_the_short_segment_tells_a_focal_event_from_a_scatter_of_o
     assert with_spread.delta_ < 0 and with_spread.train_errors_ == 0
     assert without.train_errors_ >= 5
     test = [_focal_or_scatter(rng, k) for k in ("focal", "scatter") * 5]
-    errors = sum(sum(count_label_errors(labels, with_spread.prune(x, cand))[:2]) for x, cand, labels in test)
+    errors = sum(region_errors(labels, with_spread.prune(x, cand)).errors for x, cand, labels in test)
     assert errors == 0
 
 
@@ -204,8 +204,9 @@ def test_the_threshold_aims_at_the_middle_of_the_near_best_ones():
     assert near_best.tau_ < only_best.tau_ - 0.2
     # a real step of 2.3 noise units: the threshold squeezed against the lone rejected 2.2 drops it
     x, cand, labels = _one_step(rng, 2.3, True)
-    assert count_label_errors(labels, near_best.prune(x, cand))[:2] == (0, 0)
-    assert count_label_errors(labels, only_best.prune(x, cand))[:2] == (0, 1)
+    assert region_errors(labels, near_best.prune(x, cand)).errors == 0
+    err = region_errors(labels, only_best.prune(x, cand))
+    assert (err.fp, err.fn) == (0, 1)
 
 
 def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load():
@@ -344,7 +345,7 @@ def test_pruners_choose_from_an_oversegmentation_when_the_law_misses_changes():
     assert all(law_only.law_segment(s).n_segments == 1 for s, _ in test)
     assert auto.pruner_candidates_ == {"all": "union"}
     assert auto.pruner_cv_errors_["all"]["union"] < auto.pruner_cv_errors_["all"]["law"]
-    errors = {name: sum(sum(count_label_errors(l, r.segment(s))[:2]) for s, l in test)
+    errors = {name: sum(region_errors(l, r.segment(s)).errors for s, l in test)
               for name, r in (("law", law_only), ("auto", auto))}
     assert errors["law"] == len(test) and errors["auto"] <= 1
     # the choice is saved (a version-4 description) and the rebuilt recipe decodes the same
@@ -465,7 +466,7 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
     def errors(seg):
         out = {"low": 0, "high": 0}
         for s, l in test:
-            out[density_class(s)] += sum(count_label_errors(l, seg.segment(s))[:2])
+            out[density_class(s)] += region_errors(l, seg.segment(s)).errors
         return out
 
     seg = CghSegmenter(**kw).fit(seqs, labs)

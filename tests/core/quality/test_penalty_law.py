@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe, retrain_metric_mode
 from marginalia.learners.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
-from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel, count_label_errors
+from marginalia.metrics import region_errors
+from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel
 from marginalia.types import RegionKind, RegionLabel, Sequence
 
 GRID = np.arange(-6.0, 6.01, 0.5)
@@ -88,8 +89,8 @@ def test_law_recovers_the_noise_variance_scaling_of_the_penalty():
         [X for X, _, _ in train], [l for _, l, _ in train], np.array([[f] for _, _, f in train]))
     # cost and penalty both scale with σ², so the law's slope on log σ² is 1
     assert law.regression_.coef_[0] == pytest.approx(1.0, abs=0.2)
-    fixed = sum(sum(count_label_errors(l, model.decode(X, w))[:2]) for X, l, _ in test)
-    learned = sum(sum(count_label_errors(l, law.decode(X, [f]))[:2]) for X, l, f in test)
+    fixed = sum(region_errors(l, model.decode(X, w)).errors for X, l, _ in test)
+    learned = sum(region_errors(l, law.decode(X, [f])).errors for X, l, f in test)
     assert fixed >= 5 and learned <= 1
 
 
@@ -251,7 +252,7 @@ def test_recipe_learns_one_law_per_array_platform():
         np.mean([seg.offset(s) for s, _ in test if density_class(s) == "low"])
 
     def errors(segment):
-        return sum(sum(count_label_errors(l, segment(s))[:2]) for s, l in test)
+        return sum(region_errors(l, segment(s)).errors for s, l in test)
 
     metric_only = errors(lambda s: seg.model_.decode(seg.model_input(s), seg.w_))
     recipe = errors(seg.segment)

@@ -16,7 +16,6 @@ thread edits labels. Slow methods take ``cancel`` (an object with
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import threading
 from dataclasses import dataclass
@@ -28,11 +27,12 @@ from . import events as ev
 from . import resources
 from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, ParameterError
 from .items import ItemData, ItemLoader
+from .paths import state_dir
 from .session import Session
 from .tasks import TaskRegistry
 from .types import Prediction, Query, label_fact
 
-__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR"]
+__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR", "state_dir"]
 
 DEMO_DIR = resources.path("demo")
 
@@ -669,8 +669,7 @@ def _feature_cache_dir(session) -> Optional[Path]:
 
 
 def _default_demo_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "marginalia" / "demo"
+    return state_dir() / "demo"
 
 
 def _resolved(path) -> Optional[str]:

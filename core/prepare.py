@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ._version import library_version
+from .paths import cache_dir
 
 __all__ = ["WORKLOADS", "prepare", "is_prepared", "marker_path"]
 
@@ -85,9 +86,8 @@ def marker_path() -> Path:
     """The file that says this version of Marginalia is prepared under this Python and numba."""
     import numba
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     tag = f"{library_version()}-numba{numba.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}"
-    return Path(base) / "marginalia" / f"prepared-{tag}"
+    return cache_dir() / f"prepared-{tag}"
 
 
 def is_prepared() -> bool:

@@ -22,6 +22,7 @@ import sys
 import time
 from typing import Callable, Optional, TextIO
 
+from .checks import check_int
 from .exceptions import ParameterError
 
 __all__ = ["Progress", "format_duration", "NullProgress"]
@@ -76,8 +77,7 @@ class Progress:
     def __init__(self, total: int, *, label: str = "", stream: Optional[TextIO] = None, tty: Optional[bool] = None,
                  log_interval: float = 5.0, width: int = 24, clock: Optional[Callable[[], float]] = None,
                  unit: str = "items"):
-        if not isinstance(total, int) or isinstance(total, bool) or total < 0:
-            raise ParameterError(f"Progress: total must be an integer >= 0, got {total!r}")
+        check_int(total, "total", min_val=0)
         if log_interval < 0:
             raise ParameterError(f"Progress: log_interval must be >= 0 seconds, got {log_interval!r}")
         self.total = total

@@ -71,6 +71,7 @@ from typing import Optional
 
 import numpy as np
 
+from .checks import check_audio, check_bool, is_number
 from .decoders.alignment import (align_with_duration_prior,
                                  alignment_constraints_from_labels)
 from .scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
@@ -186,25 +187,6 @@ class AlignmentOutput:
 # ----------------------------------------------------------------- checks
 
 
-def _check_signal(y, sr):
-    try:
-        arr = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"audio_y: expected a mono signal of shape (n,), got {type(y).__name__}") from None
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.reshape(-1)
-    if arr.ndim != 1:
-        raise ParameterError(f"audio_y: expected a mono signal of shape (n,), got shape {arr.shape}; mix down first")
-    if arr.shape[0] == 0:
-        raise ParameterError("audio_y: expected a non-empty signal, got 0 samples")
-    if not np.all(np.isfinite(arr)):
-        raise ParameterError(f"audio_y: non-finite sample at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
-    if isinstance(sr, bool) or not isinstance(sr, (int, np.integer, float, np.floating)) or sr != int(sr) \
-            or not 4000 <= int(sr) <= 384000:
-        raise ParameterError(f"sr: expected an integer sample rate in Hz in [4000, 384000], got {sr!r}")
-    return arr, int(sr)
-
-
 def _check_score(score) -> Score:
     if not isinstance(score, Score):
         raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
@@ -212,8 +194,7 @@ def _check_score(score) -> Score:
 
 
 def _positive(name, value, *, integer=False, allow_zero=False):
-    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)) \
-        and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    ok = is_number(value) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
     if ok and integer:
         ok = float(value) == int(value)
     if not ok:
@@ -642,10 +623,8 @@ class ScoreAligner:
         _positive("onset_bonus", self.onset_bonus, allow_zero=True)
         if self.prior_shape not in ("robust", "quadratic"):
             raise ParameterError(f"prior_shape: expected 'robust' or 'quadratic', got {self.prior_shape!r}")
-        if not isinstance(self.runner_up, (bool, np.bool_)):
-            raise ParameterError(f"runner_up: expected True or False, got {self.runner_up!r}")
-        if not isinstance(self.count_runs, (bool, np.bool_)):
-            raise ParameterError(f"count_runs: expected True or False, got {self.count_runs!r}")
+        check_bool(self.runner_up, "runner_up")
+        check_bool(self.count_runs, "count_runs")
         _positive("rolled_chord_s", self.rolled_chord_s, allow_zero=True)
         _positive("blend", self.blend, allow_zero=True)
         if float(self.blend) > 1:
@@ -676,7 +655,7 @@ class ScoreAligner:
         AlignmentFeatures
         """
         self._check_params()
-        y, sr = _check_signal(y, sr)
+        y, sr = check_audio(y, sr, name="audio_y", dtype=np.float64, min_sr=4000, max_sr=384000)
         n_fft = _fft_size(sr)
         hop = n_fft // 16
         k = int(self.coarse)

@@ -39,6 +39,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..checks import check_bool, check_int
 from ..decoders.alignment import (AlignmentConstraints, align, align_second_best,
                                   alignment_constraints_from_labels)
 from ..exceptions import ParameterError
@@ -227,11 +228,8 @@ class AlignmentActiveTask:
     def _check_params(self):
         _check_nonneg("loss_scale", self.loss_scale)
         _check_nonneg("max_step", self.max_step, positive=True)
-        r = self.refit_epochs
-        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
-            raise ParameterError(f"refit_epochs: expected an integer >= 1, got {r!r}")
-        if not isinstance(self.learn_shift, (bool, np.bool_)):
-            raise ParameterError(f"learn_shift: expected True or False, got {self.learn_shift!r}")
+        check_int(self.refit_epochs, "refit_epochs", min_val=1)
+        check_bool(self.learn_shift, "learn_shift")
 
     def initialize(self, items: Mapping[str, object]) -> None:
         """Check the items and start from the untrained scorer ``W = I`` (plain chroma correlation)."""

@@ -56,8 +56,8 @@ from typing import Mapping
 
 import numpy as np
 
+from ..checks import check_signal
 from ..exceptions import ParameterError
-from ..features.hermite import as_signal
 from ..learners.penalty_path import error_intervals, min_error_interval, penalty_path
 from ..learners.penalty_regression import PenaltyIntervalRegression, sequence_features
 from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
@@ -75,7 +75,7 @@ def signal_of(data) -> np.ndarray:
     x : ndarray, shape (T,)
     """
     values = data.values if isinstance(data, Sequence) else data
-    return as_signal(values, "item data (a one-column Sequence, or an array of shape (T,) or (T, 1))", min_length=3)
+    return check_signal(values, "item data (a one-column Sequence, or an array of shape (T,) or (T, 1))", min_length=3)
 
 
 class _ItemPath:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..checks import is_number
 from ..atomic import folder_writable
 from ..exceptions import MarginaliaError, ParameterError, UsageError, WrongTaskError  # noqa: F401 (re-exported)
 from ..progress import NullProgress, Progress
@@ -352,7 +353,7 @@ def format_table(header, rows) -> str:
     """Rows as a text table with aligned columns (numbers right-aligned)."""
     cells = [[str(h) for h in header]] + [[_cell(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    numeric = [all(_is_number(row[i]) for row in rows) if rows else False for i in range(len(header))]
+    numeric = [all(is_number(row[i]) for row in rows) if rows else False for i in range(len(header))]
     lines = []
     for k, r in enumerate(cells):
         parts = [c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
@@ -360,10 +361,6 @@ def format_table(header, rows) -> str:
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _cell(v) -> str:

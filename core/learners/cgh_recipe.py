@@ -47,6 +47,7 @@ import threading
 
 import numpy as np
 
+from ..checks import check_int, is_number
 from ..exceptions import CancelledError, NotFittedError, ParameterError
 from ..features.cgh import pointwise_hermite_features, probe_density
 from ..metrics import region_errors
@@ -330,9 +331,7 @@ class CghSegmenter:
             raise ParameterError(f"learner: expected 'ssvm', 'partial' or 'transfer', got {self.learner!r}")
         if self.law_metric not in LAW_METRICS:
             raise ParameterError(f"law_metric: expected one of {LAW_METRICS}, got {self.law_metric!r}")
-        m = self.law_metric_margin
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
-            raise ParameterError(f"law_metric_margin: expected an integer >= 0 (label errors), got {m!r}")
+        check_int(self.law_metric_margin, "law_metric_margin", min_val=0, what="an integer (label errors)")
         if self.candidates not in PRUNER_CANDIDATES:
             raise ParameterError(f"candidates: expected one of {PRUNER_CANDIDATES}, got {self.candidates!r}")
         sequences, labels = _labelled_pairs(list(sequences), list(labels))
@@ -778,7 +777,7 @@ class CghSegmenter:
             raise ParameterError(f"penalty law: unknown recipe {d.get('recipe') if isinstance(d, dict) else d!r}; "
                                  "expected 'cgh-penalty-law/1' to '/5' (a model from a newer Marginalia?)")
         split = d.get("density_split")
-        if split is not None and not (isinstance(split, (int, float)) and math.isfinite(split)):
+        if split is not None and not (is_number(split) and math.isfinite(split)):
             raise ParameterError(f"penalty law: density_split must be a number or null, got {split!r}")
         seg = cls(density_split=split, min_size=int(d.get("min_size", model.min_size)))
         seg.model_, seg.w_ = model, model.check_w(w)
@@ -838,7 +837,7 @@ def _check_pruner_candidates(d, pruners) -> dict:
 
 
 def _check_overseg_penalty(v) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+    if not (is_number(v) and math.isfinite(v) and v >= 0):
         raise ParameterError(f"penalty law: 'overseg_penalty' must be a number >= 0, got {v!r}")
     return float(v)
 

@@ -9,10 +9,18 @@ import traceback
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from marginalia.exceptions import (DataFormatError, InfeasibleLabelsError, MarginaliaError, NotFittedError,
-                             ProjectDamagedError, ProjectInUseError, ProjectVersionError,
-                             SourceMovedError, StoreError)
 from marginalia.engine import state_dir
+from marginalia.exceptions import (
+    DataFormatError,
+    InfeasibleLabelsError,
+    MarginaliaError,
+    NotFittedError,
+    ProjectDamagedError,
+    ProjectInUseError,
+    ProjectVersionError,
+    SourceMovedError,
+    StoreError,
+)
 
 log = logging.getLogger("marginalia.app")
 

@@ -46,10 +46,10 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import result_row as row  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
 
+from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.decoders.segmentation import (  # noqa: E402
     segment_fixed_k,
     segment_loss_augmented,

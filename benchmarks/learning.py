@@ -50,7 +50,7 @@ def best_of(fn, n):
     return best
 
 
-def tune_penalty(model, B, Xs, targets, grid=np.exp2(np.arange(-4, 5, 0.5))):
+def tune_penalty(model, B, Xs, targets, grid=np.exp2(np.arange(-4, 5, 0.5))):  # noqa: B008 - read only
     best, best_loss = None, np.inf
     for f in grid:
         w = model.join_w(B, f)

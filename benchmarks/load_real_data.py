@@ -23,14 +23,13 @@ import warnings
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import result_row as row  # noqa: E402
 import mido  # noqa: E402
 import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
 
+from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.exceptions import DataFormatError  # noqa: E402
 from marginalia.io import audio, cgh, midi  # noqa: E402
-
 
 _LAST_CPU = [0.0]
 

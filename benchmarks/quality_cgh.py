@@ -8,9 +8,9 @@ on the training profiles' labels and scored on the test profiles' labels (label 
 (:class:`marginalia.learners.cgh_recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
 array platform), with its per-sequence oracle, and the same recipe followed by the learned change
 pruning per platform (:mod:`marginalia.learners.change_pruning`; the CLI default, whose pruners may also choose
-from a label-free over-segmentation's changes), next to pruners refitted on the law's changes alone. One run also checks the command-line contract: ``marginalia-cli
-train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
-against the test annotations must equal the in-process figure of the same recipe.
+from a label-free over-segmentation's changes), next to pruners refitted on the law's changes alone. One run also
+checks the command-line contract: ``marginalia-cli train`` on the training profiles' files, ``predict`` on the test
+profiles, ``breaks.csv`` scored against the test annotations must equal the in-process figure of the same recipe.
 
 The recipe's current figures, and every variant measured on these folds and not adopted (with its
 figures), are in ``docs/research/``; read it before trying a new idea here.

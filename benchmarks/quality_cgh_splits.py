@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from quality_cgh import (PathTable, folds_by_profile, load, model_errors_of, score_log_penalties,  # noqa: E402
-                         tune_constant)
+from quality_cgh import PathTable, folds_by_profile, load, model_errors_of, score_log_penalties, tune_constant  # noqa: E402
+
 from marginalia.learners.cgh_recipe import CghSegmenter  # noqa: E402
 from marginalia.learners.penalty_regression import PenaltyIntervalRegression  # noqa: E402
 

@@ -25,7 +25,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import result_row, write_rows  # noqa: E402
-
 from marginalia.exceptions import MarginaliaError  # noqa: E402
 from marginalia.io import cgh  # noqa: E402
 

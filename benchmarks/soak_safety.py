@@ -41,8 +41,8 @@ import warnings
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import result_row as row, write_rows  # noqa: E402
-
+from benchmarks._common import result_row as row  # noqa: E402
+from benchmarks._common import write_rows  # noqa: E402
 from marginalia.engine import Engine  # noqa: E402
 from marginalia.exceptions import DataFormatError, MarginaliaError  # noqa: E402
 from marginalia.exports import _bundle_labels  # noqa: E402
@@ -152,6 +152,7 @@ def _write_model(path, header, arrays):
 
 def fuzz(n_cases, folder, seed=0):
     import numpy as np
+
     from marginalia.models.segmentation import SegmentationModel
     rng = random.Random(seed)
     X = np.random.default_rng(0).normal(size=(40, 1))

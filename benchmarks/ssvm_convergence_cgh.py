@@ -170,7 +170,7 @@ def run(args):
         per_fold.append(row)
     rows = []
     ref = totals["bcfw"]
-    for name, (law, pruned, n) in totals.items():
+    for name, (_law, pruned, n) in totals.items():
         rows.append(result_row(f"aCGH recipe label error, metric by {name}", pruned / max(n, 1), "fraction",
                                None, "lower", None if name == "bcfw" else reference("bcfw", ref[1] / max(ref[2], 1))))
     print()

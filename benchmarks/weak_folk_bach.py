@@ -89,10 +89,11 @@ def main(argv=None):
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    from quality_alignment import librosa_dtw
+
     from marginalia.io.audio import load_audio
     from marginalia.io.midi import read_midi, write_midi
     from marginalia.scorealign import ScoreAligner
-    from quality_alignment import librosa_dtw
 
     t_start = time.time()
     data = Path(args.data)

@@ -38,14 +38,15 @@ import os
 import re
 import time
 import traceback
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Optional
 
-from .checks import check_int
 from .atomic import publish
-from .parallel import run_costliest_first
+from .checks import check_int
 from .exceptions import MarginaliaError, ParameterError, require_extra
+from .parallel import run_costliest_first
 
 __all__ = [
     "BatchTask",

@@ -19,7 +19,8 @@ import numpy as np
 
 from .exceptions import ParameterError
 
-__all__ = ["is_number", "is_integer", "check_int", "check_scalar", "check_bool", "check_signal", "check_sample_rate", "check_audio"]
+__all__ = ["is_number", "is_integer", "check_int", "check_scalar", "check_bool", "check_signal", "check_sample_rate",
+           "check_audio"]
 
 _BOUNDARIES = ("both", "left", "right", "neither")
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional
-
+from typing import Optional
 
 from . import events as ev
 from . import resources

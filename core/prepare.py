@@ -17,10 +17,11 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from ._version import library_version
 from .paths import cache_dir

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, Optional, TextIO
+from collections.abc import Callable
+from typing import Optional, TextIO
 
 from .checks import check_int
 from .exceptions import ParameterError

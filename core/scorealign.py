@@ -72,10 +72,9 @@ from typing import Optional
 import numpy as np
 
 from .checks import check_audio, check_bool, is_number
-from .decoders.alignment import (align_with_duration_prior,
-                                 alignment_constraints_from_labels)
-from .scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
+from .decoders.alignment import align_with_duration_prior, alignment_constraints_from_labels
 from .exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
+from .scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
 from .types import Alignment, AnchorLabel, Score
 
 __all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "align_recording", "FORMAT_VERSION"]

@@ -19,7 +19,7 @@ import enum
 import time
 import uuid
 from dataclasses import dataclass, field, fields
-from typing import Optional, Union
+from typing import Optional
 
 import numpy as np
 
@@ -588,9 +588,9 @@ class WarpAnchorLabel(Label):
         _set(self, "tb", int(self.tb))
 
 
-SegmentationLabel = Union[RegionLabel, BoundaryLabel]
-AlignmentLabel = Union[AnchorLabel, EventSpanLabel]
-AnyLabel = Union[RegionLabel, BoundaryLabel, AnchorLabel, EventSpanLabel, WarpAnchorLabel]
+SegmentationLabel = RegionLabel | BoundaryLabel
+AlignmentLabel = AnchorLabel | EventSpanLabel
+AnyLabel = RegionLabel | BoundaryLabel | AnchorLabel | EventSpanLabel | WarpAnchorLabel
 
 #: how people read each region kind (legends, label lists, messages)
 REGION_KIND_NAMES = {

@@ -18,11 +18,20 @@ The submodules are small and importable on their own:
 """
 
 from .loop import ActiveSession, OracleError, PartPool, TaskAdapter
-from .penalty_task import PenaltyPathTask
 from .parts import Part, make_parts, parts_for_items, phrase_parts
+from .penalty_task import PenaltyPathTask
 from .stopping import StoppingCriterion, convergence_eta, mean_uncertainty, robust_mean
-from .uncertainty import (STRATEGIES, PartScores, PartScorer, next_queries, pool_uncertainties, rank_parts,
-                          score_parts, select_batch, uncertainty_from_scores)
+from .uncertainty import (
+                          STRATEGIES,
+                          PartScorer,
+                          PartScores,
+                          next_queries,
+                          pool_uncertainties,
+                          rank_parts,
+                          score_parts,
+                          select_batch,
+                          uncertainty_from_scores,
+)
 
 __all__ = [
     "ActiveSession", "OracleError", "PartPool", "TaskAdapter", "PenaltyPathTask",

@@ -34,14 +34,13 @@ state has a labelled onset or end only). When ``ŷ ≠ y*``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
 from ..checks import check_bool, check_int
-from ..decoders.alignment import (AlignmentConstraints, align, align_second_best,
-                                  alignment_constraints_from_labels)
+from ..decoders.alignment import AlignmentConstraints, align, align_second_best, alignment_constraints_from_labels
 from ..exceptions import ParameterError
 from ..tasks.alignment import N_FEATURES, event_templates, frame_features
 from ..types import AnchorLabel, EventSpanLabel, Score

@@ -22,8 +22,9 @@ learner is implemented.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from ..exceptions import InfeasibleLabelsError, MarginaliaError, ParameterError
 from ..types import Query
 from .parts import Part, parts_for_items
 from .stopping import StoppingCriterion, mean_uncertainty
-from .uncertainty import PartScores, check_n_jobs, check_strategy, pool_uncertainties, select_batch, _rng
+from .uncertainty import PartScores, _rng, check_n_jobs, check_strategy, pool_uncertainties, select_batch
 
 __all__ = ["TaskAdapter", "PartPool", "OracleError", "ActiveSession", "LEARNERS", "STOPPING_SETS", "STOP_ON"]
 

@@ -10,14 +10,14 @@ never as a full label of the whole item.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 import numpy as np
 
 from ..checks import check_int, is_integer
 from ..exceptions import ParameterError
-from ..types import (AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, Score, Sequence)
+from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, Score, Sequence
 
 __all__ = ["PART_KINDS", "PART_AXES", "Part", "make_parts", "parts_for_items", "phrase_parts"]
 

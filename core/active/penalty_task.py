@@ -52,7 +52,7 @@ whole and then leaves the pool.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

@@ -26,8 +26,8 @@ in the same performance". :class:`RealignTask` is the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 

@@ -33,17 +33,17 @@ Scores of a part (for :mod:`marginalia.active.uncertainty`), all under the curre
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 
 from ..exceptions import ParameterError
 from ..metrics import RegionErrors, region_errors
 from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
+from .count_runner_up import count_runner_up
 from .parts import Part
 from .uncertainty import PartScores
-from .count_runner_up import count_runner_up
 from .warm_segmenter import WarmSegmenter
 
 __all__ = ["OutputPruning", "SegmentationTask", "shift_labels", "segmentation_part_scores"]

@@ -43,9 +43,10 @@ release the GIL. Results do not depend on ``n_jobs``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence as SequenceT
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol, Sequence as SequenceT, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 

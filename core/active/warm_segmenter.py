@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Hashable, Optional
+from collections.abc import Hashable
+from typing import Optional
 
 import numpy as np
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..checks import is_number
 from ..atomic import folder_writable
+from ..checks import is_number
 from ..exceptions import MarginaliaError, ParameterError, UsageError, WrongTaskError  # noqa: F401 (re-exported)
 from ..progress import NullProgress, Progress
 from ..text import with_article

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..atomic import publish
 from ..batch import BatchTask, atomic_write_text, safe_key
 from ..exceptions import DataFormatError
-from ..atomic import publish
 
 __all__ = [
     "profile_keys",

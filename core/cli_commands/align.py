@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 
 from ..types import Score, Sequence
-from ._common import STDIO, EXIT_OK, UsageError, check_output, info, require_file, write_output
+from ._common import EXIT_OK, STDIO, UsageError, check_output, info, require_file, write_output
 
 __all__ = ["add_parser", "run", "Recording", "load_recording", "write_alignment_outputs", "train_alignment_pairs"]
 
@@ -287,10 +287,10 @@ def train_alignment_pairs(args) -> int:
     """
     from ..learners.weak import WeakAlignment
     from ..models.alignment import AlignmentModel
+    from ..models.files import TrainedModel, save_model
     from ..models.persistence import labels_hash
     from ._align import alignment_item, expected_alignment
     from ._common import make_progress
-    from ..models.files import TrainedModel, save_model
     pairs = read_pairs(args.pairs)
     items, expected, rates = [], [], []
     progress = make_progress(args, len(pairs), "train: reading", unit="pairs")

@@ -13,8 +13,23 @@ import warnings
 
 from ..batch import run_batch
 from ..sanitize import formula_safe
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, add_columns, add_jobs, check_output, columns_of, format_table,
-                      info, jobs_of, make_progress, report_failures, require_file, write_text_output, STDIO)
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    STDIO,
+    UsageError,
+    add_columns,
+    add_jobs,
+    check_output,
+    columns_of,
+    format_table,
+    info,
+    jobs_of,
+    make_progress,
+    report_failures,
+    require_file,
+    write_text_output,
+)
 
 __all__ = ["add_parser", "run", "evaluate_profiles"]
 

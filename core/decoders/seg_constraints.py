@@ -17,8 +17,9 @@ of :mod:`marginalia.decoders.segmentation` need no extra state for labels.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Optional
 
 import numpy as np
 

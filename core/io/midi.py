@@ -194,7 +194,7 @@ def read_midi(path) -> Score:
         for msg in track:
             tick += msg.time
             if msg.type not in _NOT_KEPT and not (msg.type == "track_name" and not track_names[ti]) \
-                    and not (msg.type in ("note_on", "note_off")):
+                    and msg.type not in ("note_on", "note_off"):
                 others.append((ti, tick, msg.copy(time=0)))
             if msg.type == "track_name" and not track_names[ti]:
                 track_names[ti] = msg.name

@@ -11,8 +11,15 @@ import numpy as np
 from ..exceptions import DataFormatError, ParameterError
 from ..types import Sequence
 from . import _csvscan
-from ._common import (decode_text, existing_file, fmt_number, is_number_text, output_file, read_bytes,
-                      warn_if_unterminated)
+from ._common import (
+    decode_text,
+    existing_file,
+    fmt_number,
+    is_number_text,
+    output_file,
+    read_bytes,
+    warn_if_unterminated,
+)
 
 __all__ = ["read_series", "write_series"]
 

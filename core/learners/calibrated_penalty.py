@@ -48,7 +48,8 @@ class PenaltyCalibration:
         Label errors (FP + FN) of each training sequence at each offset.
     """
 
-    def __init__(self, model, w, offsets=np.arange(-4.0, 4.01, 0.5), alpha=1e-2, margin=0.25, path_features=True):
+    def __init__(self, model, w, offsets=np.arange(-4.0, 4.01, 0.5),  # noqa: B008 - read only, never mutated
+                 alpha=1e-2, margin=0.25, path_features=True):
         self.path_features = path_features
         self.model = model
         self.w = w

@@ -54,8 +54,15 @@ from ..metrics import region_errors
 from ..models.segmentation import SegmentationModel
 from ..parallel import run_costliest_first
 from ..types import Segmentation, Sequence
-from .change_pruning import (DEFAULT_TOLERANCE, OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike,
-                             oversegment, with_changes_of)
+from .change_pruning import (
+    DEFAULT_TOLERANCE,
+    OVERSEGMENT_PENALTY,
+    SPIKE_THRESHOLD,
+    ChangePruner,
+    _check_spike,
+    oversegment,
+    with_changes_of,
+)
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, check_margins
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set

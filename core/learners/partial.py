@@ -303,7 +303,7 @@ class PartialLabelSSVM:
             eps = max(eps * float(self.rho), float(self.epsilon_min)) if t > 0 else eps
             best_J = np.inf
             w_best = w
-            for k in range(int(self.inner_max_iter)):
+            for _k in range(int(self.inner_max_iter)):
                 if self.should_stop is not None and self.should_stop():
                     self.stopped_early_ = True
                     break

@@ -19,9 +19,9 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
-from ..types import AnchorLabel, Alignment, EventSpanLabel
-from .segmentation import PartialTarget
+from ..types import Alignment, AnchorLabel, EventSpanLabel
 from ._params import check_param_vector
+from .segmentation import PartialTarget
 
 __all__ = ["AlignmentModel", "alignment_assignment"]
 

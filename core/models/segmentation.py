@@ -31,8 +31,8 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..types import BoundaryLabel, RegionLabel, Segmentation
-from ._violation_dp import violation_dp
 from ._params import check_param_vector
+from ._violation_dp import violation_dp
 
 __all__ = ["SegmentationModel", "PenaltyScaledModel", "PartialTarget", "label_violations", "label_change_errors",
            "within_segment_scatter"]

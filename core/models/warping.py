@@ -35,9 +35,9 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
-from ..types import Warping, WarpAnchorLabel
-from .segmentation import PartialTarget
+from ..types import WarpAnchorLabel, Warping
 from ._params import check_param_vector
+from .segmentation import PartialTarget
 
 __all__ = ["WarpingModel", "warping_matrix", "area_curvature_bound"]
 

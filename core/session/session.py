@@ -22,12 +22,20 @@ import dataclasses
 import json
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 from ..checks import check_int, is_integer
-from ..events import EventHub, ItemsChanged, LabelsChanged, ModelChanged, PredictionChanged, SettingChanged, \
-    UndoStateChanged
+from ..events import (
+    EventHub,
+    ItemsChanged,
+    LabelsChanged,
+    ModelChanged,
+    PredictionChanged,
+    SettingChanged,
+    UndoStateChanged,
+)
 from ..exceptions import DataFormatError, ParameterError, ProjectDamagedError, StoreError
 from .codec import canonical_json, dumps_label, labels_digest, loads_label, task_of_label
 from .records import TASKS, ItemRecord, ModelRecord, PredictionRecord

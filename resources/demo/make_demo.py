@@ -20,10 +20,10 @@ import pathlib
 
 import numpy as np
 
-HERE = pathlib.Path(__file__).resolve().parent
-
 from marginalia.io import audio, cgh, midi
 from marginalia.types import Score, Segmentation, Sequence
+
+HERE = pathlib.Path(__file__).resolve().parent
 
 SEED = 20261123
 SR = 22050

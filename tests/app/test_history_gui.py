@@ -6,10 +6,10 @@ import pytest
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from marginalia.engine import DEMO_DIR, Engine
-from marginalia.types import RegionKind, RegionLabel
 from marginalia.app import theme
 from marginalia.app.main_window import MainWindow
+from marginalia.engine import DEMO_DIR, Engine
+from marginalia.types import RegionKind, RegionLabel
 
 from .helpers import drag, finish_io
 

@@ -5,8 +5,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from marginalia.checks import (check_audio, check_bool, check_int, check_sample_rate, check_scalar, check_signal,
-                               is_integer, is_number)
+from marginalia.checks import (
+    check_audio,
+    check_bool,
+    check_int,
+    check_sample_rate,
+    check_scalar,
+    check_signal,
+    is_integer,
+    is_number,
+)
 from marginalia.exceptions import ParameterError
 from marginalia.io._common import is_number_text
 

@@ -72,8 +72,9 @@ def test_jams_files_validate_with_the_jams_package_and_read_back(tmp_path):
 
 
 def test_import_labels_from_every_format_as_partial_labels(project, tmp_path, capsys):
-    from marginalia.engine import Engine
     from praatio import textgrid as tgio
+
+    from marginalia.engine import Engine
     (tmp_path / "take.txt").write_text("1.5\t1.5\tchange\n5.0\t5.0\tafter the end\n")
     tg = tgio.Textgrid()
     tg.addTier(tgio.IntervalTier("words", [(0.2, 1.0, "hello"), (1.0, 1.4, "world")], 0, 3.0))

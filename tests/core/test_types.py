@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 
 from marginalia.exceptions import ParameterError
-from marginalia.types import (Alignment, AnchorLabel, RegionKind, RegionLabel, Score, Segmentation, Sequence,
-                        Warping)
+from marginalia.types import Alignment, AnchorLabel, RegionKind, RegionLabel, Score, Segmentation, Sequence, Warping
 
 
 def test_sequence_is_frozen_and_2d():

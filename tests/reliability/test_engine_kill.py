@@ -18,8 +18,8 @@ from marginalia.engine import Engine
 from marginalia.session.session import MODELS_KEPT
 from tests.reliability import engine_kill_child
 from tests.reliability.edit_script import EditModel
-from tests.reliability.killing import ForkedChild, _copy
 from tests.reliability.engine_kill_child import new_project, next_call
+from tests.reliability.killing import ForkedChild, _copy
 
 KILLS = 22
 

@@ -206,7 +206,7 @@ def hostile(tmp_path_factory):
     path.parent.mkdir(parents=True)
     with Engine.create(path) as eng:
         spec = eng._loader.describe(folder / "prof.csv", score_path=None)[0]
-        for k, bad in enumerate(HOSTILE):
+        for _k, bad in enumerate(HOSTILE):
             eng.session.add_item(bad, spec.kind, spec.task, source_path=str(folder / "prof.csv"), meta=spec.meta,
                                  item_id=bad)
     return path

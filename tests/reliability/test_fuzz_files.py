@@ -352,6 +352,7 @@ def test_index_damage_is_noticed_on_open(tmp_path):
     project must be refused on open (a query through that index, e.g. the latest model of a task, would
     silently miss rows), not opened and reported damaged only by a later ``integrity_check``."""
     import sqlite3
+
     from marginalia.exceptions import ProjectDamagedError
     path, _ = new_project(tmp_path / "p.marginalia", seed=1)
     conn = sqlite3.connect(path)

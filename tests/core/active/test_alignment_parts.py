@@ -2,7 +2,8 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.active.alignment_task import AlignmentActiveTask, AlignmentItem, onset_errors
 from marginalia.active.loop import ActiveSession, PartPool

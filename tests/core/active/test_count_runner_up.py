@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.active.count_runner_up import count_runner_up, refine_with_runner_up, segment_count_runner_up
 from marginalia.decoders.brute import brute_cost, brute_force_segmentations, brute_penalized

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.active.parts import Part, make_parts, parts_for_items, phrase_parts
 from marginalia.exceptions import ParameterError

@@ -9,10 +9,10 @@ from marginalia.active.loop import ActiveSession
 from marginalia.active.parts import Part
 from marginalia.active.recipe_task import RecipeTask
 from marginalia.active.segmentation_task import OutputPruning, segmentation_part_scores
-from marginalia.metrics import RegionErrors, region_errors
 from marginalia.decoders.segmentation import segment_penalized
 from marginalia.exceptions import ParameterError
 from marginalia.learners.change_pruning import ChangePruner, elimination_path
+from marginalia.metrics import RegionErrors, region_errors
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.types import RegionLabel, Sequence
 

@@ -8,8 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marginalia.batch import (BatchTask, ClusterError, atomic_write_text, make_chunks, marker_path, open_client,
-                        run_batch, safe_key)
+from marginalia.batch import (
+    BatchTask,
+    ClusterError,
+    atomic_write_text,
+    make_chunks,
+    marker_path,
+    open_client,
+    run_batch,
+    safe_key,
+)
 from marginalia.exceptions import ParameterError
 from marginalia.progress import NullProgress
 
@@ -223,7 +231,7 @@ def test_dask_progress_counts_each_item_when_it_ends_not_when_its_chunk_does(tmp
 
 
 def test_items_that_finished_before_their_worker_died_keep_their_results(tmp_path):
-    from marginalia.batch import _MarkerWatch, _execute, _outcomes_after_crash
+    from marginalia.batch import _execute, _MarkerWatch, _outcomes_after_crash
     todo = tasks([2, 3, 4])
     fingerprints = {t.key: "m" for t in todo}
     watch = _MarkerWatch(tmp_path, todo, fingerprints, since=time.time())
@@ -235,7 +243,7 @@ def test_items_that_finished_before_their_worker_died_keep_their_results(tmp_pat
 
 
 def test_markers_of_an_earlier_run_are_not_taken_for_this_one(tmp_path):
-    from marginalia.batch import _MarkerWatch, _execute
+    from marginalia.batch import _execute, _MarkerWatch
     todo = tasks([5])
     _execute(write_square, todo[0], str(tmp_path), "m", False)
     old = time.time() - 3600

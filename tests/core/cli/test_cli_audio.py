@@ -124,8 +124,8 @@ def test_align_chroma_recovers_blocks_and_rests():
 
 
 def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performance, tmp_path, capsys):
-    from marginalia.models.files import TrainedModel, save_model
     from marginalia.cli_commands.align import load_recording
+    from marginalia.models.files import TrainedModel, save_model
     from marginalia.models.segmentation import SegmentationModel
     rec = load_recording(performance / "take.wav")
     model = SegmentationModel()

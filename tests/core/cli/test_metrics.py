@@ -5,8 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marginalia.cli_commands._metrics import (AlignmentTable, match_events, onset_error_summary, read_alignment_table,
-                                              read_truth_table)
+from marginalia.cli_commands._metrics import (
+    AlignmentTable,
+    match_events,
+    onset_error_summary,
+    read_alignment_table,
+    read_truth_table,
+)
 from marginalia.exceptions import DataFormatError
 
 

@@ -19,7 +19,7 @@ from marginalia.decoders.warping import (
     warping_hamming,
 )
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
-from marginalia.types import Warping, WarpAnchorLabel
+from marginalia.types import WarpAnchorLabel, Warping
 
 TOL = 1e-9
 

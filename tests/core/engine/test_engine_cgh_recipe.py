@@ -289,8 +289,8 @@ def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labell
 def test_chromosomes_whose_law_decodes_the_plain_logratio_use_its_parameters(labelled, monkeypatch, tmp_path):
     from functools import partial
 
-    from marginalia.models.files import load_model
     from marginalia.learners.cgh_recipe import CghSegmenter
+    from marginalia.models.files import load_model
     monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="logratio"))
     eng, ids, truth, train = labelled
     eng.retrain()

@@ -272,7 +272,7 @@ def test_aligned_midi_keeps_every_event_moved_with_the_notes(tmp_path):
     write_midi(tmp_path / "aligned.mid", score, times_s=times)
     out = mido.MidiFile(str(tmp_path / "aligned.mid"))
     got = []
-    for ti, track in enumerate(out.tracks):
+    for _ti, track in enumerate(out.tracks):
         tick = 0
         for msg in track:
             tick += msg.time

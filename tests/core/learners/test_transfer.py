@@ -47,7 +47,9 @@ def test_rho_zero_is_independent_training_and_infinity_is_union(monkeypatch):
     assert close(tinf.w_, su.w_, 0.05)
     # in between: the per-dataset vectors are pulled together
     tmid = TransferSSVM(model, rho=1.0, averaging=False, **kw).fit(Xa + Xb, Ya + Yb, ["a"] * 3 + ["b"] * 3)
-    dist = lambda t: np.linalg.norm(t.w_datasets_["a"] - t.w_datasets_["b"])
+    def dist(t):
+        return np.linalg.norm(t.w_datasets_["a"] - t.w_datasets_["b"])
+
     assert dist(tinf) < dist(tmid) < dist(t0)
 
 

@@ -3,13 +3,13 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.decoders.segmentation import segmentation_cost
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.metrics import RegionErrors, region_errors
-from marginalia.models.segmentation import (PartialTarget, SegmentationModel, label_violations,
-                                      within_segment_scatter)
+from marginalia.models.segmentation import PartialTarget, SegmentationModel, label_violations, within_segment_scatter
 from marginalia.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 
 

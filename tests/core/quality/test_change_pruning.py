@@ -6,11 +6,21 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.learners.change_pruning import (DEFAULT_TOLERANCE, SPIKE_THRESHOLD, SPREAD_FLOOR, ChangePruner, despike,
-                                          elimination_path, oversegment, prune_changes, with_changes_of)
+from marginalia.learners.change_pruning import (
+    DEFAULT_TOLERANCE,
+    SPIKE_THRESHOLD,
+    SPREAD_FLOOR,
+    ChangePruner,
+    despike,
+    elimination_path,
+    oversegment,
+    prune_changes,
+    with_changes_of,
+)
 from marginalia.metrics import region_errors
 from marginalia.types import RegionKind, RegionLabel, Segmentation, Sequence
 
@@ -98,7 +108,7 @@ def test_a_fit_from_the_tables_of_a_subset_is_the_fit_on_that_subset(seed, chose
     # what makes cross-validating the rule one fit rather than one per fold
     rng = np.random.default_rng(seed)
     data = [_sequence(rng, kind) for kind in ("shift", "spike") * 5]
-    for x, cand, labels in data[::3]:        # some labels the candidates cannot satisfy, some candidates none
+    for _x, _cand, labels in data[::3]:        # some labels the candidates cannot satisfy, some candidates none
         labels[1] = RegionLabel(item_id="s", start=1, stop=12, kind=RegionKind.ONE)
     index = [i for i, c in enumerate(chosen) if c] or [0]
     rule = ChangePruner(tolerance=tolerance)
@@ -221,7 +231,6 @@ def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load
     for k, cv in seg.pruner_cv_errors_.items():
         assert seg.pruner_candidates_[k] == ("union" if cv["union"] < cv["law"] else "law")
     d = json.loads(json.dumps(seg.to_dict()))
-    spread = any(rule["delta"] != 0.0 for rule in d["pruners"].values())
     union = "union" in seg.pruner_candidates_.values()
     assert d["recipe"] == "cgh-penalty-law/5" and d["spike_threshold"] == seg.spike_threshold == 4.0
     assert all(rule["spike"] == 4.0 for rule in d["pruners"].values())

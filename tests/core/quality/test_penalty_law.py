@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.learners.cgh_recipe import CghSegmenter, density_class, fit_cgh_recipe, retrain_metric_mode
@@ -456,7 +457,7 @@ def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_
     logratio_w = seg.logratio_w()
     assert np.array_equal(seg.model_.split_w(logratio_w)[0], np.eye(seg.model_._p())[0])
     new_seqs, new_labs = _platform_set(60, 8)
-    for s, l in zip(new_seqs, new_labs):
+    for s, _l in zip(new_seqs, new_labs):
         assert seg.own_w(s) is seg.laws_[density_class(s)].w
         np.testing.assert_array_equal(seg.item_w(s, shared_w=seg.w_), seg.item_w(s))   # its own w, whatever is shared
         assert seg.model_.decode(seg.model_input(s), seg.item_w(s)) == seg.law_segment(s)

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.learners.penalty_path import error_intervals, min_error_interval, penalty_path
@@ -132,7 +133,7 @@ def test_interval_regression_from_real_paths_beats_a_wrong_constant():
 
     def errors(log_pens):
         tot = 0
-        for (x, labels, path), lp in zip(tests, log_pens):
+        for (_x, labels, path), lp in zip(tests, log_pens):
             _, fp, fn, _ = error_intervals(path, labels)
             j = max(int(np.searchsorted(path.log_lower, lp, side="right")) - 1, 0)
             tot += fp[j] + fn[j]

@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from marginalia.exceptions import (ParameterError, ProjectDamagedError, ProjectInUseError, ProjectVersionError,
-                             SourceMovedError, StoreError)
+from marginalia.exceptions import (
+    ParameterError,
+    ProjectDamagedError,
+    ProjectInUseError,
+    ProjectVersionError,
+    SourceMovedError,
+    StoreError,
+)
 from marginalia.session import ProjectStore, Session
 from marginalia.session.backups import good_backups, list_backups
 from marginalia.session.schema import APPLICATION_ID, CREATE_V1, SCHEMA_VERSION

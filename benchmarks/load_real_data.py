@@ -194,7 +194,7 @@ def bench_midi(data, rows, failures, args):
         else:
             worst = max(worst, float(np.max(np.abs(a.onsets_s - b.onsets_s))))
     tmp.unlink(missing_ok=True)
-    rows.append(row("MIDI -> Score -> MIDI worst onset change (vienna4x22)", worst * 1e3, "ms", target=1.0))
+    rows.append(row("MIDI -> MidiScore -> MIDI worst onset change (vienna4x22)", worst * 1e3, "ms", target=1.0))
 
 
 def bench_audio(data, rows, failures, args):

@@ -362,7 +362,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         Without a client: items run on this many threads of this process, the costliest
         first (the decoders release the GIL; ``func`` must be thread-safe, as the
         command line's per-item functions are).
-    progress : marginalia.progress.Progress, optional
+    progress : marginalia.progress.ProgressBar, optional
         Advanced once per finished item; its total is set to the number of items to run.
         On a Dask client an item is counted when its marker appears (looked for every
         :data:`MARKER_POLL_S` s), not when its whole chunk returns.

@@ -303,7 +303,7 @@ class Engine:
         return d.spectrogram
 
     def score(self, item_id: str):
-        """The item's :class:`~marginalia.types.Score`, or None."""
+        """The item's :class:`~marginalia.types.MidiScore`, or None."""
         return self.data(item_id).score
 
     def audio_path(self, item_id: str) -> Optional[str]:

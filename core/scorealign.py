@@ -75,7 +75,7 @@ from .checks import check_audio, check_bool, is_number
 from .decoders.alignment import align_with_duration_prior, alignment_constraints_from_labels
 from .exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
 from .scorealign_dp import align_with_duration_costs, duration_costs, onset_moves
-from .types import Alignment, AnchorLabel, Score
+from .types import Alignment, AnchorLabel, MidiScore
 
 __all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "align_recording", "FORMAT_VERSION"]
 
@@ -186,9 +186,9 @@ class AlignmentOutput:
 # ----------------------------------------------------------------- checks
 
 
-def _check_score(score) -> Score:
-    if not isinstance(score, Score):
-        raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
+def _check_score(score) -> MidiScore:
+    if not isinstance(score, MidiScore):
+        raise ParameterError(f"score: expected a marginalia.types.MidiScore, got {type(score).__name__}")
     return score
 
 
@@ -269,7 +269,7 @@ def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
 # ----------------------------------------------------------------- scores
 
 
-def _templates(score: Score, held: float = None) -> np.ndarray:
+def _templates(score: MidiScore, held: float = None) -> np.ndarray:
     """Unit-norm pitch-class template of every event, shape (E, 12).
 
     An event sounds its own notes (weight 1) and the notes of earlier events
@@ -291,7 +291,7 @@ def _templates(score: Score, held: float = None) -> np.ndarray:
     return phi / np.linalg.norm(phi, axis=1, keepdims=True)
 
 
-def _onset_weights(score: Score) -> np.ndarray:
+def _onset_weights(score: MidiScore) -> np.ndarray:
     """Pitch-class weights for the onset search of every event, shape (E, 12).
 
     Pitch classes an event adds to the previous one weigh 1, repeated ones 0.5
@@ -303,7 +303,7 @@ def _onset_weights(score: Score) -> np.ndarray:
     return w
 
 
-def _onset_weights_pitch(score: Score) -> np.ndarray:
+def _onset_weights_pitch(score: MidiScore) -> np.ndarray:
     """Piano-key weights for the onset search of every event, shape (E, 88): new keys 1, repeated ones 0.5."""
     E = score.n_events
     M = np.zeros((E, _N_BANDS))
@@ -322,7 +322,7 @@ def _partial_matrix() -> np.ndarray:
     return P
 
 
-def _expected_durations(score: Score, n_music: float) -> np.ndarray:
+def _expected_durations(score: MidiScore, n_music: float) -> np.ndarray:
     """The score's inter-onset intervals stretched to ``n_music`` frames, shape (E,)."""
     on = np.asarray(score.event_onsets_s, dtype=np.float64)
     ends = np.append(on[1:], max(score.duration_s, on[-1]))
@@ -333,7 +333,7 @@ def _expected_durations(score: Score, n_music: float) -> np.ndarray:
     return ioi * (n_music / total)
 
 
-def _unexplained_strikes(feats, score: Score, T: int) -> np.ndarray:
+def _unexplained_strikes(feats, score: MidiScore, T: int) -> np.ndarray:
     """Onset strength in every frame that the notes of each state do not explain, shape (T, E + 2).
 
     A band's flux is explained by an event when the band holds one of the first
@@ -692,7 +692,7 @@ class ScoreAligner:
                                  duration_s=y.shape[0] / sr, flux_bands=flux.astype(np.float32))
 
     # -------------------------------------------------------------- decode
-    def _score_matrix(self, feats: AlignmentFeatures, score: Score, W) -> np.ndarray:
+    def _score_matrix(self, feats: AlignmentFeatures, score: MidiScore, W) -> np.ndarray:
         """Frame × (rest, events, rest) scores, shape (T, E + 2).
 
         With ``onset_bonus`` > 0, an event also earns the onset strength ``G[t, e]``
@@ -706,7 +706,7 @@ class ScoreAligner:
             S = S + G - np.vstack([G[1:], np.zeros((1, G.shape[1]))])
         return S
 
-    def _frame_scores(self, feats: AlignmentFeatures, score: Score, W):
+    def _frame_scores(self, feats: AlignmentFeatures, score: MidiScore, W):
         """Frame × (rest, events, rest) template scores and onset gains ``β G`` (None when off), (T, E + 2)."""
         S_ev = feats.X @ W @ _templates(score).T
         q = 2.0 * feats.quiet - 1.0
@@ -759,7 +759,7 @@ class ScoreAligner:
                                             f"score order", [a.id, b.id])
         return alignment_constraints_from_labels(shifted, T, E + 2, feats.frame_rate)
 
-    def _decode(self, feats: AlignmentFeatures, score: Score, W, anchors=None, runner_up=False, fixed_events=None):
+    def _decode(self, feats: AlignmentFeatures, score: MidiScore, W, anchors=None, runner_up=False, fixed_events=None):
         """Best onsets of the E + 2 states; returns (onsets, OnsetMoves or None)."""
         T, E = feats.n_frames, score.n_events
         E2 = E + 2
@@ -877,7 +877,7 @@ class ScoreAligner:
             loss[np.asarray(fixed_events, dtype=np.int64) + 1] = np.inf
         return OnsetMoves(onsets, loss, moved_to, own, T)
 
-    def _refine(self, feats: AlignmentFeatures, score: Score, onsets: np.ndarray, anchors) -> np.ndarray:
+    def _refine(self, feats: AlignmentFeatures, score: MidiScore, onsets: np.ndarray, anchors) -> np.ndarray:
         """Onset times (s) of the events moved to the strongest rise of their pitch classes."""
         coarse_t = feats.frame_boundary_s(onsets)
         if int(self.refine_frames) == 0:
@@ -1006,7 +1006,7 @@ class ScoreAligner:
             Mono signal.
         sr : int
             Sample rate (Hz).
-        score : Score
+        score : MidiScore
             Events are the score's own (``score.n_events``).
         anchors : sequence of AnchorLabel, optional
             Event ``a.event`` starts at ``a.time_s`` ± ``a.tolerance_s``; the
@@ -1060,7 +1060,7 @@ class ScoreAligner:
 
         Parameters
         ----------
-        pairs : sequence of (y, sr, Score) or (AlignmentFeatures, Score)
+        pairs : sequence of (y, sr, MidiScore) or (AlignmentFeatures, MidiScore)
             Recordings (mono, or their precomputed :meth:`features`) and their scores.
         anchors : sequence of sequences of AnchorLabel, optional
             Per pair, anchors that the training alignments must obey.
@@ -1186,7 +1186,7 @@ def align_recording(audio_path, score, *, aligner: Optional[ScoreAligner] = None
     ----------
     audio_path : str or path-like
         WAV/FLAC/OGG/MP3, decoded by :func:`marginalia.io.audio.load_audio` at 22.05 kHz mono.
-    score : Score
+    score : MidiScore
     aligner : ScoreAligner, optional
         A trained aligner (e.g. ``ScoreAligner.from_bytes(blob)``); the untrained one by default.
     anchors : sequence of AnchorLabel, optional

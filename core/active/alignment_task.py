@@ -43,7 +43,7 @@ from ..checks import check_bool, check_int
 from ..decoders.alignment import AlignmentConstraints, align, align_second_best, alignment_constraints_from_labels
 from ..exceptions import ParameterError
 from ..tasks.alignment import N_FEATURES, event_templates, frame_features
-from ..types import AnchorLabel, EventSpanLabel, Score
+from ..types import AnchorLabel, EventSpanLabel, MidiScore
 from .parts import Part
 from .uncertainty import PartScores
 
@@ -103,7 +103,7 @@ class AlignmentItem:
         object.__setattr__(self, "time_offset_s", off)
 
     @classmethod
-    def from_audio(cls, chroma, loudness_db, score: Score, frame_rate: float, *, centred: bool = True,
+    def from_audio(cls, chroma, loudness_db, score: MidiScore, frame_rate: float, *, centred: bool = True,
                    name: str = "") -> "AlignmentItem":
         """Build an item from chroma, frame loudness and the score.
 
@@ -112,14 +112,14 @@ class AlignmentItem:
         chroma : ndarray, shape (T, 12)
         loudness_db : ndarray, shape (T,)
             Frame loudness in dB relative to the loudest frame (<= 0).
-        score : Score
+        score : MidiScore
         frame_rate : float
         centred : bool
             Frames are centred on their times (librosa), so frame ``f`` starts
             half a frame before ``f / frame_rate``.
         """
-        if not isinstance(score, Score):
-            raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
+        if not isinstance(score, MidiScore):
+            raise ParameterError(f"score: expected a marginalia.types.MidiScore, got {type(score).__name__}")
         c = np.asarray(chroma, dtype=np.float64)
         loud = np.asarray(loudness_db, dtype=np.float64).reshape(-1)
         if c.ndim != 2 or c.shape[1] != 12 or loud.shape[0] != c.shape[0]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..checks import check_int, is_integer
 from ..exceptions import ParameterError
-from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, Score, Sequence
+from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, MidiScore, RegionKind, RegionLabel, Sequence
 
 __all__ = ["PART_KINDS", "PART_AXES", "Part", "make_parts", "parts_for_items", "phrase_parts"]
 
@@ -238,7 +238,7 @@ def parts_for_items(items: Mapping, *, window: int | None = None, hop: int | Non
     return parts
 
 
-def phrase_parts(item_id: str, score: Score, *, max_events: int = 16, gap_factor: float = 2.0) -> list:
+def phrase_parts(item_id: str, score: MidiScore, *, max_events: int = 16, gap_factor: float = 2.0) -> list:
     """Cut a score into phrases of events.
 
     A phrase ends where the gap to the next event onset exceeds ``gap_factor``
@@ -248,7 +248,7 @@ def phrase_parts(item_id: str, score: Score, *, max_events: int = 16, gap_factor
     Parameters
     ----------
     item_id : str
-    score : Score
+    score : MidiScore
     max_events : int
     gap_factor : float
         Must be > 1.
@@ -257,8 +257,8 @@ def phrase_parts(item_id: str, score: Score, *, max_events: int = 16, gap_factor
     -------
     parts : list of Part with ``kind="phrase"``, ``axis="events"``
     """
-    if not isinstance(score, Score):
-        raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
+    if not isinstance(score, MidiScore):
+        raise ParameterError(f"score: expected a marginalia.types.MidiScore, got {type(score).__name__}")
     max_events = check_int(max_events, "max_events", min_val=1)
     if not (np.isfinite(gap_factor) and gap_factor > 1.0):
         raise ParameterError(f"gap_factor: expected a finite number > 1, got {gap_factor!r}")

@@ -12,7 +12,7 @@ from typing import Optional
 from ..atomic import folder_writable
 from ..checks import is_number
 from ..exceptions import MarginaliaError, ParameterError, UsageError, WrongTaskError  # noqa: F401 (re-exported)
-from ..progress import NullProgress, Progress
+from ..progress import NullProgressBar, ProgressBar
 from ..text import with_article
 
 __all__ = [
@@ -214,11 +214,11 @@ def jobs_of(args: argparse.Namespace) -> int:
     return int(args.jobs or os.cpu_count() or 1)
 
 
-def make_progress(args: argparse.Namespace, total: int, label: str, unit: str = "items") -> Progress:
+def make_progress(args: argparse.Namespace, total: int, label: str, unit: str = "items") -> ProgressBar:
     """A progress bar on stderr, or a silent one with ``--quiet``."""
     if getattr(args, "quiet", False):
-        return NullProgress(total, label=label, unit=unit)
-    return Progress(total, label=label, stream=sys.stderr, unit=unit)
+        return NullProgressBar(total, label=label, unit=unit)
+    return ProgressBar(total, label=label, stream=sys.stderr, unit=unit)
 
 
 def info(args: argparse.Namespace, message: str) -> None:

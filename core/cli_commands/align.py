@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..types import Score, Sequence
+from ..types import MidiScore, Sequence
 from ._common import EXIT_OK, STDIO, UsageError, check_output, info, require_file, write_output
 
 __all__ = ["add_parser", "run", "Recording", "load_recording", "write_alignment_outputs", "train_alignment_pairs"]
@@ -55,7 +55,7 @@ class Recording:
     Attributes
     ----------
     audio_path : str
-    score : Score or None
+    score : MidiScore or None
     features : Sequence
         Standardised MFCC(+deltas) and chroma frames, positions in seconds, shape (T, p).
     chroma : ndarray, shape (T, 12)
@@ -69,7 +69,7 @@ class Recording:
     """
 
     audio_path: str
-    score: Optional[Score]
+    score: Optional[MidiScore]
     features: Sequence
     chroma: np.ndarray
     times: np.ndarray
@@ -127,7 +127,7 @@ def check_plausible(recording) -> None:
                       "all of it?", UserWarning, stacklevel=2)
 
 
-def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times) -> list:
+def write_alignment_outputs(out_dir: Path, stem: str, score: MidiScore, onset_times) -> list:
     """Write ``<stem>_alignment.csv`` and ``<stem>_aligned.mid`` atomically; returns their names."""
     from ..io.midi import write_alignment_csv, write_midi
     from ._work import publish

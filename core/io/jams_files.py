@@ -96,7 +96,7 @@ def write_jams_alignment(path, score, times_s, *, duration_s, title: str = "") -
     Parameters
     ----------
     path : str or path-like
-    score : Score
+    score : MidiScore
     times_s : array_like, shape (E,)
         Audio onset of each score event (non-decreasing).
     duration_s : float

@@ -7,7 +7,7 @@ import pytest
 
 from marginalia.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
 from marginalia.scorealign import AlignmentOutput, ScoreAligner
-from marginalia.types import AnchorLabel, Score
+from marginalia.types import AnchorLabel, MidiScore
 
 SR = 11025
 
@@ -20,7 +20,7 @@ def make_score(pitch_rows, ioi_s=0.4):
             pitches.append(p)
             on.append(e * ioi_s)
             off.append((e + 1) * ioi_s)
-    return Score(pitches=pitches, onsets_s=on, offsets_s=off, name="synthetic")
+    return MidiScore(pitches=pitches, onsets_s=on, offsets_s=off, name="synthetic")
 
 
 MELODY = [(60, 64), (62,), (67, 71), (65,), (69, 72), (64,), (59, 62, 67), (72,), (66,), (61, 68), (63,), (60, 67)]

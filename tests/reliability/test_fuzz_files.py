@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from marginalia.engine import Engine
 from marginalia.exceptions import MarginaliaError
 from marginalia.io import load_audio, read_annotations, read_midi, read_profiles, write_midi, write_wav
-from marginalia.types import Score
+from marginalia.types import MidiScore
 from tests.reliability.engine_kill_child import make_profiles, new_project
 
 CASE_DEADLINE_S = 10
@@ -107,10 +107,10 @@ def mutate(data: bytes, ops) -> bytes:
 
 # ------------------------------------------------------------------ valid files
 
-def _score() -> Score:
+def _score() -> MidiScore:
     pitches = [60, 64, 67, 65, 62]
     onsets = [0.0, 0.1, 0.2, 0.3, 0.4]
-    return Score(pitches=pitches, onsets_s=onsets, offsets_s=[t + 0.1 for t in onsets],
+    return MidiScore(pitches=pitches, onsets_s=onsets, offsets_s=[t + 0.1 for t in onsets],
                  onsets_beats=[2 * t for t in onsets], offsets_beats=[2 * t + 0.2 for t in onsets],
                  velocities=[80] * 5, name="tune")
 

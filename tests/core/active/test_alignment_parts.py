@@ -10,7 +10,7 @@ from marginalia.active.loop import ActiveSession, PartPool
 from marginalia.active.parts import Part
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.tasks.alignment import N_FEATURES
-from marginalia.types import AnchorLabel, Score
+from marginalia.types import AnchorLabel, MidiScore
 
 
 def _templates(rng, E):
@@ -197,7 +197,7 @@ def test_validation_names_the_argument():
 
 
 def test_from_audio_times_follow_centred_frames():
-    score = Score(pitches=[60, 64, 67], onsets_s=[0.0, 0.5, 1.0], offsets_s=[0.5, 1.0, 1.5])
+    score = MidiScore(pitches=[60, 64, 67], onsets_s=[0.0, 0.5, 1.0], offsets_s=[0.5, 1.0, 1.5])
     T = 20
     chroma = np.zeros((T, 12))
     chroma[:, 0] = 1.0

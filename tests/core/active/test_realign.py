@@ -9,7 +9,7 @@ from marginalia.active.realign import Performance, RealignTask, within_tolerance
 from marginalia.active.uncertainty import uncertainty_from_scores
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.scorealign import ScoreAligner
-from marginalia.types import AnchorLabel, Score
+from marginalia.types import AnchorLabel, MidiScore
 
 SR = 11025
 IOI = 0.35
@@ -20,7 +20,7 @@ PITCHES = [60, 64, 67, 71, 62, 65, 69, 69, 69, 69, 69, 69]
 
 def _score():
     on = np.arange(len(PITCHES)) * IOI
-    return Score(pitches=PITCHES, onsets_s=on, offsets_s=on + IOI, name="synthetic")
+    return MidiScore(pitches=PITCHES, onsets_s=on, offsets_s=on + IOI, name="synthetic")
 
 
 def _render(lead=0.3):

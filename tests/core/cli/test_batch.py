@@ -19,7 +19,7 @@ from marginalia.batch import (
     safe_key,
 )
 from marginalia.exceptions import ParameterError
-from marginalia.progress import NullProgress
+from marginalia.progress import NullProgressBar
 
 
 def write_square(x, *, out_dir):
@@ -36,7 +36,7 @@ def tasks(values):
 
 
 def test_runs_every_item_and_collects_results(tmp_path):
-    progress = NullProgress()
+    progress = NullProgressBar()
     rep = run_batch(write_square, tasks([1, 2, 3]), out_dir=tmp_path, fingerprint="m1", progress=progress)
     assert rep.ok and sorted(rep.done) == ["item 1", "item 2", "item 3"] and rep.skipped == []
     assert {k: v["value"] for k, v in rep.results.items()} == {"item 1": 1, "item 2": 4, "item 3": 9}
@@ -54,7 +54,7 @@ def test_threads_run_the_costliest_first_and_give_the_same_results(tmp_path):
 
     work = [BatchTask(f"item {v}", (v,), cost=float(v)) for v in [3, 9, 1, -4, 7]]
     one = run_batch(write_square, work, out_dir=tmp_path / "one", fingerprint="m1")
-    progress = NullProgress()
+    progress = NullProgressBar()
     two = run_batch(record, work, out_dir=tmp_path / "two", fingerprint="m1", progress=progress, threads=2)
     assert two.results == one.results and two.failed == one.failed and sorted(two.done) == sorted(one.done)
     assert set(started[:2]) == {9, 7} and sorted(started) == [-4, 1, 3, 7, 9]
@@ -207,8 +207,8 @@ def slow_square(x, *, out_dir):
     return write_square(x, out_dir=out_dir)
 
 
-class TimedProgress(NullProgress):
-    """Progress that records when each item was counted."""
+class TimedProgress(NullProgressBar):
+    """A silent progress bar that records when each item was counted."""
 
     def __init__(self):
         super().__init__(0)
@@ -263,7 +263,7 @@ def square_or_die(x, *, out_dir):
 
 def test_a_dying_worker_fails_only_the_items_it_did_not_finish(tmp_path):
     # one chunk: item 2 finishes and writes its marker, then item 99 kills the worker (on every retry)
-    bar = NullProgress(0)
+    bar = NullProgressBar(0)
     with open_client(n_workers=2, processes=True) as client:
         rep = run_batch(square_or_die, tasks([2, 99]), out_dir=tmp_path, fingerprint="m", client=client,
                         chunk_size=2, progress=bar)

@@ -8,7 +8,7 @@ import pytest
 
 from marginalia.cli import main
 from marginalia.cli_commands._align import align_chroma, expected_durations, template_scores
-from marginalia.types import Score
+from marginalia.types import MidiScore
 
 SR = 22050
 LEAD = 0.4
@@ -34,7 +34,7 @@ def performance(tmp_path_factory):
         m = (t >= a) & (t < b)
         y[m] += 0.3 * np.exp(-3 * (t[m] - a)) * (np.sin(2 * np.pi * f * t[m]) + 0.5 * np.sin(4 * np.pi * f * t[m]))
     write_wav(folder / "take.wav", y.astype(np.float32), SR)
-    score = Score(pitches=[n[0] for n in NOTES], onsets_s=[n[1] for n in NOTES], offsets_s=[n[2] for n in NOTES])
+    score = MidiScore(pitches=[n[0] for n in NOTES], onsets_s=[n[1] for n in NOTES], offsets_s=[n[2] for n in NOTES])
     write_midi(folder / "take.mid", score)
     return folder
 
@@ -96,7 +96,7 @@ def test_missing_score_file_is_a_usage_error(performance, tmp_path, capsys):
 
 
 def test_template_scores_are_cosine_similarities():
-    score = Score(pitches=[60, 64, 67, 62], onsets_s=[0, 0, 0, 1], offsets_s=[1, 1, 1, 2])
+    score = MidiScore(pitches=[60, 64, 67, 62], onsets_s=[0, 0, 0, 1], offsets_s=[1, 1, 1, 2])
     chroma = np.zeros((3, 12))
     chroma[0, [0, 4, 7]] = 1.0      # exactly the C major chord
     chroma[1, 2] = 2.0              # exactly D, at another scale
@@ -106,12 +106,12 @@ def test_template_scores_are_cosine_similarities():
 
 
 def test_expected_durations_stretch_the_score_timing_to_the_music():
-    score = Score(pitches=[60, 62, 64], onsets_s=[0.0, 1.0, 3.0], offsets_s=[1.0, 3.0, 4.0])
+    score = MidiScore(pitches=[60, 62, 64], onsets_s=[0.0, 1.0, 3.0], offsets_s=[1.0, 3.0, 4.0])
     assert expected_durations(score, 40) == pytest.approx([10, 20, 10])
 
 
 def test_align_chroma_recovers_blocks_and_rests():
-    score = Score(pitches=[60, 62, 64], onsets_s=[0.0, 1.0, 2.0], offsets_s=[1.0, 2.0, 3.0])
+    score = MidiScore(pitches=[60, 62, 64], onsets_s=[0.0, 1.0, 2.0], offsets_s=[1.0, 2.0, 3.0])
     chroma = np.zeros((30, 12))
     energy = np.full(30, -80.0)
     for cls, (a, b) in zip((0, 2, 4), ((4, 10), (10, 19), (19, 26))):
@@ -219,7 +219,7 @@ def test_expected_alignment_follows_the_score_between_the_sounds_and_through_anc
 
     from marginalia.cli_commands._align import expected_alignment
     from marginalia.types import AnchorLabel
-    score = Score(pitches=[60, 62, 64, 65], onsets_s=[0, 1, 2, 3], offsets_s=[1, 2, 3, 4])
+    score = MidiScore(pitches=[60, 62, 64, 65], onsets_s=[0, 1, 2, 3], offsets_s=[1, 2, 3, 4])
     T = 60
     energy = np.full(T, -90.0)
     energy[10:50] = 0.0  # sound from frame 10 to 49: 40 frames for 4 s of score

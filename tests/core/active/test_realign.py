@@ -72,6 +72,7 @@ def test_the_held_tone_window_is_the_closest_call(perf):
     assert task.n_alignments_ == 1  # both windows reuse the one alignment
 
 
+@pytest.mark.slow
 def test_anchors_hold_and_the_loop_runs(perf):
     p, truth = perf
     parts = [Part("s", 0, 4, "phrase", "events"), Part("s", 4, 8, "phrase", "events"),

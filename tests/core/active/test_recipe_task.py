@@ -40,6 +40,7 @@ def _chromosomes(n=10, T=150, seed=0):
     return items, labels
 
 
+@pytest.mark.slow
 def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     items, labels = _chromosomes()
     task = RecipeTask(min_items=4, recipe_params={"law_metric": "learned"})   # the perceptron's w draws the items
@@ -69,6 +70,7 @@ def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     assert got.scale == pytest.approx(want.scale)
 
 
+@pytest.mark.slow
 def test_chromosomes_whose_law_decodes_the_plain_logratio_are_scored_with_its_parameters():
     items, labels = _chromosomes(seed=5)
     task = RecipeTask(min_items=4, recipe_params={"law_metric": "logratio"})
@@ -155,6 +157,7 @@ def test_output_margin_follows_the_pruned_prediction():
     assert margin(float(np.maximum.accumulate(scores)[0]) + 1e-6) == pytest.approx(0.0, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_metric_refit_keeps_the_previous_metric_until_the_label_set_grows_by_half():
     items, labels = _chromosomes(n=14, seed=5)
     names = list(items)

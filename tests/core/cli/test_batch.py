@@ -139,6 +139,7 @@ def test_marker_records_fingerprint_and_files(tmp_path):
     assert marker["fingerprint"] == "abc" and marker["files"] == ["sq_2.txt"] and marker["key"] == "item 2"
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_fails_fast_with_a_clear_message():
     import distributed  # noqa: F401 - importing Dask is not part of the wait being measured
     t0 = time.perf_counter()
@@ -166,6 +167,7 @@ def test_thread_cluster_gives_the_same_results_as_in_process(tmp_path):
         assert (tmp_path / "dask" / name).read_text() == (tmp_path / "local" / name).read_text()
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_results_as_in_process(tmp_path):
     # one real multi-process cluster: tasks and results are pickled across processes
     t0 = time.perf_counter()
@@ -261,6 +263,7 @@ def square_or_die(x, *, out_dir):
     return write_square(x, out_dir=out_dir)
 
 
+@pytest.mark.slow
 def test_a_dying_worker_fails_only_the_items_it_did_not_finish(tmp_path):
     # one chunk: item 2 finishes and writes its marker, then item 99 kills the worker (on every retry)
     bar = NullProgressBar(0)

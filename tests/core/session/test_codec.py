@@ -21,6 +21,7 @@ from .labels_strategies import any_label
 
 @settings(max_examples=150)
 @given(any_label)
+@pytest.mark.slow
 def test_round_trip_is_exact(label):
     back = loads_label(dumps_label(label))
     assert type(back) is type(label)

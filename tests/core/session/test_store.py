@@ -227,6 +227,7 @@ def _wait_for(path, proc, timeout=30.0):
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_second_process_gets_project_in_use_and_read_only_works(tmp_path):
     path, labels = _project(tmp_path, n_labels=5)
     ready = tmp_path / "ready"

@@ -301,6 +301,7 @@ def _audio_case(valid, engine, fmt, ops):
 
 @settings(max_examples=EXAMPLES)
 @given(ops=mutations)
+@pytest.mark.slow
 def test_fuzzed_wav(valid, engine, ops):
     _audio_case(valid, engine, "wav", ops)
 

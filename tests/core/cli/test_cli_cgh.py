@@ -146,6 +146,7 @@ def test_a_sequence_that_fails_is_reported_and_the_others_are_written(seg_model,
     assert "p.csv" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_console_script_runs_as_a_subprocess(seg_model, cgh_dir, tmp_path):
     script = Path(sys.executable).with_name("marginalia-cli")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "marginalia.cli"]

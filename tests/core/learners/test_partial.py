@@ -113,6 +113,7 @@ def _scaled_series(rng, n=10, T=300, p=20):
     return Xs, labels
 
 
+@pytest.mark.slow
 def test_the_bundle_minimises_the_bridge_objective_at_least_as_well_as_bcfw():
     # a bound taken from an unconverged QP once closed the bundle's gap at the first plane: CCCP then froze
     # at an objective worse than BCFW's (4.8 against 3.4 here; 172,032 against 108 on benchmarks/learning.py)

@@ -32,6 +32,7 @@ def close(a, b, rel):
     return np.linalg.norm(a - b) <= rel * max(np.linalg.norm(a), np.linalg.norm(b))
 
 
+@pytest.mark.slow
 def test_rho_zero_is_independent_training_and_infinity_is_union(monkeypatch):
     model, Xa, Ya, Xb, Yb = setup()
     monkeypatch.setattr(model, "fit_scales", lambda Xs: model)

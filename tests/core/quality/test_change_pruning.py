@@ -219,6 +219,7 @@ def test_the_threshold_aims_at_the_middle_of_the_near_best_ones():
     assert (err.fp, err.fn) == (0, 1)
 
 
+@pytest.mark.slow
 def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load():
     from marginalia.learners.cgh_recipe import CghSegmenter, fit_cgh_recipe
 
@@ -459,6 +460,7 @@ def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
     assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 16) for k in (0, 1, 2, 3)]
 
 
+@pytest.mark.slow
 def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
     from marginalia.learners.cgh_recipe import CghSegmenter, density_class
 
@@ -496,6 +498,7 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
     assert errors(seg) == {"low": 0, "high": 0} and errors(pooled)["low"] >= 4
 
 
+@pytest.mark.slow
 def test_one_platform_is_fitted_once_and_each_of_two_gets_its_own_law_from_4_profiles():
     from marginalia.learners.cgh_recipe import CghSegmenter
 

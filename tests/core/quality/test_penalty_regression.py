@@ -30,6 +30,7 @@ def _brute_costs(x, k_max):
 
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=7), st.floats(-4, 3))
+@pytest.mark.slow
 def test_path_matches_brute_force(values, log_pen):
     x = np.array(values)
     k_max = len(x)

@@ -8,7 +8,7 @@ STAMP_GUI  := $(VENV)/.marginalia-gui
 STAMP_TEST := $(VENV)/.marginalia-test
 STAMP_DOCS := $(VENV)/.marginalia-docs
 
-.PHONY: install run test test-fast wheel-check docs-deps docs screenshots bench-deps bench clean
+.PHONY: install run lint test test-fast wheel-check docs-deps docs screenshots bench-deps bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,12 +30,17 @@ install: $(STAMP_GUI)
 run: $(STAMP_GUI)
 	$(BIN)/python -m marginalia.app --demo
 
-# the whole suite, then the wheel as a user installs it (no GUI, no Dask) in a fresh environment
-test: $(STAMP_TEST)
+# the linter (configured in pyproject.toml; `ruff check --fix` repairs most of what it finds)
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check .
+
+# the linter, the whole suite, then the wheel as a user installs it (no GUI, no Dask) in a fresh environment
+test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 	$(MAKE) --no-print-directory wheel-check
 
-test-fast: $(STAMP_TEST)
+# the linter and every test not marked slow (about a minute)
+test-fast: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow"
 
 wheel-check: $(STAMP_TEST)
@@ -63,4 +68,4 @@ bench: bench-deps
 	$(BIN)/python -m benchmarks.speed.decoders --quick
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build dist docs/_build
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build dist docs/_build

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import logging
-import os
 import pathlib
 import sys
 import traceback
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from marginalia.exceptions import (DataFormatError, InfeasibleLabelsError, MarginaliaError, NotFittedError,
-                             ProjectDamagedError, ProjectInUseError, ProjectVersionError,
-                             SourceMovedError, StoreError)
+from marginalia.engine import state_dir
+from marginalia.exceptions import (
+    DataFormatError,
+    InfeasibleLabelsError,
+    MarginaliaError,
+    NotFittedError,
+    ProjectDamagedError,
+    ProjectInUseError,
+    ProjectVersionError,
+    SourceMovedError,
+    StoreError,
+)
 
 log = logging.getLogger("marginalia.app")
 
 
 def log_path() -> pathlib.Path:
-    """``$XDG_STATE_HOME/marginalia/marginalia.log`` (``~/.local/state`` by default)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return pathlib.Path(base) / "marginalia" / "marginalia.log"
+    """``marginalia.log`` in the state directory (``~/.local/state/marginalia`` on Linux; see ``state_dir``)."""
+    return state_dir() / "marginalia.log"
 
 
 def setup_logging() -> pathlib.Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
 

@@ -36,7 +36,8 @@ IMPORT_LABEL_KINDS = {
 }
 DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi "
                "*.musicxml *.mxl);;"
-               "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
+               "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;"
+               "Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
                "All files (*)")
 MAX_RECENT = 8
 _TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")

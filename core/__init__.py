@@ -8,9 +8,10 @@ The engine and its public API. ``import marginalia as mg`` gives:
 * learners with one verb convention, ``fit(...)`` then ``predict(...)``: :class:`CghSegmenter` (the
   copy-number recipe), :class:`ScoreAligner` (audio-to-score alignment), :class:`SSVM`;
 * :func:`load_model` / :func:`save_model` for the model files ``marginalia-cli train`` writes;
+* :func:`region_errors`, the labelled-region error (false positives and negatives) of a segmentation;
 * the exact decoders a change-point or DTW user calls directly: :func:`segment_penalized`,
   :func:`segment_fixed_k`, :func:`segment_second_best`, :func:`dtw`, :func:`dtw_second_best`;
-* the data and label types (:class:`Sequence`, :class:`Score`, :class:`Segmentation`,
+* the data and label types (:class:`Sequence`, :class:`MidiScore`, :class:`Segmentation`,
   :class:`RegionLabel`, ...) and the project facade :class:`Engine` that the app and the CLI use.
 
 Names are loaded on first use, so ``import marginalia`` stays fast and imports neither Qt nor Dask.
@@ -38,12 +39,15 @@ _API = {
     # learners and model files
     "CghSegmenter": "cgh.recipe", "ScoreAligner": "align", "SSVM": "learners.ssvm",
     "load_model": "models.files", "save_model": "models.files", "TrainedModel": "models.files",
+    # the labelled-region error every accuracy figure counts
+    "region_errors": "metrics", "RegionErrors": "metrics",
     # decoders
     "segment_penalized": "decoders.segmentation", "segment_fixed_k": "decoders.segmentation",
     "segment_second_best": "decoders.segmentation", "dtw": "decoders.warping",
     "dtw_second_best": "decoders.warping",
     # data and label types
-    "Sequence": "types", "Score": "types", "Segmentation": "types", "Alignment": "types", "Warping": "types",
+    "Sequence": "types", "MidiScore": "types", "Score": "types", "Segmentation": "types", "Alignment": "types",
+    "Warping": "types",
     "RegionKind": "types", "RegionLabel": "types", "BoundaryLabel": "types", "AnchorLabel": "types",
     "EventSpanLabel": "types", "Prediction": "types",
     # the project facade and errors
@@ -51,7 +55,10 @@ _API = {
     "ParameterError": "exceptions", "InfeasibleLabelsError": "exceptions", "NotFittedError": "exceptions",
 }
 
-__all__ = sorted([*_API, "demo_file", "__version__"])
+#: old names still importable (with a DeprecationWarning) but no longer documented
+_DEPRECATED = {"Score"}
+
+__all__ = sorted([*(name for name in _API if name not in _DEPRECATED), "demo_file", "__version__"])
 
 
 def demo_file(name: str) -> str:

@@ -38,13 +38,15 @@ import os
 import re
 import time
 import traceback
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Optional
 
 from .atomic import publish
-from .parallel import run_costliest_first
+from .checks import check_int
 from .exceptions import MarginaliaError, ParameterError, require_extra
+from .parallel import run_costliest_first
 
 __all__ = [
     "BatchTask",
@@ -360,7 +362,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         Without a client: items run on this many threads of this process, the costliest
         first (the decoders release the GIL; ``func`` must be thread-safe, as the
         command line's per-item functions are).
-    progress : marginalia.progress.Progress, optional
+    progress : marginalia.progress.ProgressBar, optional
         Advanced once per finished item; its total is set to the number of items to run.
         On a Dask client an item is counted when its marker appears (looked for every
         :data:`MARKER_POLL_S` s), not when its whole chunk returns.
@@ -383,8 +385,8 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ParameterError(f"run_batch: task keys must be unique, got {dup!r} twice")
-    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
-        raise ParameterError(f"run_batch: chunk_size must be a positive integer, got {chunk_size!r}")
+    if chunk_size is not None:
+        check_int(chunk_size, "run_batch: chunk_size", min_val=1)
     if not isinstance(fingerprint, str) or not fingerprint:
         raise ParameterError(f"run_batch: fingerprint must be a non-empty string, got {fingerprint!r}")
     out_dir = Path(out_dir)
@@ -501,8 +503,8 @@ def open_client(scheduler: Optional[str] = None, *, scheduler_file=None, n_worke
     ClusterError
         The scheduler cannot be reached within ``timeout`` or the cluster cannot start.
     """
-    if n_workers is not None and (not isinstance(n_workers, int) or n_workers < 1):
-        raise ParameterError(f"n_workers: expected an integer >= 1, got {n_workers!r}")
+    if n_workers is not None:
+        check_int(n_workers, "n_workers", min_val=1)
     if not timeout > 0:
         raise ParameterError(f"timeout: expected a positive number of seconds, got {timeout!r}")
     import logging

@@ -27,7 +27,8 @@ import os
 import sys
 import traceback
 import warnings
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 from .exceptions import MarginaliaError
 

@@ -16,23 +16,23 @@ thread edits labels. Slow methods take ``cancel`` (an object with
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional
-
+from typing import Optional
 
 from . import events as ev
 from . import resources
 from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, ParameterError
 from .items import ItemData, ItemLoader
+from .paths import state_dir
 from .session import Session
 from .tasks import TaskRegistry
 from .types import Prediction, Query, label_fact
 
-__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR"]
+__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR", "state_dir"]
 
 DEMO_DIR = resources.path("demo")
 
@@ -303,7 +303,7 @@ class Engine:
         return d.spectrogram
 
     def score(self, item_id: str):
-        """The item's :class:`~marginalia.types.Score`, or None."""
+        """The item's :class:`~marginalia.types.MidiScore`, or None."""
         return self.data(item_id).score
 
     def audio_path(self, item_id: str) -> Optional[str]:
@@ -669,8 +669,7 @@ def _feature_cache_dir(session) -> Optional[Path]:
 
 
 def _default_demo_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "marginalia" / "demo"
+    return state_dir() / "demo"
 
 
 def _resolved(path) -> Optional[str]:

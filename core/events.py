@@ -21,8 +21,9 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Union
+from typing import Optional
 
 from .exceptions import ParameterError
 
@@ -101,7 +102,7 @@ class UndoStateChanged(Event):
     can_redo: bool
 
 
-EventKinds = Union[None, type, Iterable[type]]
+EventKinds = None | type | Iterable[type]
 
 
 class EventHub:

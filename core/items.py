@@ -18,7 +18,7 @@ from typing import Optional
 import numpy as np
 
 from .exceptions import DataFormatError
-from .types import Score, Sequence
+from .types import MidiScore, Sequence
 
 __all__ = ["ItemSpec", "ItemData", "ItemLoader", "AUDIO_SR", "AUDIO_HOP"]
 
@@ -48,7 +48,7 @@ class ItemData:
     sequence : Sequence
         What the views draw and the segmentation task works on: logratio (T, 1)
         in bp for aCGH; audio feature frames (T, p) with times in s for audio.
-    score : Score or None
+    score : MidiScore or None
     audio_path : str or None
     spectrogram : tuple or None
         ``(image (F, T) float32 dB, times_s (T,), freqs_hz (F,))``.
@@ -60,7 +60,7 @@ class ItemData:
 
     record: object
     sequence: Sequence
-    score: Optional[Score] = None
+    score: Optional[MidiScore] = None
     audio_path: Optional[str] = None
     spectrogram: Optional[tuple] = None
     chroma: Optional[np.ndarray] = None

@@ -8,8 +8,9 @@ high-density cohort; starting the longest first keeps every thread busy to the e
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from typing import Callable, Optional, Sequence
+from typing import Optional
 
 __all__ = ["run_costliest_first"]
 

@@ -17,20 +17,22 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from ._version import library_version
+from .paths import cache_dir
 
 __all__ = ["WORKLOADS", "prepare", "is_prepared", "marker_path"]
 
 
 def _copy_number_training() -> None:
     """The copy-number recipe: metric learning, penalty laws, pruners, then prediction (``train``)."""
-    from .io.cgh import read_annotations, read_profiles
     from .cgh.recipe import CghSegmenter
+    from .io.cgh import read_annotations, read_profiles
     from .resources import path
 
     profiles = read_profiles(path("demo", "profiles.csv"))
@@ -85,9 +87,8 @@ def marker_path() -> Path:
     """The file that says this version of Marginalia is prepared under this Python and numba."""
     import numba
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     tag = f"{library_version()}-numba{numba.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}"
-    return Path(base) / "marginalia" / f"prepared-{tag}"
+    return cache_dir() / f"prepared-{tag}"
 
 
 def is_prepared() -> bool:

@@ -1,15 +1,16 @@
 """A dependency-free progress report for long command-line work.
 
-On a terminal (the stream ``isatty()``) :class:`Progress` redraws one line in
+On a terminal (the stream ``isatty()``) :class:`ProgressBar` redraws one line in
 place -- a bar, items done, rate and estimated time left. When the output is
 a file or a pipe (a log, a CI job) it prints plain lines instead, at most one
-every ``log_interval`` seconds, so logs stay readable.
+every ``log_interval`` seconds, so logs stay readable. (The engine's progress *events* for the app
+are :class:`marginalia.events.Progress`.)
 
 Examples
 --------
 >>> import io
 >>> buf = io.StringIO()
->>> with Progress(3, label="predict", stream=buf, log_interval=0) as bar:
+>>> with ProgressBar(3, label="predict", stream=buf, log_interval=0) as bar:
 ...     for _ in range(3):
 ...         bar.advance()
 >>> buf.getvalue().splitlines()[-1].startswith("predict: 3/3 items (100%)")
@@ -20,11 +21,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, Optional, TextIO
+from collections.abc import Callable
+from typing import Optional, TextIO
 
+from .checks import check_int
 from .exceptions import ParameterError
 
-__all__ = ["Progress", "format_duration", "NullProgress"]
+__all__ = ["ProgressBar", "format_duration", "NullProgressBar"]
 
 #: share of the work (when items are weighed by it) done before an ETA is shown
 MIN_WORK_FOR_ETA = 0.01
@@ -48,7 +51,7 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
-class Progress:
+class ProgressBar:
     """Count finished items and show done/total, rate and ETA.
 
     Parameters
@@ -76,10 +79,9 @@ class Progress:
     def __init__(self, total: int, *, label: str = "", stream: Optional[TextIO] = None, tty: Optional[bool] = None,
                  log_interval: float = 5.0, width: int = 24, clock: Optional[Callable[[], float]] = None,
                  unit: str = "items"):
-        if not isinstance(total, int) or isinstance(total, bool) or total < 0:
-            raise ParameterError(f"Progress: total must be an integer >= 0, got {total!r}")
+        check_int(total, "total", min_val=0)
         if log_interval < 0:
-            raise ParameterError(f"Progress: log_interval must be >= 0 seconds, got {log_interval!r}")
+            raise ParameterError(f"ProgressBar: log_interval must be >= 0 seconds, got {log_interval!r}")
         self.total = total
         self.label = label
         self.unit = unit
@@ -128,7 +130,7 @@ class Progress:
     def set_total(self, total: int) -> None:
         """Change the expected number of items (e.g. after skipping finished ones)."""
         if total < 0:
-            raise ParameterError(f"Progress.set_total: total must be >= 0, got {total!r}")
+            raise ParameterError(f"ProgressBar.set_total: total must be >= 0, got {total!r}")
         self.total = int(total)
 
     def callback(self) -> Callable[[int, int, str], None]:
@@ -150,7 +152,7 @@ class Progress:
         self._closed = True
         self._render(final=True)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> "ProgressBar":
         return self
 
     def __exit__(self, *exc) -> None:
@@ -220,7 +222,7 @@ class Progress:
         self.stream.flush()
 
 
-class NullProgress(Progress):
+class NullProgressBar(ProgressBar):
     """A progress that counts but never prints (``--quiet``)."""
 
     def __init__(self, total: int = 0, **kwargs):

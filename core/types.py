@@ -18,8 +18,9 @@ import dataclasses
 import enum
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, field, fields
-from typing import Optional, Union
+from typing import Optional
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from .exceptions import ParameterError
 
 __all__ = [
     "Sequence",
-    "Score",
+    "MidiScore",
     "Segmentation",
     "Alignment",
     "Warping",
@@ -159,8 +160,11 @@ class Sequence:
 
 
 @dataclass(frozen=True, eq=False)
-class Score:
-    """A symbolic score: notes with times in seconds and beats.
+class MidiScore:
+    """A symbolic score (read from MIDI or MusicXML): notes with times in seconds and beats.
+
+    Named for what it holds, so it is not mistaken for a score in the sense of a number
+    (decoders and active learning score structures). ``Score`` is a deprecated alias.
 
     Parameters
     ----------
@@ -205,22 +209,22 @@ class Score:
         pitches = np.array(self.pitches, dtype=np.int64).reshape(-1)
         N = pitches.shape[0]
         if N == 0:
-            raise ParameterError(f"Score {self.name!r}: has no notes; a score needs at least one note")
+            raise ParameterError(f"MidiScore {self.name!r}: has no notes; a score needs at least one note")
         if np.any((pitches < 0) | (pitches > 127)):
-            raise ParameterError(f"Score {self.name!r}: pitches must lie in 0..127")
+            raise ParameterError(f"MidiScore {self.name!r}: pitches must lie in 0..127")
 
         def arr(name, value, default, dtype=np.float64):
             a = default if value is None else np.array(value, dtype=dtype).reshape(-1)
             if a.shape[0] != N:
-                raise ParameterError(f"Score.{name}: expected {N} values (one per note), got {a.shape[0]}")
+                raise ParameterError(f"MidiScore.{name}: expected {N} values (one per note), got {a.shape[0]}")
             if dtype is np.float64 and not np.all(np.isfinite(a)):
-                raise ParameterError(f"Score.{name}: contains NaN or inf")
+                raise ParameterError(f"MidiScore.{name}: contains NaN or inf")
             return a
 
         on = arr("onsets_s", self.onsets_s, None)
         off = arr("offsets_s", self.offsets_s, None)
         if np.any(off < on):
-            raise ParameterError(f"Score {self.name!r}: a note ends before it starts")
+            raise ParameterError(f"MidiScore {self.name!r}: a note ends before it starts")
         onb = arr("onsets_beats", self.onsets_beats, on.copy())
         offb = arr("offsets_beats", self.offsets_beats, off.copy())
         vel = arr("velocities", self.velocities, np.full(N, 80, dtype=np.int64), np.int64)
@@ -338,6 +342,15 @@ class Segmentation:
     @property
     def n_segments(self) -> int:
         return int(self.changes.shape[0])
+
+    def changes_inside(self, start: int, stop: int) -> int:
+        """Number of change indices ``c`` with ``start < c < stop``: the changes a region ``[start, stop)`` holds.
+
+        A change at ``start`` lies between sample ``start - 1`` and ``start``, on the region's edge, so it
+        is not inside; the final ``T`` is never a change.
+        """
+        bp = self.breakpoints
+        return int(np.searchsorted(bp, stop, side="left") - np.searchsorted(bp, start, side="right"))
 
     def labels(self) -> np.ndarray:
         """Segment index of every sample, shape (T,)."""
@@ -579,9 +592,9 @@ class WarpAnchorLabel(Label):
         _set(self, "tb", int(self.tb))
 
 
-SegmentationLabel = Union[RegionLabel, BoundaryLabel]
-AlignmentLabel = Union[AnchorLabel, EventSpanLabel]
-AnyLabel = Union[RegionLabel, BoundaryLabel, AnchorLabel, EventSpanLabel, WarpAnchorLabel]
+SegmentationLabel = RegionLabel | BoundaryLabel
+AlignmentLabel = AnchorLabel | EventSpanLabel
+AnyLabel = RegionLabel | BoundaryLabel | AnchorLabel | EventSpanLabel | WarpAnchorLabel
 
 #: how people read each region kind (legends, label lists, messages)
 REGION_KIND_NAMES = {
@@ -704,3 +717,12 @@ class Prediction:
             return self
         runner_up, margin = own
         return dataclasses.replace(self, runner_up=runner_up, margin=float(margin))
+
+
+def __getattr__(name: str):
+    # the old name of MidiScore, kept for code written against 0.2 (it was public as marginalia.Score)
+    if name == "Score":
+        warnings.warn("marginalia.types.Score is deprecated; use MidiScore (same class)", DeprecationWarning,
+                      stacklevel=2)
+        return MidiScore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,8 @@ headers (without reading the arrays) and must fit the file's own size; the JSON 
 and the manifest are checked field by field (types, ranges, known versions) before any
 object is built from them. Every failure is one :class:`DataFormatError` naming the file
 and the field. The checks are hand-written rather than a JSON-Schema library: the bounds
-depend on the file's size and the messages must say how to fix the file.
+depend on the file's size and the messages must say how to fix the file. (Arguments passed by a
+caller are checked by :mod:`marginalia.checks`.)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from .checks import is_integer
 from .exceptions import DataFormatError
 from .sanitize import check_relative_path
 
@@ -155,7 +157,7 @@ def _int_field(header, key, where, lo, hi, *, required=True):
     value = header.get(key)
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+    if not is_integer(value) or not lo <= value <= hi:
         raise _bad(f"model file field {key!r}: expected a whole number in {lo}..{hi}, got {_show(value)}", where)
     return value
 
@@ -181,7 +183,7 @@ def check_model_header(header, arrays: dict, where: Optional[str], *, fmt: str, 
         raise _bad(f"not a Marginalia model file (field 'format' is {_show(header.get('format'))}, expected "
                    f"{fmt!r})", where)
     v = header.get("format_version")
-    if isinstance(v, int) and not isinstance(v, bool) and v > version:
+    if is_integer(v) and v > version:
         raise _bad(f"model file format {v} is newer than this Marginalia reads ({version}); update Marginalia",
                    where)
     _int_field(header, "format_version", where, 1, version)
@@ -240,9 +242,9 @@ def check_bundle_manifest(data, where: str, *, version: int) -> dict:
     if not isinstance(data, dict) or data.get("format") != "marginalia-bundle":
         raise _bad("not a Marginalia bundle manifest (no \"format\": \"marginalia-bundle\")", where)
     v = data.get("version")
-    if isinstance(v, int) and not isinstance(v, bool) and v > version:
+    if is_integer(v) and v > version:
         raise _bad(f"bundle version {v} is newer than this Marginalia reads ({version}); update Marginalia", where)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+    if not is_integer(v) or v < 1:
         raise _bad(f"bundle manifest field 'version': expected a whole number in 1..{version}, got {_show(v)}", where)
     items = data.get("items", [])
     if not isinstance(items, list):

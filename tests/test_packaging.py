@@ -46,7 +46,7 @@ def test_learners_share_one_verb():
     import marginalia as mg
 
     for learner in (mg.CghSegmenter, mg.ScoreAligner, mg.SSVM):
-        assert callable(getattr(learner, "fit")) and callable(getattr(learner, "predict"))
+        assert callable(learner.fit) and callable(learner.predict)
 
 
 def test_a_missing_demo_file_names_the_ones_there_are():
@@ -57,6 +57,7 @@ def test_a_missing_demo_file_names_the_ones_there_are():
         mg.demo_file("nope.csv")
 
 
+@pytest.mark.slow
 def test_readme_example_runs(tmp_path, monkeypatch):
     """The README's Python example, run as a doctest (the same lines a user copies), in an empty folder."""
     import doctest

@@ -72,7 +72,8 @@ def _check(work: Path) -> int:
 
     tops = sorted(p.name for p in site.iterdir() if (p / "__init__.py").exists() or p.suffix == ".py")
     check("marginalia" in tops and "core" not in tops and "app" not in tops,
-          f"one top-level package of ours in site-packages (found {', '.join(t for t in tops if t in ('marginalia', 'core', 'app'))})")
+          "one top-level package of ours in site-packages "
+          f"(found {', '.join(t for t in tops if t in ('marginalia', 'core', 'app'))})")
     for absent in ("PySide6", "pyqtgraph", "dask", "distributed"):
         check(not (site / absent).exists(), f"the base install has no {absent}")
     probe = ("import time; t = time.perf_counter(); import marginalia, sys; dt = time.perf_counter() - t; "
@@ -93,7 +94,8 @@ def _check(work: Path) -> int:
     run([cli, "--version"], cwd=user, env=env)
     version_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    run([cli, "-q", "train", "--task", "segmentation", "--profiles", demo[0], "--annotations", demo[1], "--out", "demo.model"], cwd=user, env=env)
+    run([cli, "-q", "train", "--task", "segmentation", "--profiles", demo[0], "--annotations", demo[1],
+         "--out", "demo.model"], cwd=user, env=env)
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     run([cli, "-q", "predict", "demo.model", "--profiles", demo[0], "--out", "predicted"], cwd=user, env=env)

@@ -94,7 +94,7 @@ class ScoreViewBox(pg.ViewBox):
 
 
 class ScoreView(pg.PlotItem):
-    """Piano roll of a :class:`marginalia.types.Score` in audio time (a plot placed under the spectrogram).
+    """Piano roll of a :class:`marginalia.types.MidiScore` in audio time (a plot placed under the spectrogram).
 
     Signals
     -------

@@ -6,10 +6,9 @@ import dataclasses
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.widgets.ColorMapMenu import ColorMapMenu
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
-
-from pyqtgraph.widgets.ColorMapMenu import ColorMapMenu
 
 from marginalia.types import AnchorLabel, EventSpanLabel
 

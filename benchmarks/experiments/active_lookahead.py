@@ -25,9 +25,12 @@ import warnings
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import reference, result_row, write_rows  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    reference,
+    result_row,
+    write_rows,
+)
 from benchmarks.quality.active import load_cgh, split  # noqa: E402
 from benchmarks.research.recipe_task import RecipeTask  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402

@@ -27,13 +27,15 @@ import time
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row, write_rows  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    result_row,
+    write_rows,
+)
 from benchmarks.quality.active import load_cgh, split  # noqa: E402
 from benchmarks.research.recipe_task import RecipeTask  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
-from marginalia.models.segmentation import count_label_errors  # noqa: E402
+from marginalia.metrics import region_errors  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -81,8 +83,7 @@ def score_pool(pool, by_item, labelled):
         s = task.part_scores(seq, part, [])
         m.append(np.inf if s.second is None else (s.best - s.second) / s.scale)
         T.append(seq.n_samples)
-        fp, fn, _ = count_label_errors(by_item[part.item_id], task.predict(seq))
-        wrong.append(fp + fn > 0)
+        wrong.append(region_errors(by_item[part.item_id], task.predict(seq)).errors > 0)
     return np.array(m), np.array(T), np.array(wrong)
 
 

@@ -27,11 +27,14 @@ import time
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import reference, result_row, write_rows  # noqa: E402
-from benchmarks.quality.active import load_cgh, split  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    reference,
+    result_row,
+    write_rows,
+)
 from benchmarks.experiments.active_lookahead import best_vs_2nd_batch, fitted_task  # noqa: E402
+from benchmarks.quality.active import load_cgh, split  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 

@@ -34,9 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import format_row, result_row  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    format_row,
+    result_row,
+)
 from benchmarks.research.warping_fw import WarpingFrankWolfe  # noqa: E402
 from benchmarks.research.warping_model import WarpingModel  # noqa: E402
 from marginalia.decoders.warping import dtw, warping_area_loss  # noqa: E402

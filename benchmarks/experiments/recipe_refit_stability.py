@@ -39,13 +39,15 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import format_row, result_row  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    format_row,
+    result_row,
+)
 from benchmarks.quality.active import load_cgh, split  # noqa: E402
 from benchmarks.research.recipe_task import RETRAIN_POLICIES, retrain_metric_mode  # noqa: E402
 from marginalia.cgh.recipe import CghSegmenter, profile_groups  # noqa: E402
-from marginalia.models.segmentation import count_label_errors  # noqa: E402
+from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 POLICIES = RETRAIN_POLICIES
@@ -71,15 +73,12 @@ def replay_seed(seed, data_dir, step, max_labels):
                 recipe = CghSegmenter(min_size=3, prune=True).fit(data, labels, groups=profile_groups(data, range(k)),
                                                                    previous=previous, metric=mode)
             cpu = time.process_time() - t
-            errors = regions = 0
-            for seq, labs in test:
-                fp, fn, n = count_label_errors(labs, recipe.segment(seq))
-                errors, regions = errors + fp + fn, regions + n
+            err = sum((region_errors(labs, recipe.segment(seq)) for seq, labs in test), RegionErrors())
             pred = {n: recipe.segment(pool[n]).changes for n in names}
             churn = None if last_pred is None else float(np.mean([not np.array_equal(pred[n], last_pred[n])
                                                                   for n in names]))
             rows.append({"seed": seed, "policy": policy, "labels": k, "fraction": k / len(pool),
-                         "error": errors / regions, "churn": churn, "cpu_s": cpu, "metric": mode})
+                         "error": err.errors / err.n_labels, "churn": churn, "cpu_s": cpu, "metric": mode})
             previous, last_pred = recipe, pred
     return rows
 

@@ -44,12 +44,16 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import format_row, reference, result_row  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    format_row,
+    reference,
+    result_row,
+)
 from benchmarks.quality.quality_cgh import folds_by_profile, load  # noqa: E402
 from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
-from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.metrics import region_errors  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 
 START_GRID = np.exp2(np.arange(-4, 5, 0.5))    # the recipe's penalty grid for w0
 
@@ -123,10 +127,9 @@ def test_errors(seg, items):
     """``(law errors, pruned errors, labels)`` of a fitted recipe on ``items``."""
     law = pruned = n = 0
     for s, labs in items:
-        a, b, c = count_label_errors(labs, seg.law_segment(s))
-        law += a + b
-        a, b, _ = count_label_errors(labs, seg.segment(s))
-        pruned, n = pruned + a + b, n + c
+        law += region_errors(labs, seg.law_segment(s)).errors
+        e = region_errors(labs, seg.segment(s))
+        pruned, n = pruned + e.errors, n + e.n_labels
     return law, pruned, n
 
 
@@ -169,7 +172,7 @@ def run(args):
         per_fold.append(row)
     rows = []
     ref = totals["bcfw"]
-    for name, (law, pruned, n) in totals.items():
+    for name, (_law, pruned, n) in totals.items():
         rows.append(result_row(f"aCGH recipe label error, metric by {name}", pruned / max(n, 1), "fraction",
                                None, "lower", None if name == "bcfw" else reference("bcfw", ref[1] / max(ref[2], 1))))
     print()

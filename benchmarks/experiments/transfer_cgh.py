@@ -25,7 +25,7 @@ Two penalty treatments, the same for all methods so that only the metric learnin
 penalty times ``exp(δ)``, one ``δ`` per method tuned on the revealed target labels over a grid — the
 headline, since a penalty learned on 1 probe/Mb arrays cannot know the false-alarm rate of 25/Mb ones).
 Scored on the target-test labelled regions (label error = (FP + FN) / labelled regions, as
-:func:`marginalia.models.segmentation.count_label_errors`); the table also gives, per method, the per-split
+:func:`marginalia.metrics.region_errors`); the table also gives, per method, the per-split
 difference to target-only (mean ± sd, in points), the spread that decides whether a gap is real.
 
 Usage: ``python -m benchmarks.experiments.transfer_cgh [--quick] [--data DIR] [--splits 4] [--fractions 0.1,0.2,0.5]
@@ -48,15 +48,18 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import reference, result_row  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    reference,
+    result_row,
+)
 from benchmarks.quality.quality_cgh import features, fit_metric, load, model_errors  # noqa: E402
 from benchmarks.research.transfer_cv import TransferRhoCV, select_rho  # noqa: E402
 from marginalia.cgh.recipe import density_class  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
 from marginalia.learners.transfer import TransferSSVM  # noqa: E402
-from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.metrics import region_errors  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 
 RECIPE = "hermite+raw"            # the CghSegmenter input matrix
 OFFSETS = np.arange(-3.0, 3.01, 0.25)   # log-penalty offsets tried by the calibration
@@ -125,10 +128,10 @@ def offset_errors(model, w, items, Xs):
             lo, hi = stack.pop()
             a, b = seg(lo), seg(hi)
             if hi - lo <= 1 or np.array_equal(a.changes, b.changes):
-                e = sum(count_label_errors(labs, a)[:2])
+                e = region_errors(labs, a).errors
                 errs[lo:hi + 1] = e
                 if hi - lo <= 1:
-                    errs[hi] = sum(count_label_errors(labs, b)[:2])
+                    errs[hi] = region_errors(labs, b).errors
                 continue
             mid = (lo + hi) // 2
             stack += [(lo, mid), (mid, hi)]
@@ -158,7 +161,7 @@ def fit_transfer_cv(src_items, tgt_items, rhos, inner_folds, max_iter):
         return with_offset(model, w, calibrate_offset(model, w, its, Xt)[0])
 
     def error(model, w, X, Y):
-        return sum(count_label_errors(Y, model.decode(X, w))[:2])
+        return region_errors(Y, model.decode(X, w)).errors
 
     model = SegmentationModel(min_size=3, penalty_per="log_length")
     cv = TransferRhoCV(model, rhos=rhos, target="high", cv=inner_folds, rule="1se", C=1.0, max_iter=max_iter,

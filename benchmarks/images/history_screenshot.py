@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from benchmarks._common import ROOT  # noqa: E402
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 

@@ -53,8 +53,8 @@ threads, checking that threads give identical uncertainties). Writes
 prediction (:class:`marginalia.active.segmentation_task.OutputPruning`) instead of the decoder's best
 segmentation. ``--balance-platforms``: each best-vs-2nd query goes to the array platform furthest below
 its share of the pool; ``--density-weight BETA`` multiplies each best-vs-2nd uncertainty by the chromosome's
-information density (mean similarity to the unlabelled pool) to the power BETA. What these options, ``--refit-every`` and the recipe's versions measured (figures,
-seeds, stopping) is in ``docs/research/``.
+information density (mean similarity to the unlabelled pool) to the power BETA. What these options,
+``--refit-every`` and the recipe's versions measured (figures, seeds, stopping) is in ``docs/research/``.
 
 ``--pool rare``: the pool keeps the chromosomes the unlabelled start already segments without
 label error and only ``--rare-share`` of the others (chromosomes that would correct the model are
@@ -72,20 +72,20 @@ import pathlib
 import time
 import warnings
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row as row  # noqa: E402
 import numpy as np  # noqa: E402
 
+from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import result_row as row  # noqa: E402
 from benchmarks.research.active_loop import ActiveSession, PartPool  # noqa: E402
 from benchmarks.research.penalty_task import PenaltyPathTask  # noqa: E402
 from benchmarks.research.recipe_task import QUERY_MARGINS, RETRAIN_POLICIES, RecipeTask  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
-from marginalia.active.segmentation_task import SegmentationTask, region_error  # noqa: E402
+from marginalia.active.segmentation_task import SegmentationTask  # noqa: E402
 from marginalia.active.stopping import StoppingCriterion  # noqa: E402
 from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties, select_batch  # noqa: E402
 from marginalia.cgh.recipe import density_class  # noqa: E402
 from marginalia.io.cgh import read_annotations, read_profiles  # noqa: E402
+from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
 from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 from marginalia.types import Query  # noqa: E402
 
@@ -139,7 +139,7 @@ def rare_pool(pool, by_item, seed, share):
     the correcting ones so that they are ``share`` of the pool (the test profiles are not touched)."""
     probe = PenaltyPathTask()
     probe.initialize(pool)
-    wrong = [k for k, x in pool.items() if sum(region_error(by_item[k], probe.predict(x))[:2]) > 0]
+    wrong = [k for k, x in pool.items() if region_errors(by_item[k], probe.predict(x)).errors > 0]
     right = [k for k in pool if k not in set(wrong)]
     n_keep = max(1, int(round(share * len(right) / (1 - share))))
     rng = np.random.default_rng(10_000 + seed)
@@ -243,7 +243,8 @@ def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, windo
     refit = [bool(r["refit"]) and not r["final"] for r in session.curve_]
     fired = None if stopping.fired_at_ is None else float(frac[stopping.fired_at_ - 1])
     cycle = [r["update_s"] + r["score_s"] for r in session.curve_[1:]]
-    return {"queried": [p.item_id for p in session.labelled_parts_], "fraction": frac, "error": err, "uncertainty": unc, "uncertainty_pool": unc_pool, "refit": refit, "stop_fraction": fired,
+    return {"queried": [p.item_id for p in session.labelled_parts_], "fraction": frac, "error": err,
+            "uncertainty": unc, "uncertainty_pool": unc_pool, "refit": refit, "stop_fraction": fired,
             "cycle_s": cycle}
 
 
@@ -262,8 +263,8 @@ def label_error_counts(task, pool, by_item, *, fit):
         task.initialize(pool)
     out = {}
     for k, x in pool.items():
-        fp, fn, n = region_error(by_item[k], task.predict(x))
-        out[k] = (fp + fn, n)
+        err = region_errors(by_item[k], task.predict(x))
+        out[k] = (err.errors, err.n_labels)
     return out
 
 
@@ -319,11 +320,8 @@ def full_label_error(pool, by_item, test, *, learner):
         else:
             from marginalia.learners.ssvm import SSVM
             est = SSVM(model, max_iter=20, random_state=0).fit(Xs, Ys)
-    fp = fn = n = 0
-    for X, labels in test:
-        a, b, c = region_error(labels, model.decode(X, est.w_))
-        fp, fn, n = fp + a, fn + b, n + c
-    return (fp + fn) / n
+    total = sum((region_errors(labels, model.decode(X, est.w_)) for X, labels in test), RegionErrors())
+    return total.errors / total.n_labels
 
 
 def first_reach(grid, curve, level):
@@ -488,8 +486,9 @@ def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat, query_m
     labelled chromosome (the engine's update after a label) plus the best-vs-2nd uncertainty of every part
     with its labels and of the labelled parts without them (the fixed stopping set). Wall and process CPU per
     cycle (median, max over ``repeat`` x ``n_labelled`` cycles) and the first, cold scoring after the refit."""
-    from marginalia.active.parts import Part
     import dataclasses
+
+    from marginalia.active.parts import Part
     labelled = [s for s in all_seqs if s.name in by_item][:n_labelled]
     rest = [s for s in all_seqs if s.name not in {x.name for x in labelled}][:n_parts - len(labelled)]
     # profiles_small has 233 chromosomes: the pool is filled up to n_parts with copies (own arrays, so every
@@ -524,7 +523,7 @@ def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat, query_m
         score()
         cold = (time.perf_counter() - t0, time.process_time() - c0)
         walls, cpus, moved = [], [], []
-        for r in range(repeat):
+        for _r in range(repeat):
             for s in labelled:
                 w_before = task.w_.copy()
                 t0, c0 = time.perf_counter(), time.process_time()
@@ -869,7 +868,8 @@ def main(argv=None):
     elif args.model == "recipe":
         feat_name = "logratio + point-wise Hermite (CghSegmenter.model_input)"
         X = {s.name: s for s in seqs}
-        task = make_task("recipe", args.query_margin, args.metric_refit)  # one instance: initialize() resets the model, the features stay cached
+        # one instance: initialize() resets the model, the features stay cached
+        task = make_task("recipe", args.query_margin, args.metric_refit)
     else:
         feat_name, feat = features_fn()
         X = {s.name: feat(s) for s in seqs}

@@ -32,12 +32,10 @@ import pathlib
 import sys
 import time
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row as row  # noqa: E402
-
 import numpy as np  # noqa: E402
 
+from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import result_row as row  # noqa: E402
 from benchmarks.research.active_loop import ActiveSession, PartPool  # noqa: E402
 from benchmarks.research.alignment_task import AlignmentActiveTask, AlignmentItem  # noqa: E402
 from marginalia.active.parts import phrase_parts  # noqa: E402
@@ -60,10 +58,10 @@ def log(msg):
 
 def load_pieces(root: pathlib.Path, pieces=None):
     """Items, true onsets (s, NaN unknown) and scores of the rendered performances."""
+    from benchmarks.quality.quality_alignment_tools.vienna import event_truth
     from marginalia.features.audio import FeatureCache, compute_features, signal_hash
     from marginalia.io.audio import load_audio
     from marginalia.io.midi import read_midi
-    from benchmarks.quality.quality_alignment_tools.vienna import event_truth
     cache = FeatureCache(directory=RESULTS / "feature_cache")
     out = {}
     for wav in sorted((root / "audio_rendered").glob("*_p01.wav")):
@@ -195,11 +193,11 @@ def plot(curves, path, title):
 def load_performances(data_root: pathlib.Path, renders: pathlib.Path | None, pianists):
     """Rendered performances with their truth: the 4 shared ``*_p01`` renders, plus (when ``renders`` holds
     them, e.g. made by ``quality_alignment.py``) the other pianists' renders named ``<piece>_<pNN>.wav``."""
-    from marginalia.io.audio import load_audio
-    from marginalia.io.midi import read_midi
-    from marginalia.align import ScoreAligner
     from benchmarks.quality.quality_alignment_tools.vienna import event_truth
     from marginalia.active.realign import Performance
+    from marginalia.align import ScoreAligner
+    from marginalia.io.audio import load_audio
+    from marginalia.io.midi import read_midi
     root = data_root
     wavs = {w.stem: w for w in sorted((root / "audio_rendered").glob("*_p01.wav"))}
     if renders is not None and renders.is_dir():
@@ -349,7 +347,7 @@ def plot_realign(grid, summary, path, title):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for strategy, (A, B, C) in summary.items():
+    for strategy, (A, _B, C) in summary.items():
         for ax, M in zip(axes, (A, C)):
             m, s = np.nanmean(M, 0), np.nanstd(M, 0)
             ax.plot(grid, m, marker="o", ms=3, label=f"{strategy} ({M.shape[0]} runs)")

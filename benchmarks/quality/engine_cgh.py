@@ -26,11 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import format_row, reference, result_row  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    format_row,
+    reference,
+    result_row,
+)
 from marginalia.engine import Engine  # noqa: E402
-from marginalia.models.segmentation import count_label_errors  # noqa: E402
+from marginalia.metrics import region_errors  # noqa: E402
 from marginalia.tasks import segmentation as segmentation_task  # noqa: E402
 from marginalia.types import RegionKind, RegionLabel  # noqa: E402
 
@@ -113,9 +116,9 @@ def run_once(data: Path, work: Path, n_profiles: int, seed: int, recipe: bool) -
                 t0 = time.perf_counter()
                 pred = eng.predict(items[name])
                 times.append(time.perf_counter() - t0)
-                fp, fn = count_label_errors(labs, pred.structure)[:2]
-                errors += fp + fn
-                regions += len(labs)
+                err = region_errors(labs, pred.structure)
+                errors += err.errors
+                regions += err.n_labels
         return {"error": errors / max(regions, 1), "regions": regions, "fit_wall": fit_wall, "fit_cpu": fit_cpu,
                 "queries": queries, "n_items": len(items),
                 "predict_p50": float(np.median(times)), "predict_max": float(np.max(times))}

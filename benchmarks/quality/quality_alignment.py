@@ -44,7 +44,6 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import ROOT  # noqa: E402
-
 from benchmarks.quality.quality_alignment_tools.render import SR, ensure_fluidsynth, measure_lag, render  # noqa: E402
 from benchmarks.quality.quality_alignment_tools.vienna import performances  # noqa: E402
 
@@ -164,9 +163,9 @@ def main(argv=None):
     ap.add_argument("--dev-pianists", default="p01,p02,p03",
                     help="pianists on which the aligner's settings were chosen: also reported without them")
     args = ap.parse_args(argv)
+    from marginalia.align import ScoreAligner
     from marginalia.io.audio import load_audio
     from marginalia.io.midi import read_midi
-    from marginalia.align import ScoreAligner
 
     t_start = time.time()
     if args.merge:

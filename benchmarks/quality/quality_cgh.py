@@ -8,9 +8,9 @@ on the training profiles' labels and scored on the test profiles' labels (label 
 (:class:`marginalia.cgh.recipe.CghSegmenter`: that metric plus a per-sequence penalty law per
 array platform), with its per-sequence oracle, and the same recipe followed by the learned change
 pruning per platform (:mod:`marginalia.cgh.change_pruning`; the CLI default, whose pruners may also choose
-from a label-free over-segmentation's changes), next to pruners refitted on the law's changes alone. One run also checks the command-line contract: ``marginalia-cli
-train`` on the training profiles' files, ``predict`` on the test profiles, ``breaks.csv`` scored
-against the test annotations must equal the in-process figure of the same recipe.
+from a label-free over-segmentation's changes), next to pruners refitted on the law's changes alone. One run also
+checks the command-line contract: ``marginalia-cli train`` on the training profiles' files, ``predict`` on the test
+profiles, ``breaks.csv`` scored against the test annotations must equal the in-process figure of the same recipe.
 
 The recipe's current figures, and every variant measured on these folds and not adopted (with its
 figures), are in ``docs/research/``; read it before trying a new idea here.
@@ -38,7 +38,6 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import ROOT  # noqa: E402
-
 from marginalia.cgh.change_pruning import ChangePruner  # noqa: E402
 from marginalia.cgh.features import pointwise_hermite_features  # noqa: E402
 from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
@@ -46,7 +45,8 @@ from marginalia.cgh.penalty_regression import PenaltyIntervalRegression, sequenc
 from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
-from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 
 TARGET = 0.06
 K_MAX = 12
@@ -147,21 +147,18 @@ def features(seq, recipe):
     return hermite_features(x, orders=(0, 1, 2, 3, 4), half_width=0)
 
 
+def _fp_fn_n(errs) -> tuple:
+    total = sum(errs, RegionErrors())
+    return total.fp, total.fn, total.n_labels
+
+
 def model_errors(model, w, items, Xs):
-    fp = fn = n = 0
-    for (_, labs), X in zip(items, Xs):
-        a, b, c = count_label_errors(labs, model.decode(X, w))
-        fp, fn, n = fp + a, fn + b, n + c
-    return fp, fn, n
+    return _fp_fn_n(region_errors(labs, model.decode(X, w)) for (_, labs), X in zip(items, Xs))
 
 
 def model_errors_of(segmenter, items):
     """``(fp, fn, n)`` of a fitted :class:`CghSegmenter` on ``items`` (list of (sequence, labels))."""
-    fp = fn = n = 0
-    for s, labs in items:
-        a, b, c = count_label_errors(labs, segmenter.segment(s))
-        fp, fn, n = fp + a, fn + b, n + c
-    return fp, fn, n
+    return _fp_fn_n(region_errors(labs, segmenter.segment(s)) for s, labs in items)
 
 
 def _law_candidate_pruners(seg, tr_items) -> dict:
@@ -213,14 +210,13 @@ def _score_breaks(path, te_items):
             name = f"{r['profile.id']}:{r['chromosome']}"
             if name in by_name:
                 by_name[name].append(float(r["position"]))
-    fp = fn = n = 0
+    errs = []
     for s, labs in te_items:
         # a break lies midway between probes c-1 and c: the first probe at or after it is c
         cs = sorted({int(np.searchsorted(s.positions, b, side="left")) for b in by_name[s.name]})
         seg = Segmentation(np.array([c for c in cs if 0 < c < s.n_samples] + [s.n_samples]), s.n_samples)
-        a, b, c = count_label_errors(labs, seg)
-        fp, fn, n = fp + a, fn + b, n + c
-    return fp, fn, n
+        errs.append(region_errors(labs, seg))
+    return _fp_fn_n(errs)
 
 
 def cli_contract(items, fold, data, max_iter):
@@ -256,11 +252,7 @@ def cli_contract(items, fold, data, max_iter):
     cli_err = (fp + fn) / max(n, 1)
     # the same recipe in process: the CLI's default (SSVM metric, penalty laws, change pruning), same passes and seed
     seg = CghSegmenter(max_iter=max_iter, prune=True, random_state=0).fit([s for s, _ in tr_items], [l for _, l in tr_items])
-    in_fp = in_fn = in_n = 0
-    for s, labs in te_items:
-        a, b, c = count_label_errors(labs, seg.segment(s))
-        in_fp, in_fn, in_n = in_fp + a, in_fn + b, in_n + c
-    in_err = (in_fp + in_fn) / max(in_n, 1)
+    in_err = sum((region_errors(labs, seg.segment(s)) for s, labs in te_items), RegionErrors()).rate
     return {"ok": abs(cli_err - in_err) < 1e-12, "cli": cli_err, "in_process": in_err, "n": n, "cli_s": cli_s,
             "why": ""}
 
@@ -402,19 +394,20 @@ def run(args):
                 per_platform = {"low": [0, 0, 0], "high": [0, 0, 0]}
                 for (s, labs), X in zip(te_items, Xte):
                     law_seg = seg.law_segment(s)
-                    a, b, c = count_label_errors(labs, law_seg)
-                    fp, fn, n = fp + a, fn + b, n + c
-                    a, b, _ = count_label_errors(labs, law_pruners[seg._pruner_key(s)].prune(s.values[:, 0], law_seg))
-                    lfp, lfn = lfp + a, lfn + b
-                    a, b, _ = count_label_errors(labs, seg.pruned(s, law_seg))
-                    pfp, pfn = pfp + a, pfn + b
-                    per_platform[seg._class_of(s)] = [u + v for u, v in zip(per_platform[seg._class_of(s)], (a, b, c))]
+                    e = region_errors(labs, law_seg)
+                    fp, fn, n = fp + e.fp, fn + e.fn, n + e.n_labels
+                    e = region_errors(labs, law_pruners[seg._pruner_key(s)].prune(s.values[:, 0], law_seg))
+                    lfp, lfn = lfp + e.fp, lfn + e.fn
+                    e = region_errors(labs, seg.pruned(s, law_seg))
+                    pfp, pfn = pfp + e.fp, pfn + e.fn
+                    per_platform[seg._class_of(s)] = [u + v for u, v in zip(per_platform[seg._class_of(s)],
+                                                                            (e.fp, e.fn, e.n_labels))]
                     law = seg.law_for(s)
                     grid_segs = law.decode_grid(X)
-                    grid_errs = [count_label_errors(labs, sg)[:2] for sg in grid_segs]
+                    grid_errs = [(e.fp, e.fn) for e in (region_errors(labs, sg) for sg in grid_segs)]
                     best = min(grid_errs, key=sum)
                     ofp, ofn = ofp + best[0], ofn + best[1]
-                    pruned = [count_label_errors(labs, seg.pruned(s, sg))[:2] for sg in grid_segs]
+                    pruned = [(e.fp, e.fn) for e in (region_errors(labs, seg.pruned(s, sg)) for sg in grid_segs)]
                     best = min(pruned, key=sum)
                     qfp, qfn = qfp + best[0], qfn + best[1]
                     _law_placement(placement, seg._class_of(s), seg.offset(s), law.offsets,

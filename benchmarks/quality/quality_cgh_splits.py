@@ -24,9 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks.quality.quality_cgh import (PathTable, folds_by_profile, load, model_errors_of,  # noqa: E402
-                                            score_log_penalties, tune_constant)
+from benchmarks.quality.quality_cgh import (  # noqa: E402
+    PathTable,
+    folds_by_profile,
+    load,
+    model_errors_of,
+    score_log_penalties,
+    tune_constant,
+)
 from marginalia.cgh.penalty_regression import PenaltyIntervalRegression  # noqa: E402
 from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 

@@ -21,10 +21,11 @@ import tempfile
 import time
 import warnings
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row, write_rows  # noqa: E402
-
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    result_row,
+    write_rows,
+)
 from marginalia.exceptions import MarginaliaError  # noqa: E402
 from marginalia.io import cgh  # noqa: E402
 

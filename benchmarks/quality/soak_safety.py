@@ -38,10 +38,11 @@ import tempfile
 import time
 import warnings
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row as row, write_rows  # noqa: E402
-
+from benchmarks._common import (
+    ROOT,  # noqa: E402
+    write_rows,  # noqa: E402
+)
+from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.engine import Engine  # noqa: E402
 from marginalia.exceptions import DataFormatError, MarginaliaError  # noqa: E402
 from marginalia.exports import _bundle_labels  # noqa: E402
@@ -151,6 +152,7 @@ def _write_model(path, header, arrays):
 
 def fuzz(n_cases, folder, seed=0):
     import numpy as np
+
     from marginalia.models.segmentation import SegmentationModel
     rng = random.Random(seed)
     X = np.random.default_rng(0).normal(size=(40, 1))

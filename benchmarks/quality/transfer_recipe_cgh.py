@@ -33,11 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import reference, result_row  # noqa: E402
-from benchmarks.quality.quality_cgh import load, model_errors_of  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    reference,
+    result_row,
+)
 from benchmarks.experiments.transfer_cgh import paired, parse_rhos, ratio, revealed, target_splits  # noqa: E402
+from benchmarks.quality.quality_cgh import load, model_errors_of  # noqa: E402
 from marginalia.cgh.recipe import CghSegmenter, density_class  # noqa: E402
 
 HEADLINE_FRACTION = 0.2

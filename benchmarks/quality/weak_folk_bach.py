@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import ROOT  # noqa: E402
-
 from benchmarks.quality.quality_alignment_tools.render import SR, ensure_fluidsynth, measure_lag, render  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -86,10 +85,10 @@ def main(argv=None):
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    from benchmarks.quality.quality_alignment import librosa_dtw
+    from marginalia.align import ScoreAligner
     from marginalia.io.audio import load_audio
     from marginalia.io.midi import read_midi, write_midi
-    from marginalia.align import ScoreAligner
-    from benchmarks.quality.quality_alignment import librosa_dtw
 
     t_start = time.time()
     data = Path(args.data)

@@ -22,15 +22,22 @@ learner is implemented.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from marginalia.active.parts import Part, parts_for_items
 from marginalia.active.stopping import StoppingCriterion, mean_uncertainty
-from marginalia.active.uncertainty import (PartScores, _rng, check_n_jobs, check_strategy, pool_uncertainties,
-                                          select_batch)
+from marginalia.active.uncertainty import (
+    PartScores,
+    _rng,
+    check_n_jobs,
+    check_strategy,
+    pool_uncertainties,
+    select_batch,
+)
 from marginalia.exceptions import InfeasibleLabelsError, MarginaliaError, ParameterError
 from marginalia.types import Query
 

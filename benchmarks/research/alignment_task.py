@@ -34,18 +34,23 @@ state has a labelled onset or end only). When ``ŷ ≠ y*``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
 from marginalia.active.parts import Part
 from marginalia.active.uncertainty import PartScores
-from marginalia.decoders.alignment import (AlignmentConstraints, align, align_second_best,
-                                          alignment_constraints_from_labels)
+from marginalia.checks import check_bool, check_int
+from marginalia.decoders.alignment import (
+    AlignmentConstraints,
+    align,
+    align_second_best,
+    alignment_constraints_from_labels,
+)
 from marginalia.exceptions import ParameterError
 from marginalia.tasks.alignment import N_FEATURES, event_templates, frame_features
-from marginalia.types import AnchorLabel, EventSpanLabel, Score
+from marginalia.types import AnchorLabel, EventSpanLabel, MidiScore
 
 __all__ = ["AlignmentItem", "AlignmentActiveTask", "onset_errors"]
 
@@ -103,7 +108,7 @@ class AlignmentItem:
         object.__setattr__(self, "time_offset_s", off)
 
     @classmethod
-    def from_audio(cls, chroma, loudness_db, score: Score, frame_rate: float, *, centred: bool = True,
+    def from_audio(cls, chroma, loudness_db, score: MidiScore, frame_rate: float, *, centred: bool = True,
                    name: str = "") -> "AlignmentItem":
         """Build an item from chroma, frame loudness and the score.
 
@@ -112,14 +117,14 @@ class AlignmentItem:
         chroma : ndarray, shape (T, 12)
         loudness_db : ndarray, shape (T,)
             Frame loudness in dB relative to the loudest frame (<= 0).
-        score : Score
+        score : MidiScore
         frame_rate : float
         centred : bool
             Frames are centred on their times (librosa), so frame ``f`` starts
             half a frame before ``f / frame_rate``.
         """
-        if not isinstance(score, Score):
-            raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
+        if not isinstance(score, MidiScore):
+            raise ParameterError(f"score: expected a marginalia.types.MidiScore, got {type(score).__name__}")
         c = np.asarray(chroma, dtype=np.float64)
         loud = np.asarray(loudness_db, dtype=np.float64).reshape(-1)
         if c.ndim != 2 or c.shape[1] != 12 or loud.shape[0] != c.shape[0]:
@@ -227,11 +232,8 @@ class AlignmentActiveTask:
     def _check_params(self):
         _check_nonneg("loss_scale", self.loss_scale)
         _check_nonneg("max_step", self.max_step, positive=True)
-        r = self.refit_epochs
-        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
-            raise ParameterError(f"refit_epochs: expected an integer >= 1, got {r!r}")
-        if not isinstance(self.learn_shift, (bool, np.bool_)):
-            raise ParameterError(f"learn_shift: expected True or False, got {self.learn_shift!r}")
+        check_int(self.refit_epochs, "refit_epochs", min_val=1)
+        check_bool(self.learn_shift, "learn_shift")
 
     def initialize(self, items: Mapping[str, object]) -> None:
         """Check the items and start from the untrained scorer ``W = I`` (plain chroma correlation)."""

@@ -19,7 +19,7 @@ import numpy as np
 from marginalia.cgh.penalty_path import min_error_interval
 from marginalia.cgh.penalty_regression import PenaltyIntervalRegression
 from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.models.segmentation import count_label_errors
+from marginalia.metrics import region_errors
 
 __all__ = ["PenaltyCalibration"]
 
@@ -48,7 +48,8 @@ class PenaltyCalibration:
         Label errors (FP + FN) of each training sequence at each offset.
     """
 
-    def __init__(self, model, w, offsets=np.arange(-4.0, 4.01, 0.5), alpha=1e-2, margin=0.25, path_features=True):
+    def __init__(self, model, w, offsets=np.arange(-4.0, 4.01, 0.5),  # noqa: B008 - read only, never mutated
+                 alpha=1e-2, margin=0.25, path_features=True):
         self.path_features = path_features
         self.model = model
         self.w = w
@@ -67,7 +68,7 @@ class PenaltyCalibration:
     def errors(self, X, labels, segs=None) -> np.ndarray:
         """FP + FN of ``labels`` for every offset of the grid, shape (m,)."""
         segs = self.decode_grid(X) if segs is None else segs
-        return np.array([sum(count_label_errors(labels, s)[:2]) for s in segs], dtype=np.int64)
+        return np.array([region_errors(labels, s).errors for s in segs], dtype=np.int64)
 
     def grid_summary(self, segs) -> np.ndarray:
         """``[first offset with no change, log(1 + changes at offset 0)]`` from the grid decodings, shape (2,)."""

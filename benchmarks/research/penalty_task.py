@@ -52,7 +52,7 @@ whole and then leaves the pool.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -60,8 +60,8 @@ from marginalia.active.parts import Part
 from marginalia.active.uncertainty import PartScores
 from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path
 from marginalia.cgh.penalty_regression import PenaltyIntervalRegression, sequence_features
+from marginalia.checks import check_signal
 from marginalia.exceptions import ParameterError
-from marginalia.features.hermite import as_signal
 from marginalia.types import BoundaryLabel, RegionLabel, Segmentation, Sequence
 
 __all__ = ["PenaltyPathTask", "signal_of"]
@@ -75,7 +75,7 @@ def signal_of(data) -> np.ndarray:
     x : ndarray, shape (T,)
     """
     values = data.values if isinstance(data, Sequence) else data
-    return as_signal(values, "item data (a one-column Sequence, or an array of shape (T,) or (T, 1))", min_length=3)
+    return check_signal(values, "item data (a one-column Sequence, or an array of shape (T,) or (T, 1))", min_length=3)
 
 
 class _ItemPath:

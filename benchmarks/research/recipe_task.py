@@ -29,7 +29,7 @@ app uses rather than a stand-in:
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

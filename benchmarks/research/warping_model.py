@@ -37,7 +37,7 @@ from marginalia.exceptions import ParameterError
 from marginalia.features.standardize import check_features
 from marginalia.models._params import check_param_vector
 from marginalia.models.segmentation import PartialTarget
-from marginalia.types import Warping, WarpAnchorLabel
+from marginalia.types import WarpAnchorLabel, Warping
 
 __all__ = ["WarpingModel", "warping_matrix", "area_curvature_bound"]
 

@@ -4,8 +4,8 @@ Usage: ``python -m benchmarks.speed.app_latency [--quick] [--data PATH]``
 
 Cases
 -----
-* label -> redraw (until the view has repainted the new prediction) on a 5,000-probe aCGH chromosome (real neuroblastoma high-density profile,
-  subsampled to 5,000 probes) and on a 3-minute audio item (Vienna 4x22 renders joined):
+* label -> redraw (until the view has repainted the new prediction) on a 5,000-probe aCGH chromosome (real
+  neuroblastoma high-density profile, subsampled to 5,000 probes) and on a 3-minute audio item (Vienna 4x22 renders joined):
   time from the label edit in the real main window to the first paint of the view after the new
   prediction was handed to it (perceptron update + constrained prediction in a worker thread,
   redraw on the GUI thread). Paint times are recorded as they happen: the paint often comes in
@@ -38,8 +38,8 @@ import tempfile
 import time
 
 from benchmarks._common import ROOT  # noqa: E402
-
 from benchmarks._common import result_row as row  # noqa: E402
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402

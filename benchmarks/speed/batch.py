@@ -47,10 +47,11 @@ def build_model(profiles: Path, out: Path) -> tuple:
     """Save the app's starting aCGH model (fit on the table's units) to ``out``; returns (path, sha)."""
     import warnings
 
-    from marginalia.models.files import TrainedModel, save_model, sequence_features
-    from marginalia.io.cgh import read_profiles
-    from marginalia.models.segmentation import SegmentationModel
     import numpy as np
+
+    from marginalia.io.cgh import read_profiles
+    from marginalia.models.files import TrainedModel, save_model, sequence_features
+    from marginalia.models.segmentation import SegmentationModel
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

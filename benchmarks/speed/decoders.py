@@ -13,9 +13,10 @@ import argparse
 import json
 
 from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks.speed import decoders_alignment  # noqa: E402
-from benchmarks.speed import decoders_segmentation  # noqa: E402
+from benchmarks.speed import (
+    decoders_alignment,  # noqa: E402
+    decoders_segmentation,  # noqa: E402
+)
 
 
 def main(argv=None) -> int:

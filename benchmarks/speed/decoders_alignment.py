@@ -35,7 +35,6 @@ import tracemalloc
 import numpy as np
 
 from benchmarks._common import ROOT  # noqa: E402
-
 from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.decoders.alignment import (  # noqa: E402
     align,

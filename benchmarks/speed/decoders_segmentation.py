@@ -43,12 +43,11 @@ import subprocess
 import sys
 import time
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row as row  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
 
+from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.decoders.segmentation import (  # noqa: E402
     segment_fixed_k,
     segment_loss_augmented,

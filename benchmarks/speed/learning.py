@@ -18,15 +18,18 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import format_row, result_row  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,  # noqa: E402
+    format_row,
+    result_row,
+)
 from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
 from marginalia.learners.partial import PartialLabelSSVM  # noqa: E402
 from marginalia.learners.perceptron import StructuredPerceptron  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
-from marginalia.models.segmentation import SegmentationModel, count_label_errors  # noqa: E402
+from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
+from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 from marginalia.types import RegionKind, RegionLabel, Segmentation  # noqa: E402
 
 ROWS = []
@@ -47,7 +50,7 @@ def best_of(fn, n):
     return best
 
 
-def tune_penalty(model, B, Xs, targets, grid=np.exp2(np.arange(-4, 5, 0.5))):
+def tune_penalty(model, B, Xs, targets, grid=np.exp2(np.arange(-4, 5, 0.5))):  # noqa: B008 - read only
     best, best_loss = None, np.inf
     for f in grid:
         w = model.join_w(B, f)
@@ -112,7 +115,7 @@ def partial_labels(rng, y, T, fraction, item_id):
     for c in y.breakpoints:
         start = int(np.clip(c - rng.integers(1, width), 0, T - width))
         stop = start + width
-        if covered[start:stop].any() or np.count_nonzero((y.breakpoints > start) & (y.breakpoints < stop)) != 1:
+        if covered[start:stop].any() or y.changes_inside(start, stop) != 1:
             continue
         covered[start:stop] = True
         labels.append(RegionLabel(item_id=item_id, start=start, stop=stop, kind=RegionKind.ONE))
@@ -250,11 +253,7 @@ def cgh_features(seq, kind):
 
 def error_rate(data, segmentations):
     """Labelled-region error rate (FP + FN over regions) of one segmentation per ``(sequence, labels)`` of ``data``."""
-    fp = fn = n = 0
-    for (_, labs), seg in zip(data, segmentations):
-        a, b, c = count_label_errors(labs, seg)
-        fp, fn, n = fp + a, fn + b, n + c
-    return (fp + fn) / max(n, 1)
+    return sum((region_errors(labs, seg) for (_, labs), seg in zip(data, segmentations)), RegionErrors()).rate
 
 
 def label_error(model, w, data, Xs):

@@ -20,16 +20,14 @@ import sys
 import time
 import warnings
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row as row  # noqa: E402
 import mido  # noqa: E402
 import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
 
+from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.exceptions import DataFormatError  # noqa: E402
 from marginalia.io import audio, cgh, midi  # noqa: E402
-
 
 _LAST_CPU = [0.0]
 
@@ -194,7 +192,7 @@ def bench_midi(data, rows, failures, args):
         else:
             worst = max(worst, float(np.max(np.abs(a.onsets_s - b.onsets_s))))
     tmp.unlink(missing_ok=True)
-    rows.append(row("MIDI -> Score -> MIDI worst onset change (vienna4x22)", worst * 1e3, "ms", target=1.0))
+    rows.append(row("MIDI -> MidiScore -> MIDI worst onset change (vienna4x22)", worst * 1e3, "ms", target=1.0))
 
 
 def bench_audio(data, rows, failures, args):

@@ -33,11 +33,10 @@ import shutil
 import tempfile
 import time
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row as row  # noqa: E402
 import psutil  # noqa: E402
 
+from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.session import Session  # noqa: E402
 from marginalia.session.codec import label_to_dict  # noqa: E402
 from tests.reliability.edit_script import EditModel, apply_to_session, next_op  # noqa: E402

@@ -27,24 +27,22 @@ import warnings
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
-
-from benchmarks._common import result_row  # noqa: E402
+from benchmarks._common import (
+    ROOT,  # noqa: E402
+    result_row,  # noqa: E402
+)
 from benchmarks.quality.quality_cgh import folds_by_profile, load  # noqa: E402
 from marginalia.cgh.recipe import CghSegmenter, density_class  # noqa: E402
 from marginalia.cgh.training_windows import MAX_WINDOW  # noqa: E402
-from marginalia.models.segmentation import count_label_errors  # noqa: E402
+from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "training_windows.json"
 
 
 def errors(recipe, items) -> tuple:
     """(label errors, labelled regions) of ``items`` under ``recipe``."""
-    wrong = total = 0
-    for seq, labels in items:
-        fp, fn, n = count_label_errors(labels, recipe.segment(seq))[:3]
-        wrong, total = wrong + fp + fn, total + n
-    return wrong, total
+    total = sum((region_errors(labels, recipe.segment(seq)) for seq, labels in items), RegionErrors())
+    return total.errors, total.n_labels
 
 
 def main(argv=None) -> int:

@@ -20,8 +20,17 @@ The offline replay loop (``ActiveSession``) and the task adapters only the bench
 
 from .parts import Part, make_parts, parts_for_items, phrase_parts
 from .stopping import StoppingCriterion, convergence_eta, mean_uncertainty, robust_mean
-from .uncertainty import (STRATEGIES, PartScores, PartScorer, next_queries, pool_uncertainties, rank_parts,
-                          score_parts, select_batch, uncertainty_from_scores)
+from .uncertainty import (
+                          STRATEGIES,
+                          PartScorer,
+                          PartScores,
+                          next_queries,
+                          pool_uncertainties,
+                          rank_parts,
+                          score_parts,
+                          select_batch,
+                          uncertainty_from_scores,
+)
 
 __all__ = [
     "Part", "make_parts", "parts_for_items", "phrase_parts",

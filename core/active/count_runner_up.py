@@ -50,6 +50,7 @@ from typing import Optional
 import numba
 import numpy as np
 
+from ..checks import check_int
 from ..decoders.seg_constraints import SegmentConstraints
 from ..decoders.segmentation import SegmentationResult, segment_penalized
 from ..exceptions import ParameterError
@@ -280,8 +281,7 @@ def _check(X, penalty, metric, min_size, constraints):
         raise ParameterError(f"X: expected at least one sample, all finite, got shape {np.shape(X)}")
     if not (np.isfinite(penalty) and penalty >= 0):
         raise ParameterError(f"penalty: expected a finite number >= 0, got {penalty!r}")
-    if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)) or min_size < 1:
-        raise ParameterError(f"min_size: expected an integer >= 1, got {min_size!r}")
+    check_int(min_size, "min_size", min_val=1)
     if constraints is not None and (not isinstance(constraints, SegmentConstraints)
                                     or constraints.n_samples != T):
         raise ParameterError(f"constraints: expected SegmentConstraints for {T} samples, got {constraints!r}")
@@ -298,9 +298,7 @@ def _check_segmentation(seg, T, name):
 
 
 def _check_width(pair_width) -> int:
-    if isinstance(pair_width, bool) or not isinstance(pair_width, (int, np.integer)) or pair_width < 0:
-        raise ParameterError(f"pair_width: expected an integer >= 0, got {pair_width!r}")
-    return int(pair_width)
+    return check_int(pair_width, "pair_width", min_val=0)
 
 
 def count_runner_up(X, best: Segmentation, penalty: float, *, metric=None, min_size: int = 1,
@@ -413,11 +411,9 @@ def refine_with_runner_up(X, start: Segmentation, penalty: float, *, metric=None
     width = _check_width(pair_width)
     T = Z.shape[0]
     ends = _check_segmentation(start, T, "start")
-    if isinstance(max_passes, bool) or not isinstance(max_passes, (int, np.integer)) or max_passes < 1:
-        raise ParameterError(f"max_passes: expected an integer >= 1, got {max_passes!r}")
-    if move_reach is not None and (isinstance(move_reach, bool) or not isinstance(move_reach, (int, np.integer))
-                                   or move_reach < 1):
-        raise ParameterError(f"move_reach: expected None or an integer >= 1, got {move_reach!r}")
+    check_int(max_passes, "max_passes", min_val=1)
+    if move_reach is not None:
+        check_int(move_reach, "move_reach", min_val=1, what="None or an integer")
     lo, hi, end_ok = transition_bounds(T, min_size, constraints)
     s = np.r_[0, ends[:-1]]
     if not np.all(end_ok[ends] & (lo[ends] <= s) & (s <= hi[ends])):

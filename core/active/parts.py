@@ -10,13 +10,14 @@ never as a full label of the whole item.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 import numpy as np
 
+from ..checks import check_int, is_integer
 from ..exceptions import ParameterError
-from ..types import (AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, Score, Sequence)
+from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, MidiScore, RegionKind, RegionLabel, Sequence
 
 __all__ = ["PART_KINDS", "PART_AXES", "Part", "make_parts", "parts_for_items", "phrase_parts"]
 
@@ -154,12 +155,6 @@ class Part:
                 for e in range(self.start, self.stop) if np.isfinite(times[e]) and times[e] >= 0]
 
 
-def _check_positive_int(name, value, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ParameterError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def make_parts(item_id: str, n: int, *, kind: str = "chromosome", window: int | None = None,
                hop: int | None = None, axis: str | None = None) -> list:
     """Cut one item of ``n`` indices into parts.
@@ -187,7 +182,7 @@ def make_parts(item_id: str, n: int, *, kind: str = "chromosome", window: int | 
     -------
     parts : list of Part, ordered by start
     """
-    n = _check_positive_int("n", n)
+    n = check_int(n, "n", min_val=1)
     if kind not in PART_KINDS:
         raise ParameterError(f"kind: expected one of {PART_KINDS}, got {kind!r}")
     axis = axis or ("events" if kind == "phrase" else "samples")
@@ -195,8 +190,8 @@ def make_parts(item_id: str, n: int, *, kind: str = "chromosome", window: int | 
         return [Part(item_id, 0, n, "chromosome", axis)]
     if window is None:
         raise ParameterError(f"window: required for kind={kind!r}, got None")
-    window = _check_positive_int("window", window)
-    hop = window if hop is None else _check_positive_int("hop", hop)
+    window = check_int(window, "window", min_val=1)
+    hop = window if hop is None else check_int(hop, "hop", min_val=1)
     if hop > window:
         raise ParameterError(f"hop: must be <= window={window} so that no index is left out, got {hop}")
     part_kind = "window" if kind == "chromosome" else kind
@@ -231,7 +226,7 @@ def parts_for_items(items: Mapping, *, window: int | None = None, hop: int | Non
     for item_id, data in items.items():
         if isinstance(data, Sequence):
             n = data.n_samples
-        elif isinstance(data, (int, np.integer)) and not isinstance(data, bool):
+        elif is_integer(data):
             n = int(data)
         else:
             shape = np.shape(data)
@@ -243,7 +238,7 @@ def parts_for_items(items: Mapping, *, window: int | None = None, hop: int | Non
     return parts
 
 
-def phrase_parts(item_id: str, score: Score, *, max_events: int = 16, gap_factor: float = 2.0) -> list:
+def phrase_parts(item_id: str, score: MidiScore, *, max_events: int = 16, gap_factor: float = 2.0) -> list:
     """Cut a score into phrases of events.
 
     A phrase ends where the gap to the next event onset exceeds ``gap_factor``
@@ -253,7 +248,7 @@ def phrase_parts(item_id: str, score: Score, *, max_events: int = 16, gap_factor
     Parameters
     ----------
     item_id : str
-    score : Score
+    score : MidiScore
     max_events : int
     gap_factor : float
         Must be > 1.
@@ -262,9 +257,9 @@ def phrase_parts(item_id: str, score: Score, *, max_events: int = 16, gap_factor
     -------
     parts : list of Part with ``kind="phrase"``, ``axis="events"``
     """
-    if not isinstance(score, Score):
-        raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
-    max_events = _check_positive_int("max_events", max_events)
+    if not isinstance(score, MidiScore):
+        raise ParameterError(f"score: expected a marginalia.types.MidiScore, got {type(score).__name__}")
+    max_events = check_int(max_events, "max_events", min_val=1)
     if not (np.isfinite(gap_factor) and gap_factor > 1.0):
         raise ParameterError(f"gap_factor: expected a finite number > 1, got {gap_factor!r}")
     onsets = np.asarray(score.event_onsets_s, dtype=np.float64)

@@ -26,13 +26,13 @@ in the same performance". :class:`RealignTask` is the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
 from ..exceptions import ParameterError
-from ..types import AnchorLabel, Score
+from ..types import AnchorLabel, MidiScore
 from .parts import Part
 from .uncertainty import PartScores
 
@@ -78,7 +78,7 @@ class Performance:
     aligner : ScoreAligner
     features : AlignmentFeatures
         ``aligner.features(y, sr)`` of the recording.
-    score : Score
+    score : MidiScore
 
     Attributes
     ----------
@@ -90,13 +90,13 @@ class Performance:
 
     aligner: object
     features: object
-    score: Score
+    score: MidiScore
     scores: np.ndarray = field(init=False, repr=False)
     scale: float = field(init=False)
 
     def __post_init__(self):
-        if not isinstance(self.score, Score):
-            raise ParameterError(f"score: expected a marginalia.types.Score, got {type(self.score).__name__}")
+        if not isinstance(self.score, MidiScore):
+            raise ParameterError(f"score: expected a marginalia.types.MidiScore, got {type(self.score).__name__}")
         for name in ("align", "_score_matrix", "_W"):
             if not callable(getattr(self.aligner, name, None)):
                 raise ParameterError(f"aligner: expected a marginalia.align.ScoreAligner, got "

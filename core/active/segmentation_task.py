@@ -33,19 +33,20 @@ Scores of a part (for :mod:`marginalia.active.uncertainty`), all under the curre
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 
 from ..exceptions import ParameterError
+from ..metrics import RegionErrors, region_errors
 from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
+from .count_runner_up import count_runner_up
 from .parts import Part
 from .uncertainty import PartScores
-from .count_runner_up import count_runner_up
 from .warm_segmenter import WarmSegmenter
 
-__all__ = ["OutputPruning", "SegmentationTask", "shift_labels", "region_error", "segmentation_part_scores"]
+__all__ = ["OutputPruning", "SegmentationTask", "shift_labels", "segmentation_part_scores"]
 
 
 def shift_labels(labels, part: Part) -> list:
@@ -72,35 +73,6 @@ def shift_labels(labels, part: Part) -> list:
             out.append(BoundaryLabel(item_id=lab.item_id, id=lab.id, author=lab.author, created=lab.created,
                                      index=lab.index - part.start))
     return out
-
-
-def region_error(labels, segmentation: Segmentation) -> tuple:
-    """Labelled-region errors of a segmentation (Hocking et al. 2013).
-
-    Parameters
-    ----------
-    labels : iterable of RegionLabel
-    segmentation : Segmentation
-
-    Returns
-    -------
-    (fp, fn, n) : tuple of int
-        ZERO/SAME region with >= 1 change: FP; ONE region with 0 changes: FN,
-        with >= 2: FP; AT_LEAST_ONE with 0: FN; ``n`` region labels counted.
-    """
-    bp = segmentation.breakpoints
-    fp = fn = n = 0
-    for lab in labels:
-        if not isinstance(lab, RegionLabel):
-            continue
-        n += 1
-        c = int(np.count_nonzero((bp > lab.start) & (bp < lab.stop)))
-        lo, hi = lab.kind.bounds
-        if c < lo:
-            fn += 1
-        elif hi is not None and c > hi:
-            fp += 1
-    return fp, fn, n
 
 
 #: best segmentations of parts, followed between exact decodes (see segmentation_part_scores)
@@ -418,10 +390,7 @@ class SegmentationTask:
         held_out : list of (data, labels)
             Items with their expert region labels; the prediction is unconstrained.
         """
-        fp = fn = n = 0
-        for data, labels in held_out:
-            a, b, c = region_error(labels, self.predict(data))
-            fp, fn, n = fp + a, fn + b, n + c
-        if n == 0:
+        total = sum((region_errors(labels, self.predict(data)) for data, labels in held_out), RegionErrors())
+        if total.n_labels == 0:
             raise ParameterError("held_out: contains no region label to evaluate on")
-        return (fp + fn) / n
+        return total.rate

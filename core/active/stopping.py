@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_int, check_scalar
 from ..exceptions import ParameterError
 
 __all__ = ["robust_mean", "mean_uncertainty", "convergence_eta", "StoppingCriterion"]
@@ -78,8 +79,7 @@ def convergence_eta(history, window: int) -> float | None:
     eta : float or None
         None while fewer than ``window + 1`` values are known.
     """
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-        raise ParameterError(f"window: expected an integer >= 1, got {window!r}")
+    check_int(window, "window", min_val=1)
     h = np.asarray(history, dtype=np.float64).reshape(-1)
     if h.shape[0] < window + 1:
         return None
@@ -115,12 +115,8 @@ class StoppingCriterion:
     """
 
     def __init__(self, window: int = 10, threshold: float = 1e-3, *, relative: bool = False):
-        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-            raise ParameterError(f"window: expected an integer >= 1, got {window!r}")
-        if not (isinstance(threshold, (int, float, np.floating)) and np.isfinite(threshold) and threshold >= 0):
-            raise ParameterError(f"threshold: expected a finite number >= 0, got {threshold!r}")
-        self.window = int(window)
-        self.threshold = float(threshold)
+        self.window = check_int(window, "window", min_val=1)
+        self.threshold = check_scalar(threshold, "threshold", float, min_val=0)
         self.relative = bool(relative)
         self.reset()
 

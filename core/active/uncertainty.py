@@ -43,12 +43,14 @@ release the GIL. Results do not depend on ``n_jobs``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence as SequenceT
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol, Sequence as SequenceT, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from ..checks import check_int, is_integer
 from ..exceptions import ParameterError
 from ..types import Query
 from .parts import Part
@@ -165,15 +167,14 @@ def uncertainty_from_scores(scores: PartScores, strategy: str) -> float:
 def _rng(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if random_state is None or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
-                                and random_state >= 0):
+    if random_state is None or (is_integer(random_state) and random_state >= 0):
         return np.random.default_rng(random_state)
     raise ParameterError(f"random_state: expected None, an int >= 0 or a numpy Generator, got {random_state!r}")
 
 
 def check_n_jobs(n_jobs) -> int:
     """Return ``n_jobs`` as an int >= 1 (``-1``: one thread per CPU), else raise ParameterError."""
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (n_jobs < 1 and n_jobs != -1):
+    if not (is_integer(n_jobs) and (n_jobs >= 1 or n_jobs == -1)):
         raise ParameterError(f"n_jobs: expected an integer >= 1 or -1 (one thread per CPU), got {n_jobs!r}")
     return max(1, os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
 
@@ -291,8 +292,7 @@ def select_batch(parts: SequenceT[Part], uncertainties, n: int, *, suppress: str
     q = np.asarray(uncertainties, dtype=np.float64).reshape(-1)
     if q.shape[0] != len(parts):
         raise ParameterError(f"uncertainties: expected {len(parts)} values (one per part), got {q.shape[0]}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ParameterError(f"n: expected an integer >= 1, got {n!r}")
+    check_int(n, "n", min_val=1)
     if suppress not in SUPPRESS:
         raise ParameterError(f"suppress: expected one of {SUPPRESS}, got {suppress!r}")
     chosen: list = []

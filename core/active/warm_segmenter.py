@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Hashable, Optional
+from collections.abc import Hashable
+from typing import Optional
 
 import numpy as np
 
+from ..checks import check_int
 from ..decoders.seg_constraints import SegmentConstraints
 from ..decoders.segmentation import SegmentationResult, segment_penalized
 from ..exceptions import ParameterError
@@ -89,11 +91,9 @@ class WarmSegmenter:
     def __init__(self, refresh: float = 1.0, max_entries: int = 4096, move_reach: Optional[int] = 64):
         if not (np.isfinite(refresh) and refresh >= 0):
             raise ParameterError(f"refresh: expected a finite number >= 0, got {refresh!r}")
-        if isinstance(max_entries, bool) or not isinstance(max_entries, (int, np.integer)) or max_entries < 1:
-            raise ParameterError(f"max_entries: expected an integer >= 1, got {max_entries!r}")
-        if move_reach is not None and (isinstance(move_reach, bool) or not isinstance(move_reach, (int, np.integer))
-                                       or move_reach < 1):
-            raise ParameterError(f"move_reach: expected None or an integer >= 1, got {move_reach!r}")
+        check_int(max_entries, "max_entries", min_val=1)
+        if move_reach is not None:
+            check_int(move_reach, "move_reach", min_val=1, what="None or an integer")
         self.refresh = float(refresh)
         self.max_entries = int(max_entries)
         self.move_reach = None if move_reach is None else int(move_reach)

@@ -71,11 +71,11 @@ from typing import Optional
 
 import numpy as np
 
-from ..decoders.alignment import (align_with_duration_prior,
-                                  alignment_constraints_from_labels)
+from ..checks import check_audio, check_bool, is_number
+from ..decoders.alignment import align_with_duration_prior, alignment_constraints_from_labels
 from ..exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
 from ..models._params import check_param_vector
-from ..types import Alignment, AnchorLabel, Score
+from ..types import Alignment, AnchorLabel, MidiScore
 from .dp import align_with_duration_costs, duration_costs, onset_moves
 
 __all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "align_recording", "FORMAT_VERSION"]
@@ -187,34 +187,14 @@ class AlignmentOutput:
 # ----------------------------------------------------------------- checks
 
 
-def _check_signal(y, sr):
-    try:
-        arr = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"audio_y: expected a mono signal of shape (n,), got {type(y).__name__}") from None
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.reshape(-1)
-    if arr.ndim != 1:
-        raise ParameterError(f"audio_y: expected a mono signal of shape (n,), got shape {arr.shape}; mix down first")
-    if arr.shape[0] == 0:
-        raise ParameterError("audio_y: expected a non-empty signal, got 0 samples")
-    if not np.all(np.isfinite(arr)):
-        raise ParameterError(f"audio_y: non-finite sample at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
-    if isinstance(sr, bool) or not isinstance(sr, (int, np.integer, float, np.floating)) or sr != int(sr) \
-            or not 4000 <= int(sr) <= 384000:
-        raise ParameterError(f"sr: expected an integer sample rate in Hz in [4000, 384000], got {sr!r}")
-    return arr, int(sr)
-
-
-def _check_score(score) -> Score:
-    if not isinstance(score, Score):
-        raise ParameterError(f"score: expected a marginalia.types.Score, got {type(score).__name__}")
+def _check_score(score) -> MidiScore:
+    if not isinstance(score, MidiScore):
+        raise ParameterError(f"score: expected a marginalia.types.MidiScore, got {type(score).__name__}")
     return score
 
 
 def _positive(name, value, *, integer=False, allow_zero=False):
-    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)) \
-        and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    ok = is_number(value) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
     if ok and integer:
         ok = float(value) == int(value)
     if not ok:
@@ -290,7 +270,7 @@ def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
 # ----------------------------------------------------------------- scores
 
 
-def _templates(score: Score, held: float = None) -> np.ndarray:
+def _templates(score: MidiScore, held: float = None) -> np.ndarray:
     """Unit-norm pitch-class template of every event, shape (E, 12).
 
     An event sounds its own notes (weight 1) and the notes of earlier events
@@ -312,7 +292,7 @@ def _templates(score: Score, held: float = None) -> np.ndarray:
     return phi / np.linalg.norm(phi, axis=1, keepdims=True)
 
 
-def _onset_weights(score: Score) -> np.ndarray:
+def _onset_weights(score: MidiScore) -> np.ndarray:
     """Pitch-class weights for the onset search of every event, shape (E, 12).
 
     Pitch classes an event adds to the previous one weigh 1, repeated ones 0.5
@@ -324,7 +304,7 @@ def _onset_weights(score: Score) -> np.ndarray:
     return w
 
 
-def _onset_weights_pitch(score: Score) -> np.ndarray:
+def _onset_weights_pitch(score: MidiScore) -> np.ndarray:
     """Piano-key weights for the onset search of every event, shape (E, 88): new keys 1, repeated ones 0.5."""
     E = score.n_events
     M = np.zeros((E, _N_BANDS))
@@ -343,7 +323,7 @@ def _partial_matrix() -> np.ndarray:
     return P
 
 
-def _expected_durations(score: Score, n_music: float) -> np.ndarray:
+def _expected_durations(score: MidiScore, n_music: float) -> np.ndarray:
     """The score's inter-onset intervals stretched to ``n_music`` frames, shape (E,)."""
     on = np.asarray(score.event_onsets_s, dtype=np.float64)
     ends = np.append(on[1:], max(score.duration_s, on[-1]))
@@ -354,7 +334,7 @@ def _expected_durations(score: Score, n_music: float) -> np.ndarray:
     return ioi * (n_music / total)
 
 
-def _unexplained_strikes(feats, score: Score, T: int) -> np.ndarray:
+def _unexplained_strikes(feats, score: MidiScore, T: int) -> np.ndarray:
     """Onset strength in every frame that the notes of each state do not explain, shape (T, E + 2).
 
     A band's flux is explained by an event when the band holds one of the first
@@ -643,10 +623,8 @@ class ScoreAligner:
         _positive("onset_bonus", self.onset_bonus, allow_zero=True)
         if self.prior_shape not in ("robust", "quadratic"):
             raise ParameterError(f"prior_shape: expected 'robust' or 'quadratic', got {self.prior_shape!r}")
-        if not isinstance(self.runner_up, (bool, np.bool_)):
-            raise ParameterError(f"runner_up: expected True or False, got {self.runner_up!r}")
-        if not isinstance(self.count_runs, (bool, np.bool_)):
-            raise ParameterError(f"count_runs: expected True or False, got {self.count_runs!r}")
+        check_bool(self.runner_up, "runner_up")
+        check_bool(self.count_runs, "count_runs")
         _positive("rolled_chord_s", self.rolled_chord_s, allow_zero=True)
         _positive("blend", self.blend, allow_zero=True)
         if float(self.blend) > 1:
@@ -677,7 +655,7 @@ class ScoreAligner:
         AlignmentFeatures
         """
         self._check_params()
-        y, sr = _check_signal(y, sr)
+        y, sr = check_audio(y, sr, name="audio_y", dtype=np.float64, min_sr=4000, max_sr=384000)
         n_fft = _fft_size(sr)
         hop = n_fft // 16
         k = int(self.coarse)
@@ -715,7 +693,7 @@ class ScoreAligner:
                                  duration_s=y.shape[0] / sr, flux_bands=flux.astype(np.float32))
 
     # -------------------------------------------------------------- decode
-    def _score_matrix(self, feats: AlignmentFeatures, score: Score, W) -> np.ndarray:
+    def _score_matrix(self, feats: AlignmentFeatures, score: MidiScore, W) -> np.ndarray:
         """Frame × (rest, events, rest) scores, shape (T, E + 2).
 
         With ``onset_bonus`` > 0, an event also earns the onset strength ``G[t, e]``
@@ -729,7 +707,7 @@ class ScoreAligner:
             S = S + G - np.vstack([G[1:], np.zeros((1, G.shape[1]))])
         return S
 
-    def _frame_scores(self, feats: AlignmentFeatures, score: Score, W):
+    def _frame_scores(self, feats: AlignmentFeatures, score: MidiScore, W):
         """Frame × (rest, events, rest) template scores and onset gains ``β G`` (None when off), (T, E + 2)."""
         S_ev = feats.X @ W @ _templates(score).T
         q = 2.0 * feats.quiet - 1.0
@@ -782,7 +760,7 @@ class ScoreAligner:
                                             f"score order", [a.id, b.id])
         return alignment_constraints_from_labels(shifted, T, E + 2, feats.frame_rate)
 
-    def _decode(self, feats: AlignmentFeatures, score: Score, W, anchors=None, runner_up=False, fixed_events=None):
+    def _decode(self, feats: AlignmentFeatures, score: MidiScore, W, anchors=None, runner_up=False, fixed_events=None):
         """Best onsets of the E + 2 states; returns (onsets, OnsetMoves or None)."""
         T, E = feats.n_frames, score.n_events
         E2 = E + 2
@@ -900,7 +878,7 @@ class ScoreAligner:
             loss[np.asarray(fixed_events, dtype=np.int64) + 1] = np.inf
         return OnsetMoves(onsets, loss, moved_to, own, T)
 
-    def _refine(self, feats: AlignmentFeatures, score: Score, onsets: np.ndarray, anchors) -> np.ndarray:
+    def _refine(self, feats: AlignmentFeatures, score: MidiScore, onsets: np.ndarray, anchors) -> np.ndarray:
         """Onset times (s) of the events moved to the strongest rise of their pitch classes."""
         coarse_t = feats.frame_boundary_s(onsets)
         if int(self.refine_frames) == 0:
@@ -1029,7 +1007,7 @@ class ScoreAligner:
             Mono signal.
         sr : int
             Sample rate (Hz).
-        score : Score
+        score : MidiScore
             Events are the score's own (``score.n_events``).
         anchors : sequence of AnchorLabel, optional
             Event ``a.event`` starts at ``a.time_s`` ± ``a.tolerance_s``; the
@@ -1083,7 +1061,7 @@ class ScoreAligner:
 
         Parameters
         ----------
-        pairs : sequence of (y, sr, Score) or (AlignmentFeatures, Score)
+        pairs : sequence of (y, sr, MidiScore) or (AlignmentFeatures, MidiScore)
             Recordings (mono, or their precomputed :meth:`features`) and their scores.
         anchors : sequence of sequences of AnchorLabel, optional
             Per pair, anchors that the training alignments must obey.
@@ -1245,7 +1223,7 @@ def align_recording(audio_path, score, *, aligner: Optional[ScoreAligner] = None
     ----------
     audio_path : str or path-like
         WAV/FLAC/OGG/MP3, decoded by :func:`marginalia.io.audio.load_audio` at 22.05 kHz mono.
-    score : Score
+    score : MidiScore
     aligner : ScoreAligner, optional
         A trained aligner (e.g. ``ScoreAligner.from_bytes(blob)``); the untrained one by default.
     anchors : sequence of AnchorLabel, optional

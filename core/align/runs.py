@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_int
 from ..exceptions import ParameterError
 
 __all__ = ["repeated_runs", "strike_peaks", "place_run"]
@@ -39,8 +40,7 @@ def repeated_runs(pitch_sets, *, min_length: int = 2) -> list:
     list of (int, int)
         ``(first, last)`` event of every run (inclusive), in score order.
     """
-    if not isinstance(min_length, (int, np.integer)) or isinstance(min_length, bool) or min_length < 2:
-        raise ParameterError(f"min_length: expected an integer >= 2, got {min_length!r}")
+    check_int(min_length, "min_length", min_val=2)
     sets = list(pitch_sets)
     runs = []
     a = 0
@@ -73,8 +73,7 @@ def strike_peaks(curve, lo: int, hi: int, *, min_gap: int = 3):
     c = np.asarray(curve, dtype=np.float64)
     if c.ndim != 1 or not np.all(np.isfinite(c)):
         raise ParameterError(f"curve: expected a finite 1-d onset-strength curve, got shape {c.shape}")
-    if not isinstance(min_gap, (int, np.integer)) or min_gap < 1:
-        raise ParameterError(f"min_gap: expected an integer >= 1, got {min_gap!r}")
+    check_int(min_gap, "min_gap", min_val=1)
     lo, hi = max(int(lo), 0), min(int(hi), c.shape[0])
     if hi - lo < 1:
         return np.zeros(0, np.int64), np.zeros(0)
@@ -128,8 +127,7 @@ def place_run(curve, n: int, lo: int, hi: int, *, skip_first: bool, decoded=None
         sign of a miscount, or fewer strikes than events).
     """
     c = np.asarray(curve, dtype=np.float64)
-    if not isinstance(n, (int, np.integer)) or n < 1:
-        raise ParameterError(f"n: expected an integer >= 1, got {n!r}")
+    check_int(n, "n", min_val=1)
     lo, hi = int(lo), int(hi)
     if decoded is not None:
         decoded = np.asarray(decoded, dtype=np.int64)

@@ -59,9 +59,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ..checks import check_int, check_signal
 from ..decoders.segmentation import segment_penalized
 from ..exceptions import NotFittedError, ParameterError
-from ..features.hermite import as_signal, robust_noise_scale
+from ..features.hermite import robust_noise_scale
 from ..types import RegionLabel, Segmentation
 
 __all__ = ["ChangePruner", "ErrorTables", "elimination_path", "prune_changes", "oversegment", "with_changes_of",
@@ -148,7 +149,7 @@ def _eliminate(s1, s2, bounds, beta, gamma, delta):
 
 
 def _noise_units(x, scale, spike=None) -> np.ndarray:
-    x = as_signal(x, "x")
+    x = check_signal(x, "x")
     if scale is None:
         scale = robust_noise_scale(x)
     if not (np.isfinite(scale) and scale > 0):
@@ -185,7 +186,7 @@ def despike(z, threshold=SPIKE_THRESHOLD) -> np.ndarray:
     ndarray, shape (T,)
         A copy.
     """
-    z = np.array(as_signal(z, "z"), dtype=np.float64)
+    z = np.array(check_signal(z, "z"), dtype=np.float64)
     threshold = _check_spike(threshold)
     if threshold is None or z.shape[0] < 3:
         return z
@@ -560,9 +561,7 @@ class ChangePruner:
         return self
 
     def _check_tolerance(self) -> None:
-        tolerance = self.tolerance
-        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, np.integer)) or tolerance < 0:
-            raise ParameterError(f"tolerance: expected a whole number of label errors >= 0, got {tolerance!r}")
+        check_int(self.tolerance, "tolerance", min_val=0, what="a whole number of label errors")
 
     def _spike(self):
         # a rule set by hand (without fit or from_dict) reads the signal as given

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_signal
 from ..exceptions import ParameterError
-from ..features.hermite import as_signal, hermite_features, robust_noise_scale
+from ..features.hermite import hermite_features, robust_noise_scale
 
 __all__ = ["pointwise_hermite_features", "probe_density"]
 
@@ -33,7 +34,7 @@ def pointwise_hermite_features(logratio) -> np.ndarray:
         :func:`~marginalia.features.hermite.robust_noise_scale`), columns 1-5 the
         bounded Hermite functions ``h_0..h_4`` of ``z``.
     """
-    x = as_signal(logratio, "logratio")
+    x = check_signal(logratio, "logratio")
     z = (x - np.median(x)) / robust_noise_scale(x)
     return np.column_stack([z, hermite_features(z, orders=(0, 1, 2, 3, 4), half_width=0, center=0.0, scale=1.0)])
 

@@ -31,7 +31,7 @@ import hashlib
 import numpy as np
 
 from ..exceptions import CancelledError, NotFittedError, ParameterError
-from ..models.segmentation import count_label_errors
+from ..metrics import region_errors
 from .penalty_path import min_error_interval
 from .penalty_regression import PenaltyIntervalRegression
 
@@ -272,7 +272,7 @@ class PenaltyLaw:
         ``should_stop``: see :meth:`decode_grid`.
         """
         segs = self.decode_grid(X, should_stop=should_stop)
-        return (np.array([sum(count_label_errors(labels, s)[:2]) for s in segs], dtype=np.int64),
+        return (np.array([region_errors(labels, s).errors for s in segs], dtype=np.int64),
                 np.array([s.n_segments - 1 for s in segs], dtype=np.int64))
 
     def _design(self, F, T) -> np.ndarray:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ..checks import check_int, check_signal
 from ..exceptions import ParameterError
-from ..features.hermite import as_signal
-from ..models.segmentation import count_label_errors
+from ..metrics import region_errors
 from ..types import Segmentation
 
 __all__ = ["PenaltyPath", "penalty_path", "error_intervals", "min_error_interval"]
@@ -111,11 +111,9 @@ def penalty_path(x, *, k_max: int = 12, min_size: int = 1) -> PenaltyPath:
     -------
     PenaltyPath
     """
-    arr = as_signal(x)
-    if int(k_max) != k_max or k_max < 1:
-        raise ParameterError(f"k_max: expected a positive integer, got {k_max!r}")
-    if int(min_size) != min_size or min_size < 1:
-        raise ParameterError(f"min_size: expected a positive integer, got {min_size!r}")
+    arr = check_signal(x, "x")
+    check_int(k_max, "k_max", min_val=1)
+    check_int(min_size, "min_size", min_val=1)
     T = arr.shape[0]
     k_max = int(min(k_max, T // int(min_size)))
     # centring does not change the costs but keeps the prefix sums well conditioned
@@ -152,7 +150,8 @@ def error_intervals(path: PenaltyPath, labels) -> tuple:
     fn = np.zeros_like(fp)
     n = 0
     for j, seg in enumerate(path.segmentations):
-        fp[j], fn[j], n = count_label_errors(labels, seg)
+        err = region_errors(labels, seg)
+        fp[j], fn[j], n = err.fp, err.fn, err.n_labels
     return path.log_lower.copy(), fp, fn, n
 
 

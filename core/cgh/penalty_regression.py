@@ -19,8 +19,8 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
+from ..checks import check_signal
 from ..exceptions import NotFittedError, ParameterError
-from ..features.hermite import as_signal
 
 __all__ = ["PenaltyIntervalRegression", "sequence_features"]
 
@@ -40,7 +40,7 @@ def sequence_features(x) -> np.ndarray:
         sequence holds big changes). ``log log T`` because the classical penalties grow
         as ``σ² log T``.
     """
-    arr = as_signal(x, min_length=3)
+    arr = check_signal(x, "x", min_length=3)
     d = np.diff(arr)
     sigma = 1.4826 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2.0)
     var = float(arr.var())

@@ -47,13 +47,22 @@ import threading
 
 import numpy as np
 
+from ..checks import check_int, is_number
 from ..exceptions import CancelledError, NotFittedError, ParameterError
-from .features import pointwise_hermite_features, probe_density
-from ..models.segmentation import SegmentationModel, count_label_errors
+from ..metrics import region_errors
+from ..models.segmentation import SegmentationModel
 from ..parallel import run_costliest_first
 from ..types import Segmentation, Sequence
-from .change_pruning import (DEFAULT_TOLERANCE, OVERSEGMENT_PENALTY, SPIKE_THRESHOLD, ChangePruner, _check_spike,
-                             oversegment, with_changes_of)
+from .change_pruning import (
+    DEFAULT_TOLERANCE,
+    OVERSEGMENT_PENALTY,
+    SPIKE_THRESHOLD,
+    ChangePruner,
+    _check_spike,
+    oversegment,
+    with_changes_of,
+)
+from .features import pointwise_hermite_features, probe_density
 from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, check_margins
 from .penalty_regression import sequence_features
 from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
@@ -326,9 +335,7 @@ class CghSegmenter:
             raise ParameterError(f"learner: expected 'ssvm', 'partial' or 'transfer', got {self.learner!r}")
         if self.law_metric not in LAW_METRICS:
             raise ParameterError(f"law_metric: expected one of {LAW_METRICS}, got {self.law_metric!r}")
-        m = self.law_metric_margin
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
-            raise ParameterError(f"law_metric_margin: expected an integer >= 0 (label errors), got {m!r}")
+        check_int(self.law_metric_margin, "law_metric_margin", min_val=0, what="an integer (label errors)")
         if self.candidates not in PRUNER_CANDIDATES:
             raise ParameterError(f"candidates: expected one of {PRUNER_CANDIDATES}, got {self.candidates!r}")
         sequences, labels = _labelled_pairs(list(sequences), list(labels))
@@ -774,7 +781,7 @@ class CghSegmenter:
             raise ParameterError(f"penalty law: unknown recipe {d.get('recipe') if isinstance(d, dict) else d!r}; "
                                  "expected 'cgh-penalty-law/1' to '/5' (a model from a newer Marginalia?)")
         split = d.get("density_split")
-        if split is not None and not (isinstance(split, (int, float)) and math.isfinite(split)):
+        if split is not None and not (is_number(split) and math.isfinite(split)):
             raise ParameterError(f"penalty law: density_split must be a number or null, got {split!r}")
         seg = cls(density_split=split, min_size=int(d.get("min_size", model.min_size)))
         seg.model_, seg.w_ = model, model.check_w(w)
@@ -820,7 +827,7 @@ def _pruner_cv_errors(xs, segs, labels, folds, after_fold=None, held_out_segs=No
     for f in np.unique(folds):
         tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
         pruner = ChangePruner(spike=spike, tolerance=tolerance).fit_tables(tables, tr)
-        total += sum(sum(count_label_errors(labels[i], pruner.prune(xs[i], held_out_segs[i]))[:2]) for i in te)
+        total += sum(region_errors(labels[i], pruner.prune(xs[i], held_out_segs[i])).errors for i in te)
         if after_fold is not None:
             after_fold()
     return int(total)
@@ -834,7 +841,7 @@ def _check_pruner_candidates(d, pruners) -> dict:
 
 
 def _check_overseg_penalty(v) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+    if not (is_number(v) and math.isfinite(v) and v >= 0):
         raise ParameterError(f"penalty law: 'overseg_penalty' must be a number >= 0, got {v!r}")
     return float(v)
 

@@ -3,8 +3,8 @@
 The loss-augmented decodings of partially labelled sequences (the SSVM's oracle,
 :meth:`~marginalia.models.segmentation.SegmentationModel.loss_augmented_decode`) are the bulk of a
 metric step, and on the high-density neuroblastoma arrays most of their samples lie far from any
-label (about 1 s per pass for a 97,260-probe chromosome). A label only constrains the changes inside it, and the best segmentation near a label hardly
-depends on data a few thousand probes away, so the metric is learned on windows cut around
+label (about 1 s per pass for a 97,260-probe chromosome). A label only constrains the changes inside it, and the
+best segmentation near a label hardly depends on data a few thousand probes away, so the metric is learned on windows cut around
 the labels instead of on the whole sequence:
 
 * labels are grouped, in order, into windows of at most ``max_length`` samples with

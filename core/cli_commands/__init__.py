@@ -4,7 +4,6 @@ Each module has ``add_parser(subparsers, parents)`` (registers its arguments
 and ``run``) and ``run(args) -> exit code``.
 """
 
-from . import (align, batch, evaluate, export, history, import_labels, predict, prepare, project, query, restore,
-               train)
+from . import align, batch, evaluate, export, history, import_labels, predict, prepare, project, query, restore, train
 
 COMMANDS = (project, train, predict, align, evaluate, query, export, import_labels, history, restore, batch, prepare)

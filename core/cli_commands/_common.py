@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Optional
 
 from ..atomic import folder_writable
+from ..checks import is_number
 from ..exceptions import MarginaliaError, ParameterError, UsageError, WrongTaskError  # noqa: F401 (re-exported)
-from ..progress import NullProgress, Progress
+from ..progress import NullProgressBar, ProgressBar
 from ..text import with_article
 
 __all__ = [
@@ -213,11 +214,11 @@ def jobs_of(args: argparse.Namespace) -> int:
     return int(args.jobs or os.cpu_count() or 1)
 
 
-def make_progress(args: argparse.Namespace, total: int, label: str, unit: str = "items") -> Progress:
+def make_progress(args: argparse.Namespace, total: int, label: str, unit: str = "items") -> ProgressBar:
     """A progress bar on stderr, or a silent one with ``--quiet``."""
     if getattr(args, "quiet", False):
-        return NullProgress(total, label=label, unit=unit)
-    return Progress(total, label=label, stream=sys.stderr, unit=unit)
+        return NullProgressBar(total, label=label, unit=unit)
+    return ProgressBar(total, label=label, stream=sys.stderr, unit=unit)
 
 
 def info(args: argparse.Namespace, message: str) -> None:
@@ -352,7 +353,7 @@ def format_table(header, rows) -> str:
     """Rows as a text table with aligned columns (numbers right-aligned)."""
     cells = [[str(h) for h in header]] + [[_cell(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    numeric = [all(_is_number(row[i]) for row in rows) if rows else False for i in range(len(header))]
+    numeric = [all(is_number(row[i]) for row in rows) if rows else False for i in range(len(header))]
     lines = []
     for k, r in enumerate(cells):
         parts = [c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
@@ -360,10 +361,6 @@ def format_table(header, rows) -> str:
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _cell(v) -> str:

@@ -1,15 +1,10 @@
-"""Quality measures the command line reports: labelled-region error and onset error.
+"""Onset error of an alignment, the quality measure ``evaluate --alignment`` reports.
 
-Label error (the neuroblastoma benchmark convention): a region labelled with
-no change that holds at least one predicted change is a false positive; a
-region labelled with exactly one change that holds none is a false negative,
-and one that holds two or more is a false positive; a region labelled
-"at least one" is a false negative when empty.
-
-Onset error: the predicted audio time of each score event against the
+The predicted audio time of each score event is compared with the
 ground-truth performed onset, after matching the events of both tables by
 their pitches in score order (a monotone matching maximising pitch-set
 overlap, so a ground truth with missing or extra notes still lines up).
+(The labelled-region error of a segmentation is :func:`marginalia.metrics.region_errors`.)
 """
 
 from __future__ import annotations
@@ -22,12 +17,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..exceptions import DataFormatError, ParameterError
-from ..types import RegionKind, RegionLabel, Segmentation
+from ..exceptions import DataFormatError
 
 __all__ = [
-    "RegionErrors",
-    "region_errors",
     "AlignmentTable",
     "read_alignment_table",
     "read_truth_table",
@@ -37,69 +29,6 @@ __all__ = [
 ]
 
 ONSET_THRESHOLDS_S = (0.05, 0.10, 0.25)
-
-
-# --------------------------------------------------------------- label error
-
-
-@dataclass(frozen=True)
-class RegionErrors:
-    """Error counts over a set of labelled regions.
-
-    Attributes
-    ----------
-    n_labels : int
-    fp : int
-        False positives (too many changes in a region).
-    fn : int
-        False negatives (too few changes in a region).
-    """
-
-    n_labels: int
-    fp: int
-    fn: int
-
-    @property
-    def errors(self) -> int:
-        return self.fp + self.fn
-
-    def __add__(self, other: "RegionErrors") -> "RegionErrors":
-        return RegionErrors(self.n_labels + other.n_labels, self.fp + other.fp, self.fn + other.fn)
-
-
-def region_errors(segmentation: Segmentation, labels) -> RegionErrors:
-    """Count the labelled regions a segmentation gets wrong.
-
-    Parameters
-    ----------
-    segmentation : Segmentation
-        The predicted structure of one sequence of ``T`` samples.
-    labels : iterable of RegionLabel
-        Regions ``[start, stop)`` in sample-index space of the same sequence; a
-        region holds the change indices ``c`` with ``start < c < stop``.
-
-    Returns
-    -------
-    RegionErrors
-    """
-    if not isinstance(segmentation, Segmentation):
-        raise ParameterError(f"segmentation: expected a Segmentation, got {type(segmentation).__name__}")
-    bps = np.asarray(segmentation.breakpoints)
-    n = fp = fn = 0
-    for lab in labels:
-        if not isinstance(lab, RegionLabel):
-            raise ParameterError(f"labels: expected RegionLabel items, got {type(lab).__name__}")
-        if lab.stop > segmentation.n_samples:
-            raise ParameterError(f"labels: region [{lab.start}, {lab.stop}) of {lab.item_id!r} runs past the "
-                                 f"sequence end T={segmentation.n_samples}")
-        inside = int(np.searchsorted(bps, lab.stop, side="left") - np.searchsorted(bps, lab.start, side="right"))
-        n += 1
-        lo, hi = RegionKind(lab.kind).bounds
-        if inside < lo:
-            fn += 1
-        elif hi is not None and inside > hi:
-            fp += 1
-    return RegionErrors(n, fp, fn)
 
 
 # --------------------------------------------------------------- onset error

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..atomic import publish
 from ..batch import BatchTask, atomic_write_text, safe_key
 from ..exceptions import DataFormatError
-from ..atomic import publish
 
 __all__ = [
     "profile_keys",
@@ -173,11 +173,11 @@ def predict_profile(model_path, model_sha, profiles_path, profile_id, chromosome
 def evaluate_profile(model_path, model_sha, profiles_path, annotations_path, profile_id, chromosome, columns=None, *,
                      out_dir) -> dict:
     """Segment one annotated sequence and count its label errors (nothing written but the marker)."""
-    from ._metrics import region_errors
+    from ..metrics import region_errors
     seq = _sequence(profiles_path, profile_id, chromosome, columns)
     labels = cached_annotations(annotations_path, profiles_path, columns=columns).get(seq.name, [])
     seg = _segment(model_path, model_sha, seq)
-    err = region_errors(seg, labels)
+    err = region_errors(labels, seg)
     return {"n_labels": err.n_labels, "fp": err.fp, "fn": err.fn, "n_changes": int(seg.n_segments - 1)}
 
 

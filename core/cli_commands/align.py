@@ -11,8 +11,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..types import Score, Sequence
-from ._common import STDIO, EXIT_OK, UsageError, check_output, info, require_file, write_output
+from ..types import MidiScore, Sequence
+from ._common import EXIT_OK, STDIO, UsageError, check_output, info, require_file, write_output
 
 __all__ = ["add_parser", "run", "Recording", "load_recording", "write_alignment_outputs", "train_alignment_pairs"]
 
@@ -57,7 +57,7 @@ class Recording:
     Attributes
     ----------
     audio_path : str
-    score : Score or None
+    score : MidiScore or None
     features : Sequence
         Standardised MFCC(+deltas) and chroma frames, positions in seconds, shape (T, p).
     times : ndarray, shape (T,)
@@ -68,7 +68,7 @@ class Recording:
     """
 
     audio_path: str
-    score: Optional[Score]
+    score: Optional[MidiScore]
     features: Sequence
     times: np.ndarray
     energy_db: np.ndarray
@@ -121,7 +121,7 @@ def check_plausible(recording) -> None:
                       "all of it?", UserWarning, stacklevel=2)
 
 
-def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times) -> list:
+def write_alignment_outputs(out_dir: Path, stem: str, score: MidiScore, onset_times) -> list:
     """Write ``<stem>_alignment.csv`` and ``<stem>_aligned.mid`` atomically; returns their names."""
     from ..io.midi import write_alignment_csv, write_midi
     from ._work import publish
@@ -133,8 +133,8 @@ def write_alignment_outputs(out_dir: Path, stem: str, score: Score, onset_times)
 
 
 def run(args) -> int:
-    from ..io.midi import write_alignment_csv, write_midi
     from ..align import ScoreAligner, align_recording
+    from ..io.midi import write_alignment_csv, write_midi
     for flag, value in (("--score", args.score), ("--audio", args.audio)):
         require_file(flag, value, stdin=False)
     if not (np.isfinite(args.prior_weight) and args.prior_weight >= 0):
@@ -239,7 +239,7 @@ def read_pairs(path) -> list:
     return pairs
 
 
-def _check_anchors(pair: TrainingPair, score: Score, duration_s: float) -> None:
+def _check_anchors(pair: TrainingPair, score: MidiScore, duration_s: float) -> None:
     """Refuse anchors no alignment of this recording can satisfy, naming the anchors file and the events.
 
     Events must be in the score, times inside the recording, and a later event may not be

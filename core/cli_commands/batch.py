@@ -98,7 +98,8 @@ def run(args) -> int:
         try:
             client.wait_for_workers(1, timeout=args.timeout)
         except (TimeoutError, OSError):
-            raise ClusterError(f"the Dask scheduler at {args.scheduler or args.scheduler_file} has no worker after {args.timeout:g} s; "
+            raise ClusterError(f"the Dask scheduler at {args.scheduler or args.scheduler_file} has no worker after "
+                               f"{args.timeout:g} s; "
                                f"start some with `dask worker {args.scheduler} --nthreads 1`") from None
         n = len(client.scheduler_info().get("workers", {}))
         _check_workers(client)

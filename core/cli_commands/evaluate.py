@@ -13,8 +13,23 @@ import warnings
 
 from ..batch import run_batch
 from ..sanitize import formula_safe
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, add_columns, add_jobs, check_output, columns_of, format_table,
-                      info, jobs_of, make_progress, report_failures, require_file, write_text_output, STDIO)
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    STDIO,
+    UsageError,
+    add_columns,
+    add_jobs,
+    check_output,
+    columns_of,
+    format_table,
+    info,
+    jobs_of,
+    make_progress,
+    report_failures,
+    require_file,
+    write_text_output,
+)
 
 __all__ = ["add_parser", "run", "evaluate_profiles"]
 
@@ -82,7 +97,7 @@ def dispatch(args, *, client, work_dir=None) -> int:
 
 
 def evaluate_profiles(args, *, client, work_dir=None) -> int:
-    from ._metrics import RegionErrors
+    from ..metrics import RegionErrors
     from ..models.files import load_model
     from ._work import cached_annotations, evaluate_profile, profile_keys, profile_tasks
     args.profiles = str(require_file("--profiles", args.profiles))
@@ -109,17 +124,17 @@ def evaluate_profiles(args, *, client, work_dir=None) -> int:
     finally:
         if tmp is not None:
             tmp.cleanup()
-    rows, total, changes = [], RegionErrors(0, 0, 0), 0
+    rows, total, changes = [], RegionErrors(), 0
     for task, (pid, chrom) in zip(tasks, keys):
         res = rep.results.get(task.key)
         if res is None:
             continue
-        err = RegionErrors(res["n_labels"], res["fp"], res["fn"])
+        err = RegionErrors(fp=res["fp"], fn=res["fn"], n_labels=res["n_labels"])
         total = total + err
         changes += int(res["n_changes"])
         rows.append([pid, chrom, err.n_labels, err.fp, err.fn, err.errors, res["n_changes"]])
     header = ["profile.id", "chromosome", "labels", "fp", "fn", "errors", "changes"]
-    pct = 100.0 * total.errors / total.n_labels if total.n_labels else 0.0
+    pct = 100.0 * total.rate
     overall = ["overall", f"{len(rows)} seqs", total.n_labels, total.fp, total.fn, total.errors, changes]
     shown = ([] if args.summary else rows) + [overall]
     if args.json:

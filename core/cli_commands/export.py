@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import STDIO, EXIT_FAILED, EXIT_OK, UsageError, info, require_file, write_output
+from ._common import EXIT_FAILED, EXIT_OK, STDIO, UsageError, info, require_file, write_output
 
 __all__ = ["add_parser", "run", "FORMATS"]
 

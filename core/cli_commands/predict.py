@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 import argparse
+
 from ..batch import BatchTask, run_batch
-from ._common import (EXIT_FAILED, EXIT_OK, UsageError, WrongTaskError, add_columns, add_jobs, check_output,
-                      columns_of, discover_inputs, info, jobs_of, make_progress, report_failures)
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    WrongTaskError,
+    add_columns,
+    add_jobs,
+    check_output,
+    columns_of,
+    discover_inputs,
+    info,
+    jobs_of,
+    make_progress,
+    report_failures,
+)
 
 __all__ = ["add_parser", "run", "predict_inputs"]
 

@@ -78,8 +78,8 @@ def run(args) -> int:
                 if 0 <= q.start < q.stop <= seq.n_samples:
                     first, last = fmt_number(seq.positions[q.start]), fmt_number(seq.positions[q.stop - 1])
                     units = seq.units
-            w.writerow([q.rank, formula_safe(q.item_id), formula_safe(item.name if item else ""), q.start, q.stop, first, last, units,
-                        repr(float(q.uncertainty)), q.strategy])
+            w.writerow([q.rank, formula_safe(q.item_id), formula_safe(item.name if item else ""), q.start, q.stop, first,
+                        last, units, repr(float(q.uncertainty)), q.strategy])
     if args.out:
         write_text_output(args.out, buf.getvalue())
         info(args, f"query: wrote {len(queries)} parts to {args.out}")

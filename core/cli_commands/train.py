@@ -7,8 +7,19 @@ import hashlib
 from pathlib import Path
 
 from ..exceptions import ParameterError
-from ._common import (EXIT_OK, UsageError, add_columns, add_jobs, check_output, columns_of, info, jobs_of,
-                      make_progress, positive_int, require_file)
+from ._common import (
+    EXIT_OK,
+    UsageError,
+    add_columns,
+    add_jobs,
+    check_output,
+    columns_of,
+    info,
+    jobs_of,
+    make_progress,
+    positive_int,
+    require_file,
+)
 
 __all__ = ["add_parser", "run", "LEARNERS"]
 
@@ -359,10 +370,10 @@ def _train_cgh_recipe(args, train, labels) -> int:
 
 def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     """Fit :class:`~marginalia.cgh.recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
-    from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter
     from ..cgh.change_pruning import SPIKE_THRESHOLD
-    from ..models.persistence import labels_hash
+    from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter
     from ..models.files import TrainedModel, save_model
+    from ..models.persistence import labels_hash
 
     spike = getattr(args, "spike_threshold", None)
     spike = SPIKE_THRESHOLD if spike is None else (spike or None)     # 0: no despiking
@@ -423,8 +434,8 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
 
 def _train_project(args) -> int:
     from ..engine import Engine
-    from ..types import BoundaryLabel, RegionLabel
     from ..models.files import TrainedModel, recipe_for_kind, save_model, sequence_features
+    from ..types import BoundaryLabel, RegionLabel
     require_file("PROJECT", args.project, "project file", stdin=False)
     with Engine.open(args.project, read_only=True) as eng:
         by_kind: dict = {}

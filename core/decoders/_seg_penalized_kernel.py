@@ -13,8 +13,15 @@ import numpy as np
 from numba import njit
 
 from ._segmentation_kernels import _FM, _INF, _NEVER, _frob_overlap, _group_affine, _sqdist
-from ._start_tree import (MIN_BOUNDED_LEAF, hull_min_sorted, new_node_geometry, node_hull, push_children,
-                          set_node_geometry, tree_layout)
+from ._start_tree import (
+    MIN_BOUNDED_LEAF,
+    hull_min_sorted,
+    new_node_geometry,
+    node_hull,
+    push_children,
+    set_node_geometry,
+    tree_layout,
+)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)

@@ -23,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..checks import check_int, check_scalar
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import Alignment, AnchorLabel, EventSpanLabel
 from . import _alignment_kernels as _k
@@ -161,12 +162,11 @@ def alignment_constraints_from_labels(labels, n_frames: int, n_events: int, fram
         Labels that no alignment can satisfy together (e.g. a later event
         anchored before an earlier one); ``label_ids`` names them.
     """
-    T = _positive_int("n_frames", n_frames)
-    E = _positive_int("n_events", n_events)
-    m = _positive_int("min_frames", min_frames)
-    if not (isinstance(frame_rate, (int, float, np.integer, np.floating)) and math.isfinite(frame_rate)
-            and frame_rate > 0):
-        raise ParameterError(f"frame_rate: expected a finite number of frames per second > 0, got {frame_rate!r}")
+    T = check_int(n_frames, "n_frames", min_val=1)
+    E = check_int(n_events, "n_events", min_val=1)
+    m = check_int(min_frames, "min_frames", min_val=1)
+    check_scalar(frame_rate, "frame_rate", float, min_val=0, include_boundaries="neither",
+                 what="a finite number of frames per second")
     lo = np.zeros(E, np.int64)
     hi = np.full(E, T - 1, np.int64)
     lo_id = [""] * E
@@ -250,12 +250,6 @@ def _tightened_windows(cons: AlignmentConstraints, T: int, m: int):
 # -------------------------------------------------------------- validation
 
 
-def _positive_int(name, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ParameterError(f"{name}: expected an integer >= 1, got {value!r}")
-    return int(value)
-
-
 def _check_scores(S, check_finite=True) -> np.ndarray:
     try:
         S = np.ascontiguousarray(S, dtype=np.float64)
@@ -271,7 +265,7 @@ def _check_scores(S, check_finite=True) -> np.ndarray:
 def _check_problem(S, min_frames, constraints):
     S = _check_scores(S, check_finite=False)  # checked row by row by the forward pass
     T, E = S.shape
-    m = _positive_int("min_frames", min_frames)
+    m = check_int(min_frames, "min_frames", min_val=1)
     if E * m > T:
         raise ParameterError(f"S: {E} events need at least {E * m} frames with min_frames={m}, "
                              f"but S has only T={T} frames (shape {S.shape})")
@@ -542,7 +536,7 @@ def align_with_duration_prior(S, expected_durations, *, weight: float, min_frame
     if max_frames is None:
         dmax = longest
     else:
-        dmax = _positive_int("max_frames", max_frames)
+        dmax = check_int(max_frames, "max_frames", min_val=1)
         if dmax < m:
             raise ParameterError(f"max_frames: expected >= min_frames={m}, got {dmax}")
         if dmax * E < T:

@@ -8,7 +8,8 @@ Use only for ``T <= 10`` (at most ``2**(T-1)`` segmentations).
 from __future__ import annotations
 
 import itertools
-from typing import Iterator, Optional
+from collections.abc import Iterator
+from typing import Optional
 
 import numpy as np
 

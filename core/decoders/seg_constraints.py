@@ -17,8 +17,9 @@ of :mod:`marginalia.decoders.segmentation` need no extra state for labels.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -68,8 +69,7 @@ class RegionConstraint:
 
     def count(self, segmentation: Segmentation) -> int:
         """Number of changes of ``segmentation`` strictly inside the region."""
-        bp = segmentation.breakpoints
-        return int(np.count_nonzero((bp > self.start) & (bp < self.stop)))
+        return segmentation.changes_inside(self.start, self.stop)
 
     def is_satisfied_by(self, segmentation: Segmentation) -> bool:
         n = self.count(segmentation)

@@ -32,6 +32,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..checks import check_int
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
 from . import _seg_penalized_kernel as _pk
@@ -159,11 +160,7 @@ def _check_penalty(penalty, name="penalty") -> float:
 
 
 def _check_min_size(min_size, T) -> int:
-    if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)):
-        raise ParameterError(f"min_size: expected an integer >= 1, got {min_size!r}")
-    m = int(min_size)
-    if m < 1:
-        raise ParameterError(f"min_size: expected an integer >= 1, got {min_size!r}")
+    m = check_int(min_size, "min_size", min_val=1)
     if m > T:
         raise ParameterError(f"min_size: a sequence of {T} samples cannot hold a segment of min_size={m} "
                              f"samples; use min_size <= {T}")
@@ -377,9 +374,7 @@ def segment_fixed_k(X, n_segments: int, *, metric=None, min_size: int = 1,
 
 
 def _check_k(n_segments, T, m) -> int:
-    if isinstance(n_segments, bool) or not isinstance(n_segments, (int, np.integer)):
-        raise ParameterError(f"n_segments: expected an integer >= 1, got {n_segments!r}")
-    K = int(n_segments)
+    K = check_int(n_segments, "n_segments", min_val=1)
     if K < 1 or K * m > T:
         raise ParameterError(f"n_segments: expected 1 <= n_segments <= T // min_size = {T // m} "
                              f"(T={T}, min_size={m}), got {n_segments!r}")

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 
 from ..exceptions import InfeasibleLabelsError, ParameterError
-from ..types import Warping, WarpAnchorLabel
+from ..types import WarpAnchorLabel, Warping
 from . import _warping_kernels as _k
 
 __all__ = [

@@ -13,12 +13,14 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 import librosa
 import numpy as np
 
+from ..checks import check_audio, check_int
 from ..exceptions import DataFormatError, ParameterError
 
 __all__ = [
@@ -55,29 +57,8 @@ class FeatureMatrix:
     settings: dict
 
 
-def _check_signal(y, sr) -> tuple:
-    arr = np.asarray(y, dtype=np.float32)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.reshape(-1)
-    if arr.ndim != 1:
-        raise ParameterError(f"y: expected a mono signal of shape (n,), got shape {arr.shape}; mix down first")
-    if arr.shape[0] == 0:
-        raise ParameterError("y: expected a non-empty signal, got 0 samples")
-    if not np.all(np.isfinite(arr)):
-        raise ParameterError(f"y: non-finite sample at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
-    try:
-        sr_i = int(sr)
-    except (TypeError, ValueError):
-        raise ParameterError(f"sr: expected a positive sample rate in Hz, got {sr!r}") from None
-    if sr_i <= 0 or sr_i != sr:
-        raise ParameterError(f"sr: expected a positive integer sample rate in Hz, got {sr!r}")
-    return arr, sr_i
-
-
 def _check_hop(hop_length) -> int:
-    if not isinstance(hop_length, (int, np.integer)) or hop_length < 1:
-        raise ParameterError(f"hop_length: expected a positive integer number of samples, got {hop_length!r}")
-    return int(hop_length)
+    return check_int(hop_length, "hop_length", min_val=1, what="an integer number of samples")
 
 
 def frame_times(n_frames, sr, hop_length) -> np.ndarray:
@@ -102,10 +83,9 @@ def _pack(values_pf, sr, hop, names, settings) -> FeatureMatrix:
 
 def log_mel(y, sr, *, n_mels=64, hop_length=512, n_fft=2048, fmin=0.0, fmax=None) -> FeatureMatrix:
     """Log-power mel spectrogram in dB (ref = max), shape (T, n_mels)."""
-    y, sr = _check_signal(y, sr)
+    y, sr = check_audio(y, sr)
     hop = _check_hop(hop_length)
-    if int(n_mels) < 1:
-        raise ParameterError(f"n_mels: expected a positive integer, got {n_mels!r}")
+    check_int(n_mels, "n_mels", min_val=1)
     S = librosa.feature.melspectrogram(y=y, sr=sr, n_fft=int(n_fft), hop_length=hop, n_mels=int(n_mels),
                                        fmin=fmin, fmax=fmax)
     db = librosa.power_to_db(S, ref=np.max)
@@ -115,10 +95,9 @@ def log_mel(y, sr, *, n_mels=64, hop_length=512, n_fft=2048, fmin=0.0, fmax=None
 
 def mfcc(y, sr, *, n_mfcc=13, deltas=True, hop_length=512, n_fft=2048, n_mels=64) -> FeatureMatrix:
     """MFCC (and first/second deltas when ``deltas``), shape (T, n_mfcc * (3 if deltas else 1))."""
-    y, sr = _check_signal(y, sr)
+    y, sr = check_audio(y, sr)
     hop = _check_hop(hop_length)
-    if int(n_mfcc) < 1:
-        raise ParameterError(f"n_mfcc: expected a positive integer, got {n_mfcc!r}")
+    check_int(n_mfcc, "n_mfcc", min_val=1)
     M = librosa.feature.mfcc(y=y, sr=sr, n_mfcc=int(n_mfcc), hop_length=hop, n_fft=int(n_fft), n_mels=int(n_mels))
     names = [f"mfcc{k}" for k in range(M.shape[0])]
     blocks = [M]
@@ -143,7 +122,7 @@ _PITCH_CLASSES = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B
 
 def chroma(y, sr, *, hop_length=512, norm=2, bins_per_octave=36) -> FeatureMatrix:
     """Constant-Q chroma, shape (T, 12); column 0 is pitch class C."""
-    y, sr = _check_signal(y, sr)
+    y, sr = check_audio(y, sr)
     hop = _check_hop(hop_length)
     fmin = librosa.note_to_hz("C1")
     # the CQT's highest filter must stay below Nyquist: fewer octaves at low sample rates
@@ -156,7 +135,7 @@ def chroma(y, sr, *, hop_length=512, norm=2, bins_per_octave=36) -> FeatureMatri
 
 def onset_strength(y, sr, *, hop_length=512, n_mels=128) -> FeatureMatrix:
     """Spectral-flux onset strength envelope, shape (T, 1)."""
-    y, sr = _check_signal(y, sr)
+    y, sr = check_audio(y, sr)
     hop = _check_hop(hop_length)
     env = librosa.onset.onset_strength(y=y, sr=sr, hop_length=hop, n_mels=int(n_mels))
     settings = dict(kind="onset_strength", sr=sr, hop_length=hop, n_mels=int(n_mels))
@@ -193,9 +172,7 @@ class FeatureCache:
     """
 
     def __init__(self, max_items=32, directory=None):
-        if int(max_items) < 1:
-            raise ParameterError(f"max_items: expected a positive integer, got {max_items!r}")
-        self.max_items = int(max_items)
+        self.max_items = check_int(max_items, "max_items", min_val=1)
         self.directory = None if directory is None else os.fspath(directory)
         self._items: "collections.OrderedDict[str, FeatureMatrix]" = collections.OrderedDict()
         self._lock = threading.Lock()

@@ -31,31 +31,10 @@ import math
 
 import numpy as np
 
+from ..checks import check_signal
 from ..exceptions import ParameterError
 
-__all__ = ["hermite_features", "hermite_values", "robust_noise_scale", "as_signal"]
-
-
-def as_signal(x, name: str = "x", *, min_length: int = 1) -> np.ndarray:
-    """Validate a 1-d signal: shape (T,) or (T, 1), at least ``min_length`` samples, all finite.
-
-    Returns
-    -------
-    x : ndarray, shape (T,), float64
-    """
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ParameterError(f"{name}: expected a 1-d signal of shape (T,) or (T, 1), got shape {arr.shape}")
-    if arr.shape[0] < min_length:
-        at_least = "at least one sample" if min_length == 1 else f"at least {min_length} samples"
-        raise ParameterError(f"{name}: expected a 1-d signal of {at_least}, got {arr.shape[0]}")
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ParameterError(f"{name}: non-finite value (NaN or inf) at sample {bad}; interpolate or drop "
-                             "those samples first")
-    return arr
+__all__ = ["hermite_features", "hermite_values", "robust_noise_scale"]
 
 
 def robust_noise_scale(x) -> float:
@@ -71,7 +50,7 @@ def robust_noise_scale(x) -> float:
         ``1.4826 * median(|d - median(d)|) / sqrt(2)`` with ``d = diff(x)``;
         falls back to the standard deviation of ``x``, then to 1.0, when that is 0.
     """
-    arr = as_signal(x)
+    arr = check_signal(x, "x")
     if arr.shape[0] >= 3:
         d = np.diff(arr)
         s = 1.4826 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2.0)
@@ -95,7 +74,7 @@ def hermite_values(z, orders=(0, 1, 2, 3, 4), *, kind="function") -> np.ndarray:
     -------
     values : ndarray, shape (T, len(orders))
     """
-    z = as_signal(z, "z")
+    z = check_signal(z, "z")
     orders = _check_orders(orders)
     if kind not in ("function", "polynomial"):
         raise ParameterError(f"kind: expected 'function' or 'polynomial', got {kind!r}")
@@ -148,7 +127,7 @@ def hermite_features(x, orders=(0, 1, 2, 3, 4), *, half_width=2, kind="function"
     features : ndarray, shape (T, len(orders))
         Column ``k`` is the local mean of order ``orders[k]``.
     """
-    arr = as_signal(x)
+    arr = check_signal(x, "x")
     try:
         hw = int(half_width)
     except (TypeError, ValueError):

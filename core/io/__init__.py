@@ -19,8 +19,6 @@ from .cgh import (
     write_segments,
 )
 from .jams_files import read_jams, write_jams_alignment, write_jams_segments
-from .musicxml import read_musicxml, read_score
-from .segments import read_segment_table
 from .labels_audio import (
     LabelTrack,
     read_audacity_labels,
@@ -31,6 +29,8 @@ from .labels_audio import (
     write_textgrid,
 )
 from .midi import read_alignment_csv, read_midi, warp_score_times, write_alignment_csv, write_midi
+from .musicxml import read_musicxml, read_score
+from .segments import read_segment_table
 from .series_csv import read_series, write_series
 from .sniff import FILE_KINDS, sniff_kind
 

@@ -78,6 +78,15 @@ def decode_text(raw: bytes, path: pathlib.Path) -> str:
                               path=str(path), where=f"line {line}") from None
 
 
+def is_number_text(text: str) -> bool:
+    """Whether a file's field reads as a number (``float`` accepts it: ``"1e-3"``, ``"nan"``, ``" 2 "``)."""
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
 def fmt_number(x: float) -> str:
     """Format a number the shortest way that reads back to the same float (integers without ``.0``)."""
     x = float(x)

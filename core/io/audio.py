@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import soundfile
 
+from ..checks import check_bool, check_int
 from ..exceptions import DataFormatError, ParameterError
 from ._common import existing_file, output_file
 from .wav_header import declared_wav_frames, truncation_message
@@ -23,6 +24,8 @@ AUDIO_EXTENSIONS = (".wav", ".wave", ".flac", ".ogg", ".oga", ".opus", ".mp3", "
                     ".wma")
 _SOUNDFILE_ONLY = (".wav", ".wave", ".flac", ".ogg", ".oga", ".aif", ".aiff")
 _CACHE_MAX_BYTES = 512 * 2**20
+#: the highest sample rate read or written (above the rates of studio audio)
+MAX_SAMPLE_RATE = 768_000
 
 
 class AudioInfo(NamedTuple):
@@ -250,10 +253,9 @@ def load_audio(path, *, sr=22050, mono=True):
     ParameterError
         Invalid ``sr`` or ``mono``.
     """
-    if sr is not None and (isinstance(sr, bool) or not isinstance(sr, (int, np.integer)) or not 0 < sr <= 768_000):
-        raise ParameterError(f"sr: expected a sample rate in Hz (int in 1..768000) or None, got {sr!r}")
-    if not isinstance(mono, (bool, np.bool_)):
-        raise ParameterError(f"mono: expected True or False, got {mono!r}")
+    if sr is not None:
+        check_int(sr, "sr", min_val=1, max_val=MAX_SAMPLE_RATE, what="None or a sample rate in Hz")
+    check_bool(mono, "mono")
     p = existing_file(path)
     st = os.stat(p)
     key = (str(p.resolve()), st.st_mtime_ns, st.st_size, None if sr is None else int(sr), bool(mono))
@@ -298,8 +300,7 @@ def write_wav(path, y, sr, *, subtype="PCM_16") -> None:
     subtype : {"PCM_16", "PCM_24", "FLOAT"}
     """
     p = output_file(path)
-    if isinstance(sr, bool) or not isinstance(sr, (int, np.integer)) or not 0 < sr <= 768_000:
-        raise ParameterError(f"sr: expected a sample rate in Hz (int in 1..768000), got {sr!r}")
+    check_int(sr, "sr", min_val=1, max_val=MAX_SAMPLE_RATE, what="a sample rate in Hz")
     if subtype not in ("PCM_16", "PCM_24", "FLOAT"):
         raise ParameterError(f"subtype: expected 'PCM_16', 'PCM_24' or 'FLOAT', got {subtype!r}")
     try:

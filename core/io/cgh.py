@@ -30,11 +30,25 @@ from ..sanitize import csv_text_value
 from ..text import with_article
 from ..types import RegionKind, RegionLabel, Segmentation, Sequence
 from . import _csvscan
-from .cgh_layouts import (MISSING_VALUES, NO_CHROMOSOME, annotation_columns, default_profile_id, detect_layout,
-                          is_bedgraph, read_bedgraph_profiles)
+from ._common import (
+    UnterminatedTableWarning,
+    decode_text,
+    existing_file,
+    fmt_number,
+    output_file,
+    read_bytes,
+    warn_if_unterminated,
+)
+from .cgh_layouts import (
+    MISSING_VALUES,
+    NO_CHROMOSOME,
+    annotation_columns,
+    default_profile_id,
+    detect_layout,
+    is_bedgraph,
+    read_bedgraph_profiles,
+)
 from .segments import SegmentRow, bedgraph_text, segment_csv_text, write_seg
-from ._common import (UnterminatedTableWarning, decode_text, existing_file, fmt_number, output_file, read_bytes,
-                      warn_if_unterminated)
 
 __all__ = [
     "PROFILE_COLUMNS",

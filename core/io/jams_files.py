@@ -22,10 +22,10 @@ one of the same namespace gets ``#2``): segment namespaces give regions, ``onset
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 
+from ..checks import check_scalar
 from ..exceptions import DataFormatError, ParameterError
 from ._common import decode_text, existing_file, output_file, read_bytes
 from .labels_audio import LabelTrack
@@ -49,10 +49,8 @@ def _annotation(namespace: str, data: list, duration_s: float, sandbox=None) -> 
 
 
 def _check_duration(duration_s) -> float:
-    if not isinstance(duration_s, (int, float, np.integer, np.floating)) or not math.isfinite(duration_s) \
-            or duration_s <= 0:
-        raise ParameterError(f"duration_s: expected the recording's duration in seconds (> 0), got {duration_s!r}")
-    return float(duration_s)
+    return check_scalar(duration_s, "duration_s", float, min_val=0, include_boundaries="neither",
+                        what="the recording's duration in seconds")
 
 
 def _dump(path, doc: dict) -> None:
@@ -98,7 +96,7 @@ def write_jams_alignment(path, score, times_s, *, duration_s, title: str = "") -
     Parameters
     ----------
     path : str or path-like
-    score : Score
+    score : MidiScore
     times_s : array_like, shape (E,)
         Audio onset of each score event (non-decreasing).
     duration_s : float

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..checks import is_number
 from ..exceptions import DataFormatError, ParameterError
 from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes, warn_if_unterminated
 
@@ -238,7 +239,7 @@ def write_textgrid(path, boundaries_s, names=None, *, end_s, start_s=0.0, tier_n
     """
     p = output_file(path)
     b = _boundaries(boundaries_s)
-    if not (isinstance(end_s, (int, float, np.floating, np.integer)) and math.isfinite(end_s) and end_s > start_s):
+    if not (is_number(end_s) and math.isfinite(end_s) and end_s > start_s):
         raise ParameterError(f"end_s: expected a finite time > start_s={start_s}, got {end_s!r}")
     inner = np.unique(b[(b > start_s) & (b < end_s)])
     edges = np.concatenate([[start_s], inner, [end_s]])

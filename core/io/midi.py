@@ -1,4 +1,4 @@
-"""Standard MIDI files <-> :class:`~marginalia.types.Score`, aligned MIDI export and the alignment CSV.
+"""Standard MIDI files <-> :class:`~marginalia.types.MidiScore`, aligned MIDI export and the alignment CSV.
 
 Reading merges all tracks, follows the tempo map (ticks -> seconds), pairs note-on/note-off per
 (track, channel, pitch) first-in first-out (so overlapping notes of one pitch keep their onsets),
@@ -17,7 +17,7 @@ import mido
 import numpy as np
 
 from ..exceptions import DataFormatError, ParameterError
-from ..types import Score
+from ..types import MidiScore
 from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes, warn_if_unterminated
 
 __all__ = [
@@ -149,8 +149,8 @@ def _tempo_map(mf, path) -> _TempoMap:
     return _TempoMap(ticks, tempos, mf.ticks_per_beat)
 
 
-def read_midi(path) -> Score:
-    """Read a type 0 or type 1 Standard MIDI File into a :class:`~marginalia.types.Score`.
+def read_midi(path) -> MidiScore:
+    """Read a type 0 or type 1 Standard MIDI File into a :class:`~marginalia.types.MidiScore`.
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def read_midi(path) -> Score:
 
     Returns
     -------
-    score : Score
+    score : MidiScore
         ``onsets_s``/``offsets_s`` from the tempo map, ``onsets_beats``/``offsets_beats`` in quarter notes,
         ``tracks`` = MIDI track index, ``tempo_map`` rows ``(beat, seconds, microseconds_per_quarter)``,
         ``ticks_per_beat`` from the file, ``name`` = file stem, ``meta`` with ``source``, ``midi_type``,
@@ -194,7 +194,7 @@ def read_midi(path) -> Score:
         for msg in track:
             tick += msg.time
             if msg.type not in _NOT_KEPT and not (msg.type == "track_name" and not track_names[ti]) \
-                    and not (msg.type in ("note_on", "note_off")):
+                    and msg.type not in ("note_on", "note_off"):
                 others.append((ti, tick, msg.copy(time=0)))
             if msg.type == "track_name" and not track_names[ti]:
                 track_names[ti] = msg.name
@@ -224,8 +224,8 @@ def read_midi(path) -> Score:
         raise DataFormatError(f"the score lasts {off_s.max() / 3600:.1f} hours; expected at most "
                               f"{MAX_DURATION_S / 3600:.0f} hours: the tempo or tick values are corrupt", path=str(p))
     pitch_a = np.asarray(pitch, dtype=np.int64)
-    order = np.lexsort((pitch_a, on_s))  # the order Score stores its notes in
-    return Score(pitches=pitch_a, onsets_s=on_s, offsets_s=off_s, onsets_beats=on_t / tpb,
+    order = np.lexsort((pitch_a, on_s))  # the order MidiScore stores its notes in
+    return MidiScore(pitches=pitch_a, onsets_s=on_s, offsets_s=off_s, onsets_beats=on_t / tpb,
                  offsets_beats=off_t / tpb, velocities=np.asarray(vel), tracks=np.asarray(trk), name=p.stem,
                  tempo_map=tmap.rows(), ticks_per_beat=int(tpb),
                  meta={"source": str(p), "midi_type": mtype,
@@ -240,13 +240,13 @@ def read_midi(path) -> Score:
 # ------------------------------------------------------------------ writing
 
 
-def _check_score(score, argname="score") -> Score:
-    if not isinstance(score, Score):
-        raise ParameterError(f"{argname}: expected a Score, got {type(score).__name__}")
+def _check_score(score, argname="score") -> MidiScore:
+    if not isinstance(score, MidiScore):
+        raise ParameterError(f"{argname}: expected a MidiScore, got {type(score).__name__}")
     return score
 
 
-def _check_times(times_s, score: Score, argname="times_s") -> np.ndarray:
+def _check_times(times_s, score: MidiScore, argname="times_s") -> np.ndarray:
     try:
         t = np.asarray(times_s, dtype=np.float64)
     except (TypeError, ValueError):
@@ -269,7 +269,7 @@ def _check_times(times_s, score: Score, argname="times_s") -> np.ndarray:
 _NOT_KEPT = ("set_tempo", "end_of_track")
 
 
-def _warp(score: Score, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+def _warp(score: MidiScore, t: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Score seconds ``s`` mapped piecewise-linearly through (event onset -> audio onset), extrapolated
     with the tempo of the first/last inter-event span, never below 0."""
     ev = score.event_onsets_s
@@ -284,7 +284,7 @@ def _warp(score: Score, t: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.maximum(out, 0.0)
 
 
-def warp_score_times(score: Score, times_s) -> tuple:
+def warp_score_times(score: MidiScore, times_s) -> tuple:
     """Map every note of ``score`` to audio time, given the audio onset of every event.
 
     A note keeps its small offset from its event's onset; its end is mapped piecewise-linearly
@@ -293,7 +293,7 @@ def warp_score_times(score: Score, times_s) -> tuple:
 
     Parameters
     ----------
-    score : Score
+    score : MidiScore
     times_s : array_like, shape (E,)
         Audio onset of each event, non-decreasing.
 
@@ -321,7 +321,7 @@ def warp_score_times(score: Score, times_s) -> tuple:
     return onsets, offsets
 
 
-def _valid_tempo_map(score: Score):
+def _valid_tempo_map(score: MidiScore):
     tm = score.tempo_map
     if tm is None or tm.ndim != 2 or tm.shape[0] < 1 or tm.shape[1] != 3 or not np.all(np.isfinite(tm)):
         return None
@@ -331,7 +331,7 @@ def _valid_tempo_map(score: Score):
     return beats, tempos
 
 
-def _valid_time_signatures(score: Score) -> list:
+def _valid_time_signatures(score: MidiScore) -> list:
     """``meta["time_signatures"]`` rows that mido can write; anything malformed is left out."""
     out = []
     for item in score.meta.get("time_signatures") or ():
@@ -344,7 +344,7 @@ def _valid_time_signatures(score: Score) -> list:
     return out
 
 
-def _keeps_track_numbers(score: Score) -> bool:
+def _keeps_track_numbers(score: MidiScore) -> bool:
     """Whether :func:`write_midi` keeps the score's track numbers (0..64) as MIDI track numbers."""
     return bool(score.tracks.min() >= 0 and score.tracks.max() <= 64)
 
@@ -355,7 +355,7 @@ def write_midi(path, score, *, times_s=None) -> None:
     Parameters
     ----------
     path : str or path-like
-    score : Score
+    score : MidiScore
     times_s : array_like, shape (E,), optional
         Audio onset of each score event. When given, the *aligned* MIDI is written: notes follow the
         audio (see :func:`warp_score_times`) at a constant 120 bpm with 960 ticks per quarter (0.52 ms
@@ -369,7 +369,7 @@ def write_midi(path, score, *, times_s=None) -> None:
     :func:`read_midi` keeps: program and control changes, pedal, pitch bends, lyrics, key and time
     signatures...) on its track, its time mapped like the notes' (piecewise-linearly through the event
     onsets), just before the notes of the same tick.
-    Score track numbers 0..64 are kept (so MIDI -> Score -> MIDI keeps tracks); others are renumbered
+    MidiScore track numbers 0..64 are kept (so MIDI -> MidiScore -> MIDI keeps tracks); others are renumbered
     from 1. Channels come from ``score.meta["channels"]`` when it holds one channel per note, else 0. At one
     tick, note-offs are written before note-ons (a re-struck pitch stays two notes), and zero-length
     notes are closed right after they start.
@@ -471,7 +471,7 @@ def write_alignment_csv(path, score, times_s) -> None:
     Parameters
     ----------
     path : str or path-like
-    score : Score
+    score : MidiScore
     times_s : array_like, shape (E,)
         Audio onset of each event (non-decreasing).
 

@@ -1,7 +1,7 @@
 """MusicXML (``.musicxml``, ``.xml``) and compressed MusicXML (``.mxl``) scores, read with partitura.
 
 partitura (the ``[music]`` extra: ``pip install marginalia-studio[music]``) parses the notation; this
-module turns its notes into a :class:`~marginalia.types.Score`: pitches, onsets and offsets in quarter
+module turns its notes into a :class:`~marginalia.types.MidiScore`: pitches, onsets and offsets in quarter
 notes (``onsets_beats``) and in seconds through the score's tempo marks (``<sound tempo>``, read as
 quarter notes per minute; before the first mark, its tempo; 120 in a score without any, as MIDI assumes),
 one track per part.
@@ -24,7 +24,7 @@ import zipfile
 import numpy as np
 
 from ..exceptions import DataFormatError, ParameterError, require_extra
-from ..types import Score
+from ..types import MidiScore
 from ._common import existing_file
 
 __all__ = ["MUSICXML_SUFFIXES", "SCORE_SUFFIXES", "read_musicxml", "read_score"]
@@ -102,8 +102,8 @@ def _quarters_per_unit(unit) -> float:
     return base * (2.0 - 0.5 ** dots)
 
 
-def read_musicxml(path, *, repeats: str = "written") -> Score:
-    """Read a MusicXML or MXL score into a :class:`~marginalia.types.Score`.
+def read_musicxml(path, *, repeats: str = "written") -> MidiScore:
+    """Read a MusicXML or MXL score into a :class:`~marginalia.types.MidiScore`.
 
     Parameters
     ----------
@@ -113,7 +113,7 @@ def read_musicxml(path, *, repeats: str = "written") -> Score:
 
     Returns
     -------
-    score : Score
+    score : MidiScore
         ``onsets_beats``/``offsets_beats`` in quarter notes from the first note, seconds from the tempo
         marks, ``velocities`` 64 (notation has no velocity), ``tracks`` = part index, ``name`` = file stem,
         ``meta`` with ``source``, ``format`` (``musicxml``), ``parts`` (part names), ``repeats`` (the mode
@@ -181,7 +181,7 @@ def read_musicxml(path, *, repeats: str = "written") -> Score:
 
     names = tuple(str(getattr(part, "part_name", None) or getattr(part, "id", "") or f"part {k + 1}")
                   for k, part in enumerate(parts))
-    return Score(pitches=pitches, onsets_s=to_seconds(on_q), offsets_s=to_seconds(off_q), onsets_beats=on_q,
+    return MidiScore(pitches=pitches, onsets_s=to_seconds(on_q), offsets_s=to_seconds(off_q), onsets_beats=on_q,
                  offsets_beats=off_q, velocities=np.full(pitches.shape[0], 64, dtype=np.int64), tracks=tracks,
                  name=p.name.split(".")[0],
                  tempo_map=np.column_stack([q0, seconds_at, 60e6 / qpm]), ticks_per_beat=480,
@@ -194,7 +194,7 @@ def read_musicxml(path, *, repeats: str = "written") -> Score:
 SCORE_SUFFIXES = (".mid", ".midi", ".musicxml", ".mxl")
 
 
-def read_score(path) -> Score:
+def read_score(path) -> MidiScore:
     """Read a score by its suffix: MusicXML/MXL through :func:`read_musicxml`, anything else as MIDI."""
     if str(path).lower().endswith(MUSICXML_SUFFIXES):
         return read_musicxml(path)

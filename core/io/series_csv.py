@@ -11,19 +11,19 @@ import numpy as np
 from ..exceptions import DataFormatError, ParameterError
 from ..types import Sequence
 from . import _csvscan
-from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes, warn_if_unterminated
+from ._common import (
+    decode_text,
+    existing_file,
+    fmt_number,
+    is_number_text,
+    output_file,
+    read_bytes,
+    warn_if_unterminated,
+)
 
 __all__ = ["read_series", "write_series"]
 
 _SECONDS_NAMES = ("time", "t", "seconds", "second", "sec", "s", "time_s", "times")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
 
 
 def _sniff(lines: list) -> str:
@@ -95,7 +95,7 @@ def read_series(path, *, time_column=None) -> Sequence:
         return [f for f in fields if f != ""] if delim == " " else fields
 
     first_line_no, first = numbered[0][0], split(numbered[0][1])
-    has_header = not all(_is_number(f) for f in first)
+    has_header = not all(is_number_text(f) for f in first)
     header = [h.strip() for h in first] if has_header else [f"col{j + 1}" for j in range(len(first))]
     ncols = len(header)
     if has_header and len(numbered) < 2:
@@ -116,7 +116,7 @@ def read_series(path, *, time_column=None) -> Sequence:
         if not 0 <= time_column < ncols:
             raise ParameterError(f"time_column: index {time_column} is out of range for {ncols} columns")
         tcol = time_column
-    feat_cols = [j for j in range(ncols) if j != tcol and _is_number(sample[j])]
+    feat_cols = [j for j in range(ncols) if j != tcol and is_number_text(sample[j])]
     skipped = [header[j] for j in range(ncols) if j != tcol and j not in feat_cols]
     if not feat_cols:
         raise DataFormatError(f"no numeric column besides the time column; found columns {header}", path=str(p))

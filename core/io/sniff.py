@@ -6,7 +6,7 @@ import gzip
 import re
 
 from ..exceptions import DataFormatError
-from ._common import GZIP_MAGIC, existing_file
+from ._common import GZIP_MAGIC, existing_file, is_number_text
 from .audio import AUDIO_EXTENSIONS
 
 __all__ = ["FILE_KINDS", "sniff_kind"]
@@ -29,14 +29,6 @@ def _head(path, n=8192) -> bytes:
     return head
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
 def _looks_like_series(lines: list) -> bool:
     """A delimited table whose data rows share one field count (>= 2) and hold at least one number each."""
     rows = lines[1:6] or lines[:1]
@@ -44,9 +36,9 @@ def _looks_like_series(lines: list) -> bool:
         counts = {line.count(delim) for line in [lines[0], *rows]}
         if len(counts) != 1 or counts == {0}:
             continue
-        if all(any(_is_number(f.strip().strip('"')) for f in line.split(delim)) for line in rows):
+        if all(any(is_number_text(f.strip().strip('"')) for f in line.split(delim)) for line in rows):
             return True
-    return all(_is_number(f) for line in rows for f in line.split())  # space-separated numbers
+    return all(is_number_text(f) for line in rows for f in line.split())  # space-separated numbers
 
 
 def sniff_kind(path) -> str:

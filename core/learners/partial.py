@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_int
 from ..exceptions import NotFittedError, ParameterError
 from .ssvm import SSVM, check_training_set
 
@@ -173,8 +174,7 @@ class PartialLabelSSVM:
             raise ParameterError(f"strategy: expected 'bridge' or 'complete', got {self.strategy!r}")
         if self.inner not in ("bundle", "bcfw"):
             raise ParameterError(f"inner: expected 'bundle' or 'bcfw', got {self.inner!r}")
-        if int(self.n_jobs) < 1:
-            raise ParameterError(f"n_jobs: expected a positive integer, got {self.n_jobs!r}")
+        check_int(self.n_jobs, "n_jobs", min_val=1)
         if not (np.isfinite(self.C) and self.C > 0):
             raise ParameterError(f"C: expected a positive finite number, got {self.C!r}")
         if not (0 < self.rho <= 1):
@@ -183,8 +183,7 @@ class PartialLabelSSVM:
             raise ParameterError(f"epsilon/epsilon_min: expected positive numbers, got {self.epsilon!r}, "
                                  f"{self.epsilon_min!r}")
         for name in ("max_outer", "max_planes", "inner_max_iter"):
-            if int(getattr(self, name)) < 1:
-                raise ParameterError(f"{name}: expected a positive integer, got {getattr(self, name)!r}")
+            check_int(getattr(self, name), name, min_val=1)
 
     def fit(self, Xs, Ys):
         """Learn from sequences and label lists (full structures are accepted too). Returns self."""
@@ -304,7 +303,7 @@ class PartialLabelSSVM:
             eps = max(eps * float(self.rho), float(self.epsilon_min)) if t > 0 else eps
             best_J = np.inf
             w_best = w
-            for k in range(int(self.inner_max_iter)):
+            for _k in range(int(self.inner_max_iter)):
                 if self.should_stop is not None and self.should_stop():
                     self.stopped_early_ = True
                     break

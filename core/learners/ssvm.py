@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from ..checks import check_int
 from ..exceptions import NotFittedError, ParameterError
 
 __all__ = ["SSVM", "check_training_set"]
@@ -108,14 +109,12 @@ class SSVM:
     def _check_params(self):
         if not (np.isfinite(self.C) and self.C > 0):
             raise ParameterError(f"C: expected a positive finite number, got {self.C!r}")
-        if int(self.max_iter) < 1:
-            raise ParameterError(f"max_iter: expected a positive integer, got {self.max_iter!r}")
+        check_int(self.max_iter, "max_iter", min_val=1)
         if not (self.tol >= 0):
             raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")
         if self.center not in ("zero", "initial"):
             raise ParameterError(f"center: expected 'zero' or 'initial', got {self.center!r}")
-        if int(self.n_jobs) < 1:
-            raise ParameterError(f"n_jobs: expected a positive integer, got {self.n_jobs!r}")
+        check_int(self.n_jobs, "n_jobs", min_val=1)
 
     def fit(self, Xs, Ys):
         """Learn ``w_`` from sequences ``Xs`` and targets ``Ys`` (full structures or label lists).

@@ -20,8 +20,18 @@ import numba
 import numpy as np
 
 from ..decoders._segmentation_kernels import _group_affine
-from ..decoders._start_tree import (BOUND_TOL as TOL, FANOUT, LEAF, MIN_BOUNDED_LEAF, hull_min_sorted,
-                                    new_node_geometry, node_hull, push_children, set_node_geometry, tree_layout)
+from ..decoders._start_tree import BOUND_TOL as TOL
+from ..decoders._start_tree import (
+    FANOUT,
+    LEAF,
+    MIN_BOUNDED_LEAF,
+    hull_min_sorted,
+    new_node_geometry,
+    node_hull,
+    push_children,
+    set_node_geometry,
+    tree_layout,
+)
 
 _INF = np.inf
 

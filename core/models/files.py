@@ -301,6 +301,7 @@ def load_model_cached(path, sha256: str, *, task: Optional[str] = None) -> Train
             _cache.clear()
             _cache[key] = model
     if task is not None and model.task != task:
-        raise WrongTaskError(f"model {str(path)!r}: is {with_article(model.task)} model; this command needs {with_article(task)} model")
+        raise WrongTaskError(f"model {str(path)!r}: is {with_article(model.task)} model; this command needs "
+                             f"{with_article(task)} model")
     return model
 

@@ -31,11 +31,11 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..types import BoundaryLabel, RegionLabel, Segmentation
-from ._violation_dp import violation_dp
 from ._params import check_param_vector
+from ._violation_dp import violation_dp
 
 __all__ = ["SegmentationModel", "PenaltyScaledModel", "PartialTarget", "label_violations", "label_change_errors",
-           "count_label_errors", "within_segment_scatter"]
+           "within_segment_scatter"]
 
 
 # ----------------------------------------------------------------- helpers
@@ -64,11 +64,6 @@ def within_segment_scatter(X, seg: Segmentation, *, full=False) -> np.ndarray:
     if full:
         return Xc.T @ Xc - (sums / sizes[:, None]).T @ sums
     return np.einsum("ij,ij->j", Xc, Xc) - np.einsum("kj,kj->j", sums, sums / sizes[:, None])
-
-
-def _region_count(changes: np.ndarray, start: int, stop: int) -> int:
-    bp = changes[:-1]
-    return int(np.count_nonzero((bp > start) & (bp < stop)))
 
 
 def _check_labels(labels, n_samples: int, name="labels") -> list:
@@ -100,7 +95,7 @@ def label_violations(labels, seg: Segmentation) -> int:
     for lab in labels:
         if isinstance(lab, RegionLabel):
             lo, hi = lab.kind.bounds
-            c = _region_count(seg.changes, lab.start, lab.stop)
+            c = seg.changes_inside(lab.start, lab.stop)
             n += int(c < lo or (hi is not None and c > hi))
         elif isinstance(lab, BoundaryLabel):
             n += int(lab.index not in bp)
@@ -120,34 +115,11 @@ def label_change_errors(labels, seg: Segmentation) -> int:
     for lab in labels:
         if isinstance(lab, RegionLabel):
             lo, hi = lab.kind.bounds
-            c = _region_count(seg.changes, lab.start, lab.stop)
+            c = seg.changes_inside(lab.start, lab.stop)
             n += max(lo - c, 0) + (max(c - hi, 0) if hi is not None else 0)
         elif isinstance(lab, BoundaryLabel):
             n += int(lab.index not in bp)
     return n
-
-
-def count_label_errors(labels, seg: Segmentation) -> tuple:
-    """False positives and false negatives of ``seg`` on region labels (Hocking et al. 2013).
-
-    Returns
-    -------
-    (fp, fn, n_labels) : tuple of int
-        ZERO/SAME region with ≥1 change → FP; ONE region with 0 → FN, ≥2 → FP;
-        AT_LEAST_ONE with 0 → FN.
-    """
-    fp = fn = n = 0
-    for lab in labels:
-        if not isinstance(lab, RegionLabel):
-            continue
-        n += 1
-        c = _region_count(seg.changes, lab.start, lab.stop)
-        lo, hi = lab.kind.bounds
-        if c < lo:
-            fn += 1
-        elif hi is not None and c > hi:
-            fp += 1
-    return fp, fn, n
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,7 +38,7 @@ _NAME = re.compile(r"^(?P<name>.+)\.(?P<stamp>\d{8}T\d{12}Z)\.w(?P<writes>\d+)\.
 
 
 def _stamp() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def backups_dir(project: Path) -> Path:

@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..exceptions import DataFormatError, ParameterError
 from ..io.cgh import CghRegionLabel
@@ -154,7 +154,7 @@ def loads_label(text: str):
 
 def labels_digest(labels: Iterable) -> str:
     """sha256 (hex) of the canonical JSON of a set of labels, independent of their order."""
-    encoded = sorted((dumps_label(lab) for lab in labels))
+    encoded = sorted(dumps_label(lab) for lab in labels)
     h = hashlib.sha256()
     h.update(b"[")
     for i, text in enumerate(encoded):

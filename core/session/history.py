@@ -8,7 +8,8 @@ how a project reopened after a crash keeps its history.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Optional
 
 from ..exceptions import StoreError
 

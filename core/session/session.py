@@ -22,11 +22,20 @@ import dataclasses
 import json
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
-from ..events import EventHub, ItemsChanged, LabelsChanged, ModelChanged, PredictionChanged, SettingChanged, \
-    UndoStateChanged
+from ..checks import check_int, is_integer
+from ..events import (
+    EventHub,
+    ItemsChanged,
+    LabelsChanged,
+    ModelChanged,
+    PredictionChanged,
+    SettingChanged,
+    UndoStateChanged,
+)
 from ..exceptions import DataFormatError, ParameterError, ProjectDamagedError, StoreError
 from .codec import canonical_json, dumps_label, labels_digest, loads_label, task_of_label
 from .records import TASKS, ItemRecord, ModelRecord, PredictionRecord
@@ -706,8 +715,7 @@ class Session:
         if not isinstance(blob, (bytes, bytearray, memoryview)):
             raise ParameterError(f"blob: expected bytes, got {type(blob).__name__}")
         _require_str("label_hash", label_hash)
-        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
-            raise ParameterError(f"keep: expected an integer >= 1, got {keep!r}")
+        check_int(keep, "keep", min_val=1)
         record = ModelRecord(id=model_id, task=task, created=time.time(), label_hash=label_hash,
                              params=copy.deepcopy(params), version=LIBRARY_VERSION, blob=bytes(blob))
         with self._lock:
@@ -797,7 +805,7 @@ class Session:
 def _n_labels(model: ModelRecord) -> int:
     """How many labels a model was fitted on (-1 when its record does not say)."""
     n = (model.params or {}).get("n_labels")
-    return n if isinstance(n, int) and not isinstance(n, bool) else -1
+    return int(n) if is_integer(n) else -1
 
 
 def _copy_item(item: ItemRecord) -> ItemRecord:

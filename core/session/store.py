@@ -36,17 +36,25 @@ import zlib
 from pathlib import Path
 from typing import Optional
 
+from .._version import library_version
 from ..atomic import folder_writable
-from ..exceptions import (ParameterError, ProjectDamagedError, ProjectVersionError, SourceMovedError,
-                          StoreError)
+from ..checks import check_int
+from ..exceptions import ParameterError, ProjectDamagedError, ProjectVersionError, SourceMovedError, StoreError
 from . import backups as _backups
 from .codec import canonical_json, loads_label
 from .history import EditHistory, replay_log
 from .locking import ProjectLock
 from .records import ItemRecord, ModelRecord, PredictionRecord, SourceProblem
-from .schema import (APPLICATION_ID, CREATE_LATEST, ITEM_COLUMNS, MIGRATIONS, SCHEMA_VERSION, item_row_crc, log_row_crc,
-                     step_name_crc)
-from .._version import library_version
+from .schema import (
+    APPLICATION_ID,
+    CREATE_LATEST,
+    ITEM_COLUMNS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    item_row_crc,
+    log_row_crc,
+    step_name_crc,
+)
 from .sources import file_sha256, file_signature
 
 __all__ = ["ProjectStore", "LIBRARY_VERSION"]
@@ -54,12 +62,6 @@ __all__ = ["ProjectStore", "LIBRARY_VERSION"]
 _logger = logging.getLogger(__name__)
 
 LIBRARY_VERSION = library_version()
-
-
-def _positive_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int,)) or value < minimum:
-        raise ParameterError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 class ProjectStore:
@@ -91,14 +93,15 @@ class ProjectStore:
         try:
             str(self.path).encode("utf-8")   # SQLite takes file names as UTF-8
         except UnicodeEncodeError:
-            raise StoreError(f"project path '{os.fsencode(self.path).decode('utf-8', 'backslashreplace')}' is not valid UTF-8 text, which "
-                             "SQLite needs; rename the file (or its folder) to a name without those bytes") from None
+            shown = os.fsencode(self.path).decode("utf-8", "backslashreplace")
+            raise StoreError(f"project path '{shown}' is not valid UTF-8 text, which SQLite needs; rename the file "
+                             "(or its folder) to a name without those bytes") from None
         self.read_only = bool(read_only)
-        self.backup_every_edits = _positive_int("backup_every_edits", backup_every_edits)
+        self.backup_every_edits = check_int(backup_every_edits, "backup_every_edits", min_val=1)
         if not (isinstance(backup_every_s, (int, float)) and backup_every_s > 0):
             raise ParameterError(f"backup_every_s: expected a number of seconds > 0, got {backup_every_s!r}")
         self.backup_every_s = float(backup_every_s)
-        self.keep_backups = _positive_int("keep_backups", keep_backups)
+        self.keep_backups = check_int(keep_backups, "keep_backups", min_val=1)
         if _create and self.read_only:
             raise ParameterError("read_only: a new project cannot be created read-only")
         self._lock = threading.RLock()

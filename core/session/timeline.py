@@ -12,8 +12,9 @@ made unreachable by Ctrl+Shift+Z.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Optional
 
 from .history import replay_log
 

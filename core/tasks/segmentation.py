@@ -26,15 +26,15 @@ import numpy as np
 # holds its lock: imported lazily from two threads at once (a worker's first prediction, the GUI thread's
 # first label check) its circular package imports can meet half-initialised modules
 from ..active.count_runner_up import segment_count_runner_up
+from ..active.parts import make_parts
 from ..active.segmentation_task import segmentation_part_scores
+from ..active.uncertainty import PartScores, uncertainty_from_scores
+from ..cgh.features import pointwise_hermite_features
+from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter, profile_groups
+from ..exceptions import InfeasibleLabelsError, ParameterError
+from ..features.hermite import hermite_features, robust_noise_scale
 from ..learners.perceptron import StructuredPerceptron
 from ..learners.ssvm import SSVM
-from ..active.parts import make_parts
-from ..active.uncertainty import PartScores, uncertainty_from_scores
-from ..exceptions import InfeasibleLabelsError, ParameterError
-from ..cgh.features import pointwise_hermite_features
-from ..features.hermite import hermite_features, robust_noise_scale
-from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter, profile_groups
 from ..models.segmentation import PenaltyScaledModel, SegmentationModel
 from ..types import BoundaryLabel, Prediction, RegionKind, RegionLabel
 from .base import EngineTask, check_cancel, conflict_in_user_terms

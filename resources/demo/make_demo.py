@@ -20,10 +20,10 @@ import pathlib
 
 import numpy as np
 
-HERE = pathlib.Path(__file__).resolve().parent
-
 from marginalia.io import audio, cgh, midi
-from marginalia.types import Score, Segmentation, Sequence
+from marginalia.types import MidiScore, Segmentation, Sequence
+
+HERE = pathlib.Path(__file__).resolve().parent
 
 SEED = 20261123
 SR = 22050
@@ -119,7 +119,7 @@ def beats_to_seconds(beats):
                     TEMPO_CHANGE_BEAT * first + (b - TEMPO_CHANGE_BEAT) * second)
 
 
-def make_score() -> Score:
+def make_score() -> MidiScore:
     rows = [(b, d, p, 1, 90) for b, d, p in MELODY] + [(b, d, p, 2, 60) for b, d, ps in CHORDS for p in ps]
     beats = np.array([r[0] for r in rows], dtype=np.float64)
     ends = beats + np.array([r[1] for r in rows])
@@ -127,7 +127,7 @@ def make_score() -> Score:
     tpb = 480
     us = [int(round(6e7 / bpm)) for bpm in TEMPI_BPM]
     tempo_map = np.array([[0.0, 0.0, us[0]], [TEMPO_CHANGE_BEAT, float(beats_to_seconds(TEMPO_CHANGE_BEAT)), us[1]]])
-    return Score(pitches=[r[2] for r in rows], onsets_s=beats_to_seconds(beats), offsets_s=beats_to_seconds(ends),
+    return MidiScore(pitches=[r[2] for r in rows], onsets_s=beats_to_seconds(beats), offsets_s=beats_to_seconds(ends),
                  onsets_beats=beats, offsets_beats=ends, velocities=[r[4] for r in rows],
                  tracks=[r[3] for r in rows], name="melody", tempo_map=tempo_map, ticks_per_beat=tpb,
                  meta={"time_signatures": ((0.0, 4, 4),), "track_names": ("melody", "tune", "chords")})
@@ -139,7 +139,7 @@ def warp(t):
     return 0.3 + 1.02 * t + 0.35 * np.sin(2 * np.pi * t / 9.0)
 
 
-def render(score: Score, rng) -> np.ndarray:
+def render(score: MidiScore, rng) -> np.ndarray:
     """Additive synthesis: 6 harmonics (1/k amplitudes), fast attack, exponential decay, short release."""
     on, off = warp(score.onsets_s), warp(score.offsets_s)
     total = float(off.max()) + 0.6

@@ -14,14 +14,20 @@ import types
 import numpy as np
 
 from marginalia import events as ev
-from marginalia.exceptions import DataFormatError, ParameterError
-from marginalia.types import (AnchorLabel, Alignment, BoundaryLabel, Prediction, Query, RegionKind, RegionLabel,
-                        Segmentation)
-
 from marginalia.engine import ItemInfo
+from marginalia.exceptions import DataFormatError, ParameterError
+from marginalia.types import (
+    Alignment,
+    AnchorLabel,
+    BoundaryLabel,
+    Prediction,
+    Query,
+    RegionKind,
+    RegionLabel,
+    Segmentation,
+)
 
 from .synthetic import audio_item, cgh_sequence
-
 
 # the browser's rows are the real engine's ItemInfo
 FakeInfo = ItemInfo

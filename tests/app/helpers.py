@@ -7,7 +7,6 @@ import time
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
-
 MOVE_INTERVAL_MS = 25
 
 

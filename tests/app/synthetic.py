@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from marginalia.types import Alignment, Prediction, Score, Segmentation, Sequence
+from marginalia.types import Alignment, MidiScore, Prediction, Segmentation, Sequence
 
 
 def cgh_sequence(T: int = 200, seed: int = 0, changes=(60, 140)) -> Sequence:
@@ -29,7 +29,7 @@ def audio_item(T: int = 300, F: int = 32, hop_s: float = 0.05):
     seq = Sequence(rng.standard_normal((T, 4)), times, name="tune.wav", units="s", kind="audio")
     image = (rng.standard_normal((F, T)) * 6 - 40).astype(np.float32)
     freqs = np.geomspace(60, 8000, F)
-    score = Score(pitches=[60, 64, 67, 65, 62, 60], onsets_s=[0, 2, 4, 6, 8, 10],
+    score = MidiScore(pitches=[60, 64, 67, 65, 62, 60], onsets_s=[0, 2, 4, 6, 8, 10],
                   offsets_s=[2, 4, 6, 8, 10, 12], name="tune")
     return seq, image, times, freqs, score
 

@@ -126,6 +126,7 @@ def test_boundary_delete_undo_redo(qtbot, demo):
     qtbot.waitUntil(lambda: len(win.profile_view.labels()) == n0, timeout=WAIT)
 
 
+@pytest.mark.slow
 def test_retrain_redraws_the_prediction(qtbot, demo):
     win, _ = demo
     before = win.current_prediction()

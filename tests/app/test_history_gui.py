@@ -6,10 +6,10 @@ import pytest
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from marginalia.engine import DEMO_DIR, Engine
-from marginalia.types import RegionKind, RegionLabel
 from marginalia.app import theme
 from marginalia.app.main_window import MainWindow
+from marginalia.engine import DEMO_DIR, Engine
+from marginalia.types import RegionKind, RegionLabel
 
 from .helpers import drag, finish_io
 
@@ -106,6 +106,7 @@ def test_an_undone_import_is_named_confirmed_and_restored_from_the_history(qtbot
     win.close()
 
 
+@pytest.mark.slow
 def test_model_versions_lists_label_counts_and_reverts_to_the_model_on_more_labels(qtbot, tmp_path, project):
     with Engine.open(project) as eng:          # a model on 30 labels, then one on the 1 label left
         eng.import_labels("annotations-csv", tmp_path / "annotations.csv")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import pathlib
 import subprocess
 import sys
-import pathlib
 
 import pytest
 from PySide6 import QtWidgets

@@ -319,6 +319,7 @@ def test_a_prediction_left_behind_by_a_newer_model_turns_stale(qtbot, window):
     assert win.profile_view.means.opts["pen"].color().name() == theme.PREDICTION
 
 
+@pytest.mark.slow
 def test_layout_item_and_range_are_on_disk_without_a_clean_exit(qtbot, tmp_path):
     import shutil
 

@@ -11,7 +11,7 @@ import pytest
 from marginalia.cli import main
 from marginalia.io import write_midi, write_wav
 from marginalia.io.jams_files import read_jams, write_jams_alignment, write_jams_segments
-from marginalia.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel, Score
+from marginalia.types import AnchorLabel, BoundaryLabel, MidiScore, RegionKind, RegionLabel
 
 jams = pytest.importorskip("jams")
 praatio_textgrid = pytest.importorskip("praatio.textgrid")
@@ -29,7 +29,7 @@ def _tone_wav(path, seconds=3.0):
 def _score():
     pitches = np.array([60, 64, 67, 62, 65])
     onsets = np.array([0.0, 0.0, 0.5, 1.0, 1.5])
-    return Score(pitches=pitches, onsets_s=onsets, offsets_s=onsets + 0.5, name="s")
+    return MidiScore(pitches=pitches, onsets_s=onsets, offsets_s=onsets + 0.5, name="s")
 
 
 @pytest.fixture
@@ -72,8 +72,9 @@ def test_jams_files_validate_with_the_jams_package_and_read_back(tmp_path):
 
 
 def test_import_labels_from_every_format_as_partial_labels(project, tmp_path, capsys):
-    from marginalia.engine import Engine
     from praatio import textgrid as tgio
+
+    from marginalia.engine import Engine
     (tmp_path / "take.txt").write_text("1.5\t1.5\tchange\n5.0\t5.0\tafter the end\n")
     tg = tgio.Textgrid()
     tg.addTier(tgio.IntervalTier("words", [(0.2, 1.0, "hello"), (1.0, 1.4, "world")], 0, 3.0))

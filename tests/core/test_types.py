@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 
 from marginalia.exceptions import ParameterError
-from marginalia.types import (Alignment, AnchorLabel, RegionKind, RegionLabel, Score, Segmentation, Sequence,
-                        Warping)
+from marginalia.types import Alignment, AnchorLabel, MidiScore, RegionKind, RegionLabel, Segmentation, Sequence, Warping
 
 
 def test_sequence_is_frozen_and_2d():
@@ -40,7 +39,7 @@ def test_alignment_and_warping_validation():
 
 
 def test_score_groups_events_and_builds_phi():
-    sc = Score(pitches=[60, 64, 67, 62], onsets_s=[0.0, 0.0, 0.0005, 1.0], offsets_s=[1, 1, 1, 2])
+    sc = MidiScore(pitches=[60, 64, 67, 62], onsets_s=[0.0, 0.0, 0.0005, 1.0], offsets_s=[1, 1, 1, 2])
     assert sc.n_events == 2
     assert sc.event_pitches(0) == (60, 64, 67)
     phi = sc.event_matrix(12)
@@ -55,3 +54,15 @@ def test_labels_get_ids_and_validate():
         RegionLabel(item_id="a", start=5, stop=5)
     with pytest.raises(ParameterError):
         AnchorLabel(item_id="a", event=1, time_s=float("nan"))
+
+
+def test_score_is_a_deprecated_alias_of_midiscore():
+    import marginalia as mg
+    from marginalia.types import MidiScore
+
+    with pytest.warns(DeprecationWarning, match="use MidiScore"):
+        from marginalia.types import Score
+    assert Score is MidiScore
+    with pytest.warns(DeprecationWarning):
+        assert mg.Score is MidiScore
+    assert "MidiScore" in mg.__all__ and "Score" not in mg.__all__

@@ -14,12 +14,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from marginalia.engine import Engine
 from marginalia.session.session import MODELS_KEPT
 from tests.reliability import engine_kill_child
 from tests.reliability.edit_script import EditModel
-from tests.reliability.killing import ForkedChild, _copy
 from tests.reliability.engine_kill_child import new_project, next_call
+from tests.reliability.killing import ForkedChild, _copy
 
 KILLS = 22
 
@@ -163,6 +165,7 @@ class Stats:
     kinds: dict = field(default_factory=dict)
 
 
+@pytest.mark.slow
 def test_sigkill_of_an_engine_at_random_moments_loses_nothing(tmp_path):
     new_project(tmp_path / "warm.marginalia", seed=2)  # compile the kernels once, before forking
     path, item = new_project(tmp_path / "killed.marginalia", seed=1, with_labels=False)

@@ -22,7 +22,7 @@ from marginalia.engine import Engine
 from marginalia.exceptions import UsageError
 from marginalia.export_target import MARKER, clean_leftovers
 from marginalia.exports import export as run_export
-from marginalia.types import Alignment, RegionKind, RegionLabel, Score, Segmentation
+from marginalia.types import Alignment, MidiScore, RegionKind, RegionLabel, Segmentation
 
 from .engine_kill_child import make_profiles
 
@@ -206,7 +206,7 @@ def hostile(tmp_path_factory):
     path.parent.mkdir(parents=True)
     with Engine.create(path) as eng:
         spec = eng._loader.describe(folder / "prof.csv", score_path=None)[0]
-        for k, bad in enumerate(HOSTILE):
+        for _k, bad in enumerate(HOSTILE):
             eng.session.add_item(bad, spec.kind, spec.task, source_path=str(folder / "prof.csv"), meta=spec.meta,
                                  item_id=bad)
     return path
@@ -235,7 +235,7 @@ class _AudioStub:
     def __init__(self, names):
         self.recs = [SimpleNamespace(id=f"i{k}", name=n, kind="audio", task="alignment") for k, n in enumerate(names)]
         times = np.arange(40) * 0.05
-        self.score = Score(pitches=[60, 64, 67], onsets_s=[0.0, 0.5, 1.0], offsets_s=[0.5, 1.0, 1.5])
+        self.score = MidiScore(pitches=[60, 64, 67], onsets_s=[0.0, 0.5, 1.0], offsets_s=[0.5, 1.0, 1.5])
         self.seq = SimpleNamespace(positions=times)
         self.session = SimpleNamespace(items=lambda: list(self.recs))
 

@@ -5,6 +5,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,7 @@ def _apply(session, op):
 
 @settings(max_examples=30)
 @given(st.lists(ops, max_size=25))
+@pytest.mark.slow
 def test_random_edit_sequences_never_damage_the_project(sequence):
     folder = Path(tempfile.mkdtemp(prefix="fuzz-"))
     path = folder / "p.marginalia"

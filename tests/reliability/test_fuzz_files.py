@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from marginalia.engine import Engine
 from marginalia.exceptions import MarginaliaError
 from marginalia.io import load_audio, read_annotations, read_midi, read_profiles, write_midi, write_wav
-from marginalia.types import Score
+from marginalia.types import MidiScore
 from tests.reliability.engine_kill_child import make_profiles, new_project
 
 CASE_DEADLINE_S = 10
@@ -107,10 +107,10 @@ def mutate(data: bytes, ops) -> bytes:
 
 # ------------------------------------------------------------------ valid files
 
-def _score() -> Score:
+def _score() -> MidiScore:
     pitches = [60, 64, 67, 65, 62]
     onsets = [0.0, 0.1, 0.2, 0.3, 0.4]
-    return Score(pitches=pitches, onsets_s=onsets, offsets_s=[t + 0.1 for t in onsets],
+    return MidiScore(pitches=pitches, onsets_s=onsets, offsets_s=[t + 0.1 for t in onsets],
                  onsets_beats=[2 * t for t in onsets], offsets_beats=[2 * t + 0.2 for t in onsets],
                  velocities=[80] * 5, name="tune")
 
@@ -301,6 +301,7 @@ def _audio_case(valid, engine, fmt, ops):
 
 @settings(max_examples=EXAMPLES)
 @given(ops=mutations)
+@pytest.mark.slow
 def test_fuzzed_wav(valid, engine, ops):
     _audio_case(valid, engine, "wav", ops)
 
@@ -352,6 +353,7 @@ def test_index_damage_is_noticed_on_open(tmp_path):
     project must be refused on open (a query through that index, e.g. the latest model of a task, would
     silently miss rows), not opened and reported damaged only by a later ``integrity_check``."""
     import sqlite3
+
     from marginalia.exceptions import ProjectDamagedError
     path, _ = new_project(tmp_path / "p.marginalia", seed=1)
     conn = sqlite3.connect(path)

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from marginalia.engine import Engine
 from tests.reliability.edit_script import EditModel
 from tests.reliability.engine_kill_child import new_project
@@ -52,6 +54,7 @@ class SpawnedGuiChild:
         self.proc.stdout.close()
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_app_while_labelling_loses_nothing(tmp_path):
     path, item = new_project(tmp_path / "gui.marginalia", seed=8, with_labels=False)
     with Engine.open(path) as eng:

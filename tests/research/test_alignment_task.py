@@ -2,14 +2,15 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.research.active_loop import ActiveSession, PartPool
 from benchmarks.research.alignment_task import AlignmentActiveTask, AlignmentItem, onset_errors
 from marginalia.active.parts import Part
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.tasks.alignment import N_FEATURES
-from marginalia.types import AnchorLabel, Score
+from marginalia.types import AnchorLabel, MidiScore
 
 
 def _templates(rng, E):
@@ -196,7 +197,7 @@ def test_validation_names_the_argument():
 
 
 def test_from_audio_times_follow_centred_frames():
-    score = Score(pitches=[60, 64, 67], onsets_s=[0.0, 0.5, 1.0], offsets_s=[0.5, 1.0, 1.5])
+    score = MidiScore(pitches=[60, 64, 67], onsets_s=[0.0, 0.5, 1.0], offsets_s=[0.5, 1.0, 1.5])
     T = 20
     chroma = np.zeros((T, 12))
     chroma[:, 0] = 1.0

@@ -8,7 +8,8 @@ import pytest
 from benchmarks.research.calibrated_penalty import PenaltyCalibration
 from marginalia.cgh.penalty_regression import sequence_features
 from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.models.segmentation import SegmentationModel, count_label_errors
+from marginalia.metrics import region_errors
+from marginalia.models.segmentation import SegmentationModel
 from marginalia.types import RegionKind, RegionLabel
 
 
@@ -37,7 +38,7 @@ def test_calibration_fixes_a_penalty_that_ignores_the_noise_level():
     assert cal.intervals_.shape == (24, 2) and cal.errors_.shape == (24, 13)
 
     def total(decode):
-        return sum(sum(count_label_errors(l, decode(X))[:2]) for X, l in test)
+        return sum(region_errors(l, decode(X)).errors for X, l in test)
 
     fixed = total(lambda X: model.decode(X, w))
     calibrated = total(lambda X: cal.decode(X, sequence_features(X)))

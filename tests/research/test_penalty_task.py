@@ -2,7 +2,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.research.active_loop import ActiveSession
 from benchmarks.research.penalty_task import PenaltyPathTask
@@ -22,6 +23,7 @@ def _step_signal(rng, T, jump, at=None, noise=1.0):
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), T=st.integers(4, 8), jump=st.floats(0.0, 4.0))
+@pytest.mark.slow
 def test_part_scores_match_brute_force_over_every_segmentation(seed, T, jump):
     rng = np.random.default_rng(seed)
     x, _ = _step_signal(rng, T, jump)

@@ -9,11 +9,12 @@ import pytest
 from benchmarks.research.active_loop import ActiveSession
 from benchmarks.research.recipe_task import RecipeTask, retrain_metric_mode
 from marginalia.active.parts import Part
-from marginalia.active.segmentation_task import OutputPruning, region_error, segmentation_part_scores
+from marginalia.active.segmentation_task import OutputPruning, segmentation_part_scores
 from marginalia.cgh.change_pruning import ChangePruner, elimination_path
 from marginalia.cgh.recipe import CghSegmenter, fit_cgh_recipe
 from marginalia.decoders.segmentation import segment_penalized
 from marginalia.exceptions import ParameterError
+from marginalia.metrics import RegionErrors, region_errors
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.types import RegionLabel, Sequence
 from tests.core.cgh.test_penalty_law import _platform_set
@@ -42,6 +43,7 @@ def _chromosomes(n=10, T=150, seed=0):
     return items, labels
 
 
+@pytest.mark.slow
 def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     items, labels = _chromosomes()
     task = RecipeTask(min_items=4, recipe_params={"law_metric": "learned"})   # the perceptron's w draws the items
@@ -56,11 +58,8 @@ def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     held = [(items[k], labels[k]) for k in names[6:]]
     for data, _ in held:
         assert task.predict(data) == task.recipe_.segment(data)
-    fp = fn = n = 0
-    for data, labs in held:
-        a, b, c = region_error(labs, task.recipe_.segment(data))
-        fp, fn, n = fp + a, fn + b, n + c
-    assert task.evaluate(held) == pytest.approx((fp + fn) / n)
+    total = sum((region_errors(labs, task.recipe_.segment(data)) for data, labs in held), RegionErrors())
+    assert task.evaluate(held) == pytest.approx(total.errors / total.n_labels)
     # part scores: the perceptron's parameters with the chromosome's own penalty factor, as the engine scores
     data = items[names[7]]
     factor = task.penalty_factor(data)
@@ -74,6 +73,7 @@ def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     assert got.scale == pytest.approx(want.scale)
 
 
+@pytest.mark.slow
 def test_chromosomes_whose_law_decodes_the_plain_logratio_are_scored_with_its_parameters():
     items, labels = _chromosomes(seed=5)
     task = RecipeTask(min_items=4, recipe_params={"law_metric": "logratio"})
@@ -160,6 +160,7 @@ def test_output_margin_follows_the_pruned_prediction():
     assert margin(float(np.maximum.accumulate(scores)[0]) + 1e-6) == pytest.approx(0.0, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_metric_refit_keeps_the_previous_metric_until_the_label_set_grows_by_half():
     items, labels = _chromosomes(n=14, seed=5)
     names = list(items)

@@ -62,6 +62,7 @@ def test_transfer_with_two_target_sequences_beats_target_only():
     assert got_transfer <= 0.6 * got_target
 
 
+@pytest.mark.slow
 def test_cv_chooses_zero_when_the_domains_are_unrelated():
     rng = np.random.default_rng(5)
     # source: the change is on feature 1 and feature 0 jumps irrelevantly; target: the other way round

@@ -95,6 +95,7 @@ def exact_hamming_primal(model, Xs, Ys, w, lam):
     return 0.5 * lam * w @ w + hinge / len(Xs)
 
 
+@pytest.mark.slow
 def test_hamming_fit_closes_the_duality_gap_and_agrees_with_the_generic_ssvm(data):
     Xs, Ys, _ = data
     C = 1.0

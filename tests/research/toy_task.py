@@ -17,8 +17,7 @@ from marginalia.types import BoundaryLabel, RegionLabel
 
 def all_segmentations(T):
     for k in range(T):
-        for cuts in itertools.combinations(range(1, T), k):
-            yield cuts
+        yield from itertools.combinations(range(1, T), k)
 
 
 def joint_features(X, cuts):

@@ -53,11 +53,11 @@ def measure_lag(workdir: Path, sr: int = SR) -> float:
     absolute signal first exceeds 5 % of the note's peak.
     """
     from marginalia.io.midi import write_midi
-    from marginalia.types import Score
+    from marginalia.types import MidiScore
     pitches = [36, 48, 55, 60, 64, 67, 72, 79, 84, 91]
     vel = [30, 50, 70, 90, 110] * 2
     on = 0.5 + 0.8 * np.arange(len(pitches))
-    score = Score(pitches=pitches, onsets_s=on, offsets_s=on + 0.3, velocities=vel, name="lag")
+    score = MidiScore(pitches=pitches, onsets_s=on, offsets_s=on + 0.3, velocities=vel, name="lag")
     workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=workdir) as td:  # private: several benchmark processes may probe at once
         mid = Path(td) / "lag_probe.mid"

@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.active.count_runner_up import count_runner_up, refine_with_runner_up, segment_count_runner_up
 from marginalia.decoders.brute import brute_cost, brute_force_segmentations, brute_penalized
@@ -44,6 +45,7 @@ def _random_labels(data, T):
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), T=st.integers(2, 9), p=st.integers(1, 2), min_size=st.integers(1, 2),
        width=st.integers(0, 3))
+@pytest.mark.slow
 def test_runner_up_is_the_cheapest_feasible_neighbour_by_brute_force(data, T, p, min_size, width):
     rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
     X = rng.normal(size=(T, p))
@@ -75,6 +77,7 @@ def test_runner_up_is_the_cheapest_feasible_neighbour_by_brute_force(data, T, p,
 @settings(max_examples=30, deadline=None)
 @given(data=st.data(), T=st.integers(2, 9), min_size=st.integers(1, 2), width=st.integers(0, 3),
        reach=st.sampled_from([None, 1, 2]))
+@pytest.mark.slow
 def test_local_search_never_worsens_keeps_labels_and_stops_at_a_local_optimum(data, T, min_size, width, reach):
     rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
     X = rng.normal(size=(T, 1))

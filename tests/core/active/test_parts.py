@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.active.parts import Part, make_parts, parts_for_items, phrase_parts
 from marginalia.exceptions import ParameterError
-from marginalia.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel, Score, Segmentation, Sequence
+from marginalia.types import AnchorLabel, BoundaryLabel, MidiScore, RegionKind, RegionLabel, Segmentation, Sequence
 
 
 @settings(max_examples=60)
@@ -83,7 +84,7 @@ def test_anchor_labels_on_event_parts():
 
 def test_phrase_parts_cut_at_gaps_and_max_events():
     onsets = [0, 1, 2, 3, 10, 11, 12, 13, 14, 15, 16]
-    sc = Score(pitches=[60] * len(onsets), onsets_s=onsets, offsets_s=[o + 0.5 for o in onsets])
+    sc = MidiScore(pitches=[60] * len(onsets), onsets_s=onsets, offsets_s=[o + 0.5 for o in onsets])
     parts = phrase_parts("s", sc, max_events=4)
     assert [(p.start, p.stop) for p in parts] == [(0, 4), (4, 8), (8, 11)]
     assert all(p.size <= 4 and p.kind == "phrase" and p.axis == "events" for p in parts)

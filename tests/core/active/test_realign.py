@@ -7,9 +7,9 @@ from benchmarks.research.active_loop import ActiveSession, PartPool
 from marginalia.active.parts import Part
 from marginalia.active.realign import Performance, RealignTask, within_tolerance
 from marginalia.active.uncertainty import uncertainty_from_scores
-from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.align import ScoreAligner
-from marginalia.types import AnchorLabel, Score
+from marginalia.exceptions import InfeasibleLabelsError, ParameterError
+from marginalia.types import AnchorLabel, MidiScore
 
 SR = 11025
 IOI = 0.35
@@ -20,7 +20,7 @@ PITCHES = [60, 64, 67, 71, 62, 65, 69, 69, 69, 69, 69, 69]
 
 def _score():
     on = np.arange(len(PITCHES)) * IOI
-    return Score(pitches=PITCHES, onsets_s=on, offsets_s=on + IOI, name="synthetic")
+    return MidiScore(pitches=PITCHES, onsets_s=on, offsets_s=on + IOI, name="synthetic")
 
 
 def _render(lead=0.3):
@@ -72,6 +72,7 @@ def test_the_held_tone_window_is_the_closest_call(perf):
     assert task.n_alignments_ == 1  # both windows reuse the one alignment
 
 
+@pytest.mark.slow
 def test_anchors_hold_and_the_loop_runs(perf):
     p, truth = perf
     parts = [Part("s", 0, 4, "phrase", "events"), Part("s", 4, 8, "phrase", "events"),

@@ -1,15 +1,16 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.research.active_loop import ActiveSession, PartPool
 from marginalia.active.parts import Part, make_parts
-from marginalia.active.segmentation_task import SegmentationTask, region_error, segmentation_part_scores, shift_labels
+from marginalia.active.segmentation_task import SegmentationTask, segmentation_part_scores, shift_labels
 from marginalia.active.uncertainty import uncertainty_from_scores
 from marginalia.decoders.brute import brute_second_best
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.models.segmentation import SegmentationModel
-from marginalia.types import BoundaryLabel, RegionLabel, Segmentation
+from marginalia.types import BoundaryLabel, RegionLabel
 
 
 def _task(Xs, w=None):
@@ -56,14 +57,6 @@ def test_shift_labels_keeps_ids_and_drops_labels_outside():
                        part)
     assert [(x.id, type(x).__name__) for x in out] == [(r.id, "RegionLabel"), (b.id, "BoundaryLabel")]
     assert (out[0].start, out[0].stop, out[1].index) == (2, 8, 5)
-
-
-def test_region_error_counts_fp_and_fn():
-    labels = [RegionLabel(item_id="a", start=0, stop=5, kind="0"), RegionLabel(item_id="a", start=5, stop=10,
-                                                                               kind="1"),
-              RegionLabel(item_id="a", start=10, stop=15, kind=">=1"), BoundaryLabel(item_id="a", index=3)]
-    assert region_error(labels, Segmentation([3, 6, 8, 20])) == (2, 1, 3)  # 0-region hit, ONE with 2, >=1 with 0
-    assert region_error(labels, Segmentation([7, 12, 20])) == (0, 0, 3)
 
 
 def _expert_items(n, seed, T=40):

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.active.stopping import StoppingCriterion, convergence_eta, mean_uncertainty, robust_mean
 from marginalia.exceptions import ParameterError

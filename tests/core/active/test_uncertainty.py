@@ -1,10 +1,18 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.active.parts import Part
-from marginalia.active.uncertainty import (STRATEGIES, PartScores, next_queries, pool_uncertainties, rank_parts,
-                                     select_batch, uncertainty_from_scores)
+from marginalia.active.uncertainty import (
+    STRATEGIES,
+    PartScores,
+    next_queries,
+    pool_uncertainties,
+    rank_parts,
+    select_batch,
+    uncertainty_from_scores,
+)
 from marginalia.exceptions import ParameterError
 from marginalia.types import Query
 

@@ -23,7 +23,7 @@ def test_small_steps_are_followed_locally_and_match_the_exact_decoder():
     warm = WarmSegmenter(refresh=0.25)
     rng = np.random.default_rng(1)
     metric, pen = np.array([1.0, 1.0]), 20.0
-    for step in range(12):
+    for _step in range(12):
         best = warm.decode("p", X, X, pen, metric=metric)
         exact = segment_penalized(X, pen, metric=metric)
         assert best.segmentation == exact.segmentation

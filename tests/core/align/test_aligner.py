@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from marginalia.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
 from marginalia.align import AlignmentOutput, ScoreAligner
-from marginalia.types import AnchorLabel, Score
+from marginalia.exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
+from marginalia.types import AnchorLabel, MidiScore
 
 SR = 11025
 
@@ -20,7 +20,7 @@ def make_score(pitch_rows, ioi_s=0.4):
             pitches.append(p)
             on.append(e * ioi_s)
             off.append((e + 1) * ioi_s)
-    return Score(pitches=pitches, onsets_s=on, offsets_s=off, name="synthetic")
+    return MidiScore(pitches=pitches, onsets_s=on, offsets_s=off, name="synthetic")
 
 
 MELODY = [(60, 64), (62,), (67, 71), (65,), (69, 72), (64,), (59, 62, 67), (72,), (66,), (61, 68), (63,), (60, 67)]
@@ -158,8 +158,8 @@ def test_from_bytes_rejects_garbage():
 
 
 def test_align_recording_reads_an_audio_file(tmp_path, example):
-    from marginalia.io.audio import write_wav
     from marginalia.align import align_recording
+    from marginalia.io.audio import write_wav
     score, y, truth = example
     path = tmp_path / "take.wav"
     write_wav(path, (y / np.abs(y).max() * 0.5).astype(np.float32), SR)

@@ -17,14 +17,14 @@ import pytest
 
 import marginalia.align.aligner as sa
 from marginalia.align.aligner import AlignmentFeatures, ScoreAligner, _templates, _unexplained_strikes
-from marginalia.types import Score
+from marginalia.types import MidiScore
 
 SR = 11025
 
 
 def test_an_event_template_holds_the_notes_tied_over_from_earlier_events():
     # event 0: F A C held over event 1 (F and A re-struck); the C ends exactly at event 2's onset
-    score = Score(pitches=[41, 48, 57, 65, 41, 57, 60], onsets_s=[0, 0, 0, 0, 1, 1, 2],
+    score = MidiScore(pitches=[41, 48, 57, 65, 41, 57, 60], onsets_s=[0, 0, 0, 0, 1, 1, 2],
                   offsets_s=[1.5, 2.0, 1.2, 3.0, 1.5, 1.5, 3.0], name="tied")
     plain = _templates(score, held=0.0)
     held = _templates(score, held=0.5)
@@ -42,7 +42,7 @@ def test_an_event_template_holds_the_notes_tied_over_from_earlier_events():
 
 
 def test_unexplained_strikes_are_the_flux_outside_the_partials_of_each_event():
-    score = Score(pitches=[48, 60, 64], onsets_s=[0.0, 1.0, 1.0], offsets_s=[1.0, 2.0, 2.0], name="u")
+    score = MidiScore(pitches=[48, 60, 64], onsets_s=[0.0, 1.0, 1.0], offsets_s=[1.0, 2.0, 2.0], name="u")
     T, k = 6, 2
     flux = np.zeros((T * k, 88), np.float32)
     flux[2, 60 - 21] = 1.0  # frame 1: C4 struck (the 2nd partial of C3: explained by event 0 too)
@@ -66,7 +66,7 @@ def _alternating_voicings(seed):
         pitches += list(row)
         on += [0.4 * e] * len(row)
         off += [0.4 * (e + 1)] * len(row)
-    score = Score(pitches=pitches, onsets_s=on, offsets_s=off, name="voicings")
+    score = MidiScore(pitches=pitches, onsets_s=on, offsets_s=off, name="voicings")
     rng = np.random.default_rng(seed)
     ioi = 0.4 * np.exp(rng.uniform(-0.6, 0.6, len(rows)))
     ev_on = np.concatenate([[0.0], np.cumsum(ioi[:-1])])

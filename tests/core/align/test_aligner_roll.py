@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from marginalia.align import ScoreAligner
-from marginalia.types import Score
+from marginalia.types import MidiScore
 
 SR = 11025
 LEAD_S = 0.3
@@ -32,7 +32,7 @@ def make_score(ioi_s=0.4):
             pitches.append(p)
             on.append(e * ioi_s)
             off.append((e + 1) * ioi_s)
-    return Score(pitches=pitches, onsets_s=on, offsets_s=off, name="rolled-ending")
+    return MidiScore(pitches=pitches, onsets_s=on, offsets_s=off, name="rolled-ending")
 
 
 def performance(score, roll_s=1.5, run_ioi=(0.7, 0.75, 0.85, 1.0)):

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from marginalia.align.dp import align_with_duration_costs, duration_costs, onset_moves
 from marginalia.decoders.brute_alignment import all_alignments
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
-from marginalia.align.dp import align_with_duration_costs, duration_costs, onset_moves
 
 
 def objective(S, cost, onsets, gain):

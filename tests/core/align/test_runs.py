@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marginalia.exceptions import ParameterError
 from marginalia.align.runs import place_run, repeated_runs, strike_peaks
+from marginalia.exceptions import ParameterError
 
 
 def brute_runs(sets, min_length):

@@ -6,12 +6,22 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from marginalia.cgh.change_pruning import (
+    DEFAULT_TOLERANCE,
+    SPIKE_THRESHOLD,
+    SPREAD_FLOOR,
+    ChangePruner,
+    despike,
+    elimination_path,
+    oversegment,
+    prune_changes,
+    with_changes_of,
+)
 from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.cgh.change_pruning import (DEFAULT_TOLERANCE, SPIKE_THRESHOLD, SPREAD_FLOOR, ChangePruner, despike,
-                                          elimination_path, oversegment, prune_changes, with_changes_of)
-from marginalia.models.segmentation import count_label_errors
+from marginalia.metrics import region_errors
 from marginalia.types import RegionKind, RegionLabel, Segmentation, Sequence
 
 
@@ -86,7 +96,7 @@ def test_the_learned_rule_drops_the_spurious_changes_and_keeps_the_real_steps(ki
         x, cand, labels = _sequence(rng, kind)
         kept = p.prune(x, cand)
         assert kept.changes.tolist() == [40, 80, 120]
-        assert count_label_errors(labels, kept)[:2] == (0, 0)
+        assert region_errors(labels, kept).errors == 0
     if kind == "spike":
         # a spike's jump is larger than a step's: only a length term separates them
         assert p.beta_ > 0 or p.gamma_ > 0
@@ -98,7 +108,7 @@ def test_a_fit_from_the_tables_of_a_subset_is_the_fit_on_that_subset(seed, chose
     # what makes cross-validating the rule one fit rather than one per fold
     rng = np.random.default_rng(seed)
     data = [_sequence(rng, kind) for kind in ("shift", "spike") * 5]
-    for x, cand, labels in data[::3]:        # some labels the candidates cannot satisfy, some candidates none
+    for _x, _cand, labels in data[::3]:        # some labels the candidates cannot satisfy, some candidates none
         labels[1] = RegionLabel(item_id="s", start=1, stop=12, kind=RegionKind.ONE)
     index = [i for i, c in enumerate(chosen) if c] or [0]
     rule = ChangePruner(tolerance=tolerance)
@@ -143,7 +153,7 @@ def test_the_spread_of_the_short_segment_tells_a_focal_event_from_a_scatter_of_o
     assert with_spread.delta_ < 0 and with_spread.train_errors_ == 0
     assert without.train_errors_ >= 5
     test = [_focal_or_scatter(rng, k) for k in ("focal", "scatter") * 5]
-    errors = sum(sum(count_label_errors(labels, with_spread.prune(x, cand))[:2]) for x, cand, labels in test)
+    errors = sum(region_errors(labels, with_spread.prune(x, cand)).errors for x, cand, labels in test)
     assert errors == 0
 
 
@@ -204,10 +214,12 @@ def test_the_threshold_aims_at_the_middle_of_the_near_best_ones():
     assert near_best.tau_ < only_best.tau_ - 0.2
     # a real step of 2.3 noise units: the threshold squeezed against the lone rejected 2.2 drops it
     x, cand, labels = _one_step(rng, 2.3, True)
-    assert count_label_errors(labels, near_best.prune(x, cand))[:2] == (0, 0)
-    assert count_label_errors(labels, only_best.prune(x, cand))[:2] == (0, 1)
+    assert region_errors(labels, near_best.prune(x, cand)).errors == 0
+    err = region_errors(labels, only_best.prune(x, cand))
+    assert (err.fp, err.fn) == (0, 1)
 
 
+@pytest.mark.slow
 def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load():
     from marginalia.cgh.recipe import CghSegmenter, fit_cgh_recipe
 
@@ -220,7 +232,6 @@ def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load
     for k, cv in seg.pruner_cv_errors_.items():
         assert seg.pruner_candidates_[k] == ("union" if cv["union"] < cv["law"] else "law")
     d = json.loads(json.dumps(seg.to_dict()))
-    spread = any(rule["delta"] != 0.0 for rule in d["pruners"].values())
     union = "union" in seg.pruner_candidates_.values()
     assert d["recipe"] == "cgh-penalty-law/5" and d["spike_threshold"] == seg.spike_threshold == 4.0
     assert all(rule["spike"] == 4.0 for rule in d["pruners"].values())
@@ -344,7 +355,7 @@ def test_pruners_choose_from_an_oversegmentation_when_the_law_misses_changes():
     assert all(law_only.law_segment(s).n_segments == 1 for s, _ in test)
     assert auto.pruner_candidates_ == {"all": "union"}
     assert auto.pruner_cv_errors_["all"]["union"] < auto.pruner_cv_errors_["all"]["law"]
-    errors = {name: sum(sum(count_label_errors(l, r.segment(s))[:2]) for s, l in test)
+    errors = {name: sum(region_errors(l, r.segment(s)).errors for s, l in test)
               for name, r in (("law", law_only), ("auto", auto))}
     assert errors["law"] == len(test) and errors["auto"] <= 1
     # the choice is saved (a version-4 description) and the rebuilt recipe decodes the same
@@ -430,8 +441,8 @@ def test_too_few_groups_keep_the_laws_candidates_without_cross_validation():
 
 
 def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
-    from marginalia.exceptions import CancelledError
     from marginalia.cgh.recipe import CANDIDATE_STAGE, CghSegmenter
+    from marginalia.exceptions import CancelledError
 
     rng = np.random.default_rng(6)
     train = [_missed_step_item(rng, i) for i in range(8)]
@@ -449,6 +460,7 @@ def test_the_candidate_choice_reports_progress_and_can_be_cancelled():
     assert [s for s in seen if s[0] == CANDIDATE_STAGE] == [(CANDIDATE_STAGE, k, 16) for k in (0, 1, 2, 3)]
 
 
+@pytest.mark.slow
 def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
     from marginalia.cgh.recipe import CghSegmenter, density_class
 
@@ -465,7 +477,7 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
     def errors(seg):
         out = {"low": 0, "high": 0}
         for s, l in test:
-            out[density_class(s)] += sum(count_label_errors(l, seg.segment(s))[:2])
+            out[density_class(s)] += region_errors(l, seg.segment(s)).errors
         return out
 
     seg = CghSegmenter(**kw).fit(seqs, labs)
@@ -486,6 +498,7 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
     assert errors(seg) == {"low": 0, "high": 0} and errors(pooled)["low"] >= 4
 
 
+@pytest.mark.slow
 def test_one_platform_is_fitted_once_and_each_of_two_gets_its_own_law_from_4_profiles():
     from marginalia.cgh.recipe import CghSegmenter
 

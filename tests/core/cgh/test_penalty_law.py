@@ -5,12 +5,14 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.cgh.recipe import CghSegmenter, density_class, fit_cgh_recipe
 from marginalia.cgh.penalty_law import PenaltyLaw, _thresholds_from_counts, count_thresholds
-from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel, count_label_errors
+from marginalia.cgh.recipe import CghSegmenter, density_class, fit_cgh_recipe
+from marginalia.exceptions import NotFittedError, ParameterError
+from marginalia.metrics import region_errors
+from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel
 from marginalia.types import RegionKind, RegionLabel, Sequence
 
 GRID = np.arange(-6.0, 6.01, 0.5)
@@ -88,8 +90,8 @@ def test_law_recovers_the_noise_variance_scaling_of_the_penalty():
         [X for X, _, _ in train], [l for _, l, _ in train], np.array([[f] for _, _, f in train]))
     # cost and penalty both scale with σ², so the law's slope on log σ² is 1
     assert law.regression_.coef_[0] == pytest.approx(1.0, abs=0.2)
-    fixed = sum(sum(count_label_errors(l, model.decode(X, w))[:2]) for X, l, _ in test)
-    learned = sum(sum(count_label_errors(l, law.decode(X, [f]))[:2]) for X, l, f in test)
+    fixed = sum(region_errors(l, model.decode(X, w)).errors for X, l, _ in test)
+    learned = sum(region_errors(l, law.decode(X, [f])).errors for X, l, f in test)
     assert fixed >= 5 and learned <= 1
 
 
@@ -103,6 +105,7 @@ def _noisy_step_set(seed, n):
     return model, w, Xs, Ys, F, np.arange(n) // 2
 
 
+@pytest.mark.slow
 def test_the_margin_is_chosen_with_the_ridge_by_cross_validated_label_errors():
     model, w, Xs, Ys, F, groups = _noisy_step_set(3, 24)
     summaries = [PenaltyLaw(model, w, offsets=GRID, counts=(0, 1)).grid_summary(X, l) for X, l in zip(Xs, Ys)]
@@ -187,6 +190,7 @@ def test_thresholds_cross_validation_and_round_trip():
         PenaltyLaw(model, w, counts=(3, 1)).thresholds(X)
 
 
+@pytest.mark.slow
 def test_out_of_fold_offsets_are_what_a_law_fitted_without_each_fold_predicts():
     model, w, Xs, Ys, F, groups = _noisy_step_set(4, 12)
     law = PenaltyLaw(model, w, offsets=GRID, counts=(0, 1), alphas=(1e-2,), cv=3)
@@ -236,6 +240,7 @@ def _platform_set(seed, n):
     return [s for s, _ in data], [l for _, l in data]
 
 
+@pytest.mark.slow
 def test_recipe_learns_one_law_per_array_platform():
     rng = np.random.default_rng(3)
     train = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(28)]
@@ -251,7 +256,7 @@ def test_recipe_learns_one_law_per_array_platform():
         np.mean([seg.offset(s) for s, _ in test if density_class(s) == "low"])
 
     def errors(segment):
-        return sum(sum(count_label_errors(l, segment(s))[:2]) for s, l in test)
+        return sum(region_errors(l, segment(s)).errors for s, l in test)
 
     metric_only = errors(lambda s: seg.model_.decode(seg.model_input(s), seg.w_))
     recipe = errors(seg.segment)
@@ -276,6 +281,7 @@ def test_recipe_learns_one_law_per_array_platform():
         fit_cgh_recipe(seqs[:2], [labs[0], []])
 
 
+@pytest.mark.slow
 def test_law_only_sequences_train_the_laws_and_pruners_but_not_the_metric():
     rng = np.random.default_rng(4)
     train = [_platform_item(rng, i, "high" if i % 2 else "low") for i in range(16)]
@@ -294,6 +300,7 @@ def test_law_only_sequences_train_the_laws_and_pruners_but_not_the_metric():
         fit_cgh_recipe(seqs, labs, law_only=([extra[0][0]], [[]]), **params)
 
 
+@pytest.mark.slow
 def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_cancel():
     seqs, labs = _platform_set(6, 16)
     params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=True)
@@ -318,6 +325,7 @@ def test_threads_give_the_same_recipe_report_progress_per_stage_and_stop_on_canc
         assert len(seen) <= 5 + n_jobs
 
 
+@pytest.mark.slow
 def test_a_long_chromosome_teaches_the_metric_through_windows_around_its_labels(monkeypatch):
     from marginalia.cgh import training_windows as tw
     rng = np.random.default_rng(8)
@@ -350,6 +358,7 @@ def test_a_long_chromosome_teaches_the_metric_through_windows_around_its_labels(
     assert rec.segment(long_seq).n_segments >= 2
 
 
+@pytest.mark.slow
 def test_transfer_learner_keeps_one_metric_per_platform_through_the_json():
     seqs, labs = _platform_set(5, 20)
     seg = fit_cgh_recipe(seqs, labs, max_iter=2, min_class_sequences=8, counts=(0, 1), alphas=(1e-2,),
@@ -376,6 +385,7 @@ def test_a_penalty_that_changes_nothing_gives_a_constant_law():
     assert law.predict_offset(data[0][0], [data[0][2]]) in GRID
 
 
+@pytest.mark.slow
 def test_a_retrain_can_keep_or_anchor_the_previous_metric():
     seqs, labs = _platform_set(6, 24)
     params = dict(max_iter=3, min_class_sequences=6, counts=(0, 1), alphas=(1e-2,), prune=False)
@@ -404,6 +414,7 @@ def test_a_retrain_can_keep_or_anchor_the_previous_metric():
         fit_cgh_recipe(seqs, labs, previous=first, metric="keep", min_size=5, **params)
 
 
+@pytest.mark.slow
 def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_errors():
     seqs, labs = _platform_set(6, 24)
     params = dict(max_iter=2, min_class_sequences=6, counts=(0, 1), alphas=(1e-2, 1.0), prune=False)
@@ -436,7 +447,7 @@ def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_
     logratio_w = seg.logratio_w()
     assert np.array_equal(seg.model_.split_w(logratio_w)[0], np.eye(seg.model_._p())[0])
     new_seqs, new_labs = _platform_set(60, 8)
-    for s, l in zip(new_seqs, new_labs):
+    for s, _l in zip(new_seqs, new_labs):
         assert seg.own_w(s) is seg.laws_[density_class(s)].w
         np.testing.assert_array_equal(seg.item_w(s, shared_w=seg.w_), seg.item_w(s))   # its own w, whatever is shared
         assert seg.model_.decode(seg.model_input(s), seg.item_w(s)) == seg.law_segment(s)
@@ -450,6 +461,7 @@ def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_
         CghSegmenter.from_dict(seg.model_, seg.w_, damaged)
 
 
+@pytest.mark.slow
 def test_a_law_metric_can_be_imposed():
     seqs, labs = _platform_set(6, 16)
     params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=False)
@@ -463,6 +475,7 @@ def test_a_law_metric_can_be_imposed():
         fit_cgh_recipe(seqs, labs, law_metric="euclidean", **params)
 
 
+@pytest.mark.slow
 def test_a_law_chooses_its_margin_only_from_enough_profiles():
     from marginalia.cgh.recipe import LAW_MARGINS, MIN_GROUPS_TO_COMPARE
     seqs, labs = _platform_set(7, 16)

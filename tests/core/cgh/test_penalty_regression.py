@@ -5,11 +5,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path
 from marginalia.cgh.penalty_regression import PenaltyIntervalRegression, sequence_features
+from marginalia.exceptions import NotFittedError, ParameterError
 from marginalia.types import RegionKind, RegionLabel
 
 
@@ -29,6 +30,7 @@ def _brute_costs(x, k_max):
 
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=7), st.floats(-4, 3))
+@pytest.mark.slow
 def test_path_matches_brute_force(values, log_pen):
     x = np.array(values)
     k_max = len(x)
@@ -132,7 +134,7 @@ def test_interval_regression_from_real_paths_beats_a_wrong_constant():
 
     def errors(log_pens):
         tot = 0
-        for (x, labels, path), lp in zip(tests, log_pens):
+        for (_x, labels, path), lp in zip(tests, log_pens):
             _, fp, fn, _ = error_intervals(path, labels)
             j = max(int(np.searchsorted(path.log_lower, lp, side="right")) - 1, 0)
             tot += fp[j] + fn[j]

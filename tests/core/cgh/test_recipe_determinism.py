@@ -17,6 +17,7 @@ def demo():
 
 
 @pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.slow
 def test_the_same_labels_in_any_order_give_the_same_model(demo, seed):
     profiles, labels = demo
     reference = mg.CghSegmenter(max_iter=2).fit(profiles, labels)
@@ -31,6 +32,7 @@ def test_the_same_labels_in_any_order_give_the_same_model(demo, seed):
         [s.changes.tolist() for s in again.predict(profiles)]
 
 
+@pytest.mark.slow
 def test_label_lists_per_sequence_and_a_flat_list_fit_the_same_model(demo):
     profiles, labels = demo
     by_name = {p.name: [] for p in profiles}

@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from marginalia.exceptions import ParameterError
 from marginalia.cgh.training_windows import training_windows, window_training_set
+from marginalia.exceptions import ParameterError
 from marginalia.models.segmentation import label_violations
 from marginalia.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 

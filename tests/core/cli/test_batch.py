@@ -8,10 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marginalia.batch import (BatchTask, ClusterError, atomic_write_text, make_chunks, marker_path, open_client,
-                        run_batch, safe_key)
+from marginalia.batch import (
+    BatchTask,
+    ClusterError,
+    atomic_write_text,
+    make_chunks,
+    marker_path,
+    open_client,
+    run_batch,
+    safe_key,
+)
 from marginalia.exceptions import ParameterError
-from marginalia.progress import NullProgress
+from marginalia.progress import NullProgressBar
 
 
 def write_square(x, *, out_dir):
@@ -28,7 +36,7 @@ def tasks(values):
 
 
 def test_runs_every_item_and_collects_results(tmp_path):
-    progress = NullProgress()
+    progress = NullProgressBar()
     rep = run_batch(write_square, tasks([1, 2, 3]), out_dir=tmp_path, fingerprint="m1", progress=progress)
     assert rep.ok and sorted(rep.done) == ["item 1", "item 2", "item 3"] and rep.skipped == []
     assert {k: v["value"] for k, v in rep.results.items()} == {"item 1": 1, "item 2": 4, "item 3": 9}
@@ -46,7 +54,7 @@ def test_threads_run_the_costliest_first_and_give_the_same_results(tmp_path):
 
     work = [BatchTask(f"item {v}", (v,), cost=float(v)) for v in [3, 9, 1, -4, 7]]
     one = run_batch(write_square, work, out_dir=tmp_path / "one", fingerprint="m1")
-    progress = NullProgress()
+    progress = NullProgressBar()
     two = run_batch(record, work, out_dir=tmp_path / "two", fingerprint="m1", progress=progress, threads=2)
     assert two.results == one.results and two.failed == one.failed and sorted(two.done) == sorted(one.done)
     assert set(started[:2]) == {9, 7} and sorted(started) == [-4, 1, 3, 7, 9]
@@ -131,6 +139,7 @@ def test_marker_records_fingerprint_and_files(tmp_path):
     assert marker["fingerprint"] == "abc" and marker["files"] == ["sq_2.txt"] and marker["key"] == "item 2"
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_fails_fast_with_a_clear_message():
     import distributed  # noqa: F401 - importing Dask is not part of the wait being measured
     t0 = time.perf_counter()
@@ -158,6 +167,7 @@ def test_thread_cluster_gives_the_same_results_as_in_process(tmp_path):
         assert (tmp_path / "dask" / name).read_text() == (tmp_path / "local" / name).read_text()
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_results_as_in_process(tmp_path):
     # one real multi-process cluster: tasks and results are pickled across processes
     t0 = time.perf_counter()
@@ -199,8 +209,8 @@ def slow_square(x, *, out_dir):
     return write_square(x, out_dir=out_dir)
 
 
-class TimedProgress(NullProgress):
-    """Progress that records when each item was counted."""
+class TimedProgress(NullProgressBar):
+    """A silent progress bar that records when each item was counted."""
 
     def __init__(self):
         super().__init__(0)
@@ -223,7 +233,7 @@ def test_dask_progress_counts_each_item_when_it_ends_not_when_its_chunk_does(tmp
 
 
 def test_items_that_finished_before_their_worker_died_keep_their_results(tmp_path):
-    from marginalia.batch import _MarkerWatch, _execute, _outcomes_after_crash
+    from marginalia.batch import _execute, _MarkerWatch, _outcomes_after_crash
     todo = tasks([2, 3, 4])
     fingerprints = {t.key: "m" for t in todo}
     watch = _MarkerWatch(tmp_path, todo, fingerprints, since=time.time())
@@ -235,7 +245,7 @@ def test_items_that_finished_before_their_worker_died_keep_their_results(tmp_pat
 
 
 def test_markers_of_an_earlier_run_are_not_taken_for_this_one(tmp_path):
-    from marginalia.batch import _MarkerWatch, _execute
+    from marginalia.batch import _execute, _MarkerWatch
     todo = tasks([5])
     _execute(write_square, todo[0], str(tmp_path), "m", False)
     old = time.time() - 3600
@@ -253,9 +263,10 @@ def square_or_die(x, *, out_dir):
     return write_square(x, out_dir=out_dir)
 
 
+@pytest.mark.slow
 def test_a_dying_worker_fails_only_the_items_it_did_not_finish(tmp_path):
     # one chunk: item 2 finishes and writes its marker, then item 99 kills the worker (on every retry)
-    bar = NullProgress(0)
+    bar = NullProgressBar(0)
     with open_client(n_workers=2, processes=True) as client:
         rep = run_batch(square_or_die, tasks([2, 99]), out_dir=tmp_path, fingerprint="m", client=client,
                         chunk_size=2, progress=bar)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from marginalia.cli import main
-from marginalia.types import Score
+from marginalia.types import MidiScore
 
 SR = 22050
 LEAD = 0.4
@@ -33,7 +33,7 @@ def performance(tmp_path_factory):
         m = (t >= a) & (t < b)
         y[m] += 0.3 * np.exp(-3 * (t[m] - a)) * (np.sin(2 * np.pi * f * t[m]) + 0.5 * np.sin(4 * np.pi * f * t[m]))
     write_wav(folder / "take.wav", y.astype(np.float32), SR)
-    score = Score(pitches=[n[0] for n in NOTES], onsets_s=[n[1] for n in NOTES], offsets_s=[n[2] for n in NOTES])
+    score = MidiScore(pitches=[n[0] for n in NOTES], onsets_s=[n[1] for n in NOTES], offsets_s=[n[2] for n in NOTES])
     write_midi(folder / "take.mid", score)
     return folder
 
@@ -95,8 +95,8 @@ def test_missing_score_file_is_a_usage_error(performance, tmp_path, capsys):
 
 
 def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performance, tmp_path, capsys):
-    from marginalia.models.files import TrainedModel, save_model
     from marginalia.cli_commands.align import load_recording
+    from marginalia.models.files import TrainedModel, save_model
     from marginalia.models.segmentation import SegmentationModel
     rec = load_recording(performance / "take.wav")
     model = SegmentationModel()

@@ -146,6 +146,7 @@ def test_a_sequence_that_fails_is_reported_and_the_others_are_written(seg_model,
     assert "p.csv" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_console_script_runs_as_a_subprocess(seg_model, cgh_dir, tmp_path):
     script = Path(sys.executable).with_name("marginalia-cli")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "marginalia.cli"]
@@ -210,9 +211,9 @@ def test_recipe_refuses_plain_model_options(cgh_dir, tmp_path, capsys):
 
 def test_recipe_model_predicts_like_the_in_process_recipe(seg_model, cgh_dir, tmp_path):
     """The CLI model file carries the whole recipe: its breaks equal CghSegmenter.segment in process."""
-    from marginalia.models.files import load_model
-    from marginalia.io.cgh import read_annotations
     from marginalia.cgh.recipe import fit_cgh_recipe
+    from marginalia.io.cgh import read_annotations
+    from marginalia.models.files import load_model
     seqs = read_profiles(cgh_dir / "profiles.csv")
     labels = {}
     for lab in read_annotations(cgh_dir / "annotations.csv", seqs):
@@ -229,8 +230,8 @@ def test_a_damaged_penalty_law_is_refused_on_load(seg_model, tmp_path):
 
     import numpy as np
 
-    from marginalia.models.files import load_model
     from marginalia.exceptions import DataFormatError
+    from marginalia.models.files import load_model
     with np.load(seg_model) as z:
         arrays = {k: z[k] for k in z.files}
     header = json.loads(arrays["header"].tobytes().decode("utf-8"))
@@ -338,8 +339,8 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
 
 
 def test_the_laws_choose_their_margin_unless_one_is_imposed(cgh_dir, tmp_path, capsys):
-    from marginalia.models.files import load_model
     from marginalia.cgh.recipe import LAW_MARGINS
+    from marginalia.models.files import load_model
     args = ["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
             "--annotations", str(cgh_dir / "annotations.csv"), "--max-iter", "3"]
     chosen = tmp_path / "chosen.model"

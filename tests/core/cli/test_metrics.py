@@ -1,62 +1,18 @@
-"""Label error against a brute-force count; onset error matching and summaries on known answers."""
+"""Onset error: matching and summaries on known answers (the region error is tested in tests/core/test_metrics.py)."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marginalia.cli_commands._metrics import (AlignmentTable, match_events, onset_error_summary, read_alignment_table,
-                                        read_truth_table, region_errors)
-from marginalia.exceptions import DataFormatError, ParameterError
-from marginalia.types import RegionKind, RegionLabel, Segmentation
-
-
-@st.composite
-def segmentation_and_labels(draw):
-    T = draw(st.integers(2, 12))
-    bps = sorted(draw(st.sets(st.integers(1, T - 1), max_size=T - 1)))
-    labels = []
-    for _ in range(draw(st.integers(0, 5))):
-        a = draw(st.integers(0, T - 2))
-        b = draw(st.integers(a + 2, T))
-        kind = draw(st.sampled_from(list(RegionKind)))
-        labels.append(RegionLabel(item_id="s", start=a, stop=b, kind=kind))
-    return Segmentation(bps + [T]), labels
-
-
-@settings(max_examples=60)
-@given(segmentation_and_labels())
-def test_region_errors_match_a_brute_force_count(case):
-    seg, labels = case
-    fp = fn = 0
-    for lab in labels:
-        inside = sum(1 for c in seg.breakpoints if lab.start < c < lab.stop)
-        if lab.kind in (RegionKind.ZERO, RegionKind.SAME):
-            fp += inside >= 1
-        elif lab.kind == RegionKind.ONE:
-            fn += inside == 0
-            fp += inside >= 2
-        else:
-            fn += inside == 0
-    got = region_errors(seg, labels)
-    assert (got.n_labels, got.fp, got.fn) == (len(labels), fp, fn)
-    assert got.errors == fp + fn
-
-
-def test_region_errors_known_answer_at_the_region_edges():
-    seg = Segmentation([3, 6, 10])  # changes at 3 and 6
-    labels = [RegionLabel(item_id="s", start=0, stop=3, kind=RegionKind.ZERO),   # change 3 is at the edge: none inside
-              RegionLabel(item_id="s", start=0, stop=4, kind=RegionKind.ZERO),   # holds 3: FP
-              RegionLabel(item_id="s", start=2, stop=7, kind=RegionKind.ONE),    # holds 3 and 6: FP
-              RegionLabel(item_id="s", start=6, stop=10, kind=RegionKind.ONE),   # none inside: FN
-              RegionLabel(item_id="s", start=5, stop=7, kind=RegionKind.AT_LEAST_ONE)]  # holds 6: ok
-    got = region_errors(seg, labels)
-    assert (got.fp, got.fn) == (2, 1)
-
-
-def test_region_errors_refuse_a_region_past_the_end():
-    with pytest.raises(ParameterError, match="runs past the sequence end"):
-        region_errors(Segmentation([5]), [RegionLabel(item_id="s", start=0, stop=6, kind=RegionKind.ZERO)])
+from marginalia.cli_commands._metrics import (
+    AlignmentTable,
+    match_events,
+    onset_error_summary,
+    read_alignment_table,
+    read_truth_table,
+)
+from marginalia.exceptions import DataFormatError
 
 
 def table(score, audio, pitches):

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from marginalia.exceptions import ParameterError
-from marginalia.progress import NullProgress, Progress, format_duration
+from marginalia.progress import NullProgressBar, ProgressBar, format_duration
 
 
 class FakeClock:
@@ -25,7 +25,7 @@ def test_format_duration(seconds, text):
 def test_rate_and_eta_follow_the_clock():
     clock = FakeClock()
     buf = io.StringIO()
-    bar = Progress(10, label="predict", stream=buf, tty=False, log_interval=0, clock=clock)
+    bar = ProgressBar(10, label="predict", stream=buf, tty=False, log_interval=0, clock=clock)
     assert bar.eta == float("inf")
     clock.t += 4.0
     bar.advance(2)
@@ -38,7 +38,7 @@ def test_eta_weighs_items_by_their_work_when_given():
     # 3 small items done in 3 s, one item 100 times their size left: not "ETA 1s"
     clock = FakeClock()
     buf = io.StringIO()
-    bar = Progress(4, label="predict", stream=buf, tty=False, log_interval=0, clock=clock)
+    bar = ProgressBar(4, label="predict", stream=buf, tty=False, log_interval=0, clock=clock)
     bar.set_work(103)
     for _ in range(3):
         clock.t += 1.0
@@ -52,7 +52,7 @@ def test_eta_weighs_items_by_their_work_when_given():
 
 def test_a_batch_reports_its_tasks_costs_as_work(tmp_path):
     from marginalia.batch import BatchTask, run_batch
-    bar = Progress(0, stream=io.StringIO(), tty=False, log_interval=0)
+    bar = ProgressBar(0, stream=io.StringIO(), tty=False, log_interval=0)
     tasks = [BatchTask(f"k{i}", (i,), cost=c) for i, c in enumerate([1.0, 5.0, 50.0])]
     run_batch(_square, tasks, out_dir=tmp_path, fingerprint="f", progress=bar)
     assert bar.total == 3 and bar.total_work == 56.0 and bar.work_done == 56.0
@@ -65,7 +65,7 @@ def _square(x, *, out_dir):
 def test_plain_lines_are_rate_limited_and_the_last_line_is_always_printed():
     clock = FakeClock()
     buf = io.StringIO()
-    bar = Progress(5, label="x", stream=buf, tty=False, log_interval=10.0, clock=clock)
+    bar = ProgressBar(5, label="x", stream=buf, tty=False, log_interval=10.0, clock=clock)
     for _ in range(4):
         clock.t += 1.0
         bar.advance()
@@ -81,7 +81,7 @@ def test_plain_lines_are_rate_limited_and_the_last_line_is_always_printed():
 def test_terminal_mode_redraws_one_line_and_ends_with_a_newline():
     clock = FakeClock()
     buf = io.StringIO()
-    with Progress(4, stream=buf, tty=True, width=8, clock=clock) as bar:
+    with ProgressBar(4, stream=buf, tty=True, width=8, clock=clock) as bar:
         clock.t += 1
         bar.advance(2)
     out = buf.getvalue()
@@ -92,12 +92,12 @@ def test_terminal_mode_redraws_one_line_and_ends_with_a_newline():
 
 def test_stream_that_is_not_a_tty_gets_plain_lines():
     buf = io.StringIO()  # StringIO.isatty() is False
-    assert Progress(1, stream=buf).tty is False
+    assert ProgressBar(1, stream=buf).tty is False
 
 
 def test_engine_style_callback_sets_done_and_total():
     buf = io.StringIO()
-    bar = Progress(0, stream=buf, tty=False, log_interval=0)
+    bar = ProgressBar(0, stream=buf, tty=False, log_interval=0)
     report = bar.callback()
     report(3, 7, "fitting")
     assert (bar.done, bar.total) == (3, 7)
@@ -106,7 +106,7 @@ def test_engine_style_callback_sets_done_and_total():
 
 def test_null_progress_counts_silently():
     buf = io.StringIO()
-    bar = NullProgress(2, stream=buf)
+    bar = NullProgressBar(2, stream=buf)
     bar.advance()
     bar.close()
     assert bar.done == 1 and buf.getvalue() == ""
@@ -115,13 +115,13 @@ def test_null_progress_counts_silently():
 @pytest.mark.parametrize("total", [-1, 1.5, "3", True])
 def test_bad_total_is_refused(total):
     with pytest.raises(ParameterError, match="total"):
-        Progress(total)
+        ProgressBar(total)
 
 
 def test_no_eta_from_a_sliver_of_the_work():
     # a first item of 0.1 % of the work after a slow start would promise hours: the ETA waits for 1 %
     clock = FakeClock()
-    bar = Progress(300, stream=io.StringIO(), tty=False, log_interval=0, clock=clock)
+    bar = ProgressBar(300, stream=io.StringIO(), tty=False, log_interval=0, clock=clock)
     bar.set_work(100_000)
     clock.t += 3.0
     bar.advance(work=100)

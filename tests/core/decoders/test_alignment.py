@@ -48,6 +48,7 @@ def problems_with_windows(draw):
 
 @settings(max_examples=80)
 @given(problems())
+@pytest.mark.slow
 def test_align_equals_brute_force_optimum(problem):
     S, m = problem
     result = align(S, min_frames=m)
@@ -75,6 +76,7 @@ def test_constrained_align_respects_windows_and_is_optimal(case):
 
 @settings(max_examples=80)
 @given(problems_with_windows())
+@pytest.mark.slow
 def test_second_best_is_the_best_other_alignment(case):
     S, m, cons = case
     ranked = brute_align(S, min_frames=m, accept=cons.is_satisfied_by)
@@ -154,6 +156,7 @@ def test_loss_augmented_with_zero_scores_finds_the_farthest_alignment():
 @settings(max_examples=60)
 @given(problems(), st.lists(st.floats(0, 5), min_size=8, max_size=8), st.sampled_from([0.0, 0.3, 2.0]),
        st.integers(0, 8))
+@pytest.mark.slow
 def test_duration_prior_equals_brute_force(problem, expected, weight, extra_frames):
     S, m = problem
     T, E = S.shape

@@ -19,7 +19,7 @@ from marginalia.decoders.warping import (
     warping_hamming,
 )
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
-from marginalia.types import Warping, WarpAnchorLabel
+from marginalia.types import WarpAnchorLabel, Warping
 
 TOL = 1e-9
 
@@ -62,6 +62,7 @@ def anchored(draw):
 
 @settings(max_examples=80)
 @given(anchored())
+@pytest.mark.slow
 def test_dtw_equals_brute_force_and_visits_anchors(case):
     C, cons = case
     ranked = brute_dtw(C, accept=cons.is_satisfied_by)
@@ -134,6 +135,7 @@ def test_threaded_cost_pipeline_gives_the_same_paths(monkeypatch):
     assert best.warping == plain.warping and second.warping != plain.warping
 
 
+@pytest.mark.slow
 def test_second_best_on_medium_sizes_uses_checkpoints_correctly(monkeypatch):
     # a tiny checkpoint budget gives 16 x 16 tiles, so many tiles are recomputed
     monkeypatch.setattr(wp, "_CHECKPOINT_BYTES", 1)

@@ -55,6 +55,7 @@ def _task(eng, item_id):
     return eng._tasks.get(eng.session.item(item_id))
 
 
+@pytest.mark.slow
 def test_retrain_fits_the_recipe_and_finds_the_held_out_changes(labelled):
     eng, ids, truth, train = labelled
     model_id = eng.retrain()
@@ -85,6 +86,7 @@ def test_fewer_labelled_chromosomes_keep_the_plain_ssvm(labelled, tmp_path):
     assert _task(eng, ids[train[0]]).recipe is None
 
 
+@pytest.mark.slow
 def test_the_recipe_survives_reopening(labelled):
     eng, ids, truth, train = labelled
     eng.retrain()
@@ -121,6 +123,7 @@ def _learned_metric_laws(monkeypatch):
     monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="learned"))
 
 
+@pytest.mark.slow
 def test_the_item_view_of_the_model_scores_with_the_items_penalty(labelled, monkeypatch):
     _learned_metric_laws(monkeypatch)
     eng, ids, truth, train = labelled
@@ -158,6 +161,7 @@ def test_a_label_the_items_redraw_already_obeys_leaves_the_model_alone(labelled,
     np.testing.assert_allclose(task.w, w_before)
 
 
+@pytest.mark.slow
 def test_the_pruning_rule_never_drops_a_change_a_label_needs(labelled):
     eng, ids, truth, train = labelled
     eng.retrain()
@@ -176,6 +180,7 @@ def test_the_pruning_rule_never_drops_a_change_a_label_needs(labelled):
     assert pred.structure.n_segments == 1 and pred.runner_up is not None and pred.runner_up.n_segments == 3
 
 
+@pytest.mark.slow
 def test_an_oversegmentations_change_never_contradicts_a_label(labelled):
     eng, ids, truth, train = labelled
     eng.retrain()
@@ -194,6 +199,7 @@ def test_an_oversegmentations_change_never_contradicts_a_label(labelled):
     assert eng.predict(ids[held_out]).structure.n_segments > 20    # nothing there says no
 
 
+@pytest.mark.slow
 def test_when_an_extra_candidate_breaks_a_label_the_rule_still_prunes_the_decoders_changes(labelled, monkeypatch):
     from marginalia.types import Segmentation
     eng, ids, truth, train = labelled
@@ -218,6 +224,7 @@ def test_when_an_extra_candidate_breaks_a_label_the_rule_still_prunes_the_decode
     assert task.model.violations(eng.labels(ids[held_out]), pred.structure) == 0
 
 
+@pytest.mark.slow
 def test_the_apps_model_exported_for_the_cli_segments_as_the_app_does(labelled, tmp_path):
     from marginalia.models.files import load_model
     eng, ids, truth, train = labelled
@@ -264,8 +271,8 @@ def test_a_recipe_retrain_reports_each_stage(labelled):
 def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labelled):
     import threading
 
-    from marginalia.exceptions import CancelledError
     from marginalia.cgh.recipe import CghSegmenter
+    from marginalia.exceptions import CancelledError
     eng, ids, truth, train = labelled
     before = eng.model_id(ids[train[0]])
     seqs = [eng.data(ids[n]).sequence for n in train]
@@ -289,8 +296,8 @@ def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labell
 def test_chromosomes_whose_law_decodes_the_plain_logratio_use_its_parameters(labelled, monkeypatch, tmp_path):
     from functools import partial
 
-    from marginalia.models.files import load_model
     from marginalia.cgh.recipe import CghSegmenter
+    from marginalia.models.files import load_model
     monkeypatch.setattr(segtask, "CghSegmenter", partial(CghSegmenter, law_metric="logratio"))
     eng, ids, truth, train = labelled
     eng.retrain()

@@ -100,6 +100,7 @@ def test_queries_and_the_signal_are_the_same_on_one_or_two_threads(tmp_path, mon
 
 def test_cancelling_threaded_queries_stops_both_threads_soon_and_the_engine_stays_usable(tmp_path, monkeypatch):
     import threading
+
     from marginalia.exceptions import CancelledError
     from marginalia.tasks import base
     monkeypatch.setattr(base, "QUERY_THREADS", 2)

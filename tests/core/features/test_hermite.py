@@ -2,7 +2,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.exceptions import ParameterError
 from marginalia.features.hermite import hermite_features, hermite_values, robust_noise_scale

@@ -108,6 +108,7 @@ def test_kernel_number_parser_agrees_with_float(text):
 @given(st.lists(st.tuples(st.sampled_from(["1", "2", "10", '"2"', '"10"']), st.sampled_from(["1", "X", '"X"']),
                           st.integers(1, 50), _number_text, st.sampled_from(["", "a", '"b"', '"c,d"'])),
                 min_size=1, max_size=25))
+@pytest.mark.slow
 def test_fast_reader_equals_csv_module_reader(tmp_path_factory, rows):
     p = tmp_path_factory.mktemp("fast") / "p.csv"
     p.write_text(HEADER.strip() + ",note\n" + "".join(f"{a},{b},{c},{d},{e}\n" for a, b, c, d, e in rows))

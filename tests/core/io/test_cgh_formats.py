@@ -211,6 +211,7 @@ def test_segment_tables_of_earlier_versions_still_read(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore:.*not sorted by position")
+@pytest.mark.slow
 def test_engine_imports_wide_tables_and_bedgraph_and_exports_seg(tmp_path):
     from marginalia.engine import Engine
     wide = tmp_path / "wide.csv"

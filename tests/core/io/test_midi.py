@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from marginalia.exceptions import DataFormatError, ParameterError
 from marginalia.io import midi
-from marginalia.types import Score
+from marginalia.types import MidiScore
 
 
 def _save(path, tracks, *, mtype=1, tpb=480):
@@ -134,7 +134,7 @@ def test_midi_score_midi_round_trip_keeps_pitch_and_onset(tmp_path_factory, spec
 
 
 def test_score_without_tempo_map_round_trips(tmp_path):
-    s = Score(pitches=[60, 64, 67, 60], onsets_s=[0.0, 0.0, 0.7333, 2.0], offsets_s=[0.5, 1.0, 1.9, 2.0])
+    s = MidiScore(pitches=[60, 64, 67, 60], onsets_s=[0.0, 0.0, 0.7333, 2.0], offsets_s=[0.5, 1.0, 1.9, 2.0])
     midi.write_midi(tmp_path / "s.mid", s)
     b = midi.read_midi(tmp_path / "s.mid")
     assert b.pitches.tolist() == s.pitches.tolist()
@@ -143,7 +143,7 @@ def test_score_without_tempo_map_round_trips(tmp_path):
 
 
 def test_aligned_midi_follows_the_audio_times(tmp_path):
-    s = Score(pitches=[60, 64, 62, 65], onsets_s=[0.0, 0.0, 1.0, 2.0], offsets_s=[1.0, 0.5, 2.0, 3.0])
+    s = MidiScore(pitches=[60, 64, 62, 65], onsets_s=[0.0, 0.0, 1.0, 2.0], offsets_s=[1.0, 0.5, 2.0, 3.0])
     times = np.array([0.5, 2.5, 3.0])  # events at 0, 1, 2 s of the score
     midi.write_midi(tmp_path / "al.mid", s, times_s=times)
     b = midi.read_midi(tmp_path / "al.mid")
@@ -158,7 +158,7 @@ def test_aligned_midi_follows_the_audio_times(tmp_path):
 
 
 def test_alignment_csv_round_trip(tmp_path):
-    s = Score(pitches=[60, 64, 67, 62], onsets_s=[0.0, 0.0, 0.0, 0.5], offsets_s=[0.5, 0.5, 0.5, 1.0])
+    s = MidiScore(pitches=[60, 64, 67, 62], onsets_s=[0.0, 0.0, 0.0, 0.5], offsets_s=[0.5, 0.5, 0.5, 1.0])
     midi.write_alignment_csv(tmp_path / "a.csv", s, [0.25, 0.875])
     assert (tmp_path / "a.csv").read_text() == ("event,score_time_s,audio_time_s,pitches\n"
                                                 "0,0,0.25,60 64 67\n1,0.5,0.875,62\n")
@@ -218,7 +218,7 @@ def test_absurd_duration(tmp_path):
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 8), st.integers(40, 80)), min_size=1, max_size=10),
        st.lists(st.floats(0.0, 3.0), min_size=20, max_size=20))
 def test_warp_puts_events_at_their_times_and_keeps_notes_ordered(notes, gaps):
-    s = Score(pitches=[p for _, _, p in notes], onsets_s=[0.25 * a for a, _, _ in notes],
+    s = MidiScore(pitches=[p for _, _, p in notes], onsets_s=[0.25 * a for a, _, _ in notes],
               offsets_s=[0.25 * (a + d) for a, d, _ in notes])
     times = np.cumsum(gaps[: s.n_events])
     on, off = midi.warp_score_times(s, times)
@@ -230,10 +230,10 @@ def test_warp_puts_events_at_their_times_and_keeps_notes_ordered(notes, gaps):
 
 
 def test_writer_refuses_negative_onsets_and_encodes_names(tmp_path):
-    s = Score(pitches=[60], onsets_s=[-0.5], offsets_s=[0.5])
+    s = MidiScore(pitches=[60], onsets_s=[-0.5], offsets_s=[0.5])
     with pytest.raises(ParameterError, match="before 0 s"):
         midi.write_midi(tmp_path / "n.mid", s)
-    s = Score(pitches=[60], onsets_s=[0.0], offsets_s=[0.5], name="曲", tracks=[1],
+    s = MidiScore(pitches=[60], onsets_s=[0.0], offsets_s=[0.5], name="曲", tracks=[1],
               meta={"track_names": ("", "piano día")})
     midi.write_midi(tmp_path / "u.mid", s)
     assert midi.read_midi(tmp_path / "u.mid").meta["track_names"] == ("?", "piano día")
@@ -272,7 +272,7 @@ def test_aligned_midi_keeps_every_event_moved_with_the_notes(tmp_path):
     write_midi(tmp_path / "aligned.mid", score, times_s=times)
     out = mido.MidiFile(str(tmp_path / "aligned.mid"))
     got = []
-    for ti, track in enumerate(out.tracks):
+    for _ti, track in enumerate(out.tracks):
         tick = 0
         for msg in track:
             tick += msg.time

@@ -97,6 +97,7 @@ def test_bad_scores_name_the_file_and_line(tmp_path, monkeypatch):
         read_musicxml(tmp_path / "rep.musicxml" if (tmp_path / "rep.musicxml").exists() else empty)
 
 
+@pytest.mark.slow
 def test_audio_with_a_musicxml_score_is_an_alignment_item(tmp_path):
     from marginalia.engine import Engine
     from marginalia.io import write_wav

@@ -32,7 +32,8 @@ def test_a_failing_folder_export_keeps_the_previous_folder_whole(tmp_path):
 
     def fill(version, fail=False):
         def write(folder):
-            (folder / "manifest.json").write_text('{"format": "marginalia-bundle", "v": "%s", "files": ["features/a.npz"]}' % version)
+            (folder / "manifest.json").write_text(
+                '{"format": "marginalia-bundle", "v": "%s", "files": ["features/a.npz"]}' % version)
             (folder / "features").mkdir()
             if fail:
                 raise KeyboardInterrupt       # killed half-way

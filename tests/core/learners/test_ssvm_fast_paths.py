@@ -1,7 +1,8 @@
 """The SSVM's fast paths agree with the plain computations they replace."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.learners.ssvm import SSVM, _orthant_line_search
 from marginalia.models.segmentation import SegmentationModel

@@ -32,6 +32,7 @@ def close(a, b, rel):
     return np.linalg.norm(a - b) <= rel * max(np.linalg.norm(a), np.linalg.norm(b))
 
 
+@pytest.mark.slow
 def test_rho_zero_is_independent_training_and_infinity_is_union(monkeypatch):
     model, Xa, Ya, Xb, Yb = setup()
     monkeypatch.setattr(model, "fit_scales", lambda Xs: model)
@@ -47,7 +48,9 @@ def test_rho_zero_is_independent_training_and_infinity_is_union(monkeypatch):
     assert close(tinf.w_, su.w_, 0.05)
     # in between: the per-dataset vectors are pulled together
     tmid = TransferSSVM(model, rho=1.0, averaging=False, **kw).fit(Xa + Xb, Ya + Yb, ["a"] * 3 + ["b"] * 3)
-    dist = lambda t: np.linalg.norm(t.w_datasets_["a"] - t.w_datasets_["b"])
+    def dist(t):
+        return np.linalg.norm(t.w_datasets_["a"] - t.w_datasets_["b"])
+
     assert dist(tinf) < dist(tmid) < dist(t0)
 
 

@@ -3,12 +3,13 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.decoders.segmentation import segmentation_cost
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
-from marginalia.models.segmentation import (PartialTarget, SegmentationModel, count_label_errors, label_violations,
-                                      within_segment_scatter)
+from marginalia.metrics import RegionErrors, region_errors
+from marginalia.models.segmentation import PartialTarget, SegmentationModel, label_violations, within_segment_scatter
 from marginalia.types import BoundaryLabel, RegionKind, RegionLabel, Segmentation
 
 
@@ -159,7 +160,7 @@ def test_label_errors_known_answers():
             RegionLabel(item_id="a", start=8, stop=14, kind=RegionKind.ONE),     # change at 12 -> ok
             RegionLabel(item_id="a", start=14, stop=20, kind=RegionKind.ONE),    # none -> FN
             RegionLabel(item_id="a", start=0, stop=20, kind=RegionKind.AT_LEAST_ONE)]
-    assert count_label_errors(labs, seg) == (1, 1, 4)
+    assert region_errors(labs, seg) == RegionErrors(fp=1, fn=1, n_labels=4)
     assert label_violations(labs + [BoundaryLabel(item_id="a", index=12), BoundaryLabel(item_id="a", index=3)], seg) == 3
 
 

@@ -2,6 +2,7 @@
 sequences too long to enumerate."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -97,6 +98,7 @@ def problems(draw):
 
 @settings(max_examples=60, deadline=None)
 @given(problems(), st.booleans())
+@pytest.mark.slow
 def test_violation_dp_equals_the_textbook_dp(pb, counts):
     Z, penalty, m, rid, lo, hi, start, stop, gain, scale = pb
     ref, _ = reference_dp(Z, penalty, m, rid, lo, hi, start, stop, gain, scale, counts)

@@ -5,9 +5,15 @@ import pytest
 from hypothesis import given, settings
 
 from marginalia.exceptions import DataFormatError, ParameterError
-from marginalia.session.codec import (dumps_label, label_from_dict, label_to_dict, labels_digest, loads_label,
-                                task_of_label)
 from marginalia.io.cgh import CghRegionLabel
+from marginalia.session.codec import (
+    dumps_label,
+    label_from_dict,
+    label_to_dict,
+    labels_digest,
+    loads_label,
+    task_of_label,
+)
 from marginalia.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
 
 from .labels_strategies import any_label
@@ -15,6 +21,7 @@ from .labels_strategies import any_label
 
 @settings(max_examples=150)
 @given(any_label)
+@pytest.mark.slow
 def test_round_trip_is_exact(label):
     back = loads_label(dumps_label(label))
     assert type(back) is type(label)

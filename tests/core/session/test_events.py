@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from marginalia.events import (EventHub, ItemsChanged, LabelsChanged, ModelChanged, Progress, UndoStateChanged)
+from marginalia.events import EventHub, ItemsChanged, LabelsChanged, ModelChanged, Progress, UndoStateChanged
 from marginalia.exceptions import ParameterError
 
 

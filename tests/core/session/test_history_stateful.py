@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -142,6 +143,7 @@ class HistoryMachine(RuleBasedStateMachine):
 
 HistoryMachine.TestCase.settings = settings(max_examples=MAX_EXAMPLES, stateful_step_count=STEPS, deadline=None)
 TestHistory = HistoryMachine.TestCase
+TestHistory.pytestmark = [pytest.mark.slow]
 
 
 def test_restore_brings_back_an_import_undone_and_overwritten(tmp_path):

@@ -2,8 +2,14 @@ import dataclasses
 
 import pytest
 
-from marginalia.events import ItemsChanged, LabelsChanged, ModelChanged, PredictionChanged, SettingChanged, \
-    UndoStateChanged
+from marginalia.events import (
+    ItemsChanged,
+    LabelsChanged,
+    ModelChanged,
+    PredictionChanged,
+    SettingChanged,
+    UndoStateChanged,
+)
 from marginalia.exceptions import ParameterError, StoreError
 from marginalia.session import Session
 from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel

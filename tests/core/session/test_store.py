@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from marginalia.exceptions import (ParameterError, ProjectDamagedError, ProjectInUseError, ProjectVersionError,
-                             SourceMovedError, StoreError)
+from marginalia.exceptions import (
+    ParameterError,
+    ProjectDamagedError,
+    ProjectInUseError,
+    ProjectVersionError,
+    SourceMovedError,
+    StoreError,
+)
 from marginalia.session import ProjectStore, Session
 from marginalia.session.backups import good_backups, list_backups
 from marginalia.session.schema import APPLICATION_ID, CREATE_V1, SCHEMA_VERSION
@@ -221,6 +227,7 @@ def _wait_for(path, proc, timeout=30.0):
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_second_process_gets_project_in_use_and_read_only_works(tmp_path):
     path, labels = _project(tmp_path, n_labels=5)
     ready = tmp_path / "ready"

@@ -5,6 +5,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -141,3 +142,4 @@ class UndoMachine(RuleBasedStateMachine):
 
 UndoMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
 TestUndoRedo = UndoMachine.TestCase
+TestUndoRedo.pytestmark = [pytest.mark.slow]

@@ -193,6 +193,10 @@ class EngineTask:
     def part_scores(self, part):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def question(self, query):  # pragma: no cover - abstract
+        """The :class:`~marginalia.active.questions.Question` narrowing ``query``, or None when nothing differs."""
+        raise NotImplementedError
+
     def queries(self, n: int, *, strategy: str = "best-vs-2nd", cancel=None) -> list:
         """The ``n`` most uncertain parts of this task's items (overlapping parts suppressed)."""
         check_strategy(strategy)

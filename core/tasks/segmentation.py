@@ -26,10 +26,10 @@ import numpy as np
 # holds its lock: imported lazily from two threads at once (a worker's first prediction, the GUI thread's
 # first label check) its circular package imports can meet half-initialised modules
 from ..active.count_runner_up import segment_count_runner_up
-from ..active.segmentation_task import segmentation_part_scores
+from ..active.segmentation_task import segmentation_part_pair, segmentation_part_scores
 from ..learners.perceptron import StructuredPerceptron
 from ..learners.ssvm import SSVM
-from ..active.parts import make_parts
+from ..active.parts import Part, make_parts
 from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..features.cgh import pointwise_hermite_features
@@ -380,6 +380,23 @@ class SegmentationTask(EngineTask):
         w = self.item_w(part.item_id, self.ensure_model().w_)
         return segmentation_part_scores(self.model, w, self.features(part.item_id), part,
                                         self.labels_of(part.item_id))
+
+
+    def question(self, query):
+        """The question telling the part's best segmentation from its runner-up, or None when it has none.
+
+        The part is decoded as its query score decodes it, so the question's margin is the queue's.
+        """
+        from ..active.questions import segmentation_question
+        w = self.item_w(query.item_id, self.ensure_model().w_)
+        part = Part(query.item_id, query.start, query.stop)
+        best, runner, margin = segmentation_part_pair(self.model, w, self.features(query.item_id), part,
+                                                      self.labels_of(query.item_id))
+        if runner is None:
+            return None
+        seq = self.engine.sequence(query.item_id)
+        return segmentation_question(query, best, runner, margin, positions=seq.positions, units=seq.units,
+                                     item_name=self.engine.session.item(query.item_id).name)
 
 
 def _progress_callback(progress):

@@ -198,3 +198,22 @@ def test_a_contradicting_anchor_is_refused_naming_the_labels_it_contradicts(fres
     with pytest.raises(InfeasibleLabelsError, match="new label: event 6 at 2.500 s; event 5 at 3.000 s") as err:
         eng.add_label(AnchorLabel(item_id=audio.id, event=6, time_s=2.5))
     assert early.id in err.value.label_ids
+
+
+def test_an_audio_question_anchors_one_event_at_the_onset_its_answer_names(fresh_demo):
+    eng = fresh_demo
+    audio = _audio_item(eng)
+    query = next(q for q in eng.next_queries(10) if q.item_id == audio.id)
+    question = eng.question(query)
+    e = question.event
+    assert query.start <= e < query.stop
+    model, = question.answers["model"]
+    other, = question.answers["runner-up"]
+    assert model.event == other.event == e and model.time_s != other.time_s
+    assert f"{model.time_s:.2f} s or at {other.time_s:.2f} s" in question.sentence
+    n = len(eng.labels(audio.id))
+    stored = eng.answer(question, "runner-up")
+    assert [(lab.event, lab.time_s) for lab in stored] == [(e, other.time_s)]
+    assert len(eng.labels(audio.id)) == n + 1          # one event, not the whole phrase
+    pred = eng.predict(audio.id)
+    assert abs(pred.times_s[e] - other.time_s) <= other.tolerance_s + 1e-9

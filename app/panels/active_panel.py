@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
 from .. import theme
+from ..views.question_overlay import MODEL_COLOUR, RUNNER_COLOUR
 from .margins import format_margin, margin_from_uncertainty
 
 STRATEGIES = (("best-vs-2nd", "Best vs 2nd (margin)"), ("best-vs-worst", "Best vs worst"),
@@ -26,7 +29,8 @@ class ActivePanel(QtWidgets.QWidget):
 
     Signals
     -------
-    nextRequested(strategy), queryActivated(query), pickBest(), pickRunnerUp(), refreshRequested(strategy)
+    nextRequested(strategy), queryActivated(query), pickBest(), pickRunnerUp(), pickNeither(),
+    refreshRequested(strategy)
     """
 
     nextRequested = QtCore.Signal(str)
@@ -34,18 +38,31 @@ class ActivePanel(QtWidgets.QWidget):
     queryActivated = QtCore.Signal(object)
     pickBest = QtCore.Signal()
     pickRunnerUp = QtCore.Signal()
+    pickNeither = QtCore.Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.strategy = QtWidgets.QComboBox()
         for key, title in STRATEGIES:
             self.strategy.addItem(title, key)
-        self.next_button = QtWidgets.QPushButton("Next question")
-        self.next_button.setToolTip("Jump to the part where a label helps most (N)")
-        self.best_button = QtWidgets.QPushButton("Model is right")
-        self.best_button.setToolTip("Accept the best structure on the queried part (A)")
-        self.runner_button = QtWidgets.QPushButton("Runner-up is right")
-        self.runner_button.setToolTip("Accept the second-best structure on the queried part (Shift+A)")
+        self.next_button = QtWidgets.QPushButton("Next question (Q)")
+        self.next_button.setToolTip("Jump to the part where a label helps most (Q)")
+        self.question_label = QtWidgets.QLabel("Press Q for a question.")
+        self.question_label.setObjectName("question")
+        self.question_label.setWordWrap(True)
+        font = self.question_label.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        self.question_label.setFont(font)
+        self.answers_label = QtWidgets.QLabel("")
+        self.answers_label.setWordWrap(True)
+        self.answers_label.setTextFormat(Qt.TextFormat.RichText)
+        self.best_button = QtWidgets.QPushButton("A · Model is right")
+        self.best_button.setToolTip("Store the labels the model's answer writes (A)")
+        self.runner_button = QtWidgets.QPushButton("B · Runner-up is right")
+        self.runner_button.setToolTip("Store the labels the runner-up's answer writes (B)")
+        self.neither_button = QtWidgets.QPushButton("N · Neither")
+        self.neither_button.setToolTip("Neither is right: draw the label yourself on the view (N)")
         self.queue = QtWidgets.QTreeWidget()
         self.queue.setHeaderLabels(["#", "Item", "Part", "Margin"])
         self.queue.headerItem().setToolTip(
@@ -88,9 +105,12 @@ class ActivePanel(QtWidgets.QWidget):
         row.addWidget(self.strategy, 1)
         lay.addLayout(row)
         lay.addWidget(self.next_button)
+        lay.addWidget(self.question_label)
+        lay.addWidget(self.answers_label)
         row2 = QtWidgets.QHBoxLayout()
         row2.addWidget(self.best_button)
         row2.addWidget(self.runner_button)
+        row2.addWidget(self.neither_button)
         lay.addLayout(row2)
         lay.addWidget(self.queue, 1)
         lay.addWidget(self.curve)
@@ -99,9 +119,11 @@ class ActivePanel(QtWidgets.QWidget):
         self.strategy.currentIndexChanged.connect(lambda *_: self.refreshRequested.emit(self.current_strategy()))
         self.best_button.clicked.connect(self.pickBest)
         self.runner_button.clicked.connect(self.pickRunnerUp)
+        self.neither_button.clicked.connect(self.pickNeither)
         self.queue.itemActivated.connect(self._activated)
         self.queue.itemClicked.connect(self._activated)
         self._queries = []
+        self.question = None
 
     def current_strategy(self) -> str:
         return self.strategy.currentData()
@@ -123,6 +145,27 @@ class ActivePanel(QtWidgets.QWidget):
 
     def queries(self):
         return list(self._queries)
+
+    def set_question(self, question, describe=str):
+        """Show ``question`` (a marginalia.active.questions.Question, or None) and the labels each answer writes.
+
+        ``describe(label)`` words one label as the Labels panel does.
+        """
+        self.question = question
+        if question is None:
+            self.question_label.setText("Press Q for a question.")
+            self.answers_label.setText("")
+            return
+        self.question_label.setText(question.sentence)
+        rows = []
+        for key, title, which, colour in (("A", "Model is right", "model", MODEL_COLOUR),
+                                          ("B", "Runner-up is right", "runner-up", RUNNER_COLOUR)):
+            said = "; ".join(describe(lab) for lab in question.answers[which]) or "nothing new"
+            rows.append(f"<b>{key}</b> <span style='color:{colour}'>■</span> {title} → writes "
+                        f"<i>{html.escape(said)}</i>")
+        rows.append("<b>N</b> Neither → writes nothing: draw the label yourself")
+        rows.append(f"margin {format_margin(question.margin)}")
+        self.answers_label.setText("<br>".join(rows))
 
     def set_current(self, query):
         for i in range(self.queue.topLevelItemCount()):

@@ -150,12 +150,17 @@ def test_next_question_frames_the_queried_part(qtbot, demo):
     assert all(win.engine.item_info(o.item_id).kind != kind for o in better)
     assert win.active_panel.queue.topLevelItemCount() >= 1
     view = win.active_view()
-    qtbot.waitUntil(lambda: view.mapping is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: view.mapping is not None and win.current_question is not None
+                    and win.current_question.query is q, timeout=WAIT)
+    # framed on the window where the best and the runner-up disagree, inside the queried part
+    question = win.current_question
     start, stop = win.query_samples(q)
+    assert start <= question.region[0] < question.region[1] <= stop
     x0, x1 = view.x_range()
-    lo, hi = view.mapping.region_x(start, stop)
+    lo, hi = view.mapping.region_x(*question.view)
     assert x0 <= lo + 1e-9 and x1 >= hi - 1e-9
     assert x1 - x0 <= 1.6 * (hi - lo) + 1e-6   # framed with a little context
+    assert view.question_overlay.shown and win.active_panel.question_label.text() == question.sentence
 
 
 def test_anchor_a_score_note_on_the_audio(qtbot, demo):

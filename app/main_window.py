@@ -305,7 +305,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
                 tb.addAction(self.actions[name])
         for name, short in (("kind0", "0 change"), ("kind1", "1 change"), ("kind2", "\u22651 change"),
                             ("kindS", "same"), ("boundary_mode", "boundary"), ("next_question", "Next question"),
-                            ("accept", "Accept"), ("retrain", "Retrain"), ("play", "Play"),
+                            ("accept", "Model is right"), ("retrain", "Retrain"), ("play", "Play"),
                             ("open", "Open"), ("import", "Import"), ("undo", "Undo"), ("redo", "Redo")):
             act = self.actions[name]
             act.setIconText(short)

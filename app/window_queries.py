@@ -28,6 +28,8 @@ class ActiveQueriesMixin:
             return
         engine = self.engine
         strategy = self.active_panel.current_strategy()
+        self.active_panel.set_tasks(f"{info.task}/{info.kind}" for info in self.infos.values())
+        task = self.active_panel.current_task()
         if then_follow:
             # a later refresh (e.g. the one deferred to the first prediction) supersedes this one in the
             # "queries" lane: it must still take the user to the question they asked for
@@ -36,7 +38,7 @@ class ActiveQueriesMixin:
         here = self.current_item
 
         def work(cancel, progress):
-            qs = engine.next_queries(10, strategy=strategy, cancel=cancel)
+            qs = engine.next_queries(10, strategy=strategy, task_name=task, cancel=cancel)
             return qs, engine.learning_curve(here), engine.stopping_signal(here)
 
         def done(result):
@@ -182,12 +184,13 @@ class ActiveQueriesMixin:
         if self.engine is None or self.current_question is None:
             return
         engine, strategy = self.engine, self.active_panel.current_strategy()
+        task = self.active_panel.current_task()
         asked = self.current_question.query
         here = self.infos.get(asked.item_id)
         infos = dict(self.infos)
 
         def work(cancel, progress):
-            queries = engine.next_queries(10, strategy=strategy, cancel=cancel)
+            queries = engine.next_queries(10, strategy=strategy, task_name=task, cancel=cancel)
             rest = [q for q in queries if (q.item_id, q.start, q.stop) != (asked.item_id, asked.start, asked.stop)]
             like = [q for q in rest if here is not None and infos.get(q.item_id) is not None
                     and (infos[q.item_id].kind, infos[q.item_id].task) == (here.kind, here.task)]

@@ -576,13 +576,14 @@ class Engine:
         Each task (aCGH segmentation, audio segmentation, alignment) measures uncertainty on its
         own scale, so their rankings are interleaved rather than merged by value: every task's
         most uncertain part first (the more uncertain of those first), then every task's
-        second, and so on. With one task this is its own ranking.
+        second, and so on. With one task this is its own ranking. ``task_name`` keeps one task's
+        questions: its name (``"alignment"``) or its key (``"segmentation/cgh"``, kind included).
         """
         if n < 1:
             raise ParameterError(f"next_queries: n must be >= 1, got {n}")
         queries: list[Query] = []
         for task in self._tasks.all():
-            if task_name is not None and task.name != task_name:
+            if task_name is not None and task_name not in (task.name, getattr(task, "key", None)):
                 continue
             if task.item_ids():
                 ranked = sorted(task.queries(n, strategy=strategy, cancel=cancel), key=lambda q: -q.uncertainty)

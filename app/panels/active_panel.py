@@ -17,6 +17,15 @@ STRATEGIES = (("best-vs-2nd", "Best vs 2nd (margin)"), ("best-vs-worst", "Best v
               ("scoring", "Scoring"), ("random", "Random"))
 
 
+#: what each task's queue is called in the task switch
+TASK_TITLES = {"segmentation/cgh": "Copy number", "segmentation/audio": "Audio segmentation",
+               "segmentation/series": "Series segmentation", "alignment/audio": "Audio \u2194 score alignment"}
+#: how the queue is ordered, as the panel says it
+ORDER_TEXT = {None: "Each task's closest call first, the tasks taking turns: margins of different tasks are on "
+                    "different scales and are not compared.",
+              "one": "Ordered by margin, closest call first (one task: its margins compare)."}
+
+
 def queue_margin_text(query) -> str:
     """The queue's "Margin" cell; random queries have none (their ``q`` is a random draw)."""
     if query.strategy == "random":
@@ -42,6 +51,13 @@ class ActivePanel(QtWidgets.QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.task = QtWidgets.QComboBox()
+        self.task.setToolTip("Margins of different tasks are on different scales: rank one task's questions by "
+                             "margin, or let every task's closest calls take turns")
+        self.task.addItem("All tasks, taking turns", None)
+        self.order_label = QtWidgets.QLabel(ORDER_TEXT[None])
+        self.order_label.setObjectName("hint")
+        self.order_label.setWordWrap(True)
         self.strategy = QtWidgets.QComboBox()
         for key, title in STRATEGIES:
             self.strategy.addItem(title, key)
@@ -104,6 +120,11 @@ class ActivePanel(QtWidgets.QWidget):
         row.addWidget(QtWidgets.QLabel("Strategy:"))
         row.addWidget(self.strategy, 1)
         lay.addLayout(row)
+        row_t = QtWidgets.QHBoxLayout()
+        row_t.addWidget(QtWidgets.QLabel("Questions:"))
+        row_t.addWidget(self.task, 1)
+        lay.addLayout(row_t)
+        lay.addWidget(self.order_label)
         lay.addWidget(self.next_button)
         lay.addWidget(self.question_label)
         lay.addWidget(self.answers_label)
@@ -117,6 +138,7 @@ class ActivePanel(QtWidgets.QWidget):
         lay.addWidget(self.stop_label)
         self.next_button.clicked.connect(lambda: self.nextRequested.emit(self.current_strategy()))
         self.strategy.currentIndexChanged.connect(lambda *_: self.refreshRequested.emit(self.current_strategy()))
+        self.task.currentIndexChanged.connect(self._task_changed)
         self.best_button.clicked.connect(self.pickBest)
         self.runner_button.clicked.connect(self.pickRunnerUp)
         self.neither_button.clicked.connect(self.pickNeither)
@@ -127,6 +149,30 @@ class ActivePanel(QtWidgets.QWidget):
 
     def current_strategy(self) -> str:
         return self.strategy.currentData()
+
+    def current_task(self):
+        """The task key the queue is restricted to (``"segmentation/cgh"``...), or None for every task."""
+        return self.task.currentData()
+
+    def set_tasks(self, keys):
+        """Offer one queue per task in ``keys`` besides the mixed one, keeping the current choice if it remains."""
+        keys = sorted(set(keys))
+        current = self.current_task()
+        if keys == [self.task.itemData(i) for i in range(1, self.task.count())]:
+            return
+        self.task.blockSignals(True)
+        while self.task.count() > 1:
+            self.task.removeItem(1)
+        for key in keys:
+            self.task.addItem(TASK_TITLES.get(key, key), key)
+        index = self.task.findData(current) if current in keys else 0
+        self.task.setCurrentIndex(max(index, 0))
+        self.task.blockSignals(False)
+        self.order_label.setText(ORDER_TEXT.get(self.current_task(), ORDER_TEXT["one"]))
+
+    def _task_changed(self, *_):
+        self.order_label.setText(ORDER_TEXT.get(self.current_task(), ORDER_TEXT["one"]))
+        self.refreshRequested.emit(self.current_strategy())
 
     def set_queries(self, queries, names: dict, describe=None):
         """Fill the queue with ``queries`` (marginalia.types.Query); ``names`` maps item id to name."""

@@ -199,6 +199,9 @@ class SegmentationTask(EngineTask):
         labels = self.labels_of(item_id)
         with self._lock:
             check_cancel(cancel)
+            recalled = self._recall()     # a label set seen before (undo, redo) gets its model back
+            if recalled is not None:
+                return recalled
             if labels and not self._own_law_w(item_id):
                 factor = self._penalty_factor(item_id)
                 if factor == 1.0:
@@ -317,9 +320,14 @@ class SegmentationTask(EngineTask):
         (best, s_best), runner = self._second_best(X, w, cons)
         second, s_second = runner if runner is not None else (None, None)
         scale = self._scale(w)
-        # in change penalties, the unit of the queue's and the browser's margins (exp(-margin) = uncertainty)
-        margin = float("inf") if s_second is None else max(s_best - s_second, 0.0) / scale
         scores = PartScores(best=s_best, second=s_second, size=X.shape[0], scale=scale)
+        window = PART_WINDOW.get(self.kind)
+        if window is None or X.shape[0] <= window:
+            # the item is one query part: its margin is the part's, as the queue computes it, so the queue,
+            # the plot and the browser show one number
+            scores = self.part_scores(Part(item_id, 0, X.shape[0]))
+        # in change penalties, the unit of the queue's and the browser's margins (exp(-margin) = uncertainty)
+        margin = float("inf") if scores.second is None else max(scores.best - scores.second, 0.0) / scores.scale
         self._uncertainty[item_id] = uncertainty_from_scores(scores, "best-vs-2nd")
         pruned = self._pruned(item_id, best, labels)
         if pruned != best:

@@ -559,7 +559,7 @@ def test_queue_shows_the_margin_that_tells_close_calls_apart(qtbot):
     qs += [Query("b", 0, 5, 0.0, "best-vs-2nd", rank=3), Query("c", 0, 5, 0.7, "random", rank=4)]
     panel.set_queries(qs, {"a": "20159:15"})
     cells = [panel.queue.topLevelItem(i).text(3) for i in range(5)]
-    assert cells == ["0.00061", "0.02", "5.5", "\u221e", "\u2014"]
+    assert cells == ["6.1e-4", "0.02", "5.5", "\u221e", "\u2014"]
     assert panel.queue.headerItem().text(3) == "Margin"
     assert format_margin(margin_from_uncertainty(np.exp(-250.0))) == "250"
 
@@ -651,3 +651,19 @@ def test_b_writes_the_runner_up_and_n_writes_nothing(qtbot, window):
     _press(qtbot, win, Qt.Key.Key_B)
     assert [(lab.start, lab.stop, lab.kind) for lab in eng.labels(item)] == \
         [(lab.start, lab.stop, lab.kind) for lab in shown]
+
+
+def test_one_queue_per_task_and_the_panel_says_how_it_is_ordered(qtbot, window):
+    win = window
+    panel = win.active_panel
+    win.refresh_queries()
+    qtbot.waitUntil(lambda: panel.queue.topLevelItemCount() == 3, timeout=5000)
+    assert "taking turns" in panel.order_label.text()
+    keys = [panel.task.itemData(i) for i in range(panel.task.count())]
+    assert keys == [None, "alignment/audio", "segmentation/cgh"]
+    panel.task.setCurrentIndex(keys.index("alignment/audio"))
+    qtbot.waitUntil(lambda: panel.queue.topLevelItemCount() == 1, timeout=5000)
+    assert panel.queries()[0].item_id == "aud"
+    assert panel.order_label.text().startswith("Ordered by margin")
+    panel.task.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: panel.queue.topLevelItemCount() == 3, timeout=5000)

@@ -49,3 +49,29 @@ def test_an_unknown_answer_is_refused(project):
     question = eng.question(eng.next_queries(1)[0])
     with pytest.raises(ParameterError, match="answer: expected one of"):
         eng.answer(question, "both")
+
+
+
+def test_undo_and_redo_bring_back_the_model_of_the_label_set(tmp_path):
+    truth = _write_profiles(tmp_path / "profiles.csv")
+    eng = Engine.create(tmp_path / "u.marginalia")
+    try:
+        eng.import_files([tmp_path / "profiles.csv"])
+        item = next(i for i in eng.items() if i.name == "1:1")
+        a, b = truth["1:1"]
+        eng.add_label(RegionLabel(item_id=item.id, start=a - 30, stop=a + 30, kind="1"))
+        eng.update_model(item.id)
+        before_id, before = eng.model_id(item.id), eng.predict(item.id).margin
+        # a label the model does not obey: the perceptron steps
+        eng.add_label(RegionLabel(item_id=item.id, start=b - 30, stop=b + 30, kind="0"))
+        eng.update_model(item.id)
+        after_id, after = eng.model_id(item.id), eng.predict(item.id).margin
+        assert after_id != before_id
+        eng.undo()
+        eng.update_model(item.id)
+        assert eng.model_id(item.id) == before_id and eng.predict(item.id).margin == before
+        eng.redo()
+        eng.update_model(item.id)
+        assert eng.model_id(item.id) == after_id and eng.predict(item.id).margin == after
+    finally:
+        eng.close()

@@ -197,10 +197,17 @@ class ActiveQueriesMixin:
             nxt = (like or rest or [None])[0]
             labels = frozenset(lab.id for lab in engine.labels(nxt.item_id)) if nxt is not None else None
             question = engine.question(nxt, cancel=cancel) if nxt is not None else None
-            return {"queries": rest, "query": nxt, "question": question, "labels": labels}
+            return {"all": queries, "queries": rest, "query": nxt, "question": question, "labels": labels}
 
         def done(result):
             self._prefetch = result
+            # the ranking is under the model that learned from the last answer: the queue and the browser follow it
+            self.refresh_items()
+            names = {i: info.name for i, info in self.infos.items()}
+            self.active_panel.set_queries(result["all"], names, self._describe_query)
+            if self.current_query is not None:
+                self.active_panel.set_current(self.current_query)
+            self._show_item_queries()
 
         self._prefetch = None
         self.runner.submit("prefetch", work, on_done=done, on_error=self._on_background_error,

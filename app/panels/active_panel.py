@@ -214,10 +214,14 @@ class ActivePanel(QtWidgets.QWidget):
         self.answers_label.setText("<br>".join(rows))
 
     def set_current(self, query):
+        """Select the row of ``query``'s part (the same part in a newer ranking counts)."""
+        key = (query.item_id, query.start, query.stop)
         for i in range(self.queue.topLevelItemCount()):
             it = self.queue.topLevelItem(i)
-            if it.data(0, Qt.ItemDataRole.UserRole) is query:
+            q = it.data(0, Qt.ItemDataRole.UserRole)
+            if q is not None and (q.item_id, q.start, q.stop) == key:
                 self.queue.setCurrentItem(it)
+                return
 
     def set_curve(self, rows):
         """Rows ``{labels, mean_uncertainty, ...}`` from ``engine.learning_curve()``."""

@@ -667,3 +667,14 @@ def test_one_queue_per_task_and_the_panel_says_how_it_is_ordered(qtbot, window):
     assert panel.order_label.text().startswith("Ordered by margin")
     panel.task.setCurrentIndex(0)
     qtbot.waitUntil(lambda: panel.queue.topLevelItemCount() == 3, timeout=5000)
+
+
+def test_an_answered_part_leaves_the_queue_at_once(qtbot, window):
+    win, eng = window, window.engine
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: win.current_question is not None and not win.runner.is_busy("prefetch"), timeout=5000)
+    asked = win.current_question.query
+    win.answer_model()
+    rows = [(q.item_id, q.start, q.stop) for q in win.active_panel.queries()]
+    assert (asked.item_id, asked.start, asked.stop) not in rows
+    assert win.current_query is not None and win.current_query != asked     # on to the next question

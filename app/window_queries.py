@@ -102,7 +102,13 @@ class ActiveQueriesMixin:
 
     def next_question(self):
         """Ask the engine for the most useful part and jump to it."""
+        self._drop_question()      # until the next one is shown, A and B answer nothing stale
         self.refresh_queries(then_follow=True)
+
+    def _drop_question(self):
+        self.current_question = None
+        self._clear_question_overlays()
+        self.active_panel.set_question(None)
 
     def follow_query(self, query):
         """Show the query's item, frame its part and ask the engine for the question about it."""
@@ -238,9 +244,7 @@ class ActiveQueriesMixin:
         left = [q for q in self.active_panel.queries()
                 if (q.item_id, q.start, q.stop) != (answered.item_id, answered.start, answered.stop)]
         names = {i: info.name for i, info in self.infos.items()}
-        self.current_question = None
-        self._clear_question_overlays()
-        self.active_panel.set_question(None)
+        self._drop_question()
         hit = getattr(self, "_prefetch", None)
         if hit is not None and hit.get("query") is not None:
             self.active_panel.set_queries(hit["queries"], names, self._describe_query)
@@ -344,6 +348,8 @@ class ActiveQueriesMixin:
         return (int(inside[0]), int(inside[-1]) + 1) if inside.size else (0, 0)
 
     def _after_accept(self, item_id, labels):
+        if self.current_question is not None and self.current_question.item_id == item_id:
+            self._drop_question()
         if not labels:
             self.statusBar().showMessage("nothing to add here: it is already labelled (move or delete a label "
                                          "to change it)", 6000)
@@ -382,6 +388,8 @@ class ActiveQueriesMixin:
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, "The runner-up conflicts with your labels", exc)
             return
+        if self.current_question is not None and self.current_question.item_id == self.current_item:
+            self._drop_question()
         self.statusBar().showMessage(f"accepted the runner-up: {len(labels)} label(s) added", 4000)
         self._refresh_labels()
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)

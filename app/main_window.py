@@ -58,6 +58,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.current_item = None
         self._loading_item = None
         self.current_query = None
+        self.current_question = None
+        self._prefetch = None
         self.infos = {}
         self.latencies = []          # seconds from a label edit to its redrawn prediction
         self.last_error_dialog = None
@@ -180,8 +182,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.active_panel.nextRequested.connect(lambda s: self.next_question())
         self.active_panel.refreshRequested.connect(lambda s: self.refresh_queries())
         self.active_panel.queryActivated.connect(self.follow_query)
-        self.active_panel.pickBest.connect(self.accept_prediction_here)
-        self.active_panel.pickRunnerUp.connect(self.accept_runner_up_here)
+        self.active_panel.pickBest.connect(self.answer_model)
+        self.active_panel.pickRunnerUp.connect(self.answer_runner_up)
+        self.active_panel.pickNeither.connect(self.answer_neither)
 
     def _action(self, menu, name, text, slot, shortcut=None, tip="", checkable=False):
         act = QtGui.QAction(text, self)
@@ -236,7 +239,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         a(m, "kind1", "Region: exactly one change (1)", lambda: self.set_region_kind(RegionKind.ONE), "1")
         a(m, "kind2", "Region: at least one change (2)", lambda: self.set_region_kind(RegionKind.AT_LEAST_ONE), "2")
         a(m, "kindS", "Region: same segment (S)", lambda: self.set_region_kind(RegionKind.SAME), "S")
-        a(m, "boundary_mode", "&Boundary mode (click places a boundary)", self._set_boundary_mode, "B",
+        a(m, "boundary_mode", "&Boundary mode (click places a boundary)", self._set_boundary_mode, "Shift+B",
           checkable=True)
         a(m, "delete", "&Delete label", self.delete_selected, ["Del", "Backspace"])
 
@@ -270,11 +273,14 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="The models of this item's task with their label counts; revert to one of them")
         a(m, "stop", "&Stop background work", self.stop_background_work, "Esc",
           tip="Cancel the running retrain, ranking of questions or whole-profile drawing")
-        a(m, "next_question", "&Next question", self.next_question, "N",
+        a(m, "next_question", "&Next question", self.next_question, "Q",
           tip="Jump to the part where a label would help most")
-        a(m, "accept", "&Accept prediction here", self.accept_prediction_here, "A",
-          tip="Turn the prediction on the queried part (or the visible range) into labels")
-        a(m, "accept_runner", "Accept &runner-up here", self.accept_runner_up_here, "Shift+A")
+        a(m, "accept", "&Model is right", self.answer_model, "A",
+          tip="Store the labels the question's model answer writes (no question: accept the prediction here)")
+        a(m, "accept_runner", "&Runner-up is right", self.answer_runner_up, ["B", "Shift+A"],
+          tip="Store the labels the question's runner-up answer writes (no question: accept the runner-up here)")
+        a(m, "neither", "N&either is right", self.answer_neither, "N",
+          tip="Neither answer is right: draw the label yourself")
 
         m = mb.addMenu("&Play")
         a(m, "play", "&Play / stop", self.toggle_play, "Space", tip="Play the queried part or the visible range")
@@ -299,7 +305,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
                 tb.addAction(self.actions[name])
         for name, short in (("kind0", "0 change"), ("kind1", "1 change"), ("kind2", "\u22651 change"),
                             ("kindS", "same"), ("boundary_mode", "boundary"), ("next_question", "Next question"),
-                            ("accept", "Accept"), ("retrain", "Retrain"), ("play", "Play"),
+                            ("accept", "Model is right"), ("retrain", "Retrain"), ("play", "Play"),
                             ("open", "Open"), ("import", "Import"), ("undo", "Undo"), ("redo", "Redo")):
             act = self.actions[name]
             act.setIconText(short)
@@ -380,6 +386,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.current_item = None
         self.infos = {}
         self.browser.set_items([])
+        # the questions were about the closed project's items
+        self.current_query = self.current_question = self._prefetch = None
+        self._clear_question_overlays()
+        self.active_panel.set_queries([], {})
+        self.active_panel.set_question(None)
+        self.active_panel.set_curve([])
         self._update_placeholder()
         self.stack.setCurrentWidget(self.placeholder)
 
@@ -414,7 +426,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
 
     def _update_enabled(self):
         has = self.engine is not None
-        for name in ("import", "import_labels", "retrain", "predict", "next_question", "accept", "accept_runner",
+        for name in ("import", "import_labels", "retrain", "predict", "next_question", "accept", "accept_runner", "neither",
                      "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play", "whole_profile", "history",
                      "model_versions"):
             self.actions[name].setEnabled(has)
@@ -457,6 +469,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self._item_payload = payload
         self._drawn_prediction = None
         self._shown_labels = None
+        if self.current_question is not None and self.current_question.item_id != item_id:
+            self._clear_question_overlays()
         if self.learner is not None:
             self.learner.current_item = item_id
         info, seq = payload["info"], payload["sequence"]

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from marginalia.exceptions import MarginaliaError
-from marginalia.types import AnchorLabel
+from marginalia.types import AnchorLabel, describe_label
 
 from . import errors
 from .labelling import anchors_for_events, labels_from_structure
@@ -28,6 +28,8 @@ class ActiveQueriesMixin:
             return
         engine = self.engine
         strategy = self.active_panel.current_strategy()
+        self.active_panel.set_tasks(f"{info.task}/{info.kind}" for info in self.infos.values())
+        task = self.active_panel.current_task()
         if then_follow:
             # a later refresh (e.g. the one deferred to the first prediction) supersedes this one in the
             # "queries" lane: it must still take the user to the question they asked for
@@ -36,7 +38,7 @@ class ActiveQueriesMixin:
         here = self.current_item
 
         def work(cancel, progress):
-            qs = engine.next_queries(10, strategy=strategy, cancel=cancel)
+            qs = engine.next_queries(10, strategy=strategy, task_name=task, cancel=cancel)
             return qs, engine.learning_curve(here), engine.stopping_signal(here)
 
         def done(result):
@@ -100,12 +102,21 @@ class ActiveQueriesMixin:
 
     def next_question(self):
         """Ask the engine for the most useful part and jump to it."""
+        self._drop_question()      # until the next one is shown, A and B answer nothing stale
         self.refresh_queries(then_follow=True)
 
+    def _drop_question(self):
+        self.current_question = None
+        self._clear_question_overlays()
+        self.active_panel.set_question(None)
+
     def follow_query(self, query):
-        """Show the query's item and frame its part."""
+        """Show the query's item, frame its part and ask the engine for the question about it."""
         self.current_query = query
+        self.current_question = None
+        self._clear_question_overlays()
         self.active_panel.set_current(query)
+        self.active_panel.set_question(None)
         self._pending_frame = query
         if query.item_id == self.current_item:
             self._apply_pending_frame()
@@ -113,14 +124,163 @@ class ActiveQueriesMixin:
                 self._draw_prediction(self._drawn_prediction, force=True)   # this question's runner-up
         else:
             self.show_item(query.item_id)
-        self.statusBar().showMessage(f"question {query.rank + 1}: is the model right here? "
-                                     "(A: yes \u00b7 Shift+A: the runner-up is \u00b7 or draw a label)", 8000)
+        ready = self._prefetched_question(query)
+        if ready is not None:
+            self._show_question(ready)
+            return
+        engine = self.engine
+        self.runner.submit("question", lambda cancel, p: engine.question(query, cancel=cancel),
+                           on_done=self._show_question, on_error=self._on_background_error,
+                           description="narrowing the question")
+
+    def _prefetched_question(self, query):
+        """The question prefetched for ``query``, if it is still about the labels its item holds."""
+        hit = getattr(self, "_prefetch", None)
+        if hit is None or hit.get("question") is None:
+            return None
+        q = hit["question"]
+        same = (q.query.item_id, q.query.start, q.query.stop) == (query.item_id, query.start, query.stop)
+        if not same or hit["labels"] != self._label_ids(query.item_id):
+            return None
+        return q
+
+    def _label_ids(self, item_id) -> frozenset:
+        return frozenset(lab.id for lab in self.engine.labels(item_id))
+
+    def _show_question(self, question):
+        """Show ``question`` in the panel and on the view (zoomed to it), then prefetch the next one."""
+        query = self.current_query
+        if question is None:
+            if query is not None:
+                self.statusBar().showMessage("nothing disputed on this part any more: press Q for the next "
+                                             "question", 6000)
+            return
+        if query is None or (question.query.item_id, question.query.start, question.query.stop) != \
+                (query.item_id, query.start, query.stop):
+            return                       # the person moved on to another question meanwhile
+        self.current_question = question
+        positions, units = None, ""
+        if self._item_payload is not None and self.current_item == question.item_id:
+            seq = self._item_payload["sequence"]
+            positions, units = seq.positions, seq.units
+        self.active_panel.set_question(question, lambda lab: describe_label(lab, positions, units))
+        if self.current_item == question.item_id and self._item_payload is not None and \
+                self._pending_frame is None:
+            self._draw_question()
+        self.statusBar().showMessage(f"{question.sentence}  (A: model · B: runner-up · N: neither, "
+                                     "then draw the label)", 15000)
+        self._start_prefetch()
+
+    def _draw_question(self):
+        q = self.current_question
+        if q is None or q.item_id != self.current_item:
+            return
+        view = self.active_view()
+        self._clear_question_overlays()
+        view.set_question(q)
+        view.frame(*q.view)
+
+    def _clear_question_overlays(self):
+        for view in (self.profile_view, getattr(self, "_spec_view", None)):
+            if view is not None and getattr(view, "question_overlay", None) is not None:
+                view.set_question(None)
+
+    def _start_prefetch(self):
+        """Rank the questions and narrow the next one in the background while the person reads this one."""
+        if self.engine is None or self.current_question is None:
+            return
+        engine, strategy = self.engine, self.active_panel.current_strategy()
+        task = self.active_panel.current_task()
+        asked = self.current_question.query
+        here = self.infos.get(asked.item_id)
+        infos = dict(self.infos)
+
+        def work(cancel, progress):
+            queries = engine.next_queries(10, strategy=strategy, task_name=task, cancel=cancel)
+            rest = [q for q in queries if (q.item_id, q.start, q.stop) != (asked.item_id, asked.start, asked.stop)]
+            like = [q for q in rest if here is not None and infos.get(q.item_id) is not None
+                    and (infos[q.item_id].kind, infos[q.item_id].task) == (here.kind, here.task)]
+            nxt = (like or rest or [None])[0]
+            labels = frozenset(lab.id for lab in engine.labels(nxt.item_id)) if nxt is not None else None
+            question = engine.question(nxt, cancel=cancel) if nxt is not None else None
+            return {"all": queries, "queries": rest, "query": nxt, "question": question, "labels": labels}
+
+        def done(result):
+            self._prefetch = result
+            # the ranking is under the model that learned from the last answer: the queue and the browser follow it
+            self.refresh_items()
+            names = {i: info.name for i, info in self.infos.items()}
+            self.active_panel.set_queries(result["all"], names, self._describe_query)
+            if self.current_query is not None:
+                self.active_panel.set_current(self.current_query)
+            self._show_item_queries()
+
+        self._prefetch = None
+        self.runner.submit("prefetch", work, on_done=done, on_error=self._on_background_error,
+                           description="preparing the next question")
+
+    def answer_question(self, which: str):
+        """Store the labels the shown question's ``which`` answer writes, then go to the next question."""
+        q = self.current_question
+        if self.engine is None or q is None or q.item_id != self.current_item:
+            return False
+        self._edit_t0 = time.perf_counter()
+        try:
+            stored = self.engine.answer(q, which)      # one step: one undo takes the answer back
+        except MarginaliaError as exc:
+            self.last_error_dialog = errors.show_error(self, "This answer conflicts with your labels", exc)
+            return True
+        who = "the model" if which == "model" else "the runner-up"
+        self.statusBar().showMessage(f"{who} is right: {len(stored)} label(s) added", 4000)
+        self._refresh_labels()
+        self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
+        self._label_edited(q.item_id)
+        self._after_answer(q)
+        return True
+
+    def _after_answer(self, question):
+        """Drop the answered part from the queue and show the prefetched next question (or rank anew)."""
+        answered = question.query
+        left = [q for q in self.active_panel.queries()
+                if (q.item_id, q.start, q.stop) != (answered.item_id, answered.start, answered.stop)]
+        names = {i: info.name for i, info in self.infos.items()}
+        self._drop_question()
+        hit = getattr(self, "_prefetch", None)
+        if hit is not None and hit.get("query") is not None:
+            self.active_panel.set_queries(hit["queries"], names, self._describe_query)
+            self.follow_query(hit["query"])
+            return
+        self.active_panel.set_queries(left, names, self._describe_query)
+        self.next_question()
+
+    def answer_model(self):
+        """``A``: the model is right on the shown question (without one: accept the prediction here)."""
+        if not self.answer_question("model"):
+            self.accept_prediction_here()
+
+    def answer_runner_up(self):
+        """``B``: the runner-up is right on the shown question (without one: accept the runner-up here)."""
+        if not self.answer_question("runner-up"):
+            self.accept_runner_up_here()
+
+    def answer_neither(self):
+        """``N``: neither is right; the person draws the label (nothing is written for them)."""
+        if self.current_question is None:
+            self.statusBar().showMessage("no question shown: press Q for one", 4000)
+            return
+        self.statusBar().showMessage("neither: draw the label yourself on the highlighted part (drag = region, "
+                                     "keys 0/1/2/S pick its kind, Ctrl+click = boundary), then Q for the next "
+                                     "question", 15000)
 
     def _apply_pending_frame(self):
         if self._pending_frame is None:
             return
         query = self._pending_frame
         self._pending_frame = None
+        q = getattr(self, "current_question", None)
+        if q is not None and q.query is query:
+            self._draw_question()
+            return
         start, stop = self.query_samples(query)
         self.active_view().frame(start, stop)
 
@@ -188,6 +348,8 @@ class ActiveQueriesMixin:
         return (int(inside[0]), int(inside[-1]) + 1) if inside.size else (0, 0)
 
     def _after_accept(self, item_id, labels):
+        if self.current_question is not None and self.current_question.item_id == item_id:
+            self._drop_question()
         if not labels:
             self.statusBar().showMessage("nothing to add here: it is already labelled (move or delete a label "
                                          "to change it)", 6000)
@@ -226,6 +388,8 @@ class ActiveQueriesMixin:
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, "The runner-up conflicts with your labels", exc)
             return
+        if self.current_question is not None and self.current_question.item_id == self.current_item:
+            self._drop_question()
         self.statusBar().showMessage(f"accepted the runner-up: {len(labels)} label(s) added", 4000)
         self._refresh_labels()
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)

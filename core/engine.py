@@ -576,13 +576,14 @@ class Engine:
         Each task (aCGH segmentation, audio segmentation, alignment) measures uncertainty on its
         own scale, so their rankings are interleaved rather than merged by value: every task's
         most uncertain part first (the more uncertain of those first), then every task's
-        second, and so on. With one task this is its own ranking.
+        second, and so on. With one task this is its own ranking. ``task_name`` keeps one task's
+        questions: its name (``"alignment"``) or its key (``"segmentation/cgh"``, kind included).
         """
         if n < 1:
             raise ParameterError(f"next_queries: n must be >= 1, got {n}")
         queries: list[Query] = []
         for task in self._tasks.all():
-            if task_name is not None and task.name != task_name:
+            if task_name is not None and task_name not in (task.name, getattr(task, "key", None)):
                 continue
             if task.item_ids():
                 ranked = sorted(task.queries(n, strategy=strategy, cancel=cancel), key=lambda q: -q.uncertainty)
@@ -590,6 +591,33 @@ class Engine:
         queries.sort(key=lambda q: (q.rank, -q.uncertainty))
         return [Query(q.item_id, q.start, q.stop, q.uncertainty, q.strategy, rank=i)
                 for i, q in enumerate(queries[:n])]
+
+    def question(self, query: Query, *, cancel=None):
+        """The question a person answers about ``query``'s part in one look, or None when nothing is disputed.
+
+        It narrows the part to where the best structure and its runner-up disagree and lists
+        the labels each answer writes (:class:`marginalia.active.questions.Question`): count
+        labels on that window for a segmentation, one event's anchor for an alignment.
+        """
+        _check_cancel(cancel)
+        return self._tasks.get(self.session.item(query.item_id)).question(query)
+
+    def answer(self, question, which: str) -> list:
+        """Store the labels of ``which`` answer (``"model"`` or ``"runner-up"``) of ``question`` as one undo step.
+
+        Exactly the labels ``question.answers[which]`` lists (fresh copies), less those the item
+        already holds; returns the stored labels.
+        """
+        from .active.questions import ANSWERS
+        if which not in ANSWERS:
+            raise ParameterError(f"answer: expected one of {ANSWERS}, got {which!r}")
+        with self._lock:
+            held = {label_fact(lab) for lab in self.session.labels(question.item_id)}
+            labels = [dataclasses.replace(lab, id="", created=0.0) for lab in question.answers[which]
+                      if label_fact(lab) not in held]
+            who = "the model" if which == "model" else "the runner-up"
+            name = f"answer: {who} is right on {self.session.item(question.item_id).name}"
+            return self._add_labels(labels, name=name)
 
     def _task_of(self, item_id: Optional[str]):
         """The task of ``item_id`` (else of the first item) if it exists yet, else None.

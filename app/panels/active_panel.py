@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
 from .. import theme
+from ..views.question_overlay import MODEL_COLOUR, RUNNER_COLOUR
 from .margins import format_margin, margin_from_uncertainty
 
 STRATEGIES = (("best-vs-2nd", "Best vs 2nd (margin)"), ("best-vs-worst", "Best vs worst"),
               ("scoring", "Scoring"), ("random", "Random"))
+
+
+#: what each task's queue is called in the task switch
+TASK_TITLES = {"segmentation/cgh": "Copy number", "segmentation/audio": "Audio segmentation",
+               "segmentation/series": "Series segmentation", "alignment/audio": "Audio \u2194 score alignment"}
+#: how the queue is ordered, as the panel says it
+ORDER_TEXT = {None: "Each task's closest call first, the tasks taking turns: margins of different tasks are on "
+                    "different scales and are not compared.",
+              "one": "Ordered by margin, closest call first (one task: its margins compare)."}
 
 
 def queue_margin_text(query) -> str:
@@ -26,7 +38,8 @@ class ActivePanel(QtWidgets.QWidget):
 
     Signals
     -------
-    nextRequested(strategy), queryActivated(query), pickBest(), pickRunnerUp(), refreshRequested(strategy)
+    nextRequested(strategy), queryActivated(query), pickBest(), pickRunnerUp(), pickNeither(),
+    refreshRequested(strategy)
     """
 
     nextRequested = QtCore.Signal(str)
@@ -34,18 +47,38 @@ class ActivePanel(QtWidgets.QWidget):
     queryActivated = QtCore.Signal(object)
     pickBest = QtCore.Signal()
     pickRunnerUp = QtCore.Signal()
+    pickNeither = QtCore.Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.task = QtWidgets.QComboBox()
+        self.task.setToolTip("Margins of different tasks are on different scales: rank one task's questions by "
+                             "margin, or let every task's closest calls take turns")
+        self.task.addItem("All tasks, taking turns", None)
+        self.order_label = QtWidgets.QLabel(ORDER_TEXT[None])
+        self.order_label.setObjectName("hint")
+        self.order_label.setWordWrap(True)
         self.strategy = QtWidgets.QComboBox()
         for key, title in STRATEGIES:
             self.strategy.addItem(title, key)
-        self.next_button = QtWidgets.QPushButton("Next question")
-        self.next_button.setToolTip("Jump to the part where a label helps most (N)")
-        self.best_button = QtWidgets.QPushButton("Model is right")
-        self.best_button.setToolTip("Accept the best structure on the queried part (A)")
-        self.runner_button = QtWidgets.QPushButton("Runner-up is right")
-        self.runner_button.setToolTip("Accept the second-best structure on the queried part (Shift+A)")
+        self.next_button = QtWidgets.QPushButton("Next question (Q)")
+        self.next_button.setToolTip("Jump to the part where a label helps most (Q)")
+        self.question_label = QtWidgets.QLabel("Press Q for a question.")
+        self.question_label.setObjectName("question")
+        self.question_label.setWordWrap(True)
+        font = self.question_label.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        self.question_label.setFont(font)
+        self.answers_label = QtWidgets.QLabel("")
+        self.answers_label.setWordWrap(True)
+        self.answers_label.setTextFormat(Qt.TextFormat.RichText)
+        self.best_button = QtWidgets.QPushButton("A · Model is right")
+        self.best_button.setToolTip("Store the labels the model's answer writes (A)")
+        self.runner_button = QtWidgets.QPushButton("B · Runner-up is right")
+        self.runner_button.setToolTip("Store the labels the runner-up's answer writes (B)")
+        self.neither_button = QtWidgets.QPushButton("N · Neither")
+        self.neither_button.setToolTip("Neither is right: draw the label yourself on the view (N)")
         self.queue = QtWidgets.QTreeWidget()
         self.queue.setHeaderLabels(["#", "Item", "Part", "Margin"])
         self.queue.headerItem().setToolTip(
@@ -87,24 +120,59 @@ class ActivePanel(QtWidgets.QWidget):
         row.addWidget(QtWidgets.QLabel("Strategy:"))
         row.addWidget(self.strategy, 1)
         lay.addLayout(row)
+        row_t = QtWidgets.QHBoxLayout()
+        row_t.addWidget(QtWidgets.QLabel("Questions:"))
+        row_t.addWidget(self.task, 1)
+        lay.addLayout(row_t)
+        lay.addWidget(self.order_label)
         lay.addWidget(self.next_button)
+        lay.addWidget(self.question_label)
+        lay.addWidget(self.answers_label)
         row2 = QtWidgets.QHBoxLayout()
         row2.addWidget(self.best_button)
         row2.addWidget(self.runner_button)
+        row2.addWidget(self.neither_button)
         lay.addLayout(row2)
         lay.addWidget(self.queue, 1)
         lay.addWidget(self.curve)
         lay.addWidget(self.stop_label)
         self.next_button.clicked.connect(lambda: self.nextRequested.emit(self.current_strategy()))
         self.strategy.currentIndexChanged.connect(lambda *_: self.refreshRequested.emit(self.current_strategy()))
+        self.task.currentIndexChanged.connect(self._task_changed)
         self.best_button.clicked.connect(self.pickBest)
         self.runner_button.clicked.connect(self.pickRunnerUp)
+        self.neither_button.clicked.connect(self.pickNeither)
         self.queue.itemActivated.connect(self._activated)
         self.queue.itemClicked.connect(self._activated)
         self._queries = []
+        self.question = None
 
     def current_strategy(self) -> str:
         return self.strategy.currentData()
+
+    def current_task(self):
+        """The task key the queue is restricted to (``"segmentation/cgh"``...), or None for every task."""
+        return self.task.currentData()
+
+    def set_tasks(self, keys):
+        """Offer one queue per task in ``keys`` besides the mixed one, keeping the current choice if it remains."""
+        keys = sorted(set(keys))
+        current = self.current_task()
+        if keys == [self.task.itemData(i) for i in range(1, self.task.count())]:
+            return
+        self.task.blockSignals(True)
+        while self.task.count() > 1:
+            self.task.removeItem(1)
+        for key in keys:
+            self.task.addItem(TASK_TITLES.get(key, key), key)
+        index = self.task.findData(current) if current in keys else 0
+        self.task.setCurrentIndex(max(index, 0))
+        self.task.blockSignals(False)
+        self.order_label.setText(ORDER_TEXT.get(self.current_task(), ORDER_TEXT["one"]))
+
+    def _task_changed(self, *_):
+        self.order_label.setText(ORDER_TEXT.get(self.current_task(), ORDER_TEXT["one"]))
+        self.refreshRequested.emit(self.current_strategy())
 
     def set_queries(self, queries, names: dict, describe=None):
         """Fill the queue with ``queries`` (marginalia.types.Query); ``names`` maps item id to name."""
@@ -124,11 +192,36 @@ class ActivePanel(QtWidgets.QWidget):
     def queries(self):
         return list(self._queries)
 
+    def set_question(self, question, describe=str):
+        """Show ``question`` (a marginalia.active.questions.Question, or None) and the labels each answer writes.
+
+        ``describe(label)`` words one label as the Labels panel does.
+        """
+        self.question = question
+        if question is None:
+            self.question_label.setText("Press Q for a question.")
+            self.answers_label.setText("")
+            return
+        self.question_label.setText(question.sentence)
+        rows = []
+        for key, title, which, colour in (("A", "Model is right", "model", MODEL_COLOUR),
+                                          ("B", "Runner-up is right", "runner-up", RUNNER_COLOUR)):
+            said = "; ".join(describe(lab) for lab in question.answers[which]) or "nothing new"
+            rows.append(f"<b>{key}</b> <span style='color:{colour}'>■</span> {title} → writes "
+                        f"<i>{html.escape(said)}</i>")
+        rows.append("<b>N</b> Neither → writes nothing: draw the label yourself")
+        rows.append(f"margin {format_margin(question.margin)}")
+        self.answers_label.setText("<br>".join(rows))
+
     def set_current(self, query):
+        """Select the row of ``query``'s part (the same part in a newer ranking counts)."""
+        key = (query.item_id, query.start, query.stop)
         for i in range(self.queue.topLevelItemCount()):
             it = self.queue.topLevelItem(i)
-            if it.data(0, Qt.ItemDataRole.UserRole) is query:
+            q = it.data(0, Qt.ItemDataRole.UserRole)
+            if q is not None and (q.item_id, q.start, q.stop) == key:
                 self.queue.setCurrentItem(it)
+                return
 
     def set_curve(self, rows):
         """Rows ``{labels, mean_uncertainty, ...}`` from ``engine.learning_curve()``."""

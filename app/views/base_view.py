@@ -14,6 +14,7 @@ from .. import theme
 from .axis_mapping import AxisMapping
 from .interaction import BoundaryLabelLine, EventSpanItem, LabelRegionItem, LabelViewBox
 from .margin_strip import MarginStrip
+from .question_overlay import QuestionOverlay
 
 
 def segmentation_disagreement(best, runner_up, n_samples: int):
@@ -266,6 +267,12 @@ class ItemView(pg.GraphicsLayoutWidget):
 
     def _draw_prediction(self, prediction, stale):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def set_question(self, question):
+        """Highlight ``question``'s disputed range and draw its best and runner-up marks (None: clear)."""
+        if getattr(self, "question_overlay", None) is None:
+            self.question_overlay = QuestionOverlay(self.main)
+        self.question_overlay.show(question, self.mapping)
 
     def set_queries(self, queries):
         """Show this item's queries (marginalia.types.Query, index space of the item) in the strip."""

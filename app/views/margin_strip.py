@@ -9,6 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from .. import theme
+from ..panels.margins import format_margin
 
 
 class MarginStrip(pg.PlotItem):
@@ -52,7 +53,7 @@ class MarginStrip(pg.PlotItem):
         if margin is None:
             self._text.setText("")
             return
-        text = "margin: \u221e (no runner-up)" if math.isinf(margin) else f"margin {margin:.3g}"
+        text = "margin: \u221e (no runner-up)" if math.isinf(margin) else f"margin {format_margin(margin)}"
         if model_id:
             text += f" \u00b7 model {model_id[:8]}"
         if stale:

@@ -46,7 +46,7 @@ from .parts import Part
 from .uncertainty import PartScores
 from .warm_segmenter import WarmSegmenter
 
-__all__ = ["OutputPruning", "SegmentationTask", "shift_labels", "segmentation_part_scores"]
+__all__ = ["OutputPruning", "SegmentationTask", "shift_labels", "segmentation_part_scores", "segmentation_part_pair"]
 
 
 def shift_labels(labels, part: Part) -> list:
@@ -189,26 +189,9 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
     """
     if runner_up not in ("count", "any"):
         raise ParameterError(f"runner_up: expected 'count' or 'any', got {runner_up!r}")
-    if part.stop > X.shape[0]:
-        raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}) ends after the item's "
-                             f"{X.shape[0]} samples")
-    Xp = X[part.start:part.stop]
-    T = Xp.shape[0]
-    metric, pen = model.decoder_metric(w, X.shape[0])
-    inside = shift_labels(labels, part)
-    cons = model.constraints(inside, T)
     if runner_up == "count":
-        Z = _transformed(Xp, metric)
-        if warm:
-            # a part scored with and without its labels (queries vs. the fixed stopping set) is followed as
-            # two parts, so alternating between them does not force an exact decode each time
-            best, r = _WARM.best_and_runner_up((id(X), part.start, part.stop, bool(inside)), X, Z, pen,
-                                               min_size=model.min_size,
-                                               constraints=cons, drift_metric=metric)
-        else:
-            from ..decoders.segmentation import segment_penalized
-            best = segment_penalized(Z, pen, min_size=model.min_size, constraints=cons)
-            r = count_runner_up(Z, best.segmentation, pen, min_size=model.min_size, constraints=cons)
+        best, r, Z, pen, inside = _part_count_runner_up(model, w, X, part, labels, warm)
+        T = Z.shape[0]
         second_cost = None if r.segmentation is None else best.cost + max(r.delta, 0.0)
         if pruning is not None and not inside:
             margin = _output_margin(pruning, part, best.segmentation, r.segmentation,
@@ -216,6 +199,11 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
             second_cost = None if not np.isfinite(margin) else best.cost + margin * pen
     else:
         from ..decoders.segmentation import segment_second_best
+        _check_part(X, part)
+        Xp = X[part.start:part.stop]
+        T = Xp.shape[0]
+        metric, pen = model.decoder_metric(w, X.shape[0])
+        cons = model.constraints(shift_labels(labels, part), T)
         best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)
         second_cost = None if second is None else second.cost
         Z = _transformed(Xp, metric)
@@ -223,6 +211,55 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
     worst_cost = max(one_segment, pen * (T // model.min_size), best.cost)
     return PartScores(best=-best.cost, second=None if second_cost is None else -second_cost, worst=-worst_cost,
                       size=T, scale=max(pen, 1e-12 * max(1.0, worst_cost)))
+
+
+def _check_part(X, part: Part) -> None:
+    if part.stop > X.shape[0]:
+        raise ParameterError(f"part {part.item_id!r} [{part.start}, {part.stop}) ends after the item's "
+                             f"{X.shape[0]} samples")
+
+
+def _part_count_runner_up(model, w, X, part: Part, labels, warm: bool):
+    """``(best, CountRunnerUp, Z, penalty, labels inside)`` of ``part`` decoded on its own (part's index)."""
+    _check_part(X, part)
+    Xp = X[part.start:part.stop]
+    metric, pen = model.decoder_metric(w, X.shape[0])
+    inside = shift_labels(labels, part)
+    cons = model.constraints(inside, Xp.shape[0])
+    Z = _transformed(Xp, metric)
+    if warm:
+        # a part scored with and without its labels (queries vs. the fixed stopping set) is followed as
+        # two parts, so alternating between them does not force an exact decode each time
+        best, r = _WARM.best_and_runner_up((id(X), part.start, part.stop, bool(inside)), X, Z, pen,
+                                           min_size=model.min_size, constraints=cons, drift_metric=metric)
+    else:
+        from ..decoders.segmentation import segment_penalized
+        best = segment_penalized(Z, pen, min_size=model.min_size, constraints=cons)
+        r = count_runner_up(Z, best.segmentation, pen, min_size=model.min_size, constraints=cons)
+    return best, r, Z, pen, inside
+
+
+def segmentation_part_pair(model, w, X, part: Part, labels, *, warm: bool = True) -> tuple:
+    """The best segmentation of ``part`` and its count runner-up, as the part's score sees them.
+
+    The same decode as :func:`segmentation_part_scores` with ``runner_up="count"`` (so a question
+    about the part shows the margin its query was ranked by).
+
+    Returns
+    -------
+    best_changes : ndarray of int
+        Change indices of the best segmentation of the part, in the item's index.
+    runner_changes : ndarray of int or None
+        The runner-up's (None when no change can be added or removed).
+    margin : float
+        ``delta / penalty`` (``inf`` without a runner-up).
+    """
+    best, r, _, pen, _ = _part_count_runner_up(model, w, X, part, labels, warm)
+    best_changes = best.segmentation.breakpoints + part.start
+    if r.segmentation is None:
+        return best_changes, None, float("inf")
+    scale = max(pen, 1e-12)
+    return best_changes, r.segmentation.breakpoints + part.start, max(r.delta, 0.0) / scale
 
 
 class SegmentationTask:

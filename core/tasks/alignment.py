@@ -284,6 +284,21 @@ class AlignmentTask(EngineTask):
         """``(first, stop)`` event range of every phrase part of the item."""
         return [(part.start, part.stop) for part in phrase_parts(item_id, self.engine.data(item_id).score)]
 
+    def question(self, query):
+        """The question telling the phrase's alignment from its runner-up: one event's onset (None: nothing moves)."""
+        from ..active.questions import alignment_question
+        pred = self.predict(query.item_id).for_part(query.start, query.stop)
+        if pred.runner_up is None:
+            return None
+        data = self.engine.data(query.item_id)
+        positions = data.sequence.positions
+        best_t = self._times(query.item_id, pred)
+        # the runner-up is drawn as the best's refined times moved by whole frames: its times are the same move
+        runner_t = best_t + positions[pred.runner_up.onsets] - positions[pred.structure.onsets]
+        return alignment_question(query, pred.structure.onsets, pred.runner_up.onsets, best_t, runner_t, pred.margin,
+                                  score=data.score, n_frames=positions.shape[0],
+                                  anchored=self._anchored_events(query.item_id).tolist())
+
     def part_scores(self, part) -> PartScores:
         """The part's objective under the drawn alignment, against its closest call (the best move of one
         of its unanchored events, all else kept) and its farthest single move (the worst-case proxy)."""

@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 
 import numpy as np
 
@@ -30,6 +31,9 @@ MODEL_FORMAT = 1
 STOPPING_WINDOW = 30
 STOPPING_THRESHOLD = 1e-3
 
+
+#: fitted models remembered by the label set they were fitted on, so undo/redo brings a label set's model back
+MODEL_CACHE_SIZE = 32
 
 #: threads that score a pool for queries in tasks whose part scores tolerate concurrent calls (the decoders
 #: release the GIL); two is what this kind of machine has to spare beside the GUI thread
@@ -100,6 +104,7 @@ class EngineTask:
         self._stopping = StoppingCriterion(window=STOPPING_WINDOW, threshold=STOPPING_THRESHOLD, relative=True)
         self._last_round = None
         self._without_labels = threading.local()
+        self._by_labels: OrderedDict = OrderedDict()   # label-set hash -> (arrays, params, model id), LRU
 
     # --------------------------------------------------------------- items
     @property
@@ -156,6 +161,7 @@ class EngineTask:
         params = dict(params, trained_by=how, n_labels=sum(len(self.engine.session.labels(i)) for i in ids))
         label_hash = self.engine.session.labels_hash(ids)
         model_id = f"{self.name[:3]}-{digest}"
+        self._remember(label_hash, arrays, params, model_id)
         if model_id != self.model_id:
             self.model_id = model_id
             if self.engine.session.read_only or self._stored(model_id):
@@ -184,13 +190,43 @@ class EngineTask:
         except (KeyError, ValueError, ParameterError):
             return False  # a model for other features: start afresh rather than fail
         self.model_id = rec.id
+        if rec.label_hash:
+            self._remember(rec.label_hash, arrays, rec.params, rec.id)
         return True
+
+    def _remember(self, label_hash: str, arrays: dict, params: dict, model_id: str) -> None:
+        """Keep the parameters fitted on the label set ``label_hash`` (the newest fit of that set wins)."""
+        self._by_labels[label_hash] = ({k: np.array(v, copy=True) for k, v in arrays.items()}, dict(params),
+                                       model_id)
+        self._by_labels.move_to_end(label_hash)
+        while len(self._by_labels) > MODEL_CACHE_SIZE:
+            self._by_labels.popitem(last=False)
+
+    def _recall(self):
+        """Bring back the model last fitted on the current label set (after an undo or redo); its id, or None.
+
+        Stepping the perceptron again would give a label set a different model each time it
+        comes back; the remembered one gives it the model (and margins) it had.
+        """
+        hit = self._by_labels.get(self.engine.session.labels_hash(self.item_ids()))
+        if hit is None:
+            return None
+        arrays, params, model_id = hit
+        if model_id != self.model_id:
+            self._restore_arrays({k: v.copy() for k, v in arrays.items()}, params)
+            self.model_id = model_id
+            self.engine.events.emit(ev.ModelChanged(model_id=model_id))
+        return model_id
 
     # ------------------------------------------------------- active learning
     def parts(self) -> list:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def part_scores(self, part):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def question(self, query):  # pragma: no cover - abstract
+        """The :class:`~marginalia.active.questions.Question` narrowing ``query``, or None when nothing differs."""
         raise NotImplementedError
 
     def queries(self, n: int, *, strategy: str = "best-vs-2nd", cancel=None) -> list:

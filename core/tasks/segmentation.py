@@ -26,8 +26,8 @@ import numpy as np
 # holds its lock: imported lazily from two threads at once (a worker's first prediction, the GUI thread's
 # first label check) its circular package imports can meet half-initialised modules
 from ..active.count_runner_up import segment_count_runner_up
-from ..active.parts import make_parts
-from ..active.segmentation_task import segmentation_part_scores
+from ..active.parts import Part, make_parts
+from ..active.segmentation_task import segmentation_part_pair, segmentation_part_scores
 from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..cgh.features import pointwise_hermite_features
 from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter, profile_groups
@@ -199,6 +199,9 @@ class SegmentationTask(EngineTask):
         labels = self.labels_of(item_id)
         with self._lock:
             check_cancel(cancel)
+            recalled = self._recall()     # a label set seen before (undo, redo) gets its model back
+            if recalled is not None:
+                return recalled
             if labels and not self._own_law_w(item_id):
                 factor = self._penalty_factor(item_id)
                 if factor == 1.0:
@@ -317,9 +320,14 @@ class SegmentationTask(EngineTask):
         (best, s_best), runner = self._second_best(X, w, cons)
         second, s_second = runner if runner is not None else (None, None)
         scale = self._scale(w)
-        # in change penalties, the unit of the queue's and the browser's margins (exp(-margin) = uncertainty)
-        margin = float("inf") if s_second is None else max(s_best - s_second, 0.0) / scale
         scores = PartScores(best=s_best, second=s_second, size=X.shape[0], scale=scale)
+        window = PART_WINDOW.get(self.kind)
+        if window is None or X.shape[0] <= window:
+            # the item is one query part: its margin is the part's, as the queue computes it, so the queue,
+            # the plot and the browser show one number
+            scores = self.part_scores(Part(item_id, 0, X.shape[0]))
+        # in change penalties, the unit of the queue's and the browser's margins (exp(-margin) = uncertainty)
+        margin = float("inf") if scores.second is None else max(scores.best - scores.second, 0.0) / scores.scale
         self._uncertainty[item_id] = uncertainty_from_scores(scores, "best-vs-2nd")
         pruned = self._pruned(item_id, best, labels)
         if pruned != best:
@@ -380,6 +388,23 @@ class SegmentationTask(EngineTask):
         w = self.item_w(part.item_id, self.ensure_model().w_)
         return segmentation_part_scores(self.model, w, self.features(part.item_id), part,
                                         self.labels_of(part.item_id))
+
+
+    def question(self, query):
+        """The question telling the part's best segmentation from its runner-up, or None when it has none.
+
+        The part is decoded as its query score decodes it, so the question's margin is the queue's.
+        """
+        from ..active.questions import segmentation_question
+        w = self.item_w(query.item_id, self.ensure_model().w_)
+        part = Part(query.item_id, query.start, query.stop)
+        best, runner, margin = segmentation_part_pair(self.model, w, self.features(query.item_id), part,
+                                                      self.labels_of(query.item_id))
+        if runner is None:
+            return None
+        seq = self.engine.sequence(query.item_id)
+        return segmentation_question(query, best, runner, margin, positions=seq.positions, units=seq.units,
+                                     item_name=self.engine.session.item(query.item_id).name)
 
 
 def _progress_callback(progress):

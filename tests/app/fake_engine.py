@@ -14,6 +14,7 @@ import types
 import numpy as np
 
 from marginalia import events as ev
+from marginalia.active.questions import alignment_question, segmentation_question
 from marginalia.engine import ItemInfo
 from marginalia.exceptions import DataFormatError, ParameterError
 from marginalia.types import (
@@ -249,10 +250,29 @@ class FakeEngine:
         self.events.emit(ev.PredictionChanged(item_id, pred.model_id))
         return pred
 
-    def next_queries(self, n=10, *, strategy="best-vs-2nd", cancel=None):
+    def next_queries(self, n=10, *, strategy="best-vs-2nd", task_name=None, cancel=None):
         qs = [Query("cgh-b", 40, 120, 0.9, strategy), Query("cgh-a", 20, 80, 0.6, strategy),
               Query("aud", 50, 150, 0.4, strategy)]
+        if task_name is not None:
+            qs = [q for q in qs if task_name == ("alignment/audio" if q.item_id == "aud" else "segmentation/cgh")]
         return [dataclasses.replace(q, rank=i) for i, q in enumerate(qs[:n])]
+
+    def question(self, query, *, cancel=None):
+        pred = self.predict(query.item_id)
+        seq = self.seqs[query.item_id]
+        if query.item_id == "aud":
+            pos = seq.positions
+            return alignment_question(query, pred.structure.onsets, pred.runner_up.onsets,
+                                      pos[pred.structure.onsets], pos[pred.runner_up.onsets], pred.margin,
+                                      score=self.the_score, n_frames=seq.n_samples,
+                                      anchored=[lab.event for lab in self.labels(query.item_id)
+                                                if isinstance(lab, AnchorLabel)])
+        return segmentation_question(query, pred.structure.breakpoints, pred.runner_up.breakpoints, pred.margin,
+                                     positions=seq.positions, units=seq.units, item_name=query.item_id)
+
+    def answer(self, question, which):
+        self.calls.append(("answer", which))
+        return self.add_labels([dataclasses.replace(lab, id="", created=0.0) for lab in question.answers[which]])
 
     def learning_curve(self, item_id=None):
         return [{"labels": 0, "mean_uncertainty": 1.0}, {"labels": len(self._labels), "mean_uncertainty": 0.5}]

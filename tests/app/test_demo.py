@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from marginalia.app import theme
 from marginalia.app.main_window import MainWindow
 from marginalia.engine import Engine
-from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
+from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, label_fact
 
 from .helpers import click, drag, finish_io
 
@@ -151,12 +151,17 @@ def test_next_question_frames_the_queried_part(qtbot, demo):
     assert all(win.engine.item_info(o.item_id).kind != kind for o in better)
     assert win.active_panel.queue.topLevelItemCount() >= 1
     view = win.active_view()
-    qtbot.waitUntil(lambda: view.mapping is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: view.mapping is not None and win.current_question is not None
+                    and win.current_question.query is q, timeout=WAIT)
+    # framed on the window where the best and the runner-up disagree, inside the queried part
+    question = win.current_question
     start, stop = win.query_samples(q)
+    assert start <= question.region[0] < question.region[1] <= stop
     x0, x1 = view.x_range()
-    lo, hi = view.mapping.region_x(start, stop)
+    lo, hi = view.mapping.region_x(*question.view)
     assert x0 <= lo + 1e-9 and x1 >= hi - 1e-9
     assert x1 - x0 <= 1.6 * (hi - lo) + 1e-6   # framed with a little context
+    assert view.question_overlay.shown and win.active_panel.question_label.text() == question.sentence
 
 
 def test_anchor_a_score_note_on_the_audio(qtbot, demo):
@@ -230,6 +235,31 @@ def test_runner_up_answers_the_audio_question_it_was_asked(qtbot, demo):
     win.accept_runner_up_here()
     assert sorted(lab.event for lab in eng.labels(audio.id) if isinstance(lab, AnchorLabel)) == events
     assert "already anchored" in win.statusBar().currentMessage()
+
+
+def test_a_round_by_keys_writes_the_labels_shown_and_brings_the_next_question(qtbot, demo):
+    win, _ = demo
+    eng = win.engine
+    _key(qtbot, win, Qt.Key.Key_Q)
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == win.current_question.item_id,
+                    timeout=WAIT)
+    question = win.current_question
+    item = question.item_id
+    shown = [label_fact(lab) for lab in question.answers["runner-up"]]
+    assert win.active_panel.question_label.text() == question.sentence
+    before = {lab.id for lab in eng.labels(item)}
+    _key(qtbot, win, Qt.Key.Key_B)
+    added = [lab for lab in eng.labels(item) if lab.id not in before]
+    assert [label_fact(lab) for lab in added] == shown            # exactly what the panel showed, nothing else
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_question is not question, timeout=WAIT)
+    assert win.current_question.query != question.query
+    win.undo()                                                    # the answer was one step
+    assert {lab.id for lab in eng.labels(item)} == before
+    # leave no question on its way: a late one would frame the view under the next test's mouse
+    qtbot.waitUntil(lambda: not any(win.runner.is_busy(lane) for lane in ("question", "prefetch", "load")),
+                    timeout=WAIT)
+    win.current_query = win.current_question = None
+    win._clear_question_overlays()
 
 
 def test_export_and_reimport_into_a_fresh_project(qtbot, demo):

@@ -560,7 +560,7 @@ def test_queue_shows_the_margin_that_tells_close_calls_apart(qtbot):
     qs += [Query("b", 0, 5, 0.0, "best-vs-2nd", rank=3), Query("c", 0, 5, 0.7, "random", rank=4)]
     panel.set_queries(qs, {"a": "20159:15"})
     cells = [panel.queue.topLevelItem(i).text(3) for i in range(5)]
-    assert cells == ["0.00061", "0.02", "5.5", "\u221e", "\u2014"]
+    assert cells == ["6.1e-4", "0.02", "5.5", "\u221e", "\u2014"]
     assert panel.queue.headerItem().text(3) == "Margin"
     assert format_margin(margin_from_uncertainty(np.exp(-250.0))) == "250"
 
@@ -603,3 +603,79 @@ def test_questions_are_ranked_while_a_retrain_runs(qtbot):
     finally:
         release.set()
         runner.heavy_pool.waitForDone(5000)
+
+
+def test_a_question_is_answered_by_key_with_exactly_the_labels_it_shows(qtbot, window):
+    win, eng = window, window.engine
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=2000)
+    _press(qtbot, win, Qt.Key.Key_Q)
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == "cgh-b", timeout=5000)
+    question = win.current_question
+    panel = win.active_panel
+    assert panel.question_label.text() == question.sentence
+    assert question.sentence.startswith("Is there a change between ") and question.sentence.endswith("on cgh-b?")
+    shown = question.answers["model"]
+    assert "no change (0)" in panel.answers_label.text() and "exactly one change (1)" in panel.answers_label.text()
+    # the view is zoomed on the disputed window, highlighted, with both structures and a legend
+    view = win.profile_view
+    overlay = view.question_overlay
+    assert overlay.shown and overlay.legend.isVisible()
+    lo, hi = view.mapping.region_x(*question.region)
+    assert overlay.region.getRegion() == pytest.approx((lo, hi))
+    x0, x1 = view.x_range()
+    assert x0 <= lo and hi <= x1 and x1 - x0 < 0.9 * (view.mapping.positions[-1] - view.mapping.positions[0])
+    pens = overlay.legend_pens()
+    assert pens["model"].color() != pens["runner-up"].color()
+    assert pens["model"].style() != pens["runner-up"].style()
+    _press(qtbot, win, Qt.Key.Key_A)
+    stored = eng.labels("cgh-b")
+    assert [(type(lab), lab.start, lab.stop, lab.kind) for lab in stored] == \
+        [(type(lab), lab.start, lab.stop, lab.kind) for lab in shown]
+    assert not overlay.shown                       # answered: the next question takes its place
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_question is not question, timeout=5000)
+    win.undo()                                     # the answer is one undoable step
+    assert eng.labels("cgh-b") == []
+
+
+def test_b_writes_the_runner_up_and_n_writes_nothing(qtbot, window):
+    win, eng = window, window.engine
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=2000)
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: win.current_question is not None, timeout=5000)
+    item = win.current_question.item_id
+    _press(qtbot, win, Qt.Key.Key_N)
+    assert eng.labels(item) == []
+    assert "draw the label yourself" in win.statusBar().currentMessage()
+    shown = win.current_question.answers["runner-up"]
+    _press(qtbot, win, Qt.Key.Key_B)
+    assert [(lab.start, lab.stop, lab.kind) for lab in eng.labels(item)] == \
+        [(lab.start, lab.stop, lab.kind) for lab in shown]
+
+
+def test_one_queue_per_task_and_the_panel_says_how_it_is_ordered(qtbot, window):
+    win = window
+    panel = win.active_panel
+    win.refresh_queries()
+    qtbot.waitUntil(lambda: panel.queue.topLevelItemCount() == 3, timeout=5000)
+    assert "taking turns" in panel.order_label.text()
+    keys = [panel.task.itemData(i) for i in range(panel.task.count())]
+    assert keys == [None, "alignment/audio", "segmentation/cgh"]
+    panel.task.setCurrentIndex(keys.index("alignment/audio"))
+    qtbot.waitUntil(lambda: panel.queue.topLevelItemCount() == 1, timeout=5000)
+    assert panel.queries()[0].item_id == "aud"
+    assert panel.order_label.text().startswith("Ordered by margin")
+    panel.task.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: panel.queue.topLevelItemCount() == 3, timeout=5000)
+
+
+def test_an_answered_part_leaves_the_queue_at_once(qtbot, window):
+    win = window
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: win.current_question is not None and not win.runner.is_busy("prefetch"), timeout=5000)
+    asked = win.current_question.query
+    win.answer_model()
+    rows = [(q.item_id, q.start, q.stop) for q in win.active_panel.queries()]
+    assert (asked.item_id, asked.start, asked.stop) not in rows
+    assert win.current_query is not None and win.current_query != asked     # on to the next question

@@ -1,0 +1,108 @@
+"""A scripted labelling session: the real window answers N questions on the demo by key, offscreen.
+
+Usage: ``python benchmarks/session_questions.py [--questions N] [--shots DIR]``
+
+Each round is what a person does: read the question the panel shows, press ``A`` (the demo
+has no known truth for its questions, so the model's answer is taken) and wait until the next
+question is on screen. Reports the wait per answered question (median, p95, max: from the key
+press to the next question shown), the actions per label (one key per question; the labels an
+answer writes are counted from the engine) and, with ``--shots``, saves the window during the
+first copy-number and the first audio question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--questions", type=int, default=20)
+    ap.add_argument("--shots", default=None, help="folder for question_cgh.png and question_audio.png")
+    ap.add_argument("--quick", action="store_true", help="5 questions")
+    args = ap.parse_args(argv)
+    n_questions = 5 if args.quick else args.questions
+
+    import numpy as np
+    from PySide6 import QtCore, QtWidgets
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    from marginalia.app import theme
+    from marginalia.app.main_window import MainWindow
+    from marginalia.engine import Engine
+
+    def pump(until, timeout=120.0):
+        end = time.perf_counter() + timeout
+        while time.perf_counter() < end:
+            app.processEvents()
+            if until():
+                return True
+            time.sleep(0.002)
+        return False
+
+    theme.configure_pyqtgraph()
+    work = tempfile.mkdtemp(prefix="session_questions_")
+    settings = QtCore.QSettings(os.path.join(work, "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    engine = Engine.open_demo(work)
+    win = MainWindow(engine, settings=settings)
+    win.resize(1400, 900)
+    win.show()
+    pump(lambda: win.current_prediction() is not None)
+
+    def key(k):
+        """A real key press on the shown view (the window's shortcuts take it)."""
+        win.activateWindow()
+        pump(win.isActiveWindow, 5)
+        win.active_view().setFocus()
+        QTest.keyClick(win.active_view(), k)
+
+    t0 = time.perf_counter()
+    key(Qt.Key.Key_Q)
+    pump(lambda: win.current_question is not None and win.current_item == win.current_question.item_id, 300)
+    first = time.perf_counter() - t0
+    waits, actions, labels, shots = [], 1, 0, {}
+    for _ in range(n_questions):
+        q = win.current_question
+        if q is None:
+            break
+        kind = win.infos[q.item_id].kind
+        if args.shots and kind not in shots:
+            pump(lambda: False, 1.0)
+            path = pathlib.Path(args.shots) / f"question_{kind}.png"
+            win.grab().save(str(path))
+            shots[kind] = str(path)
+        # the person reads while the next question is prepared (a reading time, not counted as a wait)
+        pump(lambda: not win.runner.is_busy("prefetch"), 60)
+        n0 = len(engine.labels())
+        t = time.perf_counter()
+        key(Qt.Key.Key_A)
+        actions += 1
+        ok = pump(lambda: win.current_question is not None and win.current_question is not q
+                  and win.current_item == win.current_question.item_id, 300)
+        waits.append(time.perf_counter() - t)
+        labels += len(engine.labels()) - n0
+        if not ok:
+            break
+    win.close()
+    w = np.array(waits) * 1000
+    print(f"questions answered: {len(waits)}; first question after {first:.2f} s")
+    print(f"wait from key to the next question: median {np.median(w):.0f} ms, p95 {np.percentile(w, 95):.0f} ms, "
+          f"max {w.max():.0f} ms")
+    print(f"actions (keys) per label: {actions / max(labels, 1):.2f} ({actions} keys, {labels} labels)")
+    for kind, path in shots.items():
+        print(f"screenshot ({kind}): {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -173,6 +173,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.resizeDocks([self.browser_dock, self.model_dock], [380, 320], Qt.Orientation.Horizontal)
         self.resizeDocks([self.browser_dock, self.labels_dock], [520, 260], Qt.Orientation.Vertical)
         self.browser.itemActivated.connect(self.show_item)
+        self.browser.attachScoreRequested.connect(self.attach_score_dialog)
+        self.browser.removeRequested.connect(self.remove_item)
         self.label_list.labelSelected.connect(self._on_list_selection)
         self.model_panel.retrainRequested.connect(self.retrain)
         self.model_panel.stopRequested.connect(self.stop_background_work)
@@ -239,6 +241,11 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         a(m, "boundary_mode", "&Boundary mode (click places a boundary)", self._set_boundary_mode, "B",
           checkable=True)
         a(m, "delete", "&Delete label", self.delete_selected, ["Del", "Backspace"])
+        m.addSeparator()
+        a(m, "attach_score", "&Attach / replace score\u2026", self.attach_score_dialog, "Ctrl+Alt+S",
+          tip="Align the shown recording to a score (MIDI or MusicXML); Ctrl+Z takes it back")
+        a(m, "remove_item", "Re&move item", self.remove_item, "Ctrl+Shift+Del",
+          tip="Remove the shown item and its labels from the project; Ctrl+Z brings them back")
 
         m = mb.addMenu("&View")
         a(m, "show_all", "Show &all", self.show_all, "Home")
@@ -323,7 +330,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.engine = engine
         self.bridge = EngineBridge(engine, self)
         # an import adds items one by one: one browser rebuild per item was quadratic (2.4 s for 233 items)
-        self.bridge.itemsChanged.connect(lambda *_: self._items_refresh_timer.start())
+        self.bridge.itemsChanged.connect(self._on_items_changed)
         self.bridge.labelsChanged.connect(self._on_labels_changed)
         self.bridge.predictionChanged.connect(self._on_prediction_changed)
         self.bridge.modelChanged.connect(self._on_model_changed)
@@ -416,7 +423,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         has = self.engine is not None
         for name in ("import", "import_labels", "retrain", "predict", "next_question", "accept", "accept_runner",
                      "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play", "whole_profile", "history",
-                     "model_versions"):
+                     "model_versions", "attach_score", "remove_item"):
             self.actions[name].setEnabled(has)
         self.export_menu.setEnabled(has)
 
@@ -627,8 +634,11 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
 
     def _on_labels_changed(self, item_id, _ids):
         self._undo_text_timer.start()
-        if item_id == self.current_item:
-            self._set_labels(self.engine.labels(item_id))
+        if item_id == self.current_item and item_id in self.infos:
+            try:
+                self._set_labels(self.engine.labels(item_id))
+            except MarginaliaError:   # the item went meanwhile (removed, or its removal redone)
+                return
         if self.engine is not None:
             self._refresh_info(item_id)
 

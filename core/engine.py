@@ -27,12 +27,13 @@ from typing import Callable, Iterable, Optional
 from . import events as ev
 from . import resources
 from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, ParameterError
+from .importing import FILE_ROLES as IMPORT_FILE_ROLES
 from .items import ItemData, ItemLoader
 from .session import Session
 from .tasks import TaskRegistry
 from .types import Prediction, Query, label_fact
 
-__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR"]
+__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "IMPORT_FILE_ROLES", "DEMO_DIR"]
 
 DEMO_DIR = resources.path("demo")
 

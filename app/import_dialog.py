@@ -56,7 +56,7 @@ class ImportDialog(QtWidgets.QDialog):
         for c in range(3):
             self.files.resizeColumnToContents(c)
         lay.addWidget(QtWidgets.QLabel("<b>Files</b>"))
-        lay.addWidget(self.files, 2)
+        lay.addWidget(self.files, 1)
 
         self.combos = {}
         recordings = list(plan.pairs)

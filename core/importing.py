@@ -220,8 +220,8 @@ def plan_import(paths, loader, *, columns=None) -> ImportPlan:
 
 
 def _one_line(exc: BaseException, path: Path) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if str(path) in text or path.name in text else f"{path.name}: {text}"
+    text = (" ".join(str(exc).split()) or type(exc).__name__).replace(str(path), path.name)
+    return text if path.name in text else f"{path.name}: {text}"
 
 
 def check_pairs(plan: ImportPlan, pairs: dict) -> dict:

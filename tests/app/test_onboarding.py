@@ -100,11 +100,15 @@ def test_attach_score_and_remove_item_from_the_browser_menu_are_undoable(qtbot, 
     eng.add_label(BoundaryLabel(item_id=a, index=20))
     win.set_engine(eng)
     qtbot.waitUntil(lambda: win.current_item == a, timeout=30_000)
+    note = win.spec_view.no_score_note
+    assert note.isVisible() and note.text().startswith("No score: this recording is segmented")
+    assert "Attach / replace score" in note.text()
     step = win.attach_score(a, files["mid"])
     assert step is not None and eng.item(a).task == "alignment" and eng.labels(a) == []
     assert "Ctrl+Z" in win.statusBar().currentMessage()
     qtbot.waitUntil(lambda: win.current_item == a and win._item_payload is not None
                     and win._item_payload["score"] is not None, timeout=30_000)   # the view reloads with its score
+    assert not note.isVisible() and win.spec_view.score_shown
     win.undo()
     assert eng.item(a).task == "segmentation" and len(eng.labels(a)) == 1
     qtbot.waitUntil(lambda: win._item_payload is not None and win._item_payload["score"] is None, timeout=30_000)

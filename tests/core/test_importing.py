@@ -168,3 +168,18 @@ def test_a_schema_4_project_is_migrated_and_takes_item_edits(tmp_path, vienna):
         assert eng.items() == [] and eng.session.integrity_check() == []
         eng.undo()
         assert len(eng.labels(item)) == 1
+
+
+def test_an_untrained_recording_is_segmented_into_phrases_not_frames(tmp_path):
+    """Before any label, a recording without a score gets segments of seconds, where its sound changes."""
+    t = np.arange(int(SR * 8.0)) / SR
+    freq = np.array([220.0, 330.0, 262.0, 392.0])[np.minimum((t // 2.0).astype(int), 3)]
+    noise = 0.02 * np.random.default_rng(0).standard_normal(t.size)
+    write_wav(tmp_path / "tones.wav", (0.3 * np.sin(2 * np.pi * freq * t) + noise).astype(np.float32), SR)
+    with Engine.create(tmp_path / "p.marginalia") as eng:
+        (item,) = eng.import_files([tmp_path / "tones.wav"])
+        pred = eng.predict(item)
+        times = np.asarray(eng.sequence(item).positions)
+        changes = times[np.asarray(pred.structure.changes[:-1], dtype=int)]   # the last entry is T
+    assert 1 <= len(changes) <= 3, changes                   # not a change every few frames
+    assert all(np.min(np.abs(c - np.array([2.0, 4.0, 6.0]))) < 0.2 for c in changes), changes

@@ -26,6 +26,7 @@ from .panels.active_panel import ActivePanel
 from .panels.dataset_browser import DatasetBrowser
 from .panels.label_list import LabelList
 from .panels.model_panel import ModelPanel
+from .start_page import StartPage
 from .views.profile_view import ProfileView
 from .views.spectrogram_view import SpectrogramView
 from .window_files import EXPORT_KINDS, ProjectFilesMixin
@@ -111,10 +112,15 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.placeholder.setWordWrap(True)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setObjectName("hint")
+        self.start_page = StartPage()
+        self.start_page.demoRequested.connect(self.open_demo)
+        self.start_page.newFromFilesRequested.connect(lambda: self.new_project_dialog(then_import=True))
+        self.start_page.openRequested.connect(self.open_project_dialog)
+        self.start_page.recentRequested.connect(self.open_project)
         self.profile_view = ProfileView()
         self._spec_view = None   # built when the first audio item is shown (faster start)
         self._genome_view = None  # built when a whole profile is first shown
-        for w in (self.placeholder, self.profile_view):
+        for w in (self.start_page, self.placeholder, self.profile_view):
             self.stack.addWidget(w)
         self.setCentralWidget(self.stack)
         self._connect_view(self.profile_view)
@@ -388,7 +394,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.infos = {}
         self.browser.set_items([])
         self._update_placeholder()
-        self.stack.setCurrentWidget(self.placeholder)
+        self.stack.setCurrentWidget(self.start_page)
 
     def _setting(self, key, default=None):
         """A remembered value, or ``default`` when the settings file holds something unreadable."""
@@ -409,6 +415,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.infos = {i.id: i for i in infos}
         self.browser.set_items(infos)
         self._update_placeholder()
+        if self.current_item is None and self.stack.currentWidget() is self.start_page:
+            self.stack.setCurrentWidget(self.placeholder)
 
     def _update_placeholder(self):
         """What the empty view says: open something, or (a project being open) import into it."""

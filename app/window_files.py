@@ -331,6 +331,7 @@ class ProjectFilesMixin:
             self._forget_shown_item()
 
     def _forget_shown_item(self):
+        """The shown item went: show the empty view until another is shown."""
         self.current_item = None
         self._item_payload = None
         self._drawn_prediction = None
@@ -478,6 +479,7 @@ class ProjectFilesMixin:
     def _refresh_recent_menu(self):
         self.recent_menu.clear()
         recent = self.recent_projects()
+        self.start_page.set_recent(recent)
         for p in recent:
             act = self.recent_menu.addAction(p)
             act.triggered.connect(lambda *_, p=p: self.open_project(p))

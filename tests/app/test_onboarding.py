@@ -124,3 +124,88 @@ def test_attach_score_and_remove_item_from_the_browser_menu_are_undoable(qtbot, 
     assert sorted(i.id for i in eng.items()) == sorted([a, b]) and len(eng.labels(a)) == 1
     qtbot.waitUntil(lambda: sorted(win.browser.item_ids_in_order()) == sorted([a, b]), timeout=5000)
     assert eng.session.integrity_check() == []
+
+
+def test_start_page_offers_demo_new_from_files_open_and_recent(qtbot, win, files, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))   # the demo is built there
+    page = win.start_page
+    assert win.stack.currentWidget() is page and page.isVisible()
+    assert not page.recent.isVisible()                             # nothing recent on a first run
+    # new project from files: a project file, then the files, then the import dialog
+    seen = {}
+
+    def save(parent, title, start, filters=""):
+        seen["save_start"] = start
+        return str(tmp_path / "work" / "first"), filters
+
+    def pick(parent, title, start, filters=""):
+        seen["open_start"] = start
+        return [files["wav"], files["mid"]], filters
+
+    (tmp_path / "work").mkdir()
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(save))
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileNames", staticmethod(pick))
+    qtbot.mouseClick(page.buttons["new"], QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: getattr(win, "import_preview", None) is not None and win.import_preview.isVisible(),
+                    timeout=30_000)
+    assert str(win.engine.path).endswith("first.marginalia")
+    assert seen["save_start"].startswith(str(QtCore.QDir.homePath()))  # a first dialog opens at home
+    assert seen["open_start"] == str(tmp_path / "work")                # the next one where the user last was
+    assert win.import_preview.pairs() == {files["wav"]: files["mid"]}
+    win.import_preview.reject()
+    # the demo
+    qtbot.mouseClick(page.buttons["demo"], QtCore.Qt.MouseButton.LeftButton)
+    assert str(win.engine.path).endswith("demo.marginalia")
+    win.close_engine()
+    assert win.stack.currentWidget() is page
+    # recent projects: both are listed and a click opens one
+    listed = [page.recent.item(i).data(QtCore.Qt.ItemDataRole.UserRole) for i in range(page.recent.count())]
+    assert listed == [str(win.recent_projects()[0]), str(win.recent_projects()[1])]
+    assert listed[1].endswith("first.marginalia")
+    rect = page.recent.visualItemRect(page.recent.item(1))
+    qtbot.mouseClick(page.recent.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=rect.center())
+    assert str(win.engine.path) == listed[1]
+    win.close_engine()
+    # open a project
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName",
+                        staticmethod(lambda parent, title, start, filters="": (listed[0], filters)))
+    qtbot.mouseClick(page.buttons["open"], QtCore.Qt.MouseButton.LeftButton)
+    assert str(win.engine.path) == listed[0]
+
+
+def _damaged_error(tmp_path, lines: int):
+    from marginalia.exceptions import ProjectDamagedError
+    problem = "integrity check failed: " + "; ".join(f"row {i} missing from index sqlite_autoindex_labels_1"
+                                                     for i in range(lines))
+    backup = tmp_path / "p.marginalia.2026-11-28T15-00-00.w12.sqlite"
+    return ProjectDamagedError(f"project {tmp_path / 'p.marginalia'} is damaged: {problem}; it was not modified; "
+                               f"restore the newest backup ({backup})", backups=(backup,), problem=problem)
+
+
+def test_damaged_project_dialog_fits_the_screen_with_details_collapsed(qtbot, win, tmp_path):
+    exc = _damaged_error(tmp_path, 400)
+    dialog = errors.show_error(win, "Cannot open p.marginalia", exc)
+    qtbot.addWidget(dialog)
+    win._offer_backup(dialog, str(tmp_path / "p.marginalia"), exc.backups[0])
+    qtbot.waitUntil(dialog.isVisible)
+    room = dialog.screen().availableGeometry()
+    assert dialog.height() <= room.height() and dialog.frameGeometry().height() <= room.height()
+    assert "row 399" in dialog.detailedText() and "row 1 " not in dialog.informativeText()
+    assert dialog.informativeText().startswith(f"{tmp_path / 'p.marginalia'} is damaged; it was not modified")
+    assert dialog.informativeText().count("backup") == 1                   # the fix, said once
+    restore = next(b for b in dialog.buttons() if b.text() == "Restore last good backup")
+    assert restore.isVisible()
+    assert restore.mapTo(dialog, restore.rect().bottomRight()).y() <= dialog.height()
+
+
+def test_a_text_file_opened_as_a_project_is_not_called_damaged(qtbot, win, tmp_path):
+    path = tmp_path / "notes.marginalia"
+    path.write_text("profile.id,chromosome,position,logratio\n1,1,100,0.2\n")
+    assert win.open_project(str(path)) is False
+    dialog = win.last_error_dialog
+    text = dialog.informativeText()
+    assert text == ("notes.marginalia is not a Marginalia project (it is a text file); open a .marginalia project, "
+                    "or import the file with File \u25b8 Import (marginalia-cli project create P.marginalia "
+                    "--import FILE)")
+    assert "damaged" not in dialog.text() + text and not dialog.detailedText()
+    assert not any(b.text() == "Restore last good backup" for b in dialog.buttons())

@@ -41,7 +41,7 @@ class StartPage(QtWidgets.QWidget):
         lay.addSpacing(12)
         self.buttons = {}
         for name, text, tip, signal in (
-                ("demo", "Open the demo", "A small project with two aCGH profiles (expert labels included) and a "
+                ("demo", "Open the demo", "A small project with three aCGH profiles (expert labels included) and a "
                  "melody aligned to its score: the quickest way to see how labelling works.", self.demoRequested),
                 ("new", "New project from files\u2026", "Pick your files (profile tables, label tables, recordings "
                  "and their scores); the import dialog shows what it will make before anything is stored.",
@@ -55,18 +55,18 @@ class StartPage(QtWidgets.QWidget):
             note = QtWidgets.QLabel(tip)
             note.setWordWrap(True)
             note.setObjectName("hint")
-            row = QtWidgets.QHBoxLayout()
-            row.addWidget(button, 0)
-            row.addWidget(note, 1)
-            button.setFixedWidth(220)
-            lay.addLayout(row)
+            lay.addWidget(button)
+            lay.addWidget(note)
+            lay.addSpacing(6)
             self.buttons[name] = button
         lay.addSpacing(12)
         self.recent_title = QtWidgets.QLabel("<b>Recent projects</b>")
         self.recent = QtWidgets.QListWidget()
         self.recent.setObjectName("start_recent")
         self.recent.setToolTip("Click a project to open it")
-        self.recent.setMaximumHeight(180)
+        self.recent.setMaximumHeight(200)
+        self.recent.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.recent.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.recent.itemClicked.connect(self._open_recent)
         lay.addWidget(self.recent_title)
         lay.addWidget(self.recent)
@@ -83,7 +83,7 @@ class StartPage(QtWidgets.QWidget):
         self.recent.clear()
         for path in paths:
             exists = os.path.exists(path)
-            item = QtWidgets.QListWidgetItem(f"{os.path.basename(path)}  \u2014  {os.path.dirname(path)}"
+            item = QtWidgets.QListWidgetItem(f"{os.path.basename(path)}\n    {os.path.dirname(path)}"
                                              + ("" if exists else "  (not found)"))
             item.setData(Qt.ItemDataRole.UserRole, path)
             item.setToolTip(path)

@@ -185,7 +185,7 @@ class SpectrogramView(ItemView):
     def _place_note(self):
         self.no_score_note.setFixedWidth(max(200, min(760, self.width() - 140)))
         self.no_score_note.adjustSize()
-        self.no_score_note.move(70, 6)
+        self.no_score_note.move(70, 34)   # under the plot title
 
     def resizeEvent(self, event):
         super().resizeEvent(event)

@@ -196,6 +196,10 @@ def test_damaged_project_dialog_fits_the_screen_with_details_collapsed(qtbot, wi
     restore = next(b for b in dialog.buttons() if b.text() == "Restore last good backup")
     assert restore.isVisible()
     assert restore.mapTo(dialog, restore.rect().bottomRight()).y() <= dialog.height()
+    details = next(b for b in dialog.buttons() if b.text().startswith("Show Details"))
+    qtbot.mouseClick(details, QtCore.Qt.MouseButton.LeftButton)          # the details open in a scrolling box
+    qtbot.waitUntil(lambda: any(b.text().startswith("Hide Details") for b in dialog.buttons()))
+    assert dialog.frameGeometry().height() <= room.height() and restore.isVisible()
 
 
 def test_a_text_file_opened_as_a_project_is_not_called_damaged(qtbot, win, tmp_path):

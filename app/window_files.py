@@ -213,9 +213,12 @@ class ProjectFilesMixin:
             if notes:
                 self.last_error_dialog = errors.show_notice(
                     self, f"Imported {len(ids)} item(s); please check these files", "\n\n".join(notes))
-            self.statusBar().showMessage(f"imported {len(ids)} item(s) and {len(labels)} label(s)" if ids or labels
-                                         else "nothing new to import: these files are already in the project",
-                                         10000)
+            scored = out.get("scored", [])
+            attached = f"; attached a score to {len(scored)} recording(s) already in the project" if scored else ""
+            message = f"imported {len(ids)} item(s) and {len(labels)} label(s){attached}"
+            if not (ids or labels or scored):
+                message = "nothing new to import: these files are already in the project"
+            self.statusBar().showMessage(message, 10000)
             if ids and self.current_item is None:
                 self.show_item(ids[0])
 

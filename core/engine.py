@@ -267,7 +267,20 @@ class Engine:
         error instead of raising.
         """
         from .importing import plan_import
-        return plan_import(paths, self._loader, columns=columns)
+        plan = plan_import(paths, self._loader, columns=columns)
+        present = self._audio_items_by_source()
+        for f in plan.of_role("audio"):
+            rec = present.get(_resolved(f.path))
+            if rec is not None:   # importing it again can only pair it with a score
+                f.n_items = 0
+                f.summary += ("; already in the project as " + rec.name
+                              + (" (aligned to " + Path(rec.meta["score_path"]).name + ")"
+                                 if (rec.meta or {}).get("score_path") else " (no score)")
+                              + ": a score chosen below is attached to it")
+        return plan
+
+    def _audio_items_by_source(self) -> dict:
+        return {_resolved(rec.source_path): rec for rec in self.session.items() if rec.kind == "audio"}
 
     def run_import(self, plan, pairs: Optional[dict] = None, *, columns=None) -> dict:
         """Import what ``plan`` (from :meth:`plan_import`) lists, with ``pairs`` overriding its proposed pairs.
@@ -284,18 +297,27 @@ class Engine:
         Returns
         -------
         dict
-            ``{"items": new item ids, "labels": stored labels}``. Files whose plan entry has an error are
-            skipped; the data files are imported before the label files, which label them.
+            ``{"items": new item ids, "labels": stored labels, "scored": ids of items already in the project
+            that the import paired with a new score}``. A recording already in the project is not added again:
+            a score chosen for it is attached (:meth:`attach_score`, one undoable step each). Files whose plan
+            entry has an error are skipped; the data files are imported before the label files, which label them.
         """
         from .importing import check_pairs
         chosen = check_pairs(plan, pairs)
+        present = self._audio_items_by_source()
+        scored = []
+        for recording, score in chosen.items():
+            rec = present.get(_resolved(recording))
+            if rec is not None and score and (rec.meta or {}).get("score_path") != str(Path(score).resolve()):
+                self.attach_score(rec.id, score)
+                scored.append(rec.id)
         data = [f.path for f in plan.of_role("profiles", "series", "audio")]
         ids = self.import_files(data, scores={r: s for r, s in chosen.items() if s}, columns=columns,
                                 pair_by_stem=False) if data else []
         labels = []
         for f in plan.of_role("cgh_labels", "audio_labels"):
             labels += self.import_labels("annotations-csv" if f.role == "cgh_labels" else "auto", f.path)
-        return {"items": ids, "labels": labels}
+        return {"items": ids, "labels": labels, "scored": scored}
 
     def remove_item(self, item_id: str):
         """Remove an item with its labels as one undoable step; returns the step (``undo`` brings both back)."""

@@ -183,3 +183,18 @@ def test_an_untrained_recording_is_segmented_into_phrases_not_frames(tmp_path):
         changes = times[np.asarray(pred.structure.changes[:-1], dtype=int)]   # the last entry is T
     assert 1 <= len(changes) <= 3, changes                   # not a change every few frames
     assert all(np.min(np.abs(c - np.array([2.0, 4.0, 6.0]))) < 0.2 for c in changes), changes
+
+
+def test_importing_a_recording_again_with_its_score_attaches_the_score(tmp_path, vienna):
+    """The issue's path: a recording imported alone, then again with its score, is aligned, not refused."""
+    with Engine.create(tmp_path / "p.marginalia") as eng:
+        (item,) = eng.import_files([vienna["wav"]])
+        plan = eng.plan_import([vienna["wav"], vienna["mid"]])
+        (wav,) = plan.of_role("audio")
+        assert wav.n_items == 0 and "already in the project as Chopin_op10_no3_p01 (no score)" in wav.summary
+        out = eng.run_import(plan)
+        assert out == {"items": [], "labels": [], "scored": [item]}
+        assert eng.item(item).task == "alignment" and [i.id for i in eng.items()] == [item]
+        assert eng.run_import(eng.plan_import([vienna["wav"], vienna["mid"]]))["scored"] == []   # already its score
+        eng.undo()
+        assert eng.item(item).task == "segmentation"

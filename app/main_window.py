@@ -294,6 +294,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
 
         m = mb.addMenu("&Help")
         a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1")
+        a(m, "tour", "Guided &tour of the panels", self.show_tour, "Shift+F1",
+          tip="What each panel is for, one at a time (skippable)")
         a(m, "open_log", "Open the &log file", errors.open_log, "Ctrl+Shift+L")
         a(m, "about", "&About Marginalia", self.about, "Ctrl+F1")
 
@@ -1045,6 +1047,15 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.cheatsheet = CheatSheet(self.all_actions(), self)
         self.cheatsheet.show()
         return self.cheatsheet
+
+    def show_tour(self):
+        """Help > Guided tour: walk through the panels (shown once by itself, on the first opening of the demo)."""
+        from .tour import Tour
+        if getattr(self, "tour", None) is None:
+            self.tour = Tour(self)
+            self.tour.finished.connect(lambda *_: self.settings.setValue("tour/seen", True))
+        self.tour.start()
+        return self.tour
 
     def about(self):
         QtWidgets.QMessageBox.about(self, "About Marginalia",

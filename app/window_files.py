@@ -114,6 +114,9 @@ class ProjectFilesMixin:
             self.set_engine(Engine.open_demo())
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, "Cannot open the demo", exc)
+            return
+        if str(self._setting("tour/seen", "false")).lower() != "true":
+            self.show_tour()
 
     # ================================================================ file dialogs
     def start_folder(self) -> str:

@@ -213,3 +213,25 @@ def test_a_text_file_opened_as_a_project_is_not_called_damaged(qtbot, win, tmp_p
                     "--import FILE)")
     assert "damaged" not in dialog.text() + text and not dialog.detailedText()
     assert not any(b.text() == "Restore last good backup" for b in dialog.buttons())
+
+
+def test_the_demo_opens_with_a_skippable_tour_that_help_reopens(qtbot, win, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    win.open_demo()
+    tour = win.tour
+    assert tour.isVisible() and tour.counter.text() == "1 / 5" and tour.target() is win.browser_dock
+    frame = tour.highlight.geometry()
+    assert frame.contains(win.browser_dock.geometry().center())     # the framed panel is the one described
+    assert not tour.geometry().intersects(win.browser_dock.geometry().adjusted(4, 4, -4, -4))
+    qtbot.mouseClick(tour.next_button, QtCore.Qt.MouseButton.LeftButton)
+    assert tour.target() is win.stack and "Drag to select a region" in tour.text.text()
+    qtbot.mouseClick(tour.skip_button, QtCore.Qt.MouseButton.LeftButton)
+    assert not tour.isVisible() and not tour.highlight.isVisible()
+    win.close_engine()
+    win.open_demo()                                       # skipped once: not shown by itself again
+    assert not tour.isVisible()
+    win.actions["tour"].trigger()                         # Help > Guided tour
+    assert tour.isVisible() and tour.counter.text() == "1 / 5"
+    for _ in range(5):
+        qtbot.mouseClick(tour.next_button, QtCore.Qt.MouseButton.LeftButton)
+    assert not tour.isVisible()

@@ -35,8 +35,10 @@ IMPORT_LABEL_KINDS = {
             "on the audio item of the same name",
 }
 DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi "
-               "*.musicxml *.mxl);;"
-               "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
+               "*.musicxml *.mxl *.txt *.TextGrid *.jams);;"
+               "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;"
+               "Audio (*.wav *.flac *.ogg *.mp3);;Scores (*.mid *.midi *.musicxml *.mxl);;"
+               "Label files (*.csv *.txt *.TextGrid *.jams);;"
                "All files (*)")
 SCORE_FILTER = "Scores (*.mid *.midi *.musicxml *.mxl);;All files (*)"
 MAX_RECENT = 8

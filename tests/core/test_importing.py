@@ -69,7 +69,8 @@ def test_plan_shows_the_vienna_pair_items_labels_and_a_one_line_error(tmp_path, 
 def test_run_import_uses_the_pairs_the_user_chose(tmp_path, vienna):
     with Engine.create(tmp_path / "p.marginalia") as eng:
         plan = eng.plan_import([vienna["wav"], vienna["other_wav"], vienna["mid"], vienna["other_mid"]])
-        assert plan.pairs == {str(vienna["wav"]): str(vienna["mid"]), str(vienna["other_wav"]): str(vienna["other_mid"])}
+        assert plan.pairs == {str(vienna["wav"]): str(vienna["mid"]),
+                              str(vienna["other_wav"]): str(vienna["other_mid"])}
         # the user swaps nothing for the first and takes the score away from the second
         out = eng.run_import(plan, {str(vienna["wav"]): str(vienna["other_mid"]), str(vienna["other_wav"]): None})
         recs = {eng.item(i).name: eng.item(i) for i in out["items"]}

@@ -14,6 +14,7 @@ from marginalia.exceptions import (
     DataFormatError,
     InfeasibleLabelsError,
     MarginaliaError,
+    NotAProjectError,
     NotFittedError,
     ProjectDamagedError,
     ProjectInUseError,
@@ -57,6 +58,8 @@ def fix_for(exc: BaseException) -> str:
                 "made them disagree, undo it (Ctrl+Z).")
     if isinstance(exc, ProjectInUseError):
         return "Close the other Marginalia window that has this project open, then try again."
+    if isinstance(exc, NotAProjectError):
+        return ""   # its message says what to open or import instead
     if isinstance(exc, ProjectVersionError):
         return "This project was saved by a newer Marginalia: update Marginalia to open it."
     if isinstance(exc, ProjectDamagedError):
@@ -93,7 +96,14 @@ class ErrorDialog(QtWidgets.QMessageBox):
                      else QtWidgets.QMessageBox.Icon.Critical)
         self.setWindowTitle(f"Marginalia \u2014 {title}")
         self.setText(title)
-        self.setInformativeText(user_message(exc))
+        details = getattr(exc, "problem", None) if isinstance(exc, ProjectDamagedError) else None
+        if details and not isinstance(exc, NotAProjectError):
+            # SQLite's findings can run to hundreds of lines: behind "Show Details...", so the dialog and its
+            # restore button fit the screen
+            self.setInformativeText(_damaged_summary(exc))
+            self.setDetailedText(details)
+        else:
+            self.setInformativeText(user_message(exc))
         # QMessageBox sizes itself to its title; a message naming labels and positions needs room
         grid = self.layout()
         if isinstance(grid, QtWidgets.QGridLayout) and grid.columnCount() > 2:
@@ -104,6 +114,23 @@ class ErrorDialog(QtWidgets.QMessageBox):
         self.open_log_button.clicked.connect(open_log)
         self.setModal(False)
         self.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose, True)
+
+
+def _damaged_summary(exc: ProjectDamagedError) -> str:
+    """A damaged project in two sentences: which file, that it was left as it was, and the fix."""
+    path = str(exc).split(" is damaged")[0].removeprefix("project ")
+    return f"{path} is damaged; it was not modified (what SQLite found: Show Details).\n\n{fix_for(exc)}"
+
+
+def fit_to_screen(dialog: QtWidgets.QWidget) -> None:
+    """Keep ``dialog`` no taller than its screen's available height (a long text scrolls instead)."""
+    screen = dialog.screen() or QtGui.QGuiApplication.primaryScreen()
+    if screen is None:
+        return
+    room = screen.availableGeometry()
+    dialog.setMaximumHeight(room.height())
+    if dialog.height() > room.height():
+        dialog.resize(dialog.width(), room.height())
 
 
 def open_log():
@@ -124,6 +151,7 @@ def show_error(parent, title: str, exc: BaseException) -> ErrorDialog:
     _open_dialogs.append(dialog)
     dialog.finished.connect(lambda *_: _open_dialogs.remove(dialog) if dialog in _open_dialogs else None)
     dialog.show()
+    fit_to_screen(dialog)
     return dialog
 
 

@@ -26,6 +26,7 @@ from .panels.active_panel import ActivePanel
 from .panels.dataset_browser import DatasetBrowser
 from .panels.label_list import LabelList
 from .panels.model_panel import ModelPanel
+from .start_page import StartPage
 from .views.profile_view import ProfileView
 from .views.spectrogram_view import SpectrogramView
 from .window_files import EXPORT_KINDS, ProjectFilesMixin
@@ -113,10 +114,15 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.placeholder.setWordWrap(True)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setObjectName("hint")
+        self.start_page = StartPage()
+        self.start_page.demoRequested.connect(self.open_demo)
+        self.start_page.newFromFilesRequested.connect(lambda: self.new_project_dialog(then_import=True))
+        self.start_page.openRequested.connect(self.open_project_dialog)
+        self.start_page.recentRequested.connect(self.open_project)
         self.profile_view = ProfileView()
         self._spec_view = None   # built when the first audio item is shown (faster start)
         self._genome_view = None  # built when a whole profile is first shown
-        for w in (self.placeholder, self.profile_view):
+        for w in (self.start_page, self.placeholder, self.profile_view):
             self.stack.addWidget(w)
         self.setCentralWidget(self.stack)
         self._connect_view(self.profile_view)
@@ -175,6 +181,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.resizeDocks([self.browser_dock, self.model_dock], [380, 320], Qt.Orientation.Horizontal)
         self.resizeDocks([self.browser_dock, self.labels_dock], [520, 260], Qt.Orientation.Vertical)
         self.browser.itemActivated.connect(self.show_item)
+        self.browser.attachScoreRequested.connect(self.attach_score_dialog)
+        self.browser.removeRequested.connect(self.remove_item)
         self.label_list.labelSelected.connect(self._on_list_selection)
         self.model_panel.retrainRequested.connect(self.retrain)
         self.model_panel.stopRequested.connect(self.stop_background_work)
@@ -242,6 +250,11 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         a(m, "boundary_mode", "&Boundary mode (click places a boundary)", self._set_boundary_mode, "Shift+B",
           checkable=True)
         a(m, "delete", "&Delete label", self.delete_selected, ["Del", "Backspace"])
+        m.addSeparator()
+        a(m, "attach_score", "&Attach / replace score\u2026", self.attach_score_dialog, "Ctrl+Alt+S",
+          tip="Align the shown recording to a score (MIDI or MusicXML); Ctrl+Z takes it back")
+        a(m, "remove_item", "Re&move item", self.remove_item, "Ctrl+Shift+Del",
+          tip="Remove the shown item and its labels from the project; Ctrl+Z brings them back")
 
         m = mb.addMenu("&View")
         a(m, "show_all", "Show &all", self.show_all, "Home")
@@ -287,6 +300,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
 
         m = mb.addMenu("&Help")
         a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1")
+        a(m, "tour", "Guided &tour of the panels", self.show_tour, "Shift+F1",
+          tip="What each panel is for, one at a time (skippable)")
         a(m, "open_log", "Open the &log file", errors.open_log, "Ctrl+Shift+L")
         a(m, "about", "&About Marginalia", self.about, "Ctrl+F1")
 
@@ -329,7 +344,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.engine = engine
         self.bridge = EngineBridge(engine, self)
         # an import adds items one by one: one browser rebuild per item was quadratic (2.4 s for 233 items)
-        self.bridge.itemsChanged.connect(lambda *_: self._items_refresh_timer.start())
+        self.bridge.itemsChanged.connect(self._on_items_changed)
         self.bridge.labelsChanged.connect(self._on_labels_changed)
         self.bridge.predictionChanged.connect(self._on_prediction_changed)
         self.bridge.modelChanged.connect(self._on_model_changed)
@@ -393,7 +408,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.active_panel.set_question(None)
         self.active_panel.set_curve([])
         self._update_placeholder()
-        self.stack.setCurrentWidget(self.placeholder)
+        self.stack.setCurrentWidget(self.start_page)
 
     def _setting(self, key, default=None):
         """A remembered value, or ``default`` when the settings file holds something unreadable."""
@@ -414,6 +429,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.infos = {i.id: i for i in infos}
         self.browser.set_items(infos)
         self._update_placeholder()
+        if self.current_item is None and self.stack.currentWidget() is self.start_page:
+            self.stack.setCurrentWidget(self.placeholder)
 
     def _update_placeholder(self):
         """What the empty view says: open something, or (a project being open) import into it."""
@@ -428,7 +445,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         has = self.engine is not None
         for name in ("import", "import_labels", "retrain", "predict", "next_question", "accept", "accept_runner", "neither",
                      "kind0", "kind1", "kind2", "kindS", "delete", "show_all", "play", "whole_profile", "history",
-                     "model_versions"):
+                     "model_versions", "attach_score", "remove_item"):
             self.actions[name].setEnabled(has)
         self.export_menu.setEnabled(has)
 
@@ -641,8 +658,11 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
 
     def _on_labels_changed(self, item_id, _ids):
         self._undo_text_timer.start()
-        if item_id == self.current_item:
-            self._set_labels(self.engine.labels(item_id))
+        if item_id == self.current_item and item_id in self.infos:
+            try:
+                self._set_labels(self.engine.labels(item_id))
+            except MarginaliaError:   # the item went meanwhile (removed, or its removal redone)
+                return
         if self.engine is not None:
             self._refresh_info(item_id)
 
@@ -1041,6 +1061,15 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.cheatsheet = CheatSheet(self.all_actions(), self)
         self.cheatsheet.show()
         return self.cheatsheet
+
+    def show_tour(self):
+        """Help > Guided tour: walk through the panels (shown once by itself, on the first opening of the demo)."""
+        from .tour import Tour
+        if getattr(self, "tour", None) is None:
+            self.tour = Tour(self)
+            self.tour.finished.connect(lambda *_: self.settings.setValue("tour/seen", True))
+        self.tour.start()
+        return self.tour
 
     def about(self):
         QtWidgets.QMessageBox.about(self, "About Marginalia",

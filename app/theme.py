@@ -25,13 +25,15 @@ ANCHOR = "#4fd1c5"
 QUERY = "#e06c75"
 SELECTION = "#ffffff"
 
-#: fill colour (r, g, b) of each region kind; SegAnnDB-like semantics: calm for "no change",
-#: warm for "one change", violet for "at least one", blue for "same segment".
+#: fill colour (r, g, b) of each region kind: calm blue for "no change", warm vermillion for "one change",
+#: yellow for "at least one", grey for "same segment". Okabe & Ito's colours, chosen so that every pair stays
+#: apart for readers with deuteranopia, protanopia or tritanopia even as faint fills on the dark background
+#: (benchmarks/palette_colour_blind.py measures it).
 REGION_RGB = {
-    RegionKind.ZERO: (98, 181, 122),
-    RegionKind.ONE: (224, 108, 117),
-    RegionKind.AT_LEAST_ONE: (170, 120, 230),
-    RegionKind.SAME: (97, 160, 230),
+    RegionKind.ZERO: (0, 114, 178),
+    RegionKind.ONE: (213, 94, 0),
+    RegionKind.AT_LEAST_ONE: (240, 228, 66),
+    RegionKind.SAME: (160, 160, 160),
 }
 REGION_NAMES = REGION_KIND_NAMES
 

@@ -35,10 +35,12 @@ IMPORT_LABEL_KINDS = {
             "on the audio item of the same name",
 }
 DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi "
-               "*.musicxml *.mxl);;"
+               "*.musicxml *.mxl *.txt *.TextGrid *.jams);;"
                "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;"
-               "Audio (*.wav *.flac *.ogg *.mp3);;MIDI scores (*.mid *.midi);;"
+               "Audio (*.wav *.flac *.ogg *.mp3);;Scores (*.mid *.midi *.musicxml *.mxl);;"
+               "Label files (*.csv *.txt *.TextGrid *.jams);;"
                "All files (*)")
+SCORE_FILTER = "Scores (*.mid *.midi *.musicxml *.mxl);;All files (*)"
 MAX_RECENT = 8
 _TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
 
@@ -114,30 +116,119 @@ class ProjectFilesMixin:
             self.set_engine(Engine.open_demo())
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, "Cannot open the demo", exc)
+            return
+        if str(self._setting("tour/seen", "false")).lower() != "true":
+            self.show_tour()
 
-    def new_project_dialog(self):
-        from marginalia.engine import Engine
+    # ================================================================ file dialogs
+    def start_folder(self) -> str:
+        """Where a file dialog opens: the folder of the user's last pick, else their home (never the checkout)."""
+        last = self._setting("last_folder")
+        return str(last) if last and os.path.isdir(str(last)) else str(Path.home())
 
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "New project", "", "Marginalia project (*.marginalia)")
+    def _picked(self, path: str) -> str:
+        """Remember the folder of a picked path for the next file dialog; returns ``path``."""
+        if path:
+            folder = path if os.path.isdir(path) else os.path.dirname(path)
+            self.settings.setValue("last_folder", folder)
+        return path
+
+    def _save_path(self, title: str, name: str, filters: str = "") -> str:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, title, os.path.join(self.start_folder(), name),
+                                                        filters)
+        return self._picked(path)
+
+    def _open_path(self, title: str, filters: str) -> str:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, title, self.start_folder(), filters)
+        return self._picked(path)
+
+    def _open_paths(self, title: str, filters: str) -> list:
+        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(self, title, self.start_folder(), filters)
+        if paths:
+            self._picked(paths[0])
+        return list(paths)
+
+    def _folder_path(self, title: str) -> str:
+        return self._picked(QtWidgets.QFileDialog.getExistingDirectory(self, title, self.start_folder()))
+
+    # ================================================================ projects
+    def new_project_dialog(self, *, then_import: bool = False):
+        """File > New: create an empty project; with ``then_import``, go on to the import dialog."""
+        path = self._save_path("New project", "project.marginalia", "Marginalia project (*.marginalia)")
         if not path:
             return
         if not path.endswith(".marginalia"):
             path += ".marginalia"
+        if not self.create_project(path):
+            return
+        if then_import:
+            self.import_dialog()
+
+    def create_project(self, path: str) -> bool:
+        from marginalia.engine import Engine
         try:
             self.set_engine(Engine.create(path))
         except MarginaliaError as exc:
             self.last_error_dialog = errors.show_error(self, "Cannot create the project", exc)
+            return False
+        return True
 
     def open_project_dialog(self):
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open project", "",
-                                                        "Marginalia project (*.marginalia);;All files (*)")
+        path = self._open_path("Open project", "Marginalia project (*.marginalia);;All files (*)")
         if path:
             self.open_project(path)
 
     def import_dialog(self):
-        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(self, "Import data", "", DATA_FILTER)
+        paths = self._open_paths("Import data", DATA_FILTER)
         if paths:
-            self.import_data(paths)
+            self.preview_import(paths)
+
+    def preview_import(self, paths):
+        """Recognise ``paths`` in the background, then show what an import would do (:class:`ImportDialog`).
+
+        Nothing is stored until the user presses Import; then :meth:`run_planned_import` imports with the
+        recording <-> score pairs chosen in the dialog.
+        """
+        if self.engine is None:
+            return
+        from .import_dialog import ImportDialog
+        engine, paths = self.engine, [str(p) for p in paths]
+
+        def done(plan):
+            dialog = ImportDialog(plan, Path(str(engine.path)).name, self)
+            self.import_preview = dialog
+            dialog.accepted.connect(lambda: self.run_planned_import(plan, dialog.pairs()))
+            dialog.open()
+
+        self._run_io("import", "reading the files to import", lambda: engine.plan_import(paths), done,
+                     "Cannot read these files")
+
+    def run_planned_import(self, plan, pairs):
+        """Import what the import dialog showed, with its pairs, in the background (see :meth:`import_data`)."""
+        if self.engine is None:
+            return
+        engine = self.engine
+
+        def done(result):
+            (out, notes) = result
+            ids, labels = out["items"], out["labels"]
+            self.last_io_result = ids
+            self.refresh_items()
+            self._refresh_labels()
+            if notes:
+                self.last_error_dialog = errors.show_notice(
+                    self, f"Imported {len(ids)} item(s); please check these files", "\n\n".join(notes))
+            scored = out.get("scored", [])
+            attached = f"; attached a score to {len(scored)} recording(s) already in the project" if scored else ""
+            message = f"imported {len(ids)} item(s) and {len(labels)} label(s){attached}"
+            if not (ids or labels or scored):
+                message = "nothing new to import: these files are already in the project"
+            self.statusBar().showMessage(message, 10000)
+            if ids and self.current_item is None:
+                self.show_item(ids[0])
+
+        self._run_io("import", "importing data", lambda: _noting_warnings(lambda: engine.run_import(plan, pairs)),
+                     done, "Cannot import these files")
 
     def import_data(self, paths):
         """Import data files into the project in the background; errors become a dialog.
@@ -150,10 +241,8 @@ class ProjectFilesMixin:
         engine, paths = self.engine, list(paths)
 
         def work():
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", DataWarning)
-                ids = engine.import_files(paths)
-            return ids, [str(w.message) for w in caught if issubclass(w.category, DataWarning)], _layouts(engine, paths)
+            ids, notes = _noting_warnings(lambda: engine.import_files(paths))
+            return ids, notes, _layouts(engine, paths)
 
         def done(result):
             ids, notes, layouts = result
@@ -184,17 +273,91 @@ class ProjectFilesMixin:
         self.runner.submit(lane, lambda cancel, progress: work(), on_done=done, on_error=failed,
                            description=description)
 
+    # ================================================================ items
+    def attach_score_dialog(self, item_id=None):
+        """Edit > Attach / replace score: pick a score file for an audio item (the shown one by default)."""
+        item_id = item_id or self.current_item
+        info = self.infos.get(item_id)
+        if self.engine is None or info is None:
+            return
+        if info.kind != "audio":
+            self.statusBar().showMessage(f"{info.name} is not a recording: only audio items take a score", 6000)
+            return
+        path = self._open_path(f"Score for {info.name}", SCORE_FILTER)
+        if path:
+            self.attach_score(item_id, path)
+
+    def attach_score(self, item_id: str, path: str):
+        """Align ``item_id`` to the score at ``path``: one undoable step, saved at once."""
+        try:
+            step = self.engine.attach_score(item_id, path)
+        except MarginaliaError as exc:
+            self._show_error(f"Cannot attach {os.path.basename(path)}", exc)
+            return None
+        self._item_edited(step)
+        return step
+
+    def remove_item(self, item_id=None):
+        """Edit > Remove item: the item and its labels go, as one step that Ctrl+Z brings back."""
+        item_id = item_id or self.current_item
+        if self.engine is None or item_id not in self.infos:
+            return None
+        ids = self.browser.item_ids_in_order()
+        try:
+            step = self.engine.remove_item(item_id)
+        except MarginaliaError as exc:
+            self._show_error("Cannot remove this item", exc)
+            return None
+        if item_id == self.current_item:
+            rest = [i for i in ids if i != item_id]
+            here = ids.index(item_id)
+            self._forget_shown_item()
+            if rest:
+                self.show_item(rest[min(here, len(rest) - 1)])
+        self._item_edited(step)
+        return step
+
+    def _item_edited(self, step):
+        self.statusBar().showMessage(f"{step.name[:1].upper()}{step.name[1:]} \u2014 Ctrl+Z to undo", 15000)
+        self.refresh_items()
+        self._on_undo_state()
+        self._refresh_history()
+
+    def _on_items_changed(self, item_ids):
+        """An item's record changed or it went (an item edit, its undo or redo): show it as it is now."""
+        self._items_refresh_timer.start()
+        current = self.current_item
+        if self.engine is None or current is None or current not in item_ids:
+            return
+        if any(i.id == current for i in self.engine.items()):
+            self._item_payload = None      # its score or task changed: load it again
+            self._loading_item = None
+            self.current_item = None
+            self.refresh_items()
+            self.show_item(current)
+        else:
+            self._forget_shown_item()
+
+    def _forget_shown_item(self):
+        """The shown item went: show the empty view until another is shown."""
+        self.current_item = None
+        self._item_payload = None
+        self._drawn_prediction = None
+        self._shown_labels = None
+        if self.learner is not None:
+            self.learner.current_item = None
+        self.stack.setCurrentWidget(self.placeholder)
+
     def import_labels_dialog(self):
         kind, ok = QtWidgets.QInputDialog.getItem(self, "Import labels", "Format:",
                                                   list(IMPORT_LABEL_KINDS), 0, False)
         if not ok:
             return
         if kind == "bundle":
-            path = QtWidgets.QFileDialog.getExistingDirectory(self, "Import labels from a bundle")
+            path = self._folder_path("Import labels from a bundle")
         else:
-            path, _ = QtWidgets.QFileDialog.getOpenFileName(
-                self, f"Import labels ({kind})", "",
-                "Label files (*.csv *.txt *.tsv *.TextGrid *.jams *.json);;All files (*)")
+            path = self._open_path(f"Import labels ({kind})",
+                                   "Label files (*.csv *.txt *.tsv *.TextGrid *.jams *.json);;All files (*)")
         if path:
             self.import_labels_from(kind, path)
 
@@ -226,10 +389,10 @@ class ProjectFilesMixin:
     def export_dialog(self, kind: str):
         title, mode, default = EXPORT_KINDS[kind]
         if mode == "dir":
-            path = QtWidgets.QFileDialog.getExistingDirectory(self, f"Export {title} to folder")
+            path = self._folder_path(f"Export {title} to folder")
             replace_file = False
         else:
-            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {title}", default)
+            path = self._save_path(f"Export {title}", default)
             replace_file = bool(path) and os.path.exists(path)   # the file dialog asked before picking it
         if not path:
             return
@@ -324,10 +487,19 @@ class ProjectFilesMixin:
     def _refresh_recent_menu(self):
         self.recent_menu.clear()
         recent = self.recent_projects()
+        self.start_page.set_recent(recent)
         for p in recent:
             act = self.recent_menu.addAction(p)
             act.triggered.connect(lambda *_, p=p: self.open_project(p))
         self.recent_menu.setEnabled(bool(recent))
+
+
+def _noting_warnings(fn):
+    """``(fn(), [message of each DataWarning it raised])``: what was read, but maybe not as its author meant."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataWarning)
+        result = fn()
+    return result, [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
 
 
 def _recovery_text(rec: dict) -> str:

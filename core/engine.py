@@ -26,13 +26,14 @@ from typing import Optional
 from . import events as ev
 from . import resources
 from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, ParameterError
+from .importing import FILE_ROLES as IMPORT_FILE_ROLES
 from .items import ItemData, ItemLoader
 from .paths import state_dir
 from .session import Session
 from .tasks import TaskRegistry
 from .types import Prediction, Query, label_fact
 
-__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "DEMO_DIR", "state_dir"]
+__all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "IMPORT_FILE_ROLES", "DEMO_DIR", "state_dir"]
 
 DEMO_DIR = resources.path("demo")
 
@@ -200,7 +201,8 @@ class Engine:
         from .io.cgh_layouts import describe_table
         return describe_table(Path(path), columns)
 
-    def import_files(self, paths: Iterable, *, scores: Optional[dict] = None, columns=None) -> list:
+    def import_files(self, paths: Iterable, *, scores: Optional[dict] = None, columns=None,
+                     pair_by_stem: bool = True) -> list:
         """Import data files as items.
 
         Parameters
@@ -216,6 +218,9 @@ class Engine:
             Which column of the copy-number tables holds what (see
             :func:`marginalia.io.cgh.read_profiles`); without it the usual spellings, DNAcopy wide
             tables and bedGraph are recognised. Kept with the items, so the project reopens the same way.
+        pair_by_stem : bool, default True
+            Pair a recording with the score of the same stem among ``paths`` when ``scores`` names none;
+            False imports recordings missing from ``scores`` without a score.
 
         Returns
         -------
@@ -240,7 +245,7 @@ class Engine:
             for p in paths:
                 if p.suffix.lower() in SCORE_SUFFIXES:
                     continue  # scores are imported with their audio
-                score = scores.get(str(p)) or midis.get(p.stem)
+                score = scores.get(str(p)) or (midis.get(p.stem) if pair_by_stem else None)
                 specs.extend((p, spec) for spec in self._loader.describe(p, score_path=score, columns=columns))
             lone = [m for stem, m in midis.items() if not any(q.stem == stem for q in paths if q != m)]
             if lone and not specs:
@@ -254,6 +259,112 @@ class Engine:
                 new_ids.append(self.session.add_item(spec.name, spec.kind, spec.task,
                                                      source_path=str(p), meta=spec.meta))
         return new_ids
+
+    def plan_import(self, paths: Iterable, *, columns=None):
+        """Recognise files and propose recording -> score pairs, storing nothing (an import dialog's preview).
+
+        See :func:`marginalia.importing.plan_import`; a file that cannot be read is listed with its one-line
+        error instead of raising.
+        """
+        from .importing import plan_import
+        plan = plan_import(paths, self._loader, columns=columns)
+        present = self._audio_items_by_source()
+        for f in plan.of_role("audio"):
+            rec = present.get(_resolved(f.path))
+            if rec is not None:   # importing it again can only pair it with a score
+                f.n_items = 0
+                f.summary += ("; already in the project as " + rec.name
+                              + (" (aligned to " + Path(rec.meta["score_path"]).name + ")"
+                                 if (rec.meta or {}).get("score_path") else " (no score)")
+                              + ": a score chosen below is attached to it")
+        return plan
+
+    def _audio_items_by_source(self) -> dict:
+        return {_resolved(rec.source_path): rec for rec in self.session.items() if rec.kind == "audio"}
+
+    def run_import(self, plan, pairs: Optional[dict] = None, *, columns=None) -> dict:
+        """Import what ``plan`` (from :meth:`plan_import`) lists, with ``pairs`` overriding its proposed pairs.
+
+        Parameters
+        ----------
+        plan : ImportPlan
+        pairs : dict, optional
+            ``{recording path: score path or None}``; recordings left out keep the plan's pair, None imports
+            the recording without a score. Scores paired with no recording are not imported.
+        columns : mapping or str, optional
+            As for :meth:`import_files`.
+
+        Returns
+        -------
+        dict
+            ``{"items": new item ids, "labels": stored labels, "scored": ids of items already in the project
+            that the import paired with a new score}``. A recording already in the project is not added again:
+            a score chosen for it is attached (:meth:`attach_score`, one undoable step each). Files whose plan
+            entry has an error are skipped; the data files are imported before the label files, which label them.
+        """
+        from .importing import check_pairs
+        chosen = check_pairs(plan, pairs)
+        present = self._audio_items_by_source()
+        scored = []
+        for recording, score in chosen.items():
+            rec = present.get(_resolved(recording))
+            if rec is not None and score and (rec.meta or {}).get("score_path") != str(Path(score).resolve()):
+                self.attach_score(rec.id, score)
+                scored.append(rec.id)
+        data = [f.path for f in plan.of_role("profiles", "series", "audio")]
+        ids = self.import_files(data, scores={r: s for r, s in chosen.items() if s}, columns=columns,
+                                pair_by_stem=False) if data else []
+        labels = []
+        for f in plan.of_role("cgh_labels", "audio_labels"):
+            labels += self.import_labels("annotations-csv" if f.role == "cgh_labels" else "auto", f.path)
+        return {"items": ids, "labels": labels, "scored": scored}
+
+    def remove_item(self, item_id: str):
+        """Remove an item with its labels as one undoable step; returns the step (``undo`` brings both back)."""
+        with self._lock:
+            rec = self.session.item(item_id)
+            n = len(self.session.labels(item_id))
+            name = f"removal of {rec.name}" + (f" with its {n} label{'s' if n != 1 else ''}" if n else "")
+            step = self.session.edit_item(item_id, None, name=name)
+            self._forget_item(item_id)
+        return step
+
+    def attach_score(self, item_id: str, score_path):
+        """Align an audio item to the score ``score_path`` (MIDI or MusicXML), replacing any score it had.
+
+        One undoable step: the item becomes an alignment item, and its labels (which described the
+        recording's segmentation, or the events of the former score) are removed with it; undo brings the
+        item as it was and its labels back.
+
+        Raises
+        ------
+        ParameterError
+            The item is not an audio recording.
+        DataFormatError
+            The score cannot be read (nothing changes).
+        """
+        from .io.musicxml import read_score
+        score_path = Path(score_path)
+        with self._lock:
+            rec = self.session.item(item_id)
+            if rec.kind != "audio":
+                raise ParameterError(f"{rec.name} is a {rec.kind} item; only audio recordings take a score")
+            score = read_score(score_path)   # a broken score is refused before anything changes
+            meta = dict(rec.meta or {}, score_path=str(score_path.resolve()), n_events=score.n_events)
+            old = (rec.meta or {}).get("score_path")
+            name = (f"replace the score of {rec.name} by {score_path.name}" if old else
+                    f"attach score {score_path.name} to {rec.name}")
+            n = len(self.session.labels(item_id))
+            if n:
+                name += f" (removing its {n} label{'s' if n != 1 else ''})"
+            step = self.session.edit_item(item_id, dataclasses.replace(rec, task="alignment", meta=meta), name=name)
+            self._forget_item(item_id)
+        return step
+
+    def _forget_item(self, item_id: str) -> None:
+        """Drop what is cached about an item whose record changed (its data, score and prediction)."""
+        self._loader.forget(item_id)
+        self._predictions.pop(item_id, None)
 
     def items(self) -> list:
         """Every item with its browser summary, in import order."""
@@ -672,6 +783,9 @@ class Engine:
 
     # ---------------------------------------------------------------- events
     def _on_event(self, event):
+        if isinstance(event, ev.ItemsChanged):   # an item edit (or its undo) may have changed its data
+            for item_id in event.item_ids:
+                self._forget_item(item_id)
         if isinstance(event, (ev.LabelsChanged,)):
             self._tasks.on_labels_changed(getattr(event, "item_id", None))
 

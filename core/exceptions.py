@@ -94,9 +94,18 @@ class ProjectVersionError(StoreError):
 class ProjectDamagedError(StoreError):
     """The project file is damaged. ``backups`` lists the good backups, newest first."""
 
-    def __init__(self, message: str, backups=()):
+    def __init__(self, message: str, backups=(), problem: str | None = None):
         self.backups = tuple(backups)
+        #: what is wrong, in SQLite's words (may be long): the details a dialog shows on request
+        self.problem = problem
         super().__init__(message)
+
+
+class NotAProjectError(ProjectDamagedError):
+    """The file opened as a project is no project at all (a text table, an audio file), and has no backups.
+
+    Not damage: there is nothing to restore, and the message says how to bring such a file in (import it).
+    """
 
 
 class SourceMovedError(StoreError):

@@ -47,6 +47,8 @@ class DatasetBrowser(QtWidgets.QWidget):
     """
 
     itemActivated = QtCore.Signal(str)
+    attachScoreRequested = QtCore.Signal(str)
+    removeRequested = QtCore.Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -86,6 +88,8 @@ class DatasetBrowser(QtWidgets.QWidget):
         self.filter.textChanged.connect(self._apply_filter)
         self.sort_button.clicked.connect(self.sort_by_uncertainty)
         self.tree.currentItemChanged.connect(self._current_changed)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
 
     def set_items(self, infos):
         """Show ``infos`` (a list of engine ItemInfo), keeping the current selection."""
@@ -140,6 +144,27 @@ class DatasetBrowser(QtWidgets.QWidget):
         row.setText(COL_UNC, format_margin(m))
         row.setData(COL_UNC, SORT_ROLE, float("inf") if m is None else m)   # unscored items last
         row.setTextAlignment(COL_UNC, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def item_menu(self, item_id: str) -> QtWidgets.QMenu:
+        """The context menu of an item's row: attach / replace its score (recordings), remove it."""
+        menu = QtWidgets.QMenu(self)
+        row = self._rows[item_id]
+        audio = row.parent() is self._groups.get("audio")
+        attach = menu.addAction("Attach / replace score\u2026")
+        attach.setEnabled(audio)
+        attach.setToolTip("Align this recording to a score (MIDI or MusicXML)" if audio else
+                          "Only recordings take a score")
+        attach.triggered.connect(lambda *_: self.attachScoreRequested.emit(item_id))
+        remove = menu.addAction("Remove item")
+        remove.setToolTip("Remove the item and its labels (Ctrl+Z brings them back)")
+        remove.triggered.connect(lambda *_: self.removeRequested.emit(item_id))
+        return menu
+
+    def _context_menu(self, pos):
+        row = self.tree.itemAt(pos)
+        item_id = None if row is None else row.data(COL_NAME, ID_ROLE)
+        if item_id:
+            self.item_menu(item_id).exec(self.tree.viewport().mapToGlobal(pos))
 
     def sort_by_uncertainty(self):
         """Closest calls (smallest margin, highest uncertainty) first."""

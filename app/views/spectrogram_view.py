@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.widgets.ColorMapMenu import ColorMapMenu
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
 from marginalia.types import AnchorLabel, EventSpanLabel
@@ -17,6 +17,10 @@ from .base_view import ItemView
 from .interaction import ClickSelects
 from .profile_view import vertical_segments
 from .score_view import ScoreView
+
+#: what the view says over a recording without a score (its segmentation is then all there is to label)
+NO_SCORE_NOTE = ("No score: this recording is segmented, not aligned. To align it to its score, attach one: "
+                 "Edit \u25b8 Attach / replace score\u2026 (Ctrl+Alt+S), or right-click it in the Dataset panel.")
 
 
 def _light_colormap(name: str, stops: int = 11) -> pg.ColorMap:
@@ -149,6 +153,12 @@ class SpectrogramView(ItemView):
         self.score_view = ScoreView()
         self.score_view.setXLink(self.main)
         self._score_shown = False
+        self.no_score_note = QtWidgets.QLabel(NO_SCORE_NOTE, self)
+        self.no_score_note.setObjectName("no_score_note")
+        self.no_score_note.setWordWrap(True)
+        self.no_score_note.setStyleSheet("background: rgba(20, 20, 28, 210); color: #f0f0f0; padding: 4px 8px;"
+                                         " border-radius: 4px;")
+        self.no_score_note.setVisible(False)
         self._pyramid = []
         self._level = 0
         self.use_pyramid = True
@@ -156,6 +166,8 @@ class SpectrogramView(ItemView):
 
     def show_score(self, score, frame_times):
         """Show ``score`` as a piano roll under the spectrogram (``None`` hides the roll)."""
+        self.no_score_note.setVisible(score is None)
+        self._place_note()
         if score is None:
             if self._score_shown:
                 self.ci.removeItem(self.score_view)
@@ -168,6 +180,16 @@ class SpectrogramView(ItemView):
         self.ci.layout.setRowStretchFactor(0, 5)
         self.ci.layout.setRowStretchFactor(2, 4)
         self.score_view.set_score(score, self.item_id, frame_times)
+
+    def _place_note(self):
+        self.no_score_note.setFixedWidth(max(200, min(760, self.width() - 140)))
+        self.no_score_note.adjustSize()
+        self.no_score_note.move(70, 34)   # under the plot title
+
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        if hasattr(self, "no_score_note"):   # the first resize comes while the base class is being built
+            self._place_note()
 
     @property
     def score_shown(self) -> bool:

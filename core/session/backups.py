@@ -105,6 +105,33 @@ def check_database_file(path: Path, *, immutable: bool = False) -> Optional[str]
     return None
 
 
+def not_a_database(path: Path) -> Optional[str]:
+    """What a file without SQLite's header holds (``"it is a text file"``, ``"it is empty"``...), else None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+    except OSError:
+        return None
+    if head.startswith(SQLITE_MAGIC):
+        return None
+    if not head:
+        return "it is empty"
+    if head[:2] == b"\x1f\x8b":
+        return "it is a gzip-compressed file"
+    if head[:4] == b"RIFF" or head[:4] in (b"fLaC", b"OggS") or head[:3] == b"ID3":
+        return "it is an audio file"
+    if head[:4] == b"MThd":
+        return "it is a MIDI file"
+    if b"\x00" not in head:
+        try:
+            head.decode("utf-8")
+            return "it is a text file"
+        except UnicodeDecodeError as exc:
+            if exc.start > len(head) - 4:
+                return "it is a text file"
+    return None
+
+
 def good_backups(project: Path) -> list:
     """Backups of ``project`` that pass the integrity check, newest first."""
     return [p for p in list_backups(project) if check_database_file(p, immutable=True) is None]

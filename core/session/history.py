@@ -106,6 +106,7 @@ def _without(stack: list, item_id: str) -> list:
 
 
 def _forward(labels: dict, op: str, label_id: str, item_id: str, before, after) -> None:
+    # an item edit ("item") changes no label: the labels it takes away are delete edits of its step
     if op in ("add", "change"):
         labels[label_id] = (item_id, after)
     elif op == "delete":
@@ -140,7 +141,7 @@ def replay_log(rows: Iterable, *, with_labels: bool = True):
     history = EditHistory()
     edits: dict = {}
     for seq, op, label_id, item_id, before, after, target, batch in rows:
-        if op in ("add", "change", "delete"):
+        if op in ("add", "change", "delete", "item"):
             edits[seq] = (op, label_id, item_id, before, after)
             history.edited(seq, item_id, batch)
             if with_labels:

@@ -17,15 +17,17 @@ __all__ = ["SCHEMA_VERSION", "APPLICATION_ID", "CREATE_V1", "CREATE_LATEST", "MI
            "log_row_crc", "item_row_crc", "step_name_crc", "ITEM_COLUMNS"]
 
 #: Current schema version written by this code.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: "MRGN" -- identifies a Marginalia project among SQLite files.
 APPLICATION_ID = 0x4D52474E
 
 #: Operations of the label log. ``add``/``change``/``delete`` are user edits;
 #: ``undo``/``redo`` name the edit they revert or re-apply in ``target``;
-#: ``remove_item`` drops an item's labels and its edits from the undo history.
+#: ``remove_item`` drops an item's labels and its edits from the undo history (projects before schema 5);
+#: ``item`` is an undoable edit of an item record (JSON of the record before and after; None before: the
+#: item was added, None after: removed), e.g. a score attached to a recording or an item removed.
 #: Edits sharing a ``batch`` (the seq of its first edit) are one undo step.
-EDIT_OPS = ("add", "change", "delete", "undo", "redo", "remove_item")
+EDIT_OPS = ("add", "change", "delete", "undo", "redo", "remove_item", "item")
 
 CREATE_V1 = """
 CREATE TABLE items (
@@ -107,8 +109,11 @@ CREATE TABLE step_names (
 );
 """
 
+# v5 logs undoable item edits: the op 'item' joins the edit log's CHECK list
+_V4_OPS, _V5_OPS = "'undo', 'redo', 'remove_item')", "'undo', 'redo', 'remove_item', 'item')"
+
 #: DDL of a new project at :data:`SCHEMA_VERSION`.
-CREATE_LATEST = CREATE_V1 + _V2_ADDITIONS + _V3_ADDITIONS + _V4_ADDITIONS
+CREATE_LATEST = CREATE_V1.replace(_V4_OPS, _V5_OPS) + _V2_ADDITIONS + _V3_ADDITIONS + _V4_ADDITIONS
 
 #: The columns of an item record that its checksum covers, in order.
 ITEM_COLUMNS = ("id", "name", "kind", "task", "source_path", "source_hash", "size", "mtime", "meta", "created")
@@ -177,10 +182,26 @@ def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
+    # v5 logs undoable item edits (op 'item'). Only the CHECK list of label_log's ops widens, which SQLite
+    # allows by editing the stored schema text (no table rebuild: labels and step_names reference label_log)
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'label_log'").fetchone()
+    if _V4_OPS not in sql:
+        raise sqlite3.DatabaseError("the edit log's table is not the one schema 4 made")
+    version = conn.execute("PRAGMA schema_version").fetchone()[0]
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'label_log'",
+                     (sql.replace(_V4_OPS, _V5_OPS),))
+        conn.execute(f"PRAGMA schema_version = {version + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+
+
 def step_name_crc(seq, name) -> int:
     """Checksum of one step name (a damaged name is ignored and the step described from its edits)."""
     return zlib.crc32(f"{seq}\x1f{name}".encode("utf-8", "surrogatepass"))
 
 
 #: ``MIGRATIONS[v]`` upgrades a database from version ``v`` to ``v + 1`` inside a transaction.
-MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}
+MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5}

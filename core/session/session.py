@@ -254,6 +254,59 @@ class Session:
             events += self._undo_event(before)
         self._emit(events)
 
+    def edit_item(self, item_id: str, record: Optional[ItemRecord] = None, *, name: str):
+        """Put ``record`` in the place of an item (None: remove the item) as ONE undoable step of the history.
+
+        The item's labels go in the same step (they describe the item as it was: a recording's
+        segmentation labels mean nothing once it is aligned to a score), and come back with it on undo.
+
+        Parameters
+        ----------
+        item_id : str
+        record : ItemRecord, optional
+            The item's new record (same id), e.g. with a score in its meta and the alignment task.
+        name : str
+            The step's name in the history ("attach score x.mid to take1").
+
+        Returns
+        -------
+        Step
+            The new step (``undo`` takes it back).
+        """
+        from .store import item_json
+        with self._lock:
+            self._writable("change an item")
+            old = self._get_item(item_id)
+            if record is not None:
+                if record.id != item_id:
+                    raise ParameterError(f"record.id: expected {item_id!r}, got {record.id!r}")
+                if record.task not in TASKS:
+                    raise ParameterError(f"record.task: expected one of {TASKS}, got {record.task!r}")
+                canonical_json(record.meta)
+            labels = sorted(self._by_item[item_id].values(), key=lambda lab: (lab.created, lab.id))
+            edits = [("delete", lab.id, item_id, dumps_label(lab), None) for lab in labels]
+            edits.append(("item", None, item_id, item_json(old), None if record is None else item_json(record)))
+            before = (self._history.can_undo, self._history.can_redo)
+            seqs = self._store.apply_edits(edits, self.author, name=name)
+            batch = seqs[0] if len(seqs) > 1 else None
+            for lab in labels:
+                del self._labels[lab.id]
+            if record is None:
+                del self._items[item_id]
+                del self._by_item[item_id]
+            else:
+                self._items[item_id] = _copy_item(record)
+                self._by_item[item_id] = {}
+            for seq in seqs:
+                self._history.edited(seq, item_id, batch)
+            events = [ItemsChanged((item_id,))]
+            if labels:
+                events.append(LabelsChanged(item_id, tuple(lab.id for lab in labels)))
+            events += self._undo_event(before)
+            step = self._describe_stack_top(self._history.next_undo())
+        self._emit(events)
+        return step
+
     def check_sources(self, *, rehash: bool = False) -> list:
         """Items whose source file is missing or changed (list of :class:`SourceProblem`)."""
         with self._lock:
@@ -594,8 +647,12 @@ class Session:
             before = (self._history.can_undo, self._history.can_redo)
             apply = self._store.apply_undo if kind == "undo" else self._store.apply_redo
             changed: dict = {}
-            for _, label_id, item_id, text in apply(targets):
-                if text is None:
+            items_changed = []
+            for op, label_id, item_id, text in apply(targets):
+                if op == "item":
+                    self._item_edited(item_id, text)
+                    items_changed.append(item_id)
+                elif text is None:
                     self._labels.pop(label_id, None)
                     self._by_item[item_id].pop(label_id, None)
                 else:
@@ -607,9 +664,20 @@ class Session:
                 self._history.undone(targets)
             else:
                 self._history.redone(targets)
-            events = [LabelsChanged(item, tuple(ids)) for item, ids in changed.items()] + self._undo_event(before)
+            events = ([ItemsChanged(tuple(items_changed))] if items_changed else [])
+            events += [LabelsChanged(item, tuple(ids)) for item, ids in changed.items()] + self._undo_event(before)
         self._emit(events)
         return step
+
+    def _item_edited(self, item_id: str, text: Optional[str]) -> None:
+        """Reflect an undone or redone item edit in memory (``text``: the record's JSON now, None: gone)."""
+        from .store import item_from_json
+        if text is None:
+            self._items.pop(item_id, None)
+            self._by_item.pop(item_id, None)
+        else:
+            self._items[item_id] = item_from_json(text)
+            self._by_item.setdefault(item_id, {})
 
     # --------------------------------------------------------------- history
 

@@ -39,7 +39,14 @@ from typing import Optional
 from .._version import library_version
 from ..atomic import folder_writable
 from ..checks import check_int
-from ..exceptions import ParameterError, ProjectDamagedError, ProjectVersionError, SourceMovedError, StoreError
+from ..exceptions import (
+    NotAProjectError,
+    ParameterError,
+    ProjectDamagedError,
+    ProjectVersionError,
+    SourceMovedError,
+    StoreError,
+)
 from . import backups as _backups
 from .codec import canonical_json, loads_label
 from .history import EditHistory, replay_log
@@ -189,6 +196,11 @@ class ProjectStore:
                              "folder is read-only: open it once from a writable folder so they are saved in it")
         problem = _backups.check_database_file(self.path, immutable=frozen)
         if problem is not None:
+            what = _backups.not_a_database(self.path)
+            if what is not None and not _backups.list_backups(self.path):
+                raise NotAProjectError(f"{self.path.name} is not a Marginalia project ({what}); open a .marginalia "
+                                       "project, or import the file with File \u25b8 Import (marginalia-cli project "
+                                       "create P.marginalia --import FILE)")
             raise self._damaged(problem)
         ro_uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro" + ("&immutable=1" if frozen else "")
         try:
@@ -252,7 +264,7 @@ class ProjectStore:
         good = _backups.good_backups(self.path)
         advice = f"restore the newest backup ({good[0]})" if good else "no good backup was found"
         return ProjectDamagedError(f"project {self.path} is damaged: {problem}; it was not modified; {advice}",
-                                   backups=good)
+                                   backups=good, problem=problem)
 
     def _read_write_count(self) -> int:
         with self._sql("reading the write counter"):
@@ -564,8 +576,8 @@ class ProjectStore:
         """
         edits = list(edits)
         for op, *_ in edits:
-            if op not in ("add", "change", "delete"):
-                raise ParameterError(f"op: expected 'add', 'change' or 'delete', got {op!r}")
+            if op not in ("add", "change", "delete", "item"):
+                raise ParameterError(f"op: expected 'add', 'change', 'delete' or 'item', got {op!r}")
         if not edits:
             return []
         what = f"{edits[0][0]} label {edits[0][1]}" if len(edits) == 1 else f"edit {len(edits)} labels"
@@ -585,7 +597,13 @@ class ProjectStore:
 
     @staticmethod
     def _apply(conn, op, label_id, item_id, text, seq) -> None:
-        """Make the materialised labels reflect ``op`` (add: insert ``text``, change: set, delete: remove)."""
+        """Make the materialised labels reflect ``op`` (add: insert ``text``, change: set, delete: remove).
+
+        For an item edit (``op == "item"``), ``text`` is the item record's JSON to put in place (None: remove it).
+        """
+        if op == "item":
+            _put_item(conn, item_id, text)
+            return
         if op == "add":
             conn.execute("INSERT INTO labels (id, item_id, label, seq) VALUES (?, ?, ?, ?)",
                          (label_id, item_id, text, seq))
@@ -606,14 +624,14 @@ class ProjectStore:
         with self._write(f"{kind} edit(s) {targets}") as conn:
             for target in targets:
                 row = conn.execute("SELECT op, label_id, item_id, before, after FROM label_log WHERE seq = ? "
-                                   "AND op IN ('add', 'change', 'delete')", (target,)).fetchone()
+                                   "AND op IN ('add', 'change', 'delete', 'item')", (target,)).fetchone()
                 if row is None:
                     raise StoreError(f"{kind}: edit {target} is not in the log")
                 op, label_id, item_id, before, after = row
                 seq = _log(conn, kind, label_id, item_id, None, None, target, "")
                 if kind == "undo":
                     inverse = {"add": ("delete", None), "change": ("change", before),
-                               "delete": ("add", before)}[op]
+                               "delete": ("add", before), "item": ("item", before)}[op]
                     self._apply(conn, inverse[0], label_id, item_id, inverse[1], seq)
                     now = inverse[1]
                 else:
@@ -818,6 +836,33 @@ def _log(conn, op, label_id, item_id, before, after, target, author, batch=None)
     return conn.execute("INSERT INTO label_log (op, label_id, item_id, before, after, target, time, author, crc, "
                         "batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (op, label_id, item_id, before, after, target, now, author, crc, batch)).lastrowid
+
+
+def item_json(item: ItemRecord) -> str:
+    """An item record as the JSON an item edit of the log holds (every column of :data:`ITEM_COLUMNS`)."""
+    return canonical_json({c: getattr(item, c) for c in ITEM_COLUMNS})
+
+
+def item_from_json(text: str) -> ItemRecord:
+    return ItemRecord(**json.loads(text))
+
+
+def _put_item(conn, item_id: str, text: Optional[str]) -> None:
+    """Make the items table hold the record ``text`` (JSON, see :func:`item_json`) for ``item_id``, or none."""
+    if text is None:
+        cur = conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
+        if cur.rowcount != 1:
+            raise StoreError(f"removing item {item_id!r}: no such item")
+        return
+    item = item_from_json(text)
+    row = (item.id, item.name, item.kind, item.task, item.source_path, item.source_hash, item.size,
+           item.mtime, canonical_json(item.meta), item.created)
+    crc = item_row_crc(*row)
+    cur = conn.execute(f"UPDATE items SET {', '.join(c + ' = ?' for c in ITEM_COLUMNS[1:])}, crc = ? WHERE id = ?",
+                       row[1:] + (crc, item_id))
+    if cur.rowcount == 0:
+        conn.execute(f"INSERT INTO items ({', '.join(ITEM_COLUMNS)}, crc) VALUES ({', '.join('?' * 11)})",
+                     row + (crc,))
 
 
 def _content_problems(conn, limit: Optional[int] = 5) -> tuple:

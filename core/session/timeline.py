@@ -20,7 +20,7 @@ from .history import replay_log
 
 __all__ = ["Step", "build_timeline", "labels_after", "describe_items"]
 
-_EDIT_OPS = ("add", "change", "delete")
+_EDIT_OPS = ("add", "change", "delete", "item")
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,8 @@ def build_timeline(rows: Iterable, names: Optional[dict] = None, item_names: Opt
         if op in _EDIT_OPS:
             step_of[seq] = cur.id
             op_of[seq] = op
-            cur.counts[op] += 1
+            if op != "item":
+                cur.counts[op] += 1
             cur.items.setdefault(item_id, None)
         elif op in ("undo", "redo"):
             cur.target = step_of.get(target)
@@ -174,7 +175,8 @@ def build_timeline(rows: Iterable, names: Optional[dict] = None, item_names: Opt
                 undone[cur.target] = cur.id
             else:
                 undone.pop(cur.target, None)
-            cur.counts[original] += 1
+            if original != "item":
+                cur.counts[original] += 1
             cur.items.setdefault(item_id, None)
         else:
             cur.removed_item = item_id

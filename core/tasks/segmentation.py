@@ -59,6 +59,10 @@ def cgh_features(logratio: np.ndarray) -> np.ndarray:
     return np.hstack([((x - center) / scale)[:, None], herm])
 
 
+#: before any label, an audio segmentation proposes segments this long (seconds) on average, or longer
+UNTRAINED_SEGMENT_S = 2.0
+
+
 class SegmentationTask(EngineTask):
     """Change points of the items of one kind."""
 
@@ -96,7 +100,8 @@ class SegmentationTask(EngineTask):
                 if not Xs:
                     raise ParameterError(f"{self.key}: no items to build a model on")
                 self.model.fit_scales(Xs)
-                w0 = self._raw_logratio_start() if self.kind == "cgh" else self.model.default_w()
+                ids = self.item_ids()
+                w0 = self._raw_logratio_start() if self.kind == "cgh" else self._untrained_start(ids, Xs)
                 self._learner._start(w0)
                 self._commit_model("initial")
             return self._learner
@@ -113,6 +118,38 @@ class SegmentationTask(EngineTask):
         B = np.zeros(p)
         B[0] = 1.0
         return self.model.join_w(B, 1.0 / p)
+
+    def _untrained_start(self, ids, Xs) -> np.ndarray:
+        """Before any label on a recording: the default metric with a penalty sized for phrases, not frames.
+
+        The model's units take the noise of each feature from first differences, which assumes independent
+        noise between samples. Audio frames overlap and the deltas are smoothed over neighbouring frames, so
+        first differences see a small fraction of the spread within a segment and the BIC-like unit penalty
+        puts a change every few frames. Without labels to learn from, the penalty factor is instead the
+        smallest power of two whose segmentation of the task's first recordings has segments of at least
+        :data:`UNTRAINED_SEGMENT_S` seconds on average; labels then move it like any other weight.
+        """
+        w = self.model.default_w()
+        lengths = []
+        for item_id, X in list(zip(ids, Xs))[:3]:
+            times = np.asarray(self.engine.data(item_id).sequence.positions, dtype=np.float64)
+            step = float(np.median(np.diff(times))) if times.size > 1 else 0.0
+            if step > 0:
+                lengths.append((X, UNTRAINED_SEGMENT_S / step))
+        if not lengths:
+            return w
+
+        def long_enough(k: int) -> bool:
+            wk = self.model.scale_penalty(w, 2.0 ** k)
+            return all(X.shape[0] / len(self.model.decode(X, wk).changes) >= frames for X, frames in lengths)
+
+        lo, hi = 0, 20     # 2^20: a change only where the features jump by hundreds of noise units
+        if long_enough(lo):
+            return w
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if long_enough(mid) else (mid, hi)
+        return self.model.scale_penalty(w, 2.0 ** hi)
 
     def _params(self) -> dict:
         params = super()._params()

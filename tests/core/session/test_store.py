@@ -57,14 +57,26 @@ def test_store_pragmas(tmp_path):
         assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
 
 
-def test_not_sqlite_is_damaged_and_left_alone(tmp_path):
+def test_a_text_file_is_not_a_project_rather_than_damaged_and_is_left_alone(tmp_path):
+    from marginalia.exceptions import NotAProjectError
     path = tmp_path / "p.marginalia"
     path.write_bytes(b"this is a text file, not a project\n" * 10)
     before = _digest(path)
-    with pytest.raises(ProjectDamagedError, match="not an SQLite database") as info:
+    with pytest.raises(NotAProjectError) as info:
         Session.open(path)
+    message = str(info.value)
+    assert message.startswith("p.marginalia is not a Marginalia project (it is a text file); open a .marginalia")
+    assert "Import" in message and "damaged" not in message and "\n" not in message
     assert info.value.backups == ()
     assert _digest(path) == before
+
+
+def test_binary_garbage_without_a_header_is_still_damaged(tmp_path):
+    path = tmp_path / "p.marginalia"
+    path.write_bytes(b"\x00\x01\x02garbage" * 50)
+    with pytest.raises(ProjectDamagedError, match="not an SQLite database") as info:
+        Session.open(path)
+    assert "is damaged" in str(info.value) and info.value.problem
 
 
 def test_truncated_file_is_damaged_with_backups_newest_first(tmp_path):
@@ -381,7 +393,7 @@ def test_schema_2_is_migrated_with_item_checksums(tmp_path):
     conn.commit()
     conn.close()
     with Session.open(path) as s:
-        assert s.store._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert s.store._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         assert s.integrity_check() == []
         assert s.item("it1").meta == {"profile_id": "1"}
         assert s.prediction("it1").blob == b"\x0a\x0b"      # the migration checksummed the cache too

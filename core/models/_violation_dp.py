@@ -244,8 +244,9 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
         Q[t + 1] = Q[t] + acc
     # zero-count violations: prefix sums over labels (sorted by start == sorted by stop when disjoint)
     zv = np.zeros(R + 1)
+    no_change = np.int64(0)
     for r in range(R):
-        zv[r + 1] = zv[r] + _label_loss(lab_lo[r], lab_hi[r], 0, counts)
+        zv[r + 1] = zv[r] + _label_loss(lab_lo[r], lab_hi[r], no_change, counts)
     # first label with start >= s ; number of labels with stop <= t
     first_ge = np.zeros(T + 1, dtype=np.int64)
     n_le = np.zeros(T + 1, dtype=np.int64)
@@ -270,7 +271,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     W_out = np.full(T + 1, _INF)
     W_in = np.full(T + 1, _INF)
 
-    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, LEAF, FANOUT)
+    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, np.int64(LEAF), np.int64(FANOUT))
     n_levels = lv_size.shape[0]
     n_nodes = lv_off[n_levels]
     n_built = np.zeros(n_nodes, np.bool_)
@@ -290,8 +291,10 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     inv = np.zeros(T + 1)
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
-    hint_out = -1
-    hint_in = -1
+    hint_out = np.int64(-1)
+    hint_in = np.int64(-1)
+    outside = np.bool_(False)  # typed values, not literals: one compilation of _best_start serves both calls
+    inside = np.bool_(True)
     for t in range(T + 1):
         if t >= min_size and t > 0:
             rt = rid[t] if t < T else -1
@@ -299,7 +302,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
             # starts at or before the start of t's label (all starts when t is in none)
             b_out = min(b, lab_start[rt]) if rt >= 0 else b
             if b_out >= 0:
-                v, s, k = _best_start(S1, S2, Q, inv, t, 0, b_out, False, hint_out, W_out, F, rid, lab_lo, lab_hi,
+                v, s, k = _best_start(S1, S2, Q, inv, t, no_change, b_out, outside, hint_out, W_out, F, rid, lab_lo, lab_hi,
                                       zv, first_ge, n_le, penalty, boundary_gain, scale, counts, bound, lv_off,
                                       n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
                                       n_hoff, h_out, hd_out, hw_out, stack, near, near_v)
@@ -311,7 +314,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
                     hint_out = s
             # starts inside t's label
             if rt >= 0 and lab_start[rt] + 1 <= b:
-                v, s, k = _best_start(S1, S2, Q, inv, t, lab_start[rt] + 1, b, True, hint_in, W_in, F, rid, lab_lo,
+                v, s, k = _best_start(S1, S2, Q, inv, t, lab_start[rt] + 1, b, inside, hint_in, W_in, F, rid, lab_lo,
                                       lab_hi, zv, first_ge, n_le, penalty, boundary_gain, scale, counts, bound, lv_off,
                                       n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
                                       n_hoff, h_in, hd_in, hw_in, stack, near, near_v)
@@ -329,7 +332,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
         lvl = 0
         while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
             nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
-            n = 0
+            n = np.int64(0)
             for s in range(n_first[nd], t + 1):
                 if W_out[s] < _INF or W_in[s] < _INF:
                     members[n] = s

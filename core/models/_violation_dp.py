@@ -291,10 +291,10 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     inv = np.zeros(T + 1)
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
+    # typed, not the literal -1: a literal first hint would compile _best_start twice more (the literal
+    # 0 and True/False below are kept: they specialise the searches outside and inside a label)
     hint_out = np.int64(-1)
     hint_in = np.int64(-1)
-    outside = np.bool_(False)  # typed values, not literals: one compilation of _best_start serves both calls
-    inside = np.bool_(True)
     for t in range(T + 1):
         if t >= min_size and t > 0:
             rt = rid[t] if t < T else -1
@@ -302,7 +302,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
             # starts at or before the start of t's label (all starts when t is in none)
             b_out = min(b, lab_start[rt]) if rt >= 0 else b
             if b_out >= 0:
-                v, s, k = _best_start(S1, S2, Q, inv, t, no_change, b_out, outside, hint_out, W_out, F, rid, lab_lo, lab_hi,
+                v, s, k = _best_start(S1, S2, Q, inv, t, 0, b_out, False, hint_out, W_out, F, rid, lab_lo, lab_hi,
                                       zv, first_ge, n_le, penalty, boundary_gain, scale, counts, bound, lv_off,
                                       n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
                                       n_hoff, h_out, hd_out, hw_out, stack, near, near_v)
@@ -314,7 +314,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
                     hint_out = s
             # starts inside t's label
             if rt >= 0 and lab_start[rt] + 1 <= b:
-                v, s, k = _best_start(S1, S2, Q, inv, t, lab_start[rt] + 1, b, inside, hint_in, W_in, F, rid, lab_lo,
+                v, s, k = _best_start(S1, S2, Q, inv, t, lab_start[rt] + 1, b, True, hint_in, W_in, F, rid, lab_lo,
                                       lab_hi, zv, first_ge, n_le, penalty, boundary_gain, scale, counts, bound, lv_off,
                                       n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
                                       n_hoff, h_in, hd_in, hw_in, stack, near, near_v)

@@ -234,7 +234,7 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
             while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
                 nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
                 # the bound covers the starts not pruned by now: a pruned start never serves again
-                n = 0
+                n = np.int64(0)  # typed, not a literal: set_node_geometry compiles once for every caller
                 for s in range(n_first[nd], t + 1):
                     if F1[s] < _INF and death[s] > t:
                         members[n] = s

@@ -254,8 +254,9 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
         Q[t + 1] = Q[t] + acc
     # zero-count violations: prefix sums over labels (sorted by start == sorted by stop when disjoint)
     zv = np.zeros(R + 1)
+    no_change = np.int64(0)
     for r in range(R):
-        zv[r + 1] = zv[r] + _label_loss(lab_lo[r], lab_hi[r], 0, counts)
+        zv[r + 1] = zv[r] + _label_loss(lab_lo[r], lab_hi[r], no_change, counts)
     # first label with start >= s ; number of labels with stop <= t
     first_ge = np.zeros(T + 1, dtype=np.int64)
     n_le = np.zeros(T + 1, dtype=np.int64)
@@ -280,7 +281,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     W_out = np.full(T + 1, _INF)
     W_in = np.full(T + 1, _INF)
 
-    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, LEAF, FANOUT)
+    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, np.int64(LEAF), np.int64(FANOUT))
     n_levels = lv_size.shape[0]
     n_nodes = lv_off[n_levels]
     n_built = np.zeros(n_nodes, np.bool_)
@@ -300,8 +301,10 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     inv = np.zeros(T + 1)
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
-    hint_out = -1
-    hint_in = -1
+    # typed, not the literal -1: a literal first hint would compile _best_start twice more (the literal
+    # 0 and True/False below are kept: they specialise the searches outside and inside a label)
+    hint_out = np.int64(-1)
+    hint_in = np.int64(-1)
     for t in range(T + 1):
         if t >= min_size and t > 0:
             rt = rid[t] if t < T else -1
@@ -339,7 +342,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
         lvl = 0
         while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
             nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
-            n = 0
+            n = np.int64(0)
             for s in range(n_first[nd], t + 1):
                 if W_out[s] < _INF or W_in[s] < _INF:
                     members[n] = s

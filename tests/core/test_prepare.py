@@ -38,3 +38,37 @@ def test_prepare_runs_every_workload_in_workers_and_writes_the_marker(fresh_cach
     assert sorted(seconds) == sorted(names) and all(s > 0 for s in seconds.values())
     assert [d for d, _, _ in seen] == list(range(1, len(names) + 1)) and {n for *_, n in seen} == set(names)
     assert is_prepared() and marker_path().read_text().count("\n") == len(names)
+
+
+SIGNATURES_AFTER_DEMO = r"""
+import gc, json, sys
+from numba.core.dispatcher import Dispatcher
+from marginalia.prepare import _copy_number_training
+_copy_number_training()
+print(json.dumps({f"{d.py_func.__module__}.{d.py_func.__qualname__}": [str(s) for s in d.signatures]
+                  for d in gc.get_objects() if isinstance(d, Dispatcher)
+                  and d.py_func.__module__.startswith("marginalia.")}))
+"""
+
+
+#: kernels compiled once per literal on purpose: the searches outside and inside a label (``inside`` False/True)
+SPECIALISED = {"marginalia.models._violation_dp._best_start": 2, "marginalia.models._violation_dp._from_start": 2}
+
+
+@pytest.mark.slow
+def test_each_kernel_compiles_once_for_a_demo_train_and_predict(tmp_path):
+    """A literal argument (``0``, ``-1``, a module constant) at a call inside a kernel compiles the called
+    kernel once more; from an empty cache each kernel used by the demo's train and predict compiles once
+    (twice for the deliberate specialisations)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", SIGNATURES_AFTER_DEMO], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    signatures = {name: sigs for name, sigs in json.loads(out.splitlines()[-1]).items() if sigs}
+    assert "marginalia.models._violation_dp._best_start" in signatures  # the check saw the nested kernels
+    wanted = {name: 1 for name in signatures} | SPECIALISED
+    assert {name: len(sigs) for name, sigs in signatures.items() if len(sigs) != wanted[name]} == {}

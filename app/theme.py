@@ -28,7 +28,7 @@ SELECTION = "#ffffff"
 #: fill colour (r, g, b) of each region kind: calm blue for "no change", warm vermillion for "one change",
 #: yellow for "at least one", grey for "same segment". Okabe & Ito's colours, chosen so that every pair stays
 #: apart for readers with deuteranopia, protanopia or tritanopia even as faint fills on the dark background
-#: (benchmarks/palette_colour_blind.py measures it).
+#: (benchmarks/experiments/palette_colour_blind.py measures it).
 REGION_RGB = {
     RegionKind.ZERO: (0, 114, 178),
     RegionKind.ONE: (213, 94, 0),

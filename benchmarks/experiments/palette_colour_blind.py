@@ -1,6 +1,6 @@
 """How far apart the label kinds' colours stay for readers with colour-vision deficiency.
 
-Usage: ``python benchmarks/palette_colour_blind.py [--screenshot PNG --out PNG]`` (needs ``pip install
+Usage: ``python -m benchmarks.experiments.palette_colour_blind [--screenshot PNG --out PNG]`` (needs ``pip install
 colorspacious``, not a dependency)
 
 Each region kind is drawn as a translucent fill over the dark plot background; this blends each kind's colour

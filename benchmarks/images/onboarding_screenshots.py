@@ -1,6 +1,6 @@
 """Save the first-run screenshots of the quickstart pages into ``docs/images``, from the real app on real data.
 
-Usage: ``python benchmarks/onboarding_screenshots.py [--data PATH] [--out FOLDER]``
+Usage: ``python -m benchmarks.images.onboarding_screenshots [--data PATH] [--out FOLDER]``
 
 * ``start_page.png``: the app opened without a project, two recent projects listed;
 * ``import_dialog.png``: the import dialog on Vienna 4x22 files (two performances rendered to audio, three deadpan
@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 PAGE = 4096
 

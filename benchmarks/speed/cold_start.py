@@ -1,6 +1,6 @@
 """A new user's first results, from an empty numba cache: first ``train``, ``predict``, window and ``prepare``.
 
-Usage: ``python benchmarks/cold_start.py [--cases train,predict,...] [--profile] [--repeat N]``
+Usage: ``python -m benchmarks.speed.cold_start [--cases train,predict,...] [--profile] [--repeat N]``
 
 Every case runs in a fresh process with an empty numba cache (``NUMBA_CACHE_DIR``) and an empty
 ``XDG_CACHE_HOME`` (no "prepared" marker), as after ``pip install``:
@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "cold_start.json"
 CASES = ("train", "predict", "predict-cold", "window", "prepare")
 

@@ -1,6 +1,6 @@
 """A scripted labelling session: the real window answers N questions on the demo by key, offscreen.
 
-Usage: ``python benchmarks/session_questions.py [--questions N] [--shots DIR]``
+Usage: ``python -m benchmarks.speed.session_questions [--questions N] [--shots DIR]``
 
 Each round is what a person does: read the question the panel shows, press ``A`` (the demo
 has no known truth for its questions, so the model's answer is taken) and wait until the next
@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 

@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from ..exceptions import ParameterError
-from ..types import AnchorLabel, Query, RegionKind, RegionLabel, Score
+from ..types import AnchorLabel, MidiScore, Query, RegionKind, RegionLabel
 
 __all__ = ["ANSWERS", "Question", "disputed_window", "count_kind", "segmentation_question", "alignment_question",
            "format_position"]
@@ -186,7 +186,7 @@ def _note_names(pitches) -> str:
 
 
 def alignment_question(query: Query, best_onsets, runner_onsets, best_times_s, runner_times_s, margin: float, *,
-                       score: Optional[Score] = None, n_frames: int, anchored=(),
+                       score: Optional[MidiScore] = None, n_frames: int, anchored=(),
                        tolerance_s: float = 0.05) -> Optional[Question]:
     """The question that tells an alignment from its runner-up on a phrase: one event's onset.
 
@@ -199,7 +199,7 @@ def alignment_question(query: Query, best_onsets, runner_onsets, best_times_s, r
     best_times_s, runner_times_s : array_like of float, shape (E,)
         The same in seconds (the anchors' times).
     margin : float
-    score : Score, optional
+    score : MidiScore, optional
         Names the event's notes in the sentence.
     n_frames : int
     anchored : iterable of int

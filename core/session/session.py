@@ -490,11 +490,15 @@ class Session:
         self._emit(events)
         return summary
 
-    def _edits_towards(self, target: dict) -> tuple:
-        """``(edits, skipped)``: the add/change/delete edits taking the labels to ``target`` on known items."""
+    def _edits_towards(self, target: dict, items: Optional[set] = None) -> tuple:
+        """``(edits, skipped)``: the add/change/delete edits taking the labels to ``target`` on known items.
+
+        ``items``: the ids of the items the labels may be on (default: the project's items now).
+        """
+        items = set(self._items) if items is None else items
         edits, skipped = [], 0
         for label_id, (item_id, text) in sorted(target.items()):
-            if item_id not in self._items:
+            if item_id not in items:
                 skipped += 1
                 continue
             old = self._labels.get(label_id)
@@ -507,14 +511,41 @@ class Session:
                 edits.append(("delete", label_id, old.item_id, dumps_label(old), None))
         return edits, skipped
 
+    def _item_edits_towards(self, then: dict) -> list:
+        """Item edits bringing back the records of ``then`` (:func:`~.timeline.items_at`) that differ now.
+
+        A removed item comes back as it was; an item whose task or meta (its score) changed gets them
+        back, keeping the source location of now (a relocation is not an edit of the history).
+        """
+        from .store import item_from_json, item_json
+        edits = []
+        for item_id, text in sorted(then.items()):
+            now = self._items.get(item_id)
+            if text is None:
+                continue
+            if now is None:
+                edits.append(("item", None, item_id, None, text))
+                continue
+            past = item_from_json(text)
+            if (past.task, past.meta) != (now.task, now.meta):
+                back = dataclasses.replace(now, task=past.task, meta=past.meta)
+                edits.append(("item", None, item_id, item_json(now), item_json(back)))
+        return edits
+
     def _apply_recovered(self, edits: list, summary: dict, name: Optional[str] = None) -> list:
         """Apply ``edits`` as one transaction and one undo step; counts them in ``summary``; returns the events."""
-        decoded = {e[1]: loads_label(e[4]) for e in edits if e[0] != "delete"}
+        decoded = {e[1]: loads_label(e[4]) for e in edits if e[0] in ("add", "change")}
         before = (self._history.can_undo, self._history.can_redo)
         seqs = self._store.apply_edits(edits, self.author, name=name)
         batch = seqs[0] if len(seqs) > 1 else None
         by_item: dict = {}
-        for (op, label_id, item_id, _, _), seq in zip(edits, seqs):
+        items_changed = []
+        for (op, label_id, item_id, _, after), seq in zip(edits, seqs):
+            if op == "item":
+                self._item_edited(item_id, after)
+                self._history.edited(seq, item_id, batch)
+                items_changed.append(item_id)
+                continue
             if op == "delete":
                 del self._labels[label_id]
                 del self._by_item[item_id][label_id]
@@ -524,7 +555,8 @@ class Session:
             self._history.edited(seq, item_id, batch)
             by_item.setdefault(item_id, []).append(label_id)
             summary[{"add": "added", "change": "changed", "delete": "deleted"}[op]] += 1
-        return [LabelsChanged(item, tuple(ids)) for item, ids in by_item.items()] + self._undo_event(before)
+        events = [ItemsChanged(tuple(items_changed))] if items_changed else []
+        return events + [LabelsChanged(item, tuple(ids)) for item, ids in by_item.items()] + self._undo_event(before)
 
     def _recover_items(self, plan) -> list:
         """Add the damaged file's intact records of the items its labels need and this project lacks."""
@@ -715,8 +747,11 @@ class Session:
         """Bring the labels back to what they were right after step ``step_id``, as ONE new step.
 
         Nothing is lost: the labels of now are the state after the step before this one, so
-        a restore is undone by :meth:`undo` (or restored from the history in turn).
-        Labels of items removed since that step cannot come back and are left out.
+        a restore is undone by :meth:`undo` (or restored from the history in turn). Items removed
+        since that step come back with their labels, and an item given a score since goes back to
+        the record it had (its source file stays where it is now). Items are never removed by a
+        restore: the labels of an item added or brought back since are taken away, the item stays.
+        Items removed by :meth:`remove_item` (which leaves no record in the history) cannot come back.
 
         Parameters
         ----------
@@ -734,12 +769,18 @@ class Session:
         ParameterError
             No step ``step_id`` in the history.
         """
-        from .timeline import labels_after
+        from .timeline import items_at, labels_after
         with self._lock:
             self._writable("restore labels")
             target = self.step(step_id)
-            state = labels_after(self._store.timeline_rows(0, target.last))
-            edits, _skipped = self._edits_towards(state)
+            rows = self._store.timeline_rows()
+            item_edits = self._item_edits_towards(items_at(rows, target.last))
+            present = set(self._items) | {e[2] for e in item_edits}
+            label_edits, _skipped = self._edits_towards(labels_after(r for r in rows if r[0] <= target.last),
+                                                        present)
+            # labels leave before their item's record changes; they arrive after it is back
+            edits = ([e for e in label_edits if e[0] == "delete"] + item_edits
+                     + [e for e in label_edits if e[0] != "delete"])
             if not edits:
                 return None
             summary = {"added": 0, "changed": 0, "deleted": 0}

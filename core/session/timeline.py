@@ -18,7 +18,7 @@ from typing import Optional
 
 from .history import replay_log
 
-__all__ = ["Step", "build_timeline", "labels_after", "describe_items"]
+__all__ = ["Step", "build_timeline", "labels_after", "items_at", "describe_items"]
 
 _EDIT_OPS = ("add", "change", "delete", "item")
 
@@ -211,3 +211,28 @@ def labels_after(rows: Iterable) -> dict:
     start of the log up to the step of interest.
     """
     return replay_log((r[:8] for r in rows), with_labels=True)[0]
+
+
+def items_at(rows: Iterable, last: int) -> dict:
+    """``item_id -> item_json`` (None: removed) right after log entry ``last``, for every item an item edit touched.
+
+    ``rows`` are the whole log (:meth:`ProjectStore.timeline_rows`). An item whose first item edit
+    comes after ``last`` was, at ``last``, what that edit's ``before`` holds. Items no item edit
+    touched are not listed: their record is the one of now.
+    """
+    items: dict = {}
+    edits: dict = {}
+    for seq, op, _label_id, item_id, before, after, target, _batch in (r[:8] for r in rows):
+        if seq > last:
+            if op == "item" and item_id not in items:
+                items[item_id] = before
+            continue
+        if op == "item":
+            edits[seq] = (item_id, before, after)
+            items[item_id] = after
+        elif op in ("undo", "redo") and target in edits:
+            item_id, before, after = edits[target]
+            items[item_id] = before if op == "undo" else after
+        elif op == "remove_item":
+            items[item_id] = None
+    return items

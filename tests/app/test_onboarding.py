@@ -11,7 +11,7 @@ from marginalia.app import errors
 from marginalia.app.main_window import MainWindow
 from marginalia.engine import Engine
 from marginalia.io import write_midi, write_wav
-from marginalia.types import BoundaryLabel, Score
+from marginalia.types import BoundaryLabel, MidiScore
 
 SR = 22050
 
@@ -24,7 +24,7 @@ def _wav(path, seconds=2.0):
 
 def _mid(path, n):
     onsets = np.arange(n) * 0.4
-    write_midi(path, Score(pitches=np.arange(60, 60 + n), onsets_s=onsets, offsets_s=onsets + 0.4, name=path.stem))
+    write_midi(path, MidiScore(pitches=np.arange(60, 60 + n), onsets_s=onsets, offsets_s=onsets + 0.4, name=path.stem))
     return str(path)
 
 

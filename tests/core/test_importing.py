@@ -12,7 +12,7 @@ from marginalia.engine import Engine
 from marginalia.exceptions import DataFormatError, ParameterError
 from marginalia.importing import guess_score
 from marginalia.io import write_midi, write_wav
-from marginalia.types import BoundaryLabel, Score
+from marginalia.types import BoundaryLabel, MidiScore
 
 SR = 22050
 
@@ -25,7 +25,7 @@ def _wav(path, seconds=2.0):
 
 def _mid(path, n=4):
     onsets = np.arange(n) * 0.4
-    write_midi(path, Score(pitches=np.arange(60, 60 + n), onsets_s=onsets, offsets_s=onsets + 0.4, name=path.stem))
+    write_midi(path, MidiScore(pitches=np.arange(60, 60 + n), onsets_s=onsets, offsets_s=onsets + 0.4, name=path.stem))
     return path
 
 
@@ -145,8 +145,27 @@ def test_remove_item_takes_its_labels_and_undo_brings_both_back(tmp_path, vienna
     with Engine.open(path) as eng:
         assert [i.id for i in eng.items()] == [ids[1]] and eng.labels() == [other]
         assert eng.session.integrity_check() == []
-        eng.restore(step.id - 1)       # the labels before the removal: those of the removed item cannot come back
-        assert eng.labels() == [other]
+        assert not eng.can_undo        # yesterday's removal: out of Ctrl+Z's reach, not of the history's
+        restored = eng.restore(step.id - 1)       # the state right before the removal: the item is back
+        assert sorted(i.id for i in eng.items()) == sorted(ids)
+        assert eng.labels(ids[0]) == labs and eng.labels(ids[1]) == [other]
+        assert eng.item(ids[0]).source_path == str(vienna["wav"]) and eng.spectrogram(ids[0]) is not None
+        assert eng.session.integrity_check() == []
+        assert eng.undo().id == restored.id and [i.id for i in eng.items()] == [ids[1]]
+
+
+def test_restore_takes_a_recording_back_to_before_its_score_with_its_labels(tmp_path, vienna):
+    path = tmp_path / "p.marginalia"
+    with Engine.create(path) as eng:
+        (item,) = eng.import_files([vienna["wav"]])
+        labs = [eng.add_label(BoundaryLabel(item_id=item, index=i)) for i in (10, 30)]
+        before = eng.history()[-1]
+        eng.attach_score(item, vienna["mid"])
+        assert eng.item(item).task == "alignment" and eng.labels() == []
+    with Engine.open(path) as eng:
+        eng.restore(before.id)
+        assert eng.item(item).task == "segmentation" and "score_path" not in eng.item(item).meta
+        assert eng.labels(item) == labs and eng.session.integrity_check() == []
 
 
 def test_a_schema_4_project_is_migrated_and_takes_item_edits(tmp_path, vienna):

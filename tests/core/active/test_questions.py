@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from marginalia.active.questions import alignment_question, count_kind, disputed_window, segmentation_question
-from marginalia.types import AnchorLabel, Query, RegionKind, RegionLabel, Score
+from marginalia.types import AnchorLabel, MidiScore, Query, RegionKind, RegionLabel
 
 
 def _holds(label: RegionLabel, changes) -> bool:
@@ -82,7 +82,7 @@ def test_count_kind():
 
 
 def test_an_alignment_question_asks_about_the_one_event_that_moves_most():
-    score = Score(pitches=[60, 64, 67, 62, 65], onsets_s=[0, 0.5, 0.5, 1.0, 1.5], offsets_s=[0.5, 1, 1, 1.5, 2])
+    score = MidiScore(pitches=[60, 64, 67, 62, 65], onsets_s=[0, 0.5, 0.5, 1.0, 1.5], offsets_s=[0.5, 1, 1, 1.5, 2])
     best = np.array([0, 10, 20, 30])
     runner = np.array([0, 10, 26, 30])
     fr = 20.0

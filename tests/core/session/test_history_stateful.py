@@ -1,10 +1,12 @@
 """No label state a project ever reached becomes unreachable through its history (hypothesis stateful testing).
 
-The machine imports batches, adds, changes and deletes labels, undoes, redoes, edits after an undo
-(which ends what redo reaches), reopens the project (which ends what undo reaches) and restores
-past steps. Every state it reaches is recorded with the step that produced it; the invariant is
-that the history still lists that step and :meth:`Session.labels_at` gives back that exact state,
-and the ``restore`` rule checks that restoring it reproduces it as one undoable step.
+The machine imports batches, adds, changes and deletes labels, removes items and changes their
+records (as attaching a score does) with their labels, undoes, redoes, edits after an undo (which
+ends what redo reaches), reopens the project (which ends what undo reaches) and restores past
+steps. Every state it reaches is recorded with the step that produced it; the invariant is that
+the history still lists that step and :meth:`Session.labels_at` gives back that exact state, and
+the ``restore`` rule checks that restoring it reproduces the labels and the records of the items
+of that state as one undoable step.
 """
 
 import dataclasses
@@ -36,30 +38,39 @@ class HistoryMachine(RuleBasedStateMachine):
         self.path = self.dir / "p.marginalia"
         self.session = Session.create(self.path)
         self.items = [self.session.add_item(n, "series", "segmentation") for n in ("1:1", "1:2")]
-        self.reached = []   # (step id, state key) of every state reached after a step
+        self.reached = []   # (step id, labels key, items key) of every state reached after a step
         self.clock = 0
         self.redo_steps = 0   # undos of this session not yet redone (what redo may reach)
 
     def _label(self, item):
         self.clock += 1
-        return BoundaryLabel(self.items[item], id=f"l{self.clock}", created=float(self.clock), index=self.clock)
+        return BoundaryLabel(item, id=f"l{self.clock}", created=float(self.clock), index=self.clock)
+
+    def _present(self) -> list:
+        return sorted(it.id for it in self.session.items())
+
+    def _items_key(self) -> dict:
+        return {it.id: it.meta for it in self.session.items()}
 
     def _record(self, step=None):
         step = step if step is not None else self.session.history()[-1]
-        self.reached.append((step.id, _key(self.session.labels())))
+        self.reached.append((step.id, _key(self.session.labels()), self._items_key()))
         return step
 
-    @rule(n=st.integers(2, 8), item=st.integers(0, 1))
-    def import_batch(self, n, item):
+    @precondition(lambda self: self._present())
+    @rule(n=st.integers(2, 8), data=st.data())
+    def import_batch(self, n, data):
+        item = data.draw(st.sampled_from(self._present()))
         labels = [self._label(item) for _ in range(n)]
         self.session.add_labels(labels, name=f"import of {n} labels from annotations.csv")
         step = self._record()
         assert step.name == f"import of {n} labels from annotations.csv" and step.added == n
         self.redo_steps = 0
 
-    @rule(item=st.integers(0, 1))
-    def add(self, item):
-        self.session.add_label(self._label(item))
+    @precondition(lambda self: self._present())
+    @rule(data=st.data())
+    def add(self, data):
+        self.session.add_label(self._label(data.draw(st.sampled_from(self._present()))))
         self._record()
         self.redo_steps = 0
 
@@ -76,6 +87,24 @@ class HistoryMachine(RuleBasedStateMachine):
     def delete(self, data):
         old = data.draw(st.sampled_from(self.session.labels()))
         self.session.delete_label(old.id)
+        self._record()
+        self.redo_steps = 0
+
+    @precondition(lambda self: self._present())
+    @rule(data=st.data())
+    def remove_item(self, data):
+        item = data.draw(st.sampled_from(self._present()))
+        self.session.edit_item(item, None, name=f"removal of {item}")
+        self._record()
+        self.redo_steps = 0
+
+    @precondition(lambda self: self._present())
+    @rule(data=st.data())
+    def change_record(self, data):
+        record = self.session.item(data.draw(st.sampled_from(self._present())))
+        self.clock += 1
+        self.session.edit_item(record.id, dataclasses.replace(record, meta={"score_path": f"s{self.clock}.mid"}),
+                               name=f"attach score s{self.clock}.mid")
         self._record()
         self.redo_steps = 0
 
@@ -111,10 +140,12 @@ class HistoryMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.reached)
     @rule(data=st.data())
     def restore(self, data):
-        step_id, state = data.draw(st.sampled_from(self.reached))
+        step_id, state, items = data.draw(st.sampled_from(self.reached))
         before = _key(self.session.labels())
         new = self.session.restore(step_id)
         assert _key(self.session.labels()) == state
+        now = self._items_key()
+        assert all(now.get(item) == meta for item, meta in items.items())   # removed items are back
         if new is None:
             assert before == state
         else:
@@ -125,7 +156,7 @@ class HistoryMachine(RuleBasedStateMachine):
     @invariant()
     def every_state_reached_is_in_the_history(self):
         ids = {step.id for step in self.session.history()}
-        for step_id, state in self.reached[-3:]:   # the newest each time; all of them at teardown
+        for step_id, state, _ in self.reached[-3:]:   # the newest each time; all of them at teardown
             assert step_id in ids
             assert _key(self.session.labels_at(step_id)) == state
 
@@ -133,7 +164,7 @@ class HistoryMachine(RuleBasedStateMachine):
         try:
             assert self.session.integrity_check() == []
             ids = {step.id for step in self.session.history()}
-            for step_id, state in self.reached:
+            for step_id, state, _ in self.reached:
                 assert step_id in ids
                 assert _key(self.session.labels_at(step_id)) == state
         finally:

@@ -1,6 +1,6 @@
 """The facade the app and the command line call.
 
-An :class:`Engine` wraps one open project (:class:`marginalia.session.Session`) and
+An :class:`Engine` wraps one open project (:class:`marginalia.project.Session`) and
 adds what a user does with it: import files, label, learn, predict, ask what
 to label next and export. It owns no state of its own beyond caches that can
 be rebuilt from the project; the Session remains the single owner of items,
@@ -29,7 +29,7 @@ from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, 
 from .importing import FILE_ROLES as IMPORT_FILE_ROLES
 from .items import ItemData, ItemLoader
 from .paths import state_dir
-from .session import Session
+from .project import Session
 from .tasks import TaskRegistry
 from .types import Prediction, Query, label_fact
 
@@ -113,11 +113,11 @@ class Engine:
         whose ``backups`` lists the good backups newest first. With
         ``recover_labels``, the label edits the damaged file holds beyond the
         backup are applied as one undoable step
-        (:meth:`marginalia.session.Session.recover_labels`); ``recovery_`` on the
+        (:meth:`marginalia.project.Session.recover_labels`); ``recovery_`` on the
         returned engine says what came back and from which file (None when no
         file was moved aside).
         """
-        from .session.store import ProjectStore
+        from .project.store import ProjectStore
         restored = ProjectStore.restore_backup(backup, path)
         engine = cls.open(path)
         if restored.damaged is not None:
@@ -446,7 +446,7 @@ class Engine:
         return self.session.delete_label(label_id)
 
     def undo(self):
-        """Revert this session's latest step; the :class:`~marginalia.session.Step` undone, or None.
+        """Revert this session's latest step; the :class:`~marginalia.project.Step` undone, or None.
 
         Ctrl+Z reaches only the steps made since the project was opened; edits of earlier
         sessions (yesterday's import) are listed by :meth:`history` and brought back or

@@ -17,7 +17,7 @@ import numpy as np
 from .exceptions import ParameterError
 from .export_target import check_target, publish_export_file, publish_export_folder
 from .sanitize import UniqueNames
-from .session.codec import label_to_dict
+from .project.codec import label_to_dict
 from .types import Alignment, RegionLabel, Segmentation
 
 BUNDLE_VERSION = 1
@@ -214,7 +214,7 @@ def _bundle_labels(engine, folder: Path) -> list:
     import warnings
 
     from .exceptions import DataFormatError
-    from .session.codec import label_from_dict
+    from .project.codec import label_from_dict
     manifest = folder / "manifest.json" if folder.is_dir() else folder
     if not manifest.is_file():
         raise DataFormatError("no manifest.json here; choose the folder written by File \u25b8 Export \u25b8 dataset "

@@ -47,7 +47,7 @@ from marginalia.engine import Engine  # noqa: E402
 from marginalia.exceptions import DataFormatError, MarginaliaError  # noqa: E402
 from marginalia.exports import _bundle_labels  # noqa: E402
 from marginalia.models.files import TrainedModel, load_model, save_model  # noqa: E402
-from marginalia.session import Session  # noqa: E402
+from marginalia.project import Session  # noqa: E402
 from marginalia.types import BoundaryLabel, RegionKind, RegionLabel  # noqa: E402
 from tests.reliability.engine_kill_child import make_profiles  # noqa: E402
 from tests.reliability.killing import LineReader  # noqa: E402

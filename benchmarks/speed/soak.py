@@ -5,7 +5,7 @@ Usage::
     python -m benchmarks.speed.soak [--quick] [--edits N] [--kills K] [--spawn]
 
 Edits mode (default): ``--edits`` (20,000; 2,000 with ``--quick``) scripted
-add/add_labels batch/change/delete/undo/redo calls through :class:`marginalia.session.Session` on one
+add/add_labels batch/change/delete/undo/redo calls through :class:`marginalia.project.Session` on one
 large item, every one a durable transaction. Reports the edit latency p50/p99/max,
 the resident memory (RSS, psutil) every 500 edits and its growth, the reopen
 time of the final project and the result of ``integrity_check``. Reference,
@@ -37,8 +37,8 @@ import psutil  # noqa: E402
 
 from benchmarks._common import ROOT  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
-from marginalia.session import Session  # noqa: E402
-from marginalia.session.codec import label_to_dict  # noqa: E402
+from marginalia.project import Session  # noqa: E402
+from marginalia.project.codec import label_to_dict  # noqa: E402
 from tests.reliability.edit_script import EditModel, apply_to_session, next_op  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

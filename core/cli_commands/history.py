@@ -48,7 +48,7 @@ def add_parser(sub, parents) -> None:
 
 def step_rows(steps, item_names: dict) -> list:
     """One row per step, in :data:`COLUMNS` order."""
-    from ..session.timeline import describe_items
+    from ..project.timeline import describe_items
     rows = []
     for s in steps:
         when = datetime.datetime.fromtimestamp(s.time).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,11 +1,11 @@
 """Label edits that a damaged project still holds, to bring its restored backup up to date.
 
-Restoring a backup moves the damaged file aside (:func:`~marginalia.session.backups.move_aside`);
+Restoring a backup moves the damaged file aside (:func:`~marginalia.project.backups.move_aside`);
 the label edits made after that backup are only in the damaged file. Its edit log is often
 still readable even when the file as a whole is not sound (a damaged item record or page
 elsewhere). :func:`plan_recovery` reads the log up to the first row it cannot read or whose
 checksum fails, checks that the restored project's history is the start of it, and replays
-it to the labels the damaged file held; :meth:`marginalia.session.Session.recover_labels` then
+it to the labels the damaged file held; :meth:`marginalia.project.Session.recover_labels` then
 applies the difference as one undoable step.
 """
 
@@ -38,7 +38,7 @@ class LabelRecovery:
         Edit-log entries (edits, undos, redos) after the restored project's last one.
     items : tuple of tuple
         The damaged file's item records that pass their checksum, each the values of
-        :data:`~marginalia.session.schema.ITEM_COLUMNS` (for the labels of items imported after the backup).
+        :data:`~marginalia.project.schema.ITEM_COLUMNS` (for the labels of items imported after the backup).
     damaged_items : tuple of str
         Ids of its item records that fail their checksum.
     problems : tuple of str
@@ -63,7 +63,7 @@ def readable_items(path) -> tuple:
     Returns
     -------
     rows : list of tuple
-        The values of :data:`~marginalia.session.schema.ITEM_COLUMNS`, oldest first.
+        The values of :data:`~marginalia.project.schema.ITEM_COLUMNS`, oldest first.
     damaged : list of str
         Ids of the records that fail their checksum.
     """

@@ -2,7 +2,7 @@
 
 Items, labels, models, predictions, settings and the undo/redo history all
 change only through a :class:`Session`. Every change is committed to the
-:class:`~marginalia.session.store.ProjectStore` before the call returns (one
+:class:`~marginalia.project.store.ProjectStore` before the call returns (one
 transaction per label edit), then the in-memory view is updated and events
 are emitted through the session's :class:`~marginalia.events.EventHub`.
 
@@ -447,7 +447,7 @@ class Session:
         """Bring the labels up to date with a damaged copy of this project (after restoring a backup).
 
         The damaged file's edit log is read up to its first unreadable or damaged entry
-        (:func:`~marginalia.session.recovery.plan_recovery`); when it extends this project's own
+        (:func:`~marginalia.project.recovery.plan_recovery`); when it extends this project's own
         history, its labels on this project's items are applied as ONE undoable step
         (additions, changes, deletions). Items imported after the backup come back first
         from their records in the damaged file, when those pass their checksum.
@@ -718,7 +718,7 @@ class Session:
 
         Built from the append-only edit log: label edits, imports and other named bulk
         edits, undos, redos, restores and item removals, each with its time, author, label
-        counts and items (:class:`~marginalia.session.timeline.Step`). Steps that were undone
+        counts and items (:class:`~marginalia.project.timeline.Step`). Steps that were undone
         stay listed (``undone=True``), including those a later edit made unreachable by redo.
         """
         from .timeline import build_timeline

@@ -15,7 +15,7 @@ class EditModel:
     """Labels by id plus undo/redo stacks of ``(session, step)``; a step is a list of (before, after) pairs.
 
     None in a pair means the label is absent. Undo and redo reach only the steps made in the current
-    session (:meth:`new_session` is a reopen), as in :class:`marginalia.session.Session`; the stacks
+    session (:meth:`new_session` is a reopen), as in :class:`marginalia.project.Session`; the stacks
     themselves are those the edit log replays to (``store.history()``).
     """
 

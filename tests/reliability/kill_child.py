@@ -7,7 +7,7 @@ it writes ``B i``, after the call returns ``R i`` (flushed), forever.
 import random
 import sys
 
-from marginalia.session import Session
+from marginalia.project import Session
 from tests.reliability.edit_script import apply_to_session, next_op
 
 

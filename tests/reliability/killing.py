@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from marginalia.session import Session
+from marginalia.project import Session
 from tests.reliability import kill_child
 from tests.reliability.edit_script import EditModel, next_op
 

@@ -17,7 +17,7 @@ from marginalia.app.main import create_window
 from marginalia.app.main_window import MainWindow
 from marginalia.engine import Engine
 from marginalia.exceptions import ProjectDamagedError
-from marginalia.session.backups import backups_dir, good_backups
+from marginalia.project.backups import backups_dir, good_backups
 from tests.reliability.engine_kill_child import new_project
 
 PAGE = 4096

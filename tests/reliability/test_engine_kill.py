@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from marginalia.engine import Engine
-from marginalia.session.session import MODELS_KEPT
+from marginalia.project.session import MODELS_KEPT
 from tests.reliability import engine_kill_child
 from tests.reliability.edit_script import EditModel
 from tests.reliability.engine_kill_child import new_project, next_call

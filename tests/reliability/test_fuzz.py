@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from marginalia.exceptions import MarginaliaError
-from marginalia.session import Session
-from tests.core.session.labels_strategies import any_label, ids
+from marginalia.project import Session
+from tests.core.project.labels_strategies import any_label, ids
 
 ITEMS = ["seg", "ali", "war", "ghost"]  # "ghost" is never added
 

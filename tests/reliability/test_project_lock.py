@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from marginalia.exceptions import ProjectInUseError, StoreError
-from marginalia.session import Session
+from marginalia.project import Session
 from marginalia.types import BoundaryLabel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def test_a_second_process_through_a_hard_link_is_refused_and_named(tmp_path):
     ready = tmp_path / "ready"
     code = textwrap.dedent(f"""
         import time
-        from marginalia.session import Session
+        from marginalia.project import Session
         s = Session.open({str(path)!r})
         open({str(ready)!r}, "w").write("ready")
         time.sleep(60)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 
 from marginalia.exceptions import DataFormatError, ParameterError
 from marginalia.io.cgh import CghRegionLabel
-from marginalia.session.codec import (
+from marginalia.project.codec import (
     dumps_label,
     label_from_dict,
     label_to_dict,

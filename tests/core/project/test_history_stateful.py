@@ -19,7 +19,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from marginalia.session import Session
+from marginalia.project import Session
 from marginalia.types import BoundaryLabel
 
 #: Cases run by the machine (reported in the issue's closing note).

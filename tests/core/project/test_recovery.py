@@ -6,8 +6,8 @@ import sqlite3
 import pytest
 
 from marginalia.exceptions import ProjectDamagedError
-from marginalia.session import ProjectStore, Session
-from marginalia.session.backups import list_backups
+from marginalia.project import ProjectStore, Session
+from marginalia.project.backups import list_backups
 from marginalia.types import BoundaryLabel
 
 

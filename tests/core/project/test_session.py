@@ -11,7 +11,7 @@ from marginalia.events import (
     UndoStateChanged,
 )
 from marginalia.exceptions import ParameterError, StoreError
-from marginalia.session import Session
+from marginalia.project import Session
 from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
 
 
@@ -264,7 +264,7 @@ def test_concurrent_edits_from_threads_stay_consistent(session):
 
 
 def test_time_based_backups(tmp_path):
-    from marginalia.session.backups import list_backups
+    from marginalia.project.backups import list_backups
     path = tmp_path / "p.marginalia"
     with Session.create(path, backup_every_edits=1000, backup_every_s=0.05) as s:
         seg = s.add_item("x", "series", "segmentation")

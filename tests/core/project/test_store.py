@@ -20,9 +20,9 @@ from marginalia.exceptions import (
     SourceMovedError,
     StoreError,
 )
-from marginalia.session import ProjectStore, Session
-from marginalia.session.backups import good_backups, list_backups
-from marginalia.session.schema import APPLICATION_ID, CREATE_V1, SCHEMA_VERSION
+from marginalia.project import ProjectStore, Session
+from marginalia.project.backups import good_backups, list_backups
+from marginalia.project.schema import APPLICATION_ID, CREATE_V1, SCHEMA_VERSION
 from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -187,7 +187,7 @@ def test_foreign_sqlite_file_is_refused(tmp_path):
 def test_schema_1_is_migrated_keeping_labels_and_a_backup(tmp_path):
     path = tmp_path / "old.marginalia"
     label = RegionLabel("it1", id="lab1", created=12.5, start=2, stop=9, kind=RegionKind.ONE)
-    from marginalia.session.codec import dumps_label
+    from marginalia.project.codec import dumps_label
     conn = sqlite3.connect(path)
     conn.executescript(CREATE_V1)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -223,7 +223,7 @@ def test_schema_1_is_migrated_keeping_labels_and_a_backup(tmp_path):
 def _run_holder(path, ready_file):
     code = textwrap.dedent(f"""
         import sys, time
-        from marginalia.session import Session
+        from marginalia.project import Session
         s = Session.open({str(path)!r})
         open({str(ready_file)!r}, "w").write("ready")
         time.sleep(60)
@@ -379,7 +379,7 @@ def test_damaged_item_record_is_detected_with_the_backups_named(tmp_path, tamper
 
 
 def test_schema_2_is_migrated_with_item_checksums(tmp_path):
-    from marginalia.session import schema
+    from marginalia.project import schema
     path = tmp_path / "v2.marginalia"
     conn = sqlite3.connect(path)
     conn.executescript(CREATE_V1 + schema._V2_ADDITIONS)
@@ -402,7 +402,7 @@ def test_schema_2_is_migrated_with_item_checksums(tmp_path):
 
 
 def test_consistent_but_unreadable_label_is_reported_as_damage(tmp_path):
-    from marginalia.session.schema import log_row_crc
+    from marginalia.project.schema import log_row_crc
     path, _ = _project(tmp_path, n_labels=1)
     bad = '{"type":"FutureLabel"}'
     conn = sqlite3.connect(path)
@@ -420,7 +420,7 @@ def test_consistent_but_unreadable_label_is_reported_as_damage(tmp_path):
 
 
 def test_read_only_open_in_a_folder_nobody_may_write_to(tmp_path, monkeypatch):
-    from marginalia.session import store as store_module
+    from marginalia.project import store as store_module
     path, _ = _project(tmp_path, n_labels=2)
     monkeypatch.setattr(store_module, "folder_writable", lambda folder: False)   # a read-only mount, say
     with Session.open(path, read_only=True) as s:
@@ -447,7 +447,7 @@ def test_a_project_renamed_while_open_refuses_edits_and_keeps_what_was_saved(tmp
 
 
 def test_a_project_opens_even_when_no_backup_can_be_written(tmp_path, monkeypatch):
-    from marginalia.session import backups as backups_module
+    from marginalia.project import backups as backups_module
     path, _ = _project(tmp_path, n_labels=3)
     with Session.open(path) as s:          # one more edit, so the next open wants a fresh backup
         s.add_label(BoundaryLabel(s.items()[0].id, index=90))

@@ -16,8 +16,8 @@ import numpy as np
 
 from .exceptions import ParameterError
 from .export_target import check_target, publish_export_file, publish_export_folder
-from .sanitize import UniqueNames
 from .project.codec import label_to_dict
+from .sanitize import UniqueNames
 from .types import Alignment, RegionLabel, Segmentation
 
 BUNDLE_VERSION = 1

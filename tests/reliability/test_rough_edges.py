@@ -18,8 +18,8 @@ import pytest
 
 from marginalia.cli import main
 from marginalia.engine import Engine
-from marginalia.sanitize import csv_text_cell, csv_text_value, formula_safe
 from marginalia.project import backups as backups_mod
+from marginalia.sanitize import csv_text_cell, csv_text_value, formula_safe
 from marginalia.types import RegionKind, RegionLabel
 
 FORMULAS = ("=1+2", "@SUM(A1)", "+cmd", "-2+3", "=HYPERLINK(\"http://x\",\"y\")")

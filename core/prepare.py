@@ -84,10 +84,24 @@ WORKLOADS: tuple = (
 
 
 def marker_path() -> Path:
-    """The file that says this version of Marginalia is prepared under this Python and numba."""
+    """The file that says this installation of Marginalia is prepared under this Python and numba.
+
+    Besides the versions, the name holds a digest of where numba keeps this installation's compiled kernels:
+    the package's own folder (each virtual environment has its own) and the ``NUMBA_CACHE_DIR`` and
+    ``NUMBA_CPU_NAME`` settings. A second environment, or a moved or emptied numba cache, is then "not
+    prepared" rather than falsely "prepared" by another installation's marker in the shared user cache.
+    """
+    import hashlib
+
     import numba
 
-    tag = f"{library_version()}-numba{numba.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    where = "\n".join((
+        str(Path(__file__).resolve().parent),
+        os.environ.get("NUMBA_CACHE_DIR", ""),
+        os.environ.get("NUMBA_CPU_NAME", ""),
+    ))
+    digest = hashlib.sha256(where.encode("utf-8")).hexdigest()[:12]
+    tag = f"{library_version()}-numba{numba.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}-{digest}"
     return cache_dir() / f"prepared-{tag}"
 
 

@@ -72,3 +72,15 @@ def test_each_kernel_compiles_once_for_a_demo_train_and_predict(tmp_path):
     assert "marginalia.models._violation_dp._best_start" in signatures  # the check saw the nested kernels
     wanted = {name: 1 for name in signatures} | SPECIALISED
     assert {name: len(sigs) for name, sigs in signatures.items() if len(sigs) != wanted[name]} == {}
+
+
+def test_the_marker_belongs_to_one_numba_cache(fresh_cache, monkeypatch, tmp_path):
+    # Another numba cache (or CPU target) holds none of this cache's kernels: its marker must be another file.
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    default = marker_path()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
+    elsewhere = marker_path()
+    monkeypatch.setenv("NUMBA_CPU_NAME", "generic")
+    generic = marker_path()
+    assert len({default, elsewhere, generic}) == 3
+    assert default.parent == elsewhere.parent == generic.parent

@@ -6,7 +6,7 @@ Usage: ``python -m benchmarks.quality.active_alignment [--quick] [--seeds 5] [--
 ``--mode realign`` (default): :class:`marginalia.align.ScoreAligner`, untrained, is already accurate on most
 events, so the question is whether anchoring a few *windows* of a performance (phrases of <= ``max-events``
 score events, :func:`marginalia.active.parts.phrase_parts`) fixes the worst errors elsewhere in the same
-performance through the constrained re-alignment (:class:`marginalia.active.realign.RealignTask`). Each step
+performance through the constrained re-alignment (:class:`marginalia.active.realign.RealignAdapter`). Each step
 anchors one window (true onsets, ±20 ms), re-aligns the whole performance under every anchor, and scores
 every event: % within 50 ms over all events and the number of events > 50 ms among the events of windows
 not anchored yet. ``best-vs-2nd`` ranks windows by the margin the app's queue uses (what the aligner's own
@@ -17,7 +17,7 @@ shared ``audio_rendered/*_p01.wav`` plus, when present, other pianists' renders 
 event's notes + the renderer's 6.5 ms lag. Curves: mean ± std over performances (and seeds).
 
 ``--mode learn``: the older cross-piece replay of a 13 x 13 linear scorer
-(:class:`benchmarks.research.alignment_task.AlignmentActiveTask`): the pool is the phrases of 3 pieces, the test
+(:class:`benchmarks.research.alignment_adapter.AlignmentAdapter`): the pool is the phrases of 3 pieces, the test
 the 4th aligned without anchors; timed: one query cycle on a 300-part pool.
 
 Writes ``benchmarks/results/active_alignment.json`` and ``benchmarks/results/active_alignment.png``.
@@ -36,8 +36,8 @@ import numpy as np  # noqa: E402
 
 from benchmarks._common import ROOT  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
-from benchmarks.research.active_loop import ActiveSession, PartPool  # noqa: E402
-from benchmarks.research.alignment_task import AlignmentActiveTask, AlignmentItem  # noqa: E402
+from benchmarks.research.active_loop import ActiveLoop, PartPool  # noqa: E402
+from benchmarks.research.alignment_adapter import AlignmentAdapter, AlignmentItem  # noqa: E402
 from marginalia.active.parts import phrase_parts  # noqa: E402
 from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties  # noqa: E402
 
@@ -95,8 +95,8 @@ def replay(data, test, strategy, seed, learner, max_events):
     def oracle(query, part):
         return part.anchor_labels(truth[part.item_id], tolerance_s=TOLERANCE_S, author="replay")
 
-    task = AlignmentActiveTask()
-    session = ActiveSession(PartPool(items, parts), task, oracle, strategy=strategy, learner=learner,
+    task = AlignmentAdapter()
+    session = ActiveLoop(PartPool(items, parts), task, oracle, strategy=strategy, learner=learner,
                             refit_every=1, random_state=seed)
     held = [(data[test]["item"], data[test]["truth"])]
     rows = []
@@ -135,7 +135,7 @@ def time_cycle(data, n_parts_target=300, repeats=3):
     # label one phrase in each piece, so every item is decoded under labels
     labels = {p: phrase_parts(p, data[p]["score"])[0].anchor_labels(data[p]["truth"], tolerance_s=TOLERANCE_S)
               for p in ids}
-    task = AlignmentActiveTask()
+    task = AlignmentAdapter()
     task.initialize(items)
 
     class Scorer:
@@ -224,15 +224,15 @@ def load_performances(data_root: pathlib.Path, renders: pathlib.Path | None, pia
 def realign_replay(pid, d, strategy, seed, *, max_events, max_fraction, batch=1):
     """Anchor windows of one performance one by one (by ``strategy``); after each, re-align the whole
     performance and score every event, the unlabelled ones apart."""
-    from marginalia.active.realign import RealignTask, within_tolerance
+    from marginalia.active.realign import RealignAdapter, within_tolerance
     parts = phrase_parts(pid, d["score"], max_events=max_events)
     truth = d["truth"]
 
     def oracle(query, part):
         return part.anchor_labels(truth, tolerance_s=TOLERANCE_S, author="replay")
 
-    task = RealignTask()
-    session = ActiveSession(PartPool({pid: d["perf"]}, parts), task, oracle, strategy=strategy, batch_size=batch,
+    task = RealignAdapter()
+    session = ActiveLoop(PartPool({pid: d["perf"]}, parts), task, oracle, strategy=strategy, batch_size=batch,
                             random_state=seed)
     E = d["score"].n_events
     rows = []

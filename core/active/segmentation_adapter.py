@@ -1,4 +1,4 @@
-"""Active learning for change-point detection: the ``TaskAdapter`` of segmentation (benchmarks.research.active_loop).
+"""Active learning for change-point detection: the ``LoopAdapter`` of segmentation (benchmarks.research.active_loop).
 
 It links the loop to :class:`marginalia.models.segmentation.SegmentationModel`
 (scores ``<w, φ(X, y)> = -penalised cost``, decoders with label constraints and
@@ -46,7 +46,7 @@ from .parts import Part
 from .uncertainty import PartScores
 from .warm_segmenter import WarmSegmenter
 
-__all__ = ["OutputPruning", "SegmentationTask", "shift_labels", "segmentation_part_scores", "segmentation_part_pair"]
+__all__ = ["OutputPruning", "SegmentationAdapter", "shift_labels", "segmentation_part_scores", "segmentation_part_pair"]
 
 
 def shift_labels(labels, part: Part) -> list:
@@ -262,7 +262,7 @@ def segmentation_part_pair(model, w, X, part: Part, labels, *, warm: bool = True
     return best_changes, r.segmentation.breakpoints + part.start, max(r.delta, 0.0) / scale
 
 
-class SegmentationTask:
+class SegmentationAdapter:
     """Segmentation model + structured perceptron + optional SSVM, as the active loop needs them.
 
     Parameters

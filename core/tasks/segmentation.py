@@ -27,7 +27,7 @@ import numpy as np
 # first label check) its circular package imports can meet half-initialised modules
 from ..active.count_runner_up import segment_count_runner_up
 from ..active.parts import Part, make_parts
-from ..active.segmentation_task import segmentation_part_pair, segmentation_part_scores
+from ..active.segmentation_adapter import segmentation_part_pair, segmentation_part_scores
 from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..cgh.features import pointwise_hermite_features
 from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter, profile_groups

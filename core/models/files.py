@@ -206,7 +206,7 @@ def _learner_as_trained_model(recipe) -> TrainedModel:
     if not isinstance(recipe, CghSegmenter):
         raise ParameterError(f"model: expected a TrainedModel, a fitted CghSegmenter or a fitted ScoreAligner, got "
                              f"{type(recipe).__name__}")
-    prov = {"learner": recipe.learner, "recipe": "penalty-law", "penalty_law": recipe.to_dict(),
+    prov = {"learner": recipe.learning.learner, "recipe": "penalty-law", "penalty_law": recipe.to_dict(),
             "written_by": "marginalia (Python)"}
     return TrainedModel("segmentation", "cgh-pointwise", recipe.model_, recipe.w_, prov)
 

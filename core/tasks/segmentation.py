@@ -301,7 +301,7 @@ class SegmentationTask(EngineTask):
                               should_stop=None if cancel is None else cancel.is_set, progress=on_sequence,
                               n_jobs=os.cpu_count() or 1)
         if progress is not None:
-            progress(0, int(recipe.max_iter) + 1, f"metric: learning from {len(ids)} labelled chromosomes")
+            progress(0, recipe.learning.max_iter + 1, f"metric: learning from {len(ids)} labelled chromosomes")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             recipe.fit(seqs, labels, groups=groups)

@@ -50,7 +50,7 @@ from typing import Optional
 import numba
 import numpy as np
 
-from ..checks import check_int
+from ..checks import check_int, check_scalar
 from ..decoders.seg_constraints import SegmentConstraints
 from ..decoders.segmentation import SegmentationResult, segment_penalized
 from ..exceptions import ParameterError
@@ -279,8 +279,7 @@ def _check(X, penalty, metric, min_size, constraints):
     T = Z.shape[0]
     if T < 1 or not np.all(np.isfinite(Z)):
         raise ParameterError(f"X: expected at least one sample, all finite, got shape {np.shape(X)}")
-    if not (np.isfinite(penalty) and penalty >= 0):
-        raise ParameterError(f"penalty: expected a finite number >= 0, got {penalty!r}")
+    check_scalar(penalty, "penalty", float, min_val=0)
     check_int(min_size, "min_size", min_val=1)
     if constraints is not None and (not isinstance(constraints, SegmentConstraints)
                                     or constraints.n_samples != T):

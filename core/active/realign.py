@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import check_scalar
 from ..exceptions import ParameterError
 from ..types import AnchorLabel, MidiScore
 from .parts import Part
@@ -57,8 +58,7 @@ def within_tolerance(times_s, truth_s, tolerance_s: float = 0.05, *, events=None
     g = np.asarray(truth_s, dtype=np.float64).reshape(-1)
     if t.shape != g.shape:
         raise ParameterError(f"times_s, truth_s: expected the same shape, got {t.shape} and {g.shape}")
-    if not (np.isfinite(tolerance_s) and tolerance_s > 0):
-        raise ParameterError(f"tolerance_s: expected a finite number > 0, got {tolerance_s!r}")
+    check_scalar(tolerance_s, "tolerance_s", float, min_val=0, include_boundaries="neither")
     keep = np.isfinite(g)
     if events is not None:
         mask = np.zeros_like(keep)

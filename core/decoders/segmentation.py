@@ -26,13 +26,12 @@ A 1-sample sequence is allowed: its only segmentation is ``[1]``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int
+from ..checks import check_int, check_scalar
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
 from . import _seg_penalized_kernel as _pk
@@ -149,16 +148,6 @@ def _prefix(Z: np.ndarray):
     return S, Q
 
 
-def _check_penalty(penalty, name="penalty") -> float:
-    try:
-        val = float(penalty)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name}: expected a finite number >= 0, got {penalty!r}") from None
-    if not math.isfinite(val) or val < 0:
-        raise ParameterError(f"{name}: expected a finite number >= 0, got {penalty!r}")
-    return val
-
-
 def _check_min_size(min_size, T) -> int:
     m = check_int(min_size, "min_size", min_val=1)
     if m > T:
@@ -257,7 +246,7 @@ def segmentation_cost(X, segmentation, penalty: float = 0.0, *, metric=None) -> 
     """
     X = _as_matrix(X)
     seg = _check_segmentation(segmentation, X.shape[0], "segmentation")
-    beta = _check_penalty(penalty)
+    beta = check_scalar(penalty, "penalty", float, min_val=0)
     Z = _transform(X, metric)
     return _seg_cost(Z, seg.changes, beta)
 
@@ -340,7 +329,7 @@ def segment_penalized(X, penalty: float, *, metric=None, min_size: int = 1,
     InfeasibleLabelsError
         No segmentation satisfies the constraints with this ``min_size``.
     """
-    beta = _check_penalty(penalty)
+    beta = check_scalar(penalty, "penalty", float, min_val=0)
     pb = _Problem(X, metric, min_size, constraints)
     F1, _, bp1, bp2, bp2r, _ = _run_penalized(pb, beta)
     ends = _k._backtrack(bp1, bp2, bp2r, pb.T, 1)
@@ -443,7 +432,7 @@ def segment_second_best(X, penalty: float = 0.0, *, metric=None, min_size: int =
     """
     if n_segments is not None:
         return _fixed_k_decode(X, n_segments, metric, min_size, constraints, second=True)
-    beta = _check_penalty(penalty)
+    beta = check_scalar(penalty, "penalty", float, min_val=0)
     pb = _Problem(X, metric, min_size, constraints)
     F1, F2, bp1, bp2, bp2r, _ = _run_penalized(pb, beta, second=True)
     T = pb.T
@@ -476,8 +465,8 @@ def segment_loss_augmented(X, penalty: float, truth, *, loss: str = "frobenius",
     -------
     LossAugmentedResult
     """
-    beta = _check_penalty(penalty)
-    lam = _check_penalty(loss_scale, "loss_scale")
+    beta = check_scalar(penalty, "penalty", float, min_val=0)
+    lam = check_scalar(loss_scale, "loss_scale", float, min_val=0)
     if loss not in ("frobenius", "hamming"):
         raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
     pb = _Problem(X, metric, min_size, constraints)

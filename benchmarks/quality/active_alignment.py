@@ -161,27 +161,33 @@ def time_cycle(data, n_parts_target=300, repeats=3):
 # ------------------------------------------------------------------ plot
 
 
-def plot(curves, path, title):
+def _band_panels(grid, panels, ylabels, xlabel, legend_panel, path, title, alpha):
+    """Two panels of mean ± standard deviation over runs: ``panels[i]`` maps a strategy to its (runs, steps)
+    matrix (NaN where a run has no value) for panel ``i``."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for strategy, runs in curves.items():
-        for ax, key in zip(axes, ("median_ms", "within50")):
-            M = np.array([step_curve(r, key) for r in runs])
-            m, s = M.mean(axis=0), M.std(axis=0)
-            ax.plot(GRID, m, marker="o", ms=3, label=f"{strategy} ({len(runs)} runs)")
-            ax.fill_between(GRID, m - s, m + s, alpha=0.15)
-    axes[0].set_ylabel("held-out median onset error (ms)")
-    axes[1].set_ylabel("held-out events within 50 ms (%)")
-    for ax in axes:
-        ax.set_xlabel("fraction of the pool's phrases labelled")
+    for ax, by_strategy, ylabel in zip(axes, panels, ylabels):
+        for strategy, M in by_strategy.items():
+            m, s = np.nanmean(M, 0), np.nanstd(M, 0)
+            ax.plot(grid, m, marker="o", ms=3, label=f"{strategy} ({M.shape[0]} runs)")
+            ax.fill_between(grid, m - s, m + s, alpha=alpha)
+        ax.set_ylabel(ylabel)
+        ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=8)
+    axes[legend_panel].legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot(curves, path, title):
+    panels = [{strategy: np.array([step_curve(r, key) for r in runs]) for strategy, runs in curves.items()}
+              for key in ("median_ms", "within50")]
+    _band_panels(GRID, panels, ("held-out median onset error (ms)", "held-out events within 50 ms (%)"),
+                 "fraction of the pool's phrases labelled", 1, path, title, alpha=0.15)
 
 
 # ------------------------------------------------------------------ main
@@ -343,25 +349,10 @@ def realign_main(args):
 
 
 def plot_realign(grid, summary, path, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for strategy, (A, _B, C) in summary.items():
-        for ax, M in zip(axes, (A, C)):
-            m, s = np.nanmean(M, 0), np.nanstd(M, 0)
-            ax.plot(grid, m, marker="o", ms=3, label=f"{strategy} ({M.shape[0]} runs)")
-            ax.fill_between(grid, m - s, m + s, alpha=0.12)
-    axes[0].set_ylabel("events within 50 ms (%)")
-    axes[1].set_ylabel("unlabelled events > 50 ms (per performance)")
-    for ax in axes:
-        ax.set_xlabel("fraction of the performance's windows anchored")
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    panels = [{strategy: A for strategy, (A, _B, _C) in summary.items()},
+              {strategy: C for strategy, (_A, _B, C) in summary.items()}]
+    _band_panels(grid, panels, ("events within 50 ms (%)", "unlabelled events > 50 ms (per performance)"),
+                 "fraction of the performance's windows anchored", 0, path, title, alpha=0.12)
 
 
 def main(argv=None):

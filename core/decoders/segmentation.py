@@ -110,12 +110,31 @@ def _as_matrix(X) -> np.ndarray:
     return arr
 
 
-def _transform(X: np.ndarray, metric) -> np.ndarray:
-    """Centre the samples (costs do not change; prefix sums lose less precision) and apply ``L``."""
+def metric_transform(X, metric) -> np.ndarray:
+    """``X`` under a decoder metric: ``X * L`` for per-feature weights, ``X @ L.T`` for a map, ``X`` for None.
+
+    Parameters
+    ----------
+    X : array_like, shape (T, p) or (T,)
+    metric : None, array_like of shape (p,) or (q, p)
+
+    Returns
+    -------
+    ndarray, shape (T, p') -- a feature of weight 0 adds 0 to every cost, so it is left out (``p' <= p``), which
+    makes the prefix sums and kernels cheaper (the aCGH recipe's plain-logratio laws keep 1 of 6 features) and
+    changes no result; ``(T, q)`` for a map.
+
+    Raises
+    ------
+    ParameterError
+        A metric that is not finite numbers of one of those shapes.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
     p = X.shape[1]
-    Xc = X - X.mean(axis=0)
     if metric is None:
-        return np.ascontiguousarray(Xc)
+        return X
     try:
         L = np.asarray(metric, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -125,18 +144,20 @@ def _transform(X: np.ndarray, metric) -> np.ndarray:
     if L.ndim == 1:
         if L.shape[0] != p:
             raise ParameterError(f"metric: a diagonal metric needs {p} weights (one per feature), got {L.shape[0]}")
-        # a feature of weight 0 adds 0 to every cost: leaving it out makes the prefix sums and kernels
-        # cheaper (the aCGH recipe's plain-logratio laws keep 1 of 6 features) and changes no result
         used = np.flatnonzero(L)
-        if 0 < used.size < p:
-            return np.ascontiguousarray(Xc[:, used] * L[used])
-        return np.ascontiguousarray(Xc * L)
+        return X[:, used] * L[used] if 0 < used.size < p else X * L
     if L.ndim == 2:
         if L.shape[1] != p or L.shape[0] < 1:
             raise ParameterError(f"metric: expected a (q, {p}) matrix L (B = L^T L), got shape {L.shape}")
-        return np.ascontiguousarray(Xc @ L.T)
+        return X @ L.T
     raise ParameterError(f"metric: expected None, a 1-d array of {p} weights or a (q, {p}) matrix, "
                          f"got shape {L.shape}")
+
+
+def _transform(X: np.ndarray, metric) -> np.ndarray:
+    """Centre the samples (costs do not change; prefix sums lose less precision) and apply the metric."""
+    return np.ascontiguousarray(metric_transform(X - X.mean(axis=0), metric))
+
 
 
 def _prefix(Z: np.ndarray):

@@ -46,6 +46,16 @@ def result_row(case: str, value, unit: str, target=None, better: str = "lower", 
             "better": better, "reference": reference, "meets_target": None if meets is None else bool(meets)}
 
 
+def record_row(rows: list, case: str, value, unit: str, target=None, better: str = "lower", reference=None, *,
+               note: str = "") -> dict:
+    """:func:`result_row` (judged against the reference when there is no target), appended to ``rows`` and printed
+    as soon as it is measured (with ``note``); ``functools.partial(record_row, ROWS)`` is a benchmark's ``row``."""
+    r = result_row(case, value, unit, target, better, reference, beat_reference=True)
+    rows.append(r)
+    print(format_row(r, note=note), flush=True)
+    return r
+
+
 def format_row(r: dict, *, width: int = 56, note: str = "") -> str:
     """One printable line of a row: case, value, unit, target, reference, ok / MISSED."""
     value = "n/a" if r["value"] is None else f"{r['value']:.4g}"

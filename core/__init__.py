@@ -6,7 +6,9 @@ The engine and its public API. ``import marginalia as mg`` gives:
   :func:`write_segments`, :func:`write_bedgraph` (copy number), :func:`read_midi`, :func:`write_midi`,
   :func:`load_audio` (music), :func:`read_audacity_labels` and the other label tracks;
 * learners with one verb convention, ``fit(...)`` then ``predict(...)``: :class:`CghSegmenter` (the
-  copy-number recipe), :class:`ScoreAligner` (audio-to-score alignment), :class:`SSVM`;
+  copy-number recipe, its stages set by :class:`LearningSettings`, :class:`WindowSettings`,
+  :class:`PlatformSettings`, :class:`LawSettings` and :class:`PruningSettings`), :class:`ScoreAligner`
+  (audio-to-score alignment), :class:`SSVM`;
 * :func:`load_model` / :func:`save_model` for the model files ``marginalia-cli train`` writes;
 * :func:`region_errors`, the labelled-region error (false positives and negatives) of a segmentation;
 * the exact decoders a change-point or DTW user calls directly: :func:`segment_penalized`,
@@ -38,6 +40,8 @@ _API = {
     "read_textgrid": "io.labels_audio", "write_textgrid": "io.labels_audio", "LabelTrack": "io.labels_audio",
     # learners and model files
     "CghSegmenter": "cgh.recipe", "ScoreAligner": "align", "SSVM": "learners.ssvm",
+    "LearningSettings": "cgh.settings", "WindowSettings": "cgh.settings", "PlatformSettings": "cgh.settings",
+    "LawSettings": "cgh.settings", "PruningSettings": "cgh.settings",
     "load_model": "models.files", "save_model": "models.files", "TrainedModel": "models.files",
     # the labelled-region error every accuracy figure counts
     "region_errors": "metrics", "RegionErrors": "metrics",

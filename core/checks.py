@@ -19,8 +19,8 @@ import numpy as np
 
 from .exceptions import ParameterError
 
-__all__ = ["is_number", "is_integer", "check_int", "check_scalar", "check_bool", "check_signal", "check_sample_rate",
-           "check_audio"]
+__all__ = ["is_number", "is_integer", "check_int", "check_scalar", "check_bool", "check_signal", "check_features",
+           "check_sample_rate", "check_audio"]
 
 _BOUNDARIES = ("both", "left", "right", "neither")
 
@@ -158,6 +158,44 @@ def check_signal(x, name: str, *, min_length: int = 1, dtype=np.float64, allow_r
         bad = int(np.flatnonzero(~finite)[0])
         raise ParameterError(f"{name}: non-finite value (NaN or inf) at sample {bad}; interpolate or drop "
                              "those samples first")
+    return arr
+
+
+def check_features(X, name: str = "X", *, fix: str = "interpolate or drop NaN/inf before learning") -> np.ndarray:
+    """Check a feature matrix and return it as float64, shape (T, p) (a 1-d ``X`` is one feature).
+
+    Parameters
+    ----------
+    X : array_like, shape (T, p) or (T,)
+    name : str
+        The argument's name.
+    fix : str
+        Said after a non-finite value.
+
+    Returns
+    -------
+    X : ndarray, shape (T, p), float64
+        ``X`` itself when it already is one (not a copy).
+
+    Raises
+    ------
+    ParameterError
+        If ``X`` is not numeric, not 1-d/2-d, is empty, or holds NaN/inf (the first bad sample and column are
+        named).
+    """
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name}: expected a (T, p) feature matrix of numbers, got {type(X).__name__}") from None
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ParameterError(f"{name}: expected a (T, p) feature matrix, got shape {arr.shape}")
+    if arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ParameterError(f"{name}: expected at least one sample and one feature, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        t, j = np.argwhere(~np.isfinite(arr))[0]
+        raise ParameterError(f"{name}: non-finite value {arr[t, j]} at sample {int(t)}, feature {int(j)}; {fix}")
     return arr
 
 

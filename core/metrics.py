@@ -96,10 +96,7 @@ def region_errors(labels, segmentation: Segmentation) -> RegionErrors:
             raise ParameterError(f"labels: region [{lab.start}, {lab.stop}) of {lab.item_id!r} runs past the "
                                  f"sequence end T={T}")
         n += 1
-        inside = segmentation.changes_inside(lab.start, lab.stop)
-        lo, hi = lab.kind.bounds
-        if inside < lo:
-            fn += 1
-        elif hi is not None and inside > hi:
-            fp += 1
+        missing, extra = lab.kind.shortfall(segmentation.changes_inside(lab.start, lab.stop))
+        fn += missing > 0
+        fp += extra > 0
     return RegionErrors(fp, fn, n)

@@ -24,6 +24,7 @@ from typing import Optional
 
 import numpy as np
 
+from .checks import check_features
 from .exceptions import ParameterError
 
 __all__ = [
@@ -109,17 +110,8 @@ class Sequence:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        values = np.array(self.values, dtype=np.float64, copy=True)
-        if values.ndim == 1:
-            values = values[:, None]
-        if values.ndim != 2:
-            raise ParameterError(f"Sequence.values: expected shape (T, p) or (T,), got {values.shape}")
-        if values.shape[0] < 1 or values.shape[1] < 1:
-            raise ParameterError(f"Sequence.values: need at least one sample and one feature, got shape {values.shape}")
-        if not np.all(np.isfinite(values)):
-            bad = int(np.argwhere(~np.isfinite(values))[0, 0])
-            raise ParameterError(f"Sequence.values: non-finite value at sample {bad} of {self.name or 'sequence'}; "
-                                 "remove or interpolate NaN/inf before building a Sequence")
+        values = np.array(check_features(self.values, f"Sequence.values of {self.name or 'a sequence'}",
+                                         fix="remove or interpolate NaN/inf before building a Sequence"), copy=True)
         values.setflags(write=False)
         _set(self, "values", values)
         T = values.shape[0]
@@ -464,6 +456,15 @@ class RegionKind(str, enum.Enum):
     def bounds(self) -> tuple:
         """(min, max) number of changes allowed inside; max is None for unbounded."""
         return {"0": (0, 0), "same": (0, 0), "1": (1, 1), ">=1": (1, None)}[self.value]
+
+    def shortfall(self, n_changes: int) -> tuple:
+        """``(missing, extra)``: how many changes a region holding ``n_changes`` has below and above the bounds.
+
+        ``(0, 0)`` when the label holds; at most one of the two is positive. The one rule every count of
+        label errors reads (:func:`marginalia.region_errors`, the models' label violations).
+        """
+        lo, hi = self.bounds
+        return max(lo - n_changes, 0), (max(n_changes - hi, 0) if hi is not None else 0)
 
 
 def _label_defaults(obj):

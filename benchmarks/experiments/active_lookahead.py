@@ -4,9 +4,9 @@
 question; the curves of two strategies then differ by chance as much as by their questions. This
 benchmark isolates one step. For each seed: the pool/test split of ``benchmarks/quality/active.py``; ``k``
 chromosomes of the pool labelled at random (k = 16, 24, 32, 40 by default); the replay's model
-(:class:`benchmarks.research.recipe_task.RecipeTask`, the recipe refitted on those labels); then two batches of
+(:class:`benchmarks.research.recipe_adapter.RecipeAdapter`, the recipe refitted on those labels); then two batches of
 ``B`` more chromosomes, the next ``B`` of the random order, and the ``B`` unlabelled chromosomes with the
-largest best-vs-2nd uncertainty under that model (what ``ActiveSession`` asks with ``batch_size=B``).
+largest best-vs-2nd uncertainty under that model (what ``ActiveLoop`` asks with ``batch_size=B``).
 Each batch is added to the same ``k`` labels, the recipe refitted, and its label error measured on the
 test profiles. Reported: the mean test error before and after each batch, the paired difference
 best-vs-2nd minus random (mean, spread, wins / losses) and the mean size of one batch's effect
@@ -32,16 +32,16 @@ from benchmarks._common import (  # noqa: E402
     write_rows,
 )
 from benchmarks.quality.active import load_cgh, split  # noqa: E402
-from benchmarks.research.recipe_task import RecipeTask  # noqa: E402
+from benchmarks.research.recipe_adapter import RecipeAdapter  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
 from marginalia.active.uncertainty import uncertainty_from_scores  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
 
-def fitted_task(pool, by_item, labelled) -> RecipeTask:
+def fitted_task(pool, by_item, labelled) -> RecipeAdapter:
     """The replay's model with the recipe refitted on the chromosomes ``labelled`` (names in ``pool``)."""
-    task = RecipeTask()
+    task = RecipeAdapter()
     task.initialize(pool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # small label sets warn about platforms without their own law

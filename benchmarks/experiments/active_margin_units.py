@@ -7,7 +7,7 @@ closest call. Longer parts hold more close calls, so their smallest margin is sm
 favour them for the wrong reason. This benchmark checks the choice on real labels.
 
 For each seed: the pool/test split of ``benchmarks/quality/active.py``; ``k`` chromosomes of the pool labelled
-at random (k = 0, 16, 32); the replay's model (:class:`benchmarks.research.recipe_task.RecipeTask`: perceptron
+at random (k = 0, 16, 32); the replay's model (:class:`benchmarks.research.recipe_adapter.RecipeAdapter`: perceptron
 steps, then the recipe refit); then, for every unlabelled pool chromosome, its best-vs-2nd margin ``m``
 (in units of its change penalty), its length ``T``, and whether the current prediction has a label error
 on it (the oracle's labels, used only for scoring the ranking). A ranking is good when it puts the
@@ -33,7 +33,7 @@ from benchmarks._common import (  # noqa: E402
     write_rows,
 )
 from benchmarks.quality.active import load_cgh, split  # noqa: E402
-from benchmarks.research.recipe_task import RecipeTask  # noqa: E402
+from benchmarks.research.recipe_adapter import RecipeAdapter  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
 from marginalia.metrics import region_errors  # noqa: E402
 
@@ -68,7 +68,7 @@ def roc_auc(rank_value, wrong) -> float:
 
 def score_pool(pool, by_item, labelled):
     """Margin, length and "prediction wrong" of every unlabelled pool chromosome after learning from ``labelled``."""
-    task = RecipeTask()
+    task = RecipeAdapter()
     task.initialize(pool)
     for name in labelled:
         task.perceptron_step(pool[name], by_item[name])

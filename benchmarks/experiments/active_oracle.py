@@ -4,7 +4,7 @@
 error within 10 % by 20 % of the pool. This benchmark asks whether any order of questions could, with
 the same refits. For each seed (the pool/test split of ``benchmarks/quality/active.py``) the replay starts from
 the first ``B`` chromosomes of a random order, then grows the label set greedily: at each step it
-refits the recipe (:class:`benchmarks.research.recipe_task.RecipeTask`) on each of ``K`` candidate batches of
+refits the recipe (:class:`benchmarks.research.recipe_adapter.RecipeAdapter`) on each of ``K`` candidate batches of
 ``B`` unlabelled chromosomes -- random's next ``B`` of its order, best-vs-2nd's ``B`` most uncertain, and
 ``K - 2`` more random draws -- and keeps the batch whose refit makes the fewest label errors on the rest
 of the pool (the pool chromosomes that are neither labelled nor in any candidate batch: their expert

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import os
 import time
@@ -36,8 +37,7 @@ import numpy as np
 
 from benchmarks._common import (  # noqa: E402
     ROOT,  # noqa: E402
-    format_row,
-    result_row,
+    record_row,
 )
 from benchmarks.research.warping_fw import WarpingFrankWolfe  # noqa: E402
 from benchmarks.research.warping_model import WarpingModel  # noqa: E402
@@ -45,12 +45,7 @@ from marginalia.decoders.warping import dtw, warping_area_loss  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
 
 ROWS = []
-
-
-def row(case, value, unit, target, better, reference=None, note=""):
-    r = result_row(case, value, unit, target, better, reference, beat_reference=True)
-    ROWS.append(r)
-    print(format_row(r, note=note), flush=True)
+row = functools.partial(record_row, ROWS)
 
 
 def timed(fn):

@@ -45,7 +45,7 @@ from benchmarks._common import (  # noqa: E402
     result_row,
 )
 from benchmarks.quality.active import load_cgh, split  # noqa: E402
-from benchmarks.research.recipe_task import RETRAIN_POLICIES, retrain_metric_mode  # noqa: E402
+from benchmarks.research.recipe_adapter import RETRAIN_POLICIES, retrain_metric_mode  # noqa: E402
 from marginalia.cgh.recipe import CghSegmenter, profile_groups  # noqa: E402
 from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
 

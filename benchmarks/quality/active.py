@@ -14,7 +14,7 @@ chromosome. Test error is the labelled-region error on the test profiles (0break
 
 Model (``--model``):
 
-* ``penalty`` (default, :class:`benchmarks.research.penalty_task.PenaltyPathTask`): the per-sequence
+* ``penalty`` (default, :class:`benchmarks.research.penalty_adapter.PenaltyPathAdapter`): the per-sequence
   log-penalty of least-squares segmentation of the raw logratio, learned by max-margin interval
   regression from the labelled chromosomes (combined strategy: passive-aggressive steps every
   label, the regularised regression every ``--refit-every`` labelled parts and at the end). With one
@@ -22,7 +22,7 @@ Model (``--model``):
   few labels whatever the strategy; a per-sequence penalty keeps learning (~0.11 with every label).
 * ``metric``: the learned diagonal metric of ``SegmentationModel`` with one penalty law (the
   earlier replay; the full-label references are the averaged perceptron and an SSVM).
-* ``recipe`` (:class:`benchmarks.research.recipe_task.RecipeTask`): the app engine's aCGH learner, which keeps
+* ``recipe`` (:class:`benchmarks.research.recipe_adapter.RecipeAdapter`): the app engine's aCGH learner, which keeps
   learning with labels (9.2 % CV error with every label in ``quality_cgh.py``): averaged
   passive-aggressive perceptron steps with each chromosome's penalty factor, and the aCGH recipe
   (metric + per-platform penalty laws + change pruning) refitted every ``--refit-every`` = 8 labels (the
@@ -39,7 +39,7 @@ grid), the stopping signal (Lou eq. 1.8: relative η of a mean uncertainty over 
 the threshold are chosen on the first ``--calibration-seeds`` seeds (default: seed 0) and applied
 unchanged to the other seeds) on three signals -- the mean uncertainty of the unlabelled parts (Lou
 as written), of every part scored without labels (a fixed stopping set), and of that set read once
-per regularised refit (``ActiveSession(stop_on="refit")``; W counted in refits) -- against the point
+per regularised refit (``ActiveLoop(stop_on="refit")``; W counted in refits) -- against the point
 where each run's own curve flattens (first fraction
 where the non-increasing fit of its test error is within 10 % of its final value; the older rows
 use "raw error stays within 10 % of its final value"), and one query
@@ -50,7 +50,7 @@ threads, checking that threads give identical uncertainties). Writes
 ``--model metric`` / ``--pool rare``).
 
 ``--query-margin output`` (recipe model): best-vs-2nd scores the margin of the recipe's *pruned*
-prediction (:class:`marginalia.active.segmentation_task.OutputPruning`) instead of the decoder's best
+prediction (:class:`marginalia.active.segmentation_adapter.OutputPruning`) instead of the decoder's best
 segmentation. ``--balance-platforms``: each best-vs-2nd query goes to the array platform furthest below
 its share of the pool; ``--density-weight BETA`` multiplies each best-vs-2nd uncertainty by the chromosome's
 information density (mean similarity to the unlabelled pool) to the power BETA. What these options,
@@ -76,11 +76,11 @@ import numpy as np  # noqa: E402
 
 from benchmarks._common import ROOT  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
-from benchmarks.research.active_loop import ActiveSession, PartPool  # noqa: E402
-from benchmarks.research.penalty_task import PenaltyPathTask  # noqa: E402
-from benchmarks.research.recipe_task import QUERY_MARGINS, RETRAIN_POLICIES, RecipeTask  # noqa: E402
+from benchmarks.research.active_loop import ActiveLoop, PartPool  # noqa: E402
+from benchmarks.research.penalty_adapter import PenaltyPathAdapter  # noqa: E402
+from benchmarks.research.recipe_adapter import QUERY_MARGINS, RETRAIN_POLICIES, RecipeAdapter  # noqa: E402
 from marginalia.active.parts import parts_for_items  # noqa: E402
-from marginalia.active.segmentation_task import SegmentationTask  # noqa: E402
+from marginalia.active.segmentation_adapter import SegmentationAdapter  # noqa: E402
 from marginalia.active.stopping import StoppingCriterion  # noqa: E402
 from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties, select_batch  # noqa: E402
 from marginalia.cgh.recipe import density_class  # noqa: E402
@@ -137,7 +137,7 @@ def rare_pool(pool, by_item, seed, share):
     "Correcting" chromosomes: those on which the penalty model's unlabelled start (the BIC-like law)
     makes at least one label error. Every other pool chromosome is kept, and a seeded random subset of
     the correcting ones so that they are ``share`` of the pool (the test profiles are not touched)."""
-    probe = PenaltyPathTask()
+    probe = PenaltyPathAdapter()
     probe.initialize(pool)
     wrong = [k for k, x in pool.items() if region_errors(by_item[k], probe.predict(x)).errors > 0]
     right = [k for k in pool if k not in set(wrong)]
@@ -151,13 +151,13 @@ def rare_pool(pool, by_item, seed, share):
 
 def make_task(model_name, query_margin="decoder", metric_refit="learn"):
     if model_name == "penalty":
-        return PenaltyPathTask()
+        return PenaltyPathAdapter()
     if model_name == "recipe":
-        return RecipeTask(query_margin=query_margin, metric_refit=metric_refit)
-    return SegmentationTask(SegmentationModel(metric="diagonal"))
+        return RecipeAdapter(query_margin=query_margin, metric_refit=metric_refit)
+    return SegmentationAdapter(SegmentationModel(metric="diagonal"))
 
 
-class _ReweightedSession(ActiveSession):
+class _ReweightedLoop(ActiveLoop):
     """An active session whose uncertainty questions rank the pool by ``_selection_scores(q)`` instead of the
     uncertainties ``q`` themselves (the queries still report ``q``). Random questions are unchanged."""
 
@@ -176,7 +176,7 @@ class _ReweightedSession(ActiveSession):
                 for r, i in enumerate(chosen)]
 
 
-class PlatformBalancedSession(_ReweightedSession):
+class PlatformBalancedLoop(_ReweightedLoop):
     """An active session whose uncertainty questions keep the labelled chromosomes' platform mix at the pool's.
 
     Each question goes to the platform (``platform_of[item_id]``) furthest below its share of the pool
@@ -198,7 +198,7 @@ class PlatformBalancedSession(_ReweightedSession):
         return np.where(open_ == chosen_platform, q, -np.inf)
 
 
-class DensityWeightedSession(_ReweightedSession):
+class DensityWeightedLoop(_ReweightedLoop):
     """An active session whose uncertainty questions favour chromosomes typical of the unlabelled pool.
 
     Information density (Settles & Craven 2008): a part's uncertainty is multiplied by its mean similarity
@@ -223,10 +223,10 @@ class DensityWeightedSession(_ReweightedSession):
 def run_curve(strategy, pool, by_item, test, seed, *, batch, max_fraction, window, threshold, task, learner,
               refit_every, platform_of=None, density=None):
     stopping = StoppingCriterion(window=window, threshold=threshold, relative=True)
-    session_kind, extra = (ActiveSession, {}) if platform_of is None else \
-        (PlatformBalancedSession, {"platform_of": platform_of})
+    session_kind, extra = (ActiveLoop, {}) if platform_of is None else \
+        (PlatformBalancedLoop, {"platform_of": platform_of})
     if density is not None:
-        session_kind, extra = DensityWeightedSession, {"features_of": density[0], "beta": density[1]}
+        session_kind, extra = DensityWeightedLoop, {"features_of": density[0], "beta": density[1]}
     session = session_kind(pool, task, lambda q, p: by_item[p.item_id], strategy=strategy, batch_size=batch,
                            held_out=test, stopping=stopping, random_state=seed, learner=learner,
                            refit_every=refit_every, stopping_set="pool", **extra)
@@ -408,8 +408,8 @@ def time_query_cycle(seqs, by_item, X, *, n_parts, n_labelled, repeat, with_ssvm
     parts = parts_for_items(items, window=1000)[:n_parts]
     pool = PartPool(items, parts)
     labelled = [p for p in parts if p.kind == "chromosome"][:n_labelled]
-    task = SegmentationTask(SegmentationModel(metric="diagonal"))
-    session = ActiveSession(pool, task, lambda q, p: by_item[p.item_id], strategy="best-vs-2nd",
+    task = SegmentationAdapter(SegmentationModel(metric="diagonal"))
+    session = ActiveLoop(pool, task, lambda q, p: by_item[p.item_id], strategy="best-vs-2nd",
                             learner="combined", refit_every=10 ** 9, random_state=0, n_jobs=n_jobs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -455,13 +455,13 @@ def time_penalty_cycle(seqs, by_item, *, n_parts, n_labelled, repeat):
     parts = parts_for_items(items, window=1000)[:n_parts]
     items = {k: v for k, v in items.items() if any(p.item_id == k for p in parts)}
     labelled = [p for p in parts if p.kind == "chromosome"][:n_labelled]
-    task = PenaltyPathTask()
+    task = PenaltyPathAdapter()
     t0, c0 = time.perf_counter(), time.process_time()
     task.initialize(items)
     for p in parts:  # paths of whole items and of windows
         task.part_scores(items[p.item_id], p)
     pre_wall, pre_cpu = time.perf_counter() - t0, time.process_time() - c0
-    session = ActiveSession(PartPool(items, parts), task, lambda q, p: by_item[p.item_id],
+    session = ActiveLoop(PartPool(items, parts), task, lambda q, p: by_item[p.item_id],
                             strategy="best-vs-2nd", learner="combined", refit_every=10 ** 9, random_state=0)
     session.teach([(p, by_item[p.item_id]) for p in labelled])
     ids, data, labels = session._labelled_data()
@@ -481,7 +481,7 @@ def time_penalty_cycle(seqs, by_item, *, n_parts, n_labelled, repeat):
 
 def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat, query_margin="decoder"):
     """The app engine's query cycle on ``n_parts`` whole chromosomes (``n_labelled`` of them labelled) under its
-    aCGH model (:class:`benchmarks.research.recipe_task.RecipeTask`): after the recipe is fitted on the labelled ones
+    aCGH model (:class:`benchmarks.research.recipe_adapter.RecipeAdapter`): after the recipe is fitted on the labelled ones
     (timed apart: the app retrains in the background), each cycle is one averaged passive-aggressive step on a
     labelled chromosome (the engine's update after a label) plus the best-vs-2nd uncertainty of every part
     with its labels and of the labelled parts without them (the fixed stopping set). Wall and process CPU per
@@ -498,7 +498,7 @@ def time_recipe_cycle(all_seqs, by_item, *, n_parts, n_labelled, repeat, query_m
                                                                                    - len(rest))])]
     items = {s.name: s for s in labelled + rest + copies}
     parts = [Part(k, 0, s.values.shape[0], "chromosome") for k, s in items.items()]
-    task = RecipeTask(query_margin=query_margin)
+    task = RecipeAdapter(query_margin=query_margin)
     task.initialize(items)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -582,7 +582,7 @@ def time_engine_part_scores(*, n_items=25, n_probes=5000, n_steps=12, seed=0):
 
     Returns a dict of per-round CPU times (s), agreement of warm with exact, and uncertainty spreads."""
     from marginalia.active.parts import Part
-    from marginalia.active.segmentation_task import segmentation_part_scores
+    from marginalia.active.segmentation_adapter import segmentation_part_scores
     from marginalia.active.uncertainty import uncertainty_from_scores
     from marginalia.learners.perceptron import StructuredPerceptron
     try:
@@ -701,7 +701,7 @@ REFIT_THRESHOLDS = (1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2)
 
 def signal_run(run, signal):
     """``run`` as the stopping criterion sees ``signal``: every row, or (``...@refit``) the rows that ended in a
-    regularised refit (what ``ActiveSession(stop_on="refit")`` feeds it). None when the run has no refit flags."""
+    regularised refit (what ``ActiveLoop(stop_on="refit")`` feeds it). None when the run has no refit flags."""
     if not signal.endswith("@refit"):
         return run
     if not run.get("refit"):
@@ -809,7 +809,7 @@ def main(argv=None):
                     help="recipe model: best-vs-2nd margin of the decoder's best segmentation (default) or of the "
                          "recipe's pruned prediction ('output')")
     ap.add_argument("--metric-refit", choices=RETRAIN_POLICIES, default="learn",
-                    help="recipe model: how each refit gets its metric (benchmarks.research.recipe_task.retrain_metric_mode)")
+                    help="recipe model: how each refit gets its metric (benchmarks.research.recipe_adapter.retrain_metric_mode)")
     ap.add_argument("--calibration-seeds", type=int, default=1,
                     help="seeds whose runs choose the stopping window and threshold (per-run rows; the rest report)")
     ap.add_argument("--batch", type=int, default=1, help="parts queried per step (Lou Alg. 1.2: one)")
@@ -825,7 +825,7 @@ def main(argv=None):
                          "label error, and only --rare-share of the pool from the others (penalty model only)")
     ap.add_argument("--rare-share", type=float, default=0.1)
     ap.add_argument("--density-weight", type=float, default=None, metavar="BETA",
-                    help="uncertainty questions weighted by information density ** BETA (DensityWeightedSession)")
+                    help="uncertainty questions weighted by information density ** BETA (DensityWeightedLoop)")
     ap.add_argument("--balance-platforms", action="store_true",
                     help="uncertainty strategies ask in turn for the array platform furthest below its pool share "
                          "among the labelled chromosomes (measured, not adopted)")

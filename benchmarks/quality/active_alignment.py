@@ -6,7 +6,7 @@ Usage: ``python -m benchmarks.quality.active_alignment [--quick] [--seeds 5] [--
 ``--mode realign`` (default): :class:`marginalia.align.ScoreAligner`, untrained, is already accurate on most
 events, so the question is whether anchoring a few *windows* of a performance (phrases of <= ``max-events``
 score events, :func:`marginalia.active.parts.phrase_parts`) fixes the worst errors elsewhere in the same
-performance through the constrained re-alignment (:class:`marginalia.active.realign.RealignTask`). Each step
+performance through the constrained re-alignment (:class:`marginalia.active.realign.RealignAdapter`). Each step
 anchors one window (true onsets, ±20 ms), re-aligns the whole performance under every anchor, and scores
 every event: % within 50 ms over all events and the number of events > 50 ms among the events of windows
 not anchored yet. ``best-vs-2nd`` ranks windows by the margin the app's queue uses (what the aligner's own
@@ -17,7 +17,7 @@ shared ``audio_rendered/*_p01.wav`` plus, when present, other pianists' renders 
 event's notes + the renderer's 6.5 ms lag. Curves: mean ± std over performances (and seeds).
 
 ``--mode learn``: the older cross-piece replay of a 13 x 13 linear scorer
-(:class:`benchmarks.research.alignment_task.AlignmentActiveTask`): the pool is the phrases of 3 pieces, the test
+(:class:`benchmarks.research.alignment_adapter.AlignmentAdapter`): the pool is the phrases of 3 pieces, the test
 the 4th aligned without anchors; timed: one query cycle on a 300-part pool.
 
 Writes ``benchmarks/results/active_alignment.json`` and ``benchmarks/results/active_alignment.png``.
@@ -36,8 +36,8 @@ import numpy as np  # noqa: E402
 
 from benchmarks._common import ROOT  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
-from benchmarks.research.active_loop import ActiveSession, PartPool  # noqa: E402
-from benchmarks.research.alignment_task import AlignmentActiveTask, AlignmentItem  # noqa: E402
+from benchmarks.research.active_loop import ActiveLoop, PartPool  # noqa: E402
+from benchmarks.research.alignment_adapter import AlignmentAdapter, AlignmentItem  # noqa: E402
 from marginalia.active.parts import phrase_parts  # noqa: E402
 from marginalia.active.uncertainty import STRATEGIES, pool_uncertainties  # noqa: E402
 
@@ -95,8 +95,8 @@ def replay(data, test, strategy, seed, learner, max_events):
     def oracle(query, part):
         return part.anchor_labels(truth[part.item_id], tolerance_s=TOLERANCE_S, author="replay")
 
-    task = AlignmentActiveTask()
-    session = ActiveSession(PartPool(items, parts), task, oracle, strategy=strategy, learner=learner,
+    task = AlignmentAdapter()
+    session = ActiveLoop(PartPool(items, parts), task, oracle, strategy=strategy, learner=learner,
                             refit_every=1, random_state=seed)
     held = [(data[test]["item"], data[test]["truth"])]
     rows = []
@@ -135,7 +135,7 @@ def time_cycle(data, n_parts_target=300, repeats=3):
     # label one phrase in each piece, so every item is decoded under labels
     labels = {p: phrase_parts(p, data[p]["score"])[0].anchor_labels(data[p]["truth"], tolerance_s=TOLERANCE_S)
               for p in ids}
-    task = AlignmentActiveTask()
+    task = AlignmentAdapter()
     task.initialize(items)
 
     class Scorer:
@@ -161,27 +161,33 @@ def time_cycle(data, n_parts_target=300, repeats=3):
 # ------------------------------------------------------------------ plot
 
 
-def plot(curves, path, title):
+def _band_panels(grid, panels, ylabels, xlabel, legend_panel, path, title, alpha):
+    """Two panels of mean ± standard deviation over runs: ``panels[i]`` maps a strategy to its (runs, steps)
+    matrix (NaN where a run has no value) for panel ``i``."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for strategy, runs in curves.items():
-        for ax, key in zip(axes, ("median_ms", "within50")):
-            M = np.array([step_curve(r, key) for r in runs])
-            m, s = M.mean(axis=0), M.std(axis=0)
-            ax.plot(GRID, m, marker="o", ms=3, label=f"{strategy} ({len(runs)} runs)")
-            ax.fill_between(GRID, m - s, m + s, alpha=0.15)
-    axes[0].set_ylabel("held-out median onset error (ms)")
-    axes[1].set_ylabel("held-out events within 50 ms (%)")
-    for ax in axes:
-        ax.set_xlabel("fraction of the pool's phrases labelled")
+    for ax, by_strategy, ylabel in zip(axes, panels, ylabels):
+        for strategy, M in by_strategy.items():
+            m, s = np.nanmean(M, 0), np.nanstd(M, 0)
+            ax.plot(grid, m, marker="o", ms=3, label=f"{strategy} ({M.shape[0]} runs)")
+            ax.fill_between(grid, m - s, m + s, alpha=alpha)
+        ax.set_ylabel(ylabel)
+        ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=8)
+    axes[legend_panel].legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot(curves, path, title):
+    panels = [{strategy: np.array([step_curve(r, key) for r in runs]) for strategy, runs in curves.items()}
+              for key in ("median_ms", "within50")]
+    _band_panels(GRID, panels, ("held-out median onset error (ms)", "held-out events within 50 ms (%)"),
+                 "fraction of the pool's phrases labelled", 1, path, title, alpha=0.15)
 
 
 # ------------------------------------------------------------------ main
@@ -224,15 +230,15 @@ def load_performances(data_root: pathlib.Path, renders: pathlib.Path | None, pia
 def realign_replay(pid, d, strategy, seed, *, max_events, max_fraction, batch=1):
     """Anchor windows of one performance one by one (by ``strategy``); after each, re-align the whole
     performance and score every event, the unlabelled ones apart."""
-    from marginalia.active.realign import RealignTask, within_tolerance
+    from marginalia.active.realign import RealignAdapter, within_tolerance
     parts = phrase_parts(pid, d["score"], max_events=max_events)
     truth = d["truth"]
 
     def oracle(query, part):
         return part.anchor_labels(truth, tolerance_s=TOLERANCE_S, author="replay")
 
-    task = RealignTask()
-    session = ActiveSession(PartPool({pid: d["perf"]}, parts), task, oracle, strategy=strategy, batch_size=batch,
+    task = RealignAdapter()
+    session = ActiveLoop(PartPool({pid: d["perf"]}, parts), task, oracle, strategy=strategy, batch_size=batch,
                             random_state=seed)
     E = d["score"].n_events
     rows = []
@@ -343,25 +349,10 @@ def realign_main(args):
 
 
 def plot_realign(grid, summary, path, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for strategy, (A, _B, C) in summary.items():
-        for ax, M in zip(axes, (A, C)):
-            m, s = np.nanmean(M, 0), np.nanstd(M, 0)
-            ax.plot(grid, m, marker="o", ms=3, label=f"{strategy} ({M.shape[0]} runs)")
-            ax.fill_between(grid, m - s, m + s, alpha=0.12)
-    axes[0].set_ylabel("events within 50 ms (%)")
-    axes[1].set_ylabel("unlabelled events > 50 ms (per performance)")
-    for ax in axes:
-        ax.set_xlabel("fraction of the performance's windows anchored")
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    panels = [{strategy: A for strategy, (A, _B, _C) in summary.items()},
+              {strategy: C for strategy, (_A, _B, C) in summary.items()}]
+    _band_panels(grid, panels, ("events within 50 ms (%)", "unlabelled events > 50 ms (per performance)"),
+                 "fraction of the performance's windows anchored", 0, path, title, alpha=0.12)
 
 
 def main(argv=None):

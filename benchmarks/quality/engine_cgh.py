@@ -76,7 +76,7 @@ def time_queries(eng: Engine, threads: int) -> tuple:
     """Wall and process CPU of the query queue's first refresh after a retrain (best-vs-2nd of every
     chromosome with its labels, and of the labelled ones without them for the stopping signal) on
     ``threads`` threads: the penalty factors and warm segmentations are dropped first, as a retrain does."""
-    from marginalia.active.segmentation_task import _WARM
+    from marginalia.active.segmentation_adapter import _WARM
     from marginalia.tasks import base
     saved = base.QUERY_THREADS
     task = next(t for t in eng._tasks.all() if t.item_ids())

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, result_row  # noqa: E402
 from marginalia.cgh.change_pruning import ChangePruner  # noqa: E402
 from marginalia.cgh.features import pointwise_hermite_features  # noqa: E402
 from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
@@ -285,16 +285,7 @@ ROWS = []
 
 
 def add_row(case, value, unit, target, better, reference=None, extra=None):
-    meets = None
-    if target is not None:
-        meets = bool(value <= target) if better == "lower" else bool(value >= target)
-    elif reference is not None:
-        meets = bool(value < reference["value"]) if better == "lower" else bool(value > reference["value"])
-    r = {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
-         "reference": reference, "meets_target": meets}
-    if extra:
-        r.update(extra)
-    ROWS.append(r)
+    ROWS.append({**result_row(case, value, unit, target, better, reference, beat_reference=True), **(extra or {})})
 
 
 def print_table(results, n_labels, load):

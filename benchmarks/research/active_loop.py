@@ -1,6 +1,6 @@
 """The active-learning loop (Lou et al. 2014, Alg. 1.2 and the combined strategy).
 
-An :class:`ActiveSession` repeatedly
+An :class:`ActiveLoop` repeatedly
 
 1. scores every unlabelled part under the current parameters and picks the
    most uncertain ones (a batch, with overlapping parts suppressed);
@@ -9,13 +9,13 @@ An :class:`ActiveSession` repeatedly
 3. updates the parameters: one structured-perceptron pass over every labelled
    item (Alg. 1.2 lines 8-11), and with ``learner="combined"`` a warm-started
    regularised (SSVM) fit every ``refit_every`` labelled parts and at
-   :meth:`ActiveSession.finish`;
+   :meth:`ActiveLoop.finish`;
 4. records the average uncertainty of the remaining pool (and, with
    ``stopping_set="pool"``, of every part of the pool), the stopping measure
    η (eq. 1.8) and a learning-curve row.
 
-The session talks to the task (segmentation, alignment) through a small
-:class:`TaskAdapter` protocol, so it does not depend on how a model or a
+The loop talks to the task (segmentation, alignment) through a small
+:class:`LoopAdapter` protocol, so it does not depend on how a model or a
 learner is implemented.
 """
 
@@ -41,7 +41,7 @@ from marginalia.active.uncertainty import (
 from marginalia.exceptions import InfeasibleLabelsError, MarginaliaError, ParameterError
 from marginalia.types import Query
 
-__all__ = ["TaskAdapter", "PartPool", "OracleError", "ActiveSession", "LEARNERS", "STOPPING_SETS", "STOP_ON"]
+__all__ = ["LoopAdapter", "PartPool", "OracleError", "ActiveLoop", "LEARNERS", "STOPPING_SETS", "STOP_ON"]
 
 LEARNERS = ("perceptron", "combined")
 STOPPING_SETS = ("unlabelled", "pool")
@@ -63,7 +63,7 @@ class OracleError(MarginaliaError):
 
 
 @runtime_checkable
-class TaskAdapter(Protocol):
+class LoopAdapter(Protocol):
     """What the loop needs from a task (model + decoders + learners).
 
     The adapter owns the parameters ``w_`` and the learner state.
@@ -97,7 +97,7 @@ class PartPool:
     Parameters
     ----------
     items : mapping of str to data
-        Item id to whatever the task adapter needs (e.g. a Sequence).
+        Item id to whatever the loop adapter needs (e.g. a Sequence).
     parts : list of Part
         Every part must name an item of ``items``.
     """
@@ -133,21 +133,21 @@ def _check_int(name, value, minimum):
     return int(value)
 
 
-class ActiveSession:
+class ActiveLoop:
     """Query parts, receive labels from an oracle, update the model, record the learning curve.
 
     Parameters
     ----------
     pool : PartPool or mapping of str to data
         The unlabelled pool; a mapping makes every item one part.
-    model : TaskAdapter
-        The task: see :class:`TaskAdapter` (e.g.
-        :class:`marginalia.active.segmentation_task.SegmentationTask`).
+    model : LoopAdapter
+        The task: see :class:`LoopAdapter` (e.g.
+        :class:`marginalia.active.segmentation_adapter.SegmentationAdapter`).
     oracle : callable ``(query, part) -> list of labels``
         Answers a query with partial labels that lie inside the part (an empty
         list is a valid answer: "nothing to mark here"). ``None`` or an
         exception means it refused: :class:`OracleError` is raised and the
-        session is unchanged.
+        loop is unchanged.
     strategy : str
         One of ``"random"``, ``"scoring"``, ``"best-vs-worst"``, ``"best-vs-2nd"``.
     batch_size : int
@@ -166,7 +166,7 @@ class ActiveSession:
         down because the most uncertain parts are the ones taken out.
         ``"pool"`` (Vlachos 2008's fixed stopping set): the uncertainty of every
         part of the pool, scored without its labels, so the average moves only
-        when the model does. Its strategy is the session's, or best-vs-2nd for
+        when the model does. Its strategy is the loop's, or best-vs-2nd for
         ``"random"``, whose draws say nothing about the model.
     stop_on : {"label", "refit"}
         When the stopping criterion receives a value. ``"label"`` (Lou et al. 2014, Alg.
@@ -215,7 +215,7 @@ class ActiveSession:
         missing = [m for m in ("initialize", "check_labels", "part_scores", "perceptron_step", "refit", "evaluate")
                    if not callable(getattr(model, m, None))]
         if missing:
-            raise ParameterError(f"model: expected a TaskAdapter, {type(model).__name__} lacks {', '.join(missing)}")
+            raise ParameterError(f"model: expected a LoopAdapter, {type(model).__name__} lacks {', '.join(missing)}")
         if not callable(oracle):
             raise ParameterError(f"oracle: expected a callable (query, part) -> labels, got {type(oracle).__name__}")
         if learner not in LEARNERS:
@@ -316,12 +316,12 @@ class ActiveSession:
         except MarginaliaError as exc:
             raise OracleError(f"the oracle failed on {part.item_id!r} [{part.start}, {part.stop}): {exc}",
                               query) from exc
-        except Exception as exc:  # an annotator callback may fail in any way; the session must survive it
+        except Exception as exc:  # an annotator callback may fail in any way; the loop must survive it
             raise OracleError(f"the oracle failed on {part.item_id!r} [{part.start}, {part.stop}): "
                               f"{type(exc).__name__}: {exc}", query) from exc
         if answer is None:
             raise OracleError(f"the oracle refused to label {part.item_id!r} [{part.start}, {part.stop}); "
-                              "skip the part (ActiveSession.skip) or ask again", query)
+                              "skip the part (ActiveLoop.skip) or ask again", query)
         try:
             labels = list(answer)
         except TypeError:
@@ -386,7 +386,7 @@ class ActiveSession:
         parts = [p for p, _ in answers]
         if len(set(parts)) != len(parts):
             raise ParameterError("answers: the same part is answered twice")
-        # validate everything before changing anything, so a bad answer leaves the session as it was
+        # validate everything before changing anything, so a bad answer leaves the loop as it was
         staged = {}
         for part, labels in answers:
             if part not in self._unlabelled:
@@ -434,8 +434,8 @@ class ActiveSession:
                 return True
         return False
 
-    def finish(self) -> "ActiveSession":
-        """End of the session: with ``learner="combined"``, a final regularised fit on every label."""
+    def finish(self) -> "ActiveLoop":
+        """End of the replay: with ``learner="combined"``, a final regularised fit on every label."""
         ids, data, labels = self._labelled_data()
         if self.learner == "combined" and data:
             t0 = time.perf_counter()
@@ -454,7 +454,7 @@ class ActiveSession:
         self._uncertainty = None
 
     def run(self, *, max_steps: int | None = None, max_fraction: float = 1.0,
-            until_stopped: bool = False) -> "ActiveSession":
+            until_stopped: bool = False) -> "ActiveLoop":
         """Step until the pool is exhausted, ``max_steps``, ``max_fraction`` of the parts, or (optionally) η fires.
 
         Parameters
@@ -517,13 +517,13 @@ class ActiveSession:
 
 
 class _PoolScorer:
-    """Binds the session's items and labels to the adapter for :func:`pool_uncertainties`."""
+    """Binds the loop's items and labels to the adapter for :func:`pool_uncertainties`."""
 
-    def __init__(self, session: ActiveSession, *, unlabelled: bool = False):
-        self.session = session
+    def __init__(self, loop: ActiveLoop, *, unlabelled: bool = False):
+        self.loop = loop
         self.unlabelled = unlabelled  # score as if no label had been given (the fixed stopping set)
 
     def part_scores(self, part: Part) -> PartScores:
-        s = self.session
+        s = self.loop
         labels = [] if self.unlabelled else s.labels_.get(part.item_id, [])
         return s.model.part_scores(s.pool.items[part.item_id], part, labels)

@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, result_row  # noqa: E402
 
 SPEEDUP_TARGET = 1.7
 
@@ -108,11 +108,6 @@ def run_in_process(model_path, sha, profiles: Path, tasks, work: Path, repeat: i
     return best
 
 
-def row(case, value, unit, better, target=None, reference=None, meets=None) -> dict:
-    return {"case": case, "value": float(value), "unit": unit, "target": target, "better": better,
-            "reference": reference, "meets_target": meets}
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="profiles_small only, one run each (under a minute)")
@@ -148,21 +143,22 @@ def main(argv=None) -> int:
             speedup = one["steady"] / two["steady"]
             ref = {"name": "in-process loop, no Dask", "value": local}
             rows += [
-                row(f"{name}: {n} sequences, 1 worker, steady wall", one["steady"], "s", "lower", reference=ref),
-                row(f"{name}: {n} sequences, 2 workers, steady wall", two["steady"], "s", "lower", reference=ref),
-                row(f"{name}: speed-up 2 vs 1 workers", speedup, "x", "higher", target=SPEEDUP_TARGET,
-                    meets=speedup >= SPEEDUP_TARGET),
-                row(f"{name}: 2 workers throughput", n / two["steady"], "items/s", "higher",
-                    reference={"name": "in-process loop, no Dask", "value": n / local}),
+                result_row(f"{name}: {n} sequences, 1 worker, steady wall", one["steady"], "s", reference=ref),
+                result_row(f"{name}: {n} sequences, 2 workers, steady wall", two["steady"], "s", reference=ref),
+                result_row(f"{name}: speed-up 2 vs 1 workers", speedup, "x", SPEEDUP_TARGET, "higher",
+                           meets=speedup >= SPEEDUP_TARGET),
+                result_row(f"{name}: 2 workers throughput", n / two["steady"], "items/s", better="higher",
+                           reference={"name": "in-process loop, no Dask", "value": n / local}),
                 # CPU the items got / (workers x wall): below 1 when the machine lends less than a core per worker
-                row(f"{name}: 1 worker busy fraction (item CPU / wall)", one["busy"], "ratio", "higher"),
-                row(f"{name}: 2 workers busy fraction (item CPU / (2 x wall))", two["busy"], "ratio", "higher"),
-                row(f"{name}: 1 worker end-to-end wall (cluster start + warm-up + batch)", one["end_to_end"], "s",
-                    "lower"),
-                row(f"{name}: 2 workers end-to-end wall (cluster start + warm-up + batch)", two["end_to_end"], "s",
-                    "lower"),
-                row(f"{name}: 2-worker outputs identical to 1-worker outputs", float(same), "bool", "higher",
-                    target=1.0, meets=same),
+                result_row(f"{name}: 1 worker busy fraction (item CPU / wall)", one["busy"], "ratio", better="higher"),
+                result_row(f"{name}: 2 workers busy fraction (item CPU / (2 x wall))", two["busy"], "ratio",
+                           better="higher"),
+                result_row(f"{name}: 1 worker end-to-end wall (cluster start + warm-up + batch)", one["end_to_end"],
+                           "s"),
+                result_row(f"{name}: 2 workers end-to-end wall (cluster start + warm-up + batch)", two["end_to_end"],
+                           "s"),
+                result_row(f"{name}: 2-worker outputs identical to 1-worker outputs", float(same), "bool", 1.0,
+                           "higher", meets=same),
             ]
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -10,6 +10,7 @@ Usage: ``python -m benchmarks.speed.learning [--quick] [--data DIR] [--skip-cgh]
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -20,8 +21,7 @@ import numpy as np
 
 from benchmarks._common import (  # noqa: E402
     ROOT,  # noqa: E402
-    format_row,
-    result_row,
+    record_row,
 )
 from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 from marginalia.features.hermite import hermite_features, robust_noise_scale  # noqa: E402
@@ -33,12 +33,7 @@ from marginalia.models.segmentation import SegmentationModel  # noqa: E402
 from marginalia.types import RegionKind, RegionLabel, Segmentation  # noqa: E402
 
 ROWS = []
-
-
-def row(case, value, unit, target, better, reference=None, note=""):
-    r = result_row(case, value, unit, target, better, reference, beat_reference=True)
-    ROWS.append(r)
-    print(format_row(r, note=note), flush=True)
+row = functools.partial(record_row, ROWS)
 
 
 def best_of(fn, n):

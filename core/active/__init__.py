@@ -5,16 +5,16 @@ The submodules are small and importable on their own:
 * :mod:`marginalia.active.parts` -- :class:`Part`, :func:`make_parts`, :func:`parts_for_items`, :func:`phrase_parts`;
 * :mod:`marginalia.active.uncertainty` -- :data:`STRATEGIES`, :class:`PartScores`, :func:`next_queries`, ...;
 * :mod:`marginalia.active.stopping` -- :class:`StoppingCriterion` (Lou et al. 2014, eq. 1.8);
-* :mod:`marginalia.active.segmentation_task` -- :class:`SegmentationTask`, the task adapter for change points,
+* :mod:`marginalia.active.segmentation_adapter` -- :class:`SegmentationAdapter`, the loop adapter for change points,
   and ``segmentation_part_scores``, the engine's part scorer;
 * :mod:`marginalia.active.count_runner_up` -- the runner-up a region label would tell apart from the best
   segmentation (a change, or a short pair, added or removed) and the local search that follows the optimum;
 * :mod:`marginalia.active.warm_segmenter` -- :class:`WarmSegmenter`, best segmentations of many parts followed
   between exact decodes;
-* :mod:`marginalia.active.realign` -- :class:`RealignTask`, anchors on a few windows and the whole performance
+* :mod:`marginalia.active.realign` -- :class:`RealignAdapter`, anchors on a few windows and the whole performance
   re-aligned.
 
-The offline replay loop (``ActiveSession``) and the task adapters only the benchmarks use live in
+The offline replay loop (``ActiveLoop``) and the loop adapters only the benchmarks use live in
 ``benchmarks/research/``.
 """
 

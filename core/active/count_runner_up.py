@@ -50,9 +50,9 @@ from typing import Optional
 import numba
 import numpy as np
 
-from ..checks import check_int
+from ..checks import check_int, check_scalar
 from ..decoders.seg_constraints import SegmentConstraints
-from ..decoders.segmentation import SegmentationResult, segment_penalized
+from ..decoders.segmentation import SegmentationResult, metric_transform, segment_penalized
 from ..exceptions import ParameterError
 from ..types import Segmentation
 
@@ -240,24 +240,6 @@ def _penalised_cost(S, sq_total, ends, penalty):
     return sq_total - explained + penalty * ends.shape[0]
 
 
-def _transformed(X, metric) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    if metric is None:
-        return X
-    metric = np.asarray(metric, dtype=np.float64)
-    if metric.ndim == 1:
-        if metric.shape[0] != X.shape[1]:
-            raise ParameterError(f"metric: expected {X.shape[1]} diagonal weights (one per feature), "
-                                 f"got {metric.shape[0]}")
-        keep = metric != 0  # a zero weight ignores its feature: fewer columns to sum over
-        return X[:, keep] * metric[keep] if not np.all(keep) else X * metric
-    if metric.ndim != 2 or metric.shape[1] != X.shape[1]:
-        raise ParameterError(f"metric: expected shape (p,) or (q, {X.shape[1]}), got {metric.shape}")
-    return X @ metric.T
-
-
 def transition_bounds(T: int, min_size: int, constraints: Optional[SegmentConstraints]):
     """Allowed segments ``[s, t)``: ``end_ok[t] and lo[t] <= s <= hi[t]`` (labels and ``min_size``).
 
@@ -275,12 +257,11 @@ def transition_bounds(T: int, min_size: int, constraints: Optional[SegmentConstr
 
 
 def _check(X, penalty, metric, min_size, constraints):
-    Z = _transformed(X, metric)
+    Z = metric_transform(X, metric)
     T = Z.shape[0]
     if T < 1 or not np.all(np.isfinite(Z)):
         raise ParameterError(f"X: expected at least one sample, all finite, got shape {np.shape(X)}")
-    if not (np.isfinite(penalty) and penalty >= 0):
-        raise ParameterError(f"penalty: expected a finite number >= 0, got {penalty!r}")
+    check_scalar(penalty, "penalty", float, min_val=0)
     check_int(min_size, "min_size", min_val=1)
     if constraints is not None and (not isinstance(constraints, SegmentConstraints)
                                     or constraints.n_samples != T):

@@ -4,8 +4,8 @@ With :class:`marginalia.align.ScoreAligner` an untrained alignment is already
 accurate on most events, so the question for active learning is no longer
 "which labels teach the scorers" but "which window should a person anchor so
 that the constrained re-alignment fixes the most errors, there and elsewhere
-in the same performance". :class:`RealignTask` is the
-:class:`~benchmarks.research.active_loop.TaskAdapter` of that loop:
+in the same performance". :class:`RealignAdapter` is the
+:class:`~benchmarks.research.active_loop.LoopAdapter` of that loop:
 
 * an item is one performance, :class:`Performance` (features, score, and the
   aligner's frame × state scores computed once);
@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import check_scalar
 from ..exceptions import ParameterError
 from ..types import AnchorLabel, MidiScore
 from .parts import Part
 from .uncertainty import PartScores
 
-__all__ = ["Performance", "RealignTask", "span_part_scores", "within_tolerance"]
+__all__ = ["Performance", "RealignAdapter", "span_part_scores", "within_tolerance"]
 
 
 def within_tolerance(times_s, truth_s, tolerance_s: float = 0.05, *, events=None) -> float:
@@ -57,8 +58,7 @@ def within_tolerance(times_s, truth_s, tolerance_s: float = 0.05, *, events=None
     g = np.asarray(truth_s, dtype=np.float64).reshape(-1)
     if t.shape != g.shape:
         raise ParameterError(f"times_s, truth_s: expected the same shape, got {t.shape} and {g.shape}")
-    if not (np.isfinite(tolerance_s) and tolerance_s > 0):
-        raise ParameterError(f"tolerance_s: expected a finite number > 0, got {tolerance_s!r}")
+    check_scalar(tolerance_s, "tolerance_s", float, min_val=0, include_boundaries="neither")
     keep = np.isfinite(g)
     if events is not None:
         mask = np.zeros_like(keep)
@@ -129,7 +129,7 @@ def _anchors(labels) -> list:
     return out
 
 
-class RealignTask:
+class RealignAdapter:
     """Constrained re-alignment of performances under anchors, as the active loop needs it.
 
     Attributes

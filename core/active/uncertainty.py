@@ -50,7 +50,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..checks import check_int, is_integer
+from ..checks import check_int, check_scalar, is_integer
 from ..exceptions import ParameterError
 from ..types import Query
 from .parts import Part
@@ -108,8 +108,7 @@ class PartScores:
             raise ParameterError(f"PartScores.worst: expected a finite score or None, got {self.worst!r}")
         if int(self.size) < 1:
             raise ParameterError(f"PartScores.size: expected >= 1, got {self.size!r}")
-        if not (np.isfinite(self.scale) and self.scale > 0):
-            raise ParameterError(f"PartScores.scale: expected a finite number > 0, got {self.scale!r}")
+        check_scalar(self.scale, "PartScores.scale", float, min_val=0, include_boundaries="neither")
 
 
 @runtime_checkable

@@ -36,7 +36,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int
+from ..checks import check_int, check_scalar
 from ..decoders.seg_constraints import SegmentConstraints
 from ..decoders.segmentation import SegmentationResult, segment_penalized
 from ..exceptions import ParameterError
@@ -89,8 +89,7 @@ class WarmSegmenter:
     """
 
     def __init__(self, refresh: float = 1.0, max_entries: int = 4096, move_reach: Optional[int] = 64):
-        if not (np.isfinite(refresh) and refresh >= 0):
-            raise ParameterError(f"refresh: expected a finite number >= 0, got {refresh!r}")
+        check_scalar(refresh, "refresh", float, min_val=0)
         check_int(max_entries, "max_entries", min_val=1)
         if move_reach is not None:
             check_int(move_reach, "move_reach", min_val=1, what="None or an integer")

@@ -2,6 +2,8 @@
 
 * :mod:`marginalia.cgh.recipe` -- :class:`CghSegmenter`, the recipe: a learned metric, per-platform penalty
   laws and change pruning, fitted from partial labels;
+* :mod:`marginalia.cgh.settings` -- one small validated settings object per stage of the recipe (metric
+  learning, training windows, platforms, penalty laws, pruning);
 * :mod:`marginalia.cgh.penalty_law` -- :class:`PenaltyLaw`, the penalty of a profile from its summaries;
 * :mod:`marginalia.cgh.penalty_regression` -- interval regression of the log-penalty on sequence summaries;
 * :mod:`marginalia.cgh.penalty_path` -- the whole penalty path of 1-d optimal partitioning and the label

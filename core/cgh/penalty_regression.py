@@ -19,7 +19,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
-from ..checks import check_signal
+from ..checks import check_scalar, check_signal
 from ..exceptions import NotFittedError, ParameterError
 
 __all__ = ["PenaltyIntervalRegression", "sequence_features"]
@@ -75,10 +75,8 @@ class PenaltyIntervalRegression:
         self.loss = loss
 
     def _check_params(self):
-        if not (np.isfinite(self.alpha) and self.alpha >= 0):
-            raise ParameterError(f"alpha: expected a finite number >= 0, got {self.alpha!r}")
-        if not (np.isfinite(self.margin) and self.margin >= 0):
-            raise ParameterError(f"margin: expected a finite number >= 0, got {self.margin!r}")
+        check_scalar(self.alpha, "alpha", float, min_val=0)
+        check_scalar(self.margin, "margin", float, min_val=0)
         if self.loss not in ("squared_hinge", "hinge"):
             raise ParameterError(f"loss: expected 'squared_hinge' or 'hinge', got {self.loss!r}")
 

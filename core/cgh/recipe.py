@@ -44,10 +44,11 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+from dataclasses import replace
 
 import numpy as np
 
-from ..checks import check_int, is_number
+from ..checks import is_number
 from ..exceptions import CancelledError, NotFittedError, ParameterError
 from ..metrics import region_errors
 from ..models.segmentation import SegmentationModel
@@ -55,17 +56,23 @@ from ..parallel import run_costliest_first
 from ..types import Segmentation, Sequence
 from .change_pruning import (
     DEFAULT_TOLERANCE,
-    OVERSEGMENT_PENALTY,
-    SPIKE_THRESHOLD,
     ChangePruner,
     _check_spike,
     oversegment,
     with_changes_of,
 )
 from .features import pointwise_hermite_features, probe_density
-from .penalty_law import DEFAULT_COUNTS, DEFAULT_OFFSETS, PenaltyLaw, check_margins
+from .penalty_law import PenaltyLaw, check_margins
 from .penalty_regression import sequence_features
-from .training_windows import MAX_WINDOW, WINDOW_MARGIN, window_training_set
+from .settings import (
+    DENSITY_SPLIT,
+    LAW_MARGINS,  # noqa: F401 (imported from here by callers)
+    LAW_METRICS,
+    PRUNER_CANDIDATES,
+    STAGES,
+    stage_settings,
+)
+from .training_windows import WINDOW_MARGIN, window_training_set
 
 __all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "CANDIDATE_STAGE", "LAW_METRICS", "METRIC_MODES",
            "PRUNER_CANDIDATES", "profile_groups"]
@@ -73,21 +80,11 @@ __all__ = ["CghSegmenter", "fit_cgh_recipe", "density_class", "CANDIDATE_STAGE",
 #: how :meth:`CghSegmenter.fit` gets its metric (see its ``metric`` parameter)
 METRIC_MODES = ("learn", "anchor", "keep")
 
-#: which metric a penalty law decodes with (see ``CghSegmenter(law_metric=...)``)
-LAW_METRICS = ("auto", "learned", "logratio")
-
-#: with ``law_metric="auto"``, how many fewer cross-validated label errors the learned metric's law must make than
-#: the plain logratio's to be kept: the metric was fitted on the very sequences that comparison scores
-LAW_METRIC_MARGIN = 2
-
 #: versions of :meth:`CghSegmenter.to_dict`: 1 without pruners, 2 with them, 3 with pruners weighing the
 #: short segment's spread (``delta``), 4 with pruners choosing from an over-segmentation's changes too;
 #: an older reader would silently ignore what each version adds, so it refuses the file
 RECIPE_VERSIONS = ("cgh-penalty-law/1", "cgh-penalty-law/2", "cgh-penalty-law/3", "cgh-penalty-law/4",
                    "cgh-penalty-law/5")
-
-#: what a change pruner chooses from (see ``CghSegmenter(candidates=...)``)
-PRUNER_CANDIDATES = ("auto", "law", "union")
 
 #: the ``progress`` stage of that choice, counted in pruner fits rather than probes
 CANDIDATE_STAGE = "pruner candidates"
@@ -102,14 +99,6 @@ MIN_GROUPS_TO_COMPARE = 8
 #: over-segmentations kept per recipe for :meth:`CghSegmenter.candidates_for` (an interactive redraw reuses them)
 _OVERSEGMENTATION_CACHE = 512
 _OVERSEGMENTATION_LOCK = threading.Lock()
-
-#: probes per Mb separating low-density (BAC, ~1/Mb) from high-density (oligo, ~25/Mb) arrays
-DENSITY_SPLIT = 5.0
-
-# Interval-regression margins each penalty law chooses from (with its ridge, by cross-validated label errors;
-# the first alone below MIN_GROUPS_TO_COMPARE profiles). The low-density arrays' zero-error offset intervals
-# are wide, and a wider margin aims their law at the middle.
-LAW_MARGINS = (0.25, 0.5, 1.0, 1.5, 2.0)
 
 
 def density_class(seq, split: float = DENSITY_SPLIT) -> str:
@@ -127,75 +116,26 @@ def _logratio(seq) -> np.ndarray:
 class CghSegmenter:
     """Learned metric + per-platform penalty law for aCGH logratio profiles.
 
+    Each stage has its settings object (:mod:`marginalia.cgh.settings`); a field of any of them may also be
+    given by its name: ``CghSegmenter(max_iter=2, prune=False)``.
+
     Parameters
     ----------
-    C : float, default 1.0
-        SSVM trade-off.
-    max_iter : int, default 5
-        SSVM passes.
+    learning : LearningSettings, optional
+        The metric learner: ``learner`` (SSVM, transfer, partial-label), ``C``, ``max_iter``, ``rho``,
+        ``random_state``.
+    windows : WindowSettings, optional
+        ``metric_window``: the longest chromosome the metric learner sees whole.
+    platforms : PlatformSettings, optional
+        ``density_split`` between the array platforms, and when a platform gets a law of its own
+        (``min_class_sequences``, ``min_class_profiles``).
+    law : LawSettings, optional
+        The penalty laws' grid, ridge, margin and cross-validation, and the metric each decodes with
+        (``law_metric``, ``law_metric_margin``).
+    pruning : PruningSettings, optional
+        ``prune``, the ``candidates`` each pruner chooses from, ``overseg_penalty``, ``spike_threshold``.
     min_size : int, default 3
-        Minimal segment length (probes).
-    offsets, counts, alphas, margin, cv
-        Passed to :class:`~marginalia.cgh.penalty_law.PenaltyLaw`.
-    density_split : float or None, default 5.0
-        Probes per Mb splitting the platforms; ``None``: one law for all.
-    min_class_sequences : int, default 4
-        A platform with fewer labelled training sequences uses the pooled law, which is
-        fitted mostly on the other platform's chromosomes; 4 is enough for a law of its own
-        to do better (see the research notes).
-    min_class_profiles : int, default 4
-        Likewise, a platform whose training sequences come from fewer groups (profiles:
-        the ``groups`` of :meth:`fit`) uses the pooled law: a law fitted on every
-        chromosome of 2-3 profiles learns those profiles' noise.
-    law_metric : {"auto", "learned", "logratio"}, default "auto"
-        What each penalty law decodes with: the learned metric, the plain
-        logratio in noise units (the input's first column alone, weight 1), or
-        (``"auto"``) both fitted, keeping per law the learned metric only when it
-        makes at least ``law_metric_margin`` fewer cross-validated label errors on
-        the training sequences than the plain logratio. Neither metric is best on
-        every platform, hence the per-law choice (figures in the research notes).
-    law_metric_margin : int, default 2
-        With ``law_metric="auto"``: label errors the learned metric's law must save
-        over the plain logratio's to be kept: the comparison favours the learned
-        metric, fitted on the very sequences whose held-out errors it counts.
-    learner : {"ssvm", "transfer", "partial"}, default "ssvm"
-        How the metric is learned: SSVM (block-coordinate Frank-Wolfe, exact
-        label-violation loss); :class:`~marginalia.learners.partial.PartialLabelSSVM`
-        (bridge loss by CCCP: ``max_iter`` outer iterations, each convex step
-        one warm-started BCFW pass); or :class:`~marginalia.learners.transfer.TransferSSVM`
-        with one dataset per platform coupled by ``rho`` (each platform then
-        decodes with its own metric). A chromosome longer than ``metric_window``
-        probes enters this step as :func:`~marginalia.cgh.training_windows.training_windows`
-        cut around its labels; the penalty laws and pruners see it whole.
-    rho : float, default 1.0
-        Coupling of the platforms for ``learner="transfer"``.
-    prune : bool, default True
-        Learn a :class:`~marginalia.cgh.change_pruning.ChangePruner` per platform
-        (pooled ``"all"`` one as fallback) on the law's segmentations of the
-        training sequences, and apply it in :meth:`segment`. A platform segmented by the
-        pooled law (too few sequences for its own) still gets a pruner of its own.
-    candidates : {"auto", "law", "union"}, default "auto"
-        The changes each pruner chooses from: the law's segmentation (``"law"``),
-        or that plus a label-free over-segmentation of the logratio
-        (:func:`~marginalia.cgh.change_pruning.oversegment`, ``overseg_penalty``
-        times ``log T`` per change in noise units; ``"union"``), so that a change
-        the law's penalty missed can still be kept; ``"auto"``: per pruner, the
-        one with fewer cross-validated label errors on the training sequences
-        (leaving out one group of ``groups`` at a time; the law's candidates on ties and when
-        the sequences form fewer than ``MIN_GROUPS_TO_COMPARE`` = 8 groups). A held-out sequence
-        is pruned from the law's segmentation at the offset of the law refitted without its fold
-        (:meth:`~marginalia.cgh.penalty_law.PenaltyLaw.out_of_fold_offsets`), as a
-        new sequence would be: its own offset, fitted to its labels, made the law's
-        candidates look better than they are on new sequences. On the neuroblastoma
-        cohort the high-density arrays take the union on most folds and the
-        low-density ones the law (``benchmarks/quality/quality_cgh.py``).
-    overseg_penalty : float, default 2.0
-        Penalty of that over-segmentation, per ``log T``.
-    spike_threshold : float or None, default 4.0
-        The pruners and the over-segmentation read the logratio with single-probe spikes
-        beyond this many noise units replaced (:func:`~marginalia.cgh.change_pruning.despike`;
-        ``None``: as measured).
-    random_state : int, default 0
+        Minimal segment length (probes), of every stage.
     callback : callable, optional
         ``callback(learner, iteration)`` after each pass of the metric learner.
     should_stop : callable, optional
@@ -211,9 +151,8 @@ class CghSegmenter:
         ``candidates="auto"`` compares the pruners' candidate sets.
     n_jobs : int, default 1
         Threads decoding those sequences (a high-density cohort spends minutes there).
-    metric_window : int or None, default 6000
-        Longest training window of the metric step, in probes (``None``: whole chromosomes,
-        exact, about twice the fit time on the high-density arrays).
+    **settings
+        Fields of the stages' settings by name (``max_iter=2`` is ``learning=LearningSettings(max_iter=2)``).
 
     Attributes
     ----------
@@ -247,37 +186,24 @@ class CghSegmenter:
         count over; None for a recipe read from a file).
     """
 
-    def __init__(self, C=1.0, max_iter=5, min_size=3, offsets=DEFAULT_OFFSETS, counts=DEFAULT_COUNTS,
-                 alphas=(1e-3, 1e-2, 1e-1, 1.0), margin=LAW_MARGINS, cv=4, density_split=DENSITY_SPLIT,
-                 min_class_sequences=4, min_class_profiles=4, law_metric="auto", law_metric_margin=LAW_METRIC_MARGIN,
-                 learner="ssvm", rho=1.0,
-                 prune=True, candidates="auto", overseg_penalty=OVERSEGMENT_PENALTY, spike_threshold=SPIKE_THRESHOLD,
-                 random_state=0, callback=None, should_stop=None, progress=None, n_jobs=1, metric_window=MAX_WINDOW):
-        self.C = C
-        self.max_iter = max_iter
+    def __init__(self, learning=None, windows=None, platforms=None, law=None, pruning=None, *, min_size=3,
+                 callback=None, should_stop=None, progress=None, n_jobs=1, **settings):
+        stages = stage_settings({"learning": learning, "windows": windows, "platforms": platforms, "law": law,
+                                 "pruning": pruning}, settings)
+        self.learning = stages["learning"]
+        self.windows = stages["windows"]
+        self.platforms = stages["platforms"]
+        self.law = stages["law"]
+        self.pruning = stages["pruning"]
         self.min_size = min_size
-        self.offsets = offsets
-        self.counts = counts
-        self.alphas = alphas
-        self.margin = margin
-        self.cv = cv
-        self.density_split = density_split
-        self.min_class_sequences = min_class_sequences
-        self.min_class_profiles = min_class_profiles
-        self.law_metric = law_metric
-        self.law_metric_margin = law_metric_margin
-        self.learner = learner
-        self.rho = rho
-        self.prune = prune
-        self.candidates = candidates
-        self.overseg_penalty = overseg_penalty
-        self.spike_threshold = spike_threshold
-        self.random_state = random_state
         self.callback = callback
         self.should_stop = should_stop
         self.progress = progress
         self.n_jobs = n_jobs
-        self.metric_window = metric_window
+
+    def settings(self) -> dict:
+        """Every stage's settings as one flat dict of field name -> value (what a model file's provenance records)."""
+        return {name: value for stage in STAGES for name, value in vars(getattr(self, stage)).items()}
 
     # ------------------------------------------------------------ inputs
     @staticmethod
@@ -291,7 +217,7 @@ class CghSegmenter:
         return sequence_features(_logratio(seq))
 
     def _class_of(self, seq) -> str:
-        return "all" if self.density_split is None else density_class(seq, self.density_split)
+        return "all" if self.platforms.density_split is None else density_class(seq, self.platforms.density_split)
 
     # ------------------------------------------------------------ fitting
     def fit(self, sequences, labels, groups=None, *, law_only=None, previous=None,
@@ -331,13 +257,6 @@ class CghSegmenter:
             raise ParameterError(f"metric: expected one of {METRIC_MODES}, got {metric!r}")
         if metric != "learn":
             self._check_previous(previous, metric)
-        if self.learner not in ("ssvm", "partial", "transfer"):
-            raise ParameterError(f"learner: expected 'ssvm', 'partial' or 'transfer', got {self.learner!r}")
-        if self.law_metric not in LAW_METRICS:
-            raise ParameterError(f"law_metric: expected one of {LAW_METRICS}, got {self.law_metric!r}")
-        check_int(self.law_metric_margin, "law_metric_margin", min_val=0, what="an integer (label errors)")
-        if self.candidates not in PRUNER_CANDIDATES:
-            raise ParameterError(f"candidates: expected one of {PRUNER_CANDIDATES}, got {self.candidates!r}")
         sequences, labels = _labelled_pairs(list(sequences), list(labels))
         if len(sequences) != len(labels):
             raise ParameterError(f"labels: expected one label list per sequence ({len(sequences)}), got "
@@ -382,17 +301,18 @@ class CghSegmenter:
         summaries: dict = {}     # w's bytes -> sequence index -> grid summary, shared by the laws of one w
         self.laws_, self.law_metrics_, self.law_cv_errors_ = {}, {}, {}
         self._choose_law("all", Xs, labels, F, groups, np.arange(len(Xs)), self.w_, summaries)
-        if self.density_split is not None:
+        if self.platforms.density_split is not None:
             for c in ("low", "high"):
                 idx = np.flatnonzero(classes == c)
                 same_as_pooled = idx.size == len(Xs) and c not in self.w_by_class_    # one platform, one metric
                 profiles = np.unique(groups[idx]).size
-                enough = idx.size >= int(self.min_class_sequences) and profiles >= int(self.min_class_profiles)
+                enough = (idx.size >= self.platforms.min_class_sequences
+                          and profiles >= self.platforms.min_class_profiles)
                 if enough and not same_as_pooled:
                     self._choose_law(c, Xs, labels, F, groups, idx, self.w_by_class_.get(c, self.w_), summaries)
         self.pruners_, self.pruner_candidates_, self.pruner_cv_errors_ = {}, {}, {}
         self._oversegmentations = {}
-        if self.prune:
+        if self.pruning.prune:
             self._fit_pruners(sequences, Xs, F, labels, classes, groups)
         return self
 
@@ -414,8 +334,8 @@ class CghSegmenter:
         if not isinstance(previous, CghSegmenter) or not hasattr(previous, "w_"):
             raise ParameterError(f'metric="{metric}": expected previous= a fitted CghSegmenter, got '
                                  f"{type(previous).__name__}")
-        if metric == "anchor" and self.learner != "ssvm":
-            raise ParameterError(f'metric="anchor" needs learner="ssvm", got {self.learner!r}')
+        if metric == "anchor" and self.learning.learner != "ssvm":
+            raise ParameterError(f'metric="anchor" needs learner="ssvm", got {self.learning.learner!r}')
         if previous.model_.min_size != self.min_size:
             raise ParameterError(f"previous: its model has min_size={previous.model_.min_size}, this recipe "
                                  f"{self.min_size}; a metric is only reused with the same settings")
@@ -441,9 +361,9 @@ class CghSegmenter:
         keys = np.array([c if c in self.laws_ else "all" for c in classes])     # each sequence's law
         xs = [_logratio(s) for s in sequences]
         sizes = [X.shape[0] for X in Xs]
-        modes = ("law", "union") if self.candidates == "auto" else (self.candidates,)
+        modes = ("law", "union") if self.pruning.candidates == "auto" else (self.pruning.candidates,)
         index = {"all": np.arange(len(xs))}
-        for c in np.unique(classes) if self.density_split is not None else ():
+        for c in np.unique(classes) if self.platforms.density_split is not None else ():
             # a platform too small for its own law (min_class_sequences, min_class_profiles) still gets its
             # own pruner, fitted on its chromosomes alone from the pooled law's candidates: the pooled pruner
             # is fitted mostly on the other platform's chromosomes, whose changes look different
@@ -496,7 +416,7 @@ class CghSegmenter:
 
         for k, idx in index.items():
             x_k, y_k = [xs[i] for i in idx], [labels[i] for i in idx]
-            rule = ChangePruner(spike=self.spike_threshold, tolerance=tolerance[k])
+            rule = ChangePruner(spike=self.pruning.spike_threshold, tolerance=tolerance[k])
             mode = modes[0]
             tables = {}
             if k in compared:
@@ -506,7 +426,7 @@ class CghSegmenter:
                     tables[m] = rule.error_tables(x_k, [cands[m][i] for i in idx], y_k)
                 cv = {m: _pruner_cv_errors(x_k, [cands[m][i] for i in idx], y_k, folds[k], fitted_one,
                                            held_out_segs=[held_out_cands[m][i] for i in idx],
-                                           spike=self.spike_threshold, tolerance=tolerance[k], tables=tables[m])
+                                           spike=self.pruning.spike_threshold, tolerance=tolerance[k], tables=tables[m])
                       for m in modes}
                 self.pruner_cv_errors_[k] = cv
                 mode = "union" if cv["union"] < cv["law"] else "law"
@@ -515,16 +435,16 @@ class CghSegmenter:
                 rule.fit(x_k, [cands[mode][i] for i in idx], y_k)
 
     def _oversegment(self, x) -> Segmentation:
-        return oversegment(x, penalty=self.overseg_penalty, min_size=self.min_size, spike=self.spike_threshold)
+        return oversegment(x, penalty=self.pruning.overseg_penalty, min_size=self.min_size, spike=self.pruning.spike_threshold)
 
     def _fit_metric(self, Xs, Ys, classes, anchor=None) -> None:
         # long chromosomes enter the metric step as windows around their labels (their loss-augmented
         # decodings dominate it); the laws and pruners below still see them whole
-        if self.metric_window is None:
+        window = self.windows.metric_window
+        if window is None:
             Xw = []
         else:
-            Xw, Yw, source = window_training_set(Xs, Ys, max_length=int(self.metric_window),
-                                                 margin=min(WINDOW_MARGIN, int(self.metric_window) // 4))
+            Xw, Yw, source = window_training_set(Xs, Ys, max_length=window, margin=min(WINDOW_MARGIN, window // 4))
         if len(Xw):
             Xs, Ys, classes = Xw, Yw, np.asarray(classes)[source]
         if anchor is None:
@@ -533,24 +453,24 @@ class CghSegmenter:
         else:
             model = self._model_in_units_of(anchor, Xs[0].shape[1])
         self.w_by_class_ = {}
-        if self.learner == "ssvm":
+        if self.learning.learner == "ssvm":
             from ..learners.ssvm import SSVM
-            ssvm = SSVM(model, C=self.C, max_iter=self.max_iter, random_state=self.random_state,
+            ssvm = SSVM(model, C=self.learning.C, max_iter=self.learning.max_iter, random_state=self.learning.random_state,
                         callback=self.callback, should_stop=self.should_stop, warm_start=anchor is not None,
                         center="zero" if anchor is None else "initial")
             if anchor is not None:
                 ssvm.w_ = model.check_w(np.array(anchor.w_, dtype=np.float64))
             fitted = ssvm.fit(Xs, Ys)
-        elif self.learner == "partial":
+        elif self.learning.learner == "partial":
             from ..learners.partial import PartialLabelSSVM
             # bridge loss; each convex CCCP step is solved by one BCFW pass warm-started from the last
-            fitted = PartialLabelSSVM(model, C=self.C, strategy="bridge", max_outer=self.max_iter, inner="bcfw",
-                                      inner_max_iter=1, random_state=self.random_state,
+            fitted = PartialLabelSSVM(model, C=self.learning.C, strategy="bridge", max_outer=self.learning.max_iter, inner="bcfw",
+                                      inner_max_iter=1, random_state=self.learning.random_state,
                                       callback=self.callback, should_stop=self.should_stop).fit(Xs, Ys)
         else:
             from ..learners.transfer import TransferSSVM
-            fitted = TransferSSVM(model, rho=self.rho, C=self.C, max_iter=self.max_iter,
-                                  random_state=self.random_state, callback=self.callback,
+            fitted = TransferSSVM(model, rho=self.learning.rho, C=self.learning.C, max_iter=self.learning.max_iter,
+                                  random_state=self.learning.random_state, callback=self.callback,
                                   should_stop=self.should_stop).fit(Xs, Ys, list(classes))
             self.w_by_class_ = {str(k): np.asarray(v, dtype=np.float64) for k, v in fitted.w_datasets_.items()}
         self._stop_if_asked()
@@ -585,12 +505,12 @@ class CghSegmenter:
             raise CancelledError("the aCGH recipe fit was cancelled")
 
     def _law(self, Xs, Ys, F, groups, idx, w, summaries, stage="penalty laws") -> PenaltyLaw:
-        margin = self.margin
+        margin = self.law.margin
         if np.unique(groups[idx]).size < MIN_GROUPS_TO_COMPARE:
             # on a few profiles the choice among margins fits the folds' noise: the first margin
             margin = check_margins(margin)[0]
-        law = PenaltyLaw(self.model_, w, offsets=self.offsets, counts=self.counts, alphas=self.alphas,
-                         margin=margin, cv=self.cv)
+        law = PenaltyLaw(self.model_, w, offsets=self.law.offsets, counts=self.law.counts, alphas=self.law.alphas,
+                         margin=margin, cv=self.law.cv)
         done = summaries.setdefault(np.asarray(w, dtype=np.float64).tobytes(), {})
         todo = [int(i) for i in idx if int(i) not in done]
         sizes = [X.shape[0] for X in Xs]
@@ -612,14 +532,14 @@ class CghSegmenter:
     def _choose_law(self, key, Xs, Ys, F, groups, idx, learned_w, summaries) -> None:
         """Fit the law ``key`` on the sequences ``idx`` with the metric(s) of ``law_metric``; keep the best."""
         candidates = {"learned": learned_w, "logratio": self.logratio_w()}
-        names = ("learned", "logratio") if self.law_metric == "auto" else (self.law_metric,)
+        names = ("learned", "logratio") if self.law.law_metric == "auto" else (self.law.law_metric,)
         stage = {"learned": "penalty laws", "logratio": "penalty laws on the plain logratio"}
         laws = {name: self._law(Xs, Ys, F, groups, idx, candidates[name], summaries, stage[name]) for name in names}
         cv = {name: _cv_error_of(law) for name, law in laws.items()}
         if len(names) == 1:
             best = names[0]
         else:   # without cross-validation both are infinite, and inf <= inf - margin keeps the learned metric
-            best = "learned" if cv["learned"] <= cv["logratio"] - self.law_metric_margin else "logratio"
+            best = "learned" if cv["learned"] <= cv["logratio"] - self.law.law_metric_margin else "logratio"
         self.laws_[key], self.law_metrics_[key], self.law_cv_errors_[key] = laws[best], best, cv
 
     # ------------------------------------------------------------ prediction
@@ -748,7 +668,7 @@ class CghSegmenter:
         """JSON-ready laws and settings (the model and ``w_`` are saved by the model file itself)."""
         if not hasattr(self, "laws_"):
             raise NotFittedError("CghSegmenter: call fit before saving")
-        d = {"recipe": "cgh-penalty-law/1", "density_split": self.density_split, "min_size": int(self.min_size),
+        d = {"recipe": "cgh-penalty-law/1", "density_split": self.platforms.density_split, "min_size": int(self.min_size),
              "laws": {k: law.to_dict() for k, law in self.laws_.items()}}
         pruners = getattr(self, "pruners_", None)
         if pruners:
@@ -763,11 +683,11 @@ class CghSegmenter:
                 # pruners choosing among more changes than the law's: likewise
                 d["recipe"] = "cgh-penalty-law/4"
                 d["pruner_candidates"] = union
-                d["overseg_penalty"] = float(self.overseg_penalty)
+                d["overseg_penalty"] = float(self.pruning.overseg_penalty)
             if any("spike" in rule for rule in d["pruners"].values()):
                 # pruners reading a despiked logratio (and so the over-segmentation): likewise
                 d["recipe"] = "cgh-penalty-law/5"
-                d["spike_threshold"] = _check_spike(self.spike_threshold)
+                d["spike_threshold"] = _check_spike(self.pruning.spike_threshold)
         for k, law in self.laws_.items():
             if law.w is not self.w_:
                 d["laws"][k]["w"] = [float(v) for v in law.w]
@@ -801,14 +721,14 @@ class CghSegmenter:
             if not isinstance(pruners, dict) or "all" not in pruners:
                 raise ParameterError(f"penalty law: recipe {d['recipe']!r} needs its change pruners ('all' missing)")
             seg.pruners_ = {k: ChangePruner.from_dict(v) for k, v in pruners.items()}
-            seg.prune = True
         seg.pruner_candidates_ = {k: "law" for k in seg.pruners_}
         seg.pruner_cv_errors_ = {}
         if d["recipe"] == "cgh-penalty-law/4" or "pruner_candidates" in d:
             seg.pruner_candidates_.update(_check_pruner_candidates(d.get("pruner_candidates"), seg.pruners_))
-            seg.overseg_penalty = _check_overseg_penalty(d.get("overseg_penalty"))
+            seg.pruning = replace(seg.pruning, overseg_penalty=_check_overseg_penalty(d.get("overseg_penalty")))
         # recipes saved before despiking read the logratio as measured
-        seg.spike_threshold = _check_spike(d.get("spike_threshold")) if d["recipe"] == "cgh-penalty-law/5" else None
+        spike = _check_spike(d.get("spike_threshold")) if d["recipe"] == "cgh-penalty-law/5" else None
+        seg.pruning = replace(seg.pruning, spike_threshold=spike)
         return seg
 
 

@@ -372,6 +372,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
     """Fit :class:`~marginalia.cgh.recipe.CghSegmenter` on ``train`` (Sequences) and write the model file."""
     from ..cgh.change_pruning import SPIKE_THRESHOLD
     from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter
+    from ..cgh.settings import LawSettings, LearningSettings, PruningSettings
     from ..models.files import TrainedModel, save_model
     from ..models.persistence import labels_hash
 
@@ -394,13 +395,14 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
         bar.advance(done - bar.done)
 
     try:
-        seg = CghSegmenter(C=args.C, max_iter=args.max_iter, min_size=args.min_size, learner=args.metric_learner,
-                           rho=args.rho, prune=getattr(args, "prune", True),
-                           law_metric=getattr(args, "law_metric", "auto"),
-                           candidates=getattr(args, "pruner_candidates", "auto"),
-                           **law_margin, spike_threshold=spike, random_state=args.seed,
-                           callback=lambda _learner, _it: progress.advance(), progress=stage_progress,
-                           n_jobs=jobs_of(args)).fit(train, Ys, groups=groups)
+        seg = CghSegmenter(
+            LearningSettings(learner=args.metric_learner, C=args.C, max_iter=args.max_iter, rho=args.rho,
+                             random_state=args.seed),
+            law=LawSettings(law_metric=getattr(args, "law_metric", "auto"), **law_margin),
+            pruning=PruningSettings(prune=getattr(args, "prune", True),
+                                    candidates=getattr(args, "pruner_candidates", "auto"), spike_threshold=spike),
+            min_size=args.min_size, callback=lambda _learner, _it: progress.advance(), progress=stage_progress,
+            n_jobs=jobs_of(args)).fit(train, Ys, groups=groups)
     finally:
         for bar in [progress, *stages.values()]:
             _close(bar)
@@ -408,7 +410,7 @@ def _fit_and_save_recipe(args, train, Ys, where: dict, groups=None) -> int:
             "learner_params": {"C": args.C, "max_iter": args.max_iter, "seed": args.seed, "min_size": args.min_size,
                                "rho": args.rho, "prune": bool(getattr(args, "prune", True)),
                                "law_metric": getattr(args, "law_metric", "auto"),
-                               "law_metric_margin": int(seg.law_metric_margin),
+                               "law_metric_margin": seg.law.law_metric_margin,
                                "pruner_candidates": getattr(args, "pruner_candidates", "auto"),
                                "law_margin": "auto" if margin is None else margin,
                                "spike_threshold": spike},

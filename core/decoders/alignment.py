@@ -424,7 +424,7 @@ def align_loss_augmented(S, truth: Alignment, *, loss: str = "hamming", loss_sca
     truth = _check_alignment("truth", truth, T, E)
     if loss not in _LOSSES:
         raise ParameterError(f"loss: expected 'hamming' or 'onset', got {loss!r}")
-    c = _check_scale(loss_scale)
+    c = check_scalar(loss_scale, "loss_scale", float, min_val=0)
     ev = _frame_events(truth.onsets, T)
     mode = _LOSSES[loss]
     # Hamming is sum_t [e(t) != e*(t)] = T - sum_t [e(t) == e*(t)]: subtract c on the truth cells, add c T.
@@ -436,15 +436,6 @@ def align_loss_augmented(S, truth: Alignment, *, loss: str = "hamming", loss_sca
     value = alignment_hamming(a, truth) if loss == "hamming" else alignment_onset_loss(a, truth)
     return LossAugmentedAlignmentResult(a, score, float(value), score + c * value)
 
-
-def _check_scale(loss_scale) -> float:
-    try:
-        c = float(loss_scale)
-    except (TypeError, ValueError):
-        c = float("nan")
-    if not math.isfinite(c) or c < 0:
-        raise ParameterError(f"loss_scale: expected a finite number >= 0, got {loss_scale!r}")
-    return c
 
 
 def align_second_best(S, *, min_frames: int = 1, constraints: Optional[AlignmentConstraints] = None):
@@ -531,7 +522,7 @@ def align_with_duration_prior(S, expected_durations, *, weight: float, min_frame
     if d.shape != (E,) or not np.all(np.isfinite(d)) or np.any(d < 0):
         raise ParameterError(f"expected_durations: expected shape ({E},) of finite frame counts >= 0, "
                              f"got shape {d.shape}")
-    w = _check_scale_named("weight", weight)
+    w = check_scalar(weight, "weight", float, min_val=0)
     longest = T - (E - 1) * m
     if max_frames is None:
         dmax = longest
@@ -555,15 +546,6 @@ def align_with_duration_prior(S, expected_durations, *, weight: float, min_frame
         onsets[e - 1] = onsets[e] - int(back[e, onsets[e]])
     return AlignmentResult(Alignment(onsets, T), float(value))
 
-
-def _check_scale_named(name, value) -> float:
-    try:
-        c = float(value)
-    except (TypeError, ValueError):
-        c = float("nan")
-    if not math.isfinite(c) or c < 0:
-        raise ParameterError(f"{name}: expected a finite number >= 0, got {value!r}")
-    return c
 
 
 # ------------------------------------------------------------------ scores

@@ -26,13 +26,12 @@ A 1-sample sequence is allowed: its only segmentation is ``[1]``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int
+from ..checks import check_int, check_scalar
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
 from . import _seg_penalized_kernel as _pk
@@ -111,12 +110,31 @@ def _as_matrix(X) -> np.ndarray:
     return arr
 
 
-def _transform(X: np.ndarray, metric) -> np.ndarray:
-    """Centre the samples (costs do not change; prefix sums lose less precision) and apply ``L``."""
+def metric_transform(X, metric) -> np.ndarray:
+    """``X`` under a decoder metric: ``X * L`` for per-feature weights, ``X @ L.T`` for a map, ``X`` for None.
+
+    Parameters
+    ----------
+    X : array_like, shape (T, p) or (T,)
+    metric : None, array_like of shape (p,) or (q, p)
+
+    Returns
+    -------
+    ndarray, shape (T, p') -- a feature of weight 0 adds 0 to every cost, so it is left out (``p' <= p``), which
+    makes the prefix sums and kernels cheaper (the aCGH recipe's plain-logratio laws keep 1 of 6 features) and
+    changes no result; ``(T, q)`` for a map.
+
+    Raises
+    ------
+    ParameterError
+        A metric that is not finite numbers of one of those shapes.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
     p = X.shape[1]
-    Xc = X - X.mean(axis=0)
     if metric is None:
-        return np.ascontiguousarray(Xc)
+        return X
     try:
         L = np.asarray(metric, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -126,18 +144,20 @@ def _transform(X: np.ndarray, metric) -> np.ndarray:
     if L.ndim == 1:
         if L.shape[0] != p:
             raise ParameterError(f"metric: a diagonal metric needs {p} weights (one per feature), got {L.shape[0]}")
-        # a feature of weight 0 adds 0 to every cost: leaving it out makes the prefix sums and kernels
-        # cheaper (the aCGH recipe's plain-logratio laws keep 1 of 6 features) and changes no result
         used = np.flatnonzero(L)
-        if 0 < used.size < p:
-            return np.ascontiguousarray(Xc[:, used] * L[used])
-        return np.ascontiguousarray(Xc * L)
+        return X[:, used] * L[used] if 0 < used.size < p else X * L
     if L.ndim == 2:
         if L.shape[1] != p or L.shape[0] < 1:
             raise ParameterError(f"metric: expected a (q, {p}) matrix L (B = L^T L), got shape {L.shape}")
-        return np.ascontiguousarray(Xc @ L.T)
+        return X @ L.T
     raise ParameterError(f"metric: expected None, a 1-d array of {p} weights or a (q, {p}) matrix, "
                          f"got shape {L.shape}")
+
+
+def _transform(X: np.ndarray, metric) -> np.ndarray:
+    """Centre the samples (costs do not change; prefix sums lose less precision) and apply the metric."""
+    return np.ascontiguousarray(metric_transform(X - X.mean(axis=0), metric))
+
 
 
 def _prefix(Z: np.ndarray):
@@ -147,16 +167,6 @@ def _prefix(Z: np.ndarray):
     Q = np.zeros(T + 1)
     np.cumsum(np.einsum("ij,ij->i", Z, Z), out=Q[1:])
     return S, Q
-
-
-def _check_penalty(penalty, name="penalty") -> float:
-    try:
-        val = float(penalty)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name}: expected a finite number >= 0, got {penalty!r}") from None
-    if not math.isfinite(val) or val < 0:
-        raise ParameterError(f"{name}: expected a finite number >= 0, got {penalty!r}")
-    return val
 
 
 def _check_min_size(min_size, T) -> int:
@@ -257,7 +267,7 @@ def segmentation_cost(X, segmentation, penalty: float = 0.0, *, metric=None) -> 
     """
     X = _as_matrix(X)
     seg = _check_segmentation(segmentation, X.shape[0], "segmentation")
-    beta = _check_penalty(penalty)
+    beta = check_scalar(penalty, "penalty", float, min_val=0)
     Z = _transform(X, metric)
     return _seg_cost(Z, seg.changes, beta)
 
@@ -340,7 +350,7 @@ def segment_penalized(X, penalty: float, *, metric=None, min_size: int = 1,
     InfeasibleLabelsError
         No segmentation satisfies the constraints with this ``min_size``.
     """
-    beta = _check_penalty(penalty)
+    beta = check_scalar(penalty, "penalty", float, min_val=0)
     pb = _Problem(X, metric, min_size, constraints)
     F1, _, bp1, bp2, bp2r, _ = _run_penalized(pb, beta)
     ends = _k._backtrack(bp1, bp2, bp2r, pb.T, 1)
@@ -443,7 +453,7 @@ def segment_second_best(X, penalty: float = 0.0, *, metric=None, min_size: int =
     """
     if n_segments is not None:
         return _fixed_k_decode(X, n_segments, metric, min_size, constraints, second=True)
-    beta = _check_penalty(penalty)
+    beta = check_scalar(penalty, "penalty", float, min_val=0)
     pb = _Problem(X, metric, min_size, constraints)
     F1, F2, bp1, bp2, bp2r, _ = _run_penalized(pb, beta, second=True)
     T = pb.T
@@ -476,8 +486,8 @@ def segment_loss_augmented(X, penalty: float, truth, *, loss: str = "frobenius",
     -------
     LossAugmentedResult
     """
-    beta = _check_penalty(penalty)
-    lam = _check_penalty(loss_scale, "loss_scale")
+    beta = check_scalar(penalty, "penalty", float, min_val=0)
+    lam = check_scalar(loss_scale, "loss_scale", float, min_val=0)
     if loss not in ("frobenius", "hamming"):
         raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
     pb = _Problem(X, metric, min_size, constraints)

@@ -24,6 +24,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..checks import check_scalar
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import WarpAnchorLabel, Warping
 from . import _warping_kernels as _k
@@ -570,7 +571,7 @@ def dtw_loss_augmented(A, B, truth: Warping, *, loss: str = "hamming", loss_scal
     """
     if loss != "hamming":
         raise ParameterError(f"loss: expected 'hamming', got {loss!r}")
-    c = _scale(loss_scale)
+    c = check_scalar(loss_scale, "loss_scale", float, min_val=0)
     prob = _problem(A, B, metric, band, constraints, cost)
     rows = _truth_rows(truth, prob.TA, prob.TB)
     path, _ = _solve(prob, shift=-c, truth_rows=rows, bonus=2.0 * c)
@@ -586,15 +587,6 @@ def _problem(A, B, metric, band, constraints, cost):
     Af, Bf = _transformed(A, B, metric)
     return _Problem(Af=Af, Bf=Bf, band=band, constraints=constraints)
 
-
-def _scale(loss_scale) -> float:
-    try:
-        c = float(loss_scale)
-    except (TypeError, ValueError):
-        c = float("nan")
-    if not math.isfinite(c) or c < 0:
-        raise ParameterError(f"loss_scale: expected a finite number >= 0, got {loss_scale!r}")
-    return c
 
 
 def dtw_second_best(A, B, *, metric=None, band=None, constraints: Optional[WarpingConstraints] = None, cost=None):

@@ -11,42 +11,12 @@ import warnings
 
 import numpy as np
 
+from ..checks import check_features
 from ..exceptions import NotFittedError, ParameterError
 
 __all__ = ["RobustStandardizer", "robust_standardize", "check_features"]
 
 _MAD_TO_STD = 1.4826
-
-
-def check_features(X, name="X") -> np.ndarray:
-    """Validate a feature matrix.
-
-    Parameters
-    ----------
-    X : array_like, shape (T, p) or (T,)
-
-    Returns
-    -------
-    X : ndarray, shape (T, p), float64
-
-    Raises
-    ------
-    ParameterError
-        If ``X`` is not 1-d/2-d, is empty, or holds NaN/inf (the first bad
-        sample and column are named).
-    """
-    arr = np.asarray(X, dtype=np.float64)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ParameterError(f"{name}: expected a (T, p) feature matrix, got shape {arr.shape}")
-    if arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ParameterError(f"{name}: expected at least one sample and one feature, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        t, j = np.argwhere(~np.isfinite(arr))[0]
-        raise ParameterError(f"{name}: non-finite value {arr[t, j]} at sample {int(t)}, feature {int(j)}; "
-                             "interpolate or drop NaN/inf before learning")
-    return arr
 
 
 class RobustStandardizer:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_int
+from ..checks import check_int, check_scalar
 from ..exceptions import NotFittedError, ParameterError
 from .ssvm import SSVM, check_training_set
 
@@ -175,8 +175,7 @@ class PartialLabelSSVM:
         if self.inner not in ("bundle", "bcfw"):
             raise ParameterError(f"inner: expected 'bundle' or 'bcfw', got {self.inner!r}")
         check_int(self.n_jobs, "n_jobs", min_val=1)
-        if not (np.isfinite(self.C) and self.C > 0):
-            raise ParameterError(f"C: expected a positive finite number, got {self.C!r}")
+        check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         if not (0 < self.rho <= 1):
             raise ParameterError(f"rho: expected a factor in (0, 1], got {self.rho!r}")
         if not (self.epsilon > 0 and self.epsilon_min > 0):

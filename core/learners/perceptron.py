@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_scalar
 from ..exceptions import NotFittedError, ParameterError
 from .ssvm import check_training_set
 
@@ -85,10 +86,8 @@ class StructuredPerceptron:
     def _check_params(self):
         if self.step not in ("pa", "perceptron"):
             raise ParameterError(f"step: expected 'pa' or 'perceptron', got {self.step!r}")
-        if not (self.learning_rate > 0 and np.isfinite(self.learning_rate)):
-            raise ParameterError(f"learning_rate: expected a positive number, got {self.learning_rate!r}")
-        if not (self.C > 0 and np.isfinite(self.C)):
-            raise ParameterError(f"C: expected a positive number, got {self.C!r}")
+        check_scalar(self.learning_rate, "learning_rate", float, min_val=0, include_boundaries="neither")
+        check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         if int(self.max_iter) < 1:
             raise ParameterError(f"max_iter: expected a positive integer, got {self.max_iter!r}")
         if int(getattr(self, "n_jobs", 1)) < 1:

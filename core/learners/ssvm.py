@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from ..checks import check_int
+from ..checks import check_int, check_scalar
 from ..exceptions import NotFittedError, ParameterError
 
 __all__ = ["SSVM", "check_training_set"]
@@ -107,8 +107,7 @@ class SSVM:
 
     # ------------------------------------------------------------------ API
     def _check_params(self):
-        if not (np.isfinite(self.C) and self.C > 0):
-            raise ParameterError(f"C: expected a positive finite number, got {self.C!r}")
+        check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         check_int(self.max_iter, "max_iter", min_val=1)
         if not (self.tol >= 0):
             raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")

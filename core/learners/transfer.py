@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_int, check_scalar
 from ..exceptions import NotFittedError, ParameterError
 from .ssvm import _feature_stats, _orthant_projection, check_training_set
 from .transfer_coupling import coupled_argmax, coupled_penalty, coupling_strengths
@@ -93,10 +94,8 @@ class TransferSSVM:
             rho = float("nan")
         if not (rho >= 0):
             raise ParameterError(f"rho: expected a number >= 0 (or inf), got {self.rho!r}")
-        if not (np.isfinite(self.C) and self.C > 0):
-            raise ParameterError(f"C: expected a positive finite number, got {self.C!r}")
-        if int(self.max_iter) < 1:
-            raise ParameterError(f"max_iter: expected a positive integer, got {self.max_iter!r}")
+        check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
+        check_int(self.max_iter, "max_iter", min_val=1)
         if not (self.tol >= 0):
             raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")
         return rho

@@ -183,7 +183,7 @@ def save_model(path, cli_model) -> str:
     str
         The file's SHA-256 (what batch runs record to tell models apart).
     """
-    from .persistence import save_model as _save
+    from .persistence import save_model_parts as _save
     if not isinstance(cli_model, TrainedModel):
         cli_model = _learner_as_trained_model(cli_model)
     prov = dict(cli_model.provenance)
@@ -206,7 +206,7 @@ def _learner_as_trained_model(recipe) -> TrainedModel:
     if not isinstance(recipe, CghSegmenter):
         raise ParameterError(f"model: expected a TrainedModel, a fitted CghSegmenter or a fitted ScoreAligner, got "
                              f"{type(recipe).__name__}")
-    prov = {"learner": recipe.learner, "recipe": "penalty-law", "penalty_law": recipe.to_dict(),
+    prov = {"learner": recipe.learning.learner, "recipe": "penalty-law", "penalty_law": recipe.to_dict(),
             "written_by": "marginalia (Python)"}
     return TrainedModel("segmentation", "cgh-pointwise", recipe.model_, recipe.w_, prov)
 
@@ -227,7 +227,7 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
     WrongTaskError
         The model is for another task.
     """
-    from .persistence import load_model as _load
+    from .persistence import load_model_parts as _load
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"model {str(p)!r} is a folder, not a model file")

@@ -20,7 +20,7 @@ import numpy as np
 from .._version import DISTRIBUTION, library_version  # noqa: F401 (part of this module's API)
 from ..exceptions import DataFormatError, ParameterError
 
-__all__ = ["save_model", "load_model", "to_bytes", "from_bytes", "labels_hash", "library_version",
+__all__ = ["save_model_parts", "load_model_parts", "to_bytes", "from_bytes", "labels_hash", "library_version",
            "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "marginalia-model"
@@ -49,19 +49,21 @@ def _jsonable(obj):
 def to_bytes(model, w, provenance: Optional[dict] = None) -> bytes:
     """Serialise ``(model, w, provenance)`` to bytes (for the project store's blobs)."""
     buf = io.BytesIO()
-    save_model(buf, model, w, provenance)
+    save_model_parts(buf, model, w, provenance)
     return buf.getvalue()
 
 
 def from_bytes(blob: bytes, *, task=None, n_features=None, features=None) -> tuple:
-    """Inverse of :func:`to_bytes`; the keyword checks are those of :func:`load_model`."""
+    """Inverse of :func:`to_bytes`; the keyword checks are those of :func:`load_model_parts`."""
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise ParameterError(f"blob: expected bytes, got {type(blob).__name__}")
-    return load_model(io.BytesIO(bytes(blob)), task=task, n_features=n_features, features=features)
+    return load_model_parts(io.BytesIO(bytes(blob)), task=task, n_features=n_features, features=features)
 
 
-def save_model(path_or_buffer, model, w, provenance: Optional[dict] = None) -> None:
-    """Write a model file.
+def save_model_parts(path_or_buffer, model, w, provenance: Optional[dict] = None) -> None:
+    """Write a model file from its parts: the model, its parameters and their provenance.
+
+    The public :func:`marginalia.save_model` writes a :class:`~marginalia.models.files.TrainedModel` through this.
 
     Parameters
     ----------
@@ -104,8 +106,10 @@ def save_model(path_or_buffer, model, w, provenance: Optional[dict] = None) -> N
     os.replace(tmp, path)
 
 
-def load_model(path_or_buffer, *, task=None, n_features=None, features=None) -> tuple:
-    """Read a model file and check it fits the caller's data.
+def load_model_parts(path_or_buffer, *, task=None, n_features=None, features=None) -> tuple:
+    """Read a model file's parts and check they fit the caller's data.
+
+    The public :func:`marginalia.load_model` returns them as a :class:`~marginalia.models.files.TrainedModel`.
 
     Parameters
     ----------

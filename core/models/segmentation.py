@@ -84,22 +84,23 @@ def _check_labels(labels, n_samples: int, name="labels") -> list:
     return labels
 
 
+def _label_shortfalls(labels, seg: Segmentation):
+    """``(missing, extra)`` changes of ``seg`` per partial label (a boundary label misses its change or not)."""
+    bp = set(int(c) for c in seg.breakpoints)
+    for lab in labels:
+        if isinstance(lab, RegionLabel):
+            yield lab.kind.shortfall(seg.changes_inside(lab.start, lab.stop))
+        elif isinstance(lab, BoundaryLabel):
+            yield int(lab.index not in bp), 0
+
+
 def label_violations(labels, seg: Segmentation) -> int:
     """Number of partial labels that ``seg`` contradicts.
 
     A region label is violated when the number of changes strictly inside it
     falls outside the kind's bounds; a boundary label when its change is absent.
     """
-    n = 0
-    bp = set(int(c) for c in seg.breakpoints)
-    for lab in labels:
-        if isinstance(lab, RegionLabel):
-            lo, hi = lab.kind.bounds
-            c = seg.changes_inside(lab.start, lab.stop)
-            n += int(c < lo or (hi is not None and c > hi))
-        elif isinstance(lab, BoundaryLabel):
-            n += int(lab.index not in bp)
-    return n
+    return sum(1 for missing, extra in _label_shortfalls(labels, seg) if missing or extra)
 
 
 def label_change_errors(labels, seg: Segmentation) -> int:
@@ -110,16 +111,7 @@ def label_change_errors(labels, seg: Segmentation) -> int:
     first in a ONE region, 1 for a ONE or AT_LEAST_ONE region without change);
     a boundary label contributes 1 when its change is absent.
     """
-    n = 0
-    bp = set(int(c) for c in seg.breakpoints)
-    for lab in labels:
-        if isinstance(lab, RegionLabel):
-            lo, hi = lab.kind.bounds
-            c = seg.changes_inside(lab.start, lab.stop)
-            n += max(lo - c, 0) + (max(c - hi, 0) if hi is not None else 0)
-        elif isinstance(lab, BoundaryLabel):
-            n += int(lab.index not in bp)
-    return n
+    return sum(missing + extra for missing, extra in _label_shortfalls(labels, seg))
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,7 +27,7 @@ import numpy as np
 # first label check) its circular package imports can meet half-initialised modules
 from ..active.count_runner_up import segment_count_runner_up
 from ..active.parts import Part, make_parts
-from ..active.segmentation_task import segmentation_part_pair, segmentation_part_scores
+from ..active.segmentation_adapter import segmentation_part_pair, segmentation_part_scores
 from ..active.uncertainty import PartScores, uncertainty_from_scores
 from ..cgh.features import pointwise_hermite_features
 from ..cgh.recipe import CANDIDATE_STAGE, CghSegmenter, profile_groups
@@ -301,7 +301,7 @@ class SegmentationTask(EngineTask):
                               should_stop=None if cancel is None else cancel.is_set, progress=on_sequence,
                               n_jobs=os.cpu_count() or 1)
         if progress is not None:
-            progress(0, int(recipe.max_iter) + 1, f"metric: learning from {len(ids)} labelled chromosomes")
+            progress(0, recipe.learning.max_iter + 1, f"metric: learning from {len(ids)} labelled chromosomes")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             recipe.fit(seqs, labels, groups=groups)

@@ -85,3 +85,19 @@ def test_region_errors_refuse_swapped_arguments_and_foreign_items():
 
 def test_region_errors_is_public():
     assert mg.region_errors is region_errors and "region_errors" in mg.__all__
+
+
+@pytest.mark.parametrize("kind", list(RegionKind))
+def test_one_rule_counts_a_region_short_or_over_its_bounds(kind):
+    """``RegionKind.shortfall`` against the bounds read by hand; the three label counts agree with it."""
+    from marginalia.models.segmentation import label_change_errors, label_violations
+
+    lo, hi = kind.bounds
+    for n in range(5):
+        missing, extra = kind.shortfall(n)
+        assert missing == (lo - n if n < lo else 0) and extra == (n - hi if hi is not None and n > hi else 0)
+        seg = Segmentation(list(range(2, 2 + n)) + [10])        # n changes inside [1, 9)
+        label = RegionLabel(item_id="s", start=1, stop=9, kind=kind)
+        assert region_errors([label], seg) == RegionErrors(int(extra > 0), int(missing > 0), 1)
+        assert label_violations([label], seg) == int(missing + extra > 0)
+        assert label_change_errors([label], seg) == missing + extra

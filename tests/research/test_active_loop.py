@@ -1,13 +1,13 @@
 import numpy as np
 import pytest
 
-from benchmarks.research.active_loop import ActiveSession, OracleError, PartPool
+from benchmarks.research.active_loop import ActiveLoop, OracleError, PartPool
 from marginalia.active.parts import Part, make_parts
 from marginalia.active.stopping import StoppingCriterion
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.types import BoundaryLabel, RegionLabel
 
-from .toy_task import ToySegmentationTask, make_items
+from .toy_adapter import ToySegmentationAdapter, make_items
 
 
 def truth_oracle(truth):
@@ -26,8 +26,8 @@ def _setup(n=14, seed=0):
 @pytest.mark.parametrize("strategy", ["random", "scoring", "best-vs-worst", "best-vs-2nd"])
 def test_loop_runs_end_to_end_and_the_learning_curve_improves(strategy):
     items, truth, held_out = _setup()
-    task = ToySegmentationTask([1.0, 1.0, 1.0])
-    session = ActiveSession(items, task, truth_oracle(truth), strategy=strategy, held_out=held_out,
+    task = ToySegmentationAdapter([1.0, 1.0, 1.0])
+    session = ActiveLoop(items, task, truth_oracle(truth), strategy=strategy, held_out=held_out,
                             random_state=0)
     session.run(max_steps=5)
     curve = session.curve_
@@ -44,7 +44,7 @@ def test_best_vs_2nd_is_reproducible_from_the_seed():
     items, truth, _ = _setup()
     runs = []
     for _ in range(2):
-        s = ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth),
+        s = ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth),
                           strategy="random", random_state=7).run(max_steps=4)
         runs.append([p.item_id for p in s.labelled_parts_])
     assert runs[0] == runs[1]
@@ -52,7 +52,7 @@ def test_best_vs_2nd_is_reproducible_from_the_seed():
 
 def test_running_out_the_pool_and_then_stepping_raises_clearly():
     items, truth, _ = _setup(n=3)
-    session = ActiveSession(items, ToySegmentationTask([1.0, 0.0, 1.0]), truth_oracle(truth), batch_size=2,
+    session = ActiveLoop(items, ToySegmentationAdapter([1.0, 0.0, 1.0]), truth_oracle(truth), batch_size=2,
                             random_state=0)
     session.run()
     assert session.done and session.unlabelled == []
@@ -62,22 +62,22 @@ def test_running_out_the_pool_and_then_stepping_raises_clearly():
 
 
 def test_empty_pool_and_bad_arguments_are_refused():
-    task = ToySegmentationTask([1.0, 1.0, 1.0])
+    task = ToySegmentationAdapter([1.0, 1.0, 1.0])
     with pytest.raises(ParameterError, match="pool"):
-        ActiveSession({}, task, lambda q, p: [])
+        ActiveLoop({}, task, lambda q, p: [])
     with pytest.raises(ParameterError, match="pool"):
-        ActiveSession([np.zeros(3)], task, lambda q, p: [])
+        ActiveLoop([np.zeros(3)], task, lambda q, p: [])
     items, truth, _ = _setup(n=2)
     with pytest.raises(ParameterError, match="strategy"):
-        ActiveSession(items, task, truth_oracle(truth), strategy="greedy")
+        ActiveLoop(items, task, truth_oracle(truth), strategy="greedy")
     with pytest.raises(ParameterError, match="learner"):
-        ActiveSession(items, task, truth_oracle(truth), learner="ssvm")
+        ActiveLoop(items, task, truth_oracle(truth), learner="ssvm")
     with pytest.raises(ParameterError, match="oracle"):
-        ActiveSession(items, task, "me")
+        ActiveLoop(items, task, "me")
     with pytest.raises(ParameterError, match="model"):
-        ActiveSession(items, object(), truth_oracle(truth))
+        ActiveLoop(items, object(), truth_oracle(truth))
     with pytest.raises(ParameterError, match="batch_size"):
-        ActiveSession(items, task, truth_oracle(truth), batch_size=0)
+        ActiveLoop(items, task, truth_oracle(truth), batch_size=0)
     with pytest.raises(ParameterError, match="not in items"):
         PartPool(items, [Part("nope", 0, 3)])
 
@@ -97,8 +97,8 @@ def test_a_refusing_oracle_raises_and_the_session_stays_usable(answer):
             raise RuntimeError("annotator closed the dialog")
         return good(query, part)
 
-    task = ToySegmentationTask([1.0, 1.0, 1.0])
-    session = ActiveSession(items, task, oracle, held_out=held_out, random_state=0)
+    task = ToySegmentationAdapter([1.0, 1.0, 1.0])
+    session = ActiveLoop(items, task, oracle, held_out=held_out, random_state=0)
     w_before = task.w_.copy()
     with pytest.raises(OracleError) as err:
         session.step()
@@ -115,8 +115,8 @@ def test_conflicting_labels_raise_and_leave_the_session_unchanged():
     X = items["item0"]
     parts = make_parts("item0", X.shape[0], kind="window", window=5, hop=3)  # [0,5) and [3,8)
     assert [(p.start, p.stop) for p in parts] == [(0, 5), (3, 8)]
-    task = ToySegmentationTask([1.0, 1.0, 1.0])
-    session = ActiveSession(PartPool(items, parts), task, lambda q, p: [], random_state=0)
+    task = ToySegmentationAdapter([1.0, 1.0, 1.0])
+    session = ActiveLoop(PartPool(items, parts), task, lambda q, p: [], random_state=0)
     session.teach([(parts[0], [RegionLabel(item_id="item0", start=0, stop=5, kind="0")])])
     w_before = task.w_.copy()
     n_rows = len(session.curve_)
@@ -130,7 +130,7 @@ def test_conflicting_labels_raise_and_leave_the_session_unchanged():
 
 def test_answers_outside_the_part_are_refused():
     items, truth, _ = _setup(n=2)
-    session = ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]),
+    session = ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]),
                             lambda q, p: [BoundaryLabel(item_id=p.item_id, index=20)], random_state=0)
     with pytest.raises(ParameterError, match="outside the part"):
         session.step()
@@ -139,7 +139,7 @@ def test_answers_outside_the_part_are_refused():
 
 def test_batches_query_distinct_parts_and_skip_removes_one():
     items, truth, _ = _setup(n=6)
-    session = ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), batch_size=3,
+    session = ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth), batch_size=3,
                             random_state=0)
     queries = session.next_queries()
     assert len({q.item_id for q in queries}) == 3 and [q.rank for q in queries] == [0, 1, 2]
@@ -154,14 +154,14 @@ def test_batches_query_distinct_parts_and_skip_removes_one():
 
 def test_combined_learner_refits_every_k_labels_and_at_finish():
     items, truth, held_out = _setup(n=8)
-    task = ToySegmentationTask([1.0, 1.0, 1.0])
-    session = ActiveSession(items, task, truth_oracle(truth), learner="combined", refit_every=2,
+    task = ToySegmentationAdapter([1.0, 1.0, 1.0])
+    session = ActiveLoop(items, task, truth_oracle(truth), learner="combined", refit_every=2,
                             held_out=held_out, random_state=0)
     session.run(max_steps=5)
     assert task.refits == 2
     session.finish()
     assert task.refits == 3 and session.curve_[-1]["final"]
-    perceptron = ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), random_state=0)
+    perceptron = ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth), random_state=0)
     perceptron.run(max_steps=5).finish()
     assert perceptron.model.refits == 0
 
@@ -171,7 +171,7 @@ def test_stopping_on_refits_sees_one_value_per_regularised_fit():
     runs = {}
     for stop_on in ("label", "refit"):
         crit = StoppingCriterion(window=2, threshold=0.0)
-        session = ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth),
+        session = ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth),
                                 learner="combined", refit_every=3, random_state=0, stopping=crit,
                                 stopping_set="pool", stop_on=stop_on)
         session.run(max_steps=7)
@@ -191,16 +191,16 @@ def test_stopping_on_refits_sees_one_value_per_regularised_fit():
 def test_stopping_on_refits_needs_the_combined_learner():
     items, truth, _ = _setup(n=4)
     with pytest.raises(ParameterError, match="combined"):
-        ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), stop_on="refit")
+        ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth), stop_on="refit")
     with pytest.raises(ParameterError, match="stop_on"):
-        ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), learner="combined",
+        ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth), learner="combined",
                       stop_on="epoch")
 
 
 def test_stopping_signal_is_recorded_and_can_end_the_run():
     items, truth, _ = _setup(n=14)
     crit = StoppingCriterion(window=2, threshold=0.5)  # fires as soon as it can
-    session = ActiveSession(items, ToySegmentationTask([1.0, 0.0, 1.0]), truth_oracle(truth), stopping=crit,
+    session = ActiveLoop(items, ToySegmentationAdapter([1.0, 0.0, 1.0]), truth_oracle(truth), stopping=crit,
                             random_state=0)
     session.run(until_stopped=True)
     assert crit.fired_ and crit.fired_at_ == 3
@@ -212,8 +212,8 @@ def test_stopping_signal_is_recorded_and_can_end_the_run():
 
 def test_a_failing_model_update_puts_the_labels_back():
     items, truth, _ = _setup(n=4)
-    task = ToySegmentationTask([1.0, 1.0, 1.0])
-    session = ActiveSession(items, task, truth_oracle(truth), random_state=0)
+    task = ToySegmentationAdapter([1.0, 1.0, 1.0])
+    session = ActiveLoop(items, task, truth_oracle(truth), random_state=0)
     original = task.perceptron_step
 
     def broken(X, labels):
@@ -230,21 +230,21 @@ def test_a_threaded_session_asks_the_same_queries_as_a_serial_one():
     items, truth, _ = _setup(n=6)
     runs = []
     for n_jobs in (1, 2):
-        task = ToySegmentationTask([1.0, 1.0, 1.0])
-        session = ActiveSession(items, task, truth_oracle(truth), strategy="best-vs-2nd", random_state=0,
+        task = ToySegmentationAdapter([1.0, 1.0, 1.0])
+        session = ActiveLoop(items, task, truth_oracle(truth), strategy="best-vs-2nd", random_state=0,
                                 n_jobs=n_jobs)
         session.run(max_steps=3)
         runs.append(([(p.item_id, p.start) for p in session.labelled_parts_],
                      [r["mean_uncertainty"] for r in session.curve_]))
     assert runs[0] == runs[1]
     with pytest.raises(ParameterError, match="n_jobs"):
-        ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), n_jobs=0)
+        ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth), n_jobs=0)
 
 
 def test_the_fixed_stopping_set_moves_only_with_the_model():
     items, truth, _ = _setup(n=10)
-    task = ToySegmentationTask([1.0, 0.0, 1.0])
-    session = ActiveSession(items, task, truth_oracle(truth), strategy="best-vs-2nd", random_state=0,
+    task = ToySegmentationAdapter([1.0, 0.0, 1.0])
+    session = ActiveLoop(items, task, truth_oracle(truth), strategy="best-vs-2nd", random_state=0,
                             stopping=StoppingCriterion(window=2, threshold=0.0), stopping_set="pool")
     w_before = task.w_.copy()
     session.run(max_steps=4)
@@ -258,9 +258,9 @@ def test_the_fixed_stopping_set_moves_only_with_the_model():
 
 def test_random_queries_still_get_a_model_based_stopping_signal_and_bad_sets_are_refused():
     items, truth, _ = _setup(n=6)
-    session = ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), strategy="random",
+    session = ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth), strategy="random",
                             random_state=0, stopping_set="pool")
     session.run(max_steps=2)
     assert all(0 < r["mean_uncertainty_pool"] <= 1 for r in session.curve_)
     with pytest.raises(ParameterError, match="stopping_set"):
-        ActiveSession(items, ToySegmentationTask([1.0, 1.0, 1.0]), truth_oracle(truth), stopping_set="held-out")
+        ActiveLoop(items, ToySegmentationAdapter([1.0, 1.0, 1.0]), truth_oracle(truth), stopping_set="held-out")

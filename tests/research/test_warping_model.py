@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from benchmarks.research.warping_model import WarpingModel, area_curvature_bound, warping_matrix
 from marginalia.decoders.warping import dtw_linear, pairwise_cost, warping_area_loss, warping_cost, warping_hamming
 from marginalia.exceptions import ParameterError
-from marginalia.models.persistence import save_model
+from marginalia.models.persistence import save_model_parts
 from marginalia.types import WarpAnchorLabel, Warping
 
 
@@ -244,7 +244,7 @@ def test_model_files_refuse_the_research_model_in_one_line():
     w = random_w(model, np.random.default_rng(6))
     with pytest.raises(ParameterError, match=r"model: expected one of \['ScoreAligner', 'SegmentationModel'\], "
                                              r"got WarpingModel"):
-        save_model(io.BytesIO(), model, w, {"learner": "WarpingFrankWolfe"})
+        save_model_parts(io.BytesIO(), model, w, {"learner": "WarpingFrankWolfe"})
 
 
 def test_second_best_is_the_brute_force_runner_up():

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from benchmarks.research.active_loop import ActiveSession, PartPool
+from benchmarks.research.active_loop import ActiveLoop, PartPool
 from marginalia.active.parts import Part
-from marginalia.active.realign import Performance, RealignTask, within_tolerance
+from marginalia.active.realign import Performance, RealignAdapter, within_tolerance
 from marginalia.active.uncertainty import uncertainty_from_scores
 from marginalia.align import ScoreAligner
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
@@ -62,7 +62,7 @@ def test_within_tolerance_counts_known_events():
 
 def test_the_held_tone_window_is_the_closest_call(perf):
     p, _ = perf
-    task = RealignTask()
+    task = RealignAdapter()
     task.initialize({"s": p})
     distinct, held = Part("s", 0, 6, "phrase", "events"), Part("s", 6, 12, "phrase", "events")
     sd, sh = task.part_scores(p, distinct, []), task.part_scores(p, held, [])
@@ -81,8 +81,8 @@ def test_anchors_hold_and_the_loop_runs(perf):
     def oracle(query, part):
         return part.anchor_labels(truth, tolerance_s=0.02)
 
-    task = RealignTask()
-    session = ActiveSession(PartPool({"s": p}, parts), task, oracle, strategy="best-vs-2nd", random_state=0)
+    task = RealignAdapter()
+    session = ActiveLoop(PartPool({"s": p}, parts), task, oracle, strategy="best-vs-2nd", random_state=0)
     session.step()
     labels = session.labels_["s"]
     times = task.predict_times(p, labels)
@@ -97,8 +97,8 @@ def test_anchors_hold_and_the_loop_runs(perf):
 def test_conflicting_anchors_are_refused_and_the_session_stays_usable(perf):
     p, truth = perf
     parts = [Part("s", 0, 6, "phrase", "events"), Part("s", 6, 12, "phrase", "events")]
-    task = RealignTask()
-    session = ActiveSession(PartPool({"s": p}, parts), task, lambda q, part: part.anchor_labels(truth),
+    task = RealignAdapter()
+    session = ActiveLoop(PartPool({"s": p}, parts), task, lambda q, part: part.anchor_labels(truth),
                             strategy="random", random_state=0)
     first = session.unlabelled[0]
     session.teach([(first, first.anchor_labels(truth))])

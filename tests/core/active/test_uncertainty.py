@@ -153,7 +153,7 @@ def test_bad_inputs_are_refused():
 
 
 def _segmentation_pool(n=14, seed=0):
-    from marginalia.active.segmentation_task import SegmentationTask
+    from marginalia.active.segmentation_adapter import SegmentationAdapter
     from marginalia.models.segmentation import SegmentationModel
     rng = np.random.default_rng(seed)
     items = {}
@@ -161,7 +161,7 @@ def _segmentation_pool(n=14, seed=0):
         X = rng.normal(size=(int(rng.integers(8, 40)), 2))
         X[X.shape[0] // 2:, 0] += rng.uniform(0, 3)
         items[f"i{i}"] = X
-    task = SegmentationTask(SegmentationModel())
+    task = SegmentationAdapter(SegmentationModel())
     task.initialize(items)
     parts = [Part(k, 0, X.shape[0]) for k, X in items.items()] + [Part("i0", 2, 7, "window")]
 

@@ -233,11 +233,11 @@ def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load
         assert seg.pruner_candidates_[k] == ("union" if cv["union"] < cv["law"] else "law")
     d = json.loads(json.dumps(seg.to_dict()))
     union = "union" in seg.pruner_candidates_.values()
-    assert d["recipe"] == "cgh-penalty-law/5" and d["spike_threshold"] == seg.spike_threshold == 4.0
+    assert d["recipe"] == "cgh-penalty-law/5" and d["spike_threshold"] == seg.pruning.spike_threshold == 4.0
     assert all(rule["spike"] == 4.0 for rule in d["pruners"].values())
     assert set(d["pruners"]) == {"all", "low", "high"}
     again = CghSegmenter.from_dict(seg.model_, seg.w_, d)
-    assert again.pruner_candidates_ == seg.pruner_candidates_ and again.spike_threshold == 4.0
+    assert again.pruner_candidates_ == seg.pruner_candidates_ and again.pruning.spike_threshold == 4.0
     for s in seqs:
         law_seg, got = seg.law_segment(s), seg.segment(s)
         # pruning only removes candidates, and the rebuilt recipe decodes the same
@@ -251,7 +251,7 @@ def test_recipe_with_pruning_saves_its_version_and_older_descriptions_still_load
     if not union:
         v4.update(pruner_candidates={"high": "union"}, overseg_penalty=2.0)
     four = CghSegmenter.from_dict(seg.model_, seg.w_, v4)
-    assert four.spike_threshold is None and all(p._spike() is None for p in four.pruners_.values())
+    assert four.pruning.spike_threshold is None and all(p._spike() is None for p in four.pruners_.values())
     assert four.to_dict()["recipe"] == "cgh-penalty-law/4"
     # a version-3 description (the law's candidates only) loads with them
     v3 = {k: v for k, v in v4.items() if k not in ("pruner_candidates", "overseg_penalty")}
@@ -486,7 +486,7 @@ def test_a_platform_too_small_for_its_own_law_gets_its_own_pruner():
     assert seg.law_for(seqs[low[0]]) is seg.laws_["all"] and seg.pruner_for(seqs[low[0]]) is seg.pruners_["low"]
     # the low pruner is fitted on the low chromosomes alone, from the pooled law's candidates
     cands = [seg.candidates_for(seqs[i], seg.law_segment(seqs[i])) for i in low]
-    alone = ChangePruner(spike=seg.spike_threshold, tolerance=0).fit([seqs[i].values[:, 0] for i in low], cands,
+    alone = ChangePruner(spike=seg.pruning.spike_threshold, tolerance=0).fit([seqs[i].values[:, 0] for i in low], cands,
                                                                      [labs[i] for i in low])
     assert seg.pruners_["low"].to_dict() == alone.to_dict()
     again = CghSegmenter.from_dict(seg.model_, seg.w_, json.loads(json.dumps(seg.to_dict())))

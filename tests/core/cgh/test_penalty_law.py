@@ -419,7 +419,7 @@ def test_each_law_keeps_the_learned_metric_only_when_it_saves_law_metric_margin_
     seqs, labs = _platform_set(6, 24)
     params = dict(max_iter=2, min_class_sequences=6, counts=(0, 1), alphas=(1e-2, 1.0), prune=False)
     seg = fit_cgh_recipe(seqs, labs, **params)
-    assert seg.law_metric_margin == 2
+    assert seg.law.law_metric_margin == 2
     assert set(seg.law_cv_errors_) == set(seg.laws_) == {"all", "low", "high"}
     for key, cv in seg.law_cv_errors_.items():
         assert set(cv) == {"learned", "logratio"}

@@ -322,14 +322,14 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
     assert all(m.segment(s) == seg.segment(s) for s in seqs)
     # despiking is on by default (recorded), and 0 turns it off: the pruners then read the logratio as measured
     from marginalia.cgh.change_pruning import SPIKE_THRESHOLD
-    assert m.provenance["learner_params"]["spike_threshold"] == SPIKE_THRESHOLD == seg.spike_threshold
+    assert m.provenance["learner_params"]["spike_threshold"] == SPIKE_THRESHOLD == seg.pruning.spike_threshold
     raw = tmp_path / "raw.model"
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(raw), "--max-iter", "3",
                  "--pruner-candidates", "union", "--spike-threshold", "0"]) == 0
     m = load_model(raw, task="segmentation")
     assert m.provenance["learner_params"]["spike_threshold"] is None
-    assert m.provenance["penalty_law"]["recipe"] == "cgh-penalty-law/4" and m.penalty_law().spike_threshold is None
+    assert m.provenance["penalty_law"]["recipe"] == "cgh-penalty-law/4" and m.penalty_law().pruning.spike_threshold is None
     capsys.readouterr()
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
                  "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(raw), "--spike-threshold", "-1"]) == 2

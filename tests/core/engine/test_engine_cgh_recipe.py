@@ -1,5 +1,7 @@
 """A full retrain on enough labelled aCGH chromosomes fits the recipe (metric + per-platform penalty laws)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -189,7 +191,7 @@ def test_an_oversegmentations_change_never_contradicts_a_label(labelled):
     for k, pruner in task.recipe.pruners_.items():
         pruner.tau_ = None
         task.recipe.pruner_candidates_[k] = "union"
-    task.recipe.overseg_penalty = 0.0
+    task.recipe.pruning = dataclasses.replace(task.recipe.pruning, overseg_penalty=0.0)
     task.recipe._oversegmentations.clear()
     for name in train:
         pred = eng.predict(ids[name])

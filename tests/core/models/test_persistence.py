@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from marginalia.exceptions import DataFormatError, ParameterError
-from marginalia.models.persistence import from_bytes, labels_hash, load_model, save_model, to_bytes
+from marginalia.models.persistence import from_bytes, labels_hash, load_model_parts, save_model_parts, to_bytes
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.types import RegionKind, RegionLabel
 
@@ -21,8 +21,8 @@ def fitted(metric="diagonal"):
 def test_round_trip_file_and_bytes(tmp_path, metric):
     m, w, X = fitted(metric)
     prov = {"features": {"kind": "hermite", "orders": [0, 1, 2]}, "label_hash": "abc", "learner": {"C": 1.0}}
-    save_model(tmp_path / "m.npz", m, w, prov)
-    m2, w2, p2 = load_model(tmp_path / "m.npz", task="segmentation", n_features=3,
+    save_model_parts(tmp_path / "m.npz", m, w, prov)
+    m2, w2, p2 = load_model_parts(tmp_path / "m.npz", task="segmentation", n_features=3,
                             features={"kind": "hermite", "orders": [0, 1, 2]})
     assert np.array_equal(w, w2) and m2.get_params() == m.get_params()
     assert m2.decode(X, w2) == m.decode(X, w)
@@ -46,7 +46,7 @@ def test_damaged_or_foreign_files(tmp_path):
     bad = tmp_path / "x.npz"
     bad.write_bytes(b"not a zip")
     with pytest.raises(DataFormatError, match="x.npz"):
-        load_model(bad)
+        load_model_parts(bad)
     buf = io.BytesIO()
     np.savez(buf, w=np.ones(3))
     with pytest.raises(DataFormatError, match="no header"):
@@ -67,7 +67,7 @@ def test_corrupt_compressed_member_is_called_damaged(tmp_path):
     import zipfile
     m, w, _ = fitted()
     path = tmp_path / "m.model"
-    save_model(path, m, w, {})
+    save_model_parts(path, m, w, {})
     with zipfile.ZipFile(path) as z:
         info = z.getinfo("w.npy")
     raw = bytearray(path.read_bytes())
@@ -78,7 +78,7 @@ def test_corrupt_compressed_member_is_called_damaged(tmp_path):
         raw[i] ^= 0xFF
     path.write_bytes(bytes(raw))
     with pytest.raises(DataFormatError, match="m.model.*damaged|damaged.*m.model"):
-        load_model(path)
+        load_model_parts(path)
     buf = io.BytesIO()
     np.savez(buf, header=np.frombuffer(b"{}", dtype=np.uint8))
     with pytest.raises(DataFormatError, match="'w' are missing"):

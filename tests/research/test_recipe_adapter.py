@@ -1,4 +1,4 @@
-"""RecipeTask: the engine's aCGH learner (perceptron steps, recipe refits) in the active loop; retrain policies."""
+"""RecipeAdapter: the engine's aCGH learner (perceptron steps, recipe refits) in the active loop; retrain policies."""
 
 import json
 import warnings
@@ -6,10 +6,10 @@ import warnings
 import numpy as np
 import pytest
 
-from benchmarks.research.active_loop import ActiveSession
-from benchmarks.research.recipe_task import RecipeTask, retrain_metric_mode
+from benchmarks.research.active_loop import ActiveLoop
+from benchmarks.research.recipe_adapter import RecipeAdapter, retrain_metric_mode
 from marginalia.active.parts import Part
-from marginalia.active.segmentation_task import OutputPruning, segmentation_part_scores
+from marginalia.active.segmentation_adapter import OutputPruning, segmentation_part_scores
 from marginalia.cgh.change_pruning import ChangePruner, elimination_path
 from marginalia.cgh.recipe import CghSegmenter, fit_cgh_recipe
 from marginalia.decoders.segmentation import segment_penalized
@@ -46,7 +46,7 @@ def _chromosomes(n=10, T=150, seed=0):
 @pytest.mark.slow
 def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
     items, labels = _chromosomes()
-    task = RecipeTask(min_items=4, recipe_params={"law_metric": "learned"})   # the perceptron's w draws the items
+    task = RecipeAdapter(min_items=4, recipe_params={"law_metric": "learned"})   # the perceptron's w draws the items
     task.initialize(items)
     names = list(items)
     with warnings.catch_warnings():
@@ -76,7 +76,7 @@ def test_refit_fits_the_recipe_from_min_items_and_predicts_with_it():
 @pytest.mark.slow
 def test_chromosomes_whose_law_decodes_the_plain_logratio_are_scored_with_its_parameters():
     items, labels = _chromosomes(seed=5)
-    task = RecipeTask(min_items=4, recipe_params={"law_metric": "logratio"})
+    task = RecipeAdapter(min_items=4, recipe_params={"law_metric": "logratio"})
     task.initialize(items)
     names = list(items)
     with warnings.catch_warnings():
@@ -104,7 +104,7 @@ def test_the_loop_learns_with_it_and_bad_input_is_refused():
     names = list(items)
     pool = {k: items[k] for k in names[:8]}
     held = [(items[k], labels[k]) for k in names[8:]]
-    session = ActiveSession(pool, RecipeTask(min_items=4), lambda q, p: labels[p.item_id], strategy="best-vs-2nd",
+    session = ActiveLoop(pool, RecipeAdapter(min_items=4), lambda q, p: labels[p.item_id], strategy="best-vs-2nd",
                             learner="combined", refit_every=4, held_out=held, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -114,11 +114,11 @@ def test_the_loop_learns_with_it_and_bad_input_is_refused():
     q = session.next_queries(2)
     assert all(0.0 <= x.uncertainty <= 1.0 for x in q)
     with pytest.raises(ParameterError, match="Sequence"):
-        RecipeTask().initialize({"a": np.zeros(50)})
+        RecipeAdapter().initialize({"a": np.zeros(50)})
     with pytest.raises(ParameterError, match="min_items"):
-        RecipeTask(min_items=1)
+        RecipeAdapter(min_items=1)
     with pytest.raises(ParameterError, match="query_margin"):
-        RecipeTask(query_margin="pruned")
+        RecipeAdapter(query_margin="pruned")
 
 
 def _rule(tau):
@@ -164,7 +164,7 @@ def test_output_margin_follows_the_pruned_prediction():
 def test_metric_refit_keeps_the_previous_metric_until_the_label_set_grows_by_half():
     items, labels = _chromosomes(n=14, seed=5)
     names = list(items)
-    task = RecipeTask(min_items=4, metric_refit="keep-x1.5")
+    task = RecipeAdapter(min_items=4, metric_refit="keep-x1.5")
     task.initialize(items)
 
     def refit(k):
@@ -180,7 +180,7 @@ def test_metric_refit_keeps_the_previous_metric_until_the_label_set_grows_by_hal
     assert kept.laws_["all"].errors_.shape[0] == 8
     assert relearned.metric_n_items_ == 12 and not np.array_equal(relearned.w_, first.w_)
     with pytest.raises(ParameterError, match="metric_refit"):
-        RecipeTask(metric_refit="never")
+        RecipeAdapter(metric_refit="never")
 
 
 def test_retrain_policies_choose_how_the_metric_is_refitted():

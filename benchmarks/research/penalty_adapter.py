@@ -1,4 +1,4 @@
-"""Active learning of a per-sequence change penalty: a ``TaskAdapter`` (``.active_loop``) with room to learn.
+"""Active learning of a per-sequence change penalty: a ``LoopAdapter`` (``.active_loop``) with room to learn.
 
 Why this model. With one penalty law for every sequence, labelled-region error on
 the neuroblastoma aCGH profiles plateaus near the tuned-penalty error (~0.18)
@@ -14,7 +14,7 @@ and its features ``F`` (:func:`marginalia.cgh.penalty_regression.sequence_featur
 plus, with ``path_features``, the two largest log-penalties at which the path
 loses a change) are computed once per item and cached. The model predicts
 ``log λ = θᵀ z(F) + b`` (``z``: features standardised with the pool's mean and
-spread, an unsupervised choice made at :meth:`PenaltyPathTask.initialize`) and
+spread, an unsupervised choice made at :meth:`PenaltyPathAdapter.initialize`) and
 segments the item with the path's optimum at that ``λ``. With no label it
 starts from the BIC-like law ``λ = 2 σ̂² log T``.
 
@@ -64,7 +64,7 @@ from marginalia.checks import check_signal
 from marginalia.exceptions import ParameterError
 from marginalia.types import BoundaryLabel, RegionLabel, Segmentation, Sequence
 
-__all__ = ["PenaltyPathTask", "signal_of"]
+__all__ = ["PenaltyPathAdapter", "signal_of"]
 
 
 def signal_of(data) -> np.ndarray:
@@ -98,7 +98,7 @@ class _ItemPath:
         self.features = F
 
 
-class PenaltyPathTask:
+class PenaltyPathAdapter:
     """Per-sequence penalty learned from partial labels, as the active loop needs it.
 
     Parameters

@@ -1,4 +1,4 @@
-"""Active learning for change-point detection: the ``TaskAdapter`` of segmentation (benchmarks.research.active_loop).
+"""Active learning for change-point detection: the ``LoopAdapter`` of segmentation (benchmarks.research.active_loop).
 
 It links the loop to :class:`marginalia.models.segmentation.SegmentationModel`
 (scores ``<w, φ(X, y)> = -penalised cost``, decoders with label constraints and
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..decoders.segmentation import metric_transform
 from ..exceptions import ParameterError
 from ..metrics import RegionErrors, region_errors
 from ..types import BoundaryLabel, RegionLabel, Segmentation, Sequence
@@ -46,7 +47,7 @@ from .parts import Part
 from .uncertainty import PartScores
 from .warm_segmenter import WarmSegmenter
 
-__all__ = ["OutputPruning", "SegmentationTask", "shift_labels", "segmentation_part_scores", "segmentation_part_pair"]
+__all__ = ["OutputPruning", "SegmentationAdapter", "shift_labels", "segmentation_part_scores", "segmentation_part_pair"]
 
 
 def shift_labels(labels, part: Part) -> list:
@@ -77,14 +78,6 @@ def shift_labels(labels, part: Part) -> list:
 
 #: best segmentations of parts, followed between exact decodes (see segmentation_part_scores)
 _WARM = WarmSegmenter()
-
-
-def _transformed(X: np.ndarray, metric: np.ndarray) -> np.ndarray:
-    """``X`` under the decoders' metric (1-d column weights or a (q, p) map); zero-weight columns dropped."""
-    if metric.ndim == 1:
-        keep = metric != 0
-        return X * metric if np.all(keep) else X[:, keep] * metric[keep]
-    return X @ metric.T
 
 
 def _as_array(data, features) -> np.ndarray:
@@ -206,7 +199,7 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
         cons = model.constraints(shift_labels(labels, part), T)
         best, second = segment_second_best(Xp, pen, metric=metric, min_size=model.min_size, constraints=cons)
         second_cost = None if second is None else second.cost
-        Z = _transformed(Xp, metric)
+        Z = metric_transform(Xp, metric)
     one_segment = float(((Z - Z.mean(axis=0)) ** 2).sum()) + pen
     worst_cost = max(one_segment, pen * (T // model.min_size), best.cost)
     return PartScores(best=-best.cost, second=None if second_cost is None else -second_cost, worst=-worst_cost,
@@ -226,7 +219,7 @@ def _part_count_runner_up(model, w, X, part: Part, labels, warm: bool):
     metric, pen = model.decoder_metric(w, X.shape[0])
     inside = shift_labels(labels, part)
     cons = model.constraints(inside, Xp.shape[0])
-    Z = _transformed(Xp, metric)
+    Z = metric_transform(Xp, metric)
     if warm:
         # a part scored with and without its labels (queries vs. the fixed stopping set) is followed as
         # two parts, so alternating between them does not force an exact decode each time
@@ -262,7 +255,7 @@ def segmentation_part_pair(model, w, X, part: Part, labels, *, warm: bool = True
     return best_changes, r.segmentation.breakpoints + part.start, max(r.delta, 0.0) / scale
 
 
-class SegmentationTask:
+class SegmentationAdapter:
     """Segmentation model + structured perceptron + optional SSVM, as the active loop needs them.
 
     Parameters

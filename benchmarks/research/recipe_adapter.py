@@ -1,6 +1,6 @@
 """The desktop engine's aCGH model in the active loop: perceptron steps per label, the recipe every k labels.
 
-:class:`RecipeTask` is a :class:`~benchmarks.research.active_loop.TaskAdapter` that learns the
+:class:`RecipeAdapter` is a :class:`~benchmarks.research.active_loop.LoopAdapter` that learns the
 way :class:`marginalia.tasks.segmentation.SegmentationTask` does for aCGH, so an
 offline replay (``benchmarks/quality/active.py --model recipe``) measures the model the
 app uses rather than a stand-in:
@@ -19,7 +19,7 @@ app uses rather than a stand-in:
   per array platform, learned change pruning), else a warm-started SSVM; the
   perceptron then continues from the fit's parameters;
 * part scores: best vs. the count runner-up
-  (:func:`marginalia.active.segmentation_task.segmentation_part_scores`) under the
+  (:func:`marginalia.active.segmentation_adapter.segmentation_part_scores`) under the
   perceptron's parameters with the chromosome's own penalty factor, exactly the
   engine's ``part_scores``;
 * predictions and the held-out error: the latest regularised fit (Lou et al.
@@ -33,14 +33,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from marginalia.active.segmentation_task import OutputPruning, SegmentationTask, segmentation_part_scores
+from marginalia.active.segmentation_adapter import OutputPruning, SegmentationAdapter, segmentation_part_scores
 from marginalia.cgh.recipe import CghSegmenter, profile_groups
 from marginalia.exceptions import ParameterError
 from marginalia.features.hermite import robust_noise_scale
 from marginalia.models.segmentation import PenaltyScaledModel, SegmentationModel
 from marginalia.types import Segmentation, Sequence
 
-__all__ = ["RecipeTask", "QUERY_MARGINS", "RETRAIN_POLICIES", "retrain_metric_mode"]
+__all__ = ["RecipeAdapter", "QUERY_MARGINS", "RETRAIN_POLICIES", "retrain_metric_mode"]
 
 #: how retrains of a growing label set get their metric (:func:`retrain_metric_mode`)
 RETRAIN_POLICIES = ("learn", "anchor", "keep-x1.5")
@@ -49,7 +49,7 @@ RETRAIN_POLICIES = ("learn", "anchor", "keep-x1.5")
 QUERY_MARGINS = ("decoder", "output")
 
 
-class RecipeTask(SegmentationTask):
+class RecipeAdapter(SegmentationAdapter):
     """The engine's aCGH learner (perceptron + recipe) as the active loop needs it.
 
     Parameters
@@ -63,7 +63,7 @@ class RecipeTask(SegmentationTask):
     query_margin : {"decoder", "output"}
         ``"decoder"``: part scores are the decoder's best vs. count runner-up;
         ``"output"``: once a pruning recipe is fitted, the margin of the pruned
-        prediction (:class:`~marginalia.active.segmentation_task.OutputPruning`).
+        prediction (:class:`~marginalia.active.segmentation_adapter.OutputPruning`).
     metric_refit : {"learn", "anchor", "keep-x1.5"}
         How each recipe refit gets its metric from the previous recipe
         (:func:`retrain_metric_mode`).
@@ -245,7 +245,7 @@ class RecipeTask(SegmentationTask):
 
 def _model_input(data) -> np.ndarray:
     if not isinstance(data, Sequence):
-        raise ParameterError(f"RecipeTask items: expected aCGH Sequence objects, got {type(data).__name__}")
+        raise ParameterError(f"RecipeAdapter items: expected aCGH Sequence objects, got {type(data).__name__}")
     return CghSegmenter.model_input(data)
 
 

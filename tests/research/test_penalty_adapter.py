@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.research.active_loop import ActiveSession
-from benchmarks.research.penalty_task import PenaltyPathTask
+from benchmarks.research.active_loop import ActiveLoop
+from benchmarks.research.penalty_adapter import PenaltyPathAdapter
 from marginalia.active.parts import Part
 from marginalia.active.uncertainty import uncertainty_from_scores
 from marginalia.decoders.brute import brute_cost, brute_force_segmentations
@@ -27,7 +27,7 @@ def _step_signal(rng, T, jump, at=None, noise=1.0):
 def test_part_scores_match_brute_force_over_every_segmentation(seed, T, jump):
     rng = np.random.default_rng(seed)
     x, _ = _step_signal(rng, T, jump)
-    task = PenaltyPathTask(k_max=T)
+    task = PenaltyPathAdapter(k_max=T)
     task.initialize({"a": x})
     scores = task.part_scores(x, Part("a", 0, T))
     lam = math.exp(task.log_penalty(x, w=task.w_))
@@ -49,7 +49,7 @@ def test_margins_do_not_change_when_the_signal_is_rescaled():
     x, _ = _step_signal(rng, 40, 2.0)
     q = []
     for c in (1.0, 7.0):
-        task = PenaltyPathTask()
+        task = PenaltyPathAdapter()
         task.initialize({"a": c * x})
         q.append(uncertainty_from_scores(task.part_scores(c * x, Part("a", 0, 40)), "best-vs-2nd"))
     assert q[0] == pytest.approx(q[1], rel=1e-6)
@@ -60,7 +60,7 @@ def test_a_perceptron_step_moves_the_prediction_into_the_target_interval():
     rng = np.random.default_rng(0)
     x, at = _step_signal(rng, 60, 3.0)
     other, _ = _step_signal(rng, 80, 0.0)
-    task = PenaltyPathTask(margin=0.5)
+    task = PenaltyPathAdapter(margin=0.5)
     task.initialize({"a": x, "b": other})
     # a label that wants no change at all: the target is a high penalty
     labels = [RegionLabel(item_id="a", start=0, stop=60, kind="0")]
@@ -92,7 +92,7 @@ def _labelled_pool(seed=0, n=12):
 
 def test_refit_learns_the_penalty_from_labels_and_predicts_them():
     items, labels = _labelled_pool()
-    task = PenaltyPathTask()
+    task = PenaltyPathAdapter()
     task.initialize(items)
     held = [(items[k], labels[k]) for k in items]
     task.w_ = task.w_ - np.r_[np.zeros(task.w_.size - 1), 6.0]  # start from a penalty far too small
@@ -106,9 +106,9 @@ def test_refit_learns_the_penalty_from_labels_and_predicts_them():
 
 def test_the_loop_runs_with_the_penalty_task_and_refuses_conflicting_labels():
     items, labels = _labelled_pool(seed=1, n=8)
-    task = PenaltyPathTask()
+    task = PenaltyPathAdapter()
     held = [(items[k], labels[k]) for k in list(items)[:3]]
-    session = ActiveSession(items, task, lambda q, p: labels[p.item_id], strategy="best-vs-2nd",
+    session = ActiveLoop(items, task, lambda q, p: labels[p.item_id], strategy="best-vs-2nd",
                             learner="combined", refit_every=2, held_out=held, random_state=0)
     session.run(max_steps=4)
     assert [r["n_parts_labelled"] for r in session.curve_] == list(range(5))
@@ -127,10 +127,10 @@ def test_the_loop_runs_with_the_penalty_task_and_refuses_conflicting_labels():
 
 def test_bad_arguments_name_the_argument():
     with pytest.raises(ParameterError, match="k_max"):
-        PenaltyPathTask(k_max=0)
+        PenaltyPathAdapter(k_max=0)
     with pytest.raises(ParameterError, match="step"):
-        PenaltyPathTask(step=0.0)
-    task = PenaltyPathTask()
+        PenaltyPathAdapter(step=0.0)
+    task = PenaltyPathAdapter()
     with pytest.raises(ParameterError, match="1-d signal"):
         task.initialize({"a": np.zeros((5, 2))})
     with pytest.raises(ParameterError, match="items"):

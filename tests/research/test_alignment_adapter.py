@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.research.active_loop import ActiveSession, PartPool
-from benchmarks.research.alignment_task import AlignmentActiveTask, AlignmentItem, onset_errors
+from benchmarks.research.active_loop import ActiveLoop, PartPool
+from benchmarks.research.alignment_adapter import AlignmentAdapter, AlignmentItem, onset_errors
 from marginalia.active.parts import Part
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.tasks.alignment import N_FEATURES
@@ -57,7 +57,7 @@ def test_part_scores_match_brute_force_over_alignments_fixed_outside_the_part(se
     rng = np.random.default_rng(seed)
     T = E + 2 + extra
     item, true_on = _item(rng, E, T, noise=0.8)
-    task = AlignmentActiveTask()
+    task = AlignmentAdapter()
     task.initialize({"a": item})
     task.w_ = (np.eye(N_FEATURES) + 0.3 * rng.normal(size=(N_FEATURES, N_FEATURES))).ravel()
     start = data.draw(st.integers(0, E - 1))
@@ -110,7 +110,7 @@ def test_perceptron_from_anchors_fixes_a_distorted_item_and_generalises_to_anoth
     train, true_train = _item(rng, 12, 80, noise=0.2, fr=10.0, mix=mix)
     test, true_test = _item(rng, 12, 80, noise=0.2, fr=10.0, mix=mix)
     truth_test_s = true_test[1:] / test.frame_rate
-    task = AlignmentActiveTask(loss_scale=0.3, max_step=1.0)  # a large margin: the distortion is strong
+    task = AlignmentAdapter(loss_scale=0.3, max_step=1.0)  # a large margin: the distortion is strong
     task.initialize({"train": train, "test": test})
     before = task.evaluate([(test, truth_test_s)])
     labels = [AnchorLabel(item_id="train", event=e, time_s=float(true_train[e + 1]) / train.frame_rate,
@@ -133,7 +133,7 @@ def test_refit_averages_and_is_what_predicts():
     item, on = _item(rng, 8, 50, noise=0.2, mix=mix)
     labels = [AnchorLabel(item_id="x", event=e, time_s=float(on[e + 1]) / item.frame_rate, tolerance_s=0.0)
               for e in range(8)]
-    task = AlignmentActiveTask(loss_scale=0.3, max_step=1.0, refit_epochs=10)
+    task = AlignmentAdapter(loss_scale=0.3, max_step=1.0, refit_epochs=10)
     task.initialize({"x": item})
     w0 = task.w_.copy()
     task.refit([item], [labels])
@@ -159,8 +159,8 @@ def test_active_session_runs_every_strategy_and_learns(strategy):
     def oracle(query, part):
         return part.anchor_labels(truths[part.item_id], tolerance_s=0.0)
 
-    task = AlignmentActiveTask(loss_scale=0.3, max_step=1.0)
-    session = ActiveSession(PartPool(items, parts), task, oracle, strategy=strategy, learner="combined",
+    task = AlignmentAdapter(loss_scale=0.3, max_step=1.0)
+    session = ActiveLoop(PartPool(items, parts), task, oracle, strategy=strategy, learner="combined",
                             refit_every=2, held_out=[(held, on_h[1:] / 10.0)], random_state=0)
     session.run()
     session.finish()
@@ -173,7 +173,7 @@ def test_active_session_runs_every_strategy_and_learns(strategy):
 def test_validation_names_the_argument():
     rng = np.random.default_rng(0)
     item, on = _item(rng, 3, 10)
-    task = AlignmentActiveTask()
+    task = AlignmentAdapter()
     with pytest.raises(ParameterError, match="initialize"):
         task.scores(item)
     task.initialize({"a": item})
@@ -187,7 +187,7 @@ def test_validation_names_the_argument():
     with pytest.raises(ParameterError, match="axis"):
         task.part_scores(item, Part("a", 0, 2, "window", "frames"), [])
     with pytest.raises(ParameterError, match="max_step"):
-        AlignmentActiveTask(max_step=0).initialize({"a": item})
+        AlignmentAdapter(max_step=0).initialize({"a": item})
     with pytest.raises(ParameterError, match="templates"):
         AlignmentItem(np.zeros((10, 13)), np.zeros((1, 13)), 10.0)
     with pytest.raises(ParameterError, match="frame_rate"):
@@ -206,7 +206,7 @@ def test_from_audio_times_follow_centred_frames():
     assert item.time_offset_s == pytest.approx(-0.05)
     np.testing.assert_allclose(item.frame_to_time([0, 10]), [-0.05, 0.95])
     # an anchor at the start of frame 10 pins the event's onset to frame 10
-    task = AlignmentActiveTask()
+    task = AlignmentAdapter()
     task.initialize({"s": item})
     lab = AnchorLabel(item_id="s", event=1, time_s=0.95, tolerance_s=0.0)
     assert task.predict_onsets(item, [lab])[1] == 10
@@ -219,7 +219,7 @@ def test_shift_is_the_median_anchor_residual_and_moves_predicted_times():
     # the annotator hears every onset 30 ms after the frame boundary (0.3 frame: same frame after rounding)
     labels = [AnchorLabel(item_id="t", event=e, time_s=float(on_train[e + 1]) / 10.0 + 0.03, tolerance_s=0.0)
               for e in range(6)]
-    task = AlignmentActiveTask()
+    task = AlignmentAdapter()
     task.initialize({"t": train})
     assert task.shift_s_ == 0.0
     np.testing.assert_array_equal(task.predict_onsets(train), on_train[1:])  # clean frames: already right
@@ -228,9 +228,9 @@ def test_shift_is_the_median_anchor_residual_and_moves_predicted_times():
     np.testing.assert_allclose(task.predict_times(test), on_test[1:] / 10.0 + 0.03)
     task.refit([train], [labels])
     assert task.shift_s_ == pytest.approx(0.03)
-    plain = AlignmentActiveTask(learn_shift=False)
+    plain = AlignmentAdapter(learn_shift=False)
     plain.initialize({"t": train})
     plain.perceptron_step(train, labels)
     assert plain.shift_s_ == 0.0
     with pytest.raises(ParameterError, match="learn_shift"):
-        AlignmentActiveTask(learn_shift="yes").initialize({"t": train})
+        AlignmentAdapter(learn_shift="yes").initialize({"t": train})

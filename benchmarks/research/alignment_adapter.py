@@ -1,4 +1,4 @@
-"""Active learning for audio-to-score alignment: the ``TaskAdapter`` of alignment (``benchmarks.research.active_loop``).
+"""Active learning for audio-to-score alignment: the ``LoopAdapter`` of alignment (``benchmarks.research.active_loop``).
 
 It links the loop to the engine's alignment model (:mod:`marginalia.tasks.alignment`):
 frame descriptors ``x_t`` (unit chroma damped by quietness, plus quietness),
@@ -52,7 +52,7 @@ from marginalia.exceptions import ParameterError
 from marginalia.tasks.alignment import N_FEATURES, event_templates, frame_features
 from marginalia.types import AnchorLabel, EventSpanLabel, MidiScore
 
-__all__ = ["AlignmentItem", "AlignmentActiveTask", "onset_errors"]
+__all__ = ["AlignmentItem", "AlignmentAdapter", "onset_errors"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,7 +185,7 @@ def _check_nonneg(name, value, *, positive=False):
     return v
 
 
-class AlignmentActiveTask:
+class AlignmentAdapter:
     """Engine alignment model + passive-aggressive perceptron, as the active loop needs them.
 
     Parameters
@@ -279,7 +279,7 @@ class AlignmentActiveTask:
 
     def _W(self, w=None) -> np.ndarray:
         if not hasattr(self, "w_"):
-            raise ParameterError("AlignmentActiveTask: call initialize(items) first")
+            raise ParameterError("AlignmentAdapter: call initialize(items) first")
         return np.asarray(self.w_ if w is None else w).reshape(N_FEATURES, N_FEATURES)
 
     # ----------------------------------------------------------- labels

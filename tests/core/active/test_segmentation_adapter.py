@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.research.active_loop import ActiveSession, PartPool
+from benchmarks.research.active_loop import ActiveLoop, PartPool
 from marginalia.active.parts import Part, make_parts
-from marginalia.active.segmentation_task import SegmentationTask, segmentation_part_scores, shift_labels
+from marginalia.active.segmentation_adapter import SegmentationAdapter, segmentation_part_scores, shift_labels
 from marginalia.active.uncertainty import uncertainty_from_scores
 from marginalia.decoders.brute import brute_second_best
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
@@ -14,7 +14,7 @@ from marginalia.types import BoundaryLabel, RegionLabel
 
 
 def _task(Xs, w=None):
-    task = SegmentationTask(SegmentationModel())
+    task = SegmentationAdapter(SegmentationModel())
     task.initialize({f"i{k}": X for k, X in enumerate(Xs)})
     if w is not None:
         task.w_ = np.asarray(w, dtype=float)
@@ -81,8 +81,8 @@ def test_segmentation_loop_end_to_end_improves_the_held_out_error(learner):
     items, labels = _expert_items(10, 0)
     test_items, test_labels = _expert_items(8, 1)
     held_out = [(test_items[k], test_labels[k]) for k in test_items]
-    task = SegmentationTask(SegmentationModel())
-    session = ActiveSession(items, task, lambda q, p: labels[p.item_id], strategy="best-vs-2nd",
+    task = SegmentationAdapter(SegmentationModel())
+    session = ActiveLoop(items, task, lambda q, p: labels[p.item_id], strategy="best-vs-2nd",
                             learner=learner, refit_every=3, held_out=held_out, random_state=0)
     session.run(max_steps=4)
     session.finish()
@@ -98,7 +98,7 @@ def test_conflicting_and_out_of_range_labels_on_windows():
     items, _ = _expert_items(1, 0)
     X = items["s0_0"]
     parts = make_parts("s0_0", 40, kind="window", window=20, hop=10)
-    session = ActiveSession(PartPool(items, parts), SegmentationTask(SegmentationModel()), lambda q, p: [],
+    session = ActiveLoop(PartPool(items, parts), SegmentationAdapter(SegmentationModel()), lambda q, p: [],
                             random_state=0)
     session.teach([(parts[0], [RegionLabel(item_id="s0_0", start=0, stop=20, kind="0")])])
     with pytest.raises(InfeasibleLabelsError, match="conflict"):
@@ -113,9 +113,9 @@ def test_conflicting_and_out_of_range_labels_on_windows():
 
 def test_bad_model_and_part_are_refused():
     with pytest.raises(ParameterError, match="model"):
-        SegmentationTask(object())
+        SegmentationAdapter(object())
     with pytest.raises(ParameterError, match="features"):
-        SegmentationTask(features=3)
+        SegmentationAdapter(features=3)
     X = np.random.default_rng(0).normal(size=(10, 1))
     task = _task([X])
     with pytest.raises(ParameterError, match="ends after"):

@@ -43,7 +43,7 @@ def satisfies(cuts, labels):
     return True
 
 
-class ToySegmentationTask:
+class ToySegmentationAdapter:
     def __init__(self, w0):
         self.w0 = np.asarray(w0, dtype=float)
         self.refits = 0

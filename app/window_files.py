@@ -197,14 +197,15 @@ class ProjectFilesMixin:
         def done(plan):
             dialog = ImportDialog(plan, Path(str(engine.path)).name, self)
             self.import_preview = dialog
-            dialog.accepted.connect(lambda: self.run_planned_import(plan, dialog.pairs()))
+            dialog.accepted.connect(lambda: self.run_planned_import(plan, dialog.pairs(), dialog.columns()))
             dialog.open()
 
         self._run_io("import", "reading the files to import", lambda: engine.plan_import(paths), done,
                      "Cannot read these files")
 
-    def run_planned_import(self, plan, pairs):
-        """Import what the import dialog showed, with its pairs, in the background (see :meth:`import_data`)."""
+    def run_planned_import(self, plan, pairs, columns_by_file=None):
+        """Import what the import dialog showed, with its pairs and table namings, in the background (see
+        :meth:`import_data`)."""
         if self.engine is None:
             return
         engine = self.engine
@@ -227,7 +228,8 @@ class ProjectFilesMixin:
             if ids and self.current_item is None:
                 self.show_item(ids[0])
 
-        self._run_io("import", "importing data", lambda: _noting_warnings(lambda: engine.run_import(plan, pairs)),
+        self._run_io("import", "importing data", lambda: _noting_warnings(
+            lambda: engine.run_import(plan, pairs, columns_by_file=columns_by_file or None)),
                      done, "Cannot import these files")
 
     def import_data(self, paths):

@@ -23,16 +23,20 @@ import zipfile
 
 import numpy as np
 
-from ..exceptions import DataFormatError, ParameterError, require_extra
+from ..exceptions import DataFormatError, DataWarning, ParameterError, require_extra
 from ..types import MidiScore
 from ._common import existing_file
 
-__all__ = ["MUSICXML_SUFFIXES", "SCORE_SUFFIXES", "read_musicxml", "read_score"]
+__all__ = ["MUSICXML_SUFFIXES", "SCORE_SUFFIXES", "RepeatsWarning", "read_musicxml", "read_score"]
 
 MUSICXML_SUFFIXES = (".musicxml", ".mxl", ".xml")
 _DEFAULT_QPM = 120.0
 _UNIT_QUARTERS = {"w": 4.0, "h": 2.0, "q": 1.0, "e": 0.5, "s": 0.25, "whole": 4.0, "half": 2.0, "quarter": 1.0,
                   "eighth": 0.5, "16th": 0.25}
+
+
+class RepeatsWarning(DataWarning):
+    """A score with repeat signs was read as written: a performance playing the repeats has notes it lacks."""
 
 
 def _check_xml(p) -> None:
@@ -67,9 +71,25 @@ def _check_notes(root, p) -> None:
     for part in root.iter("part"):
         pid = part.get("id", "?")
         label = f"part {pid}" + (f" ({names[pid]})" if names.get(pid) else "")
+        divisions_seen = False
         for measure in part.iter("measure"):
             where = f"{label}, measure {measure.get('number', '?')}"
+            for divisions in measure.iter("divisions"):
+                text = (divisions.text or "").strip()
+                try:
+                    ok = float(text) > 0 and float(text) == int(float(text))
+                except ValueError:
+                    ok = False
+                if not ok:
+                    raise DataFormatError(f"<divisions> is {text!r}; expected a whole number > 0 (the divisions of a "
+                                          "quarter note, which every duration counts in). Re-export the score",
+                                          path=str(p), where=where)
+                divisions_seen = True
             for note in measure.iter("note"):
+                if not divisions_seen and note.find("duration") is not None:
+                    raise DataFormatError("a note has a duration before any <divisions> says what a duration counts; "
+                                          "add <attributes><divisions>N</divisions></attributes> to the first measure",
+                                          path=str(p), where=where)
                 pitch = note.find("pitch")
                 if pitch is not None:
                     step, octave, alter = pitch.findtext("step"), pitch.findtext("octave"), pitch.findtext("alter")
@@ -119,13 +139,18 @@ def read_musicxml(path, *, repeats: str = "written") -> MidiScore:
         ``meta`` with ``source``, ``format`` (``musicxml``), ``parts`` (part names), ``repeats`` (the mode
         used and the number of repeat signs found), ``time_signatures`` ``(beat, numerator, denominator)``.
 
+    Warns
+    -----
+    RepeatsWarning
+        Once, when a score read as written has repeat signs.
+
     Raises
     ------
     MissingExtraError
         partitura is not installed (``pip install marginalia-studio[music]``).
     DataFormatError
-        Not well-formed XML (the message names the line), a file partitura cannot read (it names the part
-        and measure when partitura says them), or a score without notes.
+        Not well-formed XML (the message names the line), a pitch, duration or ``<divisions>`` that is not one
+        (named by part and measure), a file partitura cannot read, or a score without notes.
     """
     if repeats not in ("written", "unfold"):
         raise ParameterError(f"repeats: expected 'written' or 'unfold', got {repeats!r}")
@@ -144,6 +169,10 @@ def read_musicxml(path, *, repeats: str = "written") -> MidiScore:
     n_repeats = sum(len(list(part.iter_all(pt.score.Repeat))) for part in parts)
     if repeats == "unfold" and n_repeats:
         parts = [pt.score.unfold_part_maximal(part) for part in parts]
+    elif n_repeats:
+        warnings.warn(f"{p}: the score has {n_repeats} repeat sign(s); it is read as written, every note once "
+                      "(repeats not unfolded), so a performance that plays the repeats has notes the score lacks "
+                      "(aligned as insertions)", RepeatsWarning, stacklevel=2)
     pitch, on_q, off_q, track = [], [], [], []
     tempos, time_sigs = [], []
     for k, part in enumerate(parts):
@@ -181,7 +210,17 @@ def read_musicxml(path, *, repeats: str = "written") -> MidiScore:
 
     names = tuple(str(getattr(part, "part_name", None) or getattr(part, "id", "") or f"part {k + 1}")
                   for k, part in enumerate(parts))
-    return MidiScore(pitches=pitches, onsets_s=to_seconds(on_q), offsets_s=to_seconds(off_q), onsets_beats=on_q,
+    try:
+        return _midi_score(p, pitches, to_seconds(on_q), to_seconds(off_q), on_q, off_q, tracks, q0, seconds_at,
+                           qpm, names, repeats, n_repeats, time_sigs, shift)
+    except ParameterError as exc:   # e.g. a note ending before it starts: the file's durations are wrong
+        raise DataFormatError(f"the notes read from it are not a score ({str(exc).split(': ', 1)[-1]}); check it "
+                              "opens in MuseScore, and re-export it as MusicXML", path=str(p)) from None
+
+
+def _midi_score(p, pitches, onsets_s, offsets_s, on_q, off_q, tracks, q0, seconds_at, qpm, names, repeats,
+                n_repeats, time_sigs, shift) -> MidiScore:
+    return MidiScore(pitches=pitches, onsets_s=onsets_s, offsets_s=offsets_s, onsets_beats=on_q,
                  offsets_beats=off_q, velocities=np.full(pitches.shape[0], 64, dtype=np.int64), tracks=tracks,
                  name=p.name.split(".")[0],
                  tempo_map=np.column_stack([q0, seconds_at, 60e6 / qpm]), ticks_per_beat=480,

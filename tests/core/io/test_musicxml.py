@@ -74,7 +74,10 @@ def test_notes_parts_and_seconds_from_the_tempo_mark(tmp_path):
 def test_repeats_are_read_as_written_or_unfolded(tmp_path):
     p = tmp_path / "rep.musicxml"
     p.write_text(_xml([[_note("C", 4), _note("D", 4)], [_note("E", 4), _note("F", 4)]], repeat=True))
-    written = read_musicxml(p)
+    from marginalia.io.musicxml import RepeatsWarning
+    with pytest.warns(RepeatsWarning, match="1 repeat sign.*read as written") as caught:
+        written = read_musicxml(p)
+    assert len([w for w in caught if issubclass(w.category, RepeatsWarning)]) == 1
     assert written.n_notes == 4 and written.meta["repeats"] == {"mode": "written", "repeat_signs": 1}
     unfolded = read_musicxml(p, repeats="unfold")
     assert unfolded.n_notes == 8 and unfolded.pitches.tolist() == [60, 62, 64, 65] * 2
@@ -122,3 +125,43 @@ def test_a_damaged_note_is_named_by_part_and_measure(tmp_path):
     q.write_text(_xml([[_note("C", 5)]], [[_note("C", 3, 4)], [_note("G", 2, "x")]]))
     with pytest.raises(DataFormatError, match=r"part P2 \(Cello\), measure 2: a note's duration is 'x'"):
         read_musicxml(q)
+
+
+@pytest.mark.parametrize("divisions, message", [("0", "<divisions> is '0'"), ("two", "<divisions> is 'two'"),
+                                                ("1.5", "<divisions> is '1.5'")])
+def test_bad_divisions_are_named_by_part_and_measure(tmp_path, divisions, message):
+    p = tmp_path / "div.musicxml"
+    xml = _xml([[_note("C", 4), _note("D", 4)], [_note("E", 4), _note("F", 4)]], [[_note("C", 3, 4)], [_note("G", 2, 4)]])
+    # the second part's first measure says its divisions wrongly: partitura would read every duration wrong
+    head, tail = xml.split('<part id="P2">', 1)
+    p.write_text(head + '<part id="P2">' + tail.replace("<divisions>2</divisions>", f"<divisions>{divisions}</divisions>", 1))
+    with pytest.raises(DataFormatError) as info:
+        read_musicxml(p)
+    assert str(info.value).startswith(f"{p}, part P2 (Cello), measure 1: {message}")
+
+
+def test_a_score_without_divisions_or_with_impossible_durations_is_one_line(tmp_path):
+    p = tmp_path / "nodiv.musicxml"
+    p.write_text(_xml([[_note("C", 4), _note("D", 4)]]).replace("<divisions>2</divisions>", ""))
+    with pytest.raises(DataFormatError, match=r"nodiv.musicxml, part P1 \(Violin\), measure 1: a note has a "
+                                              "duration before any <divisions>"):
+        read_musicxml(p)
+    q = tmp_path / "neg.musicxml"
+    q.write_text(_xml([[_note("C", 4), _note("D", 4, -2)]]))
+    with pytest.raises(DataFormatError, match=r"neg.musicxml, part P1 \(Violin\), measure 1: a note's duration"):
+        read_musicxml(q)
+
+
+def test_cli_names_a_damaged_score_in_one_line(tmp_path, capsys):
+    from marginalia.cli import main
+    from marginalia.io import write_wav
+    t = np.arange(22050) / 22050
+    write_wav(tmp_path / "duo.wav", (0.2 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), 22050)
+    (tmp_path / "duo.musicxml").write_text(_xml([[_note("C", 5), _note("D", 5)]]).replace(
+        "<divisions>2</divisions>", "<divisions>0</divisions>"))
+    code = main(["project", "create", str(tmp_path / "p.marginalia"), "--import", str(tmp_path / "duo.wav"),
+                 str(tmp_path / "duo.musicxml")])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    (line,) = [ln for ln in err.splitlines() if "error" in ln]
+    assert "duo.musicxml, part P1 (Violin), measure 1: <divisions> is '0'" in line

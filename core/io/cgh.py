@@ -876,7 +876,8 @@ def write_bedgraph(path, segmentations_by_sequence, sequences=None, *, track_nam
     """Write segment means as bedGraph, one ``track`` per profile, for genome browsers.
 
     Positions are taken as 1-based probe coordinates, so a segment from probe position ``a`` to ``b`` is
-    the 0-based half-open interval ``[a - 1, b)``. Chromosomes get a ``chr`` prefix when missing.
+    the 0-based half-open interval ``[a - 1, b)``. Chromosomes get a ``chr`` prefix when missing; 23 and 24
+    are written ``chrX`` and ``chrY`` (see :func:`marginalia.io.segments.ucsc_chromosome`).
 
     Parameters
     ----------

@@ -328,3 +328,17 @@ def test_cli_position_unit_reaches_the_project(tmp_path, capsys):
     assert "looks like kb" in capsys.readouterr().err
     assert main(["project", "create", str(tmp_path / "r.marginalia"), "--import", str(p), "--position-unit",
                  "km"]) == 2
+
+
+def test_bedgraph_names_chromosomes_23_and_24_as_ucsc_does(tmp_path):
+    from marginalia.io.segments import ucsc_chromosome
+    assert [ucsc_chromosome(c) for c in ("7", "23", "24", "X", "chrx", "chr23", "MT", "chr1_random")] == \
+        ["chr7", "chrX", "chrY", "chrX", "chrX", "chrX", "chrM", "chr1_random"]
+    seqs = [Sequence(values=[0.5, 0.5, -1.0], positions=[1000, 2000, 3000], name=f"c:{ch}", units="bp", kind="cgh",
+                     meta={"profile_id": "c", "chromosome": ch}) for ch in ("1", "23", "24")]
+    cgh.write_bedgraph(tmp_path / "g.bedGraph", {s: Segmentation([2, 3]) for s in seqs})
+    lines = (tmp_path / "g.bedGraph").read_text().splitlines()
+    assert [ln.split("\t")[0] for ln in lines[1:]] == ["chr1", "chr1", "chrX", "chrX", "chrY", "chrY"]
+    back = cgh.read_profiles(tmp_path / "g.bedGraph")
+    assert [s.meta["chromosome"] for s in back] == ["chr1", "chrX", "chrY"]
+    assert [s.values[:, 0].tolist() for s in back] == [[0.5, -1.0]] * 3

@@ -35,12 +35,12 @@ IMPORT_LABEL_KINDS = {
             "on the audio item of the same name",
 }
 DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi "
-               "*.musicxml *.mxl *.txt *.TextGrid *.jams);;"
+               "*.musicxml *.mxl *.mei *.krn *.txt *.TextGrid *.jams);;"
                "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;"
-               "Audio (*.wav *.flac *.ogg *.mp3);;Scores (*.mid *.midi *.musicxml *.mxl);;"
+               "Audio (*.wav *.flac *.ogg *.mp3);;Scores (*.mid *.midi *.musicxml *.mxl *.mei *.krn);;"
                "Label files (*.csv *.txt *.TextGrid *.jams);;"
                "All files (*)")
-SCORE_FILTER = "Scores (*.mid *.midi *.musicxml *.mxl);;All files (*)"
+SCORE_FILTER = "Scores (*.mid *.midi *.musicxml *.mxl *.mei *.krn);;All files (*)"
 MAX_RECENT = 8
 _TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
 

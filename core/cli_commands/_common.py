@@ -40,7 +40,7 @@ EXIT_USAGE = 2
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aiff", ".aif")
 PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
-SCORE_SUFFIXES = (".mid", ".midi", ".musicxml", ".mxl")
+SCORE_SUFFIXES = (".mid", ".midi", ".musicxml", ".mxl", ".mei", ".krn")
 
 
 #: the file name meaning standard input (where a single file is read) or standard output (written)

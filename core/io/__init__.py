@@ -30,7 +30,7 @@ from .labels_audio import (
     write_textgrid,
 )
 from .midi import read_alignment_csv, read_midi, warp_score_times, write_alignment_csv, write_midi
-from .musicxml import RepeatsWarning, read_musicxml, read_score
+from .musicxml import RepeatsWarning, read_musicxml, read_notation, read_score
 from .segments import read_segment_table
 from .series_csv import read_series, write_series
 from .sniff import FILE_KINDS, sniff_kind
@@ -76,6 +76,7 @@ __all__ = [
     "write_jams_segments",
     "write_jams_alignment",
     "read_musicxml",
+    "read_notation",
     "read_score",
     "PositionUnitWarning",
     "RepeatsWarning",

@@ -165,3 +165,48 @@ def test_cli_names_a_damaged_score_in_one_line(tmp_path, capsys):
     assert code == 1 and "Traceback" not in err
     (line,) = [ln for ln in err.splitlines() if "error" in ln]
     assert "duo.musicxml, part P1 (Violin), measure 1: <divisions> is '0'" in line
+
+
+KERN = ("**kern\t**kern\n*M2/4\t*M2/4\n*MM90\t*MM90\n=1\t=1\n4C\t4c\n4D\t4d\n=2\t=2\n4E\t4e\n4F\t4f\n"
+        "==\t==\n*-\t*-\n")
+
+
+def _mei(notes):
+    body = "".join(f'<note xml:id="n{k}" pname="{p}" oct="4" dur="4"/>' for k, p in enumerate(notes))
+    return ('<?xml version="1.0" encoding="UTF-8"?><mei xmlns="http://www.music-encoding.org/ns/mei" meiversion="4.0.1">'
+            '<meiHead><fileDesc><titleStmt><title>t</title></titleStmt><pubStmt/></fileDesc></meiHead>'
+            '<music><body><mdiv xml:id="d1"><score xml:id="s1"><scoreDef xml:id="sd" meter.count="2" meter.unit="4" '
+            'key.sig="0"><staffGrp xml:id="g"><staffDef xml:id="f" n="1" lines="5" clef.shape="G" clef.line="2"/>'
+            '</staffGrp></scoreDef><section xml:id="x"><measure xml:id="m1" n="1"><staff xml:id="t1" n="1">'
+            f'<layer xml:id="l1" n="1">{body}</layer></staff></measure></section></score></mdiv></body></music></mei>')
+
+
+def test_kern_and_mei_read_like_the_same_musicxml(tmp_path):
+    (tmp_path / "duo.krn").write_text(KERN)
+    kern = read_score(tmp_path / "duo.krn")
+    xml = tmp_path / "duo.musicxml"
+    xml.write_text(_xml([[_note("C", 4), _note("D", 4)], [_note("E", 4), _note("F", 4)]],
+                        [[_note("C", 3), _note("D", 3)], [_note("E", 3), _note("F", 3)]]))
+    ref = read_musicxml(xml)
+    key = lambda sc: sorted(zip(sc.onsets_beats.tolist(), sc.pitches.tolist()))  # noqa: E731
+    assert key(kern) == key(ref) and kern.meta["format"] == "kern"
+    assert kern.onsets_s.tolist() == pytest.approx(ref.onsets_s.tolist())        # both at 90 quarters a minute
+    (tmp_path / "solo.mei").write_text(_mei("cdef"))
+    mei = read_score(tmp_path / "solo.mei")
+    assert mei.pitches.tolist() == [60, 62, 64, 65] and mei.onsets_beats.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert mei.meta["format"] == "mei"
+
+
+def test_damaged_kern_and_mei_are_one_line_naming_the_file(tmp_path):
+    bad = tmp_path / "cut.mei"
+    bad.write_text(_mei("cd")[:-30])
+    with pytest.raises(DataFormatError, match=r"cut.mei, line 1, column \d+: not well-formed XML"):
+        read_score(bad)
+    odd = tmp_path / "odd.mei"
+    odd.write_text(_mei("cd").replace(' xml:id="n0"', ""))      # partitura needs an id on every note
+    with pytest.raises(DataFormatError, match=r"odd.mei: partitura cannot read this MEI score"):
+        read_score(odd)
+    k = tmp_path / "bad.krn"
+    k.write_text("**kern\n4Q\n*-\n")
+    with pytest.raises(DataFormatError, match=r"bad.krn: "):
+        read_score(k)

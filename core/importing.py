@@ -169,7 +169,7 @@ def _plan_file(path: Path, loader, columns) -> PlannedFile:
     if kind == "cgh_annotations":
         return PlannedFile(p, "cgh_labels", "region labels (profile.id, chromosome, min, max, annotation)",
                            n_labels=_data_rows(path))
-    if kind == "labels" and columns is None:
+    if kind == "labels" and (columns is None or columns.startswith("unit=")):
         return _audio_labels(path)
     import dataclasses
     import warnings

@@ -342,3 +342,14 @@ def test_bedgraph_names_chromosomes_23_and_24_as_ucsc_does(tmp_path):
     back = cgh.read_profiles(tmp_path / "g.bedGraph")
     assert [s.meta["chromosome"] for s in back] == ["chr1", "chrX", "chrY"]
     assert [s.values[:, 0].tolist() for s in back] == [[0.5, -1.0]] * 3
+
+
+def test_a_position_unit_alone_does_not_make_a_series_a_profile_table(tmp_path):
+    from marginalia.engine import Engine
+    wide = _kb_table(tmp_path / "coriell_like.csv")
+    series = tmp_path / "series.csv"
+    series.write_text("a,b\n" + "".join(f"{k},{k * 2}\n" for k in range(20)))
+    with Engine.create(tmp_path / "p.marginalia") as eng:
+        eng.import_files([wide, series], columns="unit=kb")
+        kinds = sorted({eng.item(i).kind for i in (it.id for it in eng.items())})
+    assert kinds == ["cgh", "series"]

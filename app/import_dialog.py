@@ -37,7 +37,7 @@ class ColumnMapping(QtWidgets.QGroupBox):
         self.table = planned.table
         self.setObjectName("column_mapping")
         lay = QtWidgets.QVBoxLayout(self)
-        form = QtWidgets.QHBoxLayout()
+        form = QtWidgets.QGridLayout()
         header = list(self.table.header)
         detected = self.table.detected or {}
         self.combos = {}
@@ -64,8 +64,9 @@ class ColumnMapping(QtWidgets.QGroupBox):
                               "position": "the probes' positions along the chromosome",
                               "logratio": "the log ratios (a DNAcopy table has one column per sample)"}[role])
             combo.currentIndexChanged.connect(self._update)
-            form.addWidget(QtWidgets.QLabel(label))
-            form.addWidget(combo)
+            row, col = divmod(len(self.combos), 2)
+            form.addWidget(QtWidgets.QLabel(label), row, 2 * col)
+            form.addWidget(combo, row, 2 * col + 1)
             self.combos[role] = combo
         self.unit = QtWidgets.QComboBox()
         self.unit.setObjectName("position_unit")
@@ -73,9 +74,9 @@ class ColumnMapping(QtWidgets.QGroupBox):
         self.unit.setToolTip("the unit of the positions: DNAcopy's Coriell table is in kb; kb and Mb are converted "
                              "to base pairs")
         self.unit.currentIndexChanged.connect(self._update)
-        form.addWidget(QtWidgets.QLabel("Positions in"))
-        form.addWidget(self.unit)
-        form.addStretch(1)
+        form.addWidget(QtWidgets.QLabel("Positions in"), 0, 4)
+        form.addWidget(self.unit, 0, 5)
+        form.setColumnStretch(6, 1)
         lay.addLayout(form)
 
         rows = self.table.rows[:PREVIEW_ROWS]
@@ -88,7 +89,9 @@ class ColumnMapping(QtWidgets.QGroupBox):
             for j, cell in enumerate(row):
                 grid.setItem(i, j, QtWidgets.QTableWidgetItem(cell))
         grid.resizeColumnsToContents()
-        grid.setMaximumHeight(grid.horizontalHeader().height() + 26 * max(len(rows), 1) + 6)
+        grid.resizeRowsToContents()
+        grid.setFixedHeight(grid.horizontalHeader().sizeHint().height() + grid.verticalHeader().length()
+                            + 2 * grid.frameWidth() + 2)
         self.preview = grid
         lay.addWidget(grid)
         self.status = QtWidgets.QLabel()
@@ -218,10 +221,18 @@ class ImportDialog(QtWidgets.QDialog):
         if tables:
             lay.addWidget(QtWidgets.QLabel("<b>Copy-number tables</b> \u2014 the columns as recognised; change "
                                            "them, or the unit of the positions, here"))
+            holder = QtWidgets.QWidget()
+            column = QtWidgets.QVBoxLayout(holder)
+            column.setContentsMargins(0, 0, 0, 0)
             for f in tables:
                 box = ColumnMapping(f, self._update_summary)
                 self.mappings[f.path] = box
-                lay.addWidget(box)
+                column.addWidget(box)
+            scroll = QtWidgets.QScrollArea()      # many tables scroll instead of growing the dialog off screen
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+            scroll.setWidget(holder)
+            lay.addWidget(scroll, 2)
 
         self.summary = QtWidgets.QLabel()
         self.summary.setWordWrap(True)
@@ -234,7 +245,7 @@ class ImportDialog(QtWidgets.QDialog):
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
         self._update_summary()
-        self.resize(820, 520)
+        self.resize(900, 700 if self.mappings else 520)
 
     def pairs(self) -> dict:
         """``{recording path: score path or None}`` as chosen in the dialog."""

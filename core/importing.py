@@ -195,12 +195,26 @@ def _plan_file(path: Path, loader, columns) -> PlannedFile:
         profiles = len({(s.meta or {}).get("profile_id") for s in specs})
         layout = describe_table(path, columns)
         table = preview_table(path)
+        if table is not None and hint is None and not columns:
+            hint = _unit_hint(loader, path)
         if table is not None and hint:
             table = dataclasses.replace(table, unit_hint=hint)
         return PlannedFile(p, "profiles", f"{n} sequence{'s' if n != 1 else ''} of {profiles} "
                                           f"profile{'s' if profiles != 1 else ''}; {layout}", n_items=n, table=table)
     n = sum(int((s.meta or {}).get("n_samples", 0)) for s in specs)
     return PlannedFile(p, "series", f"series of {n} samples", n_items=len(specs))
+
+
+def _unit_hint(loader, path: Path):
+    """kb/Mb when the table's positions look like it (the warning is not repeated when the loader's cache
+    answered the plan, so the dialog asks the sequences themselves)."""
+    import numpy as np
+
+    from .io.cgh_layouts import position_unit_hint
+    seqs = list(loader._read_profiles(path).values())    # the parse the plan just made (cached)
+    tops = [float(s.positions.max()) for s in seqs if s.n_samples]
+    fractional = any(bool(np.any(s.positions != np.floor(s.positions))) for s in seqs)
+    return position_unit_hint([s.group for s in seqs if s.n_samples], tops, fractional=fractional)
 
 
 def _preview(path: Path):

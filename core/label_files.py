@@ -181,7 +181,7 @@ def write_audio_labels(engine, kind: str, folder: Path) -> list:
         data = engine.data(rec.id)
         pred = engine.prediction(rec.id) or engine.predict(rec.id)
         times = np.asarray(data.sequence.positions, dtype=np.float64)
-        duration = float((rec.meta or {}).get("duration_s") or times[-1])
+        duration = float((getattr(rec, "meta", None) or {}).get("duration_s") or times[-1])
         name = file_names.take(rec.name, LABEL_EXPORT_KINDS[kind])
         out = folder / name
         if isinstance(pred.structure, Segmentation):

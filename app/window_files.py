@@ -35,12 +35,12 @@ IMPORT_LABEL_KINDS = {
             "on the audio item of the same name",
 }
 DATA_FILTER = ("Data files (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg *.wav *.flac *.ogg *.mp3 *.mid *.midi "
-               "*.musicxml *.mxl *.txt *.TextGrid *.jams);;"
+               "*.musicxml *.mxl *.mei *.krn *.txt *.TextGrid *.jams);;"
                "Copy-number profiles (*.csv *.csv.gz *.tsv *.bedGraph *.bedGraph.gz *.bg);;"
-               "Audio (*.wav *.flac *.ogg *.mp3);;Scores (*.mid *.midi *.musicxml *.mxl);;"
+               "Audio (*.wav *.flac *.ogg *.mp3);;Scores (*.mid *.midi *.musicxml *.mxl *.mei *.krn);;"
                "Label files (*.csv *.txt *.TextGrid *.jams);;"
                "All files (*)")
-SCORE_FILTER = "Scores (*.mid *.midi *.musicxml *.mxl);;All files (*)"
+SCORE_FILTER = "Scores (*.mid *.midi *.musicxml *.mxl *.mei *.krn);;All files (*)"
 MAX_RECENT = 8
 _TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
 
@@ -197,14 +197,15 @@ class ProjectFilesMixin:
         def done(plan):
             dialog = ImportDialog(plan, Path(str(engine.path)).name, self)
             self.import_preview = dialog
-            dialog.accepted.connect(lambda: self.run_planned_import(plan, dialog.pairs()))
+            dialog.accepted.connect(lambda: self.run_planned_import(plan, dialog.pairs(), dialog.columns()))
             dialog.open()
 
         self._run_io("import", "reading the files to import", lambda: engine.plan_import(paths), done,
                      "Cannot read these files")
 
-    def run_planned_import(self, plan, pairs):
-        """Import what the import dialog showed, with its pairs, in the background (see :meth:`import_data`)."""
+    def run_planned_import(self, plan, pairs, columns_by_file=None):
+        """Import what the import dialog showed, with its pairs and table namings, in the background (see
+        :meth:`import_data`)."""
         if self.engine is None:
             return
         engine = self.engine
@@ -227,7 +228,8 @@ class ProjectFilesMixin:
             if ids and self.current_item is None:
                 self.show_item(ids[0])
 
-        self._run_io("import", "importing data", lambda: _noting_warnings(lambda: engine.run_import(plan, pairs)),
+        self._run_io("import", "importing data", lambda: _noting_warnings(
+            lambda: engine.run_import(plan, pairs, columns_by_file=columns_by_file or None)),
                      done, "Cannot import these files")
 
     def import_data(self, paths):

@@ -136,7 +136,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     CREATED_FOLDERS.clear()
     code = EXIT_FAILED
     try:
-        code = _run(args, prog, debug)
+        try:
+            code = _run(args, prog, debug)
+            sys.stdout.flush()      # inside the try: a reader that went away (``| head``) shows here
+        except BrokenPipeError:
+            code = _stdout_closed()
         return code
     finally:
         if code != 0:       # a failed command leaves no empty --out folder behind
@@ -160,6 +164,8 @@ def _run(args, prog: str, debug: bool) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; finished items are kept, run the command again to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
     except FileNotFoundError as exc:     # an input that vanished or was mistyped: a usage error
         if debug:
             traceback.print_exc()
@@ -194,6 +200,25 @@ def _run(args, prog: str, debug: bool) -> int:
         print(f"{prog}: internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for the "
               "traceback and report it)", file=sys.stderr)
         return EXIT_FAILED
+
+
+#: the exit status of a command whose output pipe was closed (128 + SIGPIPE), as ``cat`` and ``grep`` give
+EXIT_PIPE_CLOSED = 141
+
+
+def _stdout_closed() -> int:
+    """Standard output's reader has gone (``marginalia-cli ... | head``): stop quietly, as Unix tools do.
+
+    Standard output is pointed at the null device so that the interpreter's final flush does not report
+    the same closed pipe again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass    # not a real file (a test's capture): nothing will be flushed to it
+    return EXIT_PIPE_CLOSED
 
 
 def _os_error_line(exc: OSError) -> str:

@@ -282,7 +282,8 @@ class Engine:
     def _audio_items_by_source(self) -> dict:
         return {_resolved(rec.source_path): rec for rec in self.session.items() if rec.kind == "audio"}
 
-    def run_import(self, plan, pairs: Optional[dict] = None, *, columns=None) -> dict:
+    def run_import(self, plan, pairs: Optional[dict] = None, *, columns=None,
+                   columns_by_file: Optional[dict] = None) -> dict:
         """Import what ``plan`` (from :meth:`plan_import`) lists, with ``pairs`` overriding its proposed pairs.
 
         Parameters
@@ -293,6 +294,10 @@ class Engine:
             the recording without a score. Scores paired with no recording are not imported.
         columns : mapping or str, optional
             As for :meth:`import_files`.
+        columns_by_file : dict, optional
+            ``{table path: --columns text}``: the naming and position unit chosen for one copy-number table
+            (an import dialog's column mapping). A table the plan could not map (it has a ``table`` preview)
+            is imported when it is named here.
 
         Returns
         -------
@@ -311,9 +316,13 @@ class Engine:
             if rec is not None and score and (rec.meta or {}).get("score_path") != str(Path(score).resolve()):
                 self.attach_score(rec.id, score)
                 scored.append(rec.id)
-        data = [f.path for f in plan.of_role("profiles", "series", "audio")]
+        by_file = {str(k): v for k, v in (columns_by_file or {}).items()}
+        data = [f.path for f in plan.of_role("profiles", "series", "audio") if f.path not in by_file]
         ids = self.import_files(data, scores={r: s for r, s in chosen.items() if s}, columns=columns,
                                 pair_by_stem=False) if data else []
+        for f in plan.files:
+            if f.path in by_file and (f.role == "profiles" or getattr(f, "table", None) is not None):
+                ids += self.import_files([f.path], columns=by_file[f.path], pair_by_stem=False)
         labels = []
         for f in plan.of_role("cgh_labels", "audio_labels"):
             labels += self.import_labels("annotations-csv" if f.role == "cgh_labels" else "auto", f.path)

@@ -18,7 +18,7 @@ from .exceptions import ParameterError
 from .export_target import check_target, publish_export_file, publish_export_folder
 from .project.codec import label_to_dict
 from .sanitize import UniqueNames
-from .types import Alignment, RegionLabel, Segmentation
+from .types import Alignment, RegionLabel
 
 BUNDLE_VERSION = 1
 
@@ -89,7 +89,9 @@ def _cgh_table_writer(engine, kind):
 
 def _fill_audio(engine, folder: Path, kind: str) -> list:
     """One file per audio item (label tracks, aligned MIDI or alignment CSV); returns their names."""
-    if kind in ("sonic-visualiser", "textgrid", "jams"):
+    if kind in ("audacity", "sonic-visualiser", "textgrid", "jams"):
+        # one writer for every label format: the Audacity track used to hold the segmentation's end as a
+        # change and number an alignment's events from 1, so it did not import back as the same labels
         from .label_files import write_audio_labels
         return write_audio_labels(engine, kind, folder)
     names = UniqueNames()
@@ -98,25 +100,16 @@ def _fill_audio(engine, folder: Path, kind: str) -> list:
         data = engine.data(rec.id)
         pred = _prediction(engine, rec.id)
         times = data.sequence.positions
-        if kind == "audacity":
-            from .io.labels_audio import write_audacity_labels
-            if isinstance(pred.structure, Segmentation):
-                bounds = times[np.minimum(pred.structure.changes, len(times) - 1)]
-            else:
-                bounds = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
-            name = names.take(rec.name, ".txt")
-            write_audacity_labels(folder / name, np.asarray(bounds, dtype=float))
+        if not isinstance(pred.structure, Alignment) or data.score is None:
+            continue
+        from .io.midi import write_alignment_csv, write_midi
+        onset_times = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
+        if kind == "aligned-midi":
+            name = names.take(rec.name, "_aligned.mid")
+            write_midi(folder / name, data.score, times_s=onset_times)
         else:
-            if not isinstance(pred.structure, Alignment) or data.score is None:
-                continue
-            from .io.midi import write_alignment_csv, write_midi
-            onset_times = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
-            if kind == "aligned-midi":
-                name = names.take(rec.name, "_aligned.mid")
-                write_midi(folder / name, data.score, times_s=onset_times)
-            else:
-                name = names.take(rec.name, "_alignment.csv")
-                write_alignment_csv(folder / name, data.score, onset_times)
+            name = names.take(rec.name, "_alignment.csv")
+            write_alignment_csv(folder / name, data.score, onset_times)
         written.append(name)
     return written
 

@@ -51,6 +51,10 @@ class PlannedFile:
         Labels (rows) a label file states.
     error : str or None
         Why it cannot be imported, in one line (the file is then left out).
+    table : TablePreview or None
+        For a delimited copy-number table (also one whose columns could not be mapped): its header, first
+        rows and recognised naming (:class:`marginalia.io.cgh_layouts.TablePreview`), so a dialog can show
+        the columns and let the user name them and choose the position unit.
     """
 
     path: str
@@ -59,6 +63,7 @@ class PlannedFile:
     n_items: int = 0
     n_labels: int = 0
     error: Optional[str] = None
+    table: Optional[object] = None
 
     @property
     def name(self) -> str:
@@ -164,18 +169,62 @@ def _plan_file(path: Path, loader, columns) -> PlannedFile:
     if kind == "cgh_annotations":
         return PlannedFile(p, "cgh_labels", "region labels (profile.id, chromosome, min, max, annotation)",
                            n_labels=_data_rows(path))
-    if kind == "labels" and columns is None:
+    if kind == "labels" and (columns is None or columns.startswith("unit=")):
         return _audio_labels(path)
-    specs = loader.describe(path, columns=columns)
+    import dataclasses
+    import warnings
+
+    from .io.cgh_layouts import PositionUnitWarning, preview_table
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            specs = loader.describe(path, columns=columns)
+        except DataFormatError as exc:
+            table = _preview(path) if kind != "labels" else None
+            if table is None:
+                raise
+            return PlannedFile(p, "error", error=_one_line(exc, path), table=table)
+    hint = None
+    for w in caught:      # passed on to the caller, who shows them; the unit hint is also kept for the dialog
+        if issubclass(w.category, PositionUnitWarning):
+            hint = "Mb" if "looks like Mb" in str(w.message) else "kb"
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if specs and specs[0].kind == "cgh":
         from .io.cgh_layouts import describe_table
         n = len(specs)
         profiles = len({(s.meta or {}).get("profile_id") for s in specs})
         layout = describe_table(path, columns)
+        table = preview_table(path)
+        if table is not None and hint is None and not columns:
+            hint = _unit_hint(loader, path)
+        if table is not None and hint:
+            table = dataclasses.replace(table, unit_hint=hint)
         return PlannedFile(p, "profiles", f"{n} sequence{'s' if n != 1 else ''} of {profiles} "
-                                          f"profile{'s' if profiles != 1 else ''}; {layout}", n_items=n)
+                                          f"profile{'s' if profiles != 1 else ''}; {layout}", n_items=n, table=table)
     n = sum(int((s.meta or {}).get("n_samples", 0)) for s in specs)
     return PlannedFile(p, "series", f"series of {n} samples", n_items=len(specs))
+
+
+def _unit_hint(loader, path: Path):
+    """kb/Mb when the table's positions look like it (the warning is not repeated when the loader's cache
+    answered the plan, so the dialog asks the sequences themselves)."""
+    import numpy as np
+
+    from .io.cgh_layouts import position_unit_hint
+    seqs = list(loader._read_profiles(path).values())    # the parse the plan just made (cached)
+    tops = [float(s.positions.max()) for s in seqs if s.n_samples]
+    fractional = any(bool(np.any(s.positions != np.floor(s.positions))) for s in seqs)
+    return position_unit_hint([s.group for s in seqs if s.n_samples], tops, fractional=fractional)
+
+
+def _preview(path: Path):
+    """The table preview of a file the profile reader refused, when it is a delimited table with a header."""
+    from .io.cgh_layouts import preview_table
+    try:
+        table = preview_table(path)
+    except (OSError, EOFError, MarginaliaError):
+        return None
+    return table if table is not None and len(table.header) >= 2 and table.rows else None
 
 
 def _audio_labels(path: Path) -> PlannedFile:

@@ -104,7 +104,9 @@ class ItemLoader:
         if suffix in AUDIO_SUFFIXES:
             return [self._describe_audio(path, score_path)]
         if suffix in (".csv", ".csv.gz", ".tsv", ".txt", ".tsv.gz", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz"):
-            if columns is not None or self._looks_like_profiles(path):
+            # a column naming says the file is a copy-number table; a position unit alone does not
+            names_columns = columns is not None and not columns.startswith("unit=")
+            if names_columns or self._looks_like_profiles(path):
                 extra = {} if columns is None else {"columns": columns}
                 return [ItemSpec(seq.name, "cgh", "segmentation",
                                  {"profile_id": seq.meta.get("profile_id"), "chromosome": seq.group,

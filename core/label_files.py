@@ -45,7 +45,7 @@ LABEL_FILE_KINDS = {
     "jams": (".jams", ".json"),
 }
 #: export kinds -> suffix of the file written per audio item
-LABEL_EXPORT_KINDS = {"sonic-visualiser": ".csv", "textgrid": ".TextGrid", "jams": ".jams"}
+LABEL_EXPORT_KINDS = {"audacity": ".txt", "sonic-visualiser": ".csv", "textgrid": ".TextGrid", "jams": ".jams"}
 
 
 class UnmappedLabelsWarning(UserWarning):
@@ -181,13 +181,15 @@ def write_audio_labels(engine, kind: str, folder: Path) -> list:
         data = engine.data(rec.id)
         pred = engine.prediction(rec.id) or engine.predict(rec.id)
         times = np.asarray(data.sequence.positions, dtype=np.float64)
-        duration = float((rec.meta or {}).get("duration_s") or times[-1])
+        duration = float((getattr(rec, "meta", None) or {}).get("duration_s") or times[-1])
         name = file_names.take(rec.name, LABEL_EXPORT_KINDS[kind])
         out = folder / name
         if isinstance(pred.structure, Segmentation):
             bounds = times[np.minimum(pred.structure.breakpoints, len(times) - 1)]
             names = None
-            if kind == "sonic-visualiser":
+            if kind == "audacity":
+                labels_audio.write_audacity_labels(out, bounds)
+            elif kind == "sonic-visualiser":
                 labels_audio.write_sonic_visualiser_csv(out, bounds)
             elif kind == "textgrid":
                 labels_audio.write_textgrid(out, bounds, end_s=duration, tier_name=rec.name)
@@ -197,7 +199,9 @@ def write_audio_labels(engine, kind: str, folder: Path) -> list:
             onsets = pred.times_s if pred.times_s is not None else times[pred.structure.onsets]
             onsets = np.asarray(onsets, dtype=np.float64)
             names = [f"event {e}" for e in range(onsets.shape[0])]
-            if kind == "sonic-visualiser":
+            if kind == "audacity":      # named by event, so that importing the track back anchors the same events
+                labels_audio.write_audacity_labels(out, onsets, names)
+            elif kind == "sonic-visualiser":
                 labels_audio.write_sonic_visualiser_csv(out, onsets, names)
             elif kind == "textgrid":
                 _textgrid_points(out, onsets, names, duration, rec.name)

@@ -2,7 +2,8 @@
 
 Usage: ``python -m benchmarks.quality.read_real_formats [--quick] [--data PATH]``
 
-Copy number: the Coriell DNAcopy wide table (empty cells = probes a cell line lacks, counted independently
+Copy number: the Coriell DNAcopy wide table (positions in kb, read with ``position_unit="kb"``; read without
+it, the reader's unit warning is shown; empty cells = probes a cell line lacks, counted independently
 with the csv module), the SegAnnDB probe files and labels (``position,logratio`` / ``min,max,annotation``),
 the animint signals and labels (``signal,base,logratio`` / ``signal,first.base,last.base,annotation``), the
 neuroblastoma long table, and a bedGraph written from it (SegAnnDB's upload format) read back. Scores:
@@ -58,8 +59,15 @@ def read_cgh(data: pathlib.Path, rows: list, quick: bool) -> None:
         if not probes.exists():
             print(f"{case}: {probes} missing, skipped")
             continue
+        unit = "kb" if probes.name == "coriell.csv" else None
+        if unit is not None:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                cgh.read_profiles(probes)
+            said = [str(w.message) for w in caught if issubclass(w.category, cgh.PositionUnitWarning)]
+            print(f"{case} read as bp: {said[0] if said else 'no unit warning'}")
         try:
-            t, seqs = timed(lambda: cgh.read_profiles(probes))
+            t, seqs = timed(lambda: cgh.read_profiles(probes, position_unit=unit))
         except MarginaliaError as exc:
             print(f"{case}: FAILED {exc}")
             rows.append(result_row(f"read {probes.name}", None, "s"))
@@ -74,6 +82,7 @@ def read_cgh(data: pathlib.Path, rows: list, quick: bool) -> None:
                 n_rows = sum(1 for _ in fh) - 1
             missing = coriell_missing(probes)
             line += f"; {n_rows} clones x 2 samples - {missing} empty cells = {2 * n_rows - missing} (csv module)"
+            line += f"; positions read in kb, up to {max(float(s.positions.max()) for s in seqs):,.0f} bp"
             assert n == 2 * n_rows - missing, "wide reader lost or invented probes"
         if labels is not None and labels.exists():
             tl, labs = timed(lambda: cgh.read_annotations(labels, seqs, unknown_sequences="warn",

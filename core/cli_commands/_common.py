@@ -40,7 +40,7 @@ EXIT_USAGE = 2
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".m4a", ".aiff", ".aif")
 PROFILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".bedgraph", ".bedgraph.gz", ".bg", ".bg.gz")
-SCORE_SUFFIXES = (".mid", ".midi", ".musicxml", ".mxl")
+SCORE_SUFFIXES = (".mid", ".midi", ".musicxml", ".mxl", ".mei", ".krn")
 
 
 #: the file name meaning standard input (where a single file is read) or standard output (written)
@@ -174,20 +174,25 @@ COLUMNS_HELP = ("which column of a profile table holds what, e.g. id=Sample,chro
 
 
 def add_columns(p: argparse.ArgumentParser) -> None:
-    """``--columns ROLE=COL,...``: the column naming of the profile tables."""
+    """``--columns ROLE=COL,...`` and ``--position-unit``: how to read the profile tables."""
     p.add_argument("--columns", metavar="ROLE=COL,...", default=None, help=COLUMNS_HELP)
+    p.add_argument("--position-unit", choices=("bp", "kb", "Mb"), default=None,
+                   help="unit of the profile tables' positions (default bp): DNAcopy's Coriell table is in kb; "
+                        "kb and Mb positions are converted to base pairs on reading")
 
 
 def columns_of(args: argparse.Namespace):
-    """The ``--columns`` of ``args`` checked and in canonical text form (None when not given)."""
-    from ..io.cgh_layouts import format_columns
+    """``--columns`` and ``--position-unit`` of ``args`` checked, in canonical ``--columns`` text (None: neither)."""
+    from ..io.cgh_layouts import with_unit
     value = getattr(args, "columns", None)
-    if value is None:
+    unit = getattr(args, "position_unit", None)
+    if value is None and unit is None:
         return None
     try:
-        return format_columns(value)
+        return with_unit(value, unit)
     except ParameterError as exc:
-        raise UsageError(f"--columns {value!r}: {str(exc).removeprefix('columns: ')}") from None
+        flag = f"--columns {value!r}" if value is not None else f"--position-unit {unit}"
+        raise UsageError(f"{flag}: {str(exc).removeprefix('columns: ')}") from None
 
 
 def positive_int(text: str) -> int:

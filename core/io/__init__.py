@@ -18,6 +18,7 @@ from .cgh import (
     write_seg_file,
     write_segments,
 )
+from .cgh_layouts import PositionUnitWarning
 from .jams_files import read_jams, write_jams_alignment, write_jams_segments
 from .labels_audio import (
     LabelTrack,
@@ -29,7 +30,7 @@ from .labels_audio import (
     write_textgrid,
 )
 from .midi import read_alignment_csv, read_midi, warp_score_times, write_alignment_csv, write_midi
-from .musicxml import read_musicxml, read_score
+from .musicxml import RepeatsWarning, read_musicxml, read_notation, read_score
 from .segments import read_segment_table
 from .series_csv import read_series, write_series
 from .sniff import FILE_KINDS, sniff_kind
@@ -75,5 +76,8 @@ __all__ = [
     "write_jams_segments",
     "write_jams_alignment",
     "read_musicxml",
+    "read_notation",
     "read_score",
+    "PositionUnitWarning",
+    "RepeatsWarning",
 ]

@@ -42,11 +42,16 @@ from ._common import (
 from .cgh_layouts import (
     MISSING_VALUES,
     NO_CHROMOSOME,
+    POSITION_UNITS,
+    PositionUnitWarning,
     annotation_columns,
     default_profile_id,
     detect_layout,
     is_bedgraph,
+    parse_columns,
+    position_unit_hint,
     read_bedgraph_profiles,
+    with_unit,
 )
 from .segments import SegmentRow, bedgraph_text, segment_csv_text, write_seg
 
@@ -57,6 +62,7 @@ __all__ = [
     "CghRegionLabel",
     "UnsortedPositionsWarning",
     "UnterminatedTableWarning",
+    "PositionUnitWarning",
     "DroppedRegionsWarning",
     "read_profiles",
     "read_annotations",
@@ -330,7 +336,7 @@ def _first_line(p) -> str:
     return ""
 
 
-def read_profiles(path, *, columns=None, _force_python: bool = False) -> list:
+def read_profiles(path, *, columns=None, position_unit=None, _force_python: bool = False) -> list:
     """Read a copy-number probe table (or bedGraph) into one sequence per (profile, chromosome).
 
     Parameters
@@ -344,13 +350,18 @@ def read_profiles(path, *, columns=None, _force_python: bool = False) -> list:
     columns : mapping or str, optional
         Which column holds what, e.g. ``{"id": "Sample", "chromosome": "Chr", "position": "Start",
         "logratio": "LRR"}`` or the same as ``"id=Sample,chromosome=Chr,position=Start,logratio=LRR"``;
-        ``logratio="S1+S2"`` reads a wide table. Without it the usual spellings are recognised.
+        ``logratio="S1+S2"`` reads a wide table. Without it the usual spellings are recognised. It may
+        also hold the position unit (``unit=kb``), alone or with the columns.
+    position_unit : {"bp", "kb", "Mb"}, optional
+        The unit of the table's positions (the same as ``unit=`` in ``columns``): positions are multiplied
+        by 1,000 (kb) or 1,000,000 (Mb) and rounded to whole base pairs. Default bp. Ignored for a bedGraph,
+        which is always in base pairs.
 
     Returns
     -------
     sequences : list of Sequence
         In order of first appearance in the file (a wide table: sample by sample). Each has ``values`` of
-        shape (T, 1) (the logratio), ``positions`` of shape (T,) sorted ascending (in the file's unit),
+        shape (T, 1) (the logratio), ``positions`` of shape (T,) sorted ascending (in base pairs),
         ``kind="cgh"``, ``units="bp"``, ``group=chromosome``, ``name=f"{profile}:{chromosome}"``,
         ``feature_names=("logratio",)`` and ``meta`` with ``profile_id``, ``chromosome``, ``source`` (the
         path) and ``layout`` (``long``, ``wide`` or ``bedgraph``).
@@ -360,6 +371,9 @@ def read_profiles(path, *, columns=None, _force_python: bool = False) -> list:
     UnsortedPositionsWarning
         When a profile's probes are not sorted by position; they are sorted (stably) and a warning
         names the sequences concerned.
+    PositionUnitWarning
+        No unit was given, but the positions on human chromosomes look like kb or Mb (see
+        :func:`~marginalia.io.cgh_layouts.position_unit_hint`).
 
     Notes
     -----
@@ -379,10 +393,15 @@ def read_profiles(path, *, columns=None, _force_python: bool = False) -> list:
         position/logratio in a long table -- the message names the line and column.
     """
     p = existing_file(path)
+    try:
+        columns = with_unit(columns, position_unit)
+    except ParameterError as exc:
+        raise ParameterError(f"position_unit: {str(exc).removeprefix('columns: ')}") from None
     if is_bedgraph(p, _first_line(p)):
         text = decode_text(read_bytes(p), p)
         blocks = [(pid, chrom, pos, lr[:, None]) for pid, chrom, pos, lr in read_bedgraph_profiles(p, text)]
         return _sequences(p, blocks, "bedgraph")
+    unit = (parse_columns(columns) or {}).get("unit")
 
     def resolve(header, first_rows, where):
         lay = detect_layout(header, first_rows, where, columns)
@@ -422,7 +441,23 @@ def read_profiles(path, *, columns=None, _force_python: bool = False) -> list:
                 keep = np.isfinite(block[:, 1 + j])
                 if np.any(keep):
                     blocks.append((sample, chrom, block[keep, 0], block[keep, 1 + j:2 + j]))
+    if unit is None:
+        _warn_if_unit_looks_wrong(p, blocks)
+    elif unit != "bp":
+        blocks = [(pid, chrom, np.round(pos * POSITION_UNITS[unit]), lr) for pid, chrom, pos, lr in blocks]
     return _sequences(p, blocks, lay.kind)
+
+
+def _warn_if_unit_looks_wrong(p, blocks) -> None:
+    """One :class:`PositionUnitWarning` when positions read as bp look like kb or Mb (see position_unit_hint)."""
+    tops = [float(np.max(pos)) for _, _, pos, _ in blocks if pos.shape[0]]
+    fractional = any(bool(np.any(pos != np.floor(pos))) for _, _, pos, _ in blocks)
+    hint = position_unit_hint([chrom for _, chrom, pos, _ in blocks if pos.shape[0]], tops, fractional=fractional)
+    if hint is not None:
+        warnings.warn(f"{p}: positions go up to {fmt_number(max(tops))} only, which looks like {hint} on human "
+                      f"chromosomes, but they are read as bp; if they are {hint}, read the table with "
+                      f"--position-unit {hint}, or choose {hint} as the position unit of the import dialog (bp silences this)",
+                      PositionUnitWarning, stacklevel=3)
 
 
 def _sequences(p, blocks, layout: str) -> list:
@@ -841,7 +876,8 @@ def write_bedgraph(path, segmentations_by_sequence, sequences=None, *, track_nam
     """Write segment means as bedGraph, one ``track`` per profile, for genome browsers.
 
     Positions are taken as 1-based probe coordinates, so a segment from probe position ``a`` to ``b`` is
-    the 0-based half-open interval ``[a - 1, b)``. Chromosomes get a ``chr`` prefix when missing.
+    the 0-based half-open interval ``[a - 1, b)``. Chromosomes get a ``chr`` prefix when missing; 23 and 24
+    are written ``chrX`` and ``chrY`` (see :func:`marginalia.io.segments.ucsc_chromosome`).
 
     Parameters
     ----------

@@ -21,6 +21,16 @@ Layouts
 A column naming can always be given explicitly as ``{"id": ..., "chromosome": ..., "position": ...,
 "logratio": ...}`` (on the command line ``--columns id=COL,chromosome=COL,position=COL,logratio=COL``),
 where ``logratio`` may list several columns (``logratio=S1+S2``) for a wide table.
+
+Position units
+--------------
+Positions are base pairs unless said otherwise: DNAcopy's Coriell table gives them in kilobases and some
+tables in megabases. ``unit=kb`` (or ``Mb``) in the naming -- on the command line ``--position-unit kb``,
+which may also stand alone -- multiplies the positions by 1,000 (1,000,000) and rounds them to whole base
+pairs, so every later table (segments, ``.seg``, bedGraph) is in base pairs. A bedGraph is always in base
+pairs. When no unit is given and the positions of a table on human chromosomes look like kb or Mb (they
+stay within a chromosome's length in that unit and span more than half of one),
+:class:`PositionUnitWarning` says so once.
 """
 
 from __future__ import annotations
@@ -33,11 +43,14 @@ from typing import Optional
 
 import numpy as np
 
-from ..exceptions import DataFormatError, ParameterError
+from ..exceptions import DataFormatError, DataWarning, ParameterError
 
 __all__ = [
     "ROLES",
     "COLUMNS_SYNTAX",
+    "POSITION_UNITS",
+    "PositionUnitWarning",
+    "position_unit_hint",
     "MISSING_VALUES",
     "NO_CHROMOSOME",
     "ProfileLayout",
@@ -50,12 +63,30 @@ __all__ = [
     "annotation_columns",
     "looks_like_profile_header",
     "describe_table",
+    "with_unit",
+    "TablePreview",
+    "preview_table",
 ]
 
 #: the roles a profile table's columns can play
 ROLES = ("id", "chromosome", "position", "logratio")
 #: how a column naming is written on the command line
 COLUMNS_SYNTAX = "--columns id=COL,chromosome=COL,position=COL,logratio=COL"
+#: position unit -> base pairs per unit
+POSITION_UNITS = {"bp": 1, "kb": 1_000, "Mb": 1_000_000}
+#: approximate lengths of the human chromosomes (GRCh38, base pairs), for telling kb/Mb positions from bp
+_HUMAN_CHROMOSOME_BP = {
+    "1": 248_956_422, "2": 242_193_529, "3": 198_295_559, "4": 190_214_555, "5": 181_538_259, "6": 170_805_979,
+    "7": 159_345_973, "8": 145_138_636, "9": 138_394_717, "10": 133_797_422, "11": 135_086_622,
+    "12": 133_275_309, "13": 114_364_328, "14": 107_043_718, "15": 101_991_189, "16": 90_338_345,
+    "17": 83_257_441, "18": 80_373_285, "19": 58_617_616, "20": 64_444_167, "21": 46_709_983, "22": 50_818_468,
+    "X": 156_040_895, "Y": 57_227_415, "23": 156_040_895, "24": 57_227_415}
+
+
+class PositionUnitWarning(DataWarning):
+    """A table's positions look like kilobases or megabases but are read as base pairs (no unit was given)."""
+
+
 #: cells meaning "no measurement" in a wide table (R writes NA; spreadsheets leave the cell empty)
 MISSING_VALUES = frozenset({"", "na", "nan", "n/a", "null", "none", "-"})
 #: the chromosome of the sequences of a table without a chromosome column
@@ -148,10 +179,16 @@ def parse_columns(spec) -> Optional[dict]:
                              f"'{COLUMNS_SYNTAX.split(' ', 1)[1]}', got {type(spec).__name__}")
     out: dict = {}
     for role, name in items:
-        role = {"profile.id": "id", "chrom": "chromosome", "pos": "position"}.get(role, role)
+        role = {"profile.id": "id", "chrom": "chromosome", "pos": "position", "position_unit": "unit",
+                "position-unit": "unit"}.get(role, role)
+        if role == "unit":
+            if role in out:
+                raise ParameterError("columns: 'unit' is given twice")
+            out[role] = _unit(name)
+            continue
         if role not in ROLES:
-            raise ParameterError(f"columns: unknown role {role!r}; expected some of {', '.join(ROLES)} "
-                                 f"({COLUMNS_SYNTAX})")
+            raise ParameterError(f"columns: unknown role {role!r}; expected some of {', '.join(ROLES)} or unit "
+                                 f"({COLUMNS_SYNTAX}[,unit=kb])")
         if role in out:
             raise ParameterError(f"columns: {role!r} is given twice")
         if role == "logratio":
@@ -163,6 +200,8 @@ def parse_columns(spec) -> Optional[dict]:
             if not isinstance(name, str) or not name.strip():
                 raise ParameterError(f"columns: {role}= names no column")
             out[role] = name.strip()
+    if set(out) == {"unit"}:
+        return out      # only the unit: the columns are recognised from their names
     if "position" not in out or "logratio" not in out:
         missing = [r for r in ("position", "logratio") if r not in out]
         raise ParameterError(f"columns: {' and '.join(missing)} missing; expected {COLUMNS_SYNTAX} "
@@ -175,7 +214,73 @@ def format_columns(columns) -> Optional[str]:
     cols = parse_columns(columns)
     if cols is None:
         return None
-    return ",".join(f"{r}={'+'.join(cols[r]) if r == 'logratio' else cols[r]}" for r in ROLES if r in cols)
+    text = ",".join(f"{r}={'+'.join(cols[r]) if r == 'logratio' else cols[r]}" for r in ROLES if r in cols)
+    if "unit" in cols:
+        text += ("," if text else "") + f"unit={cols['unit']}"
+    return text
+
+
+def _unit(name) -> str:
+    """A position unit's canonical spelling (``bp``, ``kb``, ``Mb``; case and a trailing ``p`` are forgiven)."""
+    spellings = {"bp": "bp", "b": "bp", "kb": "kb", "kbp": "kb", "mb": "Mb", "mbp": "Mb"}
+    unit = spellings.get(str(name).strip().lower())
+    if unit is None:
+        raise ParameterError(f"columns: unit {name!r} is not a position unit; expected one of "
+                             f"{', '.join(POSITION_UNITS)}")
+    return unit
+
+
+def with_unit(columns, unit: Optional[str]) -> Optional[str]:
+    """``columns`` (``--columns`` text, a mapping or None) with the position ``unit`` added, as ``--columns`` text.
+
+    Raises
+    ------
+    ParameterError
+        An unknown unit, or a naming that already states a different unit.
+    """
+    if unit is None:
+        return format_columns(columns)
+    unit = _unit(unit)
+    cols = dict(parse_columns(columns) or {})
+    if cols.get("unit", unit) != unit:
+        raise ParameterError(f"columns: the naming says unit={cols['unit']} but the position unit is {unit}; "
+                             "give it once")
+    cols["unit"] = unit
+    return format_columns(cols)
+
+
+def position_unit_hint(chromosomes, max_positions, *, fractional: bool = True) -> Optional[str]:
+    """``"kb"`` or ``"Mb"`` when positions read as bp look like that unit on human chromosomes, else None.
+
+    Parameters
+    ----------
+    chromosomes : sequence of str
+        The chromosome of each sequence (``chr`` prefixes allowed).
+    max_positions : sequence of float
+        The largest position of each sequence, in the table's numbers.
+    fractional : bool
+        Whether some positions are not whole numbers; Mb is only suggested then (a real array has many
+        probes per megabase, a small whole-numbered test table none).
+
+    A unit is suggested when every human chromosome's positions stay within its length in that unit (30 %
+    slack) and at least one spans more than half of it: a bp table of a whole genome reaches tens of
+    millions, a small test table covers a tiny part of a chromosome.
+    """
+    pairs = []
+    for chrom, top in zip(chromosomes, max_positions):
+        name = str(chrom).strip()
+        name = name[3:] if name.lower().startswith("chr") else name
+        length = _HUMAN_CHROMOSOME_BP.get(name.upper())
+        if length is not None and math.isfinite(float(top)):
+            pairs.append((float(top), length))
+    if not pairs:
+        return None
+    for unit in ("Mb", "kb") if fractional else ("kb",):
+        per = POSITION_UNITS[unit]
+        if all(top <= 1.3 * length / per for top, length in pairs) and \
+                any(top > 0.5 * length / per for top, length in pairs):
+            return unit
+    return None
 
 
 def _find(header, name: str, path) -> int:
@@ -220,7 +325,7 @@ def detect_layout(header, sample_rows, path, columns=None) -> ProfileLayout:
     """
     cols = parse_columns(columns)
     names = [h.strip().strip('"') for h in header]
-    if cols is not None:
+    if cols is not None and "position" in cols:
         idc = _find(names, cols["id"], path) if "id" in cols else None
         chc = _find(names, cols["chromosome"], path) if "chromosome" in cols else None
         poc = _find(names, cols["position"], path)
@@ -386,6 +491,106 @@ def looks_like_profile_header(header_line: str, *, strict: bool = False) -> bool
     return "id" in roles and bool(roles & {"position", "logratio"})
 
 
+@dataclass(frozen=True)
+class TablePreview:
+    """The head of a copy-number table, enough to show its columns and to try namings without reading it again.
+
+    Attributes
+    ----------
+    path : str
+    header : tuple of str
+        The column names.
+    rows : tuple of tuple of str
+        The first data rows (at most 50), split like the header.
+    detected : dict or None
+        The naming recognised without ``--columns`` (role -> column name; ``logratio`` a tuple), None when
+        the columns cannot be mapped (``error`` then says why).
+    error : str or None
+    unit_hint : str or None
+        ``"kb"``/``"Mb"`` when the whole table's positions look like that unit (set by the import plan, which
+        reads the table; see :func:`position_unit_hint`).
+    """
+
+    path: str
+    header: tuple
+    rows: tuple
+    detected: Optional[dict]
+    error: Optional[str] = None
+    unit_hint: Optional[str] = None
+
+    def naming(self, columns=None) -> dict:
+        """The naming a ``columns`` choice (None: the recognised one) gives, role -> column name(s).
+
+        Raises
+        ------
+        DataFormatError, ParameterError
+            As the reader would: a column that does not exist, columns that cannot be mapped.
+        """
+        lay = detect_layout(list(self.header), [list(r) for r in self.rows], self.path, columns)
+        out = {}
+        if lay.id_col is not None:
+            out["id"] = self.header[lay.id_col]
+        if lay.chrom_col is not None:
+            out["chromosome"] = self.header[lay.chrom_col]
+        out["position"] = self.header[lay.pos_col]
+        out["logratio"] = tuple(self.header[c] for c in lay.value_cols)
+        return out
+
+    def describe(self, columns=None) -> str:
+        """How the table reads with ``columns``, in the words of :func:`describe_table` (raises like it).
+
+        The first rows are checked too: a position or log ratio column holding text is refused, naming it.
+        """
+        lay = detect_layout(list(self.header), [list(r) for r in self.rows], self.path, columns)
+        for c in (lay.pos_col, *lay.value_cols):
+            for k, row in enumerate(self.rows):
+                cell = row[c]
+                if not _numeric_or_missing(cell) or (c == lay.pos_col and cell.strip().lower() in MISSING_VALUES):
+                    role = "position" if c == lay.pos_col else "log ratio"
+                    raise DataFormatError(f"column {self.header[c]!r} holds {cell!r}, not a number; it cannot be "
+                                          f"the {role}. Choose another column", path=self.path,
+                                          where=f"data row {k + 1}")
+        unit = (parse_columns(columns) or {}).get("unit")
+        tail = f", positions in {unit}" if unit else ""
+        if lay.kind == "wide":
+            return f"DNAcopy wide table, {len(lay.samples)} samples: {lay.describe(list(self.header))}{tail}"
+        return f"long table: {lay.describe(list(self.header))}{tail}"
+
+
+def _head_lines(p) -> list:
+    import gzip
+    with open(p, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
+        head = fh.read(65536).decode("utf-8", "replace")
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    if len(head) == 65536 and len(lines) > 2:
+        lines = lines[:-1]   # the last line read may be cut short
+    return lines
+
+
+def preview_table(path) -> Optional[TablePreview]:
+    """The head of a delimited copy-number table (None for a bedGraph or an empty file), from its first 64 KB."""
+    import csv
+    import io
+    import pathlib
+    p = pathlib.Path(path)
+    lines = _head_lines(p)
+    if not lines or is_bedgraph(p, lines[0]):
+        return None
+    first = lines[0]
+    delim = "," if "," in first else "\t" if "\t" in first else ";" if ";" in first else ","
+    rows = list(csv.reader(io.StringIO("\n".join(lines[:51])), delimiter=delim))
+    header = tuple(h.strip().strip('"') for h in rows[0])
+    body = tuple(tuple(c.strip() for c in r) for r in rows[1:] if len(r) == len(header))
+    preview = TablePreview(str(p), header, body, None)
+    try:
+        detected = preview.naming()
+    except (DataFormatError, ParameterError) as exc:
+        return TablePreview(str(p), header, body, None, error=str(exc))
+    return TablePreview(str(p), header, body, detected, )
+
+
 def describe_table(path, columns=None) -> str:
     """How a copy-number file will be read, in one line (what an import dialog shows), without reading it all.
 
@@ -419,6 +624,8 @@ def describe_table(path, columns=None) -> str:
     rows = list(csv.reader(io.StringIO("\n".join(lines[:51])), delimiter=delim))
     lay = detect_layout(rows[0], rows[1:], p, columns)
     names = [h.strip().strip('"') for h in rows[0]]
+    unit = (parse_columns(columns) or {}).get("unit")
+    tail = f", positions in {unit}" if unit else ""
     if lay.kind == "wide":
-        return f"DNAcopy wide table, {len(lay.samples)} samples: {lay.describe(names)}"
-    return f"long table: {lay.describe(names)}"
+        return f"DNAcopy wide table, {len(lay.samples)} samples: {lay.describe(names)}{tail}"
+    return f"long table: {lay.describe(names)}{tail}"

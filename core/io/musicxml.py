@@ -1,4 +1,5 @@
-"""MusicXML (``.musicxml``, ``.xml``) and compressed MusicXML (``.mxl``) scores, read with partitura.
+"""MusicXML (``.musicxml``, ``.xml``) and compressed MusicXML (``.mxl``) scores, read with partitura; MEI
+(``.mei``) and Humdrum kern (``.krn``) through the same library (:func:`read_notation`).
 
 partitura (the ``[music]`` extra: ``pip install marginalia-studio[music]``) parses the notation; this
 module turns its notes into a :class:`~marginalia.types.MidiScore`: pitches, onsets and offsets in quarter
@@ -23,16 +24,32 @@ import zipfile
 
 import numpy as np
 
-from ..exceptions import DataFormatError, ParameterError, require_extra
+from ..exceptions import DataFormatError, DataWarning, ParameterError, require_extra
 from ..types import MidiScore
 from ._common import existing_file
 
-__all__ = ["MUSICXML_SUFFIXES", "SCORE_SUFFIXES", "read_musicxml", "read_score"]
+__all__ = ["MUSICXML_SUFFIXES", "NOTATION_SUFFIXES", "SCORE_SUFFIXES", "RepeatsWarning", "read_musicxml",
+           "read_notation", "read_score"]
 
 MUSICXML_SUFFIXES = (".musicxml", ".mxl", ".xml")
 _DEFAULT_QPM = 120.0
 _UNIT_QUARTERS = {"w": 4.0, "h": 2.0, "q": 1.0, "e": 0.5, "s": 0.25, "whole": 4.0, "half": 2.0, "quarter": 1.0,
                   "eighth": 0.5, "16th": 0.25}
+
+
+class RepeatsWarning(DataWarning):
+    """A score with repeat signs was read as written: a performance playing the repeats has notes it lacks."""
+
+
+def _check_well_formed(p) -> None:
+    """Name the line of an XML syntax error (an MEI file)."""
+    import xml.etree.ElementTree as ET
+    try:
+        ET.parse(str(p))
+    except ET.ParseError as exc:
+        line, col = exc.position
+        raise DataFormatError(f"not well-formed XML ({exc}); the file is damaged or not MEI", path=str(p),
+                              where=f"line {line}, column {col}") from None
 
 
 def _check_xml(p) -> None:
@@ -67,9 +84,25 @@ def _check_notes(root, p) -> None:
     for part in root.iter("part"):
         pid = part.get("id", "?")
         label = f"part {pid}" + (f" ({names[pid]})" if names.get(pid) else "")
+        divisions_seen = False
         for measure in part.iter("measure"):
             where = f"{label}, measure {measure.get('number', '?')}"
+            for divisions in measure.iter("divisions"):
+                text = (divisions.text or "").strip()
+                try:
+                    ok = float(text) > 0 and float(text) == int(float(text))
+                except ValueError:
+                    ok = False
+                if not ok:
+                    raise DataFormatError(f"<divisions> is {text!r}; expected a whole number > 0 (the divisions of a "
+                                          "quarter note, which every duration counts in). Re-export the score",
+                                          path=str(p), where=where)
+                divisions_seen = True
             for note in measure.iter("note"):
+                if not divisions_seen and note.find("duration") is not None:
+                    raise DataFormatError("a note has a duration before any <divisions> says what a duration counts; "
+                                          "add <attributes><divisions>N</divisions></attributes> to the first measure",
+                                          path=str(p), where=where)
                 pitch = note.find("pitch")
                 if pitch is not None:
                     step, octave, alter = pitch.findtext("step"), pitch.findtext("octave"), pitch.findtext("alter")
@@ -119,31 +152,69 @@ def read_musicxml(path, *, repeats: str = "written") -> MidiScore:
         ``meta`` with ``source``, ``format`` (``musicxml``), ``parts`` (part names), ``repeats`` (the mode
         used and the number of repeat signs found), ``time_signatures`` ``(beat, numerator, denominator)``.
 
+    Warns
+    -----
+    RepeatsWarning
+        Once, when a score read as written has repeat signs.
+
     Raises
     ------
     MissingExtraError
         partitura is not installed (``pip install marginalia-studio[music]``).
     DataFormatError
-        Not well-formed XML (the message names the line), a file partitura cannot read (it names the part
-        and measure when partitura says them), or a score without notes.
+        Not well-formed XML (the message names the line), a pitch, duration or ``<divisions>`` that is not one
+        (named by part and measure), a file partitura cannot read, or a score without notes.
     """
     if repeats not in ("written", "unfold"):
         raise ParameterError(f"repeats: expected 'written' or 'unfold', got {repeats!r}")
     p = existing_file(path)
-    require_extra("partitura", "music", "reading MusicXML scores")
-    _check_xml(p)
+    return _read_notation(p, repeats, "musicxml")
+
+
+def read_notation(path, *, repeats: str = "written") -> MidiScore:
+    """Read a MusicXML/MXL, MEI (``.mei``) or Humdrum kern (``.krn``) score, chosen by its suffix.
+
+    MEI and kern go through partitura like MusicXML (the ``[music]`` extra) and give the same
+    :class:`~marginalia.types.MidiScore` as :func:`read_musicxml` (``meta["format"]`` ``"mei"`` or ``"kern"``).
+    An MEI file that is not well-formed XML is refused naming the line; anything partitura cannot read is
+    refused naming the file (partitura's MEI and kern readers do not say the part or measure).
+    """
+    if repeats not in ("written", "unfold"):
+        raise ParameterError(f"repeats: expected 'written' or 'unfold', got {repeats!r}")
+    p = existing_file(path)
+    name = p.name.lower()
+    kind = "mei" if name.endswith(".mei") else "kern" if name.endswith(".krn") else "musicxml"
+    return _read_notation(p, repeats, kind)
+
+
+_FORMAT_NAMES = {"musicxml": "MusicXML", "mei": "MEI", "kern": "Humdrum kern"}
+
+
+def _read_notation(p, repeats: str, kind: str) -> MidiScore:
+    require_extra("partitura", "music", f"reading {_FORMAT_NAMES[kind]} scores")
+    if kind == "musicxml":
+        _check_xml(p)
+    elif kind == "mei":
+        _check_well_formed(p)
     import partitura as pt
+    loader = {"musicxml": pt.load_score, "mei": getattr(pt, "load_mei", pt.load_score),
+              "kern": getattr(pt, "load_kern", pt.load_score)}[kind]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")   # partitura's notes on slurs and ties it drops are not the user's concern
-            score = pt.load_score(str(p))
+            score = loader(str(p))
     except Exception as exc:  # noqa: BLE001 - partitura raises many kinds; the user needs the file and the cause
-        raise DataFormatError(f"partitura cannot read this score ({type(exc).__name__}: {exc}); check it opens in "
-                              "MuseScore, and re-export it as MusicXML", path=str(p)) from None
+        raise DataFormatError(f"partitura cannot read this {_FORMAT_NAMES[kind]} score ({type(exc).__name__}: "
+                              f"{exc}); check it opens in MuseScore or Verovio, and re-export it",
+                              path=str(p)) from None
     parts = list(getattr(score, "parts", [score]))
     n_repeats = sum(len(list(part.iter_all(pt.score.Repeat))) for part in parts)
     if repeats == "unfold" and n_repeats:
         parts = [pt.score.unfold_part_maximal(part) for part in parts]
+    elif n_repeats:
+        warnings.warn(f"{p}: the score has {n_repeats} repeat sign(s); it is read as written, every note once "
+                      "(repeats not unfolded), so a performance that plays the repeats has notes the score lacks "
+                      "(aligned as insertions)", RepeatsWarning, stacklevel=2)
     pitch, on_q, off_q, track = [], [], [], []
     tempos, time_sigs = [], []
     for k, part in enumerate(parts):
@@ -181,22 +252,34 @@ def read_musicxml(path, *, repeats: str = "written") -> MidiScore:
 
     names = tuple(str(getattr(part, "part_name", None) or getattr(part, "id", "") or f"part {k + 1}")
                   for k, part in enumerate(parts))
-    return MidiScore(pitches=pitches, onsets_s=to_seconds(on_q), offsets_s=to_seconds(off_q), onsets_beats=on_q,
+    try:
+        return _midi_score(p, pitches, to_seconds(on_q), to_seconds(off_q), on_q, off_q, tracks, q0, seconds_at,
+                           qpm, names, repeats, n_repeats, time_sigs, shift, kind)
+    except ParameterError as exc:   # e.g. a note ending before it starts: the file's durations are wrong
+        raise DataFormatError(f"the notes read from it are not a score ({str(exc).split(': ', 1)[-1]}); check it "
+                              "opens in MuseScore, and re-export it as MusicXML", path=str(p)) from None
+
+
+def _midi_score(p, pitches, onsets_s, offsets_s, on_q, off_q, tracks, q0, seconds_at, qpm, names, repeats,
+                n_repeats, time_sigs, shift, kind="musicxml") -> MidiScore:
+    return MidiScore(pitches=pitches, onsets_s=onsets_s, offsets_s=offsets_s, onsets_beats=on_q,
                  offsets_beats=off_q, velocities=np.full(pitches.shape[0], 64, dtype=np.int64), tracks=tracks,
                  name=p.name.split(".")[0],
                  tempo_map=np.column_stack([q0, seconds_at, 60e6 / qpm]), ticks_per_beat=480,
-                 meta={"source": str(p), "format": "musicxml", "parts": names,
+                 meta={"source": str(p), "format": kind, "parts": names,
                        "repeats": {"mode": repeats, "repeat_signs": n_repeats},
                        "time_signatures": tuple(sorted({(max(b - shift, 0.0), n, d) for b, n, d in time_sigs}))})
 
 
+#: notation suffixes read through partitura
+NOTATION_SUFFIXES = MUSICXML_SUFFIXES + (".mei", ".krn")
 #: every score file suffix the package reads
-SCORE_SUFFIXES = (".mid", ".midi", ".musicxml", ".mxl")
+SCORE_SUFFIXES = (".mid", ".midi", ".musicxml", ".mxl", ".mei", ".krn")
 
 
 def read_score(path) -> MidiScore:
-    """Read a score by its suffix: MusicXML/MXL through :func:`read_musicxml`, anything else as MIDI."""
-    if str(path).lower().endswith(MUSICXML_SUFFIXES):
-        return read_musicxml(path)
+    """Read a score by its suffix: MusicXML/MXL, MEI and kern through :func:`read_notation`, anything else as MIDI."""
+    if str(path).lower().endswith(NOTATION_SUFFIXES):
+        return read_notation(path)
     from .midi import read_midi
     return read_midi(path)

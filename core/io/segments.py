@@ -14,7 +14,9 @@ Formats
   as sample, chromosome, 1-based start and end, the last as the value and the one before it, when there
   are more than five, as the number of markers.
 * bedGraph: ``chrom start end value`` in 0-based half-open coordinates, one ``track`` line per profile;
-  a segment from probe position ``a`` to ``b`` is ``[a - 1, b)``. Chromosomes get a ``chr`` prefix.
+  a segment from probe position ``a`` to ``b`` is ``[a - 1, b)``. Chromosomes get a ``chr`` prefix, and the
+  numbered sex chromosomes 23 and 24 become ``chrX`` and ``chrY`` (:func:`ucsc_chromosome`), the names the
+  UCSC browser and IGV know. Read back, a bedGraph's chromosomes keep the names it gives (``chrX``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "segment_csv_text",
     "seg_text",
     "bedgraph_text",
+    "ucsc_chromosome",
     "read_segment_table",
     "write_seg",
 ]
@@ -89,11 +92,28 @@ def bedgraph_text(rows, *, track_name: str = "marginalia") -> str:
     for pid, items in by_profile.items():
         out.append(f'track type=bedGraph name="{track_name} {pid}" description="segment means of profile {pid}"\n')
         for r in items:
-            chrom = r.chromosome if r.chromosome.lower().startswith("chr") else f"chr{r.chromosome}"
+            chrom = ucsc_chromosome(r.chromosome)
             start = max(int(math.floor(r.first)) - 1, 0)
             end = max(int(math.ceil(r.last)), start + 1)
             out.append(f"{chrom}\t{start}\t{end}\t{fmt_number(r.mean)}\n")
     return "".join(out)
+
+
+#: numbered sex chromosomes (DNAcopy's and the Coriell table's 23 and 24) -> the names genome browsers know
+_SEX_CHROMOSOMES = {"23": "X", "24": "Y"}
+
+
+def ucsc_chromosome(name: str) -> str:
+    """A chromosome as UCSC and IGV name it in a bedGraph: ``chr`` prefixed, 23 and 24 as ``chrX``/``chrY``.
+
+    ``"7"`` -> ``"chr7"``, ``"23"`` -> ``"chrX"``, ``"chrX"`` and ``"chr23"`` -> ``"chrX"``, ``"x"`` -> ``"chrX"``.
+    """
+    text = str(name).strip()
+    bare = text[3:] if text.lower().startswith("chr") else text
+    bare = _SEX_CHROMOSOMES.get(bare, bare)
+    if bare.lower() in ("x", "y", "m", "mt"):
+        bare = {"mt": "M"}.get(bare.lower(), bare.upper())
+    return f"chr{bare}"
 
 
 def write_seg(path, rows) -> None:

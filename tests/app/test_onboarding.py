@@ -86,6 +86,55 @@ def test_import_dialog_shows_the_guessed_pairs_and_imports_the_pairs_chosen(qtbo
     qtbot.waitUntil(lambda: len(win.browser.item_ids_in_order()) == 2, timeout=5000)
 
 
+def _coriell_like(path):
+    """A DNAcopy wide table in kb over most of chromosomes 1 and 2, and a second table with odd column names."""
+    rng = np.random.default_rng(5)
+    rows = ["Clone,Chromosome,Position,A,B"]
+    for chrom, top in (("1", 240_000), ("2", 230_000)):
+        rows += [f"c{chrom}_{k},{chrom},{int(x)},{rng.normal():.4f},{rng.normal():.4f}"
+                 for k, x in enumerate(np.linspace(500, top, 30))]
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_import_dialog_maps_the_columns_and_the_position_unit(qtbot, win, tmp_path):
+    win.set_engine(Engine.create(tmp_path / "p.marginalia"))
+    (tmp_path / "data").mkdir()
+    wide = _coriell_like(tmp_path / "data" / "coriell.csv")
+    odd = tmp_path / "data" / "odd.csv"
+    odd.write_text("tumour,arm,coord,ratio\n" + "".join(f"T1,1,{1000 * k},{0.1 * k:.1f}\n" for k in range(1, 9)))
+    with pytest.warns(UserWarning, match="looks like kb"):
+        dialog = _open_preview(qtbot, win, [wide, str(odd)])
+    box = dialog.mappings[wide]
+    assert box.table.header == ("Clone", "Chromosome", "Position", "A", "B")
+    assert box.preview.rowCount() == 5 and box.preview.item(0, 2).text() == "500"
+    assert box.combos["chromosome"].currentData() == "Chromosome" and box.combos["logratio"].currentData() == "A+B"
+    assert "DNAcopy wide table, 2 samples" in box.status.text() and "look like kb" in box.status.text()
+    box.choose_unit("kb")
+    assert "positions in kb" in box.status.text() and "look like" not in box.status.text()
+    # the table the reader could not map: its columns are offered, and a wrong choice is refused on the spot
+    fix = dialog.mappings[str(odd)]
+    assert fix.combos["position"].currentData() is None and not fix.valid and "position" in fix.status.text()
+    fix.choose("position", "coord")
+    fix.choose("logratio", "tumour")
+    assert not fix.valid and "'tumour' holds 'T1', not a number" in fix.status.text()
+    assert str(odd) not in dialog.columns()
+    fix.choose("id", "tumour")
+    fix.choose("chromosome", "arm")
+    fix.choose("position", "coord")
+    fix.choose("logratio", "ratio")
+    assert fix.valid and "long table: id=tumour" in fix.status.text()
+    assert dialog.columns() == {wide: "chromosome=Chromosome,position=Position,logratio=A+B,unit=kb",
+                                str(odd): "id=tumour,chromosome=arm,position=coord,logratio=ratio,unit=bp"}
+    win.last_io_result = None
+    qtbot.mouseClick(dialog.import_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.last_io_result is not None, timeout=30_000)
+    names = {win.engine.item(i).name: i for i in win.last_io_result}
+    assert set(names) == {"A:1", "A:2", "B:1", "B:2", "T1:1"}
+    assert float(win.engine.sequence(names["A:1"]).positions.max()) == 240_000_000
+    assert win.engine.sequence(names["T1:1"]).positions.tolist() == [1000.0 * k for k in range(1, 9)]
+
+
 def test_cancel_imports_nothing(qtbot, win, files, tmp_path):
     win.set_engine(Engine.create(tmp_path / "p.marginalia"))
     dialog = _open_preview(qtbot, win, [files["wav"], files["mid"]])

@@ -127,11 +127,16 @@ def test_export_every_audio_label_format_then_read_with_the_reference_parsers(pr
     jam = jams.load(str(tmp_path / "jams" / "take.jams"), validate=True)
     assert [o.time for o in jam.annotations[0].data][1:] == pytest.approx(expected)
     # and each file imports back as the same changes
-    for kind, name in (("sonic-visualiser", "take.csv"), ("textgrid", "take.TextGrid"), ("jams", "take.jams")):
+    aud = np.loadtxt(tmp_path / "audacity" / "take.txt", delimiter="\t", usecols=(0, 1), ndmin=2)
+    assert aud[:, 0].tolist() == pytest.approx(expected) and aud[:, 1].tolist() == pytest.approx(expected)
+    for kind, name in (("sonic-visualiser", "take.csv"), ("textgrid", "take.TextGrid"), ("jams", "take.jams"),
+                       ("audacity", "take.txt")):
         with Engine.open(project) as eng:
             eng.import_labels(kind, tmp_path / kind / name)
             got = sorted(lab.index for lab in eng.labels(item.id) if isinstance(lab, BoundaryLabel))
             assert set(pred.structure.breakpoints.tolist()) <= set(got)
+            if kind == "audacity":      # point labels: exactly the predicted changes, nothing more
+                assert got == sorted(pred.structure.breakpoints.tolist())
             for lab in list(eng.labels(item.id)):
                 eng.delete_label(lab.id)
 
@@ -162,6 +167,16 @@ def test_alignment_items_export_jams_and_take_event_anchors(tmp_path, capsys):
     assert sorted(lab.event for lab in added) == list(range(4))
     onsets = sorted({o.time for o in jam.annotations[0].data})
     assert sorted(lab.time_s for lab in added) == pytest.approx(onsets)
+    # and so does its Audacity track: the labels name the events, from event 0
+    assert main(["export", str(path), "--format", "audacity", "--out", str(tmp_path / "a"), "-q"]) == 0
+    lines = (tmp_path / "a" / "piece.txt").read_text().splitlines()
+    assert [ln.split("\t")[2] for ln in lines] == [f"event {e}" for e in range(4)]
+    with Engine.open(path) as eng:
+        for lab in list(eng.labels(item.id)):
+            eng.delete_label(lab.id)
+        back = eng.import_labels("audacity", tmp_path / "a" / "piece.txt")
+    written = [(int(ln.split("\t")[2].split()[1]), float(ln.split("\t")[0])) for ln in lines]
+    assert sorted((lab.event, lab.time_s) for lab in back) == written
 
 
 def test_jams_reader_refuses_what_is_not_jams(tmp_path):

@@ -275,4 +275,5 @@ def test_segmentation_items_export_audacity_labels_too(tmp_path):
     stub.prediction = lambda item_id: SimpleNamespace(structure=Segmentation(changes=np.array([10, 40])),
                                                       times_s=None)
     written = run_export(stub, "audacity", tmp_path / "t")
-    assert written[0].read_text().count("\n") == 2
+    # one change (at frame 10); the segmentation's end at frame 40 is no change, so it is not a label
+    assert written[0].read_text() == "0.5\t0.5\t1\n"

@@ -80,3 +80,16 @@ def test_export_and_query_write_to_stdout(cgh_dir, tmp_path, capsys, monkeypatch
     assert out.startswith("ID\tchrom\tloc.start\tloc.end\tnum.mark\tseg.mean\n") and not (tmp_path / "-").exists()
     assert main(["query", str(project), "-n", "2", "--out", "-"]) == 0
     assert capsys.readouterr().out.startswith("rank,item_id")
+
+
+def test_a_closed_output_pipe_ends_quietly_with_status_141(cgh_dir, tmp_path):
+    # `marginalia-cli project list P | head -0`: the reader is gone before the first line is written
+    import subprocess
+    project = tmp_path / "p.marginalia"
+    assert main(["project", "create", str(project), "--import", str(cgh_dir / "profiles.csv"), "-q"]) == 0
+    proc = subprocess.Popen([sys.executable, "-m", "marginalia", "project", "list", str(project)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err

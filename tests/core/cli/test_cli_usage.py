@@ -62,7 +62,8 @@ def _train_groups():
 def test_train_flags_are_grouped_and_the_research_knobs_are_apart(capsys):
     groups = _train_groups()
     assert groups["options"] == {"--help", "--debug", "--quiet"}
-    assert groups["input"] == {"project", "--task", "--profiles", "--annotations", "--columns", "--pairs", "--kind"}
+    assert groups["input"] == {"project", "--task", "--profiles", "--annotations", "--columns", "--position-unit",
+                               "--pairs", "--kind"}
     assert groups["output"] == {"--out"}
     assert {"--recipe", "--learner", "--C", "--max-iter", "--seed"} <= groups["model"]
     assert groups["advanced (research)"] == {"--metric-learner", "--rho", "--no-prune", "--law-metric",

@@ -252,3 +252,104 @@ def test_describe_table_says_how_a_file_will_be_read(tmp_path):
     with pytest.raises(DataFormatError, match="--columns"):
         describe_table(odd)
     assert describe_table(odd, "position=b,logratio=c") == "long table: position=b,logratio=c"
+
+
+def _kb_table(path, unit_scale=1000):
+    """A DNAcopy wide table in kb (Mb for unit_scale=1e6) spanning most of human chromosomes 1 and 2."""
+    rng = np.random.default_rng(3)
+    rows = ["Clone,Chromosome,Position,A,B"]
+    for chrom, top_bp in (("1", 240_000_000), ("2", 230_000_000)):
+        for k, bp in enumerate(np.linspace(500_000, top_bp, 40).round(-3)):
+            a, b = rng.normal(size=2).round(5)
+            rows.append(f"c{chrom}_{k},{chrom},{fmt(bp / unit_scale)},{'' if k == 3 else a},{b}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def fmt(x):
+    from marginalia.io._common import fmt_number
+    return fmt_number(x)
+
+
+@pytest.mark.parametrize("unit, scale", [("kb", 1_000), ("Mb", 1_000_000)])
+def test_position_unit_converts_to_bp_and_round_trips(tmp_path, unit, scale):
+    p = _kb_table(tmp_path / f"wide_{unit}.csv", scale)
+    with pytest.warns(cgh.PositionUnitWarning, match=f"looks like {unit}.*--position-unit {unit}"):
+        as_bp = cgh.read_profiles(p)
+    seqs = cgh.read_profiles(p, position_unit=unit)
+    assert [s.name for s in seqs] == [s.name for s in as_bp]
+    for s, raw in zip(seqs, as_bp):
+        assert s.positions.tolist() == np.round(raw.positions * scale).tolist()
+        assert s.values.tolist() == raw.values.tolist()
+    assert seqs[0].positions.max() == 240_000_000
+    # the same through the columns text, alone or with a naming; bp given explicitly silences the warning
+    assert _as_dict(cgh.read_profiles(p, columns=f"unit={unit}")) == _as_dict(seqs)
+    named = cgh.read_profiles(p, columns=f"chromosome=Chromosome,position=Position,logratio=A+B,unit={unit}")
+    assert _as_dict(named) == _as_dict(seqs)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cgh.read_profiles(p, position_unit="bp")
+    # written back (in bp) and read again: the same sequences, no warning, no unit needed
+    out = tmp_path / "back.csv"
+    cgh.write_profiles(out, seqs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _as_dict(cgh.read_profiles(out)) == _as_dict(seqs)
+
+
+def test_position_unit_is_checked_and_small_bp_tables_do_not_warn(tmp_path):
+    import warnings
+    with pytest.raises(ParameterError, match="not a position unit"):
+        parse_columns("unit=miles")
+    with pytest.raises(ParameterError, match="unit=kb but the position unit is Mb"):
+        cgh.read_profiles(_kb_table(tmp_path / "w.csv"), columns="unit=kb", position_unit="Mb")
+    assert format_columns("logratio=l,unit=KB,position=p") == "position=p,logratio=l,unit=kb"
+    assert format_columns("unit=Mb") == "unit=Mb"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _standard(tmp_path)        # positions 5..50 on chromosomes 1 and 2: bp, far too short for kb
+
+
+def test_cli_position_unit_reaches_the_project(tmp_path, capsys):
+    from marginalia.cli import main
+    from marginalia.engine import Engine
+    p = _kb_table(tmp_path / "coriell_like.csv")
+    proj = tmp_path / "p.marginalia"
+    assert main(["project", "create", str(proj), "--import", str(p), "--position-unit", "kb", "-q"]) == 0
+    assert "looks like kb" not in capsys.readouterr().err
+    eng = Engine.open(proj)
+    try:
+        tops = sorted(float(eng.sequence(i.id).positions.max()) for i in eng.items())
+    finally:
+        eng.close()
+    assert tops[-1] == 240_000_000
+    assert main(["project", "create", str(tmp_path / "q.marginalia"), "--import", str(p)]) == 0
+    assert "looks like kb" in capsys.readouterr().err
+    assert main(["project", "create", str(tmp_path / "r.marginalia"), "--import", str(p), "--position-unit",
+                 "km"]) == 2
+
+
+def test_bedgraph_names_chromosomes_23_and_24_as_ucsc_does(tmp_path):
+    from marginalia.io.segments import ucsc_chromosome
+    assert [ucsc_chromosome(c) for c in ("7", "23", "24", "X", "chrx", "chr23", "MT", "chr1_random")] == \
+        ["chr7", "chrX", "chrY", "chrX", "chrX", "chrX", "chrM", "chr1_random"]
+    seqs = [Sequence(values=[0.5, 0.5, -1.0], positions=[1000, 2000, 3000], name=f"c:{ch}", units="bp", kind="cgh",
+                     meta={"profile_id": "c", "chromosome": ch}) for ch in ("1", "23", "24")]
+    cgh.write_bedgraph(tmp_path / "g.bedGraph", {s: Segmentation([2, 3]) for s in seqs})
+    lines = (tmp_path / "g.bedGraph").read_text().splitlines()
+    assert [ln.split("\t")[0] for ln in lines[1:]] == ["chr1", "chr1", "chrX", "chrX", "chrY", "chrY"]
+    back = cgh.read_profiles(tmp_path / "g.bedGraph")
+    assert [s.meta["chromosome"] for s in back] == ["chr1", "chrX", "chrY"]
+    assert [s.values[:, 0].tolist() for s in back] == [[0.5, -1.0]] * 3
+
+
+def test_a_position_unit_alone_does_not_make_a_series_a_profile_table(tmp_path):
+    from marginalia.engine import Engine
+    wide = _kb_table(tmp_path / "coriell_like.csv")
+    series = tmp_path / "series.csv"
+    series.write_text("a,b\n" + "".join(f"{k},{k * 2}\n" for k in range(20)))
+    with Engine.create(tmp_path / "p.marginalia") as eng:
+        eng.import_files([wide, series], columns="unit=kb")
+        kinds = sorted({eng.item(i).kind for i in (it.id for it in eng.items())})
+    assert kinds == ["cgh", "series"]

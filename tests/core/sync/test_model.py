@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.research.warping_model import WarpingModel, area_curvature_bound, warping_matrix
 from marginalia.decoders.warping import dtw_linear, pairwise_cost, warping_area_loss, warping_cost, warping_hamming
 from marginalia.exceptions import ParameterError
 from marginalia.models.persistence import save_model
+from marginalia.sync.model import WarpingModel, area_curvature_bound, warping_matrix
 from marginalia.types import WarpAnchorLabel, Warping
 
 

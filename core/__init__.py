@@ -6,7 +6,8 @@ The engine and its public API. ``import marginalia as mg`` gives:
   :func:`write_segments`, :func:`write_bedgraph` (copy number), :func:`read_midi`, :func:`write_midi`,
   :func:`load_audio` (music), :func:`read_audacity_labels` and the other label tracks;
 * learners with one verb convention, ``fit(...)`` then ``predict(...)``: :class:`CghSegmenter` (the
-  copy-number recipe), :class:`ScoreAligner` (audio-to-score alignment), :class:`SSVM`;
+  copy-number recipe), :class:`ScoreAligner` (audio-to-score alignment), :class:`SyncAligner`
+  (audio-to-audio alignment with a learned DTW cost), :class:`SSVM`;
 * :func:`load_model` / :func:`save_model` for the model files ``marginalia-cli train`` writes;
 * :func:`region_errors`, the labelled-region error (false positives and negatives) of a segmentation;
 * the exact decoders a change-point or DTW user calls directly: :func:`segment_penalized`,
@@ -37,7 +38,7 @@ _API = {
     "read_sonic_visualiser_csv": "io.labels_audio", "write_sonic_visualiser_csv": "io.labels_audio",
     "read_textgrid": "io.labels_audio", "write_textgrid": "io.labels_audio", "LabelTrack": "io.labels_audio",
     # learners and model files
-    "CghSegmenter": "cgh.recipe", "ScoreAligner": "align", "SSVM": "learners.ssvm",
+    "CghSegmenter": "cgh.recipe", "ScoreAligner": "align", "SyncAligner": "sync", "SSVM": "learners.ssvm",
     "load_model": "models.files", "save_model": "models.files", "TrainedModel": "models.files",
     # the labelled-region error every accuracy figure counts
     "region_errors": "metrics", "RegionErrors": "metrics",

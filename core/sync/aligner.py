@@ -176,6 +176,64 @@ def warping_from_times(matched, fa: SyncFeatures, fb: SyncFeatures) -> Warping:
     return Warping(np.array(cells, np.int64))
 
 
+def _tied_model(groups, loss):
+    """A :class:`WarpingModel` whose diagonal metric has one weight per group of descriptors.
+
+    The score aligner's 12 chroma and 12 onset-chroma descriptors each share one weight: a weight per pitch
+    class would learn the keys of the training pieces, which says nothing about a piece in another key.
+    """
+    from .model import WarpingModel
+
+    class TiedWarpingModel(WarpingModel):
+        def __init__(self):
+            super().__init__("diagonal", loss)
+            self.groups = np.asarray(groups, dtype=np.int64)
+            self.n_groups = int(self.groups.max()) + 1
+
+        def n_params(self, n_features=None) -> int:
+            return self.n_groups
+
+        def split_w(self, w) -> np.ndarray:
+            return self.check_w(w).copy()
+
+        def join_w(self, M) -> np.ndarray:
+            M = np.asarray(M, dtype=np.float64)
+            if M.shape == self.groups.shape:
+                return np.bincount(self.groups, weights=M) / np.bincount(self.groups)
+            return self.check_w(M).copy()
+
+        def project(self, w) -> np.ndarray:
+            return np.maximum(np.asarray(w, dtype=np.float64), 0.0)
+
+        def expand(self, w) -> np.ndarray:
+            return self.project(self.check_w(w))[self.groups]
+
+        def metric_matrix(self, w) -> np.ndarray:
+            return np.diag(self.expand(w))
+
+        def decoder_metric(self, w):
+            return np.sqrt(self.expand(w))
+
+        def joint_feature(self, item, y) -> np.ndarray:
+            return np.bincount(self.groups, weights=super().joint_feature(item, y), minlength=self.n_groups)
+
+        def joint_feature_relaxed(self, item, Z) -> np.ndarray:
+            return np.bincount(self.groups, weights=super().joint_feature_relaxed(item, Z), minlength=self.n_groups)
+
+        def initial_w(self, items, Ys=None) -> np.ndarray:
+            items = list(items)
+            if not items:
+                raise ParameterError("items: expected at least one (A, B) pair, got none")
+            for i, it in enumerate(items):
+                self._check_item(it, f"items[{i}]")
+            return np.ones(self.n_groups)
+
+        def default_w(self, items=None) -> np.ndarray:
+            return np.ones(self.n_groups)
+
+    return TiedWarpingModel()
+
+
 class SyncAligner:
     """Align a target recording to a reference recording of the same music.
 
@@ -195,11 +253,14 @@ class SyncAligner:
     pyramid : int, default 8
     corridor_s : float, default 1.0
         Half-width (s) of the corridor around the coarse path.
+    metric : {"tied", "diagonal"}, default "tied"
+        What :meth:`fit` learns: one weight per kind of descriptor (chroma, onset chroma), which carries
+        over to pieces in other keys, or one weight per descriptor.
     loss : {"hamming", "area"}, default "hamming"
         Loss of :meth:`fit`: cells on exactly one of the two paths, or the symmetric area between them.
-    C : float, default 10.0
+    C : float, default 1.0
         Regularisation of :meth:`fit` (larger: follow the training pairs more).
-    max_iter : int, default 30
+    max_iter : int, default 100
         Frank-Wolfe passes of :meth:`fit`.
     train_pool : int, default 4
         :meth:`fit` learns on frames this many times coarser (faster; the metric weighs the same
@@ -218,13 +279,14 @@ class SyncAligner:
     task = "sync"
 
     def __init__(self, features="aligner", coarse=2, band=None, max_cells=40_000_000, pyramid=8, corridor_s=1.0,
-                 loss="hamming", C=10.0, max_iter=30, train_pool=4, runner_up=True):
+                 metric="tied", loss="hamming", C=1.0, max_iter=100, train_pool=4, runner_up=True):
         self.features = features
         self.coarse = coarse
         self.band = band
         self.max_cells = max_cells
         self.pyramid = pyramid
         self.corridor_s = corridor_s
+        self.metric = metric
         self.loss = loss
         self.C = C
         self.max_iter = max_iter
@@ -234,7 +296,7 @@ class SyncAligner:
     # ---------------------------------------------------------- parameters
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("features", "coarse", "band", "max_cells", "pyramid", "corridor_s",
-                                              "loss", "C", "max_iter", "train_pool", "runner_up")}
+                                              "metric", "loss", "C", "max_iter", "train_pool", "runner_up")}
 
     def _check_params(self):
         if self.features not in SYNC_FEATURES:
@@ -247,6 +309,8 @@ class SyncAligner:
             v = getattr(self, name)
             if not (is_number(v) and math.isfinite(v) and v > 0):
                 raise ParameterError(f"{name}: expected a positive number, got {v!r}")
+        if self.metric not in ("tied", "diagonal"):
+            raise ParameterError(f"metric: expected 'tied' or 'diagonal', got {self.metric!r}")
         if self.loss not in ("hamming", "area"):
             raise ParameterError(f"loss: expected 'hamming' or 'area', got {self.loss!r}")
         if self.band is not None:
@@ -258,6 +322,12 @@ class SyncAligner:
     def n_features_(self) -> int:
         """Descriptors per frame."""
         return 25 if self.features == "aligner" else 12
+
+    def descriptor_groups(self) -> np.ndarray:
+        """Group of every descriptor (chroma 0, onset chroma 1, constant 2), shape (p,)."""
+        if self.features == "aligner":
+            return np.r_[np.zeros(12, np.int64), np.ones(12, np.int64), 2]
+        return np.zeros(12, np.int64)
 
     def _w(self) -> np.ndarray:
         return self.w_ if hasattr(self, "w_") else np.ones(self.n_features_)
@@ -431,13 +501,16 @@ class SyncAligner:
                 raise ParameterError(f"pairs[{k}].matched: expected at least 2 matched times, got {m.shape[0]}")
             Xs.append((fa.X, fb.X))
             Ys.append(warping_from_times(m, fa, fb))
-        model = WarpingModel("diagonal", self.loss)
+        model = (_tied_model(self.descriptor_groups(), self.loss) if self.metric == "tied"
+                 else WarpingModel("diagonal", self.loss))
         fw = WarpingFrankWolfe(model, C=float(self.C), max_iter=int(self.max_iter), random_state=0,
                                callback=callback)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             fw.fit(Xs, Ys)
         w = np.maximum(fw.w_, 0.0)
+        if self.metric == "tied":
+            w = w[self.descriptor_groups()]
         if not np.any(w > 0):
             warnings.warn("SyncAligner.fit: the learned metric is zero (the pairs do not tell paths apart); "
                           "keeping the Euclidean cost", UserWarning, stacklevel=2)

@@ -8,7 +8,8 @@ The engine and its public API. ``import marginalia as mg`` gives:
 * learners with one verb convention, ``fit(...)`` then ``predict(...)``: :class:`CghSegmenter` (the
   copy-number recipe, its stages set by :class:`LearningSettings`, :class:`WindowSettings`,
   :class:`PlatformSettings`, :class:`LawSettings` and :class:`PruningSettings`), :class:`ScoreAligner`
-  (audio-to-score alignment), :class:`SSVM`;
+  (audio-to-score alignment), :class:`SyncAligner` (audio-to-audio alignment with a learned DTW cost),
+  :class:`SSVM`;
 * :func:`load_model` / :func:`save_model` for the model files ``marginalia-cli train`` writes;
 * :func:`region_errors`, the labelled-region error (false positives and negatives) of a segmentation;
 * the exact decoders a change-point or DTW user calls directly: :func:`segment_penalized`,
@@ -39,7 +40,7 @@ _API = {
     "read_sonic_visualiser_csv": "io.labels_audio", "write_sonic_visualiser_csv": "io.labels_audio",
     "read_textgrid": "io.labels_audio", "write_textgrid": "io.labels_audio", "LabelTrack": "io.labels_audio",
     # learners and model files
-    "CghSegmenter": "cgh.recipe", "ScoreAligner": "align", "SSVM": "learners.ssvm",
+    "CghSegmenter": "cgh.recipe", "ScoreAligner": "align", "SyncAligner": "sync", "SSVM": "learners.ssvm",
     "LearningSettings": "cgh.settings", "WindowSettings": "cgh.settings", "PlatformSettings": "cgh.settings",
     "LawSettings": "cgh.settings", "PruningSettings": "cgh.settings",
     "load_model": "models.files", "save_model": "models.files", "TrainedModel": "models.files",

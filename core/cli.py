@@ -6,6 +6,8 @@ Subcommands (``marginalia-cli COMMAND --help`` shows examples for each):
 * ``train``    fit a model from a project's labels, or from profile/annotation files, or from score/audio pairs
 * ``predict``  segment or align files and folders with a model
 * ``align``    align one score to one recording (with or without a model)
+* ``sync``     align two recordings of the same music (a time map)
+* ``carry``    carry one recording's labels onto other recordings of the same music
 * ``evaluate`` label error of a model on annotated profiles, or onset error of an alignment
 * ``query``    the parts of a project to label next
 * ``export``   write a project's labels, predictions or a dataset bundle
@@ -44,6 +46,8 @@ examples:
   marginalia-cli predict cgh.model --profiles profiles.csv.gz --out predictions/
   marginalia-cli evaluate cgh.model --profiles profiles.csv.gz --annotations annotations.csv
   marginalia-cli align --score piece.mid --audio piece.wav --out piece_alignment.csv
+  marginalia-cli sync --reference take1.wav --target take2.wav --out take1_to_take2.csv
+  marginalia-cli carry project.marginalia --from take1 --to take2 take3
   marginalia-cli query project.marginalia --strategy best-vs-2nd -n 50 --out next.csv
   marginalia-cli history project.marginalia
   marginalia-cli restore project.marginalia --to 57

@@ -29,7 +29,7 @@ from .sanitize import check_relative_path
 __all__ = ["read_model_archive", "check_model_header", "read_json_file", "check_bundle_manifest",
            "MODEL_TASKS", "array_budget"]
 
-MODEL_TASKS = ("segmentation", "alignment", "warping")
+MODEL_TASKS = ("segmentation", "alignment", "sync")
 #: bytes of arrays a model file may unpack to besides the bound by its own size
 BASE_BUDGET = 16 * 2 ** 20
 #: ... plus this many times the file's size (learned parameters compress a few times at most)

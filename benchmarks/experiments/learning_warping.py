@@ -39,10 +39,10 @@ from benchmarks._common import (  # noqa: E402
     ROOT,  # noqa: E402
     record_row,
 )
-from benchmarks.research.warping_fw import WarpingFrankWolfe  # noqa: E402
-from benchmarks.research.warping_model import WarpingModel  # noqa: E402
 from marginalia.decoders.warping import dtw, warping_area_loss  # noqa: E402
 from marginalia.learners.ssvm import SSVM  # noqa: E402
+from marginalia.sync.frank_wolfe import WarpingFrankWolfe  # noqa: E402
+from marginalia.sync.model import WarpingModel  # noqa: E402
 
 ROWS = []
 row = functools.partial(record_row, ROWS)

@@ -11,7 +11,4 @@ Reached only by benchmarks and their tests (``tests/research/``), so it stays ou
 * :mod:`.alignment_adapter` -- ``AlignmentAdapter``, a frame-event scorer (chroma) learned from anchors in the loop;
 * :mod:`.transfer_cv` -- ``TransferRhoCV``, the coupling of ``TransferSSVM`` chosen by cross-validation;
 * :mod:`.calibrated_penalty` -- ``PenaltyCalibration``, a per-sequence penalty over a learned metric;
-* :mod:`.warping_model`, :mod:`.warping_fw` -- metric learning for DTW (Lajugie 2015, ch. 5): the joint
-  feature map and losses of warping paths, and its Frank-Wolfe learner. The exact DTW decoder they use,
-  ``marginalia.decoders.warping``, stays in the package (``marginalia.dtw`` is public API).
 """

@@ -4,6 +4,22 @@ Each module has ``add_parser(subparsers, parents)`` (registers its arguments
 and ``run``) and ``run(args) -> exit code``.
 """
 
-from . import align, batch, evaluate, export, history, import_labels, predict, prepare, project, query, restore, train
+from . import (
+    align,
+    batch,
+    carry,
+    evaluate,
+    export,
+    history,
+    import_labels,
+    predict,
+    prepare,
+    project,
+    query,
+    restore,
+    sync,
+    train,
+)
 
-COMMANDS = (project, train, predict, align, evaluate, query, export, import_labels, history, restore, batch, prepare)
+COMMANDS = (project, train, predict, align, sync, carry, evaluate, query, export, import_labels, history, restore, batch,
+            prepare)

@@ -35,6 +35,12 @@ forms:
       alone (Lajugie 2015, ch. 6): align with the current frame scorers, refit them by ridge regression, N
       rounds (default 3); a pair's anchors constrain its alignments. PAIRS.csv has columns score,audio (paths
       relative to it) and optionally anchors (a CSV of event,audio_time_s[,tolerance_s] for that pair)
+  train --task sync --pairs PAIRS.csv --out MODEL [--C C --max-iter N]
+      learn the metric of the aligner that `sync` and `carry` run (marginalia.sync.SyncAligner; Lajugie
+      2015, ch. 5) from recordings of the same music whose notes are timed in both. PAIRS.csv has columns
+      reference,target,reference_onsets,target_onsets (paths relative to it); an onset table is a CSV with
+      the times in onset_s, audio_time_s (what `align` writes) or time_s, matched by an event/id/note column
+      when both have one, else row by row
 
 recipes (--task segmentation on aCGH files):
   penalty-law learned metric (SSVM; --metric-learner) + a per-sequence penalty per array platform,
@@ -54,6 +60,7 @@ examples:
   marginalia-cli train --task segmentation --profiles p.csv --annotations a.csv --learner perceptron --out fast.model
   marginalia-cli train project.marginalia --out project.model
   marginalia-cli train --task alignment --pairs pairs.csv --out piano.model
+  marginalia-cli train --task sync --pairs sync_pairs.csv --out piano_sync.model
 """
 
 LEARNERS = ("ssvm", "perceptron", "partial")
@@ -66,13 +73,14 @@ def add_parser(sub, parents) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     inp = p.add_argument_group("input", "what to learn from: a project, or the files of one task")
     inp.add_argument("project", metavar="PROJECT", nargs="?", help="a Marginalia project file")
-    inp.add_argument("--task", choices=("segmentation", "alignment"), help="file-level form: what to learn")
+    inp.add_argument("--task", choices=("segmentation", "alignment", "sync"), help="file-level form: what to learn")
     inp.add_argument("--profiles", metavar="P.csv[.gz]", action="append", default=[],
                      help="aCGH profiles table (repeatable)")
     inp.add_argument("--annotations", metavar="A.csv", action="append", default=[],
                      help="region annotations of the profiles (repeatable)")
     add_columns(inp)
-    inp.add_argument("--pairs", metavar="PAIRS.csv", help="score,audio[,anchors] pairs for --task alignment")
+    inp.add_argument("--pairs", metavar="PAIRS.csv", help="score,audio[,anchors] pairs for --task alignment; "
+                     "reference,target,reference_onsets,target_onsets for --task sync")
     inp.add_argument("--kind", choices=("cgh", "audio", "series"),
                      help="project form: which items to learn from (default: the kind with most labels)")
 
@@ -171,7 +179,7 @@ def run(args) -> int:
         raise UsageError(f"{'/'.join(retired)}: belonged to the retired chroma aligner; --task alignment now fits "
                          "the score aligner that `align` runs: --ridge sets its ridge strength, --max-iter its "
                          "rounds, and its duration prior is built in")
-    if args.max_iter is None and args.task != "alignment":
+    if args.max_iter is None and args.task not in ("alignment", "sync"):
         recipe = args.task == "segmentation" and args.project is None and _wants_recipe(args)
         args.max_iter = 5 if recipe else 50
         # a project's aCGH items may take the recipe too (decided once the items are read)
@@ -192,6 +200,15 @@ def run(args) -> int:
             raise UsageError("--pairs is for --task alignment")
         _check_files(args)
         return _train_segmentation_files(args)
+    if args.task == "sync":
+        if not args.pairs:
+            raise UsageError("--task sync needs --pairs PAIRS.csv (columns reference,target,reference_onsets,"
+                             "target_onsets)")
+        if args.profiles or args.annotations:
+            raise UsageError("--profiles/--annotations are for --task segmentation")
+        _check_files(args)
+        from .sync import train_sync_pairs
+        return train_sync_pairs(args)
     if not args.pairs:
         raise UsageError("--task alignment needs --pairs PAIRS.csv (columns score,audio[,anchors])")
     if args.profiles or args.annotations:

@@ -200,10 +200,12 @@ def band_limits(n_a: int, n_b: int, band) -> tuple:
     ----------
     n_a, n_b : int
         ``TA`` and ``TB``.
-    band : float or int or None
+    band : float or int or None or (lo, hi)
         Half-width around the diagonal ``j = i (TB-1)/(TA-1)``: a float in
         ``(0, 1]`` is a fraction of ``max(TA, TB)``, an int a number of cells;
-        ``None`` allows every cell.
+        ``None`` allows every cell. A pair of integer arrays of shape (TA,)
+        is a corridor given row by row (inclusive column limits, e.g. around
+        the path of a coarser DTW); it must leave a monotone path.
 
     Returns
     -------
@@ -219,6 +221,8 @@ def band_limits(n_a: int, n_b: int, band) -> tuple:
     TB = _positive_int("n_b", n_b)
     if band is None:
         return np.zeros(TA, np.int64), np.full(TA, TB - 1, np.int64)
+    if isinstance(band, tuple):
+        return _corridor(band, TA, TB)
     w = _band_cells(band, TA, TB)
     lo, hi = _limits(TA, TB, w)
     if not _connected(lo, hi, TB):
@@ -226,6 +230,26 @@ def band_limits(n_a: int, n_b: int, band) -> tuple:
         raise ParameterError(
             f"band: {band!r} ({w:g} cells around the diagonal) leaves no path through a {TA} x {TB} grid; "
             f"expected at least {need} cells (band >= {need / max(TA, TB):.4g} as a fraction)")
+    return lo, hi
+
+
+def _corridor(band, TA, TB) -> tuple:
+    """Validated row-by-row column limits ``(lo, hi)`` of a corridor."""
+    if len(band) != 2:
+        raise ParameterError(f"band: a corridor is a pair (lo, hi) of column limits, got {len(band)} items")
+    limits = []
+    for name, values in zip(("lo", "hi"), band):
+        arr = np.asarray(values)
+        if arr.shape != (TA,) or not np.issubdtype(arr.dtype, np.integer):
+            raise ParameterError(f"band: corridor {name} must be {TA} integer column limits (one per row), "
+                                 f"got shape {arr.shape} of {arr.dtype}")
+        limits.append(np.ascontiguousarray(arr, dtype=np.int64))
+    lo, hi = limits
+    if lo.min() < 0 or hi.max() > TB - 1 or np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0) \
+            or not _connected(lo, hi, TB):
+        raise ParameterError(f"band: the corridor leaves no monotone path through the {TA} x {TB} grid; it must "
+                             f"start at column 0, end at column {TB - 1}, with non-decreasing limits that overlap "
+                             "from one row to the next")
     return lo, hi
 
 

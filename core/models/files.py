@@ -25,7 +25,7 @@ from ..types import Segmentation, Sequence
 __all__ = ["TrainedModel", "load_model", "load_model_cached", "save_model", "FEATURE_RECIPES", "TASKS",
            "sequence_features", "recipe_for_kind"]
 
-TASKS = ("segmentation", "alignment")
+TASKS = ("segmentation", "alignment", "sync")
 #: how a model's input matrix is made from an item, and which item kind it fits
 FEATURE_RECIPES = {
     "cgh-hermite": ("cgh", "aCGH logratio in noise units and its local Hermite moments, shape (T, 6) "
@@ -38,6 +38,10 @@ FEATURE_RECIPES = {
     "series": ("series", "the values of a generic series as stored, shape (T, p)"),
     "score-aligner": ("audio", "the score aligner's semitone-band chroma and onset chroma of the recording, scored "
                                "against each score event's pitch classes (marginalia.align.ScoreAligner)"),
+    "sync-aligner": ("audio", "the score aligner's chroma and onset chroma of both recordings, compared by the learned "
+                              "metric of a sync aligner (marginalia.sync.SyncAligner)"),
+    "sync-chroma": ("audio", "constant-Q chroma of both recordings, compared by the learned metric of a sync aligner "
+                             "(marginalia.sync.SyncAligner)"),
 }
 #: the feature recipe of the chroma aligner that `train --task alignment` wrote before the score aligner
 RETIRED_RECIPES = ("chroma",)
@@ -77,7 +81,7 @@ class TrainedModel:
 
     Attributes
     ----------
-    task : {"segmentation", "alignment"}
+    task : {"segmentation", "alignment", "sync"}
     features : str
         Key of :data:`FEATURE_RECIPES`.
     model : object
@@ -150,6 +154,16 @@ class TrainedModel:
             self.__dict__["_aligner"] = built
         return built
 
+    def sync_aligner(self):
+        """The :class:`~marginalia.sync.SyncAligner` of a sync model, with its learned metric."""
+        if self.task != "sync":
+            raise WrongTaskError(f"model {self._name()}: is {with_article(self.task)} model; expected a sync model")
+        built = self.__dict__.get("_sync")
+        if built is None:
+            built = self.model.with_metric_weights(self.w)
+            self.__dict__["_sync"] = built
+        return built
+
     def align(self, recording) -> np.ndarray:
         """Onset time (s) of every score event of a loaded recording (``audio_path`` and ``score``), shape (E,)."""
         from ..align import align_recording
@@ -175,8 +189,9 @@ def save_model(path, cli_model) -> str:
     ----------
     path : path-like
         The file to write; its folder must exist.
-    cli_model : TrainedModel, CghSegmenter or ScoreAligner
-        A loaded or trained model, a fitted copy-number recipe or a fitted score aligner.
+    cli_model : TrainedModel, CghSegmenter, ScoreAligner or SyncAligner
+        A loaded or trained model, a fitted copy-number recipe, a fitted score aligner or a fitted
+        sync aligner.
 
     Returns
     -------
@@ -199,12 +214,18 @@ def save_model(path, cli_model) -> str:
 def _learner_as_trained_model(recipe) -> TrainedModel:
     from ..align import ScoreAligner
     from ..cgh.recipe import CghSegmenter
+    from ..sync import SyncAligner
+    if isinstance(recipe, SyncAligner):
+        recipe.check_fitted()
+        prov = {"learner": {"class": "WarpingFrankWolfe", "C": recipe.C, "loss": recipe.loss,
+                            "max_iter": recipe.max_iter}, "written_by": "marginalia (Python)"}
+        return TrainedModel("sync", f"sync-{recipe.features}", recipe, recipe.metric_weights(), prov)
     if isinstance(recipe, ScoreAligner):
         recipe.check_fitted()
         prov = {**getattr(recipe, "provenance_", {}), "written_by": "marginalia (Python)"}
         return TrainedModel("alignment", "score-aligner", recipe, recipe.scorer_weights(), prov)
     if not isinstance(recipe, CghSegmenter):
-        raise ParameterError(f"model: expected a TrainedModel, a fitted CghSegmenter or a fitted ScoreAligner, got "
+        raise ParameterError(f"model: expected a TrainedModel, a fitted CghSegmenter, ScoreAligner or SyncAligner, got "
                              f"{type(recipe).__name__}")
     prov = {"learner": recipe.learning.learner, "recipe": "penalty-law", "penalty_law": recipe.to_dict(),
             "written_by": "marginalia (Python)"}
@@ -217,7 +238,7 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
     Parameters
     ----------
     path : path-like
-    task : {"segmentation", "alignment"}, optional
+    task : {"segmentation", "alignment", "sync"}, optional
         Refuse a model of another task (:class:`WrongTaskError`, a usage error).
 
     Raises
@@ -249,7 +270,8 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
     if recipe is None:
         # a model saved by the app: its task key says which items it was made for
         kind = str(prov.get("task", "")).partition("/")[2] or "series"
-        recipe = "score-aligner" if got == "alignment" else recipe_for_kind(kind)
+        recipe = ("score-aligner" if got == "alignment" else f"sync-{model.features}" if got == "sync"
+                  else recipe_for_kind(kind))
     if not isinstance(recipe, str) or recipe not in FEATURE_RECIPES:
         raise DataFormatError(f"unknown feature recipe {recipe!r:.60}; expected one of {sorted(FEATURE_RECIPES)} "
                               "(a model from a newer Marginalia?)", path=str(p))

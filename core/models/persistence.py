@@ -38,8 +38,9 @@ def labels_hash(labels) -> str:
 
 def _model_classes() -> dict:
     from ..align import ScoreAligner
+    from ..sync import SyncAligner
     from .segmentation import SegmentationModel
-    return {"SegmentationModel": SegmentationModel, "ScoreAligner": ScoreAligner}
+    return {"SegmentationModel": SegmentationModel, "ScoreAligner": ScoreAligner, "SyncAligner": SyncAligner}
 
 
 def _jsonable(obj):
@@ -68,7 +69,7 @@ def save_model_parts(path_or_buffer, model, w, provenance: Optional[dict] = None
     Parameters
     ----------
     path_or_buffer : str, path or binary file object
-    model : SegmentationModel, ScoreAligner or WarpingModel
+    model : SegmentationModel, ScoreAligner or SyncAligner
         Its options and learned units (``get_state``) are stored.
     w : ndarray, shape (n_params,)
     provenance : dict, optional
@@ -115,7 +116,7 @@ def load_model_parts(path_or_buffer, *, task=None, n_features=None, features=Non
     ----------
     path_or_buffer : str, path or binary file object
     task : str, optional
-        Expected task (``"segmentation"``, ``"alignment"``).
+        Expected task (``"segmentation"``, ``"alignment"``, ``"sync"``).
     n_features : int, optional
         Expected number of features.
     features : dict, optional

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from benchmarks.research.warping_fw import WarpingFrankWolfe
-from benchmarks.research.warping_model import WarpingModel, warping_matrix
 from marginalia.decoders.warping import dtw, warping_area_loss
 from marginalia.exceptions import InfeasibleLabelsError, NotFittedError, ParameterError
 from marginalia.learners.ssvm import SSVM
+from marginalia.sync.frank_wolfe import WarpingFrankWolfe
+from marginalia.sync.model import WarpingModel, warping_matrix
 from marginalia.types import WarpAnchorLabel
 
 

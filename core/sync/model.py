@@ -21,7 +21,7 @@ Losses (``target`` the true path ``Y*``):
   hull of the warpings. Its tangent at any point ``Z`` is linear in ``Y``,
   so the linearised loss-augmented problem is again a DTW, with the cell
   costs shifted by minus the gradient: the linear oracle of the Frank–Wolfe
-  learner :class:`benchmarks.research.warping_fw.WarpingFrankWolfe`.
+  learner :class:`marginalia.sync.frank_wolfe.WarpingFrankWolfe`.
 
 Parameter vector ``w``: the diagonal of ``M`` (``p``) or ``vec(M)`` (``p²``).
 """
@@ -33,17 +33,17 @@ import math
 import numba
 import numpy as np
 
-from marginalia.exceptions import ParameterError
-from marginalia.features.standardize import check_features
-from marginalia.models._params import check_param_vector
-from marginalia.models.segmentation import PartialTarget
-from marginalia.types import WarpAnchorLabel, Warping
+from ..exceptions import ParameterError
+from ..features.standardize import check_features
+from ..models._params import check_param_vector
+from ..models.segmentation import PartialTarget
+from ..types import WarpAnchorLabel, Warping
 
 __all__ = ["WarpingModel", "warping_matrix", "area_curvature_bound"]
 
 
 def _dec():
-    from marginalia.decoders import warping as wdec
+    from ..decoders import warping as wdec
     return wdec
 
 

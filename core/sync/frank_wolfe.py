@@ -29,10 +29,9 @@ import warnings
 
 import numpy as np
 
-from marginalia.exceptions import NotFittedError, ParameterError
-from marginalia.learners.ssvm import check_training_set
-
-from .warping_model import warping_matrix
+from ..exceptions import NotFittedError, ParameterError
+from ..learners.ssvm import check_training_set
+from .model import warping_matrix
 
 __all__ = ["WarpingFrankWolfe"]
 
@@ -49,7 +48,7 @@ class _Block:
 
 
 class WarpingFrankWolfe:
-    """Learn a :class:`benchmarks.research.warping_model.WarpingModel` metric by block-coordinate Frank–Wolfe.
+    """Learn a :class:`marginalia.sync.model.WarpingModel` metric by block-coordinate Frank–Wolfe.
 
     Parameters
     ----------

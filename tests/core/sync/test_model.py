@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.research.warping_model import WarpingModel, area_curvature_bound, warping_matrix
 from marginalia.decoders.warping import dtw_linear, pairwise_cost, warping_area_loss, warping_cost, warping_hamming
 from marginalia.exceptions import ParameterError
 from marginalia.models.persistence import save_model_parts
+from marginalia.sync.model import WarpingModel, area_curvature_bound, warping_matrix
 from marginalia.types import WarpAnchorLabel, Warping
 
 
@@ -238,12 +238,12 @@ def test_bad_inputs_are_refused_with_clear_messages():
         model.loss_augmented_decode((A, A), Warping(np.array([(0, 0), (1, 1), (2, 2)])), np.ones(2), loss_scale=-1)
 
 
-def test_model_files_refuse_the_research_model_in_one_line():
-    """The warping model is research code: the installed package's model files neither write nor read it."""
+def test_model_files_refuse_the_bare_warping_model_in_one_line():
+    """Model files hold the sync aligner (its options and metric), not the learner's bare joint feature map."""
     model = WarpingModel("diagonal", "area", band=0.5)
     w = random_w(model, np.random.default_rng(6))
-    with pytest.raises(ParameterError, match=r"model: expected one of \['ScoreAligner', 'SegmentationModel'\], "
-                                             r"got WarpingModel"):
+    with pytest.raises(ParameterError, match=r"model: expected one of \['ScoreAligner', 'SegmentationModel', "
+                                             r"'SyncAligner'\], got WarpingModel"):
         save_model_parts(io.BytesIO(), model, w, {"learner": "WarpingFrankWolfe"})
 
 

@@ -1,0 +1,582 @@
+"""Align two recordings of the same music: DTW with a learned Mahalanobis cost (Lajugie 2015, ch. 5).
+
+:class:`SyncAligner` computes frame descriptors of both recordings, decodes the cheapest warping path
+under a diagonal metric ``M`` with the exact DTW of :mod:`marginalia.decoders.warping` (through
+anchors the user gave, inside a corridor around a coarser path for long pairs), and reports the
+runner-up path's margin. :meth:`SyncAligner.fit` learns ``M`` from aligned pairs (pairs of recordings
+with matched onset times) by Frank-Wolfe on the structured SVM with the Hamming or symmetric-area
+loss (:class:`marginalia.sync.frank_wolfe.WarpingFrankWolfe`; Lajugie et al., ICML 2014).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..checks import check_bool, is_number
+from ..exceptions import InfeasibleLabelsError, NotFittedError, ParameterError
+from ..models._params import check_param_vector
+from ..types import Warping
+
+__all__ = ["SyncAligner", "SyncFeatures", "SyncResult", "warping_from_times", "SYNC_FEATURES"]
+
+#: frame descriptors a sync aligner can use
+SYNC_FEATURES = {
+    "aligner": "the score aligner's unit chroma, and its onset chroma decaying in 0.1 s, scaled by the recording's "
+               "95th percentile and log-compressed, both damped in silence (25 per frame)",
+    "chroma": "constant-Q chroma (librosa), unit norm (12 per frame)",
+}
+_SR = 22050
+
+
+@dataclass(frozen=True, eq=False)
+class SyncFeatures:
+    """Frame descriptors of one recording.
+
+    Attributes
+    ----------
+    X : ndarray, shape (T, p)
+    frame_s : float
+        Period of the frames (s).
+    offset_s : float
+        Centre time of frame 0 (s).
+    duration_s : float
+    """
+
+    X: np.ndarray
+    frame_s: float
+    offset_s: float
+    duration_s: float
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.X.shape[0])
+
+    def times(self) -> np.ndarray:
+        """Centre time (s) of every frame, shape (T,)."""
+        return self.offset_s + self.frame_s * np.arange(self.n_frames)
+
+    def frame_of(self, t_s) -> np.ndarray:
+        """Nearest frame of times (s), clipped to the recording."""
+        f = np.rint((np.asarray(t_s, dtype=np.float64) - self.offset_s) / self.frame_s)
+        return np.clip(f, 0, self.n_frames - 1).astype(np.int64)
+
+    def pooled(self, factor: int) -> "SyncFeatures":
+        """Means of ``factor`` consecutive frames (the coarse level of a multi-resolution DTW)."""
+        T, p = self.X.shape
+        n = -(-T // factor)
+        padded = np.zeros((n * factor, p))
+        padded[:T] = self.X
+        counts = np.minimum(factor, T - factor * np.arange(n))[:, None]
+        X = padded.reshape(n, factor, p).sum(axis=1) / counts
+        return SyncFeatures(X, self.frame_s * factor, self.offset_s + 0.5 * (factor - 1) * self.frame_s,
+                            self.duration_s)
+
+
+@dataclass(frozen=True, eq=False)
+class SyncResult:
+    """A warping path between a reference and a target recording.
+
+    Attributes
+    ----------
+    warping : Warping
+        The path on the frame grids (reference frames x target frames).
+    reference_times_s, target_times_s : ndarray, shape (L,)
+        Frame centre times of the path's cells.
+    cost : float
+        Cost of the path under the metric.
+    margin : float or None
+        Cost of the cheapest different path minus ``cost`` (None when not computed or no other path).
+    question_s : tuple of float or None
+        ``(reference_s, target_s)`` of the first cell where the runner-up leaves the path: where an
+        anchor would tell the two apart.
+    """
+
+    warping: Warping
+    reference_times_s: np.ndarray
+    target_times_s: np.ndarray
+    cost: float
+    margin: Optional[float] = None
+    question_s: Optional[tuple] = None
+
+    def _curve(self):
+        ref = self.reference_times_s
+        tgt = self.target_times_s
+        # several target frames per reference frame: their mean (and so on the other way)
+        u, inv = np.unique(ref, return_inverse=True)
+        mean = np.bincount(inv, weights=tgt) / np.bincount(inv)
+        return u, np.maximum.accumulate(mean)
+
+    def map_times(self, reference_times_s) -> np.ndarray:
+        """Target times (s) of reference times (s), interpolated along the path, shape like the input."""
+        t = np.asarray(reference_times_s, dtype=np.float64)
+        if not np.all(np.isfinite(t)):
+            raise ParameterError("reference_times_s: contains NaN or infinite values")
+        u, mean = self._curve()
+        if u.size == 1:
+            return np.full_like(t, mean[0])
+        # beyond the first and last frame centres: the path's end slopes
+        out = np.interp(t, u, mean)
+        lo, hi = t < u[0], t > u[-1]
+        out[lo] = mean[0] + (t[lo] - u[0]) * (mean[1] - mean[0]) / (u[1] - u[0])
+        out[hi] = mean[-1] + (t[hi] - u[-1]) * (mean[-1] - mean[-2]) / (u[-1] - u[-2])
+        return np.maximum(out, 0.0)
+
+    def table(self) -> np.ndarray:
+        """``(reference_time_s, target_time_s)`` of every cell of the path, shape (L, 2)."""
+        return np.column_stack([self.reference_times_s, self.target_times_s])
+
+
+def _check_matched(matched, name) -> np.ndarray:
+    try:
+        m = np.asarray(matched, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name}: expected (N, 2) matched times (reference_s, target_s)") from None
+    if m.ndim != 2 or m.shape[1] != 2:
+        raise ParameterError(f"{name}: expected (N, 2) matched times (reference_s, target_s), got shape {m.shape}")
+    if not np.all(np.isfinite(m)) or (m.size and m.min() < 0):
+        raise ParameterError(f"{name}: times must be finite and >= 0")
+    return m
+
+
+def _onset_block(onset_fine, coarse: int, n_frames: int, frame_s: float, decay_s: float = 0.1) -> np.ndarray:
+    """Decaying onset chroma on one scale for the whole recording, log-compressed, shape (T, 12).
+
+    The score aligner scales every frame's onset chroma to unit length, which suits matching a score
+    event but hides how long ago the last attack was: in a run of repeated notes every frame then looks
+    alike and a path may slip by one note. Here the decay stays visible (one scale per recording, its
+    95th percentile of lengths) and the log compression evens out soft and loud attacks, so soundfonts
+    or pianos with other dynamics still match.
+    """
+    on = np.asarray(onset_fine, dtype=np.float64)
+    n = -(-on.shape[0] // coarse)
+    padded = np.zeros((n * coarse, on.shape[1]))
+    padded[:on.shape[0]] = on
+    onset = padded.reshape(n, coarse, -1).sum(axis=1)
+    out = np.zeros((n_frames, on.shape[1]))
+    onset = onset[:n_frames]
+    decay = math.exp(-frame_s / decay_s)
+    acc = np.zeros(on.shape[1])
+    for t in range(onset.shape[0]):  # one short vector operation per frame
+        acc = acc * decay + onset[t]
+        out[t] = acc
+    scale = float(np.percentile(np.linalg.norm(out, axis=1), 95)) if n_frames else 1.0
+    out /= max(scale, 1e-12)
+    return np.log1p(10.0 * out) / math.log1p(10.0)
+
+
+def warping_from_times(matched, fa: SyncFeatures, fb: SyncFeatures) -> Warping:
+    """The warping path through matched times (e.g. the onsets of the same notes in two recordings).
+
+    Between matched times the map is linear; the path visits, for every reference frame, the target
+    frame nearest to its mapped time (made monotone) and connects them with DTW steps.
+
+    Parameters
+    ----------
+    matched : array_like, shape (N, 2)
+        ``(reference_s, target_s)`` of the same musical events; rows that go backwards in the target
+        are dropped.
+    fa, fb : SyncFeatures
+        The reference's and the target's frames.
+    """
+    m = _check_matched(matched, "matched")
+    m = m[np.argsort(m[:, 0], kind="stable")]
+    keep = m[:, 1] >= np.maximum.accumulate(np.r_[-np.inf, m[:-1, 1]]) if m.size else np.zeros(0, bool)
+    m = m[keep]
+    m = np.vstack([[0.0, 0.0], m, [fa.duration_s, fb.duration_s]])
+    m[:, 1] = np.maximum.accumulate(m[:, 1])
+    mapped = np.interp(fa.times(), m[:, 0], m[:, 1])
+    j = np.maximum.accumulate(fb.frame_of(mapped))
+    TA, TB = fa.n_frames, fb.n_frames
+    j[0], j[-1] = max(j[0], 0), TB - 1
+    cells = []
+    prev = -1
+    for i in range(TA):
+        start = 0 if i == 0 else (prev + 1 if j[i] > prev else prev)
+        for jj in range(start, int(j[i]) + 1):
+            cells.append((i, jj))
+        prev = int(j[i])
+    return Warping(np.array(cells, np.int64))
+
+
+def _tied_model(groups, loss):
+    """A :class:`WarpingModel` whose diagonal metric has one weight per group of descriptors.
+
+    The score aligner's 12 chroma and 12 onset-chroma descriptors each share one weight: a weight per pitch
+    class would learn the keys of the training pieces, which says nothing about a piece in another key.
+    """
+    from .model import WarpingModel
+
+    class TiedWarpingModel(WarpingModel):
+        def __init__(self):
+            super().__init__("diagonal", loss)
+            self.groups = np.asarray(groups, dtype=np.int64)
+            self.n_groups = int(self.groups.max()) + 1
+
+        def n_params(self, n_features=None) -> int:
+            return self.n_groups
+
+        def split_w(self, w) -> np.ndarray:
+            return self.check_w(w).copy()
+
+        def join_w(self, M) -> np.ndarray:
+            M = np.asarray(M, dtype=np.float64)
+            if M.shape == self.groups.shape:
+                return np.bincount(self.groups, weights=M) / np.bincount(self.groups)
+            return self.check_w(M).copy()
+
+        def project(self, w) -> np.ndarray:
+            return np.maximum(np.asarray(w, dtype=np.float64), 0.0)
+
+        def expand(self, w) -> np.ndarray:
+            return self.project(self.check_w(w))[self.groups]
+
+        def metric_matrix(self, w) -> np.ndarray:
+            return np.diag(self.expand(w))
+
+        def decoder_metric(self, w):
+            return np.sqrt(self.expand(w))
+
+        def joint_feature(self, item, y) -> np.ndarray:
+            return np.bincount(self.groups, weights=super().joint_feature(item, y), minlength=self.n_groups)
+
+        def joint_feature_relaxed(self, item, Z) -> np.ndarray:
+            return np.bincount(self.groups, weights=super().joint_feature_relaxed(item, Z), minlength=self.n_groups)
+
+        def initial_w(self, items, Ys=None) -> np.ndarray:
+            items = list(items)
+            if not items:
+                raise ParameterError("items: expected at least one (A, B) pair, got none")
+            for i, it in enumerate(items):
+                self._check_item(it, f"items[{i}]")
+            return np.ones(self.n_groups)
+
+        def default_w(self, items=None) -> np.ndarray:
+            return np.ones(self.n_groups)
+
+    return TiedWarpingModel()
+
+
+class SyncAligner:
+    """Align a target recording to a reference recording of the same music.
+
+    Parameters
+    ----------
+    features : {"aligner", "chroma"}, default "aligner"
+        Frame descriptors (:data:`SYNC_FEATURES`): the score aligner's chroma and onset chroma, or
+        constant-Q chroma.
+    coarse : int, default 2
+        Analysis hops (5.8 ms at 22.05 kHz) per frame; 2 gives 11.6 ms frames.
+    band : None, float in (0, 1] or int, default None
+        Sakoe-Chiba band of the DTW (fraction of the longer recording, or frames). ``None``: the
+        whole grid for pairs up to ``max_cells`` cells, a multi-resolution corridor beyond.
+    max_cells : int, default 40_000_000
+        Largest grid decoded whole; longer pairs are decoded at ``pyramid`` times coarser frames
+        first, then exactly inside a corridor of ``corridor_s`` around that path.
+    pyramid : int, default 8
+    corridor_s : float, default 1.0
+        Half-width (s) of the corridor around the coarse path.
+    metric : {"tied", "diagonal"}, default "tied"
+        What :meth:`fit` learns: one weight per kind of descriptor (chroma, onset chroma), which carries
+        over to pieces in other keys, or one weight per descriptor.
+    loss : {"hamming", "area"}, default "hamming"
+        Loss of :meth:`fit`: cells on exactly one of the two paths, or the symmetric area between them.
+    C : float, default 1.0
+        Regularisation of :meth:`fit` (larger: follow the training pairs more).
+    max_iter : int, default 100
+        Frank-Wolfe passes of :meth:`fit`.
+    train_pool : int, default 4
+        :meth:`fit` learns on frames this many times coarser (faster; the metric weighs the same
+        descriptors).
+    runner_up : bool, default True
+        Also find the cheapest different path (its margin and where it leaves the best one).
+
+    Attributes
+    ----------
+    w_ : ndarray, shape (p,)
+        The diagonal of ``M`` (after :meth:`fit`; ones before: the Euclidean cost).
+    n_iter_ : int
+    """
+
+    #: the task a model file of this aligner is for
+    task = "sync"
+
+    def __init__(self, features="aligner", coarse=2, band=None, max_cells=40_000_000, pyramid=8, corridor_s=1.0,
+                 metric="tied", loss="hamming", C=1.0, max_iter=100, train_pool=4, runner_up=True):
+        self.features = features
+        self.coarse = coarse
+        self.band = band
+        self.max_cells = max_cells
+        self.pyramid = pyramid
+        self.corridor_s = corridor_s
+        self.metric = metric
+        self.loss = loss
+        self.C = C
+        self.max_iter = max_iter
+        self.train_pool = train_pool
+        self.runner_up = runner_up
+
+    # ---------------------------------------------------------- parameters
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in ("features", "coarse", "band", "max_cells", "pyramid", "corridor_s",
+                                              "metric", "loss", "C", "max_iter", "train_pool", "runner_up")}
+
+    def _check_params(self):
+        if self.features not in SYNC_FEATURES:
+            raise ParameterError(f"features: expected one of {sorted(SYNC_FEATURES)}, got {self.features!r}")
+        for name in ("coarse", "max_cells", "pyramid", "max_iter", "train_pool"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ParameterError(f"{name}: expected an integer >= 1, got {v!r}")
+        for name in ("corridor_s", "C"):
+            v = getattr(self, name)
+            if not (is_number(v) and math.isfinite(v) and v > 0):
+                raise ParameterError(f"{name}: expected a positive number, got {v!r}")
+        if self.metric not in ("tied", "diagonal"):
+            raise ParameterError(f"metric: expected 'tied' or 'diagonal', got {self.metric!r}")
+        if self.loss not in ("hamming", "area"):
+            raise ParameterError(f"loss: expected 'hamming' or 'area', got {self.loss!r}")
+        if self.band is not None:
+            from ..decoders.warping import band_limits
+            band_limits(2, 2, self.band)
+        check_bool(self.runner_up, "runner_up")
+
+    @property
+    def n_features_(self) -> int:
+        """Descriptors per frame."""
+        return 25 if self.features == "aligner" else 12
+
+    def descriptor_groups(self) -> np.ndarray:
+        """Group of every descriptor (chroma 0, onset chroma 1, constant 2), shape (p,)."""
+        if self.features == "aligner":
+            return np.r_[np.zeros(12, np.int64), np.ones(12, np.int64), 2]
+        return np.zeros(12, np.int64)
+
+    def _w(self) -> np.ndarray:
+        return self.w_ if hasattr(self, "w_") else np.ones(self.n_features_)
+
+    # ------------------------------------------------------------ features
+    def compute_features(self, y, sr) -> SyncFeatures:
+        """Frame descriptors of a mono recording.
+
+        Parameters
+        ----------
+        y : array_like, shape (n,)
+        sr : int
+            Sample rate (Hz); analysed at the rate given (22.05 kHz is what the defaults are tuned on).
+        """
+        self._check_params()
+        from ..checks import check_audio
+        y, sr = check_audio(y, sr, name="audio_y", dtype=np.float64, min_sr=4000, max_sr=384000)
+        duration = y.shape[0] / sr
+        if self.features == "aligner":
+            from ..align import ScoreAligner
+            f = ScoreAligner(coarse=int(self.coarse)).features(y, sr)
+            frame_s = f.hop_fine * f.coarse / f.sr
+            offset = 0.5 * (f.coarse - 1) * f.hop_fine / f.sr
+            X = np.array(f.X)
+            X[:, 12:24] = _onset_block(f.onset_fine, f.coarse, X.shape[0], frame_s) * (1.0 - f.quiet)[:, None]
+            return SyncFeatures(X, frame_s, offset, duration)
+        from ..align.aligner import _fft_size
+        from ..features.audio import chroma
+        hop = _fft_size(sr) // 16 * int(self.coarse)
+        fm = chroma(y, sr, hop_length=hop)
+        return SyncFeatures(np.ascontiguousarray(fm.values, dtype=np.float64), hop / sr, float(fm.times[0]),
+                            duration)
+
+    def _as_features(self, x, name) -> SyncFeatures:
+        if isinstance(x, SyncFeatures):
+            if x.X.shape[1] != self.n_features_:
+                raise ParameterError(f"{name}: has {x.X.shape[1]} descriptors per frame, expected "
+                                     f"{self.n_features_} ({self.features} features)")
+            return x
+        try:
+            y, sr = x
+        except (TypeError, ValueError):
+            raise ParameterError(f"{name}: expected (y, sr) of a mono recording or its SyncFeatures") from None
+        return self.compute_features(y, sr)
+
+    # -------------------------------------------------------------- decode
+    def _anchor_cells(self, anchors, fa: SyncFeatures, fb: SyncFeatures, factor: int = 1):
+        from ..decoders.warping import WarpingConstraints
+        if anchors is None:
+            return None
+        a = _check_matched(anchors, "anchors")
+        if a.shape[0] == 0:
+            return None
+        a = a[np.argsort(a[:, 0], kind="stable")]
+        for k in range(1, a.shape[0]):
+            if a[k, 1] < a[k - 1, 1]:
+                raise InfeasibleLabelsError(
+                    f"anchors: ({a[k - 1, 0]:.3f} s -> {a[k - 1, 1]:.3f} s) and ({a[k, 0]:.3f} s -> {a[k, 1]:.3f} s) "
+                    "cross; the recordings cannot go through both in order; remove one of them", [])
+        for k, (ta, tb) in enumerate(a):
+            if ta > fa.duration_s + fa.frame_s or tb > fb.duration_s + fb.frame_s:
+                raise ParameterError(f"anchors: row {k + 1} ({ta:.3f} s -> {tb:.3f} s) lies past the end of a "
+                                     f"recording ({fa.duration_s:.3f} s and {fb.duration_s:.3f} s)")
+        cells = np.column_stack([fa.frame_of(a[:, 0]) // factor, fb.frame_of(a[:, 1]) // factor])
+        return WarpingConstraints(cells)
+
+    def _decoder_metric(self):
+        return np.sqrt(np.maximum(self._w(), 0.0))
+
+    def _corridor(self, coarse_path, factor, TA, TB, radius):
+        """Fine-grid column limits around a path of the ``factor`` times coarser grid."""
+        TAc = -(-TA // factor)
+        jmin = np.full(TAc, np.iinfo(np.int64).max)
+        jmax = np.full(TAc, -1)
+        np.minimum.at(jmin, coarse_path[:, 0], coarse_path[:, 1])
+        np.maximum.at(jmax, coarse_path[:, 0], coarse_path[:, 1])
+        k = max(1, -(-radius // factor))
+        pad_min = np.r_[np.full(k, jmin[0]), jmin, np.full(k, jmin[-1])]
+        pad_max = np.r_[np.full(k, jmax[0]), jmax, np.full(k, jmax[-1])]
+        win = np.lib.stride_tricks.sliding_window_view
+        lo_c = win(pad_min, 2 * k + 1).min(axis=1)
+        hi_c = win(pad_max, 2 * k + 1).max(axis=1)
+        rows = np.arange(TA) // factor
+        lo = np.clip(lo_c[rows] * factor - radius, 0, TB - 1).astype(np.int64)
+        hi = np.clip((hi_c[rows] + 1) * factor - 1 + radius, 0, TB - 1).astype(np.int64)
+        lo[0], hi[-1] = 0, TB - 1
+        return np.maximum.accumulate(lo), np.maximum.accumulate(hi)
+
+    def predict(self, reference, target, *, anchors=None, runner_up=None) -> SyncResult:
+        """The warping path from the reference recording to the target.
+
+        Parameters
+        ----------
+        reference, target : (y, sr) or SyncFeatures
+            Mono recordings (``y`` shape (n,)) or their :meth:`compute_features`.
+        anchors : array_like, shape (K, 2), optional
+            ``(reference_s, target_s)`` pairs the path must pass through (partial labels).
+        runner_up : bool, optional
+            Override the ``runner_up`` option for this call.
+
+        Returns
+        -------
+        SyncResult
+
+        Raises
+        ------
+        InfeasibleLabelsError
+            Anchors that cross.
+        """
+        from ..decoders import warping as wdec
+        self._check_params()
+        fa = self._as_features(reference, "reference")
+        fb = self._as_features(target, "target")
+        second = self.runner_up if runner_up is None else check_bool(runner_up, "runner_up")
+        metric = self._decoder_metric()
+        TA, TB = fa.n_frames, fb.n_frames
+        band = self.band
+        if band is None and TA * TB > int(self.max_cells) and min(TA, TB) > 4 * int(self.pyramid):
+            f = int(self.pyramid)
+            ca, cb = fa.pooled(f), fb.pooled(f)
+            coarse = wdec.dtw(ca.X, cb.X, metric=metric, constraints=self._anchor_cells(anchors, fa, fb, f))
+            radius = max(int(math.ceil(float(self.corridor_s) / max(fa.frame_s, fb.frame_s))), f)
+            band = self._corridor(coarse.warping.path, f, TA, TB, radius)
+        cons = self._anchor_cells(anchors, fa, fb)
+        if second:
+            best, alt = wdec.dtw_second_best(fa.X, fb.X, metric=metric, band=band, constraints=cons)
+        else:
+            best, alt = wdec.dtw(fa.X, fb.X, metric=metric, band=band, constraints=cons), None
+        path = best.warping.path
+        margin = question = None
+        if alt is not None:
+            margin = float(alt.cost - best.cost)
+            on_best = set(map(tuple, path.tolist()))
+            off = next((c for c in alt.warping.path.tolist() if tuple(c) not in on_best), None)
+            if off is not None:
+                question = (float(fa.times()[off[0]]), float(fb.times()[off[1]]))
+        return SyncResult(best.warping, fa.times()[path[:, 0]], fb.times()[path[:, 1]], float(best.cost),
+                          margin, question)
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, pairs, *, callback=None) -> "SyncAligner":
+        """Learn the metric from aligned pairs.
+
+        Parameters
+        ----------
+        pairs : sequence of (reference, target, matched)
+            ``reference`` and ``target`` as in :meth:`predict`; ``matched`` (N, 2) the times
+            ``(reference_s, target_s)`` of the same events in both (e.g. note onsets).
+        callback : callable, optional
+            ``callback(learner, iteration)`` after every Frank-Wolfe pass.
+
+        Returns
+        -------
+        self
+        """
+        from .frank_wolfe import WarpingFrankWolfe
+        from .model import WarpingModel
+        self._check_params()
+        pairs = list(pairs)
+        if not pairs:
+            raise ParameterError("pairs: expected at least one (reference, target, matched) pair, got none")
+        Xs, Ys = [], []
+        f = int(self.train_pool)
+        for k, pair in enumerate(pairs):
+            try:
+                ref, tgt, matched = pair
+            except (TypeError, ValueError):
+                raise ParameterError(f"pairs[{k}]: expected (reference, target, matched)") from None
+            fa = self._as_features(ref, f"pairs[{k}].reference").pooled(f)
+            fb = self._as_features(tgt, f"pairs[{k}].target").pooled(f)
+            m = _check_matched(matched, f"pairs[{k}].matched")
+            if m.shape[0] < 2:
+                raise ParameterError(f"pairs[{k}].matched: expected at least 2 matched times, got {m.shape[0]}")
+            Xs.append((fa.X, fb.X))
+            Ys.append(warping_from_times(m, fa, fb))
+        model = (_tied_model(self.descriptor_groups(), self.loss) if self.metric == "tied"
+                 else WarpingModel("diagonal", self.loss))
+        fw = WarpingFrankWolfe(model, C=float(self.C), max_iter=int(self.max_iter), random_state=0,
+                               callback=callback)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            fw.fit(Xs, Ys)
+        w = np.maximum(fw.w_, 0.0)
+        if self.metric == "tied":
+            w = w[self.descriptor_groups()]
+        if not np.any(w > 0):
+            warnings.warn("SyncAligner.fit: the learned metric is zero (the pairs do not tell paths apart); "
+                          "keeping the Euclidean cost", UserWarning, stacklevel=2)
+            w = np.ones(self.n_features_)
+        self.w_ = w * (w.size / w.sum())
+        self.n_iter_ = int(fw.n_iter_)
+        return self
+
+    # ------------------------------------------- model files (marginalia.models.files)
+    def get_state(self) -> dict:
+        """Arrays a model file stores besides ``w``: none."""
+        return {}
+
+    def set_state(self, state: dict, n_features: int) -> "SyncAligner":
+        if int(n_features) != self.n_features_:
+            raise ParameterError(f"n_features: {self.features} sync features have {self.n_features_} descriptors "
+                                 f"per frame, got {n_features}")
+        return self
+
+    def check_w(self, w, name: str = "w") -> np.ndarray:
+        w = check_param_vector(w, self.n_features_, name)
+        if np.any(w < 0):
+            raise ParameterError(f"{name}: metric weights must be >= 0")
+        return w
+
+    def metric_weights(self) -> np.ndarray:
+        """The diagonal of ``M``, shape (p,) (what a model file stores)."""
+        return self._w().copy()
+
+    def with_metric_weights(self, w) -> "SyncAligner":
+        """A fitted aligner with this one's options and the metric ``w``."""
+        obj = type(self)(**self.get_params())
+        obj._check_params()
+        obj.w_ = self.check_w(w).copy()
+        obj.n_iter_ = 0
+        return obj
+
+    def check_fitted(self):
+        if not hasattr(self, "w_"):
+            raise NotFittedError("SyncAligner: call fit(pairs) first (or use the unfitted aligner's predict())")

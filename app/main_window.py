@@ -513,6 +513,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             if getattr(self, "_queries_pending", False):
                 self._queries_pending = False
                 self.refresh_queries()
+            if self._drawn_stale and self.learner is not None:
+                # made by a model a retrain has since replaced: shown grey until the current model's arrives
+                self.learner.refresh(item_id)
         elif self.learner is not None:
             self.learner.refresh(item_id)
         self._show_item_queries()

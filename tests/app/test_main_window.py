@@ -319,6 +319,23 @@ def test_a_prediction_left_behind_by_a_newer_model_turns_stale(qtbot, window):
     assert win.profile_view.means.opts["pen"].color().name() == theme.PREDICTION
 
 
+def test_a_retrain_redraws_the_item_shown_when_it_ends(qtbot, window):
+    """The item a person moves to during a retrain (or visits after it) is predicted anew, never left "STALE"."""
+    win, eng = window, window.engine
+    strip = win.profile_view.strip
+    win.show_item("cgh-b")
+    qtbot.waitUntil(lambda: win.current_prediction() is not None and win.current_prediction().item_id == "cgh-b",
+                    timeout=5000)
+    win.show_item("cgh-a")
+    qtbot.waitUntil(lambda: win.current_prediction().item_id == "cgh-a", timeout=5000)
+    win.retrain()
+    win.show_item("cgh-b")                 # its cached prediction is the untrained model's
+    qtbot.waitUntil(lambda: win.current_item == "cgh-b" and win.current_prediction().item_id == "cgh-b"
+                    and win.current_prediction().model_id == eng.current_model_id, timeout=5000)
+    assert win.current_prediction().structure.breakpoints.tolist() == [90]
+    assert "STALE" not in strip.text() and not win._drawn_stale
+
+
 @pytest.mark.slow
 def test_layout_item_and_range_are_on_disk_without_a_clean_exit(qtbot, tmp_path):
     import shutil

@@ -164,6 +164,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
                          | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetClosable
                          | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(area, dock)
+        for button, tip in (("qt_dockwidget_closebutton", f"Close the {title} panel (View menu: show it again)"),
+                            ("qt_dockwidget_floatbutton", f"Detach the {title} panel into its own window, or dock "
+                                                          "it back")):
+            found = dock.findChild(QtWidgets.QAbstractButton, button)
+            if found is not None:
+                found.setToolTip(tip)
         for signal in (dock.dockLocationChanged, dock.topLevelChanged, dock.visibilityChanged):
             signal.connect(lambda *_: self._save_timer.start())
         return dock
@@ -200,9 +206,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             seqs = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
             act.setShortcuts([QtGui.QKeySequence(s) for s in seqs])
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        if tip:
-            act.setToolTip(tip)
-            act.setStatusTip(tip)
+        tip = tip or text.replace("&", "").rstrip("\u2026")
+        act.setStatusTip(tip)
+        act.setToolTip(_with_keys(tip, act))
         act.setCheckable(checkable)
         if checkable:
             act.toggled.connect(slot)
@@ -220,36 +226,47 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         mb = self.menuBar()
         m = mb.addMenu("&File")
         a = self._action
-        a(m, "new", "&New project\u2026", self.new_project_dialog, QtGui.QKeySequence.StandardKey.New)
-        a(m, "open", "&Open project\u2026", self.open_project_dialog, QtGui.QKeySequence.StandardKey.Open)
-        a(m, "demo", "Open the &demo", self.open_demo, "Ctrl+Shift+D")
+        a(m, "new", "&New project\u2026", self.new_project_dialog, QtGui.QKeySequence.StandardKey.New,
+          tip="Create an empty project file, then import your data into it")
+        a(m, "open", "&Open project\u2026", self.open_project_dialog, QtGui.QKeySequence.StandardKey.Open,
+          tip="Open a Marginalia project (.marginalia)")
+        a(m, "demo", "Open the &demo", self.open_demo, "Ctrl+Shift+D",
+          tip="A small project with aCGH profiles and a recording with its score, to try every panel")
         self.recent_menu = m.addMenu("Open &recent")
         m.addSeparator()
         a(m, "import", "&Import data\u2026", self.import_dialog, "Ctrl+I",
           tip="aCGH profiles.csv, audio (WAV/FLAC/OGG/MP3) with its MIDI score")
-        a(m, "import_labels", "Import &labels\u2026", self.import_labels_dialog, "Ctrl+Shift+I")
+        a(m, "import_labels", "Import &labels\u2026", self.import_labels_dialog, "Ctrl+Shift+I",
+          tip="Add labels from a file: aCGH annotations.csv, a dataset bundle, or Audacity / Sonic Visualiser / Praat / JAMS "
+              "files for the recording of the same name")
         self.export_menu = m.addMenu("&Export")
         for i, (kind, (title, _mode, _default)) in enumerate(EXPORT_KINDS.items(), start=1):
             a(self.export_menu, f"export:{kind}", title + "\u2026", lambda k=kind: self.export_dialog(k),
-              f"Ctrl+E, {i}")
+              f"Ctrl+E, {i}", tip=f"Write the {title}; asks where, and before replacing a file")
         m.addSeparator()
-        a(m, "quit", "&Quit", self.close, "Ctrl+Q")
+        a(m, "quit", "&Quit", self.close, "Ctrl+Q", tip="Close the window; every label is already saved")
 
         m = mb.addMenu("&Edit")
-        a(m, "undo", "&Undo", self.undo, "Ctrl+Z")
-        a(m, "redo", "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        a(m, "undo", "&Undo", self.undo, "Ctrl+Z", tip="Take back the last step of this session (an answer is one step)")
+        a(m, "redo", "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"], tip="Do again the step Undo took back")
         for name, plain in (("undo", "Undo"), ("redo", "Redo")):
             self.actions[name].setProperty("plain_name", plain)
         a(m, "history", "&History\u2026", self.show_history, "Ctrl+H",
           tip="every edit of the project, across sessions; restore the labels of any step")
         m.addSeparator()
-        a(m, "kind0", "Region: no change (0)", lambda: self.set_region_kind(RegionKind.ZERO), "0")
-        a(m, "kind1", "Region: exactly one change (1)", lambda: self.set_region_kind(RegionKind.ONE), "1")
-        a(m, "kind2", "Region: at least one change (2)", lambda: self.set_region_kind(RegionKind.AT_LEAST_ONE), "2")
-        a(m, "kindS", "Region: same segment (S)", lambda: self.set_region_kind(RegionKind.SAME), "S")
+        a(m, "kind0", "Region: no change (0)", lambda: self.set_region_kind(RegionKind.ZERO), "0",
+          tip="Label kind of the next drag (or of the selected region): no change inside it")
+        a(m, "kind1", "Region: exactly one change (1)", lambda: self.set_region_kind(RegionKind.ONE), "1",
+          tip="Label kind of the next drag (or of the selected region): exactly one change inside it")
+        a(m, "kind2", "Region: at least one change (2)", lambda: self.set_region_kind(RegionKind.AT_LEAST_ONE), "2",
+          tip="Label kind of the next drag (or of the selected region): at least one change inside it")
+        a(m, "kindS", "Region: same segment (S)", lambda: self.set_region_kind(RegionKind.SAME), "S",
+          tip="Label kind of the next drag (or of the selected region): all of it in one segment")
         a(m, "boundary_mode", "&Boundary mode (click places a boundary)", self._set_boundary_mode, "Shift+B",
+          tip="On: a click places a boundary. Off: a drag draws a region, Ctrl+click places a boundary",
           checkable=True)
-        a(m, "delete", "&Delete label", self.delete_selected, ["Del", "Backspace"])
+        a(m, "delete", "&Delete label", self.delete_selected, ["Del", "Backspace"],
+          tip="Delete the selected label (Ctrl+Z brings it back)")
         m.addSeparator()
         a(m, "attach_score", "&Attach / replace score\u2026", self.attach_score_dialog, "Ctrl+Alt+S",
           tip="Align the shown recording to a score (MIDI or MusicXML); Ctrl+Z takes it back")
@@ -257,12 +274,15 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Remove the shown item and its labels from the project; Ctrl+Z brings them back")
 
         m = mb.addMenu("&View")
-        a(m, "show_all", "Show &all", self.show_all, "Home")
-        a(m, "zoom_in", "Zoom &in", lambda: self.zoom(0.5), ["+", "="])
-        a(m, "zoom_out", "Zoom &out", lambda: self.zoom(2.0), "-")
-        a(m, "next_item", "&Next item", lambda: self.step_item(+1), "Ctrl+Down")
-        a(m, "prev_item", "&Previous item", lambda: self.step_item(-1), "Ctrl+Up")
-        a(m, "sort_uncertainty", "Sort items by &uncertainty", self.browser.sort_by_uncertainty, "Ctrl+U")
+        a(m, "show_all", "Show &all", self.show_all, "Home", tip="Zoom out to the whole item")
+        a(m, "zoom_in", "Zoom &in", lambda: self.zoom(0.5), ["+", "="], tip="Show half the range, around its centre")
+        a(m, "zoom_out", "Zoom &out", lambda: self.zoom(2.0), "-", tip="Show twice the range")
+        a(m, "next_item", "&Next item", lambda: self.step_item(+1), "Ctrl+Down",
+          tip="Show the next item of the Dataset panel, in its order")
+        a(m, "prev_item", "&Previous item", lambda: self.step_item(-1), "Ctrl+Up",
+          tip="Show the previous item of the Dataset panel, in its order")
+        a(m, "sort_uncertainty", "Sort items by &uncertainty", self.browser.sort_by_uncertainty, "Ctrl+U",
+          tip="Sort the Dataset panel by margin, closest call first")
         a(m, "whole_profile", "&Whole profile (all chromosomes)", self.toggle_whole_profile, "G",
           tip="All chromosomes of this aCGH profile side by side; click one to zoom in (G again: back)")
         m.addSeparator()
@@ -273,6 +293,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             act.setText(f"Show {dock.windowTitle().lower()} panel")
             act.setShortcut(QtGui.QKeySequence(f"Alt+{i}"))
             act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            act.setToolTip(_with_keys(f"Show or hide the {dock.windowTitle()} panel", act))
             m.addAction(act)
             self.actions[name] = act
             self._menu_of[name] = "View"
@@ -280,8 +301,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         m = mb.addMenu("&Model")
         a(m, "retrain", "&Retrain now", self.retrain, "Ctrl+R",
           tip="Full fit of this item's task (segmentation or alignment) from every label")
-        a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R")
-        a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P")
+        a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R",
+          tip="Full fit of every task (copy number, segmentation, alignment) from all labels")
+        a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P",
+          tip="Decode the shown item again with the current model")
         a(m, "model_versions", "Model &versions\u2026", self.model_versions_dialog, "Ctrl+Shift+M",
           tip="The models of this item's task with their label counts; revert to one of them")
         a(m, "stop", "&Stop background work", self.stop_background_work, "Esc",
@@ -299,11 +322,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         a(m, "play", "&Play / stop", self.toggle_play, "Space", tip="Play the queried part or the visible range")
 
         m = mb.addMenu("&Help")
-        a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1")
+        a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1", tip="Every action and its keys")
         a(m, "tour", "Guided &tour of the panels", self.show_tour, "Shift+F1",
           tip="What each panel is for, one at a time (skippable)")
-        a(m, "open_log", "Open the &log file", errors.open_log, "Ctrl+Shift+L")
-        a(m, "about", "&About Marginalia", self.about, "Ctrl+F1")
+        a(m, "open_log", "Open the &log file", errors.open_log, "Ctrl+Shift+L",
+          tip="What the app did and every error, with details (attach it to a bug report)")
+        a(m, "about", "&About Marginalia", self.about, "Ctrl+F1", tip="Version and what Marginalia is for")
 
         for name, kind in (("kind0", RegionKind.ZERO), ("kind1", RegionKind.ONE),
                            ("kind2", RegionKind.AT_LEAST_ONE), ("kindS", RegionKind.SAME)):
@@ -322,10 +346,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
                             ("kindS", "same"), ("boundary_mode", "boundary"), ("next_question", "Next question"),
                             ("accept", "Model is right"), ("retrain", "Retrain"), ("play", "Play"),
                             ("open", "Open"), ("import", "Import"), ("undo", "Undo"), ("redo", "Redo")):
-            act = self.actions[name]
-            act.setIconText(short)
-            keys = act.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
-            act.setToolTip(f"{act.text().replace('&', '')} ({keys})" if keys else act.text().replace("&", ""))
+            self.actions[name].setIconText(short)
+        tb.toggleViewAction().setToolTip("Show or hide the toolbar")
+        for button, tip in ((tb.findChild(QtWidgets.QToolButton, "qt_toolbar_ext_button"), "More tools"),
+                            (mb.findChild(QtWidgets.QToolButton, "qt_menubar_ext_button"), "More menus")):
+            if button is not None:   # shown when the window is too narrow for them all
+                button.setToolTip(tip)
         self._refresh_recent_menu()
 
     def _build_status(self):
@@ -1086,6 +1112,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.close_engine()
         self.settings.sync()
         super().closeEvent(event)
+
+
+def _with_keys(tip: str, action) -> str:
+    """``"Retrain now (Ctrl+R)"``: a control's tooltip says what it does and its keys."""
+    keys = action.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
+    return f"{tip} ({keys})" if keys else tip
 
 
 def _short(name: str, limit: int = 40) -> str:

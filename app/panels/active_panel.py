@@ -59,6 +59,8 @@ class ActivePanel(QtWidgets.QWidget):
         self.order_label.setObjectName("hint")
         self.order_label.setWordWrap(True)
         self.strategy = QtWidgets.QComboBox()
+        self.strategy.setToolTip("How parts are ranked: the smallest margin between the best structure and its "
+                                 "runner-up (recommended), the widest gap to the worst, the score, or at random")
         for key, title in STRATEGIES:
             self.strategy.addItem(title, key)
         self.next_button = QtWidgets.QPushButton("Next question (Q)")

@@ -696,3 +696,30 @@ def test_an_answered_part_leaves_the_queue_at_once(qtbot, window):
     rows = [(q.item_id, q.start, q.stop) for q in win.active_panel.queries()]
     assert (asked.item_id, asked.start, asked.stop) not in rows
     assert win.current_query is not None and win.current_query != asked     # on to the next question
+
+
+def test_every_control_of_the_window_has_a_tooltip(qtbot, window):
+    """Each action, button and input says what it does on hover (an action's text alone is no explanation)."""
+    from PySide6 import QtGui
+
+    win = window
+    assert win.spec_view is not None      # built on first use: its controls count too
+    missing = []
+    for act in win.findChildren(QtGui.QAction):
+        if act.isSeparator() or act.menu() is not None or not act.text():
+            continue                              # a menu's title opens it: nothing to explain
+        plain = act.text().replace("&", "").rstrip("\u2026").strip()
+        tip = act.toolTip().replace("&", "").rstrip("\u2026").strip()
+        if not tip or tip == plain:               # Qt falls back to the text when no tooltip was set
+            missing.append(f"action {act.text()!r}")
+    for kind in (QtWidgets.QAbstractButton, QtWidgets.QComboBox, QtWidgets.QLineEdit):
+        for w in win.findChildren(kind):
+            if w.window() is not win:
+                continue                          # a dialog's buttons: Qt's OK / Cancel need no tip
+            if isinstance(w, QtWidgets.QLineEdit) and isinstance(w.parent(), QtWidgets.QComboBox):
+                continue                          # an editable combo box's own line edit: the box has the tip
+            action = w.defaultAction() if isinstance(w, QtWidgets.QToolButton) else None
+            if not w.toolTip().strip() and not (action is not None and action.toolTip().strip()):
+                missing.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r} "
+                               f"({w.objectName() or type(w.parent()).__name__})")
+    assert not missing, "no tooltip: " + "; ".join(missing)

@@ -94,6 +94,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self._undo_text_timer = QtCore.QTimer(self, singleShot=True, interval=50)
         self._undo_text_timer.timeout.connect(self._refresh_undo_actions)
         self._stale_timer.timeout.connect(self._restyle_if_stale)
+        # the model panel's list of versions: read once after a burst of model changes (one per label)
+        self._versions_timer = QtCore.QTimer(self, singleShot=True, interval=300)
+        self._versions_timer.timeout.connect(self._refresh_versions)
         self.runner.busyChanged.connect(self._on_busy)
         self.runner.progress.connect(self._on_progress)
         geo = self._setting("window/geometry")
@@ -181,11 +184,18 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.active_panel = ActivePanel()
         self.browser_dock = self._dock("Dataset", self.browser, Qt.DockWidgetArea.LeftDockWidgetArea, "dataset")
         self.labels_dock = self._dock("Labels", self.label_list, Qt.DockWidgetArea.LeftDockWidgetArea, "labels")
-        self.model_dock = self._dock("Model", self.model_panel, Qt.DockWidgetArea.RightDockWidgetArea, "model")
+        # in a scroll area: a short screen scrolls the panel instead of widening the dock (its labels wrap)
+        model_scroll = QtWidgets.QScrollArea()
+        model_scroll.setWidgetResizable(True)
+        model_scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        model_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        model_scroll.setWidget(self.model_panel)
+        self.model_dock = self._dock("Model", model_scroll, Qt.DockWidgetArea.RightDockWidgetArea, "model")
         self.active_dock = self._dock("Active learning", self.active_panel, Qt.DockWidgetArea.RightDockWidgetArea,
                                       "active")
         self.resizeDocks([self.browser_dock, self.model_dock], [380, 320], Qt.Orientation.Horizontal)
         self.resizeDocks([self.browser_dock, self.labels_dock], [520, 260], Qt.Orientation.Vertical)
+        self.resizeDocks([self.model_dock, self.active_dock], [300, 560], Qt.Orientation.Vertical)
         self.browser.itemActivated.connect(self.show_item)
         self.browser.attachScoreRequested.connect(self.attach_score_dialog)
         self.browser.removeRequested.connect(self.remove_item)
@@ -193,6 +203,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.model_panel.retrainRequested.connect(self.retrain)
         self.model_panel.stopRequested.connect(self.stop_background_work)
         self.model_panel.liveToggled.connect(self._set_live)
+        self.model_panel.versionsRequested.connect(self.model_versions_dialog)
         self.active_panel.nextRequested.connect(lambda s: self.next_question())
         self.active_panel.refreshRequested.connect(lambda s: self.refresh_queries())
         self.active_panel.queryActivated.connect(self.follow_query)
@@ -433,6 +444,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.active_panel.set_queries([], {})
         self.active_panel.set_question(None)
         self.active_panel.set_curve([])
+        self.model_panel.set_model(None)
+        self.model_panel.set_versions([])
+        self.model_panel.set_stopping(None)
         self._update_placeholder()
         self.stack.setCurrentWidget(self.start_page)
 
@@ -921,6 +935,29 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         if self.engine is None or self.current_item is None:
             return
         self.model_panel.set_model(self._model_of(self.current_item), kind)
+        self._versions_timer.start()
+
+    def _refresh_versions(self):
+        """List the shown item's task's model versions in the model panel (read in a worker, not here)."""
+        engine, item_id = self.engine, self.current_item
+        if engine is None or item_id is None:
+            self.model_panel.set_versions([])
+            return
+
+        def work(cancel, progress):
+            return engine.model_versions(item_id)
+
+        def done(versions):
+            if self.engine is engine and self.current_item == item_id:
+                self.model_panel.set_versions(versions)
+            else:                       # the person moved on: list the item shown now
+                self._versions_timer.start()
+
+        def failed(exc):
+            log.warning("model versions: %r", exc)
+            self.model_panel.set_versions([])
+
+        self.runner.submit("versions", work, on_done=done, on_error=failed)
 
     def _on_model_updated(self, model_id, kind):
         self._show_model_of_current(kind)

@@ -47,7 +47,7 @@ class ActiveQueriesMixin:
             names = {i: info.name for i, info in self.infos.items()}
             self.active_panel.set_queries(queries, names, self._describe_query)
             self.active_panel.set_curve(curve)
-            self.active_panel.set_stopping(signal)
+            self.model_panel.set_stopping(signal)
             self._show_item_queries()
             if getattr(self, "_follow_queries", False):
                 self._follow_queries = False
@@ -78,7 +78,8 @@ class ActiveQueriesMixin:
             return
         try:
             self.active_panel.set_curve(self.engine.learning_curve(self.current_item))
-            self.active_panel.set_stopping(self.engine.stopping_signal(self.current_item))
+            signal = self.engine.stopping_signal(self.current_item)
+            self.model_panel.set_stopping(signal)
         except MarginaliaError as exc:
             log.warning("learning curve: %s", exc)
 

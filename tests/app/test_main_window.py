@@ -723,3 +723,34 @@ def test_every_control_of_the_window_has_a_tooltip(qtbot, window):
                 missing.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r} "
                                f"({w.objectName() or type(w.parent()).__name__})")
     assert not missing, "no tooltip: " + "; ".join(missing)
+
+
+def test_the_model_panel_lists_each_version_with_what_changed_and_reads_the_stopping_signal(qtbot, window):
+    win, eng = window, window.engine
+    panel = win.model_panel
+    qtbot.waitUntil(lambda: bool(panel.version_rows()) and panel.version_rows()[0][2].startswith("untrained first model"),
+                    timeout=5000)
+    seq = eng.sequence("cgh-a")
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[20], seq.positions[50], 0.3)
+    qtbot.waitUntil(lambda: panel.version_rows()[0][1:] == ["1", "+1 label \u00b7 quick update"], timeout=5000)
+    win.retrain()
+    qtbot.waitUntil(lambda: panel.version_rows()[0][1:] == ["1", "same labels \u00b7 full fit (SSVM)"],
+                    timeout=5000)
+    assert [r[2] for r in panel.version_rows()][-1] == "untrained first model"
+    current = panel.versions.topLevelItem(0)
+    assert current.font(0).bold() and eng.current_model_id in current.toolTip(2)
+    win.refresh_queries()
+    qtbot.waitUntil(lambda: panel.reading.text() == "Keep labelling: 2 rounds", timeout=5000)
+
+
+def test_the_stopping_reading_says_in_one_line_whether_more_labels_would_help():
+    from marginalia.active.stopping import StoppingCriterion
+    from marginalia.app.panels.model_panel import stopping_reading
+
+    crit = StoppingCriterion(window=3, threshold=1e-3, relative=True)
+    assert stopping_reading(crit.as_dict()).startswith("Keep labelling: not enough queries yet")
+    for _ in range(5):
+        crit.update(0.25)
+    line = stopping_reading(crit.as_dict())
+    assert line.startswith("More labels are unlikely to change the model: relative \u03b7=0 over the last 3 "
+                           "queries") and "\n" not in line

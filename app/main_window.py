@@ -36,6 +36,9 @@ from .workers import LiveLearner, TaskRunner
 
 log = logging.getLogger("marginalia.app.window")
 
+#: the Edit menu's region kinds, by action name
+KIND_ACTIONS = {"kind0": RegionKind.ZERO, "kind1": RegionKind.ONE, "kind2": RegionKind.AT_LEAST_ONE,
+                "kindS": RegionKind.SAME}
 NO_PROJECT_HINT = "Open a project (Ctrl+O), import data (Ctrl+I) or try the demo."
 
 
@@ -143,6 +146,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         """The spectrogram + score view of audio items (built on first use)."""
         if self._spec_view is None:
             self._spec_view = SpectrogramView()
+            self._spec_view.current_kind = self.profile_view.current_kind   # the kind the toolbar shows checked
             self.stack.addWidget(self._spec_view)
             self._connect_view(self._spec_view)
             self._spec_view.score_view.labelCreateRequested.connect(self.create_label)
@@ -340,9 +344,14 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="What the app did and every error, with details (attach it to a bug report)")
         a(m, "about", "&About Marginalia", self.about, "Ctrl+F1", tip="Version and what Marginalia is for")
 
-        for name, kind in (("kind0", RegionKind.ZERO), ("kind1", RegionKind.ONE),
-                           ("kind2", RegionKind.AT_LEAST_ONE), ("kindS", RegionKind.SAME)):
+        # the kind the next drag creates is always visible: one of the four is checked (highlighted in the toolbar)
+        self.kind_group = QtGui.QActionGroup(self)
+        self.kind_group.setExclusive(True)
+        for name, kind in KIND_ACTIONS.items():
             self.actions[name].setIcon(theme.kind_icon(kind))
+            self.actions[name].setCheckable(True)
+            self.kind_group.addAction(self.actions[name])
+        self.actions["kind0"].setChecked(True)
         tb = self.addToolBar("Main")
         tb.setObjectName("main_toolbar")
         tb.setMovable(False)
@@ -393,6 +402,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.learner.predictionReady.connect(self._on_prediction_ready)
         self.learner.modelUpdated.connect(self._on_model_updated)
         self.learner.failed.connect(self._on_background_error)
+        self._show_region_kind(RegionKind.ZERO)   # a new project starts from the default, not the last kind pressed
         path = str(getattr(engine, "path", "") or "")
         self.setWindowTitle(f"Marginalia \u2014 {os.path.basename(path) or 'project'}")
         if path:
@@ -612,8 +622,18 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.active_view().delete_selected()
 
     def set_region_kind(self, kind):
+        """The kind of the selected region, and of the regions drawn next (in every view), shown checked."""
+        kind = RegionKind(kind)
         self.active_view().set_region_kind(kind)
-        self.statusBar().showMessage(f"new regions: {theme.REGION_NAMES[RegionKind(kind)]}", 3000)
+        self._show_region_kind(kind)
+        self.statusBar().showMessage(f"new regions: {theme.REGION_NAMES[kind]}", 3000)
+
+    def _show_region_kind(self, kind):
+        for view in (self.profile_view, self._spec_view):
+            if view is not None:
+                view.current_kind = kind
+        name = next(n for n, k in KIND_ACTIONS.items() if k == kind)
+        self.actions[name].setChecked(True)
 
     def _edit(self, fn, item_id, select=None):
         if self.engine is None:

@@ -754,3 +754,18 @@ def test_the_stopping_reading_says_in_one_line_whether_more_labels_would_help():
     line = stopping_reading(crit.as_dict())
     assert line.startswith("More labels are unlikely to change the model: relative \u03b7=0 over the last 3 "
                            "queries") and "\n" not in line
+
+
+def test_the_kind_a_drag_creates_is_always_shown_and_a_new_project_starts_from_no_change(qtbot, window, tmp_path):
+    win, eng = window, window.engine
+    kinds = {name: win.actions[name] for name in ("kind0", "kind1", "kind2", "kindS")}
+    assert [n for n, a in kinds.items() if a.isChecked()] == ["kind0"]
+    _press(qtbot, win, Qt.Key.Key_2)                 # nothing selected: only the next drag's kind changes
+    assert [n for n, a in kinds.items() if a.isChecked()] == ["kind2"] and eng.labels("cgh-a") == []
+    seq = eng.sequence("cgh-a")
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[20], seq.positions[50], 0.3)
+    assert [lab.kind for lab in eng.labels("cgh-a")] == [RegionKind.AT_LEAST_ONE]
+    assert win.spec_view.current_kind == RegionKind.AT_LEAST_ONE     # the same kind on a recording
+    win.set_engine(FakeEngine(tmp_path / "other.marginalia"))
+    assert [n for n, a in kinds.items() if a.isChecked()] == ["kind0"]
+    assert win.profile_view.current_kind == RegionKind.ZERO

@@ -448,6 +448,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.current_item = None
         self.infos = {}
         self.browser.set_items([])
+        # nothing of the closed project stays on screen: its item's labels, prediction and latency
+        self._item_payload = self._drawn_prediction = self._shown_labels = None
+        self.label_list.set_labels([])
+        self.model_panel.latency.setText("no label since opening")
         # the questions were about the closed project's items
         self.current_query = self.current_question = self._prefetch = None
         self._clear_question_overlays()

@@ -769,3 +769,18 @@ def test_the_kind_a_drag_creates_is_always_shown_and_a_new_project_starts_from_n
     win.set_engine(FakeEngine(tmp_path / "other.marginalia"))
     assert [n for n, a in kinds.items() if a.isChecked()] == ["kind0"]
     assert win.profile_view.current_kind == RegionKind.ZERO
+
+
+def test_opening_another_project_leaves_nothing_of_the_previous_one_on_screen(qtbot, window, tmp_path):
+    from marginalia.engine import Engine
+
+    win, eng = window, window.engine
+    seq = eng.sequence("cgh-a")
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[20], seq.positions[50], 0.3)
+    win.refresh_queries()
+    qtbot.waitUntil(lambda: win.label_list.count() == 1 and bool(win.active_panel.queries())
+                    and bool(win.model_panel.version_rows()), timeout=5000)
+    win.set_engine(Engine.create(tmp_path / "empty.marginalia"))
+    assert win.label_list.count() == 0 and win.active_panel.queries() == [] and win.browser.item_ids_in_order() == []
+    assert win.model_panel.version_rows() == [] and win.model_panel.model_label.text() == "no model yet"
+    assert win.current_prediction() is None and win.active_panel.question is None

@@ -454,6 +454,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.model_panel.latency.setText("no label since opening")
         # the questions were about the closed project's items
         self.current_query = self.current_question = self._prefetch = None
+        self._follow_queries = False
         self._clear_question_overlays()
         self.active_panel.set_queries([], {})
         self.active_panel.set_question(None)
@@ -701,7 +702,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
 
     def _label_edited(self, item_id):
         if self.learner is not None and item_id is not None:
-            self.learner.label_edited(item_id, since=self._edit_t0)
+            self.learner.label_edited(item_id, since=self._edit_t0)   # cancels a ranking in flight
+            if getattr(self, "_follow_queries", False):
+                self.refresh_queries(then_follow=True)   # the person asked for a question (Q): rank again
 
     def _refresh_labels(self):
         if self.engine is None or self.current_item is None:
@@ -889,6 +892,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def stop_background_work(self):
         """Cancel the slow background work (the labels and the current prediction stay as they are)."""
         stopped = [lane for lane in self.STOPPABLE_LANES if self.runner.is_busy(lane)]
+        if "queries" in stopped:
+            self._follow_queries = False     # the question asked for will not come
         for lane in stopped:
             self.runner.cancel(lane)
         if self.learner is not None:

@@ -784,3 +784,27 @@ def test_opening_another_project_leaves_nothing_of_the_previous_one_on_screen(qt
     assert win.label_list.count() == 0 and win.active_panel.queries() == [] and win.browser.item_ids_in_order() == []
     assert win.model_panel.version_rows() == [] and win.model_panel.model_label.text() == "no model yet"
     assert win.current_prediction() is None and win.active_panel.question is None
+
+
+def test_a_pressed_while_the_question_is_on_its_way_writes_nothing_the_person_did_not_see(qtbot, window):
+    """A right after Q (or while the question's item loads) waits for the question; then it answers it."""
+    from marginalia.types import Query
+
+    win, eng = window, window.engine
+    win.follow_query(Query("cgh-b", 40, 120, 0.9, "best-vs-2nd"))
+    win.answer_model()                       # the question and its item are still on their way
+    assert eng.labels() == [] and "on its way" in win.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == "cgh-b", timeout=5000)
+    shown = win.current_question.answers["model"]
+    win.answer_model()
+    assert [(lab.item_id, lab.start, lab.stop, lab.kind) for lab in eng.labels()] == \
+        [(lab.item_id, lab.start, lab.stop, lab.kind) for lab in shown]
+
+
+def test_q_is_not_lost_when_a_label_edit_cancels_the_ranking(qtbot, window):
+    win, eng = window, window.engine
+    win.next_question()
+    seq = eng.sequence("cgh-a")               # an edit at once: the learner cancels the ranking in flight
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[150], seq.positions[180], 0.3)
+    qtbot.waitUntil(lambda: win.current_question is not None, timeout=5000)
+    assert not win._follow_queries

@@ -127,6 +127,8 @@ def test_next_question_jumps_to_and_frames_the_part(qtbot, window):
 def test_runner_up_is_right_labels_the_runner_up(qtbot, window):
     win, eng = window, window.engine
     win.follow_query(eng.next_queries()[1])   # cgh-a [20, 80); runner-up adds a change at T/2=100: none inside
+    qtbot.waitUntil(lambda: not win.runner.is_busy("question"), timeout=5000)
+    win._drop_question()                      # no question about the part: B accepts the runner-up there
     win.current_query = type(win.current_query)("cgh-a", 90, 110, 0.5)
     win.actions["accept_runner"].trigger()
     labs = eng.labels("cgh-a")

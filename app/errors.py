@@ -110,6 +110,7 @@ class ErrorDialog(QtWidgets.QMessageBox):
             grid.setColumnMinimumWidth(2, 420)
         self.setStandardButtons(QtWidgets.QMessageBox.StandardButton.Ok)
         self.open_log_button = self.addButton("Open log", QtWidgets.QMessageBox.ButtonRole.HelpRole)
+        self.open_log_button.setToolTip("The log file holds the details of this error")
         self.open_log_button.clicked.disconnect()
         self.open_log_button.clicked.connect(open_log)
         self.setModal(False)

@@ -36,6 +36,9 @@ from .workers import LiveLearner, TaskRunner
 
 log = logging.getLogger("marginalia.app.window")
 
+#: the Edit menu's region kinds, by action name
+KIND_ACTIONS = {"kind0": RegionKind.ZERO, "kind1": RegionKind.ONE, "kind2": RegionKind.AT_LEAST_ONE,
+                "kindS": RegionKind.SAME}
 NO_PROJECT_HINT = "Open a project (Ctrl+O), import data (Ctrl+I) or try the demo."
 
 
@@ -94,6 +97,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self._undo_text_timer = QtCore.QTimer(self, singleShot=True, interval=50)
         self._undo_text_timer.timeout.connect(self._refresh_undo_actions)
         self._stale_timer.timeout.connect(self._restyle_if_stale)
+        # the model panel's list of versions: read once after a burst of model changes (one per label)
+        self._versions_timer = QtCore.QTimer(self, singleShot=True, interval=300)
+        self._versions_timer.timeout.connect(self._refresh_versions)
         self.runner.busyChanged.connect(self._on_busy)
         self.runner.progress.connect(self._on_progress)
         geo = self._setting("window/geometry")
@@ -140,6 +146,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         """The spectrogram + score view of audio items (built on first use)."""
         if self._spec_view is None:
             self._spec_view = SpectrogramView()
+            self._spec_view.current_kind = self.profile_view.current_kind   # the kind the toolbar shows checked
             self.stack.addWidget(self._spec_view)
             self._connect_view(self._spec_view)
             self._spec_view.score_view.labelCreateRequested.connect(self.create_label)
@@ -164,6 +171,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
                          | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetClosable
                          | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(area, dock)
+        for button, tip in (("qt_dockwidget_closebutton", f"Close the {title} panel (View menu: show it again)"),
+                            ("qt_dockwidget_floatbutton", f"Detach the {title} panel into its own window, or dock "
+                                                          "it back")):
+            found = dock.findChild(QtWidgets.QAbstractButton, button)
+            if found is not None:
+                found.setToolTip(tip)
         for signal in (dock.dockLocationChanged, dock.topLevelChanged, dock.visibilityChanged):
             signal.connect(lambda *_: self._save_timer.start())
         return dock
@@ -175,11 +188,18 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.active_panel = ActivePanel()
         self.browser_dock = self._dock("Dataset", self.browser, Qt.DockWidgetArea.LeftDockWidgetArea, "dataset")
         self.labels_dock = self._dock("Labels", self.label_list, Qt.DockWidgetArea.LeftDockWidgetArea, "labels")
-        self.model_dock = self._dock("Model", self.model_panel, Qt.DockWidgetArea.RightDockWidgetArea, "model")
+        # in a scroll area: a short screen scrolls the panel instead of widening the dock (its labels wrap)
+        model_scroll = QtWidgets.QScrollArea()
+        model_scroll.setWidgetResizable(True)
+        model_scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        model_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        model_scroll.setWidget(self.model_panel)
+        self.model_dock = self._dock("Model", model_scroll, Qt.DockWidgetArea.RightDockWidgetArea, "model")
         self.active_dock = self._dock("Active learning", self.active_panel, Qt.DockWidgetArea.RightDockWidgetArea,
                                       "active")
         self.resizeDocks([self.browser_dock, self.model_dock], [380, 320], Qt.Orientation.Horizontal)
         self.resizeDocks([self.browser_dock, self.labels_dock], [520, 260], Qt.Orientation.Vertical)
+        self.resizeDocks([self.model_dock, self.active_dock], [300, 560], Qt.Orientation.Vertical)
         self.browser.itemActivated.connect(self.show_item)
         self.browser.attachScoreRequested.connect(self.attach_score_dialog)
         self.browser.removeRequested.connect(self.remove_item)
@@ -187,6 +207,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.model_panel.retrainRequested.connect(self.retrain)
         self.model_panel.stopRequested.connect(self.stop_background_work)
         self.model_panel.liveToggled.connect(self._set_live)
+        self.model_panel.versionsRequested.connect(self.model_versions_dialog)
         self.active_panel.nextRequested.connect(lambda s: self.next_question())
         self.active_panel.refreshRequested.connect(lambda s: self.refresh_queries())
         self.active_panel.queryActivated.connect(self.follow_query)
@@ -200,9 +221,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             seqs = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
             act.setShortcuts([QtGui.QKeySequence(s) for s in seqs])
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        if tip:
-            act.setToolTip(tip)
-            act.setStatusTip(tip)
+        tip = tip or text.replace("&", "").rstrip("\u2026")
+        act.setStatusTip(tip)
+        act.setToolTip(_with_keys(tip, act))
         act.setCheckable(checkable)
         if checkable:
             act.toggled.connect(slot)
@@ -220,36 +241,47 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         mb = self.menuBar()
         m = mb.addMenu("&File")
         a = self._action
-        a(m, "new", "&New project\u2026", self.new_project_dialog, QtGui.QKeySequence.StandardKey.New)
-        a(m, "open", "&Open project\u2026", self.open_project_dialog, QtGui.QKeySequence.StandardKey.Open)
-        a(m, "demo", "Open the &demo", self.open_demo, "Ctrl+Shift+D")
+        a(m, "new", "&New project\u2026", self.new_project_dialog, QtGui.QKeySequence.StandardKey.New,
+          tip="Create an empty project file, then import your data into it")
+        a(m, "open", "&Open project\u2026", self.open_project_dialog, QtGui.QKeySequence.StandardKey.Open,
+          tip="Open a Marginalia project (.marginalia)")
+        a(m, "demo", "Open the &demo", self.open_demo, "Ctrl+Shift+D",
+          tip="A small project with aCGH profiles and a recording with its score, to try every panel")
         self.recent_menu = m.addMenu("Open &recent")
         m.addSeparator()
         a(m, "import", "&Import data\u2026", self.import_dialog, "Ctrl+I",
           tip="aCGH profiles.csv, audio (WAV/FLAC/OGG/MP3) with its MIDI score")
-        a(m, "import_labels", "Import &labels\u2026", self.import_labels_dialog, "Ctrl+Shift+I")
+        a(m, "import_labels", "Import &labels\u2026", self.import_labels_dialog, "Ctrl+Shift+I",
+          tip="Add labels from a file: aCGH annotations.csv, a dataset bundle, or Audacity / Sonic Visualiser / Praat / JAMS "
+              "files for the recording of the same name")
         self.export_menu = m.addMenu("&Export")
         for i, (kind, (title, _mode, _default)) in enumerate(EXPORT_KINDS.items(), start=1):
             a(self.export_menu, f"export:{kind}", title + "\u2026", lambda k=kind: self.export_dialog(k),
-              f"Ctrl+E, {i}")
+              f"Ctrl+E, {i}", tip=f"Write the {title}; asks where, and before replacing a file")
         m.addSeparator()
-        a(m, "quit", "&Quit", self.close, "Ctrl+Q")
+        a(m, "quit", "&Quit", self.close, "Ctrl+Q", tip="Close the window; every label is already saved")
 
         m = mb.addMenu("&Edit")
-        a(m, "undo", "&Undo", self.undo, "Ctrl+Z")
-        a(m, "redo", "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        a(m, "undo", "&Undo", self.undo, "Ctrl+Z", tip="Take back the last step of this session (an answer is one step)")
+        a(m, "redo", "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"], tip="Do again the step Undo took back")
         for name, plain in (("undo", "Undo"), ("redo", "Redo")):
             self.actions[name].setProperty("plain_name", plain)
         a(m, "history", "&History\u2026", self.show_history, "Ctrl+H",
           tip="every edit of the project, across sessions; restore the labels of any step")
         m.addSeparator()
-        a(m, "kind0", "Region: no change (0)", lambda: self.set_region_kind(RegionKind.ZERO), "0")
-        a(m, "kind1", "Region: exactly one change (1)", lambda: self.set_region_kind(RegionKind.ONE), "1")
-        a(m, "kind2", "Region: at least one change (2)", lambda: self.set_region_kind(RegionKind.AT_LEAST_ONE), "2")
-        a(m, "kindS", "Region: same segment (S)", lambda: self.set_region_kind(RegionKind.SAME), "S")
+        a(m, "kind0", "Region: no change (0)", lambda: self.set_region_kind(RegionKind.ZERO), "0",
+          tip="Label kind of the next drag (or of the selected region): no change inside it")
+        a(m, "kind1", "Region: exactly one change (1)", lambda: self.set_region_kind(RegionKind.ONE), "1",
+          tip="Label kind of the next drag (or of the selected region): exactly one change inside it")
+        a(m, "kind2", "Region: at least one change (2)", lambda: self.set_region_kind(RegionKind.AT_LEAST_ONE), "2",
+          tip="Label kind of the next drag (or of the selected region): at least one change inside it")
+        a(m, "kindS", "Region: same segment (S)", lambda: self.set_region_kind(RegionKind.SAME), "S",
+          tip="Label kind of the next drag (or of the selected region): all of it in one segment")
         a(m, "boundary_mode", "&Boundary mode (click places a boundary)", self._set_boundary_mode, "Shift+B",
+          tip="On: a click places a boundary. Off: a drag draws a region, Ctrl+click places a boundary",
           checkable=True)
-        a(m, "delete", "&Delete label", self.delete_selected, ["Del", "Backspace"])
+        a(m, "delete", "&Delete label", self.delete_selected, ["Del", "Backspace"],
+          tip="Delete the selected label (Ctrl+Z brings it back)")
         m.addSeparator()
         a(m, "attach_score", "&Attach / replace score\u2026", self.attach_score_dialog, "Ctrl+Alt+S",
           tip="Align the shown recording to a score (MIDI or MusicXML); Ctrl+Z takes it back")
@@ -257,12 +289,15 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Remove the shown item and its labels from the project; Ctrl+Z brings them back")
 
         m = mb.addMenu("&View")
-        a(m, "show_all", "Show &all", self.show_all, "Home")
-        a(m, "zoom_in", "Zoom &in", lambda: self.zoom(0.5), ["+", "="])
-        a(m, "zoom_out", "Zoom &out", lambda: self.zoom(2.0), "-")
-        a(m, "next_item", "&Next item", lambda: self.step_item(+1), "Ctrl+Down")
-        a(m, "prev_item", "&Previous item", lambda: self.step_item(-1), "Ctrl+Up")
-        a(m, "sort_uncertainty", "Sort items by &uncertainty", self.browser.sort_by_uncertainty, "Ctrl+U")
+        a(m, "show_all", "Show &all", self.show_all, "Home", tip="Zoom out to the whole item")
+        a(m, "zoom_in", "Zoom &in", lambda: self.zoom(0.5), ["+", "="], tip="Show half the range, around its centre")
+        a(m, "zoom_out", "Zoom &out", lambda: self.zoom(2.0), "-", tip="Show twice the range")
+        a(m, "next_item", "&Next item", lambda: self.step_item(+1), "Ctrl+Down",
+          tip="Show the next item of the Dataset panel, in its order")
+        a(m, "prev_item", "&Previous item", lambda: self.step_item(-1), "Ctrl+Up",
+          tip="Show the previous item of the Dataset panel, in its order")
+        a(m, "sort_uncertainty", "Sort items by &uncertainty", self.browser.sort_by_uncertainty, "Ctrl+U",
+          tip="Sort the Dataset panel by margin, closest call first")
         a(m, "whole_profile", "&Whole profile (all chromosomes)", self.toggle_whole_profile, "G",
           tip="All chromosomes of this aCGH profile side by side; click one to zoom in (G again: back)")
         m.addSeparator()
@@ -273,6 +308,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             act.setText(f"Show {dock.windowTitle().lower()} panel")
             act.setShortcut(QtGui.QKeySequence(f"Alt+{i}"))
             act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            act.setToolTip(_with_keys(f"Show or hide the {dock.windowTitle()} panel", act))
             m.addAction(act)
             self.actions[name] = act
             self._menu_of[name] = "View"
@@ -280,8 +316,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         m = mb.addMenu("&Model")
         a(m, "retrain", "&Retrain now", self.retrain, "Ctrl+R",
           tip="Full fit of this item's task (segmentation or alignment) from every label")
-        a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R")
-        a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P")
+        a(m, "retrain_all", "Retrain &every task", lambda: self.retrain(every_task=True), "Ctrl+Shift+R",
+          tip="Full fit of every task (copy number, segmentation, alignment) from all labels")
+        a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P",
+          tip="Decode the shown item again with the current model")
         a(m, "model_versions", "Model &versions\u2026", self.model_versions_dialog, "Ctrl+Shift+M",
           tip="The models of this item's task with their label counts; revert to one of them")
         a(m, "stop", "&Stop background work", self.stop_background_work, "Esc",
@@ -299,15 +337,21 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         a(m, "play", "&Play / stop", self.toggle_play, "Space", tip="Play the queried part or the visible range")
 
         m = mb.addMenu("&Help")
-        a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1")
+        a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1", tip="Every action and its keys")
         a(m, "tour", "Guided &tour of the panels", self.show_tour, "Shift+F1",
           tip="What each panel is for, one at a time (skippable)")
-        a(m, "open_log", "Open the &log file", errors.open_log, "Ctrl+Shift+L")
-        a(m, "about", "&About Marginalia", self.about, "Ctrl+F1")
+        a(m, "open_log", "Open the &log file", errors.open_log, "Ctrl+Shift+L",
+          tip="What the app did and every error, with details (attach it to a bug report)")
+        a(m, "about", "&About Marginalia", self.about, "Ctrl+F1", tip="Version and what Marginalia is for")
 
-        for name, kind in (("kind0", RegionKind.ZERO), ("kind1", RegionKind.ONE),
-                           ("kind2", RegionKind.AT_LEAST_ONE), ("kindS", RegionKind.SAME)):
+        # the kind the next drag creates is always visible: one of the four is checked (highlighted in the toolbar)
+        self.kind_group = QtGui.QActionGroup(self)
+        self.kind_group.setExclusive(True)
+        for name, kind in KIND_ACTIONS.items():
             self.actions[name].setIcon(theme.kind_icon(kind))
+            self.actions[name].setCheckable(True)
+            self.kind_group.addAction(self.actions[name])
+        self.actions["kind0"].setChecked(True)
         tb = self.addToolBar("Main")
         tb.setObjectName("main_toolbar")
         tb.setMovable(False)
@@ -322,10 +366,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
                             ("kindS", "same"), ("boundary_mode", "boundary"), ("next_question", "Next question"),
                             ("accept", "Model is right"), ("retrain", "Retrain"), ("play", "Play"),
                             ("open", "Open"), ("import", "Import"), ("undo", "Undo"), ("redo", "Redo")):
-            act = self.actions[name]
-            act.setIconText(short)
-            keys = act.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
-            act.setToolTip(f"{act.text().replace('&', '')} ({keys})" if keys else act.text().replace("&", ""))
+            self.actions[name].setIconText(short)
+        tb.toggleViewAction().setToolTip("Show or hide the toolbar")
+        for button, tip in ((tb.findChild(QtWidgets.QToolButton, "qt_toolbar_ext_button"), "More tools"),
+                            (mb.findChild(QtWidgets.QToolButton, "qt_menubar_ext_button"), "More menus")):
+            if button is not None:   # shown when the window is too narrow for them all
+                button.setToolTip(tip)
         self._refresh_recent_menu()
 
     def _build_status(self):
@@ -356,6 +402,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.learner.predictionReady.connect(self._on_prediction_ready)
         self.learner.modelUpdated.connect(self._on_model_updated)
         self.learner.failed.connect(self._on_background_error)
+        self._show_region_kind(RegionKind.ZERO)   # a new project starts from the default, not the last kind pressed
         path = str(getattr(engine, "path", "") or "")
         self.setWindowTitle(f"Marginalia \u2014 {os.path.basename(path) or 'project'}")
         if path:
@@ -401,12 +448,20 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.current_item = None
         self.infos = {}
         self.browser.set_items([])
+        # nothing of the closed project stays on screen: its item's labels, prediction and latency
+        self._item_payload = self._drawn_prediction = self._shown_labels = None
+        self.label_list.set_labels([])
+        self.model_panel.latency.setText("no label since opening")
         # the questions were about the closed project's items
         self.current_query = self.current_question = self._prefetch = None
+        self._follow_queries = False
         self._clear_question_overlays()
         self.active_panel.set_queries([], {})
         self.active_panel.set_question(None)
         self.active_panel.set_curve([])
+        self.model_panel.set_model(None)
+        self.model_panel.set_versions([])
+        self.model_panel.set_stopping(None)
         self._update_placeholder()
         self.stack.setCurrentWidget(self.start_page)
 
@@ -513,6 +568,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             if getattr(self, "_queries_pending", False):
                 self._queries_pending = False
                 self.refresh_queries()
+            if self._drawn_stale and self.learner is not None:
+                # made by a model a retrain has since replaced: shown grey until the current model's arrives
+                self.learner.refresh(item_id)
         elif self.learner is not None:
             self.learner.refresh(item_id)
         self._show_item_queries()
@@ -569,8 +627,18 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.active_view().delete_selected()
 
     def set_region_kind(self, kind):
+        """The kind of the selected region, and of the regions drawn next (in every view), shown checked."""
+        kind = RegionKind(kind)
         self.active_view().set_region_kind(kind)
-        self.statusBar().showMessage(f"new regions: {theme.REGION_NAMES[RegionKind(kind)]}", 3000)
+        self._show_region_kind(kind)
+        self.statusBar().showMessage(f"new regions: {theme.REGION_NAMES[kind]}", 3000)
+
+    def _show_region_kind(self, kind):
+        for view in (self.profile_view, self._spec_view):
+            if view is not None:
+                view.current_kind = kind
+        name = next(n for n, k in KIND_ACTIONS.items() if k == kind)
+        self.actions[name].setChecked(True)
 
     def _edit(self, fn, item_id, select=None):
         if self.engine is None:
@@ -634,7 +702,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
 
     def _label_edited(self, item_id):
         if self.learner is not None and item_id is not None:
-            self.learner.label_edited(item_id, since=self._edit_t0)
+            self.learner.label_edited(item_id, since=self._edit_t0)   # cancels a ranking in flight
+            if getattr(self, "_follow_queries", False):
+                self.refresh_queries(then_follow=True)   # the person asked for a question (Q): rank again
 
     def _refresh_labels(self):
         if self.engine is None or self.current_item is None:
@@ -822,6 +892,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
     def stop_background_work(self):
         """Cancel the slow background work (the labels and the current prediction stay as they are)."""
         stopped = [lane for lane in self.STOPPABLE_LANES if self.runner.is_busy(lane)]
+        if "queries" in stopped:
+            self._follow_queries = False     # the question asked for will not come
         for lane in stopped:
             self.runner.cancel(lane)
         if self.learner is not None:
@@ -892,6 +964,29 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         if self.engine is None or self.current_item is None:
             return
         self.model_panel.set_model(self._model_of(self.current_item), kind)
+        self._versions_timer.start()
+
+    def _refresh_versions(self):
+        """List the shown item's task's model versions in the model panel (read in a worker, not here)."""
+        engine, item_id = self.engine, self.current_item
+        if engine is None or item_id is None:
+            self.model_panel.set_versions([])
+            return
+
+        def work(cancel, progress):
+            return engine.model_versions(item_id)
+
+        def done(versions):
+            if self.engine is engine and self.current_item == item_id:
+                self.model_panel.set_versions(versions)
+            else:                       # the person moved on: list the item shown now
+                self._versions_timer.start()
+
+        def failed(exc):
+            log.warning("model versions: %r", exc)
+            self.model_panel.set_versions([])
+
+        self.runner.submit("versions", work, on_done=done, on_error=failed)
 
     def _on_model_updated(self, model_id, kind):
         self._show_model_of_current(kind)
@@ -1083,6 +1178,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.close_engine()
         self.settings.sync()
         super().closeEvent(event)
+
+
+def _with_keys(tip: str, action) -> str:
+    """``"Retrain now (Ctrl+R)"``: a control's tooltip says what it does and its keys."""
+    keys = action.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
+    return f"{tip} ({keys})" if keys else tip
 
 
 def _short(name: str, limit: int = 40) -> str:

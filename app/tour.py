@@ -13,14 +13,15 @@ def tour_steps(window) -> list:
          "labels it has and the model's margin (small = a close call). Right-click a recording to attach a score.",
          window.browser_dock),
         ("The item", "Drag to select a region, then press 0 (no change), 1 (one change), 2 (at least one) or S "
-         "(same segment); B places exact boundaries. The prediction follows every label at once.",
+         "(same segment); Ctrl+click places an exact boundary. The prediction follows every label at once.",
          window.stack),
         ("Labels", "The labels of the shown item; select one to find it, Del removes it, Ctrl+Z undoes any step.",
          window.labels_dock),
         ("Model", "With \u201cLearn while I label\u201d on, each label updates the model in the background; "
-         "Retrain (Ctrl+R) fits it from every label.", window.model_dock),
-        ("Questions", "Next question (N) shows the part where a label would help the model most; answer with "
-         "\u201cModel is right\u201d or \u201cRunner-up is right\u201d, or draw the right label. F1 lists every key.",
+         "Retrain (Ctrl+R) fits it from every label. Below: whether more labels would still change the model, and "
+         "each version of the model with what changed.", window.model_dock),
+        ("Questions", "Next question (Q) shows the part where a label would help the model most; answer with "
+         "A (the model is right), B (the runner-up is right) or N (neither: draw the label). F1 lists every key.",
          window.active_dock),
     ]
 

@@ -492,6 +492,7 @@ class ProjectFilesMixin:
         self.start_page.set_recent(recent)
         for p in recent:
             act = self.recent_menu.addAction(p)
+            act.setToolTip(f"Open the project {p}")
             act.triggered.connect(lambda *_, p=p: self.open_project(p))
         self.recent_menu.setEnabled(bool(recent))
 

@@ -47,7 +47,7 @@ class ActiveQueriesMixin:
             names = {i: info.name for i, info in self.infos.items()}
             self.active_panel.set_queries(queries, names, self._describe_query)
             self.active_panel.set_curve(curve)
-            self.active_panel.set_stopping(signal)
+            self.model_panel.set_stopping(signal)
             self._show_item_queries()
             if getattr(self, "_follow_queries", False):
                 self._follow_queries = False
@@ -59,8 +59,11 @@ class ActiveQueriesMixin:
                 else:
                     self.statusBar().showMessage("no question to ask: every part is certain", 5000)
 
-        self.runner.submit("queries", work, on_done=done, on_error=self._on_background_error,
-                           description="ranking questions")
+        def failed(exc):
+            self._follow_queries = False     # no question is coming: A and B act on the view again
+            self._on_background_error(exc)
+
+        self.runner.submit("queries", work, on_done=done, on_error=failed, description="ranking questions")
 
     def _first_query_like_current(self, queries):
         """The best query on an item of the same kind and task as the shown one (else the best overall):
@@ -78,7 +81,8 @@ class ActiveQueriesMixin:
             return
         try:
             self.active_panel.set_curve(self.engine.learning_curve(self.current_item))
-            self.active_panel.set_stopping(self.engine.stopping_signal(self.current_item))
+            signal = self.engine.stopping_signal(self.current_item)
+            self.model_panel.set_stopping(signal)
         except MarginaliaError as exc:
             log.warning("learning curve: %s", exc)
 
@@ -253,14 +257,27 @@ class ActiveQueriesMixin:
         self.active_panel.set_queries(left, names, self._describe_query)
         self.next_question()
 
+    def _question_on_its_way(self) -> bool:
+        """A question was asked for (Q) or is shown while its item still loads: A and B must wait for it.
+
+        Without this guard, A pressed in that instant accepted the prediction over the part in view:
+        labels about an item (or a range) the person never judged.
+        """
+        q = self.current_question
+        waiting = (q is not None and q.item_id != self.current_item) or getattr(self, "_follow_queries", False) \
+            or (self.current_query is not None and q is None and self.runner.is_busy("question"))
+        if waiting:
+            self.statusBar().showMessage("the question is on its way: answer it once it is shown", 4000)
+        return bool(waiting)
+
     def answer_model(self):
         """``A``: the model is right on the shown question (without one: accept the prediction here)."""
-        if not self.answer_question("model"):
+        if not self.answer_question("model") and not self._question_on_its_way():
             self.accept_prediction_here()
 
     def answer_runner_up(self):
         """``B``: the runner-up is right on the shown question (without one: accept the runner-up here)."""
-        if not self.answer_question("runner-up"):
+        if not self.answer_question("runner-up") and not self._question_on_its_way():
             self.accept_runner_up_here()
 
     def answer_neither(self):

@@ -261,6 +261,9 @@ class LiveLearner(QtCore.QObject):
             self.modelUpdated.emit(model_id, "auto-retrain" if automatic else "retrain")
             if pred is not None:
                 self.predictionReady.emit(item_id, pred, time.perf_counter() - t0)
+            if self.current_item and self.current_item != item_id:
+                # the person moved to another item while it ran: what is shown now gets the new model too
+                self.refresh(self.current_item)
 
         self.runner.submit("retrain", work, on_done=done, on_error=self.failed.emit,
                            description="retraining the model")

@@ -1,4 +1,5 @@
-"""Active learning panel: strategy, next question, ranked queue, learning curve and stopping signal."""
+"""Active learning panel: strategy, next question, ranked queue and learning curve (the stopping signal's reading
+is in the model panel)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,8 @@ class ActivePanel(QtWidgets.QWidget):
         self.order_label.setObjectName("hint")
         self.order_label.setWordWrap(True)
         self.strategy = QtWidgets.QComboBox()
+        self.strategy.setToolTip("How parts are ranked: the smallest margin between the best structure and its "
+                                 "runner-up (recommended), the widest gap to the worst, the score, or at random")
         for key, title in STRATEGIES:
             self.strategy.addItem(title, key)
         self.next_button = QtWidgets.QPushButton("Next question (Q)")
@@ -111,9 +114,6 @@ class ActivePanel(QtWidgets.QWidget):
         self.curve.getAxis("left").enableAutoSIPrefix(False)
         self.curve_line = self.curve.plot([], [], pen=pg.mkPen(theme.PREDICTION, width=2), symbol="o",
                                           symbolSize=5, symbolBrush=theme.PREDICTION, symbolPen=None)
-        self.stop_label = QtWidgets.QLabel("stopping signal: not enough rounds yet")
-        self.stop_label.setWordWrap(True)
-        self.stop_label.setObjectName("hint")
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         row = QtWidgets.QHBoxLayout()
@@ -135,7 +135,6 @@ class ActivePanel(QtWidgets.QWidget):
         lay.addLayout(row2)
         lay.addWidget(self.queue, 1)
         lay.addWidget(self.curve)
-        lay.addWidget(self.stop_label)
         self.next_button.clicked.connect(lambda: self.nextRequested.emit(self.current_strategy()))
         self.strategy.currentIndexChanged.connect(lambda *_: self.refreshRequested.emit(self.current_strategy()))
         self.task.currentIndexChanged.connect(self._task_changed)
@@ -234,16 +233,6 @@ class ActivePanel(QtWidgets.QWidget):
         right = float(xs[ok].max()) if ok.any() else 1.0
         self.curve.setXRange(0.0, max(right, 1.0) * 1.05, padding=0)
         self.curve.setYRange(0.0, 1.05, padding=0)
-
-    def set_stopping(self, signal: dict):
-        eta = signal.get("eta")
-        fired = signal.get("fired", False)
-        text = "\u2714 labelling more is unlikely to help" if fired else "keep labelling"
-        if eta is not None:
-            text += f" (\u03b7 = {eta:.3g})"
-        if signal.get("evidence"):
-            text += f"\n{signal['evidence']}"
-        self.stop_label.setText(text)
 
     def _activated(self, it, _col=0):
         q = it.data(0, Qt.ItemDataRole.UserRole)

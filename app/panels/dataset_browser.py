@@ -54,6 +54,9 @@ class DatasetBrowser(QtWidgets.QWidget):
         super().__init__(parent)
         self.filter = QtWidgets.QLineEdit(placeholderText="Filter items\u2026")
         self.filter.setClearButtonEnabled(True)
+        self.filter.setToolTip("Show only the items whose name contains this text")
+        for button in self.filter.findChildren(QtWidgets.QToolButton):   # the clear button
+            button.setToolTip("Clear the filter: show every item")
         self.sort_button = QtWidgets.QPushButton("Most uncertain first")
         self.sort_button.setToolTip("Sort items by their best-vs-2nd margin, closest call first")
         self.tree = QtWidgets.QTreeWidget()

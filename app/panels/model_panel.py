@@ -1,21 +1,83 @@
-"""Model panel: which model is current, live learning switch, retrain, and what the engine is doing."""
+"""Model panel: which model is current, how it got there, whether more labels would help, and retraining."""
 
 from __future__ import annotations
 
+import datetime
+
 from PySide6 import QtCore, QtWidgets
+from PySide6.QtCore import Qt
+
+#: how each learner that made a version is named in the panel
+LEARNERS = {"initial": "untrained first model", "perceptron": "quick update",
+            "ssvm": "full fit (SSVM)", "cgh-recipe": "full fit (aCGH recipe)", "revert": "revert",
+            "weak-supervision": "full fit (alignment)"}
+#: versions listed, newest first (every label's quick update is a version)
+SHOWN_VERSIONS = 12
+
+
+def describe_versions(versions) -> list:
+    """What each model version changed, newest first.
+
+    Parameters
+    ----------
+    versions : list of dict
+        ``engine.model_versions(item)`` rows, oldest first (``id``, ``created``, ``n_labels``,
+        ``trained_by``, ``reverted_from``, ``current``).
+
+    Returns
+    -------
+    list of dict
+        ``id``, ``when`` (``"14:02:31"``), ``labels`` (``"12"`` or ``"?"``), ``change`` (``"+3 labels ·
+        quick update"``) and ``current``; at most :data:`SHOWN_VERSIONS` rows.
+    """
+    rows, previous = [], None
+    for v in versions:
+        n = v.get("n_labels")
+        how = v.get("trained_by") or ""
+        learner = LEARNERS.get(how, how or "model")
+        if how == "revert" and v.get("reverted_from"):
+            learner = f"revert to {v['reverted_from'][:12]}"
+        if previous is None or n is None or previous.get("n_labels") is None:
+            delta = ""
+        else:
+            d = n - previous["n_labels"]
+            delta = (f"+{d} label{'s' if d != 1 else ''}" if d > 0 else
+                     f"\u2212{-d} label{'s' if d != -1 else ''}" if d < 0 else "same labels")
+        rows.append({"id": v["id"], "when": datetime.datetime.fromtimestamp(v["created"]).strftime("%H:%M:%S"),
+                     "labels": "?" if n is None else str(n), "change": " \u00b7 ".join(p for p in (delta, learner) if p),
+                     "current": bool(v.get("current"))})
+        previous = v
+    return rows[::-1][:SHOWN_VERSIONS]
+
+
+def stopping_reading(signal: dict) -> str:
+    """The stopping signal in one line: ``"More labels are unlikely to change the model: relative η=0.001 …"``.
+
+    ``None`` (no project) reads as nothing.
+    """
+    if signal is None:
+        return ""
+    evidence = (signal or {}).get("evidence") or ""
+    if (signal or {}).get("fired"):
+        head = "More labels are unlikely to change the model"
+        evidence = evidence.partition(": ")[2] or evidence
+    else:
+        head = "Keep labelling"
+    return f"{head}: {evidence}" if evidence else head
 
 
 class ModelPanel(QtWidgets.QWidget):
-    """Shows the current model and lets the user retrain.
+    """Shows the current model, its versions with what each changed, the stopping reading; retrains.
 
     Signals
     -------
-    retrainRequested(), liveToggled(bool)
+    retrainRequested(), stopRequested(), liveToggled(bool), versionsRequested()
     """
 
     retrainRequested = QtCore.Signal()
     stopRequested = QtCore.Signal()
     liveToggled = QtCore.Signal(int)
+    versionsRequested = QtCore.Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -34,6 +96,23 @@ class ModelPanel(QtWidgets.QWidget):
         self.activity.setObjectName("hint")
         self.latency = QtWidgets.QLabel("no label since opening")
         self.latency.setObjectName("hint")
+        self.reading = QtWidgets.QLabel("Keep labelling: no question asked yet")
+        self.reading.setWordWrap(True)
+        self.reading.setToolTip("The stopping signal of the shown item's task: how much the mean uncertainty of "
+                                "the unlabelled parts still moves from one question to the next (\u03b7)")
+        self.versions = QtWidgets.QTreeWidget()
+        self.versions.setColumnCount(3)
+        self.versions.setHeaderLabels(["When", "Labels", "What changed"])
+        self.versions.setRootIsDecorated(False)
+        self.versions.setUniformRowHeights(True)
+        self.versions.setMinimumHeight(70)
+        self.versions.setToolTip("The models of the shown item's task, newest first: when, on how many labels, "
+                                 "and what made them; double-click (or Model \u25b8 Model versions, Ctrl+Shift+M) "
+                                 "to revert to one")
+        header = self.versions.header()
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         form = QtWidgets.QFormLayout(self)
         form.setContentsMargins(6, 6, 6, 6)
         form.addRow("Model:", self.model_label)
@@ -44,8 +123,11 @@ class ModelPanel(QtWidgets.QWidget):
         row.addWidget(self.stop_button)
         form.addRow("Engine:", row)
         form.addRow("Last redraw:", self.latency)
+        form.addRow(self.reading)
+        form.addRow(self.versions)
         self.retrain_button.clicked.connect(self.retrainRequested)
         self.stop_button.clicked.connect(self.stopRequested)
+        self.versions.itemDoubleClicked.connect(lambda *_: self.versionsRequested.emit())
         self.live.toggled.connect(lambda on: self.liveToggled.emit(int(on)))
 
     def set_model(self, model_id, kind: str = ""):
@@ -59,3 +141,27 @@ class ModelPanel(QtWidgets.QWidget):
 
     def set_latency(self, seconds: float):
         self.latency.setText(f"{seconds * 1000:.0f} ms from label to redraw")
+
+    def set_versions(self, versions):
+        """List ``engine.model_versions(item)`` (oldest first; None: unknown) newest first, saying what changed."""
+        self.versions.clear()
+        for row in describe_versions(versions or []):
+            it = QtWidgets.QTreeWidgetItem([row["when"], row["labels"], row["change"]])
+            it.setToolTip(2, f"{row['change']}\nmodel {row['id']}" + (" (current)" if row["current"] else ""))
+            it.setData(0, Qt.ItemDataRole.UserRole, row["id"])
+            it.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if row["current"]:
+                font = it.font(0)
+                font.setBold(True)
+                for c in range(3):
+                    it.setFont(c, font)
+            self.versions.addTopLevelItem(it)
+
+    def version_rows(self) -> list:
+        """The listed versions as their texts (what the person reads), newest first."""
+        return [[self.versions.topLevelItem(i).text(c) for c in range(3)]
+                for i in range(self.versions.topLevelItemCount())]
+
+    def set_stopping(self, signal: dict):
+        """Show the stopping signal (``engine.stopping_signal(item)``) of the shown item's task in one line."""
+        self.reading.setText(stopping_reading(signal))

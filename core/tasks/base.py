@@ -236,14 +236,17 @@ class EngineTask:
         if not parts:
             return []
         task = self
+        models = set()      # the models the parts were scored with (one, unless an update came meanwhile)
 
         class _Scorer:
             def part_scores(self, part):
                 check_cancel(cancel)
-                return task.part_scores(part)
+                scores = task.part_scores(part)
+                models.add(task.model_id)
+                return scores
 
         q = pool_uncertainties(parts, _Scorer(), strategy, random_state=0, n_jobs=self._query_threads())
-        if strategy == "best-vs-2nd":
+        if strategy == "best-vs-2nd" and models == {self.model_id}:
             self._note_item_uncertainties(parts, q)
         chosen = select_batch(parts, q, n, suppress="overlap", random_state=0)
         self._record_round(parts, q, strategy, _Scorer())
@@ -251,14 +254,16 @@ class EngineTask:
                 for rank, i in enumerate(chosen)]
 
     def _note_item_uncertainties(self, parts, q) -> None:
-        """An item scored whole by a query round gets that uncertainty until a prediction gives its own.
+        """An item scored whole by a query round gets that uncertainty (the model did not change meanwhile).
 
         So the Dataset browser can sort every item by margin after one ranking, not only the
-        items drawn in this session.
+        items drawn in this session; and after a retrain it shows the new model's margins, not
+        those of the model an earlier ranking or prediction used (the whole item's part score is
+        the prediction's margin: the numbers are the same).
         """
         for part, value in zip(parts, q):
             if part.kind == "chromosome":       # the part is the whole item
-                self._uncertainty.setdefault(part.item_id, float(value))
+                self._uncertainty[part.item_id] = float(value)
 
     def _query_threads(self) -> int:
         return QUERY_THREADS if self.concurrent_part_scores else 1

@@ -53,6 +53,8 @@ class FakeEngine:
         self.model_n = 0
         self.trained = False
         self.calls = []
+        self._versions = []
+        self._note_version("initial")
 
     # ---- items
     def items(self):
@@ -193,9 +195,19 @@ class FakeEngine:
     def peek_model_id(self, item_id=None):
         return self.current_model_id
 
+    def _note_version(self, how):
+        import time
+        self._versions.append({"id": self.current_model_id, "task": "segmentation/cgh", "created": time.time(),
+                               "n_labels": len(self._labels), "trained_by": how, "reverted_from": None})
+
+    def model_versions(self, item_id=None):
+        """Every model this stand-in made, oldest first, as ``Engine.model_versions`` lists them."""
+        return [dict(v, current=v["id"] == self.current_model_id) for v in self._versions]
+
     def update_model(self, item_id, *, cancel=None):
         self.calls.append(("update", item_id))
         self.model_n += 1
+        self._note_version("perceptron")
         self.events.emit(ev.ModelChanged(self.current_model_id))
         return self.current_model_id
 
@@ -206,6 +218,7 @@ class FakeEngine:
                 progress(k + 1, 3, "fitting")
         self.trained = True
         self.model_n += 1
+        self._note_version("ssvm")
         return self.current_model_id
 
     def prediction(self, item_id):

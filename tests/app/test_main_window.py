@@ -127,6 +127,8 @@ def test_next_question_jumps_to_and_frames_the_part(qtbot, window):
 def test_runner_up_is_right_labels_the_runner_up(qtbot, window):
     win, eng = window, window.engine
     win.follow_query(eng.next_queries()[1])   # cgh-a [20, 80); runner-up adds a change at T/2=100: none inside
+    qtbot.waitUntil(lambda: not win.runner.is_busy("question"), timeout=5000)
+    win._drop_question()                      # no question about the part: B accepts the runner-up there
     win.current_query = type(win.current_query)("cgh-a", 90, 110, 0.5)
     win.actions["accept_runner"].trigger()
     labs = eng.labels("cgh-a")
@@ -317,6 +319,23 @@ def test_a_prediction_left_behind_by_a_newer_model_turns_stale(qtbot, window):
     win.predict_current()
     qtbot.waitUntil(lambda: "STALE" not in strip.text(), timeout=3000)
     assert win.profile_view.means.opts["pen"].color().name() == theme.PREDICTION
+
+
+def test_a_retrain_redraws_the_item_shown_when_it_ends(qtbot, window):
+    """The item a person moves to during a retrain (or visits after it) is predicted anew, never left "STALE"."""
+    win, eng = window, window.engine
+    strip = win.profile_view.strip
+    win.show_item("cgh-b")
+    qtbot.waitUntil(lambda: win.current_prediction() is not None and win.current_prediction().item_id == "cgh-b",
+                    timeout=5000)
+    win.show_item("cgh-a")
+    qtbot.waitUntil(lambda: win.current_prediction().item_id == "cgh-a", timeout=5000)
+    win.retrain()
+    win.show_item("cgh-b")                 # its cached prediction is the untrained model's
+    qtbot.waitUntil(lambda: win.current_item == "cgh-b" and win.current_prediction().item_id == "cgh-b"
+                    and win.current_prediction().model_id == eng.current_model_id, timeout=5000)
+    assert win.current_prediction().structure.breakpoints.tolist() == [90]
+    assert "STALE" not in strip.text() and not win._drawn_stale
 
 
 @pytest.mark.slow
@@ -679,3 +698,115 @@ def test_an_answered_part_leaves_the_queue_at_once(qtbot, window):
     rows = [(q.item_id, q.start, q.stop) for q in win.active_panel.queries()]
     assert (asked.item_id, asked.start, asked.stop) not in rows
     assert win.current_query is not None and win.current_query != asked     # on to the next question
+
+
+def test_every_control_of_the_window_has_a_tooltip(qtbot, window):
+    """Each action, button and input says what it does on hover (an action's text alone is no explanation)."""
+    from PySide6 import QtGui
+
+    win = window
+    assert win.spec_view is not None      # built on first use: its controls count too
+    missing = []
+    for act in win.findChildren(QtGui.QAction):
+        if act.isSeparator() or act.menu() is not None or not act.text():
+            continue                              # a menu's title opens it: nothing to explain
+        plain = act.text().replace("&", "").rstrip("\u2026").strip()
+        tip = act.toolTip().replace("&", "").rstrip("\u2026").strip()
+        if not tip or tip == plain:               # Qt falls back to the text when no tooltip was set
+            missing.append(f"action {act.text()!r}")
+    for kind in (QtWidgets.QAbstractButton, QtWidgets.QComboBox, QtWidgets.QLineEdit):
+        for w in win.findChildren(kind):
+            if w.window() is not win:
+                continue                          # a dialog's buttons: Qt's OK / Cancel need no tip
+            if isinstance(w, QtWidgets.QLineEdit) and isinstance(w.parent(), QtWidgets.QComboBox):
+                continue                          # an editable combo box's own line edit: the box has the tip
+            action = w.defaultAction() if isinstance(w, QtWidgets.QToolButton) else None
+            if not w.toolTip().strip() and not (action is not None and action.toolTip().strip()):
+                missing.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r} "
+                               f"({w.objectName() or type(w.parent()).__name__})")
+    assert not missing, "no tooltip: " + "; ".join(missing)
+
+
+def test_the_model_panel_lists_each_version_with_what_changed_and_reads_the_stopping_signal(qtbot, window):
+    win, eng = window, window.engine
+    panel = win.model_panel
+    qtbot.waitUntil(lambda: bool(panel.version_rows()) and panel.version_rows()[0][2].startswith("untrained first model"),
+                    timeout=5000)
+    seq = eng.sequence("cgh-a")
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[20], seq.positions[50], 0.3)
+    qtbot.waitUntil(lambda: panel.version_rows()[0][1:] == ["1", "+1 label \u00b7 quick update"], timeout=5000)
+    win.retrain()
+    qtbot.waitUntil(lambda: panel.version_rows()[0][1:] == ["1", "same labels \u00b7 full fit (SSVM)"],
+                    timeout=5000)
+    assert [r[2] for r in panel.version_rows()][-1] == "untrained first model"
+    current = panel.versions.topLevelItem(0)
+    assert current.font(0).bold() and eng.current_model_id in current.toolTip(2)
+    win.refresh_queries()
+    qtbot.waitUntil(lambda: panel.reading.text() == "Keep labelling: 2 rounds", timeout=5000)
+
+
+def test_the_stopping_reading_says_in_one_line_whether_more_labels_would_help():
+    from marginalia.active.stopping import StoppingCriterion
+    from marginalia.app.panels.model_panel import stopping_reading
+
+    crit = StoppingCriterion(window=3, threshold=1e-3, relative=True)
+    assert stopping_reading(crit.as_dict()).startswith("Keep labelling: not enough queries yet")
+    for _ in range(5):
+        crit.update(0.25)
+    line = stopping_reading(crit.as_dict())
+    assert line.startswith("More labels are unlikely to change the model: relative \u03b7=0 over the last 3 "
+                           "queries") and "\n" not in line
+
+
+def test_the_kind_a_drag_creates_is_always_shown_and_a_new_project_starts_from_no_change(qtbot, window, tmp_path):
+    win, eng = window, window.engine
+    kinds = {name: win.actions[name] for name in ("kind0", "kind1", "kind2", "kindS")}
+    assert [n for n, a in kinds.items() if a.isChecked()] == ["kind0"]
+    _press(qtbot, win, Qt.Key.Key_2)                 # nothing selected: only the next drag's kind changes
+    assert [n for n, a in kinds.items() if a.isChecked()] == ["kind2"] and eng.labels("cgh-a") == []
+    seq = eng.sequence("cgh-a")
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[20], seq.positions[50], 0.3)
+    assert [lab.kind for lab in eng.labels("cgh-a")] == [RegionKind.AT_LEAST_ONE]
+    assert win.spec_view.current_kind == RegionKind.AT_LEAST_ONE     # the same kind on a recording
+    win.set_engine(FakeEngine(tmp_path / "other.marginalia"))
+    assert [n for n, a in kinds.items() if a.isChecked()] == ["kind0"]
+    assert win.profile_view.current_kind == RegionKind.ZERO
+
+
+def test_opening_another_project_leaves_nothing_of_the_previous_one_on_screen(qtbot, window, tmp_path):
+    from marginalia.engine import Engine
+
+    win, eng = window, window.engine
+    seq = eng.sequence("cgh-a")
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[20], seq.positions[50], 0.3)
+    win.refresh_queries()
+    qtbot.waitUntil(lambda: win.label_list.count() == 1 and bool(win.active_panel.queries())
+                    and bool(win.model_panel.version_rows()), timeout=5000)
+    win.set_engine(Engine.create(tmp_path / "empty.marginalia"))
+    assert win.label_list.count() == 0 and win.active_panel.queries() == [] and win.browser.item_ids_in_order() == []
+    assert win.model_panel.version_rows() == [] and win.model_panel.model_label.text() == "no model yet"
+    assert win.current_prediction() is None and win.active_panel.question is None
+
+
+def test_a_pressed_while_the_question_is_on_its_way_writes_nothing_the_person_did_not_see(qtbot, window):
+    """A right after Q (or while the question's item loads) waits for the question; then it answers it."""
+    from marginalia.types import Query
+
+    win, eng = window, window.engine
+    win.follow_query(Query("cgh-b", 40, 120, 0.9, "best-vs-2nd"))
+    win.answer_model()                       # the question and its item are still on their way
+    assert eng.labels() == [] and "on its way" in win.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == "cgh-b", timeout=5000)
+    shown = win.current_question.answers["model"]
+    win.answer_model()
+    assert [(lab.item_id, lab.start, lab.stop, lab.kind) for lab in eng.labels()] == \
+        [(lab.item_id, lab.start, lab.stop, lab.kind) for lab in shown]
+
+
+def test_q_is_not_lost_when_a_label_edit_cancels_the_ranking(qtbot, window):
+    win, eng = window, window.engine
+    win.next_question()
+    seq = eng.sequence("cgh-a")               # an edit at once: the learner cancels the ranking in flight
+    drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[150], seq.positions[180], 0.3)
+    qtbot.waitUntil(lambda: win.current_question is not None, timeout=5000)
+    assert not win._follow_queries

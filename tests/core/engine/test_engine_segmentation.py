@@ -328,6 +328,22 @@ def test_one_ranking_gives_every_whole_item_its_margin_for_the_browser(project):
     assert infos[ranked[0].item_id].uncertainty == pytest.approx(ranked[0].uncertainty)
 
 
+def test_a_ranking_after_the_model_changed_replaces_the_browsers_margins(project):
+    """The browser's margins are the newest model's, not those an older ranking or prediction left behind."""
+    eng, truth, _ = project
+    ids = _ids(eng)
+    eng.next_queries(10)
+    before = {i.id: i.uncertainty for i in eng.items()}
+    eng.predict(ids["1:1"])                   # a prediction under the old model leaves its own value too
+    eng.add_label(RegionLabel(item_id=ids["2:2"], start=0, stop=300, kind="0"))
+    eng.update_model(ids["2:2"])
+    ranked = {q.item_id: q.uncertainty for q in eng.next_queries(10) if (q.start, q.stop) == (0, 300)}
+    assert set(ranked) == set(ids.values())
+    infos = {i.id: i for i in eng.items()}
+    assert {i: infos[i].uncertainty for i in ranked} == pytest.approx(ranked, rel=1e-12)
+    assert any(before[i] != pytest.approx(ranked[i]) for i in ranked)   # the model change moved them
+
+
 def test_labels_that_only_segments_shorter_than_the_decoders_could_satisfy_are_refused(project):
     # a change at probe 1 (or two changes 2 probes apart) leaves a segment of fewer than 3 probes: the
     # redraw could never obey it, so it is refused when it is made, not at every redraw after

@@ -15,7 +15,10 @@ A fresh install compiles its kernels on first use; run this once after installin
 """
 
 #: the commands whose first run compiles kernels, and so get the one-line notice on a fresh install
-NEEDS_KERNELS = ("train", "predict", "align", "evaluate", "query", "batch")
+NEEDS_KERNELS = ("train", "predict", "align", "evaluate", "query", "batch", "sync", "carry")
+
+#: the module of an optional extra a command stops without, before it compiles anything
+NEEDS_EXTRA = {"batch": "distributed"}
 
 
 def add_parser(sub, parents) -> None:
@@ -43,6 +46,10 @@ def cold_start_notice(args) -> None:
     """One line before a command that will compile kernels on a fresh install (nothing once prepared)."""
     if args.command not in NEEDS_KERNELS:
         return
+    import importlib.util
+    extra = NEEDS_EXTRA.get(args.command)
+    if extra is not None and importlib.util.find_spec(extra) is None:
+        return          # the command stops at once on the missing extra, with its own line
     from ..prepare import is_prepared
     if not is_prepared():
         info(args, "marginalia-cli: first run: compiling the numerical kernels as they are needed (once per install; "

@@ -30,6 +30,25 @@ def test_commands_without_kernels_say_nothing(fresh_cache, capsys):
     assert "first run" not in capsys.readouterr().err
 
 
+def test_a_command_missing_its_extra_says_only_that(fresh_cache, capsys, monkeypatch):
+    # batch without Dask stops at once: one line naming the extra, no first-run line before it
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
+    from marginalia.cli_commands.prepare import cold_start_notice
+
+    class Args:
+        command = "batch"
+        quiet = False
+
+    cold_start_notice(Args())
+    assert capsys.readouterr().err == ""
+    Args.command = "predict"
+    cold_start_notice(Args())
+    assert "first run" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_prepare_runs_every_workload_in_workers_and_writes_the_marker(fresh_cache):
     seen = []

@@ -173,3 +173,18 @@ def test_carry_usage_errors_are_one_line(takes, tmp_path, capsys, argv, message)
     code = main(["carry", str(project), *argv])
     err = capsys.readouterr().err.strip()
     assert code == 2 and message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [["predict"], ["batch", "predict"]])
+def test_predict_refuses_a_sync_model_up_front_in_one_line(takes, tmp_path, capsys, command):
+    from marginalia.models.files import save_model
+    from marginalia.sync import SyncAligner
+    folder, _ = takes
+    model = tmp_path / "sync.model"
+    save_model(model, SyncAligner().with_metric_weights(np.ones(25)))
+    out = tmp_path / "predicted"
+    code = main(command + [str(model), str(folder / "a.wav"), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert str(model) in err and "is a sync model" in err and "marginalia-cli sync --reference" in err
+    assert not out.exists()

@@ -494,14 +494,16 @@ class SyncAligner:
         return SyncResult(best.warping, fa.times()[path[:, 0]], fb.times()[path[:, 1]], float(best.cost),
                           margin, question)
 
-    def question(self, reference, target, *, anchors=None, separation_s=0.25, max_cells=4_000_000):
+    def question(self, reference, target, *, anchors=None, separation_s=0.25, max_cells=2_000_000):
         """The anchor that would change the path the most: where the best path and its runner-up part most.
 
         The runner-up is the cheapest path that lies at least ``separation_s`` away from the best path
         (in target time) at some reference time; the question is the reference time where it is
         furthest from the best path (:mod:`marginalia.sync.question` explains the cost and why its
         margin is not 0 on silence). Pairs whose grid exceeds ``max_cells`` are asked on frames pooled
-        as many times as needed (the answer's resolution is then the pooled frame).
+        as many times as needed (the answer's resolution is then the pooled frame; coarse frames blur
+        the onsets, and on the generated repeat of the tests frames pooled 3 times already made a
+        0.28 s local stray the runner-up instead of the repeat).
 
         Parameters
         ----------
@@ -510,8 +512,9 @@ class SyncAligner:
             ``(reference_s, target_s)`` pairs both paths must pass through.
         separation_s : float, default 0.25
             Least distance (s) between the two candidate target times.
-        max_cells : int, default 4_000_000
-            Largest grid asked on whole (the question holds two float grids of this size).
+        max_cells : int, default 2_000_000
+            Largest grid asked on whole (the question holds about eight arrays of this many cells, 8
+            bytes each: ~130 MB at the default).
 
         Returns
         -------

@@ -46,10 +46,11 @@ def repeat():
     return repeat_pair()
 
 
-def test_a_repeat_taken_in_one_take_is_the_question(repeat):
+@pytest.mark.parametrize("max_cells", [2_000_000, 200_000])  # the whole grid; frames pooled twice
+def test_a_repeat_taken_in_one_take_is_the_question(repeat, max_cells):
     ya, yb, on_a, on_b, n_a, n_p = repeat
     aligner = SyncAligner()
-    q = aligner.question((ya, SR), (yb, SR))
+    q = aligner.question((ya, SR), (yb, SR), max_cells=max_cells)
     assert isinstance(q, SyncQuestion)
     p_start, p_end = on_a[n_a], on_a[n_a + n_p]
     assert p_start <= q.reference_s <= p_end

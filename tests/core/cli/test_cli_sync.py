@@ -188,3 +188,21 @@ def test_predict_refuses_a_sync_model_up_front_in_one_line(takes, tmp_path, caps
     assert code == 2 and len(err.splitlines()) == 1
     assert str(model) in err and "is a sync model" in err and "marginalia-cli sync --reference" in err
     assert not out.exists()
+
+
+def test_sync_question_names_a_reference_time_and_two_candidates(tmp_path, capsys):
+    from marginalia.io.audio import write_wav
+    from tests.core.sync.synthetic import repeat_pair
+    ya, yb, on_a, on_b, n_a, n_p = repeat_pair()
+    write_wav(tmp_path / "once.wav", ya, SR)
+    write_wav(tmp_path / "twice.wav", yb, SR)
+    assert main(["sync", "--reference", str(tmp_path / "once.wav"), "--target", str(tmp_path / "twice.wav"),
+                 "--out", str(tmp_path / "map.csv"), "--question"]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    m = re.fullmatch(r"sync: ask about ([\d.]+) s of the reference: the path puts it at ([\d.]+) s of the target, "
+                     r"the runner-up at ([\d.]+) s \(margin [\d.e+-]+\); add the right one to --anchors", line)
+    assert m, line
+    ref_s, a, b = map(float, m.groups())
+    # the phrase one take repeats: asked inside it, the candidates one play apart
+    assert on_a[n_a] <= ref_s <= on_a[n_a + n_p]
+    assert abs(abs(a - b) - (on_b[n_a + n_p] - on_b[n_a])) < 0.05

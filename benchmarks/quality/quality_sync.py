@@ -2,7 +2,8 @@
 
 usage: python -m benchmarks.quality.quality_sync [--pieces Chopin_op10_no3,...] [--test-pair p01:p02]
                                                  [--train-pair p03:p04] [--C 1] [--max-iter 100]
-                                                 [--no-librosa] [--no-long] [--long-s 600]
+                                                 [--no-librosa] [--no-synctoolbox] [--no-long] [--long-s 600]
+                                                 [--out benchmarks/results/quality_sync.json]
 
 Vienna 4x22 (``alignment/vienna4x22``): every performance MIDI needed is rendered at 22.05 kHz with
 fluidsynth, the reference pianist with FluidR3_GM and the target pianist with TimGM6mb (two different
@@ -18,7 +19,12 @@ Methods (same files, same run):
 * ``ours Euclidean`` -- the same aligner, unlearned metric (all descriptors weighted 1);
 * ``ours learned + k anchors`` -- k true (reference, target) onset pairs evenly spread as anchors;
   errors over the other notes;
-* ``librosa chroma DTW`` -- CQT chroma (hop 512) of both, ``librosa.sequence.dtw`` with the cosine cost.
+* ``librosa chroma DTW`` -- CQT chroma (hop 512) of both, ``librosa.sequence.dtw`` with the cosine cost;
+* ``Sync Toolbox MrMsDTW`` -- Sync Toolbox (Müller et al. 2021, PyPI ``synctoolbox``, in the ``bench``
+  extra) audio-to-audio as its tutorial does it: quantised chroma + DLNCO onset features at 50 Hz of both
+  recordings (tuning estimated on each), the optimal chroma shift, memory-restricted multi-resolution
+  multi-scale DTW (step weights 1.5, 1.5, 2), the path made strictly monotonic. Skipped, with a line saying
+  so, when ``synctoolbox`` is not installed.
 
 Also: time and peak memory of a long pair (the test pair's pieces chained and repeated to
 ``--long-s`` seconds each), measured in a child process: features and DTW separately, and the peak
@@ -32,7 +38,9 @@ Writes ``benchmarks/results/quality_sync.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import io
 import json
 import os
 import resource
@@ -115,6 +123,53 @@ def librosa_map(ya, yb, times):
     return np.interp(times, u, mean)
 
 
+SYNCTOOLBOX_RATE = 50
+
+
+def synctoolbox_available() -> bool:
+    try:
+        import synctoolbox  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def synctoolbox_features(y):
+    """Sync Toolbox's quantised chroma and DLNCO features of a mono recording at 50 Hz, shapes (12, T)."""
+    from synctoolbox.feature.chroma import pitch_to_chroma, quantize_chroma
+    from synctoolbox.feature.dlnco import pitch_onset_features_to_DLNCO
+    from synctoolbox.feature.pitch import audio_to_pitch_features
+    from synctoolbox.feature.pitch_onset import audio_to_pitch_onset_features
+    from synctoolbox.feature.utils import estimate_tuning
+    y = np.asarray(y, dtype=np.float64)
+    tuning = estimate_tuning(y, SR)
+    with contextlib.redirect_stdout(io.StringIO()):  # its filter banks print a dot per pitch even when not verbose
+        f_pitch = audio_to_pitch_features(f_audio=y, Fs=SR, tuning_offset=tuning, feature_rate=SYNCTOOLBOX_RATE)
+        f_onset = audio_to_pitch_onset_features(f_audio=y, Fs=SR, tuning_offset=tuning)
+    f_chroma = quantize_chroma(f_chroma=pitch_to_chroma(f_pitch=f_pitch))
+    f_dlnco = pitch_onset_features_to_DLNCO(f_peaks=f_onset, feature_rate=SYNCTOOLBOX_RATE,
+                                            feature_sequence_length=f_chroma.shape[1])
+    return f_chroma, f_dlnco
+
+
+def synctoolbox_map(ya, yb, times):
+    """Reference times (s) carried to the target by Sync Toolbox's MrMsDTW (chroma + DLNCO), shape like ``times``."""
+    from synctoolbox.dtw.mrmsdtw import sync_via_mrmsdtw
+    from synctoolbox.dtw.utils import compute_optimal_chroma_shift, make_path_strictly_monotonic, shift_chroma_vectors
+    from synctoolbox.feature.chroma import quantized_chroma_to_CENS
+    chroma_a, dlnco_a = synctoolbox_features(ya)
+    chroma_b, dlnco_b = synctoolbox_features(yb)
+    cens_a = quantized_chroma_to_CENS(chroma_a, 201, 50, SYNCTOOLBOX_RATE)[0]
+    cens_b = quantized_chroma_to_CENS(chroma_b, 201, 50, SYNCTOOLBOX_RATE)[0]
+    shift = compute_optimal_chroma_shift(cens_a, cens_b)
+    chroma_b, dlnco_b = shift_chroma_vectors(chroma_b, shift), shift_chroma_vectors(dlnco_b, shift)
+    wp = sync_via_mrmsdtw(f_chroma1=chroma_a, f_onset1=dlnco_a, f_chroma2=chroma_b, f_onset2=dlnco_b,
+                          input_feature_rate=SYNCTOOLBOX_RATE, step_weights=np.array([1.5, 1.5, 2.0]),
+                          threshold_rec=10 ** 6, verbose=False)
+    wp = make_path_strictly_monotonic(wp)
+    return np.interp(np.asarray(times) * SYNCTOOLBOX_RATE, wp[0], wp[1]) / SYNCTOOLBOX_RATE
+
+
 def anchor_split(m: np.ndarray, k: int):
     """k evenly spread notes as anchors (distinct reference and target times), the others for scoring."""
     if k == 0:
@@ -185,8 +240,10 @@ def main(argv=None):
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--max-iter", type=int, default=100)
     ap.add_argument("--no-librosa", action="store_true")
+    ap.add_argument("--no-synctoolbox", action="store_true", help="skip the Sync Toolbox reference")
     ap.add_argument("--no-long", action="store_true", help="skip the long pair")
     ap.add_argument("--long-s", type=float, default=600.0, help="length of each recording of the long pair (s)")
+    ap.add_argument("--out", default=str(RESULTS / "quality_sync.json"), help="the JSON file of the results")
     ap.add_argument("--long-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.long_only:
@@ -199,6 +256,10 @@ def main(argv=None):
     tr_ref, tr_tgt = args.train_pair.split(":")
     base = SyncAligner()
     feats, audio = {}, {}
+    use_stb = not args.no_synctoolbox and synctoolbox_available()
+    if not args.no_synctoolbox and not use_stb:
+        print("Sync Toolbox MrMsDTW: not installed (pip install 'synctoolbox>=1.4.2', in the bench extra); skipped",
+              flush=True)
 
     def features(piece, pianist, side):
         key = (piece, pianist, side)
@@ -215,8 +276,10 @@ def main(argv=None):
         features(piece, ref_p, "ref"), features(piece, tgt_p, "tgt")
     log(f"renders and features: {time.time() - t_start:.0f} s")
 
-    event_errors = {name: [] for name in ("ours learned", "ours Euclidean", "librosa chroma DTW")}
-    errors = {name: [] for name in ("ours learned", "ours Euclidean", "librosa chroma DTW", "ours learned + 5 anchors",
+    event_errors = {name: [] for name in ("ours learned", "ours Euclidean", "librosa chroma DTW",
+                                          "Sync Toolbox MrMsDTW")}
+    errors = {name: [] for name in ("ours learned", "ours Euclidean", "librosa chroma DTW", "Sync Toolbox MrMsDTW",
+                                    "ours learned + 5 anchors",
                                     "ours learned + 20 anchors", "ours Euclidean + 5 anchors",
                                     "ours Euclidean + 20 anchors")}
     per_piece, fit_s, weights = {}, [], {}
@@ -250,6 +313,15 @@ def main(argv=None):
             event_errors["librosa chroma DTW"].append(both[len(m):] - m_ev[:, 1])
             errors["librosa chroma DTW"].append(e)
             per_piece[piece]["librosa chroma DTW"] = summary(e)
+        if use_stb:
+            t0 = time.time()
+            both = synctoolbox_map(audio[(piece, ref_p, "ref")], audio[(piece, tgt_p, "tgt")],
+                                   np.r_[m[:, 0], m_ev[:, 0]])
+            dt = time.time() - t0
+            e = both[:len(m)] - m[:, 1]
+            event_errors["Sync Toolbox MrMsDTW"].append(both[len(m):] - m_ev[:, 1])
+            errors["Sync Toolbox MrMsDTW"].append(e)
+            per_piece[piece]["Sync Toolbox MrMsDTW"] = {**summary(e), "features_and_dtw_s": dt}
         log(f"{piece}: " + "; ".join(f"{k}: {v['median_ms']:.1f} ms, {v['within_50ms_pct']:.1f} %, "
                                       f"worst {v['worst_s']:.2f} s" for k, v in per_piece[piece].items()))
     totals = {k: summary(np.concatenate(v)) for k, v in errors.items() if v}
@@ -291,7 +363,7 @@ def main(argv=None):
                "train_pair": args.train_pair, "totals": totals, "event_totals": event_totals, "per_piece": per_piece,
                "weights": weights,
                "long_pair": long, "rows": rows}
-    write_rows(RESULTS / "quality_sync.json", payload)
+    write_rows(Path(args.out), payload)
 
 
 if __name__ == "__main__":

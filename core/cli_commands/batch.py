@@ -137,3 +137,7 @@ def _check_inputs_first(args) -> None:
         check_output("--out", args.out, "folder" if args.batch_command == "predict" else "file")
     if args.batch_command == "predict" and not args.inputs and not args.profiles:
         raise UsageError("nothing to predict: give INPUTS (files or folders) or --profiles P.csv")
+    if args.batch_command == "predict":
+        from ..models.files import load_model
+        from .predict import refuse_sync_model
+        refuse_sync_model(args.model, load_model(args.model).task)

@@ -21,7 +21,7 @@ from ._common import (
     report_failures,
 )
 
-__all__ = ["add_parser", "run", "predict_inputs"]
+__all__ = ["add_parser", "run", "predict_inputs", "refuse_sync_model"]
 
 HELP = "segment or align files and folders with a trained model"
 EPILOG = """\
@@ -73,6 +73,14 @@ def run(args) -> int:
     return predict_inputs(args, client=None, label="predict")
 
 
+def refuse_sync_model(path, task: str) -> None:
+    """A sync model holds a cost between two recordings: nothing to predict from one input, so refuse it at once."""
+    if task == "sync":
+        raise WrongTaskError(f"model {str(path)!r} is a sync model (a learned cost for aligning two recordings of the "
+                             "same music); predict needs a segmentation or alignment model; align two recordings "
+                             f"with `marginalia-cli sync --reference A.wav --target B.wav --model {path}`")
+
+
 def _load_model(path):
     from ..models.files import load_model
     return load_model(path)
@@ -84,8 +92,9 @@ def predict_inputs(args, *, client, label: str) -> int:
     if not args.inputs and not args.profiles:
         raise UsageError("nothing to predict: give INPUTS (files or folders) or --profiles P.csv")
     columns = columns_of(args)
-    found = discover_inputs(args.inputs, profiles=args.profiles)
     model = _load_model(args.model)
+    refuse_sync_model(args.model, model.task)
+    found = discover_inputs(args.inputs, profiles=args.profiles)
     if found.profiles and model.task != "segmentation":
         raise WrongTaskError(f"model {args.model!r} is a {model.task} model; aCGH profiles need a segmentation model")
     from ..models.files import FEATURE_RECIPES

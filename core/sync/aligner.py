@@ -494,6 +494,56 @@ class SyncAligner:
         return SyncResult(best.warping, fa.times()[path[:, 0]], fb.times()[path[:, 1]], float(best.cost),
                           margin, question)
 
+    def question(self, reference, target, *, anchors=None, separation_s=0.25, max_cells=2_000_000):
+        """The anchor that would change the path the most: where the best path and its runner-up part most.
+
+        The runner-up is the cheapest path that lies at least ``separation_s`` away from the best path
+        (in target time) at some reference time; the question is the reference time where it is
+        furthest from the best path (:mod:`marginalia.sync.question` explains the cost and why its
+        margin is not 0 on silence). Pairs whose grid exceeds ``max_cells`` are asked on frames pooled
+        as many times as needed (the answer's resolution is then the pooled frame; coarse frames blur
+        the onsets, and on the generated repeat of the tests frames pooled 3 times already made a
+        0.28 s local stray the runner-up instead of the repeat).
+
+        Parameters
+        ----------
+        reference, target : (y, sr) or SyncFeatures
+        anchors : array_like, shape (K, 2), optional
+            ``(reference_s, target_s)`` pairs both paths must pass through.
+        separation_s : float, default 0.25
+            Least distance (s) between the two candidate target times.
+        max_cells : int, default 2_000_000
+            Largest grid asked on whole (the question holds about eight arrays of this many cells, 8
+            bytes each: ~130 MB at the default).
+
+        Returns
+        -------
+        SyncQuestion or None
+            ``(reference_s, best_target_s, alternative_target_s, margin)``; None when no path can
+            stray ``separation_s`` from the best one at an audible reference time (recordings too
+            short or silent, or anchors everywhere).
+        """
+        from ..decoders.warping import pairwise_cost
+        from .question import SyncQuestion, anchor_mask, ask, audible_frames, pool_factor
+        self._check_params()
+        if not (is_number(separation_s) and math.isfinite(separation_s) and separation_s > 0):
+            raise ParameterError(f"separation_s: expected a positive number of seconds, got {separation_s!r}")
+        fa = self._as_features(reference, "reference")
+        fb = self._as_features(target, "target")
+        f = pool_factor(fa.n_frames, fb.n_frames, int(max_cells))
+        ga, gb = (fa.pooled(f), fb.pooled(f)) if f > 1 else (fa, fb)
+        C = pairwise_cost(ga.X, gb.X, metric=self._decoder_metric())
+        cons = self._anchor_cells(anchors, fa, fb, f)
+        if cons is not None:
+            anchor_mask(C, cons.anchors)
+        separation = max(1, int(math.ceil(float(separation_s) / max(ga.frame_s, gb.frame_s))))
+        got = ask(C, separation, audible_frames(ga.X))
+        if got is None:
+            return None
+        i, j_best, j_alt, margin = got
+        return SyncQuestion(float(ga.times()[i]), float(gb.offset_s + gb.frame_s * j_best),
+                            float(gb.times()[j_alt]), float(margin))
+
     # ---------------------------------------------------------------- fit
     def fit(self, pairs, *, callback=None) -> "SyncAligner":
         """Learn the metric from aligned pairs.

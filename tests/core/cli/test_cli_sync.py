@@ -173,3 +173,36 @@ def test_carry_usage_errors_are_one_line(takes, tmp_path, capsys, argv, message)
     code = main(["carry", str(project), *argv])
     err = capsys.readouterr().err.strip()
     assert code == 2 and message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [["predict"], ["batch", "predict"]])
+def test_predict_refuses_a_sync_model_up_front_in_one_line(takes, tmp_path, capsys, command):
+    from marginalia.models.files import save_model
+    from marginalia.sync import SyncAligner
+    folder, _ = takes
+    model = tmp_path / "sync.model"
+    save_model(model, SyncAligner().with_metric_weights(np.ones(25)))
+    out = tmp_path / "predicted"
+    code = main(command + [str(model), str(folder / "a.wav"), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert str(model) in err and "is a sync model" in err and "marginalia-cli sync --reference" in err
+    assert not out.exists()
+
+
+def test_sync_question_names_a_reference_time_and_two_candidates(tmp_path, capsys):
+    from marginalia.io.audio import write_wav
+    from tests.core.sync.synthetic import repeat_pair
+    ya, yb, on_a, on_b, n_a, n_p = repeat_pair()
+    write_wav(tmp_path / "once.wav", ya, SR)
+    write_wav(tmp_path / "twice.wav", yb, SR)
+    assert main(["sync", "--reference", str(tmp_path / "once.wav"), "--target", str(tmp_path / "twice.wav"),
+                 "--out", str(tmp_path / "map.csv"), "--question"]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    m = re.fullmatch(r"sync: ask about ([\d.]+) s of the reference: the path puts it at ([\d.]+) s of the target, "
+                     r"the runner-up at ([\d.]+) s \(margin [\d.e+-]+\); add the right one to --anchors", line)
+    assert m, line
+    ref_s, a, b = map(float, m.groups())
+    # the phrase one take repeats: asked inside it, the candidates one play apart
+    assert on_a[n_a] <= ref_s <= on_a[n_a + n_p]
+    assert abs(abs(a - b) - (on_b[n_a + n_p] - on_b[n_a])) < 0.05

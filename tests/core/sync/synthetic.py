@@ -33,3 +33,31 @@ def stretched_pair(seed=0, n=24, start_b=0.3, stretch=(0.8, 1.3)):
     ya = render(on_a, pitches, on_a[-1] + 0.6)
     yb = render(on_b, pitches, on_b[-1] + 0.6, harmonics=(1.0, 0.3, 0.5))  # another "instrument"
     return ya, yb, on_a, on_b
+
+
+def _concat(parts, start=0.2):
+    pitches = np.concatenate([p for p, _ in parts])
+    ioi = np.concatenate([i for _, i in parts])
+    return pitches, np.r_[start, start + np.cumsum(ioi[:-1])]
+
+
+def repeat_pair():
+    """Phrases A P B against A P P B (one take plays the repeat): ``(ya, yb, onsets_a, onsets_b, n_a, n_p)``.
+
+    Where the reference's P goes in the target is a true ambiguity: onto either of its two plays.
+    ``n_a`` and ``n_p`` are the notes of A and of P.
+    """
+    A, P, B = note_plan(3, 8), note_plan(4, 6), note_plan(5, 8)
+    pa, on_a = _concat([A, P, B])
+    pb, on_b = _concat([A, P, P, B])
+    ya = render(on_a, pa, on_a[-1] + 0.6)
+    yb = render(on_b, pb, on_b[-1] + 0.6, harmonics=(1.0, 0.3, 0.5))
+    return ya, yb, on_a, on_b, 8, 6
+
+
+def pause_pair(pause_a=2.0, pause_b=3.0):
+    """One melody with a pause after its 5th note, 2 s long in the reference and 3 s in the target."""
+    pitches, ioi = note_plan(0, 10)
+    on = np.r_[0.2, 0.2 + np.cumsum(ioi[:-1])]
+    on_a, on_b = np.r_[on[:5], on[5:] + pause_a], np.r_[on[:5], on[5:] + pause_b]
+    return render(on_a, pitches, on_a[-1] + 0.6), render(on_b, pitches, on_b[-1] + 0.6), on_a, on_b

@@ -20,8 +20,8 @@ Methods (same files, same run):
 * ``ours learned + k anchors`` -- k true (reference, target) onset pairs evenly spread as anchors;
   errors over the other notes;
 * ``librosa chroma DTW`` -- CQT chroma (hop 512) of both, ``librosa.sequence.dtw`` with the cosine cost;
-* ``Sync Toolbox MrMsDTW`` -- Sync Toolbox (Müller et al. 2021, PyPI ``synctoolbox``, in the ``bench``
-  extra) audio-to-audio as its tutorial does it: quantised chroma + DLNCO onset features at 50 Hz of both
+* ``Sync Toolbox MrMsDTW`` -- Sync Toolbox (Müller et al. 2021, PyPI ``synctoolbox``, the ``synctoolbox``
+  extra, in an environment of its own since it caps numba) audio-to-audio as its tutorial does it: quantised chroma + DLNCO onset features at 50 Hz of both
   recordings (tuning estimated on each), the optimal chroma shift, memory-restricted multi-resolution
   multi-scale DTW (step weights 1.5, 1.5, 2), the path made strictly monotonic. Skipped, with a line saying
   so, when ``synctoolbox`` is not installed.
@@ -258,7 +258,8 @@ def main(argv=None):
     feats, audio = {}, {}
     use_stb = not args.no_synctoolbox and synctoolbox_available()
     if not args.no_synctoolbox and not use_stb:
-        print("Sync Toolbox MrMsDTW: not installed (pip install 'synctoolbox>=1.4.2', in the bench extra); skipped",
+        print("Sync Toolbox MrMsDTW: not installed (pip install -e '.[bench,music,synctoolbox]' in a separate "
+              "environment: it caps numba < 0.66); skipped",
               flush=True)
 
     def features(piece, pianist, side):

@@ -21,10 +21,10 @@ Methods (same files, same run):
   errors over the other notes;
 * ``librosa chroma DTW`` -- CQT chroma (hop 512) of both, ``librosa.sequence.dtw`` with the cosine cost;
 * ``Sync Toolbox MrMsDTW`` -- Sync Toolbox (Müller et al. 2021, PyPI ``synctoolbox``, the ``synctoolbox``
-  extra, in an environment of its own since it caps numba) audio-to-audio as its tutorial does it: quantised chroma + DLNCO onset features at 50 Hz of both
-  recordings (tuning estimated on each), the optimal chroma shift, memory-restricted multi-resolution
-  multi-scale DTW (step weights 1.5, 1.5, 2), the path made strictly monotonic. Skipped, with a line saying
-  so, when ``synctoolbox`` is not installed.
+  extra, in an environment of its own since it caps numba) audio-to-audio as its tutorial does it:
+  quantised chroma + DLNCO onset features at 50 Hz of both recordings (tuning estimated on each), the
+  optimal chroma shift, memory-restricted multi-resolution multi-scale DTW (step weights 1.5, 1.5, 2), the
+  path made strictly monotonic. Skipped, with a line saying so, when ``synctoolbox`` is not installed.
 
 Also: time and peak memory of a long pair (the test pair's pieces chained and repeated to
 ``--long-s`` seconds each), measured in a child process: features and DTW separately, and the peak

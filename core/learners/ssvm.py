@@ -109,8 +109,7 @@ class SSVM:
     def _check_params(self):
         check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         check_int(self.max_iter, "max_iter", min_val=1)
-        if not (self.tol >= 0):
-            raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")
+        check_scalar(self.tol, "tol", float, min_val=0)
         if self.center not in ("zero", "initial"):
             raise ParameterError(f"center: expected 'zero' or 'initial', got {self.center!r}")
         check_int(self.n_jobs, "n_jobs", min_val=1)

@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from ..checks import check_int, check_scalar
 from ..exceptions import NotFittedError, ParameterError
 from ..learners.ssvm import check_training_set
 from .model import warping_matrix
@@ -103,12 +104,9 @@ class WarpingFrankWolfe:
             if not callable(getattr(self.model, name, None)):
                 raise ParameterError(f"model: expected a WarpingModel-like object with {name}(), "
                                      f"got {type(self.model).__name__}")
-        if not (isinstance(self.C, (int, float, np.number)) and np.isfinite(self.C) and self.C > 0):
-            raise ParameterError(f"C: expected a positive finite number, got {self.C!r}")
-        if isinstance(self.max_iter, bool) or int(self.max_iter) < 1:
-            raise ParameterError(f"max_iter: expected a positive integer, got {self.max_iter!r}")
-        if not (isinstance(self.tol, (int, float, np.number)) and self.tol >= 0):
-            raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")
+        check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
+        check_int(self.max_iter, "max_iter", min_val=1)
+        check_scalar(self.tol, "tol", float, min_val=0)
 
     def fit(self, Xs, Ys):
         """Learn ``w_`` from pairs ``Xs = [(A, B), ...]`` and their true warpings ``Ys``.

@@ -33,6 +33,7 @@ import math
 import numba
 import numpy as np
 
+from ..checks import check_int, check_scalar
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..models._params import check_param_vector
@@ -157,9 +158,7 @@ class WarpingModel:
         return {}
 
     def set_state(self, state: dict, n_features: int) -> "WarpingModel":
-        if isinstance(n_features, bool) or int(n_features) < 1:
-            raise ParameterError(f"n_features: expected a positive integer, got {n_features!r}")
-        self.n_features_ = int(n_features)
+        self.n_features_ = check_int(n_features, "n_features", min_val=1)
         return self
 
     @property
@@ -373,9 +372,7 @@ class WarpingModel:
           path), the better kept; not guaranteed globally optimal.
         """
         A, B = self._check_item(item)
-        c = float(loss_scale)
-        if not (math.isfinite(c) and c >= 0):
-            raise ParameterError(f"loss_scale: expected a finite number >= 0, got {loss_scale!r}")
+        c = check_scalar(loss_scale, "loss_scale", float, min_val=0)
         metric = self.decoder_metric(w)
         if isinstance(target, PartialTarget) and self.partial_loss == "violations":
             # cost - c · (missed anchors) = cost + c · (anchors on the path) - c K

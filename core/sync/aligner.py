@@ -248,11 +248,7 @@ def _tied_model(groups, loss):
             return np.bincount(self.groups, weights=super().joint_feature_relaxed(item, Z), minlength=self.n_groups)
 
         def initial_w(self, items, Ys=None) -> np.ndarray:
-            items = list(items)
-            if not items:
-                raise ParameterError("items: expected at least one (A, B) pair, got none")
-            for i, it in enumerate(items):
-                self._check_item(it, f"items[{i}]")
+            self._check_items(items)
             return np.ones(self.n_groups)
 
         def default_w(self, items=None) -> np.ndarray:

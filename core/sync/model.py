@@ -253,12 +253,16 @@ class WarpingModel:
 
     def initial_w(self, items, Ys=None) -> np.ndarray:
         """Euclidean DTW: ``M = I``."""
+        self._check_items(items)
+        return self.join_w(np.ones(self._p()))
+
+    def _check_items(self, items) -> None:
+        """At least one item, each a valid ``(A, B)`` pair (named ``items[i]`` in errors)."""
         items = list(items)
         if not items:
             raise ParameterError("items: expected at least one (A, B) pair, got none")
         for i, it in enumerate(items):
             self._check_item(it, f"items[{i}]")
-        return self.join_w(np.ones(self._p()))
 
     def default_w(self, items=None) -> np.ndarray:
         if not hasattr(self, "n_features_"):
@@ -422,15 +426,8 @@ class WarpingModel:
     # ------------------------------------------------------------ losses
     @staticmethod
     def _anchor_cells(labels, TA, TB) -> set:
-        cells = set()
-        for lab in labels:
-            if not isinstance(lab, WarpAnchorLabel):
-                raise ParameterError(f"labels: expected WarpAnchorLabel items, got {type(lab).__name__}")
-            if lab.ta >= TA or lab.tb >= TB:
-                raise ParameterError(f"WarpAnchorLabel {lab.id}: cell ({lab.ta}, {lab.tb}) is outside the "
-                                     f"{TA} x {TB} grid")
-            cells.add((lab.ta, lab.tb))
-        return cells
+        anchor_cell = _dec().anchor_cell
+        return {anchor_cell(lab, TA, TB) for lab in labels}
 
     def violations(self, labels, y: Warping) -> int:
         """Number of distinct anchor cells of ``labels`` the path ``y`` misses."""

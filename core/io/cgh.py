@@ -52,6 +52,7 @@ from .cgh_layouts import (
     parse_columns,
     position_unit_hint,
     read_bedgraph_profiles,
+    sniff_delimiter,
     with_unit,
 )
 from .segments import SegmentRow, bedgraph_text, segment_csv_text, write_seg
@@ -128,16 +129,6 @@ class CghRegionLabel(RegionLabel):
 # ------------------------------------------------------------------ reading helpers
 
 
-def _sniff_delimiter(header_line: str) -> str:
-    if "," in header_line:
-        return ","
-    if "\t" in header_line:
-        return "\t"
-    if ";" in header_line:
-        return ";"
-    return ","
-
-
 def _column_indices(header: list, wanted: tuple, path, kind: str) -> list:
     names = [h.strip() for h in header]
     lowered = [n.lower() for n in names]
@@ -166,7 +157,7 @@ def _split_header(text: str, path):
         line_no += 1
         line = text[pos:end].rstrip("\r")
         if line.strip():
-            delim = _sniff_delimiter(line)
+            delim = sniff_delimiter(line)
             header = next(csv.reader([line], delimiter=delim))
             return header, delim, end + 1, line_no
         pos = end + 1

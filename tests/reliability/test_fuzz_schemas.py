@@ -275,6 +275,8 @@ def test_fuzzed_bundle_manifests_are_refused_in_one_line(bundle, tmp_path_factor
      '"features": "../../x.npz"}]}', "'items[0].features'"),
     ('{"format": "marginalia-bundle", "version": 1, "models": [{"file": "/etc/passwd"}]}', "'models[0].file'"),
     ('{"format": "marginalia-bundle", "version": 1, "files": ["a/../../b"]}', "'files[0]'"),
+    ('{"format": "marginalia-bundle", "version": 1, "models": "m.npz"}', "'models': expected a list"),
+    ('{"format": "marginalia-bundle", "version": 1, "files": {"a": 1}}', "'files': expected a list"),
 ])
 def test_each_manifest_field_is_checked_and_named(bundle, tmp_path, text, field):
     eng, _ = bundle

@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, format_row  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -447,12 +447,8 @@ def main(argv=None):
     load_after = load_now()
     print(f"\nMarginalia app latency ({'quick' if args.quick else 'full'}; offscreen; load average "
           f"{load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} cores)\n")
-    print(f"{'case':62s} {'value':>10s} {'target':>8s} {'ok':>4s}  reference")
     for r in rows:
-        ok = {True: "yes", False: "NO", None: "-"}[r["meets_target"]]
-        ref = f"{r['reference']['name']}: {r['reference']['value']:.3g}" if r["reference"] else ""
-        tgt = "" if r["target"] is None else f"{r['target']:g}"
-        print(f"{r['case']:62s} {r['value']:9.3g}{r['unit']:>3s} {tgt:>6s} {ok:>4s}  {ref}")
+        print(format_row(r, width=62))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(rows, indent=2))
     print(f"\nwrote {RESULTS}")

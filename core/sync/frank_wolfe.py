@@ -30,8 +30,8 @@ import warnings
 import numpy as np
 
 from ..checks import check_int, check_scalar
-from ..exceptions import NotFittedError, ParameterError
-from ..learners.ssvm import check_training_set
+from ..exceptions import ParameterError
+from ..learners.ssvm import check_training_set, decode_each, unit_step_root
 from .model import warping_matrix
 
 __all__ = ["WarpingFrankWolfe"]
@@ -140,10 +140,7 @@ class WarpingFrankWolfe:
 
     def predict(self, Xs, constraints=None):
         """Decode every pair with ``w_`` (``constraints``: one per pair or None)."""
-        if not hasattr(self, "w_"):
-            raise NotFittedError(f"{type(self).__name__}: call fit() before predict()")
-        cons = [None] * len(Xs) if constraints is None else list(constraints)
-        return [self.model.decode(X, self.w_, constraints=c) for X, c in zip(Xs, cons)]
+        return decode_each(self, Xs, constraints)
 
     # ------------------------------------------------------------ internals
     def _solve(self, Xs, targets):
@@ -234,16 +231,4 @@ class WarpingFrankWolfe:
         def deriv(gamma):
             return g0 - float((model.project(s + gamma * ds) - p0) @ ds) / lam + gamma * curv
 
-        gamma = min(1.0, g0 / dd)
-        if abs(deriv(gamma)) <= 1e-12 * (abs(g0) + 1e-300):
-            return gamma
-        if deriv(1.0) >= 0:
-            return 1.0
-        lo, hi = 0.0, 1.0
-        for _ in range(50):
-            mid = 0.5 * (lo + hi)
-            if deriv(mid) > 0:
-                lo = mid
-            else:
-                hi = mid
-        return 0.5 * (lo + hi)
+        return unit_step_root(deriv, min(1.0, g0 / dd), g0, bisections=50)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import pathlib
 import sys
@@ -24,7 +23,7 @@ import mido  # noqa: E402
 import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
 
-from benchmarks._common import ROOT, format_row  # noqa: E402
+from benchmarks._common import ROOT, format_row, save_rows  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.exceptions import DataFormatError  # noqa: E402
 from marginalia.io import audio, cgh, midi  # noqa: E402
@@ -277,9 +276,7 @@ def main(argv=None):
         print(format_row(r, width=width))
     for f in failures:
         print("FAILED:", f)
-    out = ROOT / "benchmarks" / "results" / "load_real_data.json"
-    out.write_text(json.dumps(rows, indent=1))
-    print(f"wrote {out}")
+    save_rows(ROOT / "benchmarks" / "results" / "load_real_data.json", rows)
     return 0
 
 

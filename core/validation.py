@@ -25,6 +25,7 @@ import numpy as np
 from .checks import is_integer
 from .exceptions import DataFormatError
 from .sanitize import check_relative_path
+from .text import exception_text
 
 __all__ = ["read_model_archive", "check_model_header", "read_json_file", "check_bundle_manifest",
            "MODEL_TASKS", "array_budget"]
@@ -135,7 +136,7 @@ def read_model_archive(source, where: Optional[str]) -> tuple:
     try:
         header = json.loads(data["header"].tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise _bad(f"damaged model header ({type(exc).__name__}: {str(exc)[:80]})", where) from None
+        raise _bad(f"damaged model header ({exception_text(exc, 80)})", where) from None
     return header, data
 
 
@@ -228,7 +229,7 @@ def read_json_file(path, *, what: str, max_bytes: int = MAX_MANIFEST_BYTES):
     except OSError as exc:
         raise _bad(f"cannot read the {what} ({exc.strerror or exc})", where) from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _bad(f"unreadable {what} ({type(exc).__name__}: {str(exc)[:80]})", where) from None
+        raise _bad(f"unreadable {what} ({exception_text(exc, 80)})", where) from None
 
 
 def check_bundle_manifest(data, where: str, *, version: int) -> dict:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..batch import file_sha256
 from ..exceptions import DataFormatError, ParameterError, UsageError, WrongTaskError
-from ..text import with_article
+from ..text import exception_text, with_article
 from ..types import Segmentation, Sequence
 
 __all__ = ["TrainedModel", "load_model", "load_model_cached", "save_model", "FEATURE_RECIPES", "TASKS",
@@ -137,7 +137,7 @@ class TrainedModel:
             except (ParameterError, TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError,
                     RecursionError) as exc:
                 raise DataFormatError(f"unusable penalty law in the model file (field 'provenance.penalty_law': "
-                                      f"{type(exc).__name__}: {str(exc)[:120]})",
+                                      f"{exception_text(exc)})",
                                       path=str(self.path) if self.path else None) from None
         return self._once("_penalty_law", build)
 

@@ -65,6 +65,22 @@ def format_row(r: dict, *, width: int = 56, note: str = "") -> str:
     return f"{r['case']:<{width}} {value:>10} {r['unit']:<8} {target:<10} {ref:<34} {flag} {note}".rstrip()
 
 
+def pump(app, until=None, timeout=60.0, *, poll_s: float = 0.001) -> bool:
+    """Run a Qt application's events until ``until()`` is true (True) or ``timeout`` seconds pass (False).
+
+    Without ``until``, run them for ``timeout`` seconds and return True.
+    """
+    import time
+
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        app.processEvents()
+        if until is not None and until():
+            return True
+        time.sleep(poll_s)
+    return until is None
+
+
 def has_cgh_data(data) -> bool:
     """Whether the aCGH data set (neuroblastoma profiles) is under the data folder ``data``."""
     import pathlib

@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks._common import ROOT, format_row  # noqa: E402
+from benchmarks._common import ROOT, format_row, pump  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -90,16 +90,6 @@ def joined_wav(data: pathlib.Path, out: pathlib.Path, seconds: float) -> pathlib
 
 
 # ----------------------------------------------------------------------------- helpers
-def pump(app, until=None, timeout=60.0):
-    end = time.perf_counter() + timeout
-    while time.perf_counter() < end:
-        app.processEvents()
-        if until is not None and until():
-            return True
-        time.sleep(0.001)
-    return until is None
-
-
 def percentile(values, q):
     return float(np.percentile(np.asarray(values, dtype=float), q))
 

@@ -65,6 +65,48 @@ def format_row(r: dict, *, width: int = 56, note: str = "") -> str:
     return f"{r['case']:<{width}} {value:>10} {r['unit']:<8} {target:<10} {ref:<34} {flag} {note}".rstrip()
 
 
+def pump(app, until=None, timeout=60.0, *, poll_s: float = 0.001) -> bool:
+    """Run a Qt application's events until ``until()`` is true (True) or ``timeout`` seconds pass (False).
+
+    Without ``until``, run them for ``timeout`` seconds and return True.
+    """
+    import time
+
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        app.processEvents()
+        if until is not None and until():
+            return True
+        time.sleep(poll_s)
+    return until is None
+
+
+def has_cgh_data(data) -> bool:
+    """Whether the aCGH data set (neuroblastoma profiles) is under the data folder ``data``."""
+    import pathlib
+
+    return (pathlib.Path(data) / "cgh" / "neuroblastoma" / "profiles_small.csv.gz").exists()
+
+
+def cgh_data_missing(data) -> bool:
+    """True (after saying so) when the aCGH data is not under ``data``: the benchmark has nothing to measure."""
+    if has_cgh_data(data):
+        return False
+    print(f"no aCGH data under {data}; nothing to measure")
+    return True
+
+
+def save_rows(path, rows: list) -> None:
+    """Write the result ``rows`` (a JSON list) to ``path``, making its folder, and say where."""
+    import json
+    import pathlib
+
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows, indent=1))
+    print(f"wrote {path}")
+
+
 def write_rows(path, payload: dict, *, width: int = 70) -> None:
     """Write ``payload`` (holding its result ``"rows"``) as JSON to ``path``, then print the rows and the path."""
     import json

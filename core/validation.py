@@ -25,6 +25,7 @@ import numpy as np
 from .checks import is_integer
 from .exceptions import DataFormatError
 from .sanitize import check_relative_path
+from .text import exception_text
 
 __all__ = ["read_model_archive", "check_model_header", "read_json_file", "check_bundle_manifest",
            "MODEL_TASKS", "array_budget"]
@@ -135,7 +136,7 @@ def read_model_archive(source, where: Optional[str]) -> tuple:
     try:
         header = json.loads(data["header"].tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise _bad(f"damaged model header ({type(exc).__name__}: {str(exc)[:80]})", where) from None
+        raise _bad(f"damaged model header ({exception_text(exc, 80)})", where) from None
     return header, data
 
 
@@ -228,7 +229,7 @@ def read_json_file(path, *, what: str, max_bytes: int = MAX_MANIFEST_BYTES):
     except OSError as exc:
         raise _bad(f"cannot read the {what} ({exc.strerror or exc})", where) from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _bad(f"unreadable {what} ({type(exc).__name__}: {str(exc)[:80]})", where) from None
+        raise _bad(f"unreadable {what} ({exception_text(exc, 80)})", where) from None
 
 
 def check_bundle_manifest(data, where: str, *, version: int) -> dict:
@@ -246,9 +247,7 @@ def check_bundle_manifest(data, where: str, *, version: int) -> dict:
         raise _bad(f"bundle version {v} is newer than this Marginalia reads ({version}); update Marginalia", where)
     if not is_integer(v) or v < 1:
         raise _bad(f"bundle manifest field 'version': expected a whole number in 1..{version}, got {_show(v)}", where)
-    items = data.get("items", [])
-    if not isinstance(items, list):
-        raise _bad(f"bundle manifest field 'items': expected a list, got {type(items).__name__}", where)
+    items = _list_field(data, "items", where)
     for k, item in enumerate(items):
         field = f"items[{k}]"
         if not isinstance(item, dict):
@@ -262,20 +261,23 @@ def check_bundle_manifest(data, where: str, *, version: int) -> dict:
             raise _bad(f"bundle manifest field '{field}.labels': expected a list of label objects", where)
         if "features" in item:
             _relative(item["features"], f"{field}.features", where)
-    models = data.get("models", [])
-    if not isinstance(models, list):
-        raise _bad(f"bundle manifest field 'models': expected a list, got {type(models).__name__}", where)
+    models = _list_field(data, "models", where)
     for k, model in enumerate(models):
         if not isinstance(model, dict):
             raise _bad(f"bundle manifest field 'models[{k}]': expected an object, got {_show(model)}", where)
         if "file" in model:
             _relative(model["file"], f"models[{k}].file", where)
-    files = data.get("files", [])
-    if not isinstance(files, list):
-        raise _bad(f"bundle manifest field 'files': expected a list, got {type(files).__name__}", where)
-    for k, rel in enumerate(files):
+    for k, rel in enumerate(_list_field(data, "files", where)):
         _relative(rel, f"files[{k}]", where)
     return data
+
+
+def _list_field(data: dict, key: str, where) -> list:
+    """``data[key]`` (an empty list when absent), refused unless it is a list."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise _bad(f"bundle manifest field {key!r}: expected a list, got {type(value).__name__}", where)
+    return value
 
 
 def _relative(value, field, where):

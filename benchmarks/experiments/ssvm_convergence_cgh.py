@@ -40,12 +40,12 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from benchmarks._common import (  # noqa: E402
     ROOT,  # noqa: E402
+    cgh_data_missing,  # noqa: E402
     format_row,
     reference,
     result_row,
@@ -192,8 +192,7 @@ def main(argv=None) -> int:
     ap.add_argument("--folds", default=None, help="comma-separated folds, 0-based (default 0..4; 0 with --quick)")
     args = ap.parse_args(argv)
     args.folds = [int(x) for x in (args.folds or ("0" if args.quick else "0,1,2,3,4")).split(",")]
-    if not (Path(args.data) / "cgh" / "neuroblastoma" / "profiles_small.csv.gz").exists():
-        print(f"no aCGH data under {args.data}; nothing to measure")
+    if cgh_data_missing(args.data):
         return 1
     run(args)
     return 0

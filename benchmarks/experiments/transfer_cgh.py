@@ -44,12 +44,12 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from benchmarks._common import (  # noqa: E402
     ROOT,  # noqa: E402
+    cgh_data_missing,  # noqa: E402
     reference,
     result_row,
 )
@@ -380,8 +380,7 @@ def main(argv=None) -> int:
             or not args.cv_rhos or any(r < 0 for r in args.cv_rhos) or args.inner_folds < 2):
         ap.error(f"expected --splits >= 1, fractions in (0, 1], rhos >= 0, --inner-folds >= 2; got {args.splits}, "
                  f"{args.fractions}, {args.rhos}, {args.cv_rhos}, {args.inner_folds}")
-    if not (Path(args.data) / "cgh" / "neuroblastoma" / "profiles_small.csv.gz").exists():
-        print(f"no aCGH data under {args.data}; nothing to measure")
+    if cgh_data_missing(args.data):
         return 1
     load_avg = "%.2f %.2f %.2f" % os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()

@@ -25,6 +25,7 @@ import tempfile
 import time
 
 from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import pump as pump_events  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -32,13 +33,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "screenshots.json"
 
 
 def pump(app, until=None, timeout=120.0):
-    end = time.perf_counter() + timeout
-    while time.perf_counter() < end:
-        app.processEvents()
-        if until is not None and until():
-            return True
-        time.sleep(0.005)
-    return until is None
+    """:func:`benchmarks._common.pump` with the screenshots' longer default and slower poll."""
+    return pump_events(app, until, timeout, poll_s=0.005)
 
 
 def pick_profile(engine, infos):

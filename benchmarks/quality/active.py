@@ -74,7 +74,7 @@ import warnings
 
 import numpy as np  # noqa: E402
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, format_row  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 from benchmarks.research.active_loop import ActiveLoop, PartPool  # noqa: E402
 from benchmarks.research.penalty_adapter import PenaltyPathAdapter  # noqa: E402
@@ -837,8 +837,7 @@ def main(argv=None):
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "active_scoring.json").write_text(json.dumps(rows, indent=1))
         for r in rows:
-            v = "-" if r["value"] is None else f"{r['value']:.4g}"
-            print(f"{r['case']:<100} {v:>10} {r['unit']:<10} {str(r['target']):>7} {r['meets_target']}")
+            print(format_row(r, width=100))
         return
     data_dir = pathlib.Path(args.data)
     seeds = list(range(args.first_seed, args.first_seed + (2 if args.quick else args.seeds)))
@@ -1161,10 +1160,8 @@ def main(argv=None):
     (RESULTS / f"active_cgh{tag}_curves.json").write_text(json.dumps(curve_json, indent=1))
     (RESULTS / f"active{tag}.json").write_text(json.dumps(rows, indent=1))
     print()
-    print(f"{'case':<100} {'value':>10} {'unit':<18} {'target':>7} meets")
     for r in rows:
-        v = "-" if r["value"] is None else f"{r['value']:.4g}"
-        print(f"{r['case']:<100} {v:>10} {r['unit']:<18} {str(r['target']):>7} {r['meets_target']}")
+        print(format_row(r, width=100))
     load = os.getloadavg()
     print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; total {time.perf_counter() - t0:.0f} s")
 

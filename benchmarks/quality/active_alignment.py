@@ -34,7 +34,7 @@ import time
 
 import numpy as np  # noqa: E402
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, format_row  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 from benchmarks.research.active_loop import ActiveLoop, PartPool  # noqa: E402
 from benchmarks.research.alignment_adapter import AlignmentAdapter, AlignmentItem  # noqa: E402
@@ -340,11 +340,8 @@ def realign_main(args):
                                      f"({len(data)} performances, random x {seeds} seeds, windows <= {args.max_events} "
                                      f"events)")
     log("")
-    log(f"{'case':<100} {'value':>10} unit")
     for r in results:
-        verdict = "" if r["meets_target"] is None else \
-            f"  target {r['target']} {'met' if r['meets_target'] else 'MISSED'}"
-        log(f"{r['case']:<100} {r['value']:10.3f} {r['unit']}{verdict}")
+        log(format_row(r, width=100))
     log(f"wrote {out} and {png} ({time.time() - t_start:.0f} s); load {os.getloadavg()[0]:.2f}")
 
 
@@ -468,11 +465,8 @@ def main(argv=None):
     plot(curves, png, f"Vienna 4x22 active alignment ({len(data)} folds, phrases <= {args.max_events} events, "
                       f"anchors ±{1000 * TOLERANCE_S:.0f} ms, learner {args.learner})")
     log("")
-    log(f"{'case':<100} {'value':>10} unit")
     for r in results:
-        verdict = "" if r["meets_target"] is None else \
-            f"  target {r['target']} {'met' if r['meets_target'] else 'MISSED'}"
-        log(f"{r['case']:<100} {r['value']:10.3f} {r['unit']}{verdict}")
+        log(format_row(r, width=100))
     log(f"wrote {out} and {png} ({time.time() - t_start:.0f} s)")
 
 

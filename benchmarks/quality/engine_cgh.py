@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
-import json
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from benchmarks._common import (  # noqa: E402
     format_row,
     reference,
     result_row,
+    save_rows,
 )
 from marginalia.engine import Engine  # noqa: E402
 from marginalia.metrics import region_errors  # noqa: E402
@@ -159,9 +159,7 @@ def main(argv=None) -> int:
     ]
     for r in rows:
         print(format_row(r, width=72))
-    out = ROOT / "benchmarks" / "results" / "engine_cgh.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=1))
+    save_rows(ROOT / "benchmarks" / "results" / "engine_cgh.json", rows)
     return 0
 
 

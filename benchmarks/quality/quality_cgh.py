@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
-import json
 import os
 import subprocess
 import sys
@@ -37,7 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT, result_row  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    ROOT,
+    cgh_data_missing,  # noqa: E402
+    result_row,
+    save_rows,
+)
 from marginalia.cgh.change_pruning import ChangePruner  # noqa: E402
 from marginalia.cgh.features import pointwise_hermite_features  # noqa: E402
 from marginalia.cgh.penalty_path import error_intervals, min_error_interval, penalty_path  # noqa: E402
@@ -484,8 +488,7 @@ def main(argv=None) -> int:
     unknown = [x for x in args.other_learners if x not in OTHER_LEARNERS]
     if unknown:
         ap.error(f"--other-learners: unknown {unknown}; expected some of {list(OTHER_LEARNERS)}")
-    if not (Path(args.data) / "cgh" / "neuroblastoma" / "profiles_small.csv.gz").exists():
-        print(f"no aCGH data under {args.data}; nothing to measure")
+    if cgh_data_missing(args.data):
         return 1
     load_avg = "%.2f %.2f %.2f" % os.getloadavg()
     if args.cli_only:
@@ -517,9 +520,7 @@ def main(argv=None) -> int:
                  "train_s": r["train_s"], "train_cpu_s": r["train_cpu"], "folds": args.folds, "load": load_avg})
     out = Path(args.out) if args.out else \
         ROOT / "benchmarks" / "results" / ("quality_cgh_cli.json" if args.cli_only else "quality_cgh.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(ROWS, indent=1))
-    print(f"wrote {out}")
+    save_rows(out, ROWS)
     return 0
 
 

@@ -42,19 +42,17 @@ import contextlib
 import csv
 import io
 import json
-import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
 from benchmarks._common import ROOT, reference, result_row, write_rows
+from benchmarks.quality.quality_alignment_tools.render import render as render_midi
 
 RESULTS = ROOT / "benchmarks" / "results"
 SR = 22050
@@ -68,20 +66,7 @@ def log(msg):
 
 def render(midi: Path, font: str) -> Path:
     """``midi`` rendered with soundfont ``font`` (cached)."""
-    wav = RESULTS / "renders_sync" / f"{midi.stem}_{Path(font).stem}.wav"
-    if wav.is_file() and wav.stat().st_mtime >= midi.stat().st_mtime:
-        return wav
-    wav.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as td:
-        tmp = os.path.join(td, "stereo.wav")
-        subprocess.run(["fluidsynth", "-n", "-i", "-q", "-g", "0.7", "-r", str(SR), "-F", tmp, font, str(midi)],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        x, fs = sf.read(tmp, dtype="float32")
-    x = x.mean(axis=1) if x.ndim == 2 else x
-    part = wav.with_suffix(".part.wav")
-    sf.write(part, x, fs, subtype="PCM_16")
-    os.replace(part, wav)
-    return wav
+    return render_midi(midi, RESULTS / "renders_sync" / f"{midi.stem}_{Path(font).stem}.wav", sr=SR, font=font)
 
 
 def onsets(root: Path, piece: str, pianist: str, events: bool = False) -> dict:

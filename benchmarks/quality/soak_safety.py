@@ -79,37 +79,42 @@ def _json_value(rng: random.Random, depth=0):
     return [[[[[]]]]] if rng.random() < 0.5 else {"": {"": {"": {}}}}
 
 
-def _paths(doc, prefix=()):
+def json_paths(doc, prefix=()):
+    """Every key path into a JSON document (the document itself included)."""
     yield prefix
     if isinstance(doc, dict):
         for k, v in doc.items():
-            yield from _paths(v, prefix + (k,))
+            yield from json_paths(v, prefix + (k,))
     elif isinstance(doc, list):
         for i, v in enumerate(doc):
-            yield from _paths(v, prefix + (i,))
+            yield from json_paths(v, prefix + (i,))
+
+
+def edit_json(doc, path: tuple, op: str, value, new_key):
+    """``doc`` after ``op`` at ``path``: "set" it to ``value``, "delete" it, or "add" ``value`` beside it
+    (under ``new_key`` in an object, appended to a list). Edits in place; returns the (possibly new) root."""
+    if not path:
+        return value if op == "set" else doc
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    if op == "set":
+        parent[path[-1]] = value
+    elif op == "delete":
+        del parent[path[-1]]
+    elif isinstance(parent, dict):
+        parent[new_key] = value
+    else:
+        parent.append(value)
+    return doc
 
 
 def mutate(doc, rng: random.Random):
     doc = json.loads(json.dumps(doc))
     for _ in range(rng.randint(1, 3)):
-        paths = list(_paths(doc))
-        path = rng.choice(paths)
+        path = rng.choice(list(json_paths(doc)))
         op = rng.choice(["set", "set", "delete", "add"])
-        if not path:
-            if op == "set":
-                doc = _json_value(rng)
-            continue
-        parent = doc
-        for key in path[:-1]:
-            parent = parent[key]
-        if op == "set":
-            parent[path[-1]] = _json_value(rng)
-        elif op == "delete":
-            del parent[path[-1]]
-        elif isinstance(parent, dict):
-            parent[rng.choice(["x", "task", "files", "version", "labels"])] = _json_value(rng)
-        else:
-            parent.append(_json_value(rng))
+        doc = edit_json(doc, path, op, _json_value(rng), rng.choice(["x", "task", "files", "version", "labels"]))
     return doc
 
 

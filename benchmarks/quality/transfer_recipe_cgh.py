@@ -35,6 +35,7 @@ import numpy as np
 
 from benchmarks._common import (  # noqa: E402
     ROOT,  # noqa: E402
+    cgh_data_missing,  # noqa: E402
     reference,
     result_row,
 )
@@ -145,8 +146,7 @@ def main(argv=None) -> int:
     if args.splits < 1 or any(not 0 < f <= 1 for f in args.fractions) or any(r < 0 for r in args.rhos):
         ap.error(f"expected --splits >= 1, fractions in (0, 1], rhos >= 0; got {args.splits}, {args.fractions}, "
                  f"{args.rhos}")
-    if not (Path(args.data) / "cgh" / "neuroblastoma" / "profiles_small.csv.gz").exists():
-        print(f"no aCGH data under {args.data}; nothing to measure")
+    if cgh_data_missing(args.data):
         return 1
     load_avg = "%.2f %.2f %.2f" % os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()

@@ -58,8 +58,7 @@ class PenaltyCalibration:
         self.margin = margin
 
     def _w_at(self, delta: float) -> np.ndarray:
-        B, pen = self.model.split_w(np.asarray(self.w, dtype=np.float64))
-        return self.model.join_w(B, pen * float(np.exp(delta)))
+        return self.model.scale_penalty(np.asarray(self.w, dtype=np.float64), float(np.exp(delta)))
 
     def decode_grid(self, X) -> list:
         """Segmentations of ``X`` (T, p) at every offset of the grid."""

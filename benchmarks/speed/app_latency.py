@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, format_row, pump  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -90,16 +90,6 @@ def joined_wav(data: pathlib.Path, out: pathlib.Path, seconds: float) -> pathlib
 
 
 # ----------------------------------------------------------------------------- helpers
-def pump(app, until=None, timeout=60.0):
-    end = time.perf_counter() + timeout
-    while time.perf_counter() < end:
-        app.processEvents()
-        if until is not None and until():
-            return True
-        time.sleep(0.001)
-    return until is None
-
-
 def percentile(values, q):
     return float(np.percentile(np.asarray(values, dtype=float), q))
 
@@ -384,20 +374,25 @@ def main(argv=None):
         a = int(rng.integers(100, 4800))
         return RegionLabel(item_id=cgh_id, start=a, stop=a + 60, kind=RegionKind.ONE if i % 2 else RegionKind.ZERO)
 
-    win.learner.engine_seconds.clear()
-    win.learner.timeline.clear()
-    lat = label_redraw(qapp, win, cgh_id, cgh_label, n_labels)
-    eng_s = list(win.learner.engine_seconds)
-    cpu = _cpu_rows(win, "chromosome")
-    log("aCGH label->redraw measured")
-    ref_s = None if args.quick else full_retrain_reference(engine, cgh_id, cgh_label(1), 1)
-    ref = None if ref_s is None else {"name": "full retrain (segmentation) + predict per label", "value": ref_s * 1000}
-    log("aCGH reference measured")
-    rows.append(row("label->redraw p50, 5,000-probe chromosome", percentile(lat, 50) * 1000, "ms", None, "lower", ref))
-    rows.append(row("label->redraw p95, 5,000-probe chromosome", percentile(lat, 95) * 1000, "ms", 300, "lower", ref))
-    rows.append(row("  of which engine update+predict p50, chromosome", percentile(eng_s, 50) * 1000, "ms", None,
-                    "lower"))
-    rows.extend(cpu)
+    def label_rows(item_id, make_label, name, kind, what):
+        """Rows of label->redraw latency on one item (and the full-retrain reference unless --quick)."""
+        win.learner.engine_seconds.clear()
+        win.learner.timeline.clear()
+        lat = label_redraw(qapp, win, item_id, make_label, n_labels)
+        eng_s = list(win.learner.engine_seconds)
+        cpu = _cpu_rows(win, kind)
+        log(f"{name} label->redraw measured")
+        ref_s = None if args.quick else full_retrain_reference(engine, item_id, make_label(1), 1)
+        ref = None if ref_s is None else {"name": "full retrain (segmentation) + predict per label",
+                                          "value": ref_s * 1000}
+        log(f"{name} reference measured")
+        return [row(f"label->redraw p50, {what}", percentile(lat, 50) * 1000, "ms", None, "lower", ref),
+                row(f"label->redraw p95, {what}", percentile(lat, 95) * 1000, "ms", 300, "lower", ref),
+                row(f"  of which engine update+predict p50, {kind}", percentile(eng_s, 50) * 1000, "ms", None,
+                    "lower"),
+                *cpu]
+
+    rows.extend(label_rows(cgh_id, cgh_label, "aCGH", "chromosome", "5,000-probe chromosome"))
 
     n_frames_audio = engine.sequence(aud_id).n_samples
 
@@ -405,20 +400,7 @@ def main(argv=None):
         a = int(rng.integers(50, n_frames_audio - 400))
         return RegionLabel(item_id=aud_id, start=a, stop=a + 300, kind=RegionKind.ONE if i % 2 else RegionKind.ZERO)
 
-    win.learner.engine_seconds.clear()
-    win.learner.timeline.clear()
-    lat = label_redraw(qapp, win, aud_id, audio_label, n_labels)
-    eng_s = list(win.learner.engine_seconds)
-    cpu = _cpu_rows(win, "audio")
-    log("audio label->redraw measured")
-    ref_s = None if args.quick else full_retrain_reference(engine, aud_id, audio_label(1), 1)
-    ref = None if ref_s is None else {"name": "full retrain (segmentation) + predict per label", "value": ref_s * 1000}
-    log("audio reference measured")
-    rows.append(row("label->redraw p50, 3-minute audio", percentile(lat, 50) * 1000, "ms", None, "lower", ref))
-    rows.append(row("label->redraw p95, 3-minute audio", percentile(lat, 95) * 1000, "ms", 300, "lower", ref))
-    rows.append(row("  of which engine update+predict p50, audio", percentile(eng_s, 50) * 1000, "ms", None,
-                    "lower"))
-    rows.extend(cpu)
+    rows.extend(label_rows(aud_id, audio_label, "audio", "audio", "3-minute audio"))
     win.learner.timer.stop()
     win.runner.shutdown()
 
@@ -447,12 +429,8 @@ def main(argv=None):
     load_after = load_now()
     print(f"\nMarginalia app latency ({'quick' if args.quick else 'full'}; offscreen; load average "
           f"{load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} cores)\n")
-    print(f"{'case':62s} {'value':>10s} {'target':>8s} {'ok':>4s}  reference")
     for r in rows:
-        ok = {True: "yes", False: "NO", None: "-"}[r["meets_target"]]
-        ref = f"{r['reference']['name']}: {r['reference']['value']:.3g}" if r["reference"] else ""
-        tgt = "" if r["target"] is None else f"{r['target']:g}"
-        print(f"{r['case']:62s} {r['value']:9.3g}{r['unit']:>3s} {tgt:>6s} {ok:>4s}  {ref}")
+        print(format_row(r, width=62))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(rows, indent=2))
     print(f"\nwrote {RESULTS}")

@@ -30,7 +30,6 @@ each timing is the best of ``--repeat`` runs and the load average is printed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -38,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._common import ROOT, result_row  # noqa: E402
+from benchmarks._common import ROOT, format_row, result_row, save_rows  # noqa: E402
 
 SPEEDUP_TARGET = 1.7
 
@@ -164,17 +163,10 @@ def main(argv=None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
     width = max(len(r["case"]) for r in rows)
-    print(f"{'case'.ljust(width)}  {'value':>10}  unit     target  reference")
     for r in rows:
-        ref = f"{r['reference']['name']}: {r['reference']['value']:.3g}" if r["reference"] else ""
-        tgt = "" if r["target"] is None else f"{'>=' if r['better'] == 'higher' else '<='}{r['target']:g}" + \
-            (" ok" if r["meets_target"] else " MISSED")
-        print(f"{r['case'].ljust(width)}  {r['value']:>10.4g}  {r['unit']:<7}  {tgt:<9} {ref}")
+        print(format_row(r, width=width))
     print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
-    out = ROOT / "benchmarks" / "results" / "batch.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=1))
-    print(f"wrote {out}")
+    save_rows(ROOT / "benchmarks" / "results" / "batch.json", rows)
     return 0
 
 

@@ -34,7 +34,7 @@ import tracemalloc
 
 import numpy as np
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, format_row  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.decoders.alignment import (  # noqa: E402
     align,
@@ -292,15 +292,10 @@ def main(argv=None):
     print(f"load average before/after: {load0[0]:.2f} / {load1[0]:.2f} (2 cores, shared machine)")
     print(f"{'case':<{width}}  {'value':>10}  {'unit':<8} {'target':>8}  {'ok':<5} reference")
     for r in rows:
-        tgt = "" if r["target"] is None else f"{r['target']:.4g}"
-        ok = "" if r["meets_target"] is None else ("yes" if r["meets_target"] else "NO")
-        refs = ""
-        if r["reference"]:
-            rv = r["reference"]["value"]
-            refs = f"{r['reference']['name']} = {rv:.4g}"
-            if r["unit"] in ("s", "MB") and r["value"] > 0:
-                refs += f" ({rv / r['value']:.1f}x ours)"
-        print(f"{r['case']:<{width}}  {r['value']:>10.4g}  {r['unit']:<8} {tgt:>8}  {ok:<5} {refs}")
+        ratio = ""
+        if r["reference"] and r["unit"] in ("s", "MB") and r["value"] > 0:
+            ratio = f"({r['reference']['value'] / r['value']:.1f}x ours)"
+        print(format_row(r, width=width, note=ratio))
     out = ROOT / "benchmarks" / "results" / "decoders_alignment.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=2))

@@ -46,7 +46,7 @@ import time
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, format_row  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.decoders.segmentation import (  # noqa: E402
     segment_fixed_k,
@@ -413,16 +413,13 @@ def main(argv=None):
     w = max(len(r["case"]) for r in rows)
     print(f"{'case':<{w}}  {'value':>10} {'unit':<4} {'target':>8}  {'ok':<5} reference")
     for r in rows:
-        refs = "" if r["reference"] is None else f"{r['reference']['name']}: {r['reference']['value']:.4g}"
+        ratio = ""
         if r["reference"] is not None and r["unit"] == "s" and r["value"]:
             if r["reference"]["name"] == "ours":
-                refs += f"  (this / ours = {r['value'] / r['reference']['value']:.2f})"
+                ratio = f"(this / ours = {r['value'] / r['reference']['value']:.2f})"
             else:
-                refs += f"  (reference / ours = {r['reference']['value'] / r['value']:.1f})"
-        tgt = "" if r["target"] is None else f"{r['target']:.3g}"
-        ok = "" if r["meets_target"] is None else ("yes" if r["meets_target"] else "NO")
-        val = "n/a" if r["value"] is None else f"{r['value']:.4g}"
-        print(f"{r['case']:<{w}}  {val:>10} {r['unit']:<4} {tgt:>8}  {ok:<5} {refs}")
+                ratio = f"(reference / ours = {r['reference']['value'] / r['value']:.1f})"
+        print(format_row(r, width=w, note=ratio))
     for name, v in checks:
         if v > 1e-9:
             print(f"CHECK FAILED: {name}: {v}")

@@ -21,6 +21,7 @@ import numpy as np
 
 from benchmarks._common import (  # noqa: E402
     ROOT,  # noqa: E402
+    has_cgh_data,  # noqa: E402
     record_row,
 )
 from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
@@ -371,7 +372,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", UserWarning)
     print(f"load: {os.getloadavg()}  ({os.cpu_count()} cores)")
-    have_cgh = (Path(args.data) / "cgh" / "neuroblastoma" / "profiles_small.csv.gz").exists() and not args.skip_cgh
+    have_cgh = has_cgh_data(args.data) and not args.skip_cgh
     t0 = time.perf_counter()
     toy(args.quick)
     synthetic(args.quick)

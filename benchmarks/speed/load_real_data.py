@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import pathlib
 import sys
@@ -24,7 +23,7 @@ import mido  # noqa: E402
 import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, format_row, save_rows  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.exceptions import DataFormatError  # noqa: E402
 from marginalia.io import audio, cgh, midi  # noqa: E402
@@ -273,17 +272,11 @@ def main(argv=None):
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; total {time.perf_counter() - t0:.1f} s")
     width = max(len(r["case"]) for r in rows)
-    print(f"{'case':<{width}}  {'value':>10} {'unit':<12} {'target':>8}  {'reference':<40} ok")
     for r in rows:
-        ref = f"{r['reference']['name']}: {r['reference']['value']:.3g}" if r["reference"] else ""
-        tgt = "" if r["target"] is None else f"{r['target']:g}"
-        ok = {True: "yes", False: "NO", None: ""}[r["meets_target"]]
-        print(f"{r['case']:<{width}}  {r['value']:>10.4g} {r['unit']:<12} {tgt:>8}  {ref:<40} {ok}")
+        print(format_row(r, width=width))
     for f in failures:
         print("FAILED:", f)
-    out = ROOT / "benchmarks" / "results" / "load_real_data.json"
-    out.write_text(json.dumps(rows, indent=1))
-    print(f"wrote {out}")
+    save_rows(ROOT / "benchmarks" / "results" / "load_real_data.json", rows)
     return 0
 
 

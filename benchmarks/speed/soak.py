@@ -35,7 +35,7 @@ import time
 
 import psutil  # noqa: E402
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, format_row  # noqa: E402
 from benchmarks._common import result_row as row  # noqa: E402
 from marginalia.project import Session  # noqa: E402
 from marginalia.project.codec import label_to_dict  # noqa: E402
@@ -188,12 +188,8 @@ def main(argv=None):
     for r in rows:
         r["load_average"] = list(load)
     print()
-    print(f"{'case':48s} {'value':>10s} {'unit':6s} {'target':>8s}  ok   reference")
     for r in rows:
-        ref = f"{r['reference']['name']}: {r['reference']['value']:.2f}" if r["reference"] else ""
-        target = "" if r["target"] is None else f"{r['target']:g}"
-        ok = {True: "yes", False: "NO", None: ""}[r["meets_target"]]
-        print(f"{r['case']:48s} {r['value']:10.2f} {r['unit']:6s} {target:>8s}  {ok:4s} {ref}")
+        print(format_row(r, width=48))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "soak.json").write_text(json.dumps(rows, indent=1))
     return rows

@@ -34,16 +34,22 @@ def robust_mean(values, *, lower: float = 0.1, upper: float = 0.9) -> float:
     -------
     mean : float
     """
-    x = np.asarray(values, dtype=np.float64).reshape(-1)
-    if x.shape[0] == 0:
-        raise ParameterError("values: expected at least one value, got an empty array")
-    if not np.all(np.isfinite(x)):
-        raise ParameterError(f"values: expected finite values, got {x[~np.isfinite(x)][0]!r}")
+    x = _finite_values(values, "values", "expected at least one value, got an empty array")
     if not (0.0 <= lower <= upper <= 1.0):
         raise ParameterError(f"lower, upper: need 0 <= lower <= upper <= 1, got {lower!r}, {upper!r}")
     lo, hi = np.quantile(x, [lower, upper])
     kept = x[(x >= lo) & (x <= hi)]
     return float(kept.mean()) if kept.size else float(np.median(x))
+
+
+def _finite_values(values, name: str, if_empty: str) -> np.ndarray:
+    """``values`` flattened to float64, shape (n,), n >= 1, all finite; else a ParameterError naming ``name``."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if x.shape[0] == 0:
+        raise ParameterError(f"{name}: {if_empty}")
+    if not np.all(np.isfinite(x)):
+        raise ParameterError(f"{name}: expected finite values, got {float(x[~np.isfinite(x)][0])!r}")
+    return x
 
 
 def mean_uncertainty(uncertainties) -> float:
@@ -57,11 +63,8 @@ def mean_uncertainty(uncertainties) -> float:
     -------
     mean : float
     """
-    q = np.asarray(uncertainties, dtype=np.float64).reshape(-1)
-    if q.shape[0] == 0:
-        raise ParameterError("uncertainties: the unlabelled pool is empty, its average uncertainty is undefined")
-    if not np.all(np.isfinite(q)):
-        raise ParameterError("uncertainties: expected finite values, got NaN or inf")
+    q = _finite_values(uncertainties, "uncertainties",
+                       "the unlabelled pool is empty, its average uncertainty is undefined")
     return float(q.mean())
 
 
@@ -140,12 +143,7 @@ class StoppingCriterion:
         -------
         fired : bool
         """
-        try:
-            value = float(mean_uncertainty)
-        except (TypeError, ValueError):
-            raise ParameterError(f"mean_uncertainty: expected a number, got {mean_uncertainty!r}") from None
-        if not np.isfinite(value):
-            raise ParameterError(f"mean_uncertainty: expected a finite number, got {value!r}")
+        value = check_scalar(mean_uncertainty, "mean_uncertainty", float)
         self.history_.append(value)
         eta = convergence_eta(self.history_, self.window)
         if eta is not None and self.relative:

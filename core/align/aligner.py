@@ -71,10 +71,10 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_audio, check_bool, is_number
+from ..checks import check_audio, check_bool, check_int, check_scalar
 from ..decoders.alignment import align_with_duration_prior, alignment_constraints_from_labels
 from ..exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
-from ..models._params import check_param_vector
+from ..models._params import check_param_vector, init_params
 from ..types import Alignment, AnchorLabel, MidiScore
 from .dp import align_with_duration_costs, duration_costs, onset_moves
 
@@ -191,16 +191,6 @@ def _check_score(score) -> MidiScore:
     if not isinstance(score, MidiScore):
         raise ParameterError(f"score: expected a marginalia.types.MidiScore, got {type(score).__name__}")
     return score
-
-
-def _positive(name, value, *, integer=False, allow_zero=False):
-    ok = is_number(value) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if ok and integer:
-        ok = float(value) == int(value)
-    if not ok:
-        kind = "integer" if integer else "number"
-        raise ParameterError(f"{name}: expected a finite {kind} {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return int(value) if integer else float(value)
 
 
 # --------------------------------------------------------------- features
@@ -603,32 +593,25 @@ class ScoreAligner:
 
     # ---------------------------------------------------------- parameters
     def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in ("coarse", "onset_weight", "onset_decay_s", "silence_db",
-                                              "prior_weight", "prior_span", "refine_frames", "runner_up",
-                                              "n_iter", "ridge", "onset_bonus", "prior_shape", "count_runs",
-                                              "rolled_chord_s", "blend")}
+        return init_params(self)
 
     def _check_params(self):
-        _positive("coarse", self.coarse, integer=True)
-        _positive("onset_weight", self.onset_weight, allow_zero=True)
-        _positive("onset_decay_s", self.onset_decay_s)
-        _positive("silence_db", self.silence_db)
-        _positive("prior_weight", self.prior_weight, allow_zero=True)
-        _positive("prior_span", self.prior_span)
-        if float(self.prior_span) < 1:
-            raise ParameterError(f"prior_span: expected >= 1, got {self.prior_span!r}")
-        _positive("refine_frames", self.refine_frames, integer=True, allow_zero=True)
-        _positive("n_iter", self.n_iter, integer=True)
-        _positive("ridge", self.ridge)
-        _positive("onset_bonus", self.onset_bonus, allow_zero=True)
+        check_int(self.coarse, "coarse", min_val=1)
+        check_scalar(self.onset_weight, "onset_weight", float, min_val=0)
+        check_scalar(self.onset_decay_s, "onset_decay_s", float, min_val=0, include_boundaries="neither")
+        check_scalar(self.silence_db, "silence_db", float, min_val=0, include_boundaries="neither")
+        check_scalar(self.prior_weight, "prior_weight", float, min_val=0)
+        check_scalar(self.prior_span, "prior_span", float, min_val=1)
+        check_int(self.refine_frames, "refine_frames", min_val=0)
+        check_int(self.n_iter, "n_iter", min_val=1)
+        check_scalar(self.ridge, "ridge", float, min_val=0, include_boundaries="neither")
+        check_scalar(self.onset_bonus, "onset_bonus", float, min_val=0)
         if self.prior_shape not in ("robust", "quadratic"):
             raise ParameterError(f"prior_shape: expected 'robust' or 'quadratic', got {self.prior_shape!r}")
         check_bool(self.runner_up, "runner_up")
         check_bool(self.count_runs, "count_runs")
-        _positive("rolled_chord_s", self.rolled_chord_s, allow_zero=True)
-        _positive("blend", self.blend, allow_zero=True)
-        if float(self.blend) > 1:
-            raise ParameterError(f"blend: expected a number in [0, 1], got {self.blend!r}")
+        check_scalar(self.rolled_chord_s, "rolled_chord_s", float, min_val=0)
+        check_scalar(self.blend, "blend", float, min_val=0, max_val=1)
 
     def _initial_W(self) -> np.ndarray:
         W = np.zeros((_N_FEATURES, 12))

@@ -9,8 +9,6 @@ overlap, so a ground truth with missing or extra notes still lines up).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass
 
@@ -18,6 +16,7 @@ import numba
 import numpy as np
 
 from ..exceptions import DataFormatError
+from ..io.tables import read_csv_table
 
 __all__ = [
     "AlignmentTable",
@@ -57,23 +56,6 @@ class AlignmentTable:
         return int(self.score_time.shape[0])
 
 
-def _read_rows(path):
-    from pathlib import Path
-    p = Path(path)
-    if not p.is_file():
-        raise DataFormatError("no such file; check the path", path=str(p))
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataFormatError(f"cannot read the table ({exc})", path=str(p)) from None
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
-        raise DataFormatError("empty file; expected a CSV table with a header line", path=str(p))
-    header = [h.strip() for h in reader.fieldnames]
-    reader.fieldnames = header
-    return p, header, list(reader)
-
-
 def _float(value, column, path, line):
     try:
         x = float(value) if value not in (None, "") else math.nan
@@ -93,13 +75,13 @@ def _pitch_set(value, path, line) -> tuple:
 
 def read_alignment_table(path) -> AlignmentTable:
     """Read an ``event,score_time_s,audio_time_s,pitches`` table (as written by ``align``)."""
-    p, header, rows = _read_rows(path)
+    p, header, rows = read_csv_table(path)
     missing = [c for c in ("score_time_s", "audio_time_s", "pitches") if c not in header]
     if missing:   # pitches too: events are matched to the truth by their pitches
         raise DataFormatError(f"missing column(s) {missing}; expected event,score_time_s,audio_time_s,pitches "
                               f"as written by `marginalia-cli align` (found {header})", path=str(p))
     st, at, pitches = [], [], []
-    for i, row in enumerate(rows, start=2):
+    for i, row in rows:
         st.append(_float(row["score_time_s"], "score_time_s", p, i))
         at.append(_float(row["audio_time_s"], "audio_time_s", p, i))
         pitches.append(_pitch_set(row.get("pitches"), p, i))
@@ -122,7 +104,7 @@ def read_truth_table(path, *, tolerance: float = 1e-6) -> AlignmentTable:
     without a performed time are dropped. Notes sharing a score time form one
     event whose performed onset is the median of its notes' onsets.
     """
-    p, header, rows = _read_rows(path)
+    p, header, rows = read_csv_table(path)
     s_col = next((c for c in _TRUTH_SCORE_COLS if c in header), None)
     a_col = next((c for c in _TRUTH_AUDIO_COLS if c in header), None)
     if s_col is None or a_col is None or not ({"pitch", "pitches"} & set(header)):
@@ -130,7 +112,7 @@ def read_truth_table(path, *, tolerance: float = 1e-6) -> AlignmentTable:
                               f"column (one of {list(_TRUTH_AUDIO_COLS)}) and 'pitch' or 'pitches'; found {header}",
                               path=str(p))
     notes = []
-    for i, row in enumerate(rows, start=2):
+    for i, row in rows:
         if "label" in header and row.get("label", "match").strip() not in ("match", ""):
             continue
         s = _float(row[s_col], s_col, p, i)

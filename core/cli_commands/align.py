@@ -184,45 +184,25 @@ def read_pairs(path) -> list:
     DataFormatError
         Missing columns, missing files, bad anchor rows -- naming the file and the line.
     """
-    import csv
-    import io
-
     from ..exceptions import DataFormatError
+    from ..io.tables import listed_file, read_csv_table
     from ..types import AnchorLabel
-    p = require_file("--pairs", path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataFormatError(f"cannot read the table ({exc})", path=str(p)) from None
-    reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    p, header, rows = read_csv_table(require_file("--pairs", path))
     if "score" not in header or "audio" not in header:
         raise DataFormatError(f"expected the columns score,audio[,anchors]; found {header}", path=str(p))
-    reader.fieldnames = header
     pairs = []
-    for line, row in enumerate(reader, start=2):
-        def resolve(column):
-            value = (row.get(column) or "").strip()
-            if not value:
-                return None
-            q = Path(value)
-            q = q if q.is_absolute() else p.parent / q
-            if not q.is_file():
-                raise DataFormatError(f"column {column!r}: no such file {str(q)!r}", path=str(p), where=f"line {line}")
-            return q
-        score, audio, anchors_path = resolve("score"), resolve("audio"), resolve("anchors") if "anchors" in header \
-            else None
+    for line, row in rows:
+        score, audio = listed_file(p, line, row, "score"), listed_file(p, line, row, "audio")
+        anchors_path = listed_file(p, line, row, "anchors") if "anchors" in header else None
         if score is None or audio is None:
             raise DataFormatError("every row needs a score and an audio file", path=str(p), where=f"line {line}")
         anchors, first_line = [], {}
         if anchors_path is not None:
-            a_reader = csv.DictReader(io.StringIO(anchors_path.read_text(encoding="utf-8-sig")))
-            a_header = [h.strip() for h in (a_reader.fieldnames or [])]
+            _, a_header, a_rows = read_csv_table(anchors_path)
             if "event" not in a_header or "audio_time_s" not in a_header:
                 raise DataFormatError(f"expected the columns event,audio_time_s; found {a_header}",
                                       path=str(anchors_path))
-            a_reader.fieldnames = a_header
-            for a_line, a_row in enumerate(a_reader, start=2):
+            for a_line, a_row in a_rows:
                 try:
                     kw = {"event": int(a_row["event"]), "time_s": float(a_row["audio_time_s"])}
                     if (a_row.get("tolerance_s") or "").strip():

@@ -7,13 +7,12 @@ from recordings whose note onsets are known in both.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..io.tables import listed_file, read_csv_table
 from ._common import EXIT_OK, UsageError, check_output, info, require_file, write_text_output
 
 __all__ = ["add_parser", "run", "read_sync_pairs", "read_time_pairs", "load_sync_aligner", "train_sync_pairs",
@@ -63,18 +62,6 @@ def load_sync_aligner(model_path):
     return load_model(model_path, task="sync").sync_aligner()
 
 
-def _read_csv(path: Path):
-    from ..exceptions import DataFormatError
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataFormatError(f"cannot read the table ({exc})", path=str(path)) from None
-    reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    reader.fieldnames = header
-    return header, list(enumerate(reader, start=2))
-
-
 def _time(value, path, line, column) -> float:
     from ..exceptions import DataFormatError
     try:
@@ -90,8 +77,7 @@ def _time(value, path, line, column) -> float:
 def read_time_pairs(path) -> np.ndarray:
     """A CSV ``reference_time_s,target_time_s`` as an array of shape (N, 2)."""
     from ..exceptions import DataFormatError
-    p = Path(path)
-    header, rows = _read_csv(p)
+    p, header, rows = read_csv_table(path)
     cols = ("reference_time_s", "target_time_s")
     if not all(c in header for c in cols):
         raise DataFormatError(f"expected the columns reference_time_s,target_time_s; found {header}", path=str(p))
@@ -106,7 +92,7 @@ KEY_COLUMNS = ("event", "id", "note")
 
 def _onsets(path: Path) -> tuple:
     from ..exceptions import DataFormatError
-    header, rows = _read_csv(path)
+    path, header, rows = read_csv_table(path)
     col = next((c for c in TIME_COLUMNS if c in header), None)
     if col is None:
         raise DataFormatError(f"expected a time column ({', '.join(TIME_COLUMNS)}); found {header}", path=str(path))
@@ -141,7 +127,7 @@ def read_sync_pairs(path) -> list:
     """
     from ..exceptions import DataFormatError
     p = require_file("--pairs", path)
-    header, rows = _read_csv(p)
+    p, header, rows = read_csv_table(p)
     need = ("reference", "target", "reference_onsets", "target_onsets")
     if not all(c in header for c in need):
         raise DataFormatError(f"expected the columns {','.join(need)}; found {header}", path=str(p))
@@ -149,14 +135,10 @@ def read_sync_pairs(path) -> list:
     for line, row in rows:
         files = {}
         for column in need:
-            value = (row.get(column) or "").strip()
-            if not value:
+            q = listed_file(p, line, row, column)
+            if q is None:
                 raise DataFormatError(f"column {column!r} is empty; every row needs all four files", path=str(p),
                                       where=f"line {line}")
-            q = Path(value)
-            q = q if q.is_absolute() else p.parent / q
-            if not q.is_file():
-                raise DataFormatError(f"column {column!r}: no such file {str(q)!r}", path=str(p), where=f"line {line}")
             files[column] = q
         ka, keys_a, ta = _onsets(files["reference_onsets"])
         kb, keys_b, tb = _onsets(files["target_onsets"])

@@ -300,39 +300,33 @@ def duration_prior_dp(S_cum, m, dmax, onset_lo, onset_hi, expected, weight, back
         hi = min(onset_hi[e], T - (E - e) * m)
         ep = e - 1
         for o in range(lo, hi + 1):
-            best = NEG
-            bd = 0
-            dlo = m
-            dhi = min(dmax, o)
-            for d in range(dlo, dhi + 1):
-                p = o - d
-                pv = prev[p]
-                if pv == NEG:
-                    continue
-                diff = d - expected[ep]
-                v = pv + S_cum[o, ep] - S_cum[p, ep] - weight * diff * diff
-                if v > best:
-                    best = v
-                    bd = d
-            cur[o] = best
-            back[e, o] = bd
+            cur[o], back[e, o] = _best_duration(prev, S_cum, o, ep, m, dmax, expected[ep], weight)
         prev, cur = cur, prev
     # last event runs to T
+    best, back[0, 0] = _best_duration(prev, S_cum, T, E - 1, m, dmax, expected[E - 1], weight)
+    return best
+
+
+@numba.njit(cache=True, nogil=True)
+def _best_duration(prev, S_cum, o, ep, m, dmax, expected_d, weight):
+    """Best ``(value, duration)`` of event ``ep`` ending at frame ``o`` (``(-inf, 0)`` when none is feasible).
+
+    ``prev[p]`` is the best value of the events before ``ep`` when ``ep`` starts at ``p``; a duration
+    ``d`` in ``m..min(dmax, o)`` adds ``ep``'s scores over ``[o - d, o)`` minus ``weight * (d - expected_d)**2``.
+    """
     best = NEG
     bd = 0
-    ep = E - 1
-    for d in range(m, min(dmax, T) + 1):
-        p = T - d
+    for d in range(m, min(dmax, o) + 1):
+        p = o - d
         pv = prev[p]
         if pv == NEG:
             continue
-        diff = d - expected[ep]
-        v = pv + S_cum[T, ep] - S_cum[p, ep] - weight * diff * diff
+        diff = d - expected_d
+        v = pv + S_cum[o, ep] - S_cum[p, ep] - weight * diff * diff
         if v > best:
             best = v
             bd = d
-    back[0, 0] = bd
-    return best
+    return best, bd
 
 
 @numba.njit(cache=True, nogil=True)

@@ -24,7 +24,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_scalar
+from ..checks import check_int, check_scalar
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import WarpAnchorLabel, Warping
 from . import _warping_kernels as _k
@@ -133,27 +133,30 @@ def warping_constraints_from_labels(labels, n_a: int, n_b: int) -> WarpingConstr
     InfeasibleLabelsError
         Two anchors out of order (``ta`` increases while ``tb`` decreases).
     """
-    TA = _positive_int("n_a", n_a)
-    TB = _positive_int("n_b", n_b)
-    cells, ids = [], []
-    for lab in labels:
-        if not isinstance(lab, WarpAnchorLabel):
-            raise ParameterError(f"labels: expected WarpAnchorLabel, got {type(lab).__name__}")
-        if lab.ta >= TA or lab.tb >= TB:
-            raise ParameterError(f"WarpAnchorLabel {lab.id}: cell ({lab.ta}, {lab.tb}) is outside the "
-                                 f"{TA} x {TB} grid; expected ta < {TA} and tb < {TB}")
-        cells.append((lab.ta, lab.tb))
-        ids.append(lab.id)
-    return WarpingConstraints(np.array(cells, np.int64).reshape(-1, 2), tuple(ids))
+    TA = check_int(n_a, "n_a", min_val=1)
+    TB = check_int(n_b, "n_b", min_val=1)
+    cells = [anchor_cell(lab, TA, TB) for lab in labels]
+    ids = tuple(lab.id for lab in labels)
+    return WarpingConstraints(np.array(cells, np.int64).reshape(-1, 2), ids)
+
+
+def anchor_cell(label, n_a: int, n_b: int) -> tuple:
+    """The grid cell ``(ta, tb)`` a :class:`WarpAnchorLabel` pins, checked to lie in ``[0, n_a) x [0, n_b)``.
+
+    Raises
+    ------
+    ParameterError
+        Not a WarpAnchorLabel, or a cell outside the grid.
+    """
+    if not isinstance(label, WarpAnchorLabel):
+        raise ParameterError(f"labels: expected WarpAnchorLabel, got {type(label).__name__}")
+    if label.ta >= n_a or label.tb >= n_b:
+        raise ParameterError(f"WarpAnchorLabel {label.id}: cell ({label.ta}, {label.tb}) is outside the "
+                             f"{n_a} x {n_b} grid; expected ta < {n_a} and tb < {n_b}")
+    return label.ta, label.tb
 
 
 # -------------------------------------------------------------- validation
-
-
-def _positive_int(name, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ParameterError(f"{name}: expected an integer >= 1, got {value!r}")
-    return int(value)
 
 
 def _features(name, X) -> np.ndarray:
@@ -217,8 +220,8 @@ def band_limits(n_a: int, n_b: int, band) -> tuple:
     ParameterError
         The band leaves no monotone path; the message gives the minimal width.
     """
-    TA = _positive_int("n_a", n_a)
-    TB = _positive_int("n_b", n_b)
+    TA = check_int(n_a, "n_a", min_val=1)
+    TB = check_int(n_b, "n_b", min_val=1)
     if band is None:
         return np.zeros(TA, np.int64), np.full(TA, TB - 1, np.int64)
     if isinstance(band, tuple):

@@ -45,6 +45,16 @@ def output_file(path, argname: str = "path") -> pathlib.Path:
     return p
 
 
+def write_text_file(path, text: str, argname: str = "path") -> None:
+    """Write ``text`` as UTF-8 to ``path`` (checked by :func:`output_file`), line ends as given.
+
+    Not atomic by itself: the CLI and the exports call the writers through :func:`marginalia.atomic.publish`.
+    """
+    p = output_file(path, argname)
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        fh.write(text)
+
+
 def read_bytes(path: pathlib.Path) -> bytes:
     """Read a file, transparently un-gzipping it when it starts with the gzip magic number."""
     with open(path, "rb") as fh:

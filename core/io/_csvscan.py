@@ -21,6 +21,27 @@ BAD_FIELD_COUNT = 1
 
 
 @numba.njit(cache=True)
+def _digits(buf, i, e, mant, ndig):
+    """Append the decimal digits from ``buf[i]`` on (before ``e``) to the mantissa ``mant``.
+
+    Leading zeros are not significant. Returns ``(i, mant, ndig, n_read, ok)``: the first non-digit,
+    the mantissa, its significant digits, the digits read; ``ok`` False when more than 17 significant
+    digits would not fit exactly ('ask Python').
+    """
+    n_read = 0
+    while i < e and 48 <= buf[i] <= 57:
+        d = buf[i] - 48
+        n_read += 1
+        if mant != 0 or d != 0:
+            ndig += 1
+            if ndig > 17:
+                return i, mant, ndig, n_read, False
+            mant = mant * 10 + d
+        i += 1
+    return i, mant, ndig, n_read, True
+
+
+@numba.njit(cache=True)
 def _parse_decimal(buf, s, e, pow10):
     """Parse ``buf[s:e]`` as a decimal number; return (value, ok). ``ok`` False means 'ask Python'."""
     while s < e and (buf[s] == 32 or buf[s] == 9):
@@ -38,32 +59,15 @@ def _parse_decimal(buf, s, e, pow10):
         s += 1
     elif buf[s] == 43:  # '+'
         s += 1
-    mant = 0
-    ndig = 0       # significant digits kept in mant
-    nany = 0       # digits seen at all
+    i, mant, ndig, nany, ok = _digits(buf, s, e, 0, 0)   # ndig: significant digits kept in mant
+    if not ok:
+        return 0.0, False
     frac = 0
-    i = s
-    while i < e and 48 <= buf[i] <= 57:
-        d = buf[i] - 48
-        nany += 1
-        if mant != 0 or d != 0:
-            ndig += 1
-            if ndig > 17:
-                return 0.0, False
-            mant = mant * 10 + d
-        i += 1
     if i < e and buf[i] == 46:  # '.'
-        i += 1
-        while i < e and 48 <= buf[i] <= 57:
-            d = buf[i] - 48
-            nany += 1
-            frac += 1
-            if mant != 0 or d != 0:
-                ndig += 1
-                if ndig > 17:
-                    return 0.0, False
-                mant = mant * 10 + d
-            i += 1
+        i, mant, ndig, frac, ok = _digits(buf, i + 1, e, mant, ndig)
+        if not ok:
+            return 0.0, False
+        nany += frac
     if nany == 0:
         return 0.0, False
     exp = 0

@@ -38,6 +38,7 @@ from ._common import (
     output_file,
     read_bytes,
     warn_if_unterminated,
+    write_text_file,
 )
 from .cgh_layouts import (
     MISSING_VALUES,
@@ -51,6 +52,7 @@ from .cgh_layouts import (
     parse_columns,
     position_unit_hint,
     read_bedgraph_profiles,
+    sniff_delimiter,
     with_unit,
 )
 from .segments import SegmentRow, bedgraph_text, segment_csv_text, write_seg
@@ -127,16 +129,6 @@ class CghRegionLabel(RegionLabel):
 # ------------------------------------------------------------------ reading helpers
 
 
-def _sniff_delimiter(header_line: str) -> str:
-    if "," in header_line:
-        return ","
-    if "\t" in header_line:
-        return "\t"
-    if ";" in header_line:
-        return ";"
-    return ","
-
-
 def _column_indices(header: list, wanted: tuple, path, kind: str) -> list:
     names = [h.strip() for h in header]
     lowered = [n.lower() for n in names]
@@ -165,7 +157,7 @@ def _split_header(text: str, path):
         line_no += 1
         line = text[pos:end].rstrip("\r")
         if line.strip():
-            delim = _sniff_delimiter(line)
+            delim = sniff_delimiter(line)
             header = next(csv.reader([line], delimiter=delim))
             return header, delim, end + 1, line_no
         pos = end + 1
@@ -833,10 +825,7 @@ def write_segments(path, segmentations_by_sequence, sequences=None) -> None:
     sequences : list of Sequence, optional
         Resolves names used as keys of ``segmentations_by_sequence``.
     """
-    p = output_file(path)
-    text = segment_csv_text(segment_rows(segmentations_by_sequence, sequences))
-    with open(p, "w", newline="", encoding="utf-8") as fh:
-        fh.write(text)
+    write_text_file(path, segment_csv_text(segment_rows(segmentations_by_sequence, sequences)))
 
 
 def write_seg_file(path, segmentations_by_sequence, sequences=None) -> None:
@@ -853,13 +842,7 @@ def write_breaks(path, segmentations_by_sequence, sequences=None) -> None:
     A break at change index ``c`` is written at ``(positions[c-1] + positions[c]) / 2``, midway between the
     last probe of the left segment and the first probe of the right one.
 
-    Parameters
-    ----------
-    path : str or path-like
-    segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
-        A mapping may also be keyed by sequence name when ``sequences`` is given.
-    sequences : list of Sequence, optional
-        Resolves names used as keys of ``segmentations_by_sequence``.
+    Parameters are those of :func:`write_segments`.
     """
     p = output_file(path)
     pairs = _pairs(segmentations_by_sequence, sequences)
@@ -881,15 +864,9 @@ def write_bedgraph(path, segmentations_by_sequence, sequences=None, *, track_nam
 
     Parameters
     ----------
-    path : str or path-like
-    segmentations_by_sequence : mapping Sequence -> Segmentation, or list of (Sequence, Segmentation)
-        A mapping may also be keyed by sequence name when ``sequences`` is given.
-    sequences : list of Sequence, optional
-        Resolves names used as keys of ``segmentations_by_sequence``.
+    path, segmentations_by_sequence, sequences
+        As in :func:`write_segments`.
     track_name : str
         Prefix of each track's name (followed by the profile id).
     """
-    p = output_file(path)
-    text = bedgraph_text(segment_rows(segmentations_by_sequence, sequences), track_name=track_name)
-    with open(p, "w", newline="", encoding="utf-8") as fh:
-        fh.write(text)
+    write_text_file(path, bedgraph_text(segment_rows(segmentations_by_sequence, sequences), track_name=track_name))

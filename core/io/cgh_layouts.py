@@ -550,11 +550,24 @@ class TablePreview:
                     raise DataFormatError(f"column {self.header[c]!r} holds {cell!r}, not a number; it cannot be "
                                           f"the {role}. Choose another column", path=self.path,
                                           where=f"data row {k + 1}")
-        unit = (parse_columns(columns) or {}).get("unit")
-        tail = f", positions in {unit}" if unit else ""
-        if lay.kind == "wide":
-            return f"DNAcopy wide table, {len(lay.samples)} samples: {lay.describe(list(self.header))}{tail}"
-        return f"long table: {lay.describe(list(self.header))}{tail}"
+        return _layout_text(lay, list(self.header), columns)
+
+
+def _layout_text(lay, names: list, columns) -> str:
+    """The one-line description :func:`describe_table` gives of a detected layout."""
+    unit = (parse_columns(columns) or {}).get("unit")
+    tail = f", positions in {unit}" if unit else ""
+    if lay.kind == "wide":
+        return f"DNAcopy wide table, {len(lay.samples)} samples: {lay.describe(names)}{tail}"
+    return f"long table: {lay.describe(names)}{tail}"
+
+
+def sniff_delimiter(header_line: str) -> str:
+    """A copy-number table's delimiter, from its header line: the first of ``,``, tab, ``;`` it holds, else ``,``."""
+    for delim in (",", "\t", ";"):
+        if delim in header_line:
+            return delim
+    return ","
 
 
 def _head_lines(p) -> list:
@@ -569,18 +582,21 @@ def _head_lines(p) -> list:
     return lines
 
 
-def preview_table(path) -> Optional[TablePreview]:
-    """The head of a delimited copy-number table (None for a bedGraph or an empty file), from its first 64 KB."""
+def _head_rows(lines: list) -> list:
+    """The header and up to 50 data rows of :func:`_head_lines`, split at the table's delimiter."""
     import csv
     import io
+    return list(csv.reader(io.StringIO("\n".join(lines[:51])), delimiter=sniff_delimiter(lines[0])))
+
+
+def preview_table(path) -> Optional[TablePreview]:
+    """The head of a delimited copy-number table (None for a bedGraph or an empty file), from its first 64 KB."""
     import pathlib
     p = pathlib.Path(path)
     lines = _head_lines(p)
     if not lines or is_bedgraph(p, lines[0]):
         return None
-    first = lines[0]
-    delim = "," if "," in first else "\t" if "\t" in first else ";" if ";" in first else ","
-    rows = list(csv.reader(io.StringIO("\n".join(lines[:51])), delimiter=delim))
+    rows = _head_rows(lines)
     header = tuple(h.strip().strip('"') for h in rows[0])
     body = tuple(tuple(c.strip() for c in r) for r in rows[1:] if len(r) == len(header))
     preview = TablePreview(str(p), header, body, None)
@@ -603,29 +619,13 @@ def describe_table(path, columns=None) -> str:
     DataFormatError
         As the reader would: the columns cannot be mapped (the message names them and the syntax).
     """
-    import csv
-    import gzip
-    import io
     import pathlib
     p = pathlib.Path(path)
-    with open(p, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
-        head = fh.read(65536).decode("utf-8", "replace")
-    lines = [ln for ln in head.splitlines() if ln.strip()]
-    if len(head) == 65536 and len(lines) > 2:
-        lines = lines[:-1]   # the last line read may be cut short
+    lines = _head_lines(p)
     if not lines:
         raise DataFormatError("the file is empty; expected a header line and data rows", path=str(p))
     if is_bedgraph(p, lines[0]):
         return "bedGraph"
-    first = lines[0]
-    delim = "," if "," in first else "\t" if "\t" in first else ";" if ";" in first else ","
-    rows = list(csv.reader(io.StringIO("\n".join(lines[:51])), delimiter=delim))
+    rows = _head_rows(lines)
     lay = detect_layout(rows[0], rows[1:], p, columns)
-    names = [h.strip().strip('"') for h in rows[0]]
-    unit = (parse_columns(columns) or {}).get("unit")
-    tail = f", positions in {unit}" if unit else ""
-    if lay.kind == "wide":
-        return f"DNAcopy wide table, {len(lay.samples)} samples: {lay.describe(names)}{tail}"
-    return f"long table: {lay.describe(names)}{tail}"
+    return _layout_text(lay, [h.strip().strip('"') for h in rows[0]], columns)

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from ..exceptions import DataFormatError, ParameterError
 from ..sanitize import csv_text_cell
-from ._common import decode_text, existing_file, fmt_number, output_file, read_bytes
+from ._common import decode_text, existing_file, fmt_number, read_bytes, write_text_file
 
 __all__ = [
     "SEGMENT_COLUMNS",
@@ -118,10 +118,7 @@ def ucsc_chromosome(name: str) -> str:
 
 def write_seg(path, rows) -> None:
     """Write rows as a DNAcopy/IGV ``.seg`` file (see :func:`seg_text`)."""
-    p = output_file(path)
-    text = seg_text(rows)
-    with open(p, "w", newline="", encoding="utf-8") as fh:
-        fh.write(text)
+    write_text_file(path, seg_text(rows))
 
 
 def read_segment_table(path) -> list:

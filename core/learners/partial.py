@@ -37,8 +37,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..checks import check_int, check_scalar
-from ..exceptions import NotFittedError, ParameterError
-from .ssvm import SSVM, check_training_set
+from ..exceptions import ParameterError
+from .ssvm import SSVM, check_training_set, decode_each
 
 __all__ = ["PartialLabelSSVM", "project_simplex"]
 
@@ -200,10 +200,8 @@ class PartialLabelSSVM:
         return self._fit_bridge(Xs, Ys, w)
 
     def predict(self, Xs, constraints=None):
-        if not hasattr(self, "w_"):
-            raise NotFittedError(f"{type(self).__name__}: call fit() before predict()")
-        cons = [None] * len(Xs) if constraints is None else list(constraints)
-        return [self.model.decode(X, self.w_, constraints=c) for X, c in zip(Xs, cons)]
+        """Decode every sequence with ``w_`` (``constraints``: one per sequence or None)."""
+        return decode_each(self, Xs, constraints)
 
     # ------------------------------------------------------------ complete
     def _fit_complete(self, Xs, Ys, w):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_scalar
+from ..checks import check_int, check_scalar
 from ..exceptions import NotFittedError, ParameterError
 from .ssvm import check_training_set
 
@@ -88,10 +88,8 @@ class StructuredPerceptron:
             raise ParameterError(f"step: expected 'pa' or 'perceptron', got {self.step!r}")
         check_scalar(self.learning_rate, "learning_rate", float, min_val=0, include_boundaries="neither")
         check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
-        if int(self.max_iter) < 1:
-            raise ParameterError(f"max_iter: expected a positive integer, got {self.max_iter!r}")
-        if int(getattr(self, "n_jobs", 1)) < 1:
-            raise ParameterError(f"n_jobs: expected a positive integer, got {self.n_jobs!r}")
+        check_int(self.max_iter, "max_iter", min_val=1)
+        check_int(getattr(self, "n_jobs", 1), "n_jobs", min_val=1)
 
     def _start(self, w0):
         self._w = self.model.check_w(w0).copy()

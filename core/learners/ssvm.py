@@ -26,7 +26,42 @@ import numpy as np
 from ..checks import check_int, check_scalar
 from ..exceptions import NotFittedError, ParameterError
 
-__all__ = ["SSVM", "check_training_set"]
+__all__ = ["SSVM", "check_training_set", "decode_each", "unit_step_root"]
+
+
+def decode_each(learner, Xs, constraints=None) -> list:
+    """``learner.model.decode`` of every input with the fitted ``learner.w_`` (``constraints``: one per input or None).
+
+    Raises
+    ------
+    NotFittedError
+        ``learner`` has no ``w_`` yet.
+    """
+    if not hasattr(learner, "w_"):
+        raise NotFittedError(f"{type(learner).__name__}: call fit() before predict()")
+    cons = [None] * len(Xs) if constraints is None else list(constraints)
+    return [learner.model.decode(X, learner.w_, constraints=c) for X, c in zip(Xs, cons)]
+
+
+def unit_step_root(deriv, guess: float, g0: float, *, bisections: int) -> float:
+    """The step ``γ ∈ [0, 1]`` where a non-increasing derivative ``deriv(γ)`` (``deriv(0) = g0 > 0``) reaches 0.
+
+    ``guess`` (the closed form when the dual is quadratic along the step) is returned when it is a root to
+    ``1e-12 · |g0|``; 1 when the derivative is still non-negative there; else ``bisections`` halvings of
+    ``[0, 1]`` (the Frank-Wolfe line search of Lacoste-Julien et al. 2013 with a projection).
+    """
+    if abs(deriv(guess)) <= 1e-12 * (abs(g0) + 1e-300):
+        return guess
+    if deriv(1.0) >= 0:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(bisections):
+        mid = 0.5 * (lo + hi)
+        if deriv(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 def check_training_set(model, Xs, Ys, *, learner="SSVM") -> tuple:
@@ -109,8 +144,7 @@ class SSVM:
     def _check_params(self):
         check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         check_int(self.max_iter, "max_iter", min_val=1)
-        if not (self.tol >= 0):
-            raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")
+        check_scalar(self.tol, "tol", float, min_val=0)
         if self.center not in ("zero", "initial"):
             raise ParameterError(f"center: expected 'zero' or 'initial', got {self.center!r}")
         check_int(self.n_jobs, "n_jobs", min_val=1)
@@ -134,10 +168,7 @@ class SSVM:
 
     def predict(self, Xs, constraints=None):
         """Decode every sequence with ``w_`` (``constraints``: one per sequence or None)."""
-        if not hasattr(self, "w_"):
-            raise NotFittedError(f"{type(self).__name__}: call fit() before predict()")
-        cons = [None] * len(Xs) if constraints is None else list(constraints)
-        return [self.model.decode(X, self.w_, constraints=c) for X, c in zip(Xs, cons)]
+        return decode_each(self, Xs, constraints)
 
     # ------------------------------------------------------------ internals
     def _map(self, fn, items):
@@ -251,19 +282,7 @@ class SSVM:
             return dl - lam * float(model.project(c + v + gamma * dvec) @ dvec)
 
         # closed form if the projection were inactive; exact when it is
-        gamma = min(1.0, g0 / (lam * dd))
-        if abs(deriv(gamma)) <= 1e-12 * (abs(g0) + 1e-300):
-            return gamma
-        if deriv(1.0) >= 0:
-            return 1.0
-        lo, hi = 0.0, 1.0
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if deriv(mid) > 0:
-                lo = mid
-            else:
-                hi = mid
-        return 0.5 * (lo + hi)
+        return unit_step_root(deriv, min(1.0, g0 / (lam * dd)), g0, bisections=40)
 
 
 def _initial_w(model, Xs, Ys, n_jobs):

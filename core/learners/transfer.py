@@ -96,8 +96,7 @@ class TransferSSVM:
             raise ParameterError(f"rho: expected a number >= 0 (or inf), got {self.rho!r}")
         check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         check_int(self.max_iter, "max_iter", min_val=1)
-        if not (self.tol >= 0):
-            raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")
+        check_scalar(self.tol, "tol", float, min_val=0)
         return rho
 
     def fit(self, Xs, Ys, datasets, *, w_init=None):

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..exceptions import ParameterError
+
+
+def init_params(obj) -> dict:
+    """The arguments of ``obj``'s constructor, read back from the attributes of the same names.
+
+    scikit-learn's ``get_params`` without nesting: a constructor that stores each argument unchanged
+    under its own name (the convention of the aligners) is described by its signature alone, so
+    ``type(obj)(**init_params(obj))`` is an unfitted copy and a new argument needs no list kept in step.
+    """
+    names = [name for name, p in inspect.signature(type(obj).__init__).parameters.items()
+             if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return {name: getattr(obj, name) for name in names}
 
 
 def check_param_vector(w, n_params: int, name: str = "w") -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..batch import file_sha256
 from ..exceptions import DataFormatError, ParameterError, UsageError, WrongTaskError
-from ..text import with_article
+from ..text import exception_text, with_article
 from ..types import Segmentation, Sequence
 
 __all__ = ["TrainedModel", "load_model", "load_model_cached", "save_model", "FEATURE_RECIPES", "TASKS",
@@ -108,8 +108,7 @@ class TrainedModel:
         A model trained with the aCGH recipe (provenance ``penalty_law``) scales
         the penalty of each sequence by the learned per-sequence law.
         """
-        if self.task != "segmentation":
-            raise WrongTaskError(f"model {self._name()}: is a {self.task} model; expected a segmentation model")
+        require_task(self._name(), self.task, "segmentation")
         X = sequence_features(seq, self.features)
         expected = getattr(self.model, "n_features_", X.shape[1])
         if X.shape[1] != expected:
@@ -131,38 +130,26 @@ class TrainedModel:
         spec = self.provenance.get("penalty_law")
         if spec is None:
             return None
-        built = self.__dict__.get("_penalty_law")
-        if built is None:
+        def build():
             from ..cgh.recipe import CghSegmenter
             try:
-                built = CghSegmenter.from_dict(self.model, self.w, spec)
+                return CghSegmenter.from_dict(self.model, self.w, spec)
             except (ParameterError, TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError,
                     RecursionError) as exc:
                 raise DataFormatError(f"unusable penalty law in the model file (field 'provenance.penalty_law': "
-                                      f"{type(exc).__name__}: {str(exc)[:120]})",
+                                      f"{exception_text(exc)})",
                                       path=str(self.path) if self.path else None) from None
-            self.__dict__["_penalty_law"] = built
-        return built
+        return self._once("_penalty_law", build)
 
     def aligner(self):
         """The trained :class:`~marginalia.align.ScoreAligner` of an alignment model."""
-        if self.task != "alignment":
-            raise WrongTaskError(f"model {self._name()}: is a {self.task} model; expected an alignment model")
-        built = self.__dict__.get("_aligner")
-        if built is None:
-            built = self.model.with_scorer_weights(self.w, self.provenance)
-            self.__dict__["_aligner"] = built
-        return built
+        require_task(self._name(), self.task, "alignment")
+        return self._once("_aligner", lambda: self.model.with_scorer_weights(self.w, self.provenance))
 
     def sync_aligner(self):
         """The :class:`~marginalia.sync.SyncAligner` of a sync model, with its learned metric."""
-        if self.task != "sync":
-            raise WrongTaskError(f"model {self._name()}: is {with_article(self.task)} model; expected a sync model")
-        built = self.__dict__.get("_sync")
-        if built is None:
-            built = self.model.with_metric_weights(self.w)
-            self.__dict__["_sync"] = built
-        return built
+        require_task(self._name(), self.task, "sync")
+        return self._once("_sync", lambda: self.model.with_metric_weights(self.w))
 
     def align(self, recording) -> np.ndarray:
         """Onset time (s) of every score event of a loaded recording (``audio_path`` and ``score``), shape (E,)."""
@@ -180,6 +167,26 @@ class TrainedModel:
 
     def _name(self) -> str:
         return repr(str(self.path)) if self.path else "(in memory)"
+
+    def _once(self, key: str, build):
+        """``build()``, made on the first call and kept on the instance for the later ones."""
+        built = self.__dict__.get(key)
+        if built is None:
+            built = build()
+            self.__dict__[key] = built
+        return built
+
+
+def require_task(name: str, got: str, wanted: str, *, needed_by: str = "expected") -> None:
+    """Refuse a model of task ``got`` where one of task ``wanted`` is needed, naming the model ``name``.
+
+    Raises
+    ------
+    WrongTaskError
+        ``"model NAME: is a sync model; expected an alignment model"`` (``needed_by`` replaces ``expected``).
+    """
+    if got != wanted:
+        raise WrongTaskError(f"model {name}: is {with_article(got)} model; {needed_by} {with_article(wanted)} model")
 
 
 def save_model(path, cli_model) -> str:
@@ -263,8 +270,8 @@ def load_model(path, *, task: Optional[str] = None) -> TrainedModel:
     got = _header_task(p)
     if got not in TASKS:
         raise DataFormatError(f"unknown task {got!r}; expected one of {list(TASKS)}", path=str(p))
-    if task is not None and got != task:
-        raise WrongTaskError(f"model {str(p)!r}: is {with_article(got)} model; this command needs {with_article(task)} model")
+    if task is not None:
+        require_task(repr(str(p)), got, task, needed_by="this command needs")
     made_with = prov.get("features")
     recipe = made_with.get("recipe") if isinstance(made_with, dict) else None
     if recipe is None:
@@ -322,8 +329,7 @@ def load_model_cached(path, sha256: str, *, task: Optional[str] = None) -> Train
         with _cache_lock:
             _cache.clear()
             _cache[key] = model
-    if task is not None and model.task != task:
-        raise WrongTaskError(f"model {str(path)!r}: is {with_article(model.task)} model; this command needs "
-                             f"{with_article(task)} model")
+    if task is not None:
+        require_task(repr(str(path)), model.task, task, needed_by="this command needs")
     return model
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._version import DISTRIBUTION, library_version  # noqa: F401 (part of this module's API)
 from ..exceptions import DataFormatError, ParameterError
+from ..text import exception_text
 
 __all__ = ["save_model_parts", "load_model_parts", "to_bytes", "from_bytes", "labels_hash", "library_version",
            "FORMAT", "FORMAT_VERSION"]
@@ -163,6 +164,6 @@ def load_model_parts(path_or_buffer, *, task=None, n_features=None, features=Non
         model.set_state({k: data[f"state_{k}"] for k in header.get("state_keys", [])}, int(header["n_features"]))
         w = model.check_w(data["w"])
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, ParameterError) as exc:
-        raise DataFormatError(f"inconsistent model file ({type(exc).__name__}: {str(exc)[:120]})",
+        raise DataFormatError(f"inconsistent model file ({exception_text(exc)})",
                               path=where) from None
     return model, w, prov

@@ -341,6 +341,19 @@ class Session:
         after = (self._history.can_undo, self._history.can_redo)
         return [UndoStateChanged(*after)] if after != before else []
 
+    def _store_label(self, kind: str, label, old_text: Optional[str], new_text: str) -> list:
+        """Write one "add" or "change" edit durably, then cache ``label``; returns the events to emit.
+
+        The caller holds the lock and has checked the label; the cache changes only after the store
+        has the edit, so a failed write leaves the session as it was.
+        """
+        before = (self._history.can_undo, self._history.can_redo)
+        seq = self._store.apply_edit(kind, label.id, label.item_id, old_text, new_text, self.author)
+        self._labels[label.id] = label
+        self._by_item[label.item_id][label.id] = label
+        self._history.edited(seq, label.item_id)
+        return [LabelsChanged(label.item_id, (label.id,))] + self._undo_event(before)
+
     def add_label(self, label):
         """Add a new label (durably) and return it.
 
@@ -355,13 +368,7 @@ class Session:
             if label.id in self._labels:
                 raise ParameterError(f"label.id: a label with id {label.id!r} already exists; "
                                      f"use change_label to modify it")
-            text = dumps_label(label)
-            before = (self._history.can_undo, self._history.can_redo)
-            seq = self._store.apply_edit("add", label.id, label.item_id, None, text, self.author)
-            self._labels[label.id] = label
-            self._by_item[label.item_id][label.id] = label
-            self._history.edited(seq, label.item_id)
-            events = [LabelsChanged(label.item_id, (label.id,))] + self._undo_event(before)
+            events = self._store_label("add", label, None, dumps_label(label))
         self._emit(events)
         return label
 
@@ -421,12 +428,7 @@ class Session:
             old_text, new_text = dumps_label(old), dumps_label(label)
             if old_text == new_text:
                 return label
-            before = (self._history.can_undo, self._history.can_redo)
-            seq = self._store.apply_edit("change", label.id, label.item_id, old_text, new_text, self.author)
-            self._labels[label.id] = label
-            self._by_item[label.item_id][label.id] = label
-            self._history.edited(seq, label.item_id)
-            events = [LabelsChanged(label.item_id, (label.id,))] + self._undo_event(before)
+            events = self._store_label("change", label, old_text, new_text)
         self._emit(events)
         return label
 

@@ -17,9 +17,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_bool, is_number
+from ..checks import check_bool, check_int, check_scalar
 from ..exceptions import InfeasibleLabelsError, NotFittedError, ParameterError
-from ..models._params import check_param_vector
+from ..models._params import check_param_vector, init_params
 from ..types import Warping
 
 __all__ = ["SyncAligner", "SyncFeatures", "SyncResult", "warping_from_times", "SYNC_FEATURES"]
@@ -248,11 +248,7 @@ def _tied_model(groups, loss):
             return np.bincount(self.groups, weights=super().joint_feature_relaxed(item, Z), minlength=self.n_groups)
 
         def initial_w(self, items, Ys=None) -> np.ndarray:
-            items = list(items)
-            if not items:
-                raise ParameterError("items: expected at least one (A, B) pair, got none")
-            for i, it in enumerate(items):
-                self._check_item(it, f"items[{i}]")
+            self._check_items(items)
             return np.ones(self.n_groups)
 
         def default_w(self, items=None) -> np.ndarray:
@@ -322,20 +318,15 @@ class SyncAligner:
 
     # ---------------------------------------------------------- parameters
     def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in ("features", "coarse", "band", "max_cells", "pyramid", "corridor_s",
-                                              "metric", "loss", "C", "max_iter", "train_pool", "runner_up")}
+        return init_params(self)
 
     def _check_params(self):
         if self.features not in SYNC_FEATURES:
             raise ParameterError(f"features: expected one of {sorted(SYNC_FEATURES)}, got {self.features!r}")
         for name in ("coarse", "max_cells", "pyramid", "max_iter", "train_pool"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ParameterError(f"{name}: expected an integer >= 1, got {v!r}")
+            check_int(getattr(self, name), name, min_val=1)
         for name in ("corridor_s", "C"):
-            v = getattr(self, name)
-            if not (is_number(v) and math.isfinite(v) and v > 0):
-                raise ParameterError(f"{name}: expected a positive number, got {v!r}")
+            check_scalar(getattr(self, name), name, float, min_val=0, include_boundaries="neither")
         if self.metric not in ("tied", "diagonal"):
             raise ParameterError(f"metric: expected 'tied' or 'diagonal', got {self.metric!r}")
         if self.loss not in ("hamming", "area"):

@@ -29,8 +29,9 @@ import warnings
 
 import numpy as np
 
-from ..exceptions import NotFittedError, ParameterError
-from ..learners.ssvm import check_training_set
+from ..checks import check_int, check_scalar
+from ..exceptions import ParameterError
+from ..learners.ssvm import check_training_set, decode_each, unit_step_root
 from .model import warping_matrix
 
 __all__ = ["WarpingFrankWolfe"]
@@ -103,12 +104,9 @@ class WarpingFrankWolfe:
             if not callable(getattr(self.model, name, None)):
                 raise ParameterError(f"model: expected a WarpingModel-like object with {name}(), "
                                      f"got {type(self.model).__name__}")
-        if not (isinstance(self.C, (int, float, np.number)) and np.isfinite(self.C) and self.C > 0):
-            raise ParameterError(f"C: expected a positive finite number, got {self.C!r}")
-        if isinstance(self.max_iter, bool) or int(self.max_iter) < 1:
-            raise ParameterError(f"max_iter: expected a positive integer, got {self.max_iter!r}")
-        if not (isinstance(self.tol, (int, float, np.number)) and self.tol >= 0):
-            raise ParameterError(f"tol: expected a non-negative number, got {self.tol!r}")
+        check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
+        check_int(self.max_iter, "max_iter", min_val=1)
+        check_scalar(self.tol, "tol", float, min_val=0)
 
     def fit(self, Xs, Ys):
         """Learn ``w_`` from pairs ``Xs = [(A, B), ...]`` and their true warpings ``Ys``.
@@ -142,10 +140,7 @@ class WarpingFrankWolfe:
 
     def predict(self, Xs, constraints=None):
         """Decode every pair with ``w_`` (``constraints``: one per pair or None)."""
-        if not hasattr(self, "w_"):
-            raise NotFittedError(f"{type(self).__name__}: call fit() before predict()")
-        cons = [None] * len(Xs) if constraints is None else list(constraints)
-        return [self.model.decode(X, self.w_, constraints=c) for X, c in zip(Xs, cons)]
+        return decode_each(self, Xs, constraints)
 
     # ------------------------------------------------------------ internals
     def _solve(self, Xs, targets):
@@ -236,16 +231,4 @@ class WarpingFrankWolfe:
         def deriv(gamma):
             return g0 - float((model.project(s + gamma * ds) - p0) @ ds) / lam + gamma * curv
 
-        gamma = min(1.0, g0 / dd)
-        if abs(deriv(gamma)) <= 1e-12 * (abs(g0) + 1e-300):
-            return gamma
-        if deriv(1.0) >= 0:
-            return 1.0
-        lo, hi = 0.0, 1.0
-        for _ in range(50):
-            mid = 0.5 * (lo + hi)
-            if deriv(mid) > 0:
-                lo = mid
-            else:
-                hi = mid
-        return 0.5 * (lo + hi)
+        return unit_step_root(deriv, min(1.0, g0 / dd), g0, bisections=50)

@@ -33,6 +33,7 @@ import math
 import numba
 import numpy as np
 
+from ..checks import check_int, check_scalar
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..models._params import check_param_vector
@@ -157,9 +158,7 @@ class WarpingModel:
         return {}
 
     def set_state(self, state: dict, n_features: int) -> "WarpingModel":
-        if isinstance(n_features, bool) or int(n_features) < 1:
-            raise ParameterError(f"n_features: expected a positive integer, got {n_features!r}")
-        self.n_features_ = int(n_features)
+        self.n_features_ = check_int(n_features, "n_features", min_val=1)
         return self
 
     @property
@@ -254,12 +253,16 @@ class WarpingModel:
 
     def initial_w(self, items, Ys=None) -> np.ndarray:
         """Euclidean DTW: ``M = I``."""
+        self._check_items(items)
+        return self.join_w(np.ones(self._p()))
+
+    def _check_items(self, items) -> None:
+        """At least one item, each a valid ``(A, B)`` pair (named ``items[i]`` in errors)."""
         items = list(items)
         if not items:
             raise ParameterError("items: expected at least one (A, B) pair, got none")
         for i, it in enumerate(items):
             self._check_item(it, f"items[{i}]")
-        return self.join_w(np.ones(self._p()))
 
     def default_w(self, items=None) -> np.ndarray:
         if not hasattr(self, "n_features_"):
@@ -373,9 +376,7 @@ class WarpingModel:
           path), the better kept; not guaranteed globally optimal.
         """
         A, B = self._check_item(item)
-        c = float(loss_scale)
-        if not (math.isfinite(c) and c >= 0):
-            raise ParameterError(f"loss_scale: expected a finite number >= 0, got {loss_scale!r}")
+        c = check_scalar(loss_scale, "loss_scale", float, min_val=0)
         metric = self.decoder_metric(w)
         if isinstance(target, PartialTarget) and self.partial_loss == "violations":
             # cost - c · (missed anchors) = cost + c · (anchors on the path) - c K
@@ -425,15 +426,8 @@ class WarpingModel:
     # ------------------------------------------------------------ losses
     @staticmethod
     def _anchor_cells(labels, TA, TB) -> set:
-        cells = set()
-        for lab in labels:
-            if not isinstance(lab, WarpAnchorLabel):
-                raise ParameterError(f"labels: expected WarpAnchorLabel items, got {type(lab).__name__}")
-            if lab.ta >= TA or lab.tb >= TB:
-                raise ParameterError(f"WarpAnchorLabel {lab.id}: cell ({lab.ta}, {lab.tb}) is outside the "
-                                     f"{TA} x {TB} grid")
-            cells.add((lab.ta, lab.tb))
-        return cells
+        anchor_cell = _dec().anchor_cell
+        return {anchor_cell(lab, TA, TB) for lab in labels}
 
     def violations(self, labels, y: Warping) -> int:
         """Number of distinct anchor cells of ``labels`` the path ``y`` misses."""

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.quality.soak_safety import edit_json, json_paths
 from marginalia.cli import main
 from marginalia.engine import Engine
 from marginalia.exceptions import DataFormatError, MarginaliaError
@@ -39,41 +40,15 @@ json_values = st.recursive(
     max_leaves=8)
 
 
-def paths_of(doc, prefix=()):
-    """Every key path into a JSON document (the document itself included)."""
-    yield prefix
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from paths_of(v, prefix + (k,))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from paths_of(v, prefix + (i,))
-
-
 @st.composite
 def mutated(draw, doc):
     """``doc`` with 1-3 values replaced, deleted or added (any JSON value, at any depth)."""
     doc = json.loads(json.dumps(doc))
     for _ in range(draw(st.integers(1, 3))):
-        paths = list(paths_of(doc))
+        paths = list(json_paths(doc))
         path = paths[draw(st.integers(0, len(paths) - 1))]
         op = draw(st.sampled_from(["set", "delete", "add"]))
-        value = draw(json_values)
-        if not path:
-            if op == "set":
-                doc = value
-            continue
-        parent = doc
-        for key in path[:-1]:
-            parent = parent[key]
-        if op == "set":
-            parent[path[-1]] = value
-        elif op == "delete":
-            del parent[path[-1]]
-        elif isinstance(parent, dict):
-            parent[draw(st.text(max_size=6))] = value
-        else:
-            parent.append(value)
+        doc = edit_json(doc, path, op, draw(json_values), draw(st.text(max_size=6)))
     return doc
 
 
@@ -125,6 +100,16 @@ def test_fuzzed_model_headers_are_refused_in_one_line(model_parts, tmp_path_fact
         assert load_model(path).task in ("segmentation", "alignment")
     if isinstance(bad, dict) and "task" not in bad:
         assert exc is not None, "a model with no task was accepted"
+
+
+def test_a_line_break_in_a_model_parameter_name_stays_on_one_line(model_parts, tmp_path):
+    """Found by the fuzz above: the constructor's TypeError quotes the key, line break included."""
+    header, arrays = model_parts
+    bad = json.loads(json.dumps(header))
+    bad["model_params"]["\n"] = 1
+    path = write_model(tmp_path / "m.model", bad, arrays)
+    exc = refused_cleanly(lambda: load_model(path), path)
+    assert exc is not None and "unexpected keyword argument '\\n'" in str(exc)
 
 
 @settings(max_examples=EXAMPLES)
@@ -275,6 +260,8 @@ def test_fuzzed_bundle_manifests_are_refused_in_one_line(bundle, tmp_path_factor
      '"features": "../../x.npz"}]}', "'items[0].features'"),
     ('{"format": "marginalia-bundle", "version": 1, "models": [{"file": "/etc/passwd"}]}', "'models[0].file'"),
     ('{"format": "marginalia-bundle", "version": 1, "files": ["a/../../b"]}', "'files[0]'"),
+    ('{"format": "marginalia-bundle", "version": 1, "models": "m.npz"}', "'models': expected a list"),
+    ('{"format": "marginalia-bundle", "version": 1, "files": {"a": 1}}', "'files': expected a list"),
 ])
 def test_each_manifest_field_is_checked_and_named(bundle, tmp_path, text, field):
     eng, _ = bundle

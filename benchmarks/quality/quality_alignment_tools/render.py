@@ -29,14 +29,14 @@ def ensure_fluidsynth(log=print) -> bool:
     return bool(shutil.which("fluidsynth")) and Path(SOUNDFONT).is_file()
 
 
-def render(midi: Path, wav: Path, sr: int = SR) -> Path:
-    """Render ``midi`` to a mono 16-bit ``wav`` (skipped when ``wav`` is newer than ``midi``)."""
+def render(midi: Path, wav: Path, sr: int = SR, font: str = SOUNDFONT) -> Path:
+    """Render ``midi`` with soundfont ``font`` to a mono 16-bit ``wav`` (skipped when ``wav`` is newer than ``midi``)."""
     if wav.is_file() and wav.stat().st_mtime >= midi.stat().st_mtime:
         return wav
     wav.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as td:
         tmp = os.path.join(td, "stereo.wav")
-        subprocess.run(["fluidsynth", "-n", "-i", "-q", "-g", "0.7", "-r", str(sr), "-F", tmp, SOUNDFONT, str(midi)],
+        subprocess.run(["fluidsynth", "-n", "-i", "-q", "-g", "0.7", "-r", str(sr), "-F", tmp, font, str(midi)],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         x, fs = sf.read(tmp, dtype="float32")
     x = x.mean(axis=1) if x.ndim == 2 else x

@@ -79,3 +79,16 @@ def test_bad_inputs():
     with pytest.raises(ParameterError, match="empty"):
         robust_mean([])
     assert mean_uncertainty([0.2, 0.4]) == pytest.approx(0.3)
+
+
+def test_empty_or_non_finite_inputs_are_refused_naming_the_argument():
+    from marginalia.active.stopping import StoppingCriterion, mean_uncertainty, robust_mean
+    from marginalia.exceptions import ParameterError
+    with pytest.raises(ParameterError, match="uncertainties: the unlabelled pool is empty"):
+        mean_uncertainty([])
+    with pytest.raises(ParameterError, match="uncertainties: expected finite values, got nan"):
+        mean_uncertainty([0.1, float("nan")])
+    with pytest.raises(ParameterError, match="values: expected finite values, got inf"):
+        robust_mean([1.0, float("inf")])
+    with pytest.raises(ParameterError, match="mean_uncertainty: expected a finite number, got nan"):
+        StoppingCriterion(window=2, threshold=0.1).update(float("nan"))

@@ -104,6 +104,18 @@ def test_kernel_number_parser_agrees_with_float(text):
         assert v == float(text) and math.copysign(1, v) == math.copysign(1, float(text))
 
 
+@pytest.mark.parametrize("text, value", [("0.125", 0.125), ("-12.5", -12.5), ("00012.50", 12.5), (".5", 0.5),
+                                         ("5.", 5.0), ("+3", 3.0), ("1E5", 1e5), ("9007199254740991", 2.0 ** 53 - 1),
+                                         ("0.0000000000000000012345", float("0.0000000000000000012345"))])
+def test_kernel_number_parser_answers_common_numbers_itself(text, value):
+    assert _csvscan.parse_decimal(text) == value
+
+
+@pytest.mark.parametrize("text", ["", ".", "-", "1.2.3", "1e", "9007199254740993", "1.23456789012345678", "nan"])
+def test_kernel_number_parser_leaves_the_rest_to_python(text):
+    assert _csvscan.parse_decimal(text) is None
+
+
 @settings(max_examples=30)
 @given(st.lists(st.tuples(st.sampled_from(["1", "2", "10", '"2"', '"10"']), st.sampled_from(["1", "X", '"X"']),
                           st.integers(1, 50), _number_text, st.sampled_from(["", "a", '"b"', '"c,d"'])),

@@ -3,28 +3,16 @@
 import numpy as np
 import pytest
 
+from benchmarks.speed.learning import revealed_labels as benchmark_revealed_labels
 from marginalia.learners.partial import PartialLabelSSVM
 from marginalia.learners.ssvm import SSVM
 from marginalia.models.segmentation import SegmentationModel, label_violations
-from marginalia.types import RegionKind, RegionLabel, Segmentation
+from marginalia.types import Segmentation
 
 
 def revealed_labels(rng, y, fraction, item_id="x"):
-    T = y.n_samples
-    pts = np.sort(rng.choice(T, min(T, max(2, int(round(fraction * T)))), replace=False))
-    seg = y.labels()
-    labels, i = [], 0
-    while i < len(pts):
-        j = i
-        while j + 1 < len(pts) and seg[pts[j + 1]] == seg[pts[i]]:
-            j += 1
-        if pts[j] > pts[i]:
-            labels.append(RegionLabel(item_id=item_id, start=int(pts[i]), stop=int(pts[j]) + 1, kind=RegionKind.ZERO))
-        if j + 1 < len(pts):
-            labels.append(RegionLabel(item_id=item_id, start=int(pts[j]), stop=int(pts[j + 1]) + 1,
-                                      kind=RegionKind.AT_LEAST_ONE))
-        i = j + 1
-    return labels
+    """The partial labels benchmarks/speed/learning.py measures with (so this tests the ones it uses)."""
+    return benchmark_revealed_labels(rng, y, y.n_samples, fraction, item_id)
 
 
 def series(rng, n, T=80, p=4):

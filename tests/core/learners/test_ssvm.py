@@ -97,3 +97,23 @@ def test_bad_training_sets():
         SSVM(m, max_iter=3).fit([X], [Segmentation([15, 30])])
     with pytest.raises(NotFittedError):
         SSVM(m).predict([X])
+
+
+def test_unit_step_root_finds_the_root_of_a_decreasing_derivative():
+    from marginalia.learners.ssvm import unit_step_root
+    kinked = lambda g: 1.0 - 3.0 * min(g, 0.2) - 0.25 * max(g - 0.2, 0.0)  # noqa: E731 - 0.2 > 0 at g = 1
+    assert unit_step_root(kinked, 1 / 3, 1.0, bisections=50) == 1.0      # still >= 0 at 1: the full step
+    steep = lambda g: 1.0 - 5.0 * g if g < 0.1 else 0.5 - 2.0 * g       # noqa: E731 - root at 0.25
+    assert abs(unit_step_root(steep, 0.2, 1.0, bisections=50) - 0.25) < 1e-12
+    assert abs(unit_step_root(steep, 0.2, 1.0, bisections=40) - 0.25) < 1e-9
+    affine = lambda g: 0.6 - 2.0 * g                                       # noqa: E731
+    assert unit_step_root(affine, 0.3, 0.6, bisections=50) == 0.3         # the closed-form guess is kept
+
+
+def test_predict_before_fit_is_refused_by_every_learner():
+    from marginalia.learners.partial import PartialLabelSSVM
+    from marginalia.sync.frank_wolfe import WarpingFrankWolfe
+    from marginalia.sync.model import WarpingModel
+    for learner in (SSVM(SegmentationModel()), PartialLabelSSVM(SegmentationModel()), WarpingFrankWolfe(WarpingModel())):
+        with pytest.raises(NotFittedError, match=f"{type(learner).__name__}: call fit"):
+            learner.predict([np.zeros((3, 1))])

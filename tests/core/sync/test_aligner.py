@@ -158,6 +158,11 @@ def test_model_file_round_trip_and_other_tasks_refused(tmp_path):
     np.testing.assert_array_equal(again.predict(fa, fb).warping.path, fitted.predict(fa, fb).warping.path)
     with pytest.raises(WrongTaskError, match=r"is a sync model; this command needs an alignment model"):
         mg.load_model(path, task="alignment")
+    assert loaded.sync_aligner() is again   # built once
+    with pytest.raises(WrongTaskError, match=r"model '.*sync.model': is a sync model; expected an alignment model"):
+        loaded.aligner()
+    with pytest.raises(WrongTaskError, match=r"is a sync model; expected a segmentation model"):
+        loaded.segment(None)
     buf = io.BytesIO()
     save_raw(buf, fitted, fitted.w_, {})
     buf.seek(0)

@@ -281,3 +281,16 @@ def test_anchor_violation_loss_augmented_decode_matches_brute_force(seed, scale)
     assert model.loss(target, got) == model.violations(labels, got)
     completion_model = WarpingModel("diagonal", "area", partial_loss="completion")
     assert completion_model.loss(target, got) == pytest.approx(warping_area_loss(target.completion, got))
+
+
+def test_anchor_outside_the_grid_is_refused_like_the_decoder_refuses_it():
+    from marginalia.decoders.warping import warping_constraints_from_labels
+    y = Warping(np.array([(0, 0), (1, 1), (2, 2)]))
+    outside = [WarpAnchorLabel("pair", ta=1, tb=3)]
+    with pytest.raises(ParameterError) as from_decoder:
+        warping_constraints_from_labels(outside, 3, 3)
+    with pytest.raises(ParameterError) as from_model:
+        WarpingModel().violations(outside, y)
+    assert str(from_model.value) == str(from_decoder.value)
+    assert "outside the 3 x 3 grid" in str(from_model.value)
+    assert WarpingModel().violations([WarpAnchorLabel("pair", ta=1, tb=1), WarpAnchorLabel("pair", ta=1, tb=2)], y) == 1

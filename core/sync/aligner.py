@@ -517,8 +517,8 @@ class SyncAligner:
         from ..decoders.warping import pairwise_cost
         from .question import SyncQuestion, anchor_mask, ask, audible_frames, pool_factor
         self._check_params()
-        if not (is_number(separation_s) and math.isfinite(separation_s) and separation_s > 0):
-            raise ParameterError(f"separation_s: expected a positive number of seconds, got {separation_s!r}")
+        separation_s = check_scalar(separation_s, "separation_s", float, min_val=0, include_boundaries="neither",
+                                    what="a finite number of seconds")
         fa = self._as_features(reference, "reference")
         fb = self._as_features(target, "target")
         f = pool_factor(fa.n_frames, fb.n_frames, int(max_cells))

@@ -85,5 +85,5 @@ def test_a_pause_of_another_length_has_a_margin_and_is_asked_where_there_is_soun
 
 def test_bad_separation_is_one_line(repeat):
     ya, yb, *_ = repeat
-    with pytest.raises(ParameterError, match="separation_s: expected a positive number"):
+    with pytest.raises(ParameterError, match=r"separation_s: expected a finite number of seconds > 0"):
         SyncAligner().question((ya, SR), (yb, SR), separation_s=0)

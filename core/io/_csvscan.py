@@ -59,7 +59,9 @@ def _parse_decimal(buf, s, e, pow10):
         s += 1
     elif buf[s] == 43:  # '+'
         s += 1
-    i, mant, ndig, nany, ok = _digits(buf, s, e, 0, 0)   # ndig: significant digits kept in mant
+    # typed zeros, not literals: a literal argument would compile _digits a second time
+    zero = np.int64(0)
+    i, mant, ndig, nany, ok = _digits(buf, s, e, zero, zero)   # ndig: significant digits kept in mant
     if not ok:
         return 0.0, False
     frac = 0

@@ -64,6 +64,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.current_query = None
         self.current_question = None
         self._prefetch = None
+        self._answering = False      # an answer was given and its next question is on its way
         self.infos = {}
         self.latencies = []          # seconds from a label edit to its redrawn prediction
         self.last_error_dialog = None
@@ -454,7 +455,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.model_panel.latency.setText("no label since opening")
         # the questions were about the closed project's items
         self.current_query = self.current_question = self._prefetch = None
-        self._follow_queries = False
+        self._follow_queries = self._answering = False
         self._clear_question_overlays()
         self.active_panel.set_queries([], {})
         self.active_panel.set_question(None)

@@ -17,6 +17,43 @@ from .labelling import anchors_for_events, labels_from_structure
 log = logging.getLogger("marginalia.app.window")
 
 
+def _part(query) -> tuple:
+    return query.item_id, query.start, query.stop
+
+
+def first_disputed(engine, queries, like, *, cancel=None):
+    """The first of ``queries`` whose part still holds a dispute, with its question; None if none does.
+
+    Parts of the same kind and task as the shown item come first (someone labelling chromosomes
+    is asked about chromosomes next), then the others in their order. A ranked part may have
+    nothing left to ask (its runner-up gone under the labels of the last answer, or a random
+    strategy's draw): it is passed over instead of ending the round.
+
+    Parameters
+    ----------
+    engine : marginalia.engine.Engine
+    queries : list of Query
+        Ranked parts, best first.
+    like : (dict, tuple or None)
+        ``{item id: (kind, task)}`` and the ``(kind, task)`` of the shown item.
+
+    Returns
+    -------
+    dict or None
+        ``{"query", "question", "labels"}``: the part, its question and the ids of the labels
+        its item held when the question was made.
+    """
+    pairs, here = like
+    order = [q for q in queries if here is not None and pairs.get(q.item_id) == here]
+    order += [q for q in queries if q not in order]
+    for query in order:
+        labels = frozenset(lab.id for lab in engine.labels(query.item_id))
+        question = engine.question(query, cancel=cancel)
+        if question is not None:
+            return {"query": query, "question": question, "labels": labels}
+    return None
+
+
 class ActiveQueriesMixin:
     """Active-learning questions of :class:`~app.main_window.MainWindow`: the queue and its answers.
 
@@ -36,13 +73,16 @@ class ActiveQueriesMixin:
             self._follow_queries = True
 
         here = self.current_item
+        like = self._kind_and_task(here)
+        follow = then_follow or getattr(self, "_follow_queries", False)
 
         def work(cancel, progress):
             qs = engine.next_queries(10, strategy=strategy, task_name=task, cancel=cancel)
-            return qs, engine.learning_curve(here), engine.stopping_signal(here)
+            first = first_disputed(engine, qs, like, cancel=cancel) if follow else None
+            return qs, first, engine.learning_curve(here), engine.stopping_signal(here)
 
         def done(result):
-            queries, curve, signal = result
+            queries, first, curve, signal = result
             self.refresh_items()       # the ranking scored every whole item: the browser shows their margins
             names = {i: info.name for i, info in self.infos.items()}
             self.active_panel.set_queries(queries, names, self._describe_query)
@@ -51,13 +91,14 @@ class ActiveQueriesMixin:
             self._show_item_queries()
             if getattr(self, "_follow_queries", False):
                 self._follow_queries = False
-                if queries:
-                    self.follow_query(self._first_query_like_current(queries))
+                if first is not None:
+                    self._prefetch = first
+                    self.follow_query(first["query"])
                 elif not self.infos:
                     self.statusBar().showMessage("no question to ask yet: import data first (File \u25b8 Import)",
                                                  5000)
                 else:
-                    self.statusBar().showMessage("no question to ask: every part is certain", 5000)
+                    self.statusBar().showMessage("no question left to ask: every part is labelled or certain", 5000)
 
         def failed(exc):
             self._follow_queries = False     # no question is coming: A and B act on the view again
@@ -65,16 +106,10 @@ class ActiveQueriesMixin:
 
         self.runner.submit("queries", work, on_done=done, on_error=failed, description="ranking questions")
 
-    def _first_query_like_current(self, queries):
-        """The best query on an item of the same kind and task as the shown one (else the best overall):
-        someone labelling chromosomes is asked about chromosomes next."""
-        here = self.infos.get(self.current_item)
-        if here is not None:
-            for q in queries:
-                info = self.infos.get(q.item_id)
-                if info is not None and (info.kind, info.task) == (here.kind, here.task):
-                    return q
-        return queries[0]
+    def _kind_and_task(self, item_id):
+        """``{item id: (kind, task)}`` of every item and the pair of ``item_id``: who is "like" the shown item."""
+        pairs = {i: (info.kind, info.task) for i, info in self.infos.items()}
+        return pairs, pairs.get(item_id)
 
     def _refresh_curve(self):
         if self.engine is None:
@@ -106,6 +141,7 @@ class ActiveQueriesMixin:
 
     def next_question(self):
         """Ask the engine for the most useful part and jump to it."""
+        self._answering = False
         self._drop_question()      # until the next one is shown, A and B answer nothing stale
         self.refresh_queries(then_follow=True)
 
@@ -155,10 +191,14 @@ class ActiveQueriesMixin:
         """Show ``question`` in the panel and on the view (zoomed to it), then prefetch the next one."""
         query = self.current_query
         if question is None:
-            if query is not None:
+            if query is not None and getattr(self, "_answering", False):
+                # the answer just given settled the part the next question was to be about: rank anew
+                self.next_question()
+            elif query is not None:
                 self.statusBar().showMessage("nothing disputed on this part any more: press Q for the next "
                                              "question", 6000)
             return
+        self._answering = False
         if query is None or (question.query.item_id, question.query.start, question.query.stop) != \
                 (query.item_id, query.start, query.stop):
             return                       # the person moved on to another question meanwhile
@@ -196,18 +236,14 @@ class ActiveQueriesMixin:
         engine, strategy = self.engine, self.active_panel.current_strategy()
         task = self.active_panel.current_task()
         asked = self.current_question.query
-        here = self.infos.get(asked.item_id)
-        infos = dict(self.infos)
+        like = self._kind_and_task(asked.item_id)
 
         def work(cancel, progress):
             queries = engine.next_queries(10, strategy=strategy, task_name=task, cancel=cancel)
-            rest = [q for q in queries if (q.item_id, q.start, q.stop) != (asked.item_id, asked.start, asked.stop)]
-            like = [q for q in rest if here is not None and infos.get(q.item_id) is not None
-                    and (infos[q.item_id].kind, infos[q.item_id].task) == (here.kind, here.task)]
-            nxt = (like or rest or [None])[0]
-            labels = frozenset(lab.id for lab in engine.labels(nxt.item_id)) if nxt is not None else None
-            question = engine.question(nxt, cancel=cancel) if nxt is not None else None
-            return {"all": queries, "queries": rest, "query": nxt, "question": question, "labels": labels}
+            rest = [q for q in queries if _part(q) != _part(asked)]
+            nxt = first_disputed(engine, rest, like, cancel=cancel) or {"query": None, "question": None,
+                                                                       "labels": None}
+            return {"all": queries, "queries": rest, **nxt}
 
         def done(result):
             self._prefetch = result
@@ -250,6 +286,7 @@ class ActiveQueriesMixin:
         names = {i: info.name for i, info in self.infos.items()}
         self._drop_question()
         hit = getattr(self, "_prefetch", None)
+        self._answering = True
         if hit is not None and hit.get("query") is not None:
             self.active_panel.set_queries(hit["queries"], names, self._describe_query)
             self.follow_query(hit["query"])

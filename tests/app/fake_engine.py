@@ -265,7 +265,7 @@ class FakeEngine:
 
     def next_queries(self, n=10, *, strategy="best-vs-2nd", task_name=None, cancel=None):
         qs = [Query("cgh-b", 40, 120, 0.9, strategy), Query("cgh-a", 20, 80, 0.6, strategy),
-              Query("aud", 50, 150, 0.4, strategy)]
+              Query("aud", 0, 3, 0.4, strategy)]
         if task_name is not None:
             qs = [q for q in qs if task_name == ("alignment/audio" if q.item_id == "aud" else "segmentation/cgh")]
         return [dataclasses.replace(q, rank=i) for i, q in enumerate(qs[:n])]

@@ -113,7 +113,7 @@ def test_next_question_jumps_to_and_frames_the_part(qtbot, window):
     seq = eng.sequence("cgh-b")
     # the queue numbers the part as the Labels panel and the exports do: 0-based, both ends included
     assert win.active_panel.queue.topLevelItem(0).text(2) == "probes 40\u2013119"
-    assert win.active_panel.queue.topLevelItem(2).text(2) == "events 50\u2013149"
+    assert win.active_panel.queue.topLevelItem(2).text(2) == "events 0\u20132"
     x0, x1 = win.profile_view.x_range()
     assert x0 <= seq.positions[40] and x1 >= seq.positions[119]
     assert x1 - x0 < 0.8 * (seq.positions[-1] - seq.positions[0])  # zoomed on the part, not the whole
@@ -662,7 +662,8 @@ def test_b_writes_the_runner_up_and_n_writes_nothing(qtbot, window):
     win.activateWindow()
     qtbot.waitUntil(win.isActiveWindow, timeout=2000)
     win.actions["next_question"].trigger()
-    qtbot.waitUntil(lambda: win.current_question is not None, timeout=5000)
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == win.current_question.item_id,
+                    timeout=5000)
     item = win.current_question.item_id
     _press(qtbot, win, Qt.Key.Key_N)
     assert eng.labels(item) == []
@@ -687,6 +688,34 @@ def test_one_queue_per_task_and_the_panel_says_how_it_is_ordered(qtbot, window):
     assert panel.order_label.text().startswith("Ordered by margin")
     panel.task.setCurrentIndex(0)
     qtbot.waitUntil(lambda: panel.queue.topLevelItemCount() == 3, timeout=5000)
+
+
+def test_a_ranked_part_with_nothing_left_to_ask_is_passed_over(qtbot, window, monkeypatch):
+    """A round of questions never stops at a part with nothing disputed: it goes on to one that is."""
+    win, eng = window, window.engine
+    settled = set()                         # parts whose runner-up the last answers took away
+    ask = eng.question
+    monkeypatch.setattr(eng, "question", lambda query, cancel=None:
+                        None if query.item_id in settled else ask(query, cancel=cancel))
+    said = []
+    win.statusBar().messageChanged.connect(said.append)
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=2000)
+    _press(qtbot, win, Qt.Key.Key_Q)
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == "cgh-b", timeout=5000)
+    assert ask(eng.next_queries()[1]) is None      # cgh-a, ranked next and of the same kind, has nothing to ask
+    qtbot.waitUntil(lambda: not win.runner.is_busy("prefetch"), timeout=5000)
+    first = win.current_question
+    _press(qtbot, win, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_question is not first
+                    and win.current_item == win.current_question.item_id, timeout=5000)
+    assert win.current_question.item_id == "aud"
+    settled.update({"cgh-b", "aud"})        # and now nothing is disputed anywhere
+    _press(qtbot, win, Qt.Key.Key_Q)
+    qtbot.waitUntil(lambda: any("every part is labelled or certain" in m for m in said), timeout=5000)
+    assert win.current_question is None
+    assert not [m for m in said if m.startswith("nothing disputed")]
+    win.statusBar().messageChanged.disconnect(said.append)
 
 
 def test_an_answered_part_leaves_the_queue_at_once(qtbot, window):

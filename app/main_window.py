@@ -352,22 +352,31 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self.actions[name].setIcon(theme.kind_icon(kind))
             self.actions[name].setCheckable(True)
             self.kind_group.addAction(self.actions[name])
+        # not a command (nothing to press): what a drag makes on an alignment item, shown in the kinds' place
+        self.span_kind = QtGui.QAction(theme.swatch_icon(theme.ANCHOR), "Drag: event span", self)
+        self.span_kind.setToolTip("On a recording aligned to its score a drag says \"the score events drawn in "
+                                  "here start in here\"; a click on a note of the score anchors it")
+        self.span_kind.setCheckable(True)
+        self.kind_group.addAction(self.span_kind)
+        self.span_kind.setVisible(False)
         self.actions["kind0"].setChecked(True)
         tb = self.addToolBar("Main")
         tb.setObjectName("main_toolbar")
         tb.setMovable(False)
         tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        for name in ("open", "import", None, "undo", "redo", None, "kind0", "kind1", "kind2", "kindS",
+        for name in ("open", "import", None, "undo", "redo", None, "kind0", "kind1", "kind2", "kindS", "span_kind",
                      "boundary_mode", None, "retrain", "next_question", "accept", None, "play"):
             if name is None:
                 tb.addSeparator()
             else:
-                tb.addAction(self.actions[name])
+                tb.addAction(self.span_kind if name == "span_kind" else self.actions[name])
         for name, short in (("kind0", "0 change"), ("kind1", "1 change"), ("kind2", "\u22651 change"),
-                            ("kindS", "same"), ("boundary_mode", "boundary"), ("next_question", "Next question"),
+                            ("kindS", "same"), ("boundary_mode", "boundary"),
+                            ("next_question", "Next question"),
                             ("accept", "Model is right"), ("retrain", "Retrain"), ("play", "Play"),
                             ("open", "Open"), ("import", "Import"), ("undo", "Undo"), ("redo", "Redo")):
             self.actions[name].setIconText(short)
+        self.span_kind.setIconText("event span")
         tb.toggleViewAction().setToolTip("Show or hide the toolbar")
         for button, tip in ((tb.findChild(QtWidgets.QToolButton, "qt_toolbar_ext_button"), "More tools"),
                             (mb.findChild(QtWidgets.QToolButton, "qt_menubar_ext_button"), "More menus")):
@@ -560,6 +569,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         else:
             self.profile_view.set_sequence(seq, item_id)
             self.stack.setCurrentWidget(self.profile_view)
+        self._show_drag_kinds(info.task)
         self._set_labels(payload["labels"])
         self._show_model_of_current()
         self.settings.setValue(self._project_key("last_item"), item_id)
@@ -639,7 +649,24 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             if view is not None:
                 view.current_kind = kind
         name = next(n for n, k in KIND_ACTIONS.items() if k == kind)
-        self.actions[name].setChecked(True)
+        if not self.span_kind.isVisible():
+            self.actions[name].setChecked(True)
+
+    def _show_drag_kinds(self, task: str):
+        """The toolbar shows what a drag makes on the shown item: a region of one of four kinds, or an event span.
+
+        On an alignment item a drag marks where score events start (an event span) whatever region
+        kind was picked last, so the four region kinds are hidden there rather than shown highlighted.
+        """
+        alignment = task == "alignment"
+        for name in KIND_ACTIONS:
+            self.actions[name].setVisible(not alignment)
+        self.span_kind.setVisible(alignment)
+        if alignment:
+            self.span_kind.setChecked(True)
+        else:
+            kind = getattr(self.profile_view, "current_kind", RegionKind.ZERO)
+            self.actions[next(n for n, k in KIND_ACTIONS.items() if k == kind)].setChecked(True)
 
     def _edit(self, fn, item_id, select=None):
         if self.engine is None:

@@ -52,7 +52,15 @@ def region_pen(kind: RegionKind, *, selected: bool = False) -> QtGui.QPen:
 
 def kind_icon(kind: RegionKind, size: int = 14) -> QtGui.QIcon:
     """A small swatch of a region kind's colour (for menus and the toolbar)."""
-    r, g, b = REGION_RGB[RegionKind(kind)]
+    return swatch_icon(REGION_RGB[RegionKind(kind)], size)
+
+
+def swatch_icon(rgb, size: int = 14) -> QtGui.QIcon:
+    """A small rounded swatch of colour ``rgb`` (three ints 0-255, or a ``#rrggbb`` string)."""
+    if isinstance(rgb, str):
+        c = QtGui.QColor(rgb)
+        rgb = (c.red(), c.green(), c.blue())
+    r, g, b = rgb
     pix = QtGui.QPixmap(size, size)
     pix.fill(QtGui.QColor(0, 0, 0, 0))
     painter = QtGui.QPainter(pix)

@@ -268,6 +268,19 @@ def _show_audio(qtbot, win):
                     and win.current_prediction().item_id == "aud", timeout=5000)
 
 
+def test_the_toolbar_shows_what_a_drag_makes_on_the_shown_item(qtbot, window):
+    win = window
+    win.set_region_kind(RegionKind.ONE)
+    assert win.actions["kind1"].isChecked() and not win.span_kind.isVisible()
+    _show_audio(qtbot, win)                # aligned to its score: a drag marks an event span
+    assert win.span_kind.isVisible() and win.span_kind.isChecked()
+    assert not any(win.actions[k].isVisible() for k in ("kind0", "kind1", "kind2", "kindS"))
+    win.show_item("cgh-b")
+    qtbot.waitUntil(lambda: win.current_item == "cgh-b", timeout=5000)
+    assert win.actions["kind1"].isVisible() and win.actions["kind1"].isChecked()    # the kind picked before
+    assert not win.span_kind.isVisible()
+
+
 def test_drag_on_an_aligned_spectrogram_makes_an_event_span_drawn_on_both_views(qtbot, window):
     win, eng = window, window.engine
     _show_audio(qtbot, win)

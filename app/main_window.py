@@ -1040,6 +1040,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self._draw_prediction(pred)
             if self.model_panel.model_label.toolTip() != (self._model_of(item_id) or ""):
                 self._show_model_of_current()
+            self._recheck_question(pred)
             if self.learner is not None and self.learner.timeline and "drawn" not in self.learner.timeline[-1]:
                 self.learner.timeline[-1]["drawn"] = time.perf_counter()
                 self.learner.timeline[-1]["draw_cpu_s"] = time.thread_time() - c0

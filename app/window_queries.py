@@ -215,6 +215,33 @@ class ActiveQueriesMixin:
                                      "then draw the label)", 15000)
         self._start_prefetch()
 
+    def _recheck_question(self, pred):
+        """Ask the shown question again when ``pred`` comes from a newer model than the question's.
+
+        An answer retrains the model in the background while the next question (prepared under
+        the model before the answer) is read: its margin and candidates would then disagree with
+        the queue and the plot, which the new model redraws. The new model's question replaces it;
+        if the new model has nothing left to ask there, the status bar says so.
+        """
+        q = self.current_question
+        if q is None or self.engine is None or pred is None or pred.item_id != q.item_id or q.model_id is None \
+                or pred.model_id == q.model_id or self.runner.is_busy("question"):
+            return
+        engine, query = self.engine, q.query
+
+        def done(fresh):
+            if self.current_question is not q:
+                return                      # answered or moved on meanwhile
+            if fresh is None:
+                self._drop_question()
+                self.statusBar().showMessage("the retrained model has nothing disputed here any more: press Q for "
+                                             "the next question", 8000)
+                return
+            self._show_question(fresh)
+
+        self.runner.submit("question", lambda cancel, p: engine.question(query, cancel=cancel), on_done=done,
+                           on_error=self._on_background_error, description="asking the question under the new model")
+
     def _draw_question(self):
         q = self.current_question
         if q is None or q.item_id != self.current_item:

@@ -717,10 +717,14 @@ class Engine:
 
         It narrows the part to where the best structure and its runner-up disagree and lists
         the labels each answer writes (:class:`marginalia.active.questions.Question`): count
-        labels on that window for a segmentation, one event's anchor for an alignment.
+        labels on that window for a segmentation, one event's anchor for an alignment. The
+        question names the model it was asked under (``model_id``).
         """
         _check_cancel(cancel)
-        return self._tasks.get(self.session.item(query.item_id)).question(query)
+        task = self._tasks.get(self.session.item(query.item_id))
+        question = task.question(query)
+        # the model it was asked under: the task's model after the call (the call may have fitted the first one)
+        return None if question is None else dataclasses.replace(question, model_id=task.model_id)
 
     def answer(self, question, which: str) -> list:
         """Store the labels of ``which`` answer (``"model"`` or ``"runner-up"``) of ``question`` as one undo step.

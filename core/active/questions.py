@@ -58,6 +58,8 @@ class Question:
         ``{"model": labels, "runner-up": labels}``: tuples of labels each answer stores.
     event : int, optional
         For alignments: the event asked about.
+    model_id : str, optional
+        The model the question was made under (set by the engine): a newer model may ask it otherwise.
     """
 
     query: Query
@@ -69,6 +71,7 @@ class Question:
     margin: float
     answers: dict = field(default_factory=dict)
     event: Optional[int] = None
+    model_id: Optional[str] = None
 
     @property
     def item_id(self) -> str:

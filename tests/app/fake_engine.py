@@ -271,6 +271,10 @@ class FakeEngine:
         return [dataclasses.replace(q, rank=i) for i, q in enumerate(qs[:n])]
 
     def question(self, query, *, cancel=None):
+        q = self._question(query)
+        return None if q is None else dataclasses.replace(q, model_id=self.current_model_id)
+
+    def _question(self, query):
         pred = self.predict(query.item_id)
         seq = self.seqs[query.item_id]
         if query.item_id == "aud":

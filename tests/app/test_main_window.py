@@ -731,6 +731,22 @@ def test_a_ranked_part_with_nothing_left_to_ask_is_passed_over(qtbot, window, mo
     win.statusBar().messageChanged.disconnect(said.append)
 
 
+def test_a_question_shown_when_the_model_changes_is_asked_again_under_the_new_model(qtbot, window):
+    """The question's margin and candidates are the current model's, like the queue's and the plot's."""
+    win, eng = window, window.engine
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == win.current_question.item_id,
+                    timeout=5000)
+    asked = win.current_question
+    assert asked.model_id == eng.current_model_id
+    win.retrain()                               # a new model: the shown item is predicted again
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_question is not asked, timeout=5000)
+    assert win.current_question.model_id == eng.current_model_id != asked.model_id
+    assert win.current_question.query == asked.query        # the same part, asked again
+    qtbot.wait(300)
+    assert win.current_question.model_id == eng.current_model_id          # and not asked over and over
+
+
 def test_an_answered_part_leaves_the_queue_at_once(qtbot, window):
     win = window
     win.actions["next_question"].trigger()

@@ -34,6 +34,10 @@ def queue_margin_text(query) -> str:
     return format_margin(margin_from_uncertainty(query.uncertainty))
 
 
+#: the learning curve's label axis spans at least this many labels
+MIN_CURVE_LABELS = 10
+
+
 class ActivePanel(QtWidgets.QWidget):
     """Ask the engine what to label next and follow its answer.
 
@@ -228,10 +232,11 @@ class ActivePanel(QtWidgets.QWidget):
         ys = np.array([float(r.get("mean_uncertainty", np.nan)) for r in rows], dtype=float)
         ok = np.isfinite(xs) & np.isfinite(ys)
         self.curve_line.setData(xs[ok], ys[ok])
-        # fixed frame: labels from 0, uncertainty in [0, 1], so one round is a point on a readable axis
-        # (not a lone dot centred on 29.6..30.4) and the fall of the curve keeps its true size
-        right = float(xs[ok].max()) if ok.any() else 1.0
-        self.curve.setXRange(0.0, max(right, 1.0) * 1.05, padding=0)
+        # fixed frame: labels from 0 (at least 0..10: label counts are whole numbers, never 0.2, 0.4 ...),
+        # uncertainty in [0, 1], so one round is a point on a readable axis (not a lone dot centred on
+        # 29.6..30.4) and the fall of the curve keeps its true size
+        right = float(xs[ok].max()) if ok.any() else 0.0
+        self.curve.setXRange(0.0, max(right, MIN_CURVE_LABELS) * 1.05, padding=0)
         self.curve.setYRange(0.0, 1.05, padding=0)
 
     def _activated(self, it, _col=0):

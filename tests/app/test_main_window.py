@@ -597,6 +597,17 @@ def test_queue_shows_the_margin_that_tells_close_calls_apart(qtbot):
     assert format_margin(margin_from_uncertainty(np.exp(-250.0))) == "250"
 
 
+def test_the_learning_curve_counts_labels_in_whole_numbers_from_its_first_point(qtbot):
+    from marginalia.app.panels.active_panel import MIN_CURVE_LABELS, ActivePanel
+    panel = ActivePanel()
+    qtbot.addWidget(panel)
+    panel.set_curve([{"labels": 0, "mean_uncertainty": 0.97}, {"labels": 1, "mean_uncertainty": 0.95}])
+    (x0, x1), (y0, y1) = panel.curve.viewRange()
+    assert x0 == 0 and x1 >= MIN_CURVE_LABELS and (y0, y1) == (0, pytest.approx(1.05))
+    panel.set_curve([{"labels": n, "mean_uncertainty": 0.5} for n in (0, 20, 40)])
+    assert panel.curve.viewRange()[0][1] == pytest.approx(42.0)
+
+
 def test_an_empty_project_asks_for_data_not_for_a_project(qtbot, tmp_path):
     from marginalia.engine import Engine
     settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)

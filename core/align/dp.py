@@ -85,16 +85,16 @@ def _costs_dp(cum, gain, cost, dmax, lo, hi, back):
     for e in range(E):
         for t in range(T + 1):
             cur[t] = -np.inf
-        t_first = e + 1
-        t_last = T - (E - 1 - e)
+        # event e ends at t after starting in its window [lo, hi]: only those ends and durations are visited
+        t_first = max(e + 1, lo[e] + 1)
+        t_last = min(T - (E - 1 - e), hi[e] + dmax[e])
         for t in range(t_first, t_last + 1):
             best = -np.inf
             arg = 0
-            d_hi = min(dmax[e], t - e)
-            for d in range(1, d_hi + 1):
+            d_lo = max(1, t - hi[e])
+            d_hi = min(dmax[e], t - e, t - lo[e])
+            for d in range(d_lo, d_hi + 1):
                 s = t - d
-                if s < lo[e] or s > hi[e]:
-                    continue
                 p = prev[s]
                 if p == -np.inf:
                     continue
@@ -145,8 +145,14 @@ def align_with_duration_costs(S, cost, max_frames, onset_min=None, onset_max=Non
     dmax = np.minimum(np.asarray(max_frames, dtype=np.int64), cost.shape[1] - 1)
     if cost.shape[0] != E or dmax.shape != (E,):
         raise ParameterError(f"cost/max_frames: expected {E} events, got {cost.shape[0]} and {dmax.shape}")
-    lo = np.zeros(E, np.int64) if onset_min is None else np.asarray(onset_min, dtype=np.int64)
-    hi = np.full(E, T - 1, np.int64) if onset_max is None else np.asarray(onset_max, dtype=np.int64)
+    lo = np.zeros(E, np.int64) if onset_min is None else np.array(onset_min, dtype=np.int64)
+    hi = np.full(E, T - 1, np.int64) if onset_max is None else np.array(onset_max, dtype=np.int64)
+    if lo.shape != (E,) or hi.shape != (E,):
+        raise ParameterError(f"onset_min/onset_max: expected {E} onsets each, got shapes {lo.shape} and {hi.shape}")
+    # onsets strictly increase, so each window also bounds its neighbours' (an anchored event in the middle
+    # halves the frames every other event may start in); the decoder then visits only starts inside them
+    lo = np.maximum.accumulate(np.maximum(lo, 0) - np.arange(E)) + np.arange(E)
+    hi = np.minimum.accumulate((np.minimum(hi, T - 1) - np.arange(E))[::-1])[::-1] + np.arange(E)
     if onset_gain is None:
         gain = np.zeros((T, E))
     else:

@@ -54,6 +54,30 @@ def test_decoder_matches_brute_force(problem):
     assert objective(S, cost, onsets, gain) == pytest.approx(best, abs=1e-9)
 
 
+@settings(max_examples=80, deadline=None)
+@given(problems(), st.data())
+def test_decoder_with_onset_windows_matches_brute_force(problem, data):
+    """Windows on a few events (anchors) narrow every other event's starts too; the optimum stays exact."""
+    S, expected, limits, weight, free, gain = problem
+    T, E = S.shape
+    lo, hi = np.zeros(E, np.int64), np.full(E, T - 1, np.int64)
+    for e in data.draw(st.lists(st.integers(0, E - 1), max_size=2, unique=True)):
+        a = data.draw(st.integers(0, T - 1))
+        lo[e], hi[e] = a, data.draw(st.integers(a, T - 1))
+    cost = duration_costs(expected, weight=weight, max_frames=limits, smoothing=1.0, long_knee=0.5, free=free)
+    best = -math.inf
+    for al in all_alignments(T, E):
+        if np.all((al.onsets >= lo) & (al.onsets <= hi)):
+            best = max(best, objective(S, cost, al.onsets, gain))
+    if best == -math.inf:
+        with pytest.raises(InfeasibleLabelsError):
+            align_with_duration_costs(S, cost, limits, lo, hi, onset_gain=gain)
+        return
+    onsets = align_with_duration_costs(S, cost, limits, lo, hi, onset_gain=gain)
+    assert np.all((onsets >= lo) & (onsets <= hi))
+    assert objective(S, cost, onsets, gain) == pytest.approx(best, abs=1e-9)
+
+
 def test_onset_windows_are_obeyed():
     rng = np.random.default_rng(0)
     S = rng.normal(size=(12, 3))

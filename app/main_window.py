@@ -961,6 +961,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         if not path:
             return
         engine, name = self.engine, os.path.basename(path)
+        self.runner.cancel("retrain")      # a retrain finishing after the prior would replace it as the model
 
         def done(info):
             if self.engine is not engine:

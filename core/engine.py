@@ -730,6 +730,9 @@ class Engine:
             raise ParameterError(f"rho: expected a coupling >= 0, got {rho!r}")
         if self.session.read_only:
             raise ParameterError("the project is open read-only: it cannot store a prior model")
+        if Path(path).resolve() == Path(self.path).resolve():
+            from .exceptions import UsageError
+            raise UsageError(f"{path}: is this project itself; choose another project or a model file")
         recs = [r for r in self.session.items() if r.task == "segmentation"]
         first = {}
         for r in recs:

@@ -193,7 +193,9 @@ def _from_project(p: Path, kinds, n_features) -> PriorModel:
     try:
         source = Session.open(str(p), read_only=True)
     except MarginaliaError as exc:
-        raise DataFormatError(f"cannot read it as a Marginalia project: {exc}", path=str(p)) from None
+        from .text import exception_text
+        raise DataFormatError(f"cannot read it as a Marginalia project ({exception_text(exc)}); choose a project "
+                              "or a model file", path=str(p)) from None
     try:
         found = None
         for kind in kinds:

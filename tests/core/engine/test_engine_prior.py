@@ -7,7 +7,7 @@ import pytest
 
 import marginalia as mg
 from marginalia.engine import Engine
-from marginalia.exceptions import DataFormatError, WrongTaskError
+from marginalia.exceptions import DataFormatError, UsageError, WrongTaskError
 from marginalia.models.files import TrainedModel, save_model
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.prior import coupled_ssvm_settings
@@ -180,4 +180,11 @@ def test_a_wrong_task_a_foreign_kind_and_a_corrupt_file_are_refused_in_one_line(
     text.write_text("hello")
     with pytest.raises(DataFormatError, match="notes.txt: not a Marginalia model file"):
         eng.start_from(text)
+    fake = tmp / "notes.marginalia"
+    fake.write_text("not a project\n" * 50)
+    with pytest.raises(DataFormatError) as err:
+        eng.start_from(fake)
+    assert str(err.value).startswith(f"{fake}: cannot read it as a Marginalia project") and "\n" not in str(err.value)
+    with pytest.raises(UsageError, match="is this project itself"):
+        eng.start_from(eng.path)
     assert eng.prior() is None and all(v["trained_by"] != "prior" for v in eng.model_versions())

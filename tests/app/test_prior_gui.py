@@ -73,3 +73,23 @@ def test_a_corrupt_file_is_refused_in_one_line_and_nothing_changes(qtbot, window
     assert "broken.model" in text and "Traceback" not in text
     win.last_error_dialog.close()
     assert eng.prior() is None and [v["id"] for v in eng.model_versions()] == before
+
+
+def test_each_version_row_says_its_errors_on_the_labelled_regions_next_to_what_changed():
+    from marginalia.app.panels.model_panel import describe_versions, prior_reading
+
+    versions = [{"id": "seg-a", "created": 0.0, "n_labels": 3, "trained_by": "prior", "current": False,
+                 "errors": {"errors": 2, "fp": 0, "fn": 2, "n_regions": 3}},
+                {"id": "seg-b", "created": 1.0, "n_labels": 5, "trained_by": "coupled", "rho": 1.0, "current": True,
+                 "errors": {"errors": 1, "fp": 1, "fn": 0, "n_regions": 3}},
+                {"id": "seg-c", "created": 2.0, "n_labels": 5, "trained_by": "perceptron", "current": False}]
+    rows = describe_versions(versions)
+    assert [(r["change"], r["errors"]) for r in rows] == [
+        ("same labels \u00b7 quick update", ""),
+        ("+2 labels \u00b7 full fit coupled to the prior (\u03c1=1)", "1 / 3"),
+        ("started from the prior model", "2 / 3")]
+    prior = {"source": "/somewhere/low.model", "source_kind": "model file", "rho": 1.0}
+    assert prior_reading(prior) == "low.model (model file), coupling \u03c1=1\nno labelled region yet to measure it on"
+    figures = {"prior": versions[0]["errors"], "current": versions[1]["errors"]}
+    assert prior_reading(prior, figures).endswith("label errors on the 3 labelled regions: prior 2, current model 1")
+    assert prior_reading(None) == ""

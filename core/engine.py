@@ -635,7 +635,7 @@ class Engine:
             if kind is not None and params.get("task") != kind:
                 continue
             n = params.get("n_labels")
-            if params.get("role") == "prior":     # a stored prior model, not a version of the task's own
+            if params.get("role") in ("prior", "prior-data"):     # a stored prior, not a version of the task
                 continue
             out.append({"id": m.id, "task": params.get("task", m.task), "created": m.created,
                         "n_labels": n if isinstance(n, int) else None, "trained_by": params.get("trained_by", ""),
@@ -749,6 +749,13 @@ class Engine:
                                                                     **prior.provenance},
                                         prior.blob, "prior")
             entry = {**prior.provenance, "model_id": record_id, "rho": rho, "added": _time.time()}
+            if prior.source_data is not None:   # the source's labelled items: eq. 1.9's second dataset
+                data_id = f"prior-data-{hashlib.sha256(prior.source_data).hexdigest()[:16]}"
+                if not task._stored(data_id):
+                    self.session.save_model(data_id, "segmentation", {"task": f"prior-data:{task.key}",
+                                                                      "role": "prior-data"},
+                                            prior.source_data, "prior")
+                entry["data_id"] = data_id
             priors = dict(self.session.get_setting(PRIOR_SETTING) or {})
             priors[task.key] = entry
             self.session.set_setting(PRIOR_SETTING, priors)
@@ -775,7 +782,9 @@ class Engine:
         dict or None
             ``task``, ``model_id`` (its stored record), ``rho``, ``source`` (the file it was read from),
             ``source_kind`` (``"model file"`` or ``"project"``), ``sha256``, ``features``, ``learner``,
-            ``n_labels`` (labels it was fitted on, when recorded), ``added`` (unix time).
+            ``n_labels`` (labels it was fitted on, when recorded), ``added`` (unix time); from a project,
+            ``data_id``, ``source_items`` and ``source_samples`` when its labelled items were copied (retrains
+            are then eq. 1.9 over both datasets), else ``source_labels`` saying why not.
         """
         from .prior import PRIOR_SETTING
         if task_key is None:

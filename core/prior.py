@@ -8,10 +8,17 @@ source file moves or goes away.
 
 The project's first predictions are the prior's. A retrain then couples the project's labels to
 it: Lou et al. (2014, eq. 1.9) with two datasets, the source (its parameters ``w_s``) and this
-project (``w_t``), minimises ``Σ_d ‖w_d‖²/(2C) + ρ/2 Σ_d ‖w_d − w̄‖² + Σ_n H_n(w_t)`` with
-``w̄ = (w_s + w_t)/2``. The source's labels are not part of the project (its data files live
-elsewhere), so ``w_s`` stays frozen at the prior's parameters ``p``; the coupling term is then
-``ρ/4 ‖w_t − p‖²`` and completing the square gives one SSVM regularised towards a centre::
+project (``w_t``), minimises ``Σ_d ‖w_d‖²/(2C) + ρ/2 Σ_d ‖w_d − w̄‖² + Σ_n H_n(w_d)`` with
+``w̄ = (w_s + w_t)/2``.
+
+* From another project whose labelled items can be read (their data files are where the project
+  says, and they hold at most :data:`SOURCE_SAMPLES_MAX` samples), the source's features and labels are
+  stored in the project too, and the retrain is that objective itself:
+  :class:`~marginalia.learners.transfer.TransferSSVM` over both datasets, in the prior's units and
+  started from its parameters; the project decodes with ``w_t``.
+* From a model file (or a project whose data cannot be read), the source has no labels here, so
+  ``w_s`` stays frozen at the prior's parameters ``p``; the coupling term is then ``ρ/4 ‖w_t − p‖²``
+  and completing the square gives one SSVM regularised towards a centre::
 
     ‖w‖²/(2C) + ρ/4 ‖w − p‖²  =  ‖w − c‖²/(2C') + const,   1/C' = 1/C + ρ/2,   c = (ρ/2) C' p
 
@@ -39,14 +46,17 @@ import numpy as np
 
 from .exceptions import DataFormatError, MarginaliaError, ParameterError, UsageError, WrongTaskError
 
-__all__ = ["PriorModel", "read_prior", "coupled_ssvm_settings", "DEFAULT_RHO", "PRIOR_SETTING", "PROJECT_SUFFIX",
-           "TASK_FEATURES"]
+__all__ = ["PriorModel", "read_prior", "coupled_ssvm_settings", "pack_source_data", "unpack_source_data",
+           "DEFAULT_RHO", "PRIOR_SETTING", "PROJECT_SUFFIX", "TASK_FEATURES", "SOURCE_SAMPLES_MAX"]
 
 #: the coupling of the recipe's platforms (LearningSettings.rho), fixed before the transfer benchmark ran
 DEFAULT_RHO = 1.0
 #: the project setting naming each task's prior: ``{task key: {"model_id", "rho", "source", ...}}``
 PRIOR_SETTING = "prior_models"
 PROJECT_SUFFIX = ".marginalia"
+#: a source project's labelled items are copied (features and labels) up to this many samples in all (about
+#: 10 MB compressed); a larger source couples through its parameters only
+SOURCE_SAMPLES_MAX = 400_000
 #: the model file's feature recipe that the app's segmentation task of each item kind reads
 TASK_FEATURES = {"cgh": "cgh-pointwise", "audio": "audio-frames", "series": "series"}
 _KIND_NAMES = {"cgh": "copy-number", "audio": "audio segmentation", "series": "series"}
@@ -77,6 +87,9 @@ class PriorModel:
     source: str
     source_kind: str
     provenance: dict = field(default_factory=dict)
+    #: a source project's labelled items (:func:`pack_source_data`), the second dataset of eq. 1.9; None for a
+    #: model file or when the source's data files could not be read
+    source_data: Optional[bytes] = None
 
     @property
     def w(self) -> np.ndarray:
@@ -230,10 +243,18 @@ def _from_project(p: Path, kinds, n_features) -> PriorModel:
     finally:
         source.close()
     blob = to_bytes(model, w, prov)
+    got = _source_data(p, kind, int(model.n_features_))
+    extra = {"source_model": rec.id}
+    if got[0] is None:
+        extra["source_labels"] = f"not used: {got[1]}"
+    else:
+        extra.update(source_items=got[1], source_samples=got[2])
     with tempfile.TemporaryDirectory(prefix="marginalia-prior-") as tmp:
         f = Path(tmp) / "prior.npz"
         f.write_bytes(blob)
-        return _from_model_file(f, blob, kinds, n_features, "project", {"source_model": rec.id}, shown=str(p))
+        prior = _from_model_file(f, blob, kinds, n_features, "project", extra, shown=str(p))
+    prior.source_data = got[0]
+    return prior
 
 
 def _model_of_arrays(arrays: dict, kind: str) -> tuple:
@@ -249,6 +270,62 @@ def _model_of_arrays(arrays: dict, kind: str) -> tuple:
         # the laws go with the parameters the app draws with, as File > Export > aCGH model writes them
         prov.update(recipe="penalty-law", penalty_law=json.loads(str(arrays["recipe"])))
     return model, w, prov
+
+
+def pack_source_data(Xs, label_lists) -> bytes:
+    """The source's labelled items as one compressed ``.npz`` blob: ``X0..X{n-1}`` and ``labels`` (JSON).
+
+    Parameters
+    ----------
+    Xs : list of ndarray, each (T_i, p)
+        The items' model inputs.
+    label_lists : list of list of Label
+        Each item's labels (sample-index space).
+    """
+    from .project.codec import label_to_dict
+    arrays = {f"X{i}": np.asarray(X, dtype=np.float64) for i, X in enumerate(Xs)}
+    arrays["labels"] = np.array(json.dumps([[label_to_dict(lab) for lab in labs] for labs in label_lists]))
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def unpack_source_data(blob) -> tuple:
+    """``(Xs, label lists)`` from :func:`pack_source_data`'s blob."""
+    from .project.codec import label_from_dict
+    with np.load(io.BytesIO(bytes(blob)), allow_pickle=False) as z:
+        rows = json.loads(str(z["labels"]))
+        Xs = [np.asarray(z[f"X{i}"], dtype=np.float64) for i in range(len(rows))]
+    return Xs, [[label_from_dict(d) for d in labs] for labs in rows]
+
+
+def _source_data(path: Path, kind: str, n_features: int):
+    """``(blob, items, samples)`` of a source project's labelled items of ``kind``, or ``(None, reason)``."""
+    from .engine import Engine
+    try:
+        src = Engine.open(path, read_only=True)
+    except MarginaliaError as exc:
+        return None, f"not read ({exc.__class__.__name__})"
+    try:
+        recs = [r for r in src.session.items() if r.task == "segmentation" and r.kind == kind
+                and src.session.labels(r.id)]
+        if not recs:
+            return None, "no labelled item"
+        total = sum(int((r.meta or {}).get("n_samples") or 0) for r in recs)
+        if total > SOURCE_SAMPLES_MAX:
+            return None, f"{total} samples, more than {SOURCE_SAMPLES_MAX} to copy"
+        Xs, labels = [], []
+        for r in recs:
+            X = src._tasks.get(r).features(r.id)
+            if X.shape[1] != n_features:
+                return None, "other inputs"
+            Xs.append(X)
+            labels.append(list(src.session.labels(r.id)))
+        return pack_source_data(Xs, labels), len(recs), int(sum(X.shape[0] for X in Xs))
+    except (MarginaliaError, OSError) as exc:
+        return None, f"its data files could not be read ({exc.__class__.__name__})"
+    finally:
+        src.close()
 
 
 def _article(task: str) -> str:

@@ -76,6 +76,8 @@ def prior_reading(prior, figures=None) -> str:
     import os
     source = os.path.basename(str(prior.get("source", ""))) or "?"
     head = f"{source} ({prior.get('source_kind', 'model file')}), coupling \u03c1={float(prior.get('rho', 1.0)):g}"
+    if prior.get("source_items"):
+        head += f" with its {prior['source_items']} labelled items"
     if not figures or not figures.get("prior") or not figures["prior"].get("n_regions"):
         return head + "\nno labelled region yet to measure it on"
     n = figures["prior"]["n_regions"]

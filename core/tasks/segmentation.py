@@ -289,12 +289,13 @@ class SegmentationTask(EngineTask):
 
     # ------------------------------------------------------------ prior model
     def _prior(self):
-        """``(arrays, rho)`` of the task's stored prior model (:meth:`Engine.start_from`), or None."""
+        """``(arrays, rho, source data blob or None)`` of the task's stored prior (:meth:`Engine.start_from`), or None."""
         entry = self.engine.prior(task_key=self.key)
         if entry is None:
             return None
         rec = self.engine.session.load_model(entry["model_id"])
-        return self._arrays_of_file(rec.blob), float(entry.get("rho", 1.0))
+        data = self.engine.session.load_model(entry["data_id"]).blob if entry.get("data_id") else None
+        return self._arrays_of_file(rec.blob), float(entry.get("rho", 1.0)), data
 
     def _arrays_of_file(self, blob) -> dict:
         """The task's arrays of a model file's bytes (units, ``w`` and a recipe's penalty laws)."""
@@ -315,12 +316,14 @@ class SegmentationTask(EngineTask):
         labels move are the metric and the base penalty).
         """
         from ..prior import coupled_ssvm_settings
-        arrays, rho = prior
+        arrays, rho, data = prior
         w_prior = np.asarray(arrays["w"], dtype=np.float64)
         self.model.set_state(arrays, n_features=np.asarray(arrays["feature_scale"]).shape[0])
         Xs = [self.features(i) for i in ids]
         labels = [self.labels_of(i) for i in ids]
         check_cancel(cancel)
+        if data is not None:
+            return self._fit_with_source(Xs, labels, data, w_prior, rho, cancel, progress)
         if rho > 0:
             C, centre = coupled_ssvm_settings(w_prior, rho, C=1.0)
             center = "initial"
@@ -336,6 +339,32 @@ class SegmentationTask(EngineTask):
         check_cancel(cancel)
         with self._lock:
             self._learner._start(ssvm.w_)
+            self.recipe, self._factors = None, {}
+            self._coupling = rho
+            try:
+                return self._commit_model("coupled")
+            finally:
+                self._coupling = None
+
+    def _fit_with_source(self, Xs, labels, data, w_prior, rho, cancel, progress) -> str:
+        """Eq. 1.9 itself: the source project's labelled items and this project's as two coupled datasets.
+
+        :class:`~marginalia.learners.transfer.TransferSSVM` in the prior's units, started from its
+        parameters (which complete the partial labels); the project decodes with its own vector.
+        """
+        from ..learners.transfer import TransferSSVM
+        from ..prior import unpack_source_data
+        src_X, src_labels = unpack_source_data(data)
+        learner = TransferSSVM(self.model, rho=rho, C=1.0, max_iter=50, random_state=0,
+                               should_stop=(lambda: cancel is not None and cancel.is_set()),
+                               callback=_progress_callback(progress))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            learner.fit(src_X + Xs, src_labels + labels, ["source"] * len(src_X) + ["project"] * len(Xs),
+                        w_init=w_prior)
+        check_cancel(cancel)
+        with self._lock:
+            self._learner._start(learner.w_datasets_["project"])
             self.recipe, self._factors = None, {}
             self._coupling = rho
             try:

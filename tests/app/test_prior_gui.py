@@ -93,3 +93,5 @@ def test_each_version_row_says_its_errors_on_the_labelled_regions_next_to_what_c
     figures = {"prior": versions[0]["errors"], "current": versions[1]["errors"]}
     assert prior_reading(prior, figures).endswith("label errors on the 3 labelled regions: prior 2, current model 1")
     assert prior_reading(None) == ""
+    assert prior_reading(dict(prior, source="b.marginalia", source_kind="project", source_items=185)).startswith(
+        "b.marginalia (project), coupling \u03c1=1 with its 185 labelled items\n")

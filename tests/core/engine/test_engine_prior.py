@@ -1,6 +1,7 @@
 """Starting a project from another project's model or a model file (issue 47 point 7; marginalia.prior)."""
 
 import io
+import shutil
 
 import numpy as np
 import pytest
@@ -154,6 +155,49 @@ def test_starting_from_another_project_takes_its_current_model(target, tmp_path)
     w, version = _current_w(eng, _ids(eng)["1:1"])
     assert version["trained_by"] == "prior"
     np.testing.assert_allclose(w, src_w)
+
+
+def _source_project(tmp_path, labelled=("1:1", "2:2")):
+    truth = _write_profiles(tmp_path / "source.csv", n_profiles=2, chroms=("1", "2"), seed=11)
+    src = Engine.create(tmp_path / "source.marginalia")
+    src.import_files([tmp_path / "source.csv"])
+    _label_truth(src, truth, labelled)
+    src.retrain()
+    n = len(src.labels())
+    src.close()
+    return tmp_path / "source.marginalia", n
+
+
+def test_from_a_project_its_labels_are_stored_and_retrains_fit_both_datasets(target, tmp_path, monkeypatch):
+    from marginalia.learners.transfer import TransferSSVM
+    eng, truth, tmp = target
+    (tmp_path / "src").mkdir()
+    source, n_source_labels = _source_project(tmp_path / "src")
+    info = eng.start_from(source)
+    assert info["source_items"] == 2 and info["data_id"].startswith("prior-data-")
+    shutil.rmtree(source.parent)                      # the source project and its data go away
+    seen = []
+    fit = TransferSSVM.fit
+
+    def spy(self, Xs, Ys, datasets, **kw):
+        seen.append((list(datasets), sum(len(y) for y in Ys), self.rho))
+        return fit(self, Xs, Ys, datasets, **kw)
+
+    monkeypatch.setattr(TransferSSVM, "fit", spy)
+    _label_truth(eng, truth, ["1:1"])
+    eng.retrain()
+    n_target = len(eng.labels())
+    assert seen == [(["source", "source", "project"], n_source_labels + n_target, 1.0)]
+    assert _current_w(eng, _ids(eng)["1:1"])[1]["trained_by"] == "coupled"
+
+
+def test_a_source_project_whose_data_moved_couples_through_its_model_only(target, tmp_path):
+    eng, _, _ = target
+    (tmp_path / "src").mkdir()
+    source, _ = _source_project(tmp_path / "src")
+    (tmp_path / "src" / "source.csv").unlink()
+    info = eng.start_from(source)
+    assert "data_id" not in info and info["source_labels"].startswith("not used: its data files could not be read")
 
 
 def test_a_wrong_task_a_foreign_kind_and_a_corrupt_file_are_refused_in_one_line(target):

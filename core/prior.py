@@ -322,7 +322,7 @@ def _source_data(path: Path, kind: str, n_features: int):
             Xs.append(X)
             labels.append(list(src.session.labels(r.id)))
         return pack_source_data(Xs, labels), len(recs), int(sum(X.shape[0] for X in Xs))
-    except (MarginaliaError, OSError) as exc:
+    except (MarginaliaError, OSError, ValueError) as exc:
         return None, f"its data files could not be read ({exc.__class__.__name__})"
     finally:
         src.close()

@@ -692,9 +692,11 @@ class Engine:
         its bytes are stored in the project with their provenance (:mod:`marginalia.prior`), and it
         becomes the current model of the task of its item kind (a new model version,
         ``trained_by="prior"``): the next predictions are the prior's. Retrains then couple the
-        project's labels to it with ``rho`` (Lou et al. 2014, eq. 1.9 with the source frozen at the
-        prior; :func:`marginalia.prior.coupled_ssvm_settings`). Choosing another prior replaces it;
-        :meth:`forget_prior` removes it.
+        project's labels to it with ``rho`` (Lou et al. 2014, eq. 1.9): from another project whose
+        labelled items can be read, those items are stored too and a retrain fits both datasets
+        (:class:`~marginalia.learners.transfer.TransferSSVM`); from a model file, the source stays frozen
+        at the prior (:func:`marginalia.prior.coupled_ssvm_settings`). Choosing another prior replaces
+        it; :meth:`forget_prior` removes it.
 
         Parameters
         ----------

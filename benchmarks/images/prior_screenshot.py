@@ -1,12 +1,14 @@
 """Save ``docs/images/prior_model.png``: a high-density project started from a low-density model.
 
-Usage: ``python -m benchmarks.images.prior_screenshot [--data PATH] [--out PNG] [--reveal N]``
+Usage: ``python -m benchmarks.images.prior_screenshot [--data PATH] [--out PNG] [--reveal N] [--source project|model]``
 
 On the neuroblastoma cohort (Institut Curie, Hocking et al. 2013; ``cgh/neuroblastoma/profiles_small.csv.gz``
-and its expert labels): the aCGH recipe is trained on the low-density (BAC) profiles and written as a model
-file, as ``marginalia-cli train`` writes it; a new project holds the high-density (oligo) chromosomes with the
-expert labels of ``N`` of them (those ``benchmarks/quality/transfer_project_cgh.py`` reveals in its first draw).
-The window then does Model ▸ Start from another project or model file… with that file and retrains (Ctrl+R):
+and its expert labels): the low-density (BAC) profiles with their labels become a project retrained by the
+engine (``--source project``, the default), or the aCGH recipe trained on them is written as a model file, as
+``marginalia-cli train`` writes it (``--source model``); a new project holds the high-density (oligo)
+chromosomes with the expert labels of ``N`` of them (those ``benchmarks/quality/transfer_project_cgh.py``
+reveals in its first draw). The window then does Model ▸ Start from another project or model file… with that
+source and retrains (Ctrl+R):
 the Model panel shows the prior, its coupling and its label errors beside the adapted model's, and every
 model version with its errors on the labelled regions. Prints the panel's rows. Runs offscreen.
 """
@@ -42,6 +44,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
     ap.add_argument("--out", default=str(ROOT / "docs" / "images" / "prior_model.png"))
     ap.add_argument("--reveal", type=int, default=4, help="labelled high-density chromosomes (default 4)")
+    ap.add_argument("--source", choices=("project", "model"), default="project",
+                    help="start from a low-density project (default) or the recipe's model file")
     args = ap.parse_args(argv)
     nb = pathlib.Path(args.data) / "cgh" / "neuroblastoma"
     if not (nb / "annotations_small.csv").exists():
@@ -65,12 +69,19 @@ def main(argv=None) -> int:
         source = [it for it in items if density_class(it[0]) == "low"]
         target = [it for it in items if density_class(it[0]) == "high"]
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            recipe = CghSegmenter().fit([s for s, _ in source], [y for _, y in source])
-        model_file = work / "low-density.model"
-        save_model(model_file, recipe)
-        print(f"prior: the recipe on {len(source)} low-density chromosomes ({time.perf_counter() - t0:.0f} s)")
+        if args.source == "model":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                recipe = CghSegmenter().fit([s for s, _ in source], [y for _, y in source])
+            model_file = work / "low-density.model"
+            save_model(model_file, recipe)
+        else:
+            write_profiles(work / "low-density.csv", source)
+            src, _ = project(work, "low-density", work / "low-density.csv", source)
+            src.retrain()
+            model_file = pathlib.Path(src.path)
+            src.close()
+        print(f"prior: {model_file.name} from {len(source)} low-density chromosomes ({time.perf_counter() - t0:.0f} s)")
         pool, _test = target_splits(target, 1)[0]
         revealed = [target[i] for i in pool[:args.reveal]]
         table = work / "high-density.csv"

@@ -703,7 +703,7 @@ class Engine:
         path : path-like
             A model file (``marginalia-cli train``, File ▸ Export ▸ aCGH model) or a ``.marginalia`` project.
         rho : float, optional
-            Coupling (>= 0; default :data:`marginalia.prior.DEFAULT_RHO`, the recipe's coupling of platforms).
+            Coupling (finite, >= 0; default :data:`marginalia.prior.DEFAULT_RHO`, the recipe's coupling of platforms).
 
         Returns
         -------
@@ -728,8 +728,8 @@ class Engine:
             rho = float(rho)
         except (TypeError, ValueError):
             rho = float("nan")
-        if not rho >= 0:
-            raise ParameterError(f"rho: expected a coupling >= 0, got {rho!r}")
+        if not 0 <= rho < float("inf"):
+            raise ParameterError(f"rho: expected a finite coupling >= 0, got {rho!r}")
         if self.session.read_only:
             raise ParameterError("the project is open read-only: it cannot store a prior model")
         if Path(path).resolve() == Path(self.path).resolve():

@@ -8,7 +8,7 @@ import pytest
 
 import marginalia as mg
 from marginalia.engine import Engine
-from marginalia.exceptions import DataFormatError, UsageError, WrongTaskError
+from marginalia.exceptions import DataFormatError, ParameterError, UsageError, WrongTaskError
 from marginalia.models.files import TrainedModel, save_model
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.prior import coupled_ssvm_settings
@@ -231,4 +231,6 @@ def test_a_wrong_task_a_foreign_kind_and_a_corrupt_file_are_refused_in_one_line(
     assert str(err.value).startswith(f"{fake}: cannot read it as a Marginalia project") and "\n" not in str(err.value)
     with pytest.raises(UsageError, match="is this project itself"):
         eng.start_from(eng.path)
+    with pytest.raises(ParameterError, match="rho: expected a finite coupling >= 0"):
+        eng.start_from(sync, rho=-1)
     assert eng.prior() is None and all(v["trained_by"] != "prior" for v in eng.model_versions())

@@ -323,6 +323,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Decode the shown item again with the current model")
         a(m, "model_versions", "Model &versions\u2026", self.model_versions_dialog, "Ctrl+Shift+M",
           tip="The models of this item's task with their label counts; revert to one of them")
+        a(m, "start_from", "Start from another project or model &file\u2026", self.start_from_dialog, "Ctrl+Shift+F",
+          tip="Predict with what another project (or a model file) learned; retrains then couple your labels to it")
+        a(m, "forget_prior", "&Forget the prior model", self.forget_prior, "Ctrl+Shift+G",
+          tip="Stop coupling retrains to the model this task started from (the current model stays)")
         a(m, "stop", "&Stop background work", self.stop_background_work, "Esc",
           tip="Cancel the running retrain, ranking of questions or whole-profile drawing")
         a(m, "next_question", "&Next question", self.next_question, "Q",
@@ -471,6 +475,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self.active_panel.set_curve([])
         self.model_panel.set_model(None)
         self.model_panel.set_versions([])
+        self.model_panel.set_prior(None)
         self.model_panel.set_stopping(None)
         self._update_placeholder()
         self.stack.setCurrentWidget(self.start_page)
@@ -976,6 +981,48 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self._show_model_of_current("revert")
         self.predict_current()
 
+    def start_from_dialog(self):
+        """Model > Start from another project or model file: the prior is read and checked in a worker."""
+        if self.engine is None:
+            return
+        path = self.choose_prior_file()
+        if not path:
+            return
+        engine, name = self.engine, os.path.basename(path)
+        self.runner.cancel("retrain")      # a retrain finishing after the prior would replace it as the model
+
+        def done(info):
+            if self.engine is not engine:
+                return
+            self.statusBar().showMessage(f"Started from {name}: predictions are its own until you retrain, then "
+                                         f"your labels are coupled to it (\u03c1={info['rho']:g})", 20000)
+            self._show_model_of_current("prior")
+            self.refresh_items()
+            self.predict_current()
+
+        self.runner.submit("prior", lambda cancel, progress: engine.start_from(path, cancel=cancel), on_done=done,
+                           on_error=lambda exc: self._show_error(f"Cannot start from {name}", exc),
+                           description=f"reading {name}")
+
+    def choose_prior_file(self) -> str:
+        """Ask for the project or model file to start from; its path or "" (tests replace this)."""
+        return self._open_path("Start from another project or model file",
+                               "Marginalia projects and models (*.marginalia *.model *.npz);;All files (*)")
+
+    def forget_prior(self):
+        """Model > Forget the prior model: later retrains fit the labels alone."""
+        if self.engine is None:
+            return
+        try:
+            gone = self.engine.forget_prior(self.current_item)
+        except MarginaliaError as exc:
+            self._show_error("Cannot forget the prior model", exc)
+            return
+        self.statusBar().showMessage("No prior model to forget for this task" if gone is None else
+                                     f"Forgot the prior model {os.path.basename(str(gone.get('source', '')))}: "
+                                     "the next retrain fits your labels alone", 10000)
+        self._versions_timer.start()
+
     def choose_model_version(self, versions):
         """Ask which model to revert to; its id, or None (tests replace this)."""
         import datetime
@@ -999,6 +1046,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         engine, item_id = self.engine, self.current_item
         if engine is None or item_id is None:
             self.model_panel.set_versions([])
+            self.model_panel.set_prior(None)
             return
 
         def work(cancel, progress):
@@ -1007,6 +1055,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         def done(versions):
             if self.engine is engine and self.current_item == item_id:
                 self.model_panel.set_versions(versions)
+                self._refresh_version_figures(engine, item_id)
             else:                       # the person moved on: list the item shown now
                 self._versions_timer.start()
 
@@ -1015,6 +1064,21 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self.model_panel.set_versions([])
 
         self.runner.submit("versions", work, on_done=done, on_error=failed)
+
+    def _refresh_version_figures(self, engine, item_id):
+        """Then each version's label errors and the prior's (decoding the labelled items: a worker's job)."""
+        def work(cancel, progress):
+            return (engine.model_versions(item_id, figures=True, cancel=cancel), engine.prior(item_id),
+                    engine.prior_figures(item_id, cancel=cancel))
+
+        def done(result):
+            if self.engine is engine and self.current_item == item_id:
+                versions, prior, figures = result
+                self.model_panel.set_versions(versions)
+                self.model_panel.set_prior(prior, figures)
+
+        self.runner.submit("version-figures", work, on_done=done,
+                           on_error=lambda exc: log.warning("model figures: %r", exc))
 
     def _on_model_updated(self, model_id, kind):
         self._show_model_of_current(kind)

@@ -601,17 +601,28 @@ class Engine:
             raise ParameterError("nothing to train: the project has no items")
         return model_id
 
-    def model_versions(self, item_id: Optional[str] = None) -> list:
+    def model_versions(self, item_id: Optional[str] = None, *, figures: bool = False, cancel=None) -> list:
         """The stored models of the item's task (of every task when None), oldest first.
+
+        Parameters
+        ----------
+        item_id : str, optional
+        figures : bool, default False
+            Also score every version of a segmentation task on today's labelled regions (``errors``);
+            each version decodes the labelled items without their labels (seconds on a large cohort:
+            call it off the GUI thread). Remembered per model and label set.
 
         Returns
         -------
         list of dict
             ``id``, ``task`` (e.g. ``"segmentation/cgh"``), ``created`` (unix time), ``n_labels``
             (labels it was fitted on; None for models saved before this was recorded),
-            ``trained_by`` (``"initial"``, ``"perceptron"``, ``"ssvm"``, ``"recipe"``, ``"revert"``),
-            ``reverted_from`` (the model a revert copied, or None) and ``current`` (the model
-            predictions are made with now).
+            ``trained_by`` (``"initial"``, ``"perceptron"``, ``"ssvm"``, ``"recipe"``, ``"revert"``,
+            ``"prior"``, ``"coupled"``), ``reverted_from`` (the model a revert copied, or None),
+            ``rho`` (a coupled fit's coupling to the prior, else None) and ``current`` (the model
+            predictions are made with now); with ``figures``, ``errors``: ``{"errors", "fp", "fn",
+            "n_regions"}`` by :func:`marginalia.metrics.region_errors` on the labelled regions, or None
+            (an alignment task, or a version that cannot be read).
         """
         kind = None
         if item_id is not None:
@@ -624,14 +635,22 @@ class Engine:
             if kind is not None and params.get("task") != kind:
                 continue
             n = params.get("n_labels")
+            if params.get("role") in ("prior", "prior-data"):     # a stored prior, not a version of the task
+                continue
             out.append({"id": m.id, "task": params.get("task", m.task), "created": m.created,
                         "n_labels": n if isinstance(n, int) else None, "trained_by": params.get("trained_by", ""),
-                        "reverted_from": params.get("reverted_from"), "current": False})
+                        "reverted_from": params.get("reverted_from"), "rho": params.get("rho"), "current": False})
             newest[out[-1]["task"]] = out[-1]
         loaded = {task.key: task.model_id for task in self._tasks.loaded()}
         for row in out:
             cur = loaded.get(row["task"])
             row["current"] = row["id"] == cur if cur is not None else row is newest[row["task"]]
+        if figures:
+            task = self._task_for_figures(item_id)
+            for row in out:
+                _check_cancel(cancel)
+                row["errors"] = None if task is None or row["task"] != task.key else \
+                    task.label_errors_of_version(row["id"], cancel=cancel)
         return out
 
     def better_model_than(self, model_id: str) -> Optional[dict]:
@@ -664,6 +683,164 @@ class Engine:
             kind = str(params.get("task", "")).partition("/")[2]
             self._tasks.forget((rec.task, kind))
         return new_id
+
+    # ------------------------------------------------------------ prior model
+    def start_from(self, path, *, rho: Optional[float] = None, cancel=None) -> dict:
+        """Start this project's segmentation model from another project's model or a model file.
+
+        The model is read and checked by the model-file loader (:func:`marginalia.models.files.load_model`),
+        its bytes are stored in the project with their provenance (:mod:`marginalia.prior`), and it
+        becomes the current model of the task of its item kind (a new model version,
+        ``trained_by="prior"``): the next predictions are the prior's. Retrains then couple the
+        project's labels to it with ``rho`` (Lou et al. 2014, eq. 1.9): from another project whose
+        labelled items can be read, those items are stored too and a retrain fits both datasets
+        (:class:`~marginalia.learners.transfer.TransferSSVM`); from a model file, the source stays frozen
+        at the prior (:func:`marginalia.prior.coupled_ssvm_settings`). Choosing another prior replaces
+        it; :meth:`forget_prior` removes it.
+
+        Parameters
+        ----------
+        path : path-like
+            A model file (``marginalia-cli train``, File ▸ Export ▸ aCGH model) or a ``.marginalia`` project.
+        rho : float, optional
+            Coupling (finite, >= 0; default :data:`marginalia.prior.DEFAULT_RHO`, the recipe's coupling of platforms).
+
+        Returns
+        -------
+        dict
+            :meth:`prior` of the task (``task``, ``source``, ``rho``, ``model_id``...), with ``version``: the
+            id of the new current model.
+
+        Raises
+        ------
+        UsageError, WrongTaskError, DataFormatError
+            The file is missing, of another task or other features, or not a model: nothing changes.
+        """
+        import hashlib
+        import io as _io
+        import time as _time
+
+        import numpy as np
+
+        from .prior import DEFAULT_RHO, PRIOR_SETTING, read_prior
+        rho = DEFAULT_RHO if rho is None else rho
+        try:
+            rho = float(rho)
+        except (TypeError, ValueError):
+            rho = float("nan")
+        if not 0 <= rho < float("inf"):
+            raise ParameterError(f"rho: expected a finite coupling >= 0, got {rho!r}")
+        if self.session.read_only:
+            raise ParameterError("the project is open read-only: it cannot store a prior model")
+        if Path(path).resolve() == Path(self.path).resolve():
+            from .exceptions import UsageError
+            raise UsageError(f"{path}: is this project itself; choose another project or a model file")
+        recs = [r for r in self.session.items() if r.task == "segmentation"]
+        first = {}
+        for r in recs:
+            first.setdefault(r.kind, r)
+        n_features = {kind: self._tasks.get(r).features(r.id).shape[1] for kind, r in first.items()}
+        _check_cancel(cancel)
+        prior = read_prior(path, list(first), n_features=n_features)
+        _check_cancel(cancel)
+        with self._lock:
+            task = self._tasks.get(first[prior.kind])
+            record_id = f"prior-{hashlib.sha256(prior.blob).hexdigest()[:16]}"
+            if not task._stored(record_id):
+                self.session.save_model(record_id, "segmentation", {"task": f"prior:{task.key}", "role": "prior",
+                                                                    **prior.provenance},
+                                        prior.blob, "prior")
+            entry = {**prior.provenance, "model_id": record_id, "rho": rho, "added": _time.time()}
+            if prior.source_data is not None:   # the source's labelled items: eq. 1.9's second dataset
+                data_id = f"prior-data-{hashlib.sha256(prior.source_data).hexdigest()[:16]}"
+                if not task._stored(data_id):
+                    self.session.save_model(data_id, "segmentation", {"task": f"prior-data:{task.key}",
+                                                                      "role": "prior-data"},
+                                            prior.source_data, "prior")
+                entry["data_id"] = data_id
+            priors = dict(self.session.get_setting(PRIOR_SETTING) or {})
+            priors[task.key] = entry
+            self.session.set_setting(PRIOR_SETTING, priors)
+            # the prior becomes the task's current model: a version of its own, as a revert makes one
+            arrays = prior.task_arrays()
+            buf = _io.BytesIO()
+            np.savez(buf, **arrays)
+            ids = task.item_ids()
+            params = dict(task._params(), trained_by="prior", prior=record_id,
+                          n_labels=sum(len(self.session.labels(i)) for i in ids))
+            version = f"{task.name[:3]}-prior-{_time.time_ns() // 1000}"
+            self.session.save_model(version, task.name, params, buf.getvalue(), self.session.labels_hash(ids))
+            self._tasks.forget((task.name, task.kind))
+            for i in ids:
+                self._predictions.pop(i, None)
+        out = dict(self.prior(task_key=task.key) or {}, version=version)
+        return out
+
+    def prior(self, item_id: Optional[str] = None, *, task_key: Optional[str] = None) -> Optional[dict]:
+        """The prior model of the item's task (of ``task_key``; of the first item's when both are None), or None.
+
+        Returns
+        -------
+        dict or None
+            ``task``, ``model_id`` (its stored record), ``rho``, ``source`` (the file it was read from),
+            ``source_kind`` (``"model file"`` or ``"project"``), ``sha256``, ``features``, ``learner``,
+            ``n_labels`` (labels it was fitted on, when recorded), ``added`` (unix time); from a project,
+            ``data_id``, ``source_items`` and ``source_samples`` when its labelled items were copied (retrains
+            are then eq. 1.9 over both datasets), else ``source_labels`` saying why not.
+        """
+        from .prior import PRIOR_SETTING
+        if task_key is None:
+            recs = self.session.items()
+            rec = self.session.item(item_id) if item_id is not None else (recs[0] if recs else None)
+            if rec is None:
+                return None
+            task_key = f"{rec.task}/{rec.kind}"
+        entry = (self.session.get_setting(PRIOR_SETTING) or {}).get(task_key)
+        return None if not entry else dict(entry, task=task_key)
+
+    def forget_prior(self, item_id: Optional[str] = None, *, task_key: Optional[str] = None) -> Optional[dict]:
+        """Stop coupling retrains to the task's prior model; returns what was forgotten (None: there was none).
+
+        The current model stays as it is (the next retrain fits the labels alone); the prior's
+        stored record stays in the project's model history, so choosing it again is possible.
+        """
+        from .prior import PRIOR_SETTING
+        entry = self.prior(item_id, task_key=task_key)
+        if entry is None:
+            return None
+        with self._lock:
+            priors = dict(self.session.get_setting(PRIOR_SETTING) or {})
+            priors.pop(entry["task"], None)
+            self.session.set_setting(PRIOR_SETTING, priors)
+        return entry
+
+    def prior_figures(self, item_id: Optional[str] = None, *, cancel=None) -> Optional[dict]:
+        """Label errors of the prior and of the current model on the task's labelled regions (None: no prior).
+
+        Returns
+        -------
+        dict or None
+            ``{"prior": {"errors", "fp", "fn", "n_regions"}, "current": {...}, "model_id": current model}``;
+            each model decodes every labelled item without its labels and is scored by
+            :func:`marginalia.metrics.region_errors` against them.
+        """
+        entry = self.prior(item_id)
+        if entry is None:
+            return None
+        task = self._task_for_figures(item_id)
+        if task is None:
+            return None
+        task.ensure_model()
+        rec = self.session.load_model(entry["model_id"])
+        return {"prior": task.label_errors_of_file(rec.blob, rec.id, cancel=cancel),
+                "current": task.label_errors_of_version(task.model_id, cancel=cancel), "model_id": task.model_id}
+
+    def _task_for_figures(self, item_id):
+        recs = self.session.items()
+        rec = self.session.item(item_id) if item_id is not None else (recs[0] if recs else None)
+        if rec is None or rec.task != "segmentation":
+            return None
+        return self._tasks.get(rec)
 
     def prediction(self, item_id: str) -> Optional[Prediction]:
         """The cached prediction of an item (None if never predicted)."""

@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 #: how each learner that made a version is named in the panel
 LEARNERS = {"initial": "untrained first model", "perceptron": "quick update",
             "ssvm": "full fit (SSVM)", "cgh-recipe": "full fit (aCGH recipe)", "revert": "revert",
-            "weak-supervision": "full fit (alignment)"}
+            "weak-supervision": "full fit (alignment)", "prior": "started from the prior model",
+            "coupled": "full fit coupled to the prior"}
 #: versions listed, newest first (every label's quick update is a version)
 SHOWN_VERSIONS = 12
 
@@ -28,7 +29,8 @@ def describe_versions(versions) -> list:
     -------
     list of dict
         ``id``, ``when`` (``"14:02:31"``), ``labels`` (``"12"`` or ``"?"``), ``change`` (``"+3 labels ·
-        quick update"``) and ``current``; at most :data:`SHOWN_VERSIONS` rows.
+        quick update"``), ``errors`` (label errors on today's labelled regions, ``"2 / 12"``; ``""`` when
+        not measured) and ``current``; at most :data:`SHOWN_VERSIONS` rows.
     """
     rows, previous = [], None
     for v in versions:
@@ -37,6 +39,8 @@ def describe_versions(versions) -> list:
         learner = LEARNERS.get(how, how or "model")
         if how == "revert" and v.get("reverted_from"):
             learner = f"revert to {v['reverted_from'][:12]}"
+        if how == "coupled" and v.get("rho") is not None:
+            learner += f" (\u03c1={v['rho']:g})"
         if previous is None or n is None or previous.get("n_labels") is None:
             delta = ""
         else:
@@ -45,9 +49,41 @@ def describe_versions(versions) -> list:
                      f"\u2212{-d} label{'s' if d != -1 else ''}" if d < 0 else "same labels")
         rows.append({"id": v["id"], "when": datetime.datetime.fromtimestamp(v["created"]).strftime("%H:%M:%S"),
                      "labels": "?" if n is None else str(n), "change": " \u00b7 ".join(p for p in (delta, learner) if p),
-                     "current": bool(v.get("current"))})
+                     "errors": errors_text(v.get("errors")), "current": bool(v.get("current"))})
         previous = v
     return rows[::-1][:SHOWN_VERSIONS]
+
+
+def errors_text(errors) -> str:
+    """Label errors on the labelled regions as the panel writes them: ``"2 / 12"`` (``""``: not measured)."""
+    if not errors or not errors.get("n_regions"):
+        return ""
+    return f"{errors['errors']} / {errors['n_regions']}"
+
+
+def prior_reading(prior, figures=None) -> str:
+    """The prior model in one or two lines: where it came from, its coupling, and its figures beside the current model's.
+
+    Parameters
+    ----------
+    prior : dict or None
+        ``engine.prior(item)``.
+    figures : dict, optional
+        ``engine.prior_figures(item)``: ``{"prior": errors, "current": errors}``.
+    """
+    if not prior:
+        return ""
+    import os
+    source = os.path.basename(str(prior.get("source", ""))) or "?"
+    head = f"{source} ({prior.get('source_kind', 'model file')}), coupling \u03c1={float(prior.get('rho', 1.0)):g}"
+    if prior.get("source_items"):
+        head += f" with its {prior['source_items']} labelled items"
+    if not figures or not figures.get("prior") or not figures["prior"].get("n_regions"):
+        return head + "\nno labelled region yet to measure it on"
+    n = figures["prior"]["n_regions"]
+    cur = figures.get("current") or {}
+    now = f", current model {cur['errors']}" if cur.get("n_regions") == n else ""
+    return head + f"\nlabel errors on the {n} labelled regions: prior {figures['prior']['errors']}{now}"
 
 
 def stopping_reading(signal: dict) -> str:
@@ -100,9 +136,18 @@ class ModelPanel(QtWidgets.QWidget):
         self.reading.setWordWrap(True)
         self.reading.setToolTip("The stopping signal of the shown item's task: how much the mean uncertainty of "
                                 "the unlabelled parts still moves from one question to the next (\u03b7)")
+        self.prior_label = QtWidgets.QLabel("")
+        self.prior_label.setWordWrap(True)
+        self.prior_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.prior_label.setToolTip("The model this task started from (Model \u25b8 Start from another project or "
+                                    "model file\u2026): retrains couple the labels to it by \u03c1; its label "
+                                    "errors and the current model's on the labelled regions, each decoded without "
+                                    "its labels")
         self.versions = QtWidgets.QTreeWidget()
-        self.versions.setColumnCount(3)
-        self.versions.setHeaderLabels(["When", "Labels", "What changed"])
+        self.versions.setColumnCount(4)
+        self.versions.setHeaderLabels(["When", "Labels", "What changed", "Errors"])
+        self.versions.headerItem().setToolTip(3, "Label errors of each version on today's labelled regions "
+                                                 "(decoded without their labels): errors / regions")
         self.versions.setRootIsDecorated(False)
         self.versions.setUniformRowHeights(True)
         self.versions.setMinimumHeight(70)
@@ -113,6 +158,9 @@ class ModelPanel(QtWidgets.QWidget):
         header.setStretchLastSection(True)
         header.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(2, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(3, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         form = QtWidgets.QFormLayout(self)
         form.setContentsMargins(6, 6, 6, 6)
         form.addRow("Model:", self.model_label)
@@ -124,6 +172,10 @@ class ModelPanel(QtWidgets.QWidget):
         form.addRow("Engine:", row)
         form.addRow("Last redraw:", self.latency)
         form.addRow(self.reading)
+        self._prior_caption = QtWidgets.QLabel("Prior:")
+        form.addRow(self._prior_caption, self.prior_label)
+        self._prior_caption.setVisible(False)
+        self.prior_label.setVisible(False)
         form.addRow(self.versions)
         self.retrain_button.clicked.connect(self.retrainRequested)
         self.stop_button.clicked.connect(self.stopRequested)
@@ -146,21 +198,32 @@ class ModelPanel(QtWidgets.QWidget):
         """List ``engine.model_versions(item)`` (oldest first; None: unknown) newest first, saying what changed."""
         self.versions.clear()
         for row in describe_versions(versions or []):
-            it = QtWidgets.QTreeWidgetItem([row["when"], row["labels"], row["change"]])
+            it = QtWidgets.QTreeWidgetItem([row["when"], row["labels"], row["change"], row["errors"]])
             it.setToolTip(2, f"{row['change']}\nmodel {row['id']}" + (" (current)" if row["current"] else ""))
+            if row["errors"]:
+                it.setToolTip(3, f"{row['errors']} labelled regions wrong when this version draws them without "
+                                 "their labels")
             it.setData(0, Qt.ItemDataRole.UserRole, row["id"])
             it.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            it.setTextAlignment(3, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             if row["current"]:
                 font = it.font(0)
                 font.setBold(True)
-                for c in range(3):
+                for c in range(4):
                     it.setFont(c, font)
             self.versions.addTopLevelItem(it)
 
     def version_rows(self) -> list:
         """The listed versions as their texts (what the person reads), newest first."""
-        return [[self.versions.topLevelItem(i).text(c) for c in range(3)]
+        return [[self.versions.topLevelItem(i).text(c) for c in range(4)]
                 for i in range(self.versions.topLevelItemCount())]
+
+    def set_prior(self, prior, figures=None):
+        """Show the task's prior model (``engine.prior``) and its figures (``engine.prior_figures``); None hides it."""
+        text = prior_reading(prior, figures)
+        self.prior_label.setText(text)
+        self._prior_caption.setVisible(bool(text))
+        self.prior_label.setVisible(bool(text))
 
     def set_stopping(self, signal: dict):
         """Show the stopping signal (``engine.stopping_signal(item)``) of the shown item's task in one line."""

@@ -16,6 +16,7 @@ redraws then use both, except where a label needs a dropped change.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import warnings
@@ -81,6 +82,8 @@ class SegmentationTask(EngineTask):
         #: the fitted aCGH recipe whose penalty laws give each chromosome its penalty (None before)
         self.recipe = None
         self._factors: dict = {}
+        self._figures: dict = {}       # (model id, label-set hash) -> label errors (the model panel's figures)
+        self._coupling = None          # the coupling of the fit being committed (recorded with the model)
 
     # --------------------------------------------------------------- features
     def _compute_features(self, data) -> np.ndarray:
@@ -155,6 +158,8 @@ class SegmentationTask(EngineTask):
         params = super()._params()
         if self.kind == "cgh":
             params["inputs"] = CGH_INPUTS
+        if self._coupling is not None:
+            params["rho"] = float(self._coupling)
         return params
 
     def _state_arrays(self) -> dict:
@@ -261,6 +266,9 @@ class SegmentationTask(EngineTask):
         ids = [i for i in self.item_ids() if self.labels_of(i)]
         if not ids:
             return self.model_id
+        prior = self._prior()
+        if prior is not None:
+            return self._fit_coupled(ids, prior, cancel, progress)
         if self.kind == "cgh" and len(ids) >= RECIPE_MIN_ITEMS:
             return self._fit_recipe(ids, cancel, progress)
         Xs = [self.features(i) for i in ids]
@@ -278,6 +286,158 @@ class SegmentationTask(EngineTask):
             learner._start(ssvm.w_)
             self.recipe, self._factors = None, {}
             return self._commit_model("ssvm")
+
+    # ------------------------------------------------------------ prior model
+    def _prior(self):
+        """``(arrays, rho, source data blob or None)`` of the task's stored prior (:meth:`Engine.start_from`), or None."""
+        entry = self.engine.prior(task_key=self.key)
+        if entry is None:
+            return None
+        rec = self.engine.session.load_model(entry["model_id"])
+        data = self.engine.session.load_model(entry["data_id"]).blob if entry.get("data_id") else None
+        return self._arrays_of_file(rec.blob), float(entry.get("rho", 1.0)), data
+
+    def _arrays_of_file(self, blob) -> dict:
+        """The task's arrays of a model file's bytes (units, ``w`` and a recipe's penalty laws)."""
+        from ..models.persistence import from_bytes
+        model, w, prov = from_bytes(blob, task="segmentation")
+        arrays = dict(model.get_state(), w=np.asarray(w, dtype=np.float64))
+        if prov.get("penalty_law") is not None:
+            arrays["recipe"] = np.array(json.dumps(prov["penalty_law"]))
+            arrays["recipe_w"] = arrays["w"].copy()
+        return arrays
+
+    def _fit_coupled(self, ids, prior, cancel, progress) -> str:
+        """The project's labels coupled to the prior model (Lou et al. eq. 1.9, source frozen; see marginalia.prior).
+
+        The fit is in the prior's units (its feature and penalty scales) and regularised towards
+        ``(ρ/2) C' w_prior``, which decodes as ``w_prior`` does; ``ρ = 0`` is the target-only SSVM
+        from the prior's parameters. The prior's penalty laws are not refitted (the parameters the
+        labels move are the metric and the base penalty).
+        """
+        from ..prior import coupled_ssvm_settings
+        arrays, rho, data = prior
+        w_prior = np.asarray(arrays["w"], dtype=np.float64)
+        self.model.set_state(arrays, n_features=np.asarray(arrays["feature_scale"]).shape[0])
+        Xs = [self.features(i) for i in ids]
+        labels = [self.labels_of(i) for i in ids]
+        check_cancel(cancel)
+        if data is not None:
+            return self._fit_with_source(Xs, labels, data, w_prior, rho, cancel, progress)
+        if rho > 0:
+            C, centre = coupled_ssvm_settings(w_prior, rho, C=1.0)
+            center = "initial"
+        else:
+            C, centre, center = 1.0, w_prior, "zero"
+        ssvm = SSVM(self.model, C=C, max_iter=50, warm_start=True, random_state=0, center=center,
+                    should_stop=(lambda: cancel is not None and cancel.is_set()),
+                    callback=_progress_callback(progress))
+        ssvm.w_ = self.model.check_w(centre)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ssvm.fit(Xs, labels)
+        check_cancel(cancel)
+        with self._lock:
+            self._learner._start(ssvm.w_)
+            self.recipe, self._factors = None, {}
+            self._coupling = rho
+            try:
+                return self._commit_model("coupled")
+            finally:
+                self._coupling = None
+
+    def _fit_with_source(self, Xs, labels, data, w_prior, rho, cancel, progress) -> str:
+        """Eq. 1.9 itself: the source project's labelled items and this project's as two coupled datasets.
+
+        :class:`~marginalia.learners.transfer.TransferSSVM` in the prior's units, started from its
+        parameters (which complete the partial labels); the project decodes with its own vector.
+        """
+        from ..learners.transfer import TransferSSVM
+        from ..prior import unpack_source_data
+        src_X, src_labels = unpack_source_data(data)
+        learner = TransferSSVM(self.model, rho=rho, C=1.0, max_iter=50, random_state=0,
+                               should_stop=(lambda: cancel is not None and cancel.is_set()),
+                               callback=_progress_callback(progress))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            learner.fit(src_X + Xs, src_labels + labels, ["source"] * len(src_X) + ["project"] * len(Xs),
+                        w_init=w_prior)
+        check_cancel(cancel)
+        with self._lock:
+            self._learner._start(learner.w_datasets_["project"])
+            self.recipe, self._factors = None, {}
+            self._coupling = rho
+            try:
+                return self._commit_model("coupled")
+            finally:
+                self._coupling = None
+
+    # ------------------------------------------------- figures on the labels
+    def label_errors_of_version(self, model_id, *, cancel=None):
+        """:meth:`label_errors` of the stored model version ``model_id`` (None when it cannot be read)."""
+        if model_id is None:
+            return None
+        try:
+            rec = self.engine.session.load_model(model_id)
+            with np.load(io.BytesIO(rec.blob)) as z:
+                arrays = {k: z[k] for k in z.files}
+        except (ParameterError, ValueError, OSError, KeyError):
+            return None
+        return self.label_errors(arrays, model_id, cancel=cancel)
+
+    def label_errors_of_file(self, blob, key, *, cancel=None):
+        """:meth:`label_errors` of a model file's bytes (the stored prior), remembered under ``key``."""
+        return self.label_errors(self._arrays_of_file(blob), key, cancel=cancel)
+
+    def label_errors(self, arrays, key, *, cancel=None):
+        """Label errors of the model ``arrays`` on every labelled region of the task, or None.
+
+        Each labelled item is decoded without its labels, as the model draws it (a recipe's penalty
+        factor and pruning included), and scored by :func:`marginalia.metrics.region_errors`;
+        remembered per ``key`` and label set.
+
+        Returns
+        -------
+        dict or None
+            ``{"errors", "fp", "fn", "n_regions"}`` summed over the items.
+        """
+        from ..metrics import RegionErrors, region_errors
+        ids = [i for i in self.item_ids() if self.labels_of(i)]
+        memo_key = (key, self.engine.session.labels_hash(ids))
+        hit = self._figures.get(memo_key)
+        if hit is not None:
+            return dict(hit)
+        try:
+            model = SegmentationModel(**self.model.get_params())
+            model.set_state(arrays, n_features=np.asarray(arrays["feature_scale"]).shape[0])
+            w = model.check_w(np.asarray(arrays["w"], dtype=np.float64))
+            recipe = None
+            if "recipe" in arrays:
+                recipe_w = np.asarray(arrays.get("recipe_w", arrays["w"]), dtype=np.float64)
+                recipe = CghSegmenter.from_dict(model, recipe_w, json.loads(str(arrays["recipe"])))
+        except (KeyError, ValueError, TypeError, ParameterError):
+            return None
+        total = RegionErrors()
+        for item_id in ids:
+            check_cancel(cancel)
+            X = self.features(item_id)
+            if X.shape[1] != model._p():
+                return None
+            w_item = w
+            seq = None
+            if recipe is not None:
+                seq = self.engine.data(item_id).sequence
+                own = recipe.own_w(seq)
+                w_item = model.scale_penalty(w if own is None else own, recipe.penalty_factor(seq))
+            seg = model.decode(X, w_item)
+            if recipe is not None and getattr(recipe, "pruners_", None):
+                seg = recipe.pruned(seq, seg)
+            total = total + region_errors(self.labels_of(item_id), seg)
+        out = {"errors": total.errors, "fp": total.fp, "fn": total.fn, "n_regions": total.n_labels}
+        self._figures[memo_key] = out
+        while len(self._figures) > 64:
+            self._figures.pop(next(iter(self._figures)))
+        return dict(out)
 
     def _fit_recipe(self, ids, cancel, progress) -> str:
         """Fit the aCGH recipe on the labelled chromosomes and adopt its units, metric and laws."""

@@ -200,9 +200,20 @@ class FakeEngine:
         self._versions.append({"id": self.current_model_id, "task": "segmentation/cgh", "created": time.time(),
                                "n_labels": len(self._labels), "trained_by": how, "reverted_from": None})
 
-    def model_versions(self, item_id=None):
+    def model_versions(self, item_id=None, *, figures=False, cancel=None):
         """Every model this stand-in made, oldest first, as ``Engine.model_versions`` lists them."""
-        return [dict(v, current=v["id"] == self.current_model_id) for v in self._versions]
+        rows = [dict(v, current=v["id"] == self.current_model_id) for v in self._versions]
+        if figures:   # the stand-in's figures: one error fewer per version, on one region per label
+            n = len(self.labels())
+            for k, row in enumerate(rows):
+                row["errors"] = {"errors": max(n - k, 0), "fp": 0, "fn": max(n - k, 0), "n_regions": n}
+        return rows
+
+    def prior(self, item_id=None, *, task_key=None):
+        return None
+
+    def prior_figures(self, item_id=None, *, cancel=None):
+        return None
 
     def update_model(self, item_id, *, cancel=None):
         self.calls.append(("update", item_id))

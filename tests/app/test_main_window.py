@@ -803,9 +803,9 @@ def test_the_model_panel_lists_each_version_with_what_changed_and_reads_the_stop
                     timeout=5000)
     seq = eng.sequence("cgh-a")
     drag(qtbot, win.profile_view, win.profile_view.vb, seq.positions[20], seq.positions[50], 0.3)
-    qtbot.waitUntil(lambda: panel.version_rows()[0][1:] == ["1", "+1 label \u00b7 quick update"], timeout=5000)
+    qtbot.waitUntil(lambda: panel.version_rows()[0][1:3] == ["1", "+1 label \u00b7 quick update"], timeout=5000)
     win.retrain()
-    qtbot.waitUntil(lambda: panel.version_rows()[0][1:] == ["1", "same labels \u00b7 full fit (SSVM)"],
+    qtbot.waitUntil(lambda: panel.version_rows()[0][1:3] == ["1", "same labels \u00b7 full fit (SSVM)"],
                     timeout=5000)
     assert [r[2] for r in panel.version_rows()][-1] == "untrained first model"
     current = panel.versions.topLevelItem(0)

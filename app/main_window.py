@@ -339,7 +339,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Neither answer is right: draw the label yourself")
 
         m = mb.addMenu("&Play")
-        a(m, "play", "&Play / stop", self.toggle_play, "Space", tip="Play the queried part or the visible range")
+        a(m, "play", "&Play / stop", self.toggle_play, "Space",
+          tip="Play the queried part or the visible range; on a question about one onset, the excerpt twice "
+              "with a click at the model's onset, then at the runner-up's")
 
         m = mb.addMenu("&Help")
         a(m, "cheatsheet", "&Keyboard shortcuts", self.show_cheatsheet, "F1", tip="Every action and its keys")
@@ -1183,6 +1185,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             return
         if self.audio.is_playing():
             self.audio.stop()
+            return
+        q = self.current_question
+        if q is not None and q.item_id == self.current_item and q.event is not None:
+            self.play_question_onsets()
             return
         part = self._part_here()
         t0 = float(self._frame_times[part[0]]) if part else 0.0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import tempfile
 import time
 
 import numpy as np
@@ -211,8 +213,9 @@ class ActiveQueriesMixin:
         if self.current_item == question.item_id and self._item_payload is not None and \
                 self._pending_frame is None:
             self._draw_question()
+        hear = " · Space: hear both onsets" if question.event is not None else ""
         self.statusBar().showMessage(f"{question.sentence}  (A: model · B: runner-up · N: neither, "
-                                     "then draw the label)", 15000)
+                                     f"then draw the label{hear})", 15000)
         self._start_prefetch()
 
     def _recheck_question(self, pred):
@@ -241,6 +244,27 @@ class ActiveQueriesMixin:
 
         self.runner.submit("question", lambda cancel, p: engine.question(query, cancel=cancel), on_done=done,
                            on_error=self._on_background_error, description="asking the question under the new model")
+
+    def play_question_onsets(self):
+        """Play the shown alignment question's two candidate onsets: the excerpt with a click at the model's
+        onset, then again with a click at the runner-up's (Space while such a question is shown)."""
+        q = self.current_question
+        if q is None or self.engine is None or self.audio is None:
+            return
+        if getattr(self, "_listen_dir", None) is None:
+            self._listen_dir = tempfile.TemporaryDirectory(prefix="marginalia-listen-")
+        path = os.path.join(self._listen_dir.name, f"question-{q.item_id}-{q.event}.wav")
+        engine, audio = self.engine, self.audio
+
+        def done(clicks):
+            if self.current_question is not q or not audio.play(path):
+                return
+            said = ", then ".join(f"{'the model' if who == 'model' else 'the runner-up'}'s onset (click at "
+                                  f"{at:.1f} s)" for who, at in clicks)
+            self.statusBar().showMessage(f"playing {said}", 8000)
+
+        self.runner.submit("listen", lambda cancel, p: engine.question_audio(q, path), on_done=done,
+                           on_error=self._on_background_error, description="preparing the two onsets to hear")
 
     def _draw_question(self):
         q = self.current_question

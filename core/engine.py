@@ -430,6 +430,32 @@ class Engine:
         d = self.data(item_id)
         return d.audio_path
 
+    def question_audio(self, question, path) -> list:
+        """Write a WAV to ``path`` that plays an alignment question's candidate onsets, and say where they sound.
+
+        The recording around the asked event is played once per answer (the model's onset first,
+        then the runner-up's) with a click where that answer puts the onset
+        (:func:`marginalia.io.audio.clicked_excerpts`).
+
+        Returns
+        -------
+        list of (str, float)
+            ``(answer, seconds into the file)`` of each click: ``[("model", 0.8), ("runner-up", 2.2)]``.
+        """
+        from .active.questions import ANSWERS
+        from .io.audio import clicked_excerpts, load_audio, write_wav
+        rec = self.session.item(question.item_id)
+        audio = self.audio_path(question.item_id)
+        times = [next((float(lab.time_s) for lab in question.answers.get(which, ()) if hasattr(lab, "time_s")),
+                      None) for which in ANSWERS]
+        if audio is None or rec.task != "alignment" or None in times:
+            raise ParameterError(f"question_audio: {rec.name} has no onset question to play (only a recording "
+                                 "aligned to its score has one)")
+        y, sr = load_audio(audio)
+        signal, at = clicked_excerpts(y, sr, times)
+        write_wav(path, signal, sr)
+        return list(zip(ANSWERS, at.tolist()))
+
     # ---------------------------------------------------------------- labels
     def labels(self, item_id: Optional[str] = None) -> list:
         return self.session.labels(item_id)

@@ -17,7 +17,7 @@ from ._common import existing_file, output_file
 from .wav_header import declared_wav_frames, truncation_message
 
 __all__ = ["AudioInfo", "audio_info", "load_audio", "write_wav", "clear_audio_cache", "audio_cache_info",
-           "AUDIO_EXTENSIONS"]
+           "clicked_excerpts", "AUDIO_EXTENSIONS"]
 
 #: file extensions treated as audio (decoded by soundfile, or librosa/audioread for the rest)
 AUDIO_EXTENSIONS = (".wav", ".wave", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".aif", ".aiff", ".m4a", ".aac",
@@ -312,3 +312,68 @@ def write_wav(path, y, sr, *, subtype="PCM_16") -> None:
     if not np.all(np.isfinite(a)):
         raise ParameterError("y: contains NaN or inf samples")
     soundfile.write(str(p), np.clip(a, -1.0, 1.0), int(sr), subtype=subtype, format="WAV")
+
+
+def clicked_excerpts(y, sr, times_s, *, before_s: float = 0.8, after_s: float = 0.6, gap_s: float = 0.4,
+                     click_hz: float = 1760.0, click_s: float = 0.03) -> tuple:
+    """The recording around each of several candidate times, one after the other, a click at each candidate.
+
+    So a person *hears* which candidate onset of a note is right: the same excerpt is played once
+    per candidate, with a short tone burst mixed in where that candidate puts the onset (a click
+    that lands on the note's attack merges with it; one early or late is heard apart).
+
+    Parameters
+    ----------
+    y : array_like of float, shape (n,)
+        The mono recording.
+    sr : int
+        Its sample rate in Hz.
+    times_s : sequence of float
+        The candidate times (s), at least one.
+    before_s, after_s : float
+        Context played before and after the span of all candidates (s, >= 0).
+    gap_s : float
+        Silence between two excerpts (s, >= 0).
+    click_hz, click_s : float
+        Pitch (Hz) and length (s) of the click, an exponentially decaying sine.
+
+    Returns
+    -------
+    signal : ndarray of float32, shape (m,)
+        The excerpts one after the other, each ``before_s + span + after_s`` long, scaled into [-1, 1].
+    click_at_s : ndarray of float, shape (len(times_s),)
+        Where each candidate's click sounds in ``signal`` (s).
+    """
+    check_int(sr, "sr", min_val=1, max_val=MAX_SAMPLE_RATE, what="a sample rate in Hz")
+    a = np.asarray(y, dtype=np.float64)
+    if a.ndim != 1 or a.shape[0] == 0 or not np.all(np.isfinite(a)):
+        raise ParameterError(f"y: expected a finite mono signal of shape (n,), got shape {a.shape}")
+    t = np.asarray(times_s, dtype=np.float64).ravel()
+    if t.size == 0 or not np.all(np.isfinite(t)):
+        raise ParameterError("times_s: expected at least one finite time in seconds")
+    for name, v in (("before_s", before_s), ("after_s", after_s), ("gap_s", gap_s), ("click_s", click_s),
+                    ("click_hz", click_hz)):
+        if not np.isfinite(v) or v < 0 or (name in ("click_s", "click_hz") and v == 0):
+            raise ParameterError(f"{name}: expected a finite number {'> 0' if name.startswith('click') else '>= 0'}, "
+                                 f"got {v!r}")
+    n = a.shape[0]
+    start = int(np.clip(np.floor((t.min() - before_s) * sr), 0, n - 1))
+    stop = int(np.clip(np.ceil((t.max() + after_s) * sr), start + 1, n))
+    excerpt = a[start:stop]
+    peak = float(np.max(np.abs(excerpt))) or 1.0
+    k = np.arange(int(round(click_s * sr)))
+    click = np.sin(2 * np.pi * click_hz * k / sr) * np.exp(-k / (0.25 * max(k.size, 1)))
+    gap = np.zeros(int(round(gap_s * sr)))
+    pieces, click_at = [], []
+    offset = 0
+    for ti in t:
+        part = 0.7 * excerpt / peak
+        at = int(np.clip(round(ti * sr) - start, 0, part.shape[0] - 1))
+        end = min(at + click.shape[0], part.shape[0])
+        part = part.copy()
+        part[at:end] += 0.5 * click[:end - at]
+        pieces += [part, gap]
+        click_at.append((offset + at) / sr)
+        offset += part.shape[0] + gap.shape[0]
+    signal = np.concatenate(pieces[:-1])
+    return np.clip(signal, -1.0, 1.0).astype(np.float32), np.asarray(click_at)

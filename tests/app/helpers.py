@@ -1,4 +1,4 @@
-"""Mouse helpers: drive pyqtgraph views through real mouse events on their viewport."""
+"""Helpers of the app tests: drive pyqtgraph views through real mouse events; an audio player without a sound card."""
 
 from __future__ import annotations
 
@@ -54,3 +54,25 @@ def finish_io(qtbot, win, start, timeout: int = 60_000):
     start()
     qtbot.waitUntil(lambda: win.last_io_result is not None, timeout=timeout)
     return win.last_io_result
+
+
+class StandInPlayer(QtCore.QObject):
+    """The AudioPlayer interface without a sound card: records what it was asked to play."""
+
+    positionChanged = QtCore.Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.available, self.reason, self.played, self.playing = True, "", [], False
+
+    def play(self, path, start_s=0.0, stop_s=None):
+        self.played.append((path, start_s, stop_s))
+        self.playing = True
+        return True
+
+    def stop(self):
+        self.playing = False
+        self.positionChanged.emit(None)
+
+    def is_playing(self):
+        return self.playing

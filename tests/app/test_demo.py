@@ -237,6 +237,38 @@ def test_runner_up_answers_the_audio_question_it_was_asked(qtbot, demo):
     assert "already anchored" in win.statusBar().currentMessage()
 
 
+def test_space_on_an_onset_question_plays_both_candidate_onsets(qtbot, demo):
+    import soundfile
+
+    from marginalia.app.audio import AudioPlayer
+
+    from .helpers import StandInPlayer
+    win, _ = demo
+    eng = win.engine
+    audio = next(i for i in eng.items() if i.kind == "audio")
+    win.show_item(audio.id)
+    qtbot.waitUntil(lambda: win.current_item == audio.id and win.current_prediction() is not None, timeout=WAIT)
+    win.actions["next_question"].trigger()
+    qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == win.current_question.item_id,
+                    timeout=WAIT)
+    q = win.current_question
+    assert q.event is not None and "Space: hear both onsets" in win.statusBar().currentMessage()
+    win.audio, win.audio_factory = None, StandInPlayer
+    try:
+        win.actions["play"].trigger()
+        qtbot.waitUntil(lambda: win.audio is not None and bool(win.audio.played), timeout=WAIT)
+        path, start, stop = win.audio.played[0]
+        assert (start, stop) == (0.0, None)
+        signal, sr = soundfile.read(path)
+        model_t, runner_t = (q.answers[w][0].time_s for w in ("model", "runner-up"))
+        span = abs(model_t - runner_t) + 0.8 + 0.6            # the excerpt around both, played twice
+        assert signal.shape[0] / sr == pytest.approx(2 * span + 0.4, abs=0.05)
+        said = win.statusBar().currentMessage()
+        assert said.startswith("playing the model's onset (click at 0.8 s), then the runner-up's onset")
+    finally:
+        win.audio, win.audio_factory = None, AudioPlayer
+
+
 def test_a_round_by_keys_writes_the_labels_shown_and_brings_the_next_question(qtbot, demo):
     win, _ = demo
     eng = win.engine

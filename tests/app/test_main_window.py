@@ -14,7 +14,7 @@ from marginalia.app.main_window import MainWindow
 from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
 from .fake_engine import FakeEngine
-from .helpers import click, drag, finish_io
+from .helpers import StandInPlayer, click, drag, finish_io
 
 
 @pytest.fixture(scope="module")
@@ -381,28 +381,6 @@ def test_layout_item_and_range_are_on_disk_without_a_clean_exit(qtbot, tmp_path)
     assert win2.model_dock.isHidden() and not win2.browser_dock.isHidden()
     win.close()
     win2.close()
-
-
-class StandInPlayer(QtCore.QObject):
-    """The AudioPlayer interface without a sound card: records what it was asked to play."""
-
-    positionChanged = QtCore.Signal(object)
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.available, self.reason, self.played, self.playing = True, "", [], False
-
-    def play(self, path, start_s=0.0, stop_s=None):
-        self.played.append((path, start_s, stop_s))
-        self.playing = True
-        return True
-
-    def stop(self):
-        self.playing = False
-        self.positionChanged.emit(None)
-
-    def is_playing(self):
-        return self.playing
 
 
 def test_playback_cursor_moves_and_pages_the_view(qtbot, window):

@@ -171,3 +171,31 @@ def test_threads_decode_a_file_once(tmp_path, monkeypatch):
     for t in threads:
         t.join()
     assert len(calls) == 1 and len(out) == 4 and all(o is out[0] for o in out)
+
+
+def test_clicked_excerpts_play_the_same_excerpt_once_per_candidate_with_a_click_at_it():
+    from marginalia.io.audio import clicked_excerpts
+    sr = 8000
+    t = np.arange(4 * sr) / sr
+    y = 0.3 * np.sin(2 * np.pi * 220 * t)
+    signal, at = clicked_excerpts(y, sr, [1.5, 1.8], before_s=0.5, after_s=0.5, gap_s=0.25)
+    length = round((1.8 + 0.5 - (1.5 - 0.5)) * sr)
+    assert signal.dtype == np.float32 and signal.shape == (2 * length + round(0.25 * sr),)
+    assert at == pytest.approx([0.5, length / sr + 0.25 + 0.8], abs=1.5 / sr)
+    first, second = signal[:length].astype(float), signal[-length:].astype(float)
+    clicks = first - second                       # the same excerpt: only the clicks differ
+    loud = np.flatnonzero(np.abs(clicks) > 0.05)
+    assert loud.min() == pytest.approx(0.5 * sr, abs=2) and 0.8 * sr < loud.max() <= 0.83 * sr
+    assert not np.any(np.abs(clicks[round(0.53 * sr):round(0.8 * sr)]) > 1e-6)    # nothing between them
+    assert np.all(np.abs(signal) <= 1.0)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"y": np.zeros((10, 2))}, "mono signal"), ({"y": np.array([])}, "mono signal"),
+    ({"times_s": []}, "at least one"), ({"times_s": [np.nan]}, "at least one"),
+    ({"gap_s": -1.0}, "gap_s"), ({"click_hz": 0.0}, "click_hz"), ({"sr": 0}, "sr")])
+def test_clicked_excerpts_refuse_bad_input_in_one_line(kwargs, match):
+    from marginalia.io.audio import clicked_excerpts
+    args = {"y": np.zeros(800), "sr": 8000, "times_s": [0.05]} | kwargs
+    with pytest.raises(ParameterError, match=match):
+        clicked_excerpts(args.pop("y"), args.pop("sr"), args.pop("times_s"), **args)

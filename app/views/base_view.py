@@ -30,6 +30,10 @@ def segmentation_disagreement(best, runner_up, n_samples: int):
     return [(max(0, c - pad), min(n_samples, c + pad)) for c in diff]
 
 
+#: a boundary placed or dropped this close (screen pixels) to a change the model draws lands on that change
+SNAP_PX = 8
+
+
 class ItemView(pg.GraphicsLayoutWidget):
     """Base of every item view: a main plot with editable labels and a margin strip under it.
 
@@ -207,7 +211,7 @@ class ItemView(pg.GraphicsLayoutWidget):
         if self.mapping is None or self.item_id is None:
             return
         if boundary and self.mapping.n_samples >= 2:
-            c = self.mapping.nearest_change(x)
+            c = self.snapped_change(x)
             self.labelCreateRequested.emit(BoundaryLabel(item_id=self.item_id, index=c))
         else:
             self._set_selected(None)
@@ -236,11 +240,34 @@ class ItemView(pg.GraphicsLayoutWidget):
         lab = self._labels.get(label_id)
         if lab is None:
             return
-        c = self.mapping.nearest_change(x)
+        c = self.snapped_change(x)
         if c != lab.index:
             self.labelChangeRequested.emit(dataclasses.replace(lab, index=c))
         else:
             self._label_items[label_id].setValue(float(self.mapping.change_x(c)))
+
+    def snapped_change(self, x: float) -> int:
+        """The change index a boundary placed at ``x`` gets: a change of the drawn prediction or its runner-up
+        when one is drawn within :data:`SNAP_PX` pixels of ``x``, else the change nearest ``x``.
+
+        The model's own candidates are where a person most often means to put a boundary, and a
+        click rarely lands on the exact probe gap of a dense profile (one pixel holds dozens).
+        """
+        nearest = self.mapping.nearest_change(x)
+        pred = self._prediction
+        if pred is None:
+            return nearest
+        T = self.mapping.n_samples
+        changes = [np.asarray(getattr(s, "changes", ()), dtype=np.int64) for s in (pred.structure, pred.runner_up)
+                   if s is not None]
+        cands = np.unique(np.concatenate(changes)) if changes else np.array([], np.int64)
+        cands = cands[(cands >= 1) & (cands <= T - 1)]
+        if cands.size == 0:
+            return nearest
+        xs = self.mapping.change_x(cands)
+        j = int(np.argmin(np.abs(xs - x)))
+        pixel = abs(float(self.vb.viewPixelSize()[0])) or np.inf
+        return int(cands[j]) if abs(float(xs[j]) - x) <= SNAP_PX * pixel else nearest
 
     # ------------------------------------------------------------ prediction
     def set_prediction(self, prediction, *, stale: bool = False, current_model: str | None = None):

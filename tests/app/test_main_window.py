@@ -68,6 +68,23 @@ def test_drag_labels_and_the_prediction_obeys_it(qtbot, window):
     assert win.label_list.count() == 1
 
 
+def test_a_boundary_placed_near_a_change_the_model_draws_snaps_onto_it(qtbot, window):
+    from marginalia.app.views.base_view import SNAP_PX
+    win, eng = window, window.engine
+    view = win.profile_view
+    pred = win.current_prediction()
+    candidates = set(pred.structure.changes[:-1].tolist()) | set(pred.runner_up.changes[:-1].tolist())
+    c = min(candidates)                              # a change of the model or of its runner-up
+    pixel = view.vb.viewPixelSize()[0]
+    x = float(view.mapping.change_x(c)) + 0.6 * SNAP_PX * pixel
+    assert view.mapping.nearest_change(x) != c       # the click itself is a few probes off
+    click(qtbot, view, view.vb, x, 0.3, modifier=Qt.KeyboardModifier.ControlModifier)
+    assert [lab.index for lab in eng.labels("cgh-a")] == [c]
+    far = float(view.mapping.change_x(c)) + 3 * SNAP_PX * pixel
+    click(qtbot, view, view.vb, far, 0.3, modifier=Qt.KeyboardModifier.ControlModifier)
+    assert sorted(lab.index for lab in eng.labels("cgh-a")) == [c, view.mapping.nearest_change(far)]
+
+
 def test_ctrl_click_boundary_delete_undo_redo(qtbot, window):
     win, eng = window, window.engine
     seq = eng.sequence("cgh-a")

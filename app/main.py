@@ -111,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="marginalia", description="Label the structure of sequences cheaply.")
     p.add_argument("project", nargs="?", metavar="PROJECT", help="a .marginalia project to open")
     p.add_argument("--demo", action="store_true", help="open the embedded demo project")
+    p.add_argument("--theme", choices=("dark", "light"), default=None,
+                   help="colour theme (default: the one chosen in View > Light theme, else dark)")
     return p
 
 
@@ -180,7 +182,9 @@ def main(argv=None) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("Marginalia")
     app.setOrganizationName("Marginalia")
-    theme.apply_theme(app)
+    from PySide6 import QtCore
+    chosen = args.theme or str(QtCore.QSettings("Marginalia", "Marginalia").value("theme", "dark"))
+    theme.apply_theme(app, chosen if chosen in theme.THEMES else "dark")
     holder = {}
     errors.install_excepthook(lambda: holder.get("window"))
     window = holder["window"] = create_window(args)

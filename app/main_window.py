@@ -301,6 +301,11 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Sort the Dataset panel by margin, closest call first")
         a(m, "whole_profile", "&Whole profile (all chromosomes)", self.toggle_whole_profile, "G",
           tip="All chromosomes of this aCGH profile side by side; click one to zoom in (G again: back)")
+        a(m, "light_theme", "&Light theme", self.toggle_light_theme, "Ctrl+Shift+T",
+          tip="Dark text on a light background, from the next start (marginalia --theme light does it at once)",
+          checkable=True)
+        with QtCore.QSignalBlocker(self.actions["light_theme"]):    # showing the saved choice changes nothing
+            self.actions["light_theme"].setChecked(str(self.settings.value("theme", "dark")) == "light")
         m.addSeparator()
         for i, (name, dock) in enumerate((("dock_dataset", self.browser_dock), ("dock_labels", self.labels_dock),
                                           ("dock_model", self.model_dock), ("dock_active", self.active_dock)),
@@ -1169,6 +1174,14 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         self._show_error("Background work failed", exc)
 
     # ================================================================ audio
+    def toggle_light_theme(self, checked=None):
+        """Remember the light (or dark) theme for the next start; the colours of open plots are not redrawn."""
+        light = self.actions["light_theme"].isChecked() if checked is None else bool(checked)
+        self.settings.setValue("theme", "light" if light else "dark")
+        self.settings.sync()
+        self.statusBar().showMessage(f"the {'light' if light else 'dark'} theme applies from the next start",
+                                     6000)
+
     def toggle_play(self):
         if self.engine is None or self.current_item is None:
             return

@@ -1,4 +1,9 @@
-"""One calm dark theme for every widget and plot: colours, pens and the Qt style sheet."""
+"""The app's two themes, calm dark (the default) and light, for every widget and plot: colours, pens, style sheet.
+
+The colours are module attributes read when something is drawn; :func:`use` sets them for one
+theme before the window is built (the theme is chosen at start: ``marginalia --theme light``, or
+View ▸ Light theme, which applies from the next start).
+"""
 
 from __future__ import annotations
 
@@ -11,19 +16,70 @@ from marginalia.types import REGION_KIND_NAMES, RegionKind
 STYLE_DIR = resources.path("style")
 ICON_DIR = resources.path("icons")
 
+#: the colours of each theme; the dark theme's are also the module's defaults below
+THEMES = {
+    "dark": {
+        "BACKGROUND": "#1f2228", "PANEL": "#262a31", "FOREGROUND": "#c9ced6", "MUTED": "#7d8590",
+        "GRID_ALPHA": 0.12,
+        "DATA": "#7fa8d6",          # observed samples (logratio points, feature curves)
+        "PREDICTION": "#f2b24c",    # current model's best structure
+        "STALE": "#8b9098",         # prediction made by an older model
+        "RUNNER_UP": "#c678dd",     # second-best structure, drawn faintly
+        "BOUNDARY_LABEL": "#f5f5f5", "ANCHOR": "#4fd1c5", "QUERY": "#e06c75", "SELECTION": "#ffffff",
+        "LEGEND_TEXT": "#e6e6e6",
+        # a question's two answers, a colour-blind-safe pair (Okabe & Ito sky blue and reddish purple; orange
+        # would merge with the prediction's own colour and with the spectrogram's bright bins)
+        "QUESTION_MODEL": "#56B4E9", "QUESTION_RUNNER": "#CC79A7",
+        "qss": "marginalia.qss",
+        "palette": {"Window": "#262a31", "WindowText": "#c9ced6", "Base": "#1f2228", "AlternateBase": "#2b3038",
+                    "ToolTipBase": "#30353d", "ToolTipText": "#c9ced6", "Text": "#c9ced6", "Button": "#2d323a",
+                    "ButtonText": "#c9ced6", "Highlight": "#3d6fa8", "HighlightedText": "#ffffff",
+                    "PlaceholderText": "#7d8590"},
+    },
+    "light": {
+        # darker strokes of the same hues, so lines and points keep their contrast on white
+        "BACKGROUND": "#ffffff", "PANEL": "#f3f4f6", "FOREGROUND": "#24292f", "MUTED": "#6e7781",
+        "GRID_ALPHA": 0.18,
+        "DATA": "#3b6ea5", "PREDICTION": "#c77700", "STALE": "#8c959f", "RUNNER_UP": "#9a3fb0",
+        "BOUNDARY_LABEL": "#24292f", "ANCHOR": "#0f8579", "QUERY": "#c0392b", "SELECTION": "#000000",
+        "LEGEND_TEXT": "#24292f",
+        "QUESTION_MODEL": "#0072B2", "QUESTION_RUNNER": "#B0558F",
+        "qss": "marginalia-light.qss",
+        "palette": {"Window": "#f3f4f6", "WindowText": "#24292f", "Base": "#ffffff", "AlternateBase": "#f6f8fa",
+                    "ToolTipBase": "#ffffff", "ToolTipText": "#24292f", "Text": "#24292f", "Button": "#eaeef2",
+                    "ButtonText": "#24292f", "Highlight": "#2f6fb5", "HighlightedText": "#ffffff",
+                    "PlaceholderText": "#6e7781"},
+    },
+}
+#: the theme in use (set by :func:`use`)
+NAME = "dark"
 BACKGROUND = "#1f2228"
 PANEL = "#262a31"
 FOREGROUND = "#c9ced6"
 MUTED = "#7d8590"
 GRID_ALPHA = 0.12
-DATA = "#7fa8d6"          # observed samples (logratio points, feature curves)
-PREDICTION = "#f2b24c"    # current model's best structure
-STALE = "#8b9098"         # prediction made by an older model
-RUNNER_UP = "#c678dd"     # second-best structure, drawn faintly
+DATA = "#7fa8d6"
+PREDICTION = "#f2b24c"
+STALE = "#8b9098"
+RUNNER_UP = "#c678dd"
 BOUNDARY_LABEL = "#f5f5f5"
 ANCHOR = "#4fd1c5"
 QUERY = "#e06c75"
 SELECTION = "#ffffff"
+LEGEND_TEXT = "#e6e6e6"
+QUESTION_MODEL = "#56B4E9"
+QUESTION_RUNNER = "#CC79A7"
+
+
+def use(name: str) -> None:
+    """Make ``name`` (``"dark"`` or ``"light"``) the theme every later drawing uses."""
+    if name not in THEMES:
+        raise ValueError(f"theme: expected one of {sorted(THEMES)}, got {name!r}")
+    global NAME
+    NAME = name
+    for key, value in THEMES[name].items():
+        if key.isupper():
+            globals()[key] = value
 
 #: fill colour (r, g, b) of each region kind: calm blue for "no change", warm vermillion for "one change",
 #: yellow for "at least one", grey for "same segment". Okabe & Ito's colours, chosen so that every pair stays
@@ -36,6 +92,13 @@ REGION_RGB = {
     RegionKind.SAME: (160, 160, 160),
 }
 REGION_NAMES = REGION_KIND_NAMES
+
+
+def tint(alpha: int) -> QtGui.QBrush:
+    """A see-through fill of the theme's text colour: highlights that show on a dark and on a light background."""
+    c = QtGui.QColor(FOREGROUND)
+    c.setAlpha(int(alpha))
+    return QtGui.QBrush(c)
 
 
 def region_brush(kind: RegionKind, *, selected: bool = False, alpha: int = 55) -> QtGui.QBrush:
@@ -100,27 +163,18 @@ def configure_pyqtgraph() -> None:
                         imageAxisOrder="row-major")
 
 
-def apply_theme(app: QtWidgets.QApplication) -> None:
-    """Apply the Fusion style, a dark palette and the style sheet to ``app``."""
+def apply_theme(app: QtWidgets.QApplication, name: str | None = None) -> None:
+    """Apply the Fusion style, the palette and the style sheet of theme ``name`` (default: the one in use)."""
+    if name is not None:
+        use(name)
     configure_pyqtgraph()
     app.setStyle("Fusion")
     pal = QtGui.QPalette()
-    c = QtGui.QColor
-    pal.setColor(QtGui.QPalette.ColorRole.Window, c(PANEL))
-    pal.setColor(QtGui.QPalette.ColorRole.WindowText, c(FOREGROUND))
-    pal.setColor(QtGui.QPalette.ColorRole.Base, c(BACKGROUND))
-    pal.setColor(QtGui.QPalette.ColorRole.AlternateBase, c("#2b3038"))
-    pal.setColor(QtGui.QPalette.ColorRole.ToolTipBase, c("#30353d"))
-    pal.setColor(QtGui.QPalette.ColorRole.ToolTipText, c(FOREGROUND))
-    pal.setColor(QtGui.QPalette.ColorRole.Text, c(FOREGROUND))
-    pal.setColor(QtGui.QPalette.ColorRole.Button, c("#2d323a"))
-    pal.setColor(QtGui.QPalette.ColorRole.ButtonText, c(FOREGROUND))
-    pal.setColor(QtGui.QPalette.ColorRole.Highlight, c("#3d6fa8"))
-    pal.setColor(QtGui.QPalette.ColorRole.HighlightedText, c("#ffffff"))
-    pal.setColor(QtGui.QPalette.ColorRole.PlaceholderText, c(MUTED))
+    for role, colour in THEMES[NAME]["palette"].items():
+        pal.setColor(getattr(QtGui.QPalette.ColorRole, role), QtGui.QColor(colour))
     app.setPalette(pal)
     app.setWindowIcon(app_icon())
-    qss = STYLE_DIR / "marginalia.qss"
+    qss = STYLE_DIR / THEMES[NAME]["qss"]
     if qss.exists():
         icons = (STYLE_DIR.parent / "icons").resolve().as_posix()
         app.setStyleSheet(qss.read_text(encoding="utf-8").replace("@ICONS@", icons))

@@ -84,8 +84,9 @@ def _check(work: Path) -> int:
     check(out[2] == "[]", f"import marginalia loads no Qt, Dask or numba ({out[2]}; {out[1]} ms)")
     res = run([py, "-c", "from marginalia import resources as r; "
                          "print(all(r.path(*p).is_file() for p in [('demo', 'profiles.csv'), ('demo', 'melody.wav'), "
-                         "('style', 'marginalia.qss'), ('icons', 'marginalia.svg')]))"], cwd=user, env=env)
-    check(res.stdout.strip() == "True", "the demo, the style sheet and the icons are in the wheel")
+                         "('style', 'marginalia.qss'), ('style', 'marginalia-light.qss'), ('icons', 'marginalia.svg')]))"],
+              cwd=user, env=env)
+    check(res.stdout.strip() == "True", "the demo, both style sheets and the icons are in the wheel")
 
     cli = venv / "bin" / "marginalia-cli"
     demo = run([py, "-c", "import marginalia as mg; print(mg.demo_file('profiles.csv')); "

@@ -11,7 +11,6 @@ from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
 
 from .. import theme
-from ..views.question_overlay import MODEL_COLOUR, RUNNER_COLOUR
 from .margins import format_margin, margin_from_uncertainty
 
 STRATEGIES = (("best-vs-2nd", "Best vs 2nd (margin)"), ("best-vs-worst", "Best vs worst"),
@@ -207,8 +206,8 @@ class ActivePanel(QtWidgets.QWidget):
             return
         self.question_label.setText(question.sentence)
         rows = []
-        for key, title, which, colour in (("A", "Model is right", "model", MODEL_COLOUR),
-                                          ("B", "Runner-up is right", "runner-up", RUNNER_COLOUR)):
+        for key, title, which, colour in (("A", "Model is right", "model", theme.QUESTION_MODEL),
+                                          ("B", "Runner-up is right", "runner-up", theme.QUESTION_RUNNER)):
             said = "; ".join(describe(lab) for lab in question.answers[which]) or "nothing new"
             rows.append(f"<b>{key}</b> <span style='color:{colour}'>■</span> {title} → writes "
                         f"<i>{html.escape(said)}</i>")

@@ -168,7 +168,7 @@ class GenomeView(pg.GraphicsLayoutWidget):
                     self._add(band)
             self._draw_prediction(chrom, x)
             if chrom.item_id == current:
-                here = pg.LinearRegionItem((x[0], x[-1]), movable=False, brush=pg.mkBrush(255, 255, 255, 14))
+                here = pg.LinearRegionItem((x[0], x[-1]), movable=False, brush=theme.tint(14))
                 for line in here.lines:
                     line.setPen(pg.mkPen(None))
                 here.setZValue(-20)

@@ -54,7 +54,7 @@ class LabelViewBox(pg.ViewBox):
         x1 = self.mapSceneToView(ev.scenePos()).x()
         if ev.isStart() and self._rubber is None:
             self._rubber = pg.LinearRegionItem((x0, x1), movable=False,
-                                               brush=pg.mkBrush(255, 255, 255, 35),
+                                               brush=theme.tint(35),
                                                pen=pg.mkPen(theme.SELECTION, width=1))
             self._rubber.setZValue(50)
             self.addItem(self._rubber, ignoreBounds=True)

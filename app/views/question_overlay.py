@@ -5,10 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-#: colour-blind-safe pair (Okabe & Ito): sky blue for the model's answer, reddish purple for the runner-up's
-#: (orange would merge with the prediction's own colour and with the spectrogram's bright bins)
-MODEL_COLOUR = "#56B4E9"
-RUNNER_COLOUR = "#CC79A7"
+from .. import theme
 
 
 class QuestionOverlay:
@@ -19,11 +16,11 @@ class QuestionOverlay:
 
     def __init__(self, plot: pg.PlotItem):
         self.plot = plot
-        self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 255, 255, 28),
-                                          pen=pg.mkPen(255, 255, 255, 90, width=1))
+        self.region = pg.LinearRegionItem(movable=False, brush=theme.tint(28),
+                                          pen=pg.mkPen(theme.tint(90).color(), width=1))
         self.region.setZValue(-5)
-        self.pens = {"model": pg.mkPen(MODEL_COLOUR, width=3),
-                     "runner-up": pg.mkPen(RUNNER_COLOUR, width=3, style=QtCore.Qt.PenStyle.DashLine)}
+        self.pens = {"model": pg.mkPen(theme.QUESTION_MODEL, width=3),
+                     "runner-up": pg.mkPen(theme.QUESTION_RUNNER, width=3, style=QtCore.Qt.PenStyle.DashLine)}
         # legend samples only: the marks themselves are infinite lines (they keep their dashes at any zoom)
         self.legend = pg.LegendItem(offset=(-10, 10), labelTextColor="#e6e6e6",
                                     brush=pg.mkBrush(30, 33, 40, 220), pen=pg.mkPen(120, 120, 120))

@@ -603,6 +603,33 @@ def test_the_learning_curve_counts_labels_in_whole_numbers_from_its_first_point(
     assert panel.curve.viewRange()[0][1] == pytest.approx(42.0)
 
 
+def test_the_light_theme_is_remembered_for_the_next_start(qtbot, window):
+    from marginalia.app.main import build_parser
+    win = window
+    win.actions["light_theme"].setChecked(True)
+    assert win.settings.value("theme") == "light" and "next start" in win.statusBar().currentMessage()
+    win.actions["light_theme"].setChecked(False)
+    assert win.settings.value("theme") == "dark"
+    assert build_parser().parse_args(["--theme", "light"]).theme == "light"
+
+
+def test_a_theme_sets_every_colour_the_views_draw_with(qapp):
+    app = QtWidgets.QApplication.instance()
+    try:
+        theme.apply_theme(app, "light")
+        assert theme.NAME == "light" and theme.BACKGROUND == "#ffffff"
+        assert app.palette().color(app.palette().ColorRole.Base).name() == "#ffffff"
+        assert "#dde2e7" in app.styleSheet()                      # the light style sheet
+        assert theme.tint(28).color().name() == theme.FOREGROUND   # highlights in the text colour, see-through
+        dark = theme.THEMES["dark"]
+        assert all(theme.THEMES["light"][k] != dark[k] for k in ("DATA", "PREDICTION", "FOREGROUND", "SELECTION"))
+        with pytest.raises(ValueError, match="dark"):
+            theme.use("sepia")
+    finally:
+        theme.apply_theme(app, "dark")
+    assert theme.BACKGROUND == "#1f2228" and app.palette().color(app.palette().ColorRole.Base).name() == "#1f2228"
+
+
 def test_an_empty_project_asks_for_data_not_for_a_project(qtbot, tmp_path):
     from marginalia.engine import Engine
     settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)

@@ -27,6 +27,7 @@ THEMES = {
         "RUNNER_UP": "#c678dd",     # second-best structure, drawn faintly
         "BOUNDARY_LABEL": "#f5f5f5", "ANCHOR": "#4fd1c5", "QUERY": "#e06c75", "SELECTION": "#ffffff",
         "LEGEND_TEXT": "#e6e6e6",
+        "REGION_ALPHA": 55,         # opacity of a label's fill (of 255)
         # a question's two answers, a colour-blind-safe pair (Okabe & Ito sky blue and reddish purple; orange
         # would merge with the prediction's own colour and with the spectrogram's bright bins)
         "QUESTION_MODEL": "#56B4E9", "QUESTION_RUNNER": "#CC79A7",
@@ -43,6 +44,9 @@ THEMES = {
         "DATA": "#3b6ea5", "PREDICTION": "#c77700", "STALE": "#8c959f", "RUNNER_UP": "#9a3fb0",
         "BOUNDARY_LABEL": "#24292f", "ANCHOR": "#0f8579", "QUERY": "#c0392b", "SELECTION": "#000000",
         "LEGEND_TEXT": "#24292f",
+        # fills over white need more opacity to stay apart under colour-vision deficiency
+        # (benchmarks/experiments/palette_colour_blind.py --theme light)
+        "REGION_ALPHA": 90,
         "QUESTION_MODEL": "#0072B2", "QUESTION_RUNNER": "#B0558F",
         "qss": "marginalia-light.qss",
         "palette": {"Window": "#f3f4f6", "WindowText": "#24292f", "Base": "#ffffff", "AlternateBase": "#f6f8fa",
@@ -69,6 +73,7 @@ SELECTION = "#ffffff"
 LEGEND_TEXT = "#e6e6e6"
 QUESTION_MODEL = "#56B4E9"
 QUESTION_RUNNER = "#CC79A7"
+REGION_ALPHA = 55
 
 
 def use(name: str) -> None:
@@ -101,8 +106,10 @@ def tint(alpha: int) -> QtGui.QBrush:
     return QtGui.QBrush(c)
 
 
-def region_brush(kind: RegionKind, *, selected: bool = False, alpha: int = 55) -> QtGui.QBrush:
+def region_brush(kind: RegionKind, *, selected: bool = False, alpha: int | None = None) -> QtGui.QBrush:
+    """Fill of a region label of ``kind`` (opacity ``alpha`` of 255, the theme's by default; more when selected)."""
     r, g, b = REGION_RGB[RegionKind(kind)]
+    alpha = REGION_ALPHA if alpha is None else alpha
     return pg.mkBrush(r, g, b, alpha + 35 if selected else alpha)
 
 

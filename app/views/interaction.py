@@ -119,20 +119,45 @@ class _RegionEditFinished(ClickSelects):
         self.sigEdited.emit(self.label.id, float(x0), float(x1))
 
 
+#: a region label is drawn at least this many screen pixels wide (a 0.3 Mb expert region is a fraction of a pixel
+#: on a whole chromosome), centred on where it is; its edges stay at its true ends
+MIN_LABEL_PX = 4
+
+
 class LabelRegionItem(_RegionEditFinished, pg.LinearRegionItem):
-    """An editable region label: drag the body to move, the edges to resize, click to select."""
+    """An editable region label: drag the body to move, the edges to resize, click to select.
+
+    At any zoom its fill is at least :data:`MIN_LABEL_PX` pixels wide, so a short label stays
+    visible (and can be clicked) on a whole chromosome.
+    """
 
     sigSelected = QtCore.Signal(str)
     sigEdited = QtCore.Signal(str, float, float)
 
     def __init__(self, label: RegionLabel, x0: float, x1: float):
         super().__init__((x0, x1), movable=True, swapMode="sort")
+        self._drawn_rect = None
         self.label = label
         self.selected = False
         self.setZValue(10)
         self._apply_style()
         self.sigRegionChangeFinished.connect(self._finished)
         self.setToolTip(f"{theme.REGION_NAMES[label.kind]}\nsamples [{label.start}, {label.stop})")
+
+    def boundingRect(self):
+        br = super().boundingRect()
+        pixel = self.pixelWidth()
+        if pixel and br.width() < MIN_LABEL_PX * pixel:
+            half = 0.5 * MIN_LABEL_PX * pixel
+            br = QtCore.QRectF(br.center().x() - half, br.top(), 2 * half, br.height())
+        if self._drawn_rect != br:
+            self._drawn_rect = br
+            self.prepareGeometryChange()
+        return br
+
+    def viewTransformChanged(self):
+        super().viewTransformChanged()
+        self.update()          # a zoom changes how wide a short label must be drawn
 
     def _apply_style(self):
         self.setBrush(theme.region_brush(self.label.kind, selected=self.selected))

@@ -630,6 +630,26 @@ def test_a_theme_sets_every_colour_the_views_draw_with(qapp):
     assert theme.BACKGROUND == "#1f2228" and app.palette().color(app.palette().ColorRole.Base).name() == "#1f2228"
 
 
+def test_a_short_region_label_is_drawn_a_few_pixels_wide_at_any_zoom(qtbot):
+    import pyqtgraph as pg
+
+    from marginalia.app.views.interaction import MIN_LABEL_PX, LabelRegionItem
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(800, 300)
+    plot.show()
+    item = LabelRegionItem(RegionLabel(item_id="x", start=10, stop=12, kind=RegionKind.ONE), 100.0, 100.3)
+    plot.addItem(item)
+    plot.setXRange(0, 1000, padding=0)          # the label is a third of a pixel here
+    qtbot.waitUntil(lambda: item.pixelWidth() is not None and item.pixelWidth() > 1, timeout=2000)
+    assert item.boundingRect().width() / item.pixelWidth() == pytest.approx(MIN_LABEL_PX)
+    assert item.boundingRect().center().x() == pytest.approx(100.15)
+    assert item.getRegion() == pytest.approx((100.0, 100.3))      # its ends (and the stored label) stay
+    plot.setXRange(99, 102, padding=0)          # zoomed in: drawn at its true width again
+    qtbot.waitUntil(lambda: item.pixelWidth() < 0.1, timeout=2000)
+    assert item.boundingRect().width() == pytest.approx(0.3)
+
+
 def test_an_empty_project_asks_for_data_not_for_a_project(qtbot, tmp_path):
     from marginalia.engine import Engine
     settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)

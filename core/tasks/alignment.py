@@ -9,6 +9,8 @@ that the active-learning replay builds on.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..active.parts import phrase_parts
@@ -73,6 +75,9 @@ class AlignmentTask(EngineTask):
         super().__init__(engine, kind)
         self.aligner = None
         self._decoded: dict = {}
+        # one decode at a time: after an anchor the app's model update and its next question ask for the same
+        # decode at once, and the second should wait for the first's result, not compute it again beside it
+        self._decode_lock = threading.Lock()
 
     # --------------------------------------------------------------- features
     def _compute_features(self, data):
@@ -219,12 +224,16 @@ class AlignmentTask(EngineTask):
         anchors = self._anchors(item_id)
         key = (item_id, self.model_id, tuple(sorted(lab.id for lab in anchors)))
         hit = self._decoded.get(key)
-        if hit is None:
-            data = self.engine.data(item_id)
-            hit = aligner.align(None, None, data.score, anchors=anchors, features=self.features(item_id),
-                                fixed_events=self._anchored_events(item_id))
-            self._decoded = {k: v for k, v in self._decoded.items() if k[0] != item_id}
-            self._decoded[key] = hit
+        if hit is not None:
+            return hit
+        with self._decode_lock:
+            hit = self._decoded.get(key)
+            if hit is None:
+                data = self.engine.data(item_id)
+                hit = aligner.align(None, None, data.score, anchors=anchors, features=self.features(item_id),
+                                    fixed_events=self._anchored_events(item_id))
+                self._decoded = {k: v for k, v in self._decoded.items() if k[0] != item_id}
+                self._decoded[key] = hit
         return hit
 
     def _to_frames(self, item_id, times) -> Alignment:

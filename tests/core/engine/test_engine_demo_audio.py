@@ -228,3 +228,31 @@ def test_the_queue_the_prediction_and_the_browser_show_one_margin(demo):
         pred = demo.predict(q.item_id)
         assert pred.margin == pytest.approx(-math.log(q.uncertainty), rel=1e-9, abs=1e-12)
         assert demo.item_info(q.item_id).uncertainty == pytest.approx(q.uncertainty, rel=1e-12)
+
+
+def test_two_threads_asking_for_the_same_alignment_decode_it_once(fresh_demo, monkeypatch):
+    """After an anchor the app's model update and its next question ask at once: one decode serves both."""
+    import threading
+    import time
+
+    audio = _audio_item(fresh_demo)
+    fresh_demo.predict(audio.id)
+    task = fresh_demo._tasks.get(fresh_demo.session.item(audio.id))
+    real_align, calls = task.aligner.align, []
+
+    def slow_align(*args, **kwargs):
+        calls.append(threading.get_ident())
+        time.sleep(0.2)                      # long enough for the other thread to ask meanwhile
+        return real_align(*args, **kwargs)
+
+    monkeypatch.setattr(task.aligner, "align", slow_align)
+    fresh_demo.add_label(AnchorLabel(item_id=audio.id, event=3, time_s=float(
+        fresh_demo.prediction(audio.id).times_s[3])))
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(fresh_demo.predict(audio.id))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(calls) == 1 and len(out) == 2
+    assert np.array_equal(out[0].structure.onsets, out[1].structure.onsets)

@@ -337,14 +337,7 @@ class SegmentationTask(EngineTask):
             warnings.simplefilter("ignore", UserWarning)
             ssvm.fit(Xs, labels)
         check_cancel(cancel)
-        with self._lock:
-            self._learner._start(ssvm.w_)
-            self.recipe, self._factors = None, {}
-            self._coupling = rho
-            try:
-                return self._commit_model("coupled")
-            finally:
-                self._coupling = None
+        return self._commit_coupled(ssvm.w_, rho)
 
     def _fit_with_source(self, Xs, labels, data, w_prior, rho, cancel, progress) -> str:
         """Eq. 1.9 itself: the source project's labelled items and this project's as two coupled datasets.
@@ -363,8 +356,12 @@ class SegmentationTask(EngineTask):
             learner.fit(src_X + Xs, src_labels + labels, ["source"] * len(src_X) + ["project"] * len(Xs),
                         w_init=w_prior)
         check_cancel(cancel)
+        return self._commit_coupled(learner.w_datasets_["project"], rho)
+
+    def _commit_coupled(self, w, rho) -> str:
+        """Make ``w``, fitted coupled to the prior with strength ``rho``, the task's model (a "coupled" version)."""
         with self._lock:
-            self._learner._start(learner.w_datasets_["project"])
+            self._learner._start(w)
             self.recipe, self._factors = None, {}
             self._coupling = rho
             try:

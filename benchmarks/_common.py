@@ -81,6 +81,17 @@ def pump(app, until=None, timeout=60.0, *, poll_s: float = 0.001) -> bool:
     return until is None
 
 
+def themed_app(theme_name: str = "dark"):
+    """The QApplication of an offscreen benchmark, styled as ``marginalia`` styles itself (palette, style sheet,
+    plot colours): a screenshot shows the window a user sees, not Qt's default widgets around the app's plots."""
+    from PySide6 import QtWidgets
+
+    from marginalia.app import theme
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    theme.apply_theme(app, theme_name)
+    return app
+
+
 def has_cgh_data(data) -> bool:
     """Whether the aCGH data set (neuroblastoma profiles) is under the data folder ``data``."""
     import pathlib

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, themed_app  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -41,9 +41,8 @@ def main(argv=None) -> int:
         print(f"history_screenshot: no neuroblastoma data in {nb}; pass --data", file=sys.stderr)
         return 1
 
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
-    from marginalia.app import theme
     from marginalia.app.main_window import MainWindow
     from marginalia.engine import Engine
     from marginalia.types import RegionKind, RegionLabel
@@ -66,8 +65,7 @@ def main(argv=None) -> int:
             eng.undo()
             eng.undo()
             eng.add_label(RegionLabel(labels[0].item_id, start=0, stop=20, kind=RegionKind.ZERO))
-        app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-        theme.configure_pyqtgraph()
+        app = themed_app()
         settings = QtCore.QSettings(str(work / "settings.ini"), QtCore.QSettings.Format.IniFormat)
         win = MainWindow(Engine.open(path), settings=settings)
         win.learner.enabled = False

@@ -39,17 +39,15 @@ def main(argv=None) -> int:
         print(f"onboarding_screenshots: no Vienna 4x22 or neuroblastoma data under {data}; pass --data",
               file=sys.stderr)
         return 2
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
-    from marginalia.app import theme
+    from benchmarks._common import themed_app
     from marginalia.app.main_window import MainWindow
     from marginalia.engine import Engine
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-    theme.apply_theme(app)
-    theme.configure_pyqtgraph()
+    app = themed_app()
 
     def wait(condition, seconds=120.0):
         end = time.perf_counter() + seconds

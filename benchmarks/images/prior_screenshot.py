@@ -24,7 +24,7 @@ import tempfile
 import time
 import warnings
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, themed_app  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -52,12 +52,11 @@ def main(argv=None) -> int:
         print(f"prior_screenshot: no neuroblastoma data in {nb}; pass --data", file=sys.stderr)
         return 1
 
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
     from benchmarks.experiments.transfer_cgh import target_splits
     from benchmarks.quality.quality_cgh import load
     from benchmarks.quality.transfer_project_cgh import project, write_profiles
-    from marginalia.app import theme
     from marginalia.app.main_window import MainWindow
     from marginalia.cgh.recipe import CghSegmenter, density_class
     from marginalia.engine import Engine
@@ -89,8 +88,7 @@ def main(argv=None) -> int:
         eng, ids = project(work, "high-density", table, revealed)
         path = eng.path
         eng.close()
-        app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-        theme.configure_pyqtgraph()
+        app = themed_app()
         settings = QtCore.QSettings(str(work / "settings.ini"), QtCore.QSettings.Format.IniFormat)
         win = MainWindow(Engine.open(path), settings=settings)
         win.learner.timer.setInterval(600_000)   # retrains only when asked, as the steps below say

@@ -44,21 +44,18 @@ def main(argv=None) -> int:
         print(f"question_screenshots: no neuroblastoma or Vienna 4x22 data under {data}; pass --data", file=sys.stderr)
         return 2
 
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
-    from benchmarks._common import pump
-    from marginalia.app import theme
+    from benchmarks._common import pump, themed_app
     from marginalia.app.main_window import MainWindow
     from marginalia.app.panels.margins import format_margin
     from marginalia.engine import Engine
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-    theme.apply_theme(app)
-    theme.configure_pyqtgraph()
+    app = themed_app()
     work = pathlib.Path(tempfile.mkdtemp(prefix="marginalia-questions-"))
     engine = Engine.create(work / "questions.marginalia")
     engine.import_files([cgh / "profiles_small.csv.gz", wav], scores={str(wav): mid})

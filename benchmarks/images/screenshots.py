@@ -24,7 +24,7 @@ import pathlib
 import tempfile
 import time
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, themed_app  # noqa: E402
 from benchmarks._common import pump as pump_events  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -68,14 +68,12 @@ def main(argv=None):
     data, out = pathlib.Path(args.data), pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
-    from marginalia.app import theme
     from marginalia.app.main_window import MainWindow
     from marginalia.engine import Engine
 
-    qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-    theme.apply_theme(qapp)
+    qapp = themed_app()
     work = pathlib.Path(tempfile.mkdtemp(prefix="marginalia-shots-"))
     engine = Engine.create(work / "shots.marginalia")
     cgh = data / "cgh" / "neuroblastoma"

@@ -127,6 +127,8 @@ def main(argv=None):
     by_kind = {k: w[[i for i, kk in enumerate(kinds[:len(w)]) if kk == k]] for k in sorted(set(kinds))}
     print("questions by kind of the answered one (wait median / max): " + ", ".join(
         f"{k} {v.size} ({np.median(v):.0f} / {v.max():.0f} ms)" for k, v in by_kind.items() if v.size))
+    slowest = sorted(range(len(waits)), key=lambda i: -waits[i])[:5]
+    print("slowest waits: " + ", ".join(f"answer {i + 1} ({kinds[i]}) {w[i]:.0f} ms" for i in slowest))
     print(f"questions that repeat the one just answered: {len(repeats)}"
           + "".join(f"\n  after answer {i}: {sentence}" for i, sentence in repeats))
     for kind, path in shots.items():

@@ -7,6 +7,8 @@ and ``resources/`` (``marginalia.resources``); the rules are stated on the insta
 import ast
 import pathlib
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FORBIDDEN_IN_CORE = ("PySide6", "pyqtgraph", "shiboken6", "marginalia.app")
 APP_MAY_IMPORT_FROM_CORE = ("marginalia.engine", "marginalia.types", "marginalia.exceptions", "marginalia.events",
@@ -51,6 +53,7 @@ def test_app_uses_core_only_through_its_facade():
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_no_module_imports_the_source_folder_names():
     """``core`` and ``app`` are folders of the checkout, not packages: installed, they are ``marginalia``."""
     offenders = []
@@ -65,6 +68,7 @@ def test_no_module_imports_the_source_folder_names():
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_the_package_never_imports_the_benchmarks_or_the_tests():
     """``benchmarks/`` (with its research code) and ``tests/`` are not installed: the package cannot import them."""
     offenders = []
@@ -80,6 +84,7 @@ def test_the_package_never_imports_the_benchmarks_or_the_tests():
 FORMAT_LIBRARIES = ("librosa", "soundfile", "mido", "partitura", "music21", "jams", "praatio", "mir_eval")
 
 
+@pytest.mark.slow
 def test_only_io_imports_file_format_libraries():
     offenders = []
     for path in (ROOT / "core").rglob("*.py"):

@@ -24,6 +24,7 @@ def test_the_docs_have_examples():
     assert sum(len(_examples(p).examples) for p in PAGES) >= 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", [p for p in PAGES if _examples(p).examples], ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_docs_page_examples_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -11,6 +11,8 @@ import ast
 import pathlib
 import tomllib
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 FOLDERS = {name: ROOT / folder for name, folder in CONFIG["tool"]["setuptools"]["package-dir"].items()}
@@ -84,6 +86,7 @@ def _reached(starts) -> set:
     return seen
 
 
+@pytest.mark.slow
 def test_the_walk_sees_entry_points_lazy_imports_and_the_api_table():
     starts = _entry_points()
     assert {"marginalia.cli", "marginalia.app.main", "marginalia.cli_commands.train"} <= set(starts)
@@ -94,12 +97,14 @@ def test_the_walk_sees_entry_points_lazy_imports_and_the_api_table():
     assert "marginalia.cgh.recipe" in _reached(["marginalia"])
 
 
+@pytest.mark.slow
 def test_every_module_of_the_installed_package_is_reached_from_an_entry_point():
     unreached = sorted(set(MODULES) - _reached(_entry_points()) - ORACLES)
     assert unreached == [], ("reached only by benchmarks or tests; move them to benchmarks/research/ or delete "
                              f"them: {unreached}")
 
 
+@pytest.mark.slow
 def test_the_oracles_listed_apart_exist_and_are_really_not_imported():
     assert ORACLES <= set(MODULES)
     assert not ORACLES & _reached(_entry_points())

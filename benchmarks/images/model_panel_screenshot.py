@@ -78,16 +78,20 @@ def main(argv=None) -> int:
         wait(app, lambda: win.runner.is_busy("retrain"), 5)
         wait(app, lambda: not win.runner.is_busy())
         print(f"retrain of every task: {time.perf_counter() - t0:.1f} s")
+        answered = None
         for k in range(args.questions):
             t0 = time.perf_counter()
             win.actions["next_question"].trigger()
-            if not wait(app, lambda: win.current_question is not None, 120):
+            # the answered question stays current until the next one is ranked: wait for a new one, or a loaded
+            # machine answers the same question twice (no new label, one quick update fewer than the caption says)
+            if not wait(app, lambda: win.current_question is not None and win.current_question is not answered, 120):
                 print(f"no question to ask: {msgs[-5:]!r} query {win.current_query} follow "
                       f"{getattr(win, '_follow_queries', None)} busy {win.runner.busy_lanes()}")
                 break
             win.activateWindow()
             win.active_view().setFocus()
-            sentence = win.current_question.sentence
+            answered = win.current_question
+            sentence = answered.sentence
             win.actions["accept"].trigger()            # the A key
             wait(app, lambda: not win.runner.is_busy("update"), 120)
             print(f"question {k + 1}: {sentence} (answered A, {time.perf_counter() - t0:.1f} s)")

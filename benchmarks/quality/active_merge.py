@@ -10,8 +10,8 @@ printed, with the ratio random / best-vs-2nd -- the same figures ``active.py`` p
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 
 import numpy as np
 
@@ -40,6 +40,6 @@ def main(paths) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("curves", nargs="+", metavar="CURVES.json", help="*_curves.json files written by active.py")
+    main(ap.parse_args().curves)

@@ -174,7 +174,7 @@ def synthetic(quick):
     w_pca = tune_penalty(full, Vt[:4].T @ Vt[:4], Xtr, Ytr)
     pca = mean_loss(full, w_pca, Xte, Yte)
     row(f"synthetic 4.5.2 (p={p}, N={N}): test Frobenius loss, learned", learned, "loss", None, "lower",
-        {"name": "euclidean tuned", "value": euc}, f"fit {fit_s:.1f}s")
+        {"name": "euclidean tuned", "value": euc}, note=f"fit {fit_s:.1f}s")
     row("synthetic 4.5.2: test Frobenius loss, learned vs PCA", learned, "loss", None, "lower",
         {"name": "PCA metric (4 dirs), tuned", "value": pca})
     # partial labels as thesis §4.5.3 / Lou et al. count them: a fraction of the samples' segments revealed
@@ -191,7 +191,7 @@ def synthetic(quick):
                               random_state=0).fit(Xtr, labels)
         row(f"synthetic 4.5.2: partial {pct} % revealed, complete+SSVM (4.4.2) / full",
             mean_loss(cmodel, pl.w_, Xte, Yte) / learned, "ratio", 1.2 if pct == 25 else None, "lower", ref,
-            f"fit {time.perf_counter() - t:.1f}s, {pl.n_outer_} rounds")
+            note=f"fit {time.perf_counter() - t:.1f}s, {pl.n_outer_} rounds")
     # Lou's bridge loss (wrong change decisions on the labels) by CCCP on the same 25 % labels, two inner solvers
     vmodel = SegmentationModel(metric="diagonal", loss="frobenius", partial_loss="counts")
     t = time.perf_counter()
@@ -199,13 +199,13 @@ def synthetic(quick):
                           random_state=0).fit(Xtr, revealed[25])
     row("synthetic 4.5.2: partial 25 % revealed, bridge (CCCP+BCFW) / full",
         mean_loss(vmodel, pl.w_, Xte, Yte) / learned, "ratio", None, "lower", ref,
-        f"fit {time.perf_counter() - t:.1f}s, {pl.n_outer_} CCCP steps")
+        note=f"fit {time.perf_counter() - t:.1f}s, {pl.n_outer_} CCCP steps")
     t = time.perf_counter()
     pl = PartialLabelSSVM(vmodel, C=0.1, strategy="bridge", max_outer=4 if quick else 10,
                           inner_max_iter=10 if quick else 30).fit(Xtr, revealed[25])
     row("synthetic 4.5.2: partial 25 % revealed, bridge (CCCP+bundle) / full",
         mean_loss(vmodel, pl.w_, Xte, Yte) / learned, "ratio", None, "lower", ref,
-        f"fit {time.perf_counter() - t:.1f}s, {pl.n_planes_} planes")
+        note=f"fit {time.perf_counter() - t:.1f}s, {pl.n_planes_} planes")
     # user-style regions (short ONE regions around the changes, short ZERO regions elsewhere): see partial_labels
     # (the fair reference here is the Euclidean metric with the penalty tuned on the same labels: short ZERO
     # regions say little about the penalty, so it comes out too low)
@@ -280,7 +280,7 @@ def cgh(data_dir, quick):
     row("aCGH label error, tuned penalty, Hermite + raw (Euclidean)", err_ht, "fraction", None, "lower",
         {"name": "raw tuned", "value": err_raw})
     row("aCGH label error, learned diagonal metric, Hermite + raw", err_l, "fraction", None, "lower",
-        {"name": "raw tuned", "value": err_raw}, f"fit {fit_s:.1f}s on {len(tr)} seqs")
+        {"name": "raw tuned", "value": err_raw}, note=f"fit {fit_s:.1f}s on {len(tr)} seqs")
     # the product's learner: that metric with a penalty law per array platform and the learned dropping rule
     t = time.perf_counter()
     with warnings.catch_warnings():
@@ -292,7 +292,7 @@ def cgh(data_dir, quick):
     row("aCGH label error, the recipe (metric + penalty laws + dropping rule; CLI default)",
         error_rate(te, (recipe.segment(seq) for seq, _ in te)),
         "fraction", None, "lower", {"name": "learned metric, one penalty", "value": err_l},
-        f"fit {fit_s:.1f}s on {len(tr)} seqs; 5-fold CV: benchmarks/quality/quality_cgh.py")
+        note=f"fit {fit_s:.1f}s on {len(tr)} seqs; 5-fold CV: benchmarks/quality/quality_cgh.py")
 
 
 # ----------------------------------------------------------------------- speed
@@ -327,7 +327,7 @@ def speed(data_dir, quick, have_cgh):
         t = best_of(update_and_redraw, 3 if quick else 7)
         row(f"perceptron update + constrained redraw, T=5000, p=6, {n_jobs} thread(s)", t, "s",
             0.05 if n_jobs == 2 else None, "lower", None,
-            f"updates made: {max(updates)}; main-thread CPU {min(cpu) * 1e3:.0f} ms; load {os.getloadavg()[0]:.1f}")
+            note=f"updates made: {max(updates)}; main-thread CPU {min(cpu) * 1e3:.0f} ms; load {os.getloadavg()[0]:.1f}")
     # the common interactive case: labels already respected (prediction + redraw = 2 decodes)
     perc = StructuredPerceptron(model)
     perc._start(model.default_w())
@@ -361,7 +361,7 @@ def speed(data_dir, quick, have_cgh):
         t_fast = best_of(fit, 1 if quick else 2)
         row(f"SSVM fit, 100 aCGH sequences, completion loss, 10 passes, {n_jobs} thread(s)", t_fast, "s",
             5.0 if n_jobs == 2 else None, "lower", None,
-            f"{probes} probes; CPU {min(cpu):.2f}s; load {os.getloadavg()[0]:.1f}")
+            note=f"{probes} probes; CPU {min(cpu):.2f}s; load {os.getloadavg()[0]:.1f}")
 
 
 def main(argv=None) -> int:

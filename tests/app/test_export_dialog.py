@@ -51,6 +51,7 @@ def choose(monkeypatch, folder):
     monkeypatch.setattr(QtWidgets.QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(folder)))
 
 
+@pytest.mark.slow
 def test_a_non_empty_folder_gets_the_export_in_a_new_subfolder_the_user_is_told_of(qtbot, win, questions,
                                                                                     monkeypatch, tmp_path):
     asked, _ = questions

@@ -46,6 +46,7 @@ CTRL = Qt.KeyboardModifier.ControlModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
 
 
+@pytest.mark.slow
 def test_an_undone_import_is_named_confirmed_and_restored_from_the_history(qtbot, tmp_path, project):
     win = _window(qtbot, tmp_path, project)
     eng = win.engine

@@ -51,6 +51,7 @@ def _press(qtbot, win, key, modifier=Qt.KeyboardModifier.NoModifier):
     qtbot.keyClick(win.profile_view, key, modifier)
 
 
+@pytest.mark.slow
 def test_drag_labels_and_the_prediction_obeys_it(qtbot, window):
     win, eng = window, window.engine
     seq = eng.sequence("cgh-a")
@@ -122,6 +123,7 @@ def test_stale_prediction_is_drawn_stale(qtbot, window):
     assert win.profile_view.means.opts["pen"].color().name() == theme.STALE
 
 
+@pytest.mark.slow
 def test_next_question_jumps_to_and_frames_the_part(qtbot, window):
     win, eng = window, window.engine
     win.actions["next_question"].trigger()
@@ -157,6 +159,7 @@ def test_runner_up_is_right_labels_the_runner_up(qtbot, window):
     assert eng.labels("cgh-a") == []
 
 
+@pytest.mark.slow
 def test_audio_item_anchor_by_dragging_a_note(qtbot, window):
     win, eng = window, window.engine
     win.browser.select("aud")
@@ -248,6 +251,7 @@ def test_browser_sorts_by_uncertainty(qtbot, window):
     assert row.text(3) == "0.36"                          # shown as the margin -ln 0.7
 
 
+@pytest.mark.slow
 def test_reopening_restores_item_and_view_range(qtbot, tmp_path):
     theme.configure_pyqtgraph()
     settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
@@ -298,6 +302,7 @@ def test_the_toolbar_shows_what_a_drag_makes_on_the_shown_item(qtbot, window):
     assert not win.span_kind.isVisible()
 
 
+@pytest.mark.slow
 def test_drag_on_an_aligned_spectrogram_makes_an_event_span_drawn_on_both_views(qtbot, window):
     win, eng = window, window.engine
     _show_audio(qtbot, win)
@@ -333,6 +338,7 @@ def test_runner_up_alignment_is_drawn_only_where_it_differs(qtbot, window):
     np.testing.assert_allclose(xs, [times[pred.runner_up.onsets[1]]])
 
 
+@pytest.mark.slow
 def test_a_prediction_left_behind_by_a_newer_model_turns_stale(qtbot, window):
     from marginalia import events as ev
 
@@ -351,6 +357,7 @@ def test_a_prediction_left_behind_by_a_newer_model_turns_stale(qtbot, window):
     assert win.profile_view.means.opts["pen"].color().name() == theme.PREDICTION
 
 
+@pytest.mark.slow
 def test_a_retrain_redraws_the_item_shown_when_it_ends(qtbot, window):
     """The item a person moves to during a retrain (or visits after it) is predicted anew, never left "STALE"."""
     win, eng = window, window.engine
@@ -426,6 +433,7 @@ def test_playback_cursor_moves_and_pages_the_view(qtbot, window):
         win.audio, win.audio_factory = None, AudioPlayer
 
 
+@pytest.mark.slow
 def test_whole_profile_shows_every_chromosome_side_by_side_and_a_click_zooms_in(qtbot, window):
     win, eng = window, window.engine
     eng.add_label(RegionLabel(item_id="cgh-b", start=10, stop=40, kind=RegionKind.ZERO))
@@ -449,6 +457,7 @@ def test_whole_profile_shows_every_chromosome_side_by_side_and_a_click_zooms_in(
     assert win.stack.currentWidget() is win.profile_view
 
 
+@pytest.mark.slow
 def test_an_anchor_on_the_spectrogram_can_be_moved_selected_and_deleted(qtbot, window):
     from marginalia.types import AnchorLabel
 
@@ -471,6 +480,7 @@ def test_an_anchor_on_the_spectrogram_can_be_moved_selected_and_deleted(qtbot, w
     qtbot.waitUntil(lambda: win.spec_view.anchor_lines() == [], timeout=3000)
 
 
+@pytest.mark.slow
 def test_an_anchor_bends_the_drawn_alignment_at_once_until_the_decoder_answers(qtbot, window):
     from marginalia.types import AnchorLabel
 
@@ -529,6 +539,7 @@ def test_each_label_edit_leaves_a_timeline_to_the_screen(qtbot, window):
     assert st["drawn"] - st["edited"] <= win.latencies[-1]
 
 
+@pytest.mark.slow
 def test_opening_a_project_builds_no_model_on_the_gui_thread(qtbot, tmp_path):
     from marginalia.engine import Engine
 
@@ -550,6 +561,7 @@ def test_opening_a_project_builds_no_model_on_the_gui_thread(qtbot, tmp_path):
     win.close()
 
 
+@pytest.mark.slow
 def test_next_question_stays_with_the_kind_of_item_being_labelled(qtbot, window):
     win = window
     _show_audio(qtbot, win)
@@ -690,6 +702,7 @@ def test_questions_are_ranked_while_a_retrain_runs(qtbot):
         runner.heavy_pool.waitForDone(5000)
 
 
+@pytest.mark.slow
 def test_a_question_is_answered_by_key_with_exactly_the_labels_it_shows(qtbot, window):
     win, eng = window, window.engine
     win.activateWindow()
@@ -723,6 +736,7 @@ def test_a_question_is_answered_by_key_with_exactly_the_labels_it_shows(qtbot, w
     assert eng.labels("cgh-b") == []
 
 
+@pytest.mark.slow
 def test_b_writes_the_runner_up_and_n_writes_nothing(qtbot, window):
     win, eng = window, window.engine
     win.activateWindow()
@@ -800,6 +814,7 @@ def test_a_question_shown_when_the_model_changes_is_asked_again_under_the_new_mo
     assert win.current_question.model_id == eng.current_model_id          # and not asked over and over
 
 
+@pytest.mark.slow
 def test_an_answered_part_leaves_the_queue_at_once(qtbot, window):
     win = window
     win.actions["next_question"].trigger()
@@ -838,6 +853,7 @@ def test_every_control_of_the_window_has_a_tooltip(qtbot, window):
     assert not missing, "no tooltip: " + "; ".join(missing)
 
 
+@pytest.mark.slow
 def test_the_model_panel_lists_each_version_with_what_changed_and_reads_the_stopping_signal(qtbot, window):
     win, eng = window, window.engine
     panel = win.model_panel
@@ -869,6 +885,7 @@ def test_the_stopping_reading_says_in_one_line_whether_more_labels_would_help():
                            "queries") and "\n" not in line
 
 
+@pytest.mark.slow
 def test_the_kind_a_drag_creates_is_always_shown_and_a_new_project_starts_from_no_change(qtbot, window, tmp_path):
     win, eng = window, window.engine
     kinds = {name: win.actions[name] for name in ("kind0", "kind1", "kind2", "kindS")}
@@ -884,6 +901,7 @@ def test_the_kind_a_drag_creates_is_always_shown_and_a_new_project_starts_from_n
     assert win.profile_view.current_kind == RegionKind.ZERO
 
 
+@pytest.mark.slow
 def test_opening_another_project_leaves_nothing_of_the_previous_one_on_screen(qtbot, window, tmp_path):
     from marginalia.engine import Engine
 
@@ -899,6 +917,7 @@ def test_opening_another_project_leaves_nothing_of_the_previous_one_on_screen(qt
     assert win.current_prediction() is None and win.active_panel.question is None
 
 
+@pytest.mark.slow
 def test_a_pressed_while_the_question_is_on_its_way_writes_nothing_the_person_did_not_see(qtbot, window):
     """A right after Q (or while the question's item loads) waits for the question; then it answers it."""
     from marginalia.types import Query
@@ -914,6 +933,7 @@ def test_a_pressed_while_the_question_is_on_its_way_writes_nothing_the_person_di
         [(lab.item_id, lab.start, lab.stop, lab.kind) for lab in shown]
 
 
+@pytest.mark.slow
 def test_q_is_not_lost_when_a_label_edit_cancels_the_ranking(qtbot, window):
     win, eng = window, window.engine
     win.next_question()

@@ -59,6 +59,7 @@ def _open_preview(qtbot, w, paths):
     return w.import_preview
 
 
+@pytest.mark.slow
 def test_import_dialog_shows_the_guessed_pairs_and_imports_the_pairs_chosen(qtbot, win, files, tmp_path):
     win.set_engine(Engine.create(tmp_path / "p.marginalia"))
     bad = tmp_path / "data" / "notes.bin"
@@ -97,6 +98,7 @@ def _coriell_like(path):
     return str(path)
 
 
+@pytest.mark.slow
 def test_import_dialog_maps_the_columns_and_the_position_unit(qtbot, win, tmp_path):
     win.set_engine(Engine.create(tmp_path / "p.marginalia"))
     (tmp_path / "data").mkdir()
@@ -135,6 +137,7 @@ def test_import_dialog_maps_the_columns_and_the_position_unit(qtbot, win, tmp_pa
     assert win.engine.sequence(names["T1:1"]).positions.tolist() == [1000.0 * k for k in range(1, 9)]
 
 
+@pytest.mark.slow
 def test_cancel_imports_nothing(qtbot, win, files, tmp_path):
     win.set_engine(Engine.create(tmp_path / "p.marginalia"))
     dialog = _open_preview(qtbot, win, [files["wav"], files["mid"]])
@@ -143,6 +146,7 @@ def test_cancel_imports_nothing(qtbot, win, files, tmp_path):
     assert win.engine.items() == [] and not win.runner.is_busy("import")
 
 
+@pytest.mark.slow
 def test_attach_score_and_remove_item_from_the_browser_menu_are_undoable(qtbot, win, files, tmp_path):
     eng = Engine.create(tmp_path / "p.marginalia")
     a, b = eng.import_files([files["wav"], files["wav2"]])
@@ -175,6 +179,7 @@ def test_attach_score_and_remove_item_from_the_browser_menu_are_undoable(qtbot, 
     assert eng.session.integrity_check() == []
 
 
+@pytest.mark.slow
 def test_start_page_offers_demo_new_from_files_open_and_recent(qtbot, win, files, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))   # the demo is built there
     page = win.start_page
@@ -231,6 +236,7 @@ def _damaged_error(tmp_path, lines: int):
                                f"restore the newest backup ({backup})", backups=(backup,), problem=problem)
 
 
+@pytest.mark.slow
 def test_damaged_project_dialog_fits_the_screen_with_details_collapsed(qtbot, win, tmp_path):
     exc = _damaged_error(tmp_path, 400)
     dialog = errors.show_error(win, "Cannot open p.marginalia", exc)
@@ -264,6 +270,7 @@ def test_a_text_file_opened_as_a_project_is_not_called_damaged(qtbot, win, tmp_p
     assert not any(b.text() == "Restore last good backup" for b in dialog.buttons())
 
 
+@pytest.mark.slow
 def test_the_demo_opens_with_a_skippable_tour_that_help_reopens(qtbot, win, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     win.open_demo()

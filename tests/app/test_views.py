@@ -21,6 +21,7 @@ from .synthetic import alignment_prediction, audio_item, cgh_sequence, segmentat
 positions_st = st.lists(st.integers(1, 50), min_size=2, max_size=30).map(lambda d: np.cumsum(d).astype(float))
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(positions_st, st.data())
 def test_region_x_and_back_gives_the_same_samples(pos, data):
@@ -95,6 +96,7 @@ def test_whole_profile_overview_keeps_narrow_events_within_its_budget():
     assert overview_indices(v[:300], 4000).tolist() == list(range(300))
 
 
+@pytest.mark.slow
 def test_drag_creates_a_region_label_over_the_dragged_samples(qtbot, profile):
     view, seq = profile
     got = []
@@ -185,6 +187,7 @@ def test_prediction_draws_means_and_stale_predictions_are_dashed_grey(qtbot, pro
     assert "stale" in view.main.toolTip()
 
 
+@pytest.mark.slow
 def test_spectrogram_view_draws_onsets_and_score_note_drag_anchors(qtbot):
     theme.configure_pyqtgraph()
     view = SpectrogramView()
@@ -255,6 +258,7 @@ def test_genome_offsets_put_chromosomes_side_by_side_in_order(pairs):
     np.testing.assert_allclose(left[1:] - right[:-1], gap, rtol=1e-6, atol=1e-3)   # in order, one gap apart
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_provisional_onsets_move_the_anchored_event_and_keep_the_rest_in_order(data):

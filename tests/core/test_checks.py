@@ -21,6 +21,7 @@ from marginalia.io._common import is_number_text
 BOUNDS = ["both", "left", "right", "neither"]
 
 
+@pytest.mark.slow
 @given(st.integers(-5, 5), st.one_of(st.none(), st.integers(-3, 3)), st.one_of(st.none(), st.integers(-3, 3)),
        st.sampled_from(BOUNDS))
 def test_check_int_accepts_exactly_the_values_in_range(x, lo, hi, bounds):

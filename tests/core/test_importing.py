@@ -87,6 +87,7 @@ def _step_state(eng, item_id):
     return rec.task, (rec.meta or {}).get("score_path"), [lab.id for lab in eng.labels(item_id)]
 
 
+@pytest.mark.slow
 def test_attach_score_is_one_undoable_step_that_survives_reopening(tmp_path, vienna):
     path = tmp_path / "p.marginalia"
     with Engine.create(path) as eng:
@@ -127,6 +128,7 @@ def test_a_broken_score_or_a_non_audio_item_changes_nothing(tmp_path, vienna):
         assert eng.item(item).task == "segmentation" and not eng.can_undo
 
 
+@pytest.mark.slow
 def test_remove_item_takes_its_labels_and_undo_brings_both_back(tmp_path, vienna):
     path = tmp_path / "p.marginalia"
     with Engine.create(path) as eng:
@@ -154,6 +156,7 @@ def test_remove_item_takes_its_labels_and_undo_brings_both_back(tmp_path, vienna
         assert eng.undo().id == restored.id and [i.id for i in eng.items()] == [ids[1]]
 
 
+@pytest.mark.slow
 def test_restore_takes_a_recording_back_to_before_its_score_with_its_labels(tmp_path, vienna):
     path = tmp_path / "p.marginalia"
     with Engine.create(path) as eng:
@@ -190,6 +193,7 @@ def test_a_schema_4_project_is_migrated_and_takes_item_edits(tmp_path, vienna):
         assert len(eng.labels(item)) == 1
 
 
+@pytest.mark.slow
 def test_an_untrained_recording_is_segmented_into_phrases_not_frames(tmp_path):
     """Before any label, a recording without a score gets segments of seconds, where its sound changes."""
     t = np.arange(int(SR * 8.0)) / SR

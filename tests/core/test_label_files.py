@@ -71,6 +71,7 @@ def test_jams_files_validate_with_the_jams_package_and_read_back(tmp_path):
     assert tr.starts.tolist() == [0.5, 1.0, 1.5] and tr.ends.tolist() == tr.starts.tolist()
 
 
+@pytest.mark.slow
 def test_import_labels_from_every_format_as_partial_labels(project, tmp_path, capsys):
     from praatio import textgrid as tgio
 
@@ -110,6 +111,7 @@ def test_import_labels_from_every_format_as_partial_labels(project, tmp_path, ca
     assert main(["import", str(project), str(tmp_path / "x.lab")]) == 2
 
 
+@pytest.mark.slow
 def test_export_every_audio_label_format_then_read_with_the_reference_parsers(project, tmp_path):
     from marginalia.engine import Engine
     with Engine.open(project, read_only=True) as eng:
@@ -141,6 +143,7 @@ def test_export_every_audio_label_format_then_read_with_the_reference_parsers(pr
                 eng.delete_label(lab.id)
 
 
+@pytest.mark.slow
 def test_alignment_items_export_jams_and_take_event_anchors(tmp_path, capsys):
     from marginalia.engine import Engine
     wav = _tone_wav(tmp_path / "piece.wav")
@@ -189,6 +192,7 @@ def test_jams_reader_refuses_what_is_not_jams(tmp_path):
         read_jams(tmp_path / "y.jams")
 
 
+@pytest.mark.slow
 def test_labels_from_standard_input_need_their_format_and_item(project, capsys, monkeypatch):
     import io
     import sys

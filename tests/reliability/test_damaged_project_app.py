@@ -91,6 +91,7 @@ def _check_refusal(dialog, path: Path, before: bytes, backups_before: dict, labe
         assert sorted(repr(lab) for lab in eng.labels()) == labels
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
 def test_open_project_offers_the_newest_good_backup_and_overwrites_nothing(window, damaged_project, damage):
     path, labels = damaged_project
@@ -129,6 +130,7 @@ def test_no_good_backup_says_so(window, damaged_project):
     assert "no good backup" in text.lower() and path.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_start_up_on_a_damaged_last_project_shows_the_message(qapp, damaged_project, tmp_path):
     path, labels = damaged_project
     path.write_bytes(_smash_page(path.read_bytes()))

@@ -44,6 +44,7 @@ def values(folder):
     ])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_random_argument_combinations_end_cleanly(files, data, capsys):

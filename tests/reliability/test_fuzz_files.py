@@ -214,6 +214,7 @@ def _import_into(eng, path: Path, fn):
 
 # ------------------------------------------------------------------ the cases
 
+@pytest.mark.slow
 def test_the_unmutated_files_are_accepted(valid, engine):
     """The harness itself: with no mutation every reader and import succeeds."""
     files, seqs, _ = valid
@@ -306,6 +307,7 @@ def test_fuzzed_wav(valid, engine, ops):
     _audio_case(valid, engine, "wav", ops)
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(ops=mutations)
 def test_fuzzed_flac(valid, engine, ops):

@@ -89,6 +89,7 @@ def refused_cleanly(call, path):
     return None
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(data=st.data())
 def test_fuzzed_model_headers_are_refused_in_one_line(model_parts, tmp_path_factory, data):
@@ -112,6 +113,7 @@ def test_a_line_break_in_a_model_parameter_name_stays_on_one_line(model_parts, t
     assert exc is not None and "unexpected keyword argument '\\n'" in str(exc)
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(data=st.data(), shape=st.lists(st.integers(0, 5), max_size=3),
        dtype=st.sampled_from(["<f8", "<f4", "<i8", "|u1", "|b1", "<c16", "<U3", "|S2", "<M8[s]"]))
@@ -124,6 +126,7 @@ def test_fuzzed_model_arrays_are_refused_in_one_line(model_parts, tmp_path_facto
     refused_cleanly(lambda: load_model(path), path)
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(data=st.data())
 def test_damaged_model_bytes_are_refused_in_one_line(model_parts, tmp_path_factory, data):
@@ -165,6 +168,7 @@ def test_a_small_file_claiming_a_huge_array_is_refused_before_allocating(tmp_pat
     assert peak < 20 * 2 ** 20
 
 
+@pytest.mark.slow
 def test_a_compressed_bomb_is_refused_by_the_files_own_size(model_parts, tmp_path, capsys):
     header, arrays = model_parts
     arrays = dict(arrays, w=np.zeros(6 * 2 ** 20))            # 48 MB of zeros: a ~50 KB file
@@ -235,6 +239,7 @@ def read_bundle(eng, folder, text):
     return _bundle_labels(eng, folder)
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(data=st.data())
 def test_fuzzed_bundle_manifests_are_refused_in_one_line(bundle, tmp_path_factory, data):

@@ -32,6 +32,7 @@ def new_project(folder: Path) -> tuple:
     return path, item
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["hard link", "symbolic link", "renamed", "other folder's hard link"])
 def test_a_second_writer_through_another_name_is_refused(tmp_path, how):
     path, item = new_project(tmp_path)
@@ -64,6 +65,7 @@ def test_a_second_writer_through_another_name_is_refused(tmp_path, how):
         assert again.integrity_check() == []
 
 
+@pytest.mark.slow
 def test_a_second_process_through_a_hard_link_is_refused_and_named(tmp_path):
     path, item = new_project(tmp_path)
     link = tmp_path / "link.marginalia"

@@ -23,6 +23,7 @@ def _setup(n=14, seed=0):
     return items, truth, held_out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["random", "scoring", "best-vs-worst", "best-vs-2nd"])
 def test_loop_runs_end_to_end_and_the_learning_curve_improves(strategy):
     items, truth, held_out = _setup()
@@ -82,6 +83,7 @@ def test_empty_pool_and_bad_arguments_are_refused():
         PartPool(items, [Part("nope", 0, 3)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer", ["none", "raise", "number"])
 def test_a_refusing_oracle_raises_and_the_session_stays_usable(answer):
     items, truth, held_out = _setup(n=6)

@@ -27,6 +27,7 @@ def _item(rng, T=48):
     return x[:, None], labels
 
 
+@pytest.mark.slow
 def test_calibration_fixes_a_penalty_that_ignores_the_noise_level():
     rng = np.random.default_rng(0)
     train = [_item(rng) for _ in range(24)]

@@ -183,6 +183,7 @@ def test_metric_refit_keeps_the_previous_metric_until_the_label_set_grows_by_hal
         RecipeAdapter(metric_refit="never")
 
 
+@pytest.mark.slow
 def test_retrain_policies_choose_how_the_metric_is_refitted():
     seqs, labs = _platform_set(7, 16)
     params = dict(max_iter=2, min_class_sequences=4, counts=(0, 1), alphas=(1e-2,), prune=False)

@@ -43,6 +43,7 @@ def n_wrong(model, w, Xs, Ys, tol=2):
     return wrong
 
 
+@pytest.mark.slow
 def test_transfer_with_two_target_sequences_beats_target_only():
     kw = dict(C=1.0, max_iter=20, random_state=0)
     got_transfer = got_target = 0
@@ -81,6 +82,7 @@ def test_cv_chooses_zero_when_the_domains_are_unrelated():
     assert len(cv.predict(Xs_t[:2])) == 2
 
 
+@pytest.mark.slow
 def test_cv_transfers_when_the_domains_share_the_relevant_feature():
     rng = np.random.default_rng(0)
     Xs_s, Ys_s = domain(rng, 6, 3.0, "irrelevant")

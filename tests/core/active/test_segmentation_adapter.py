@@ -76,6 +76,7 @@ def _expert_items(n, seed, T=40):
     return items, labels
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("learner", ["perceptron", "combined"])
 def test_segmentation_loop_end_to_end_improves_the_held_out_error(learner):
     items, labels = _expert_items(10, 0)

@@ -103,6 +103,7 @@ def test_batch_suppresses_overlapping_and_same_item_parts():
     assert select_batch(parts, q, 10, suppress="overlap") == [0, 2, 3]
 
 
+@pytest.mark.slow
 @settings(max_examples=50)
 @given(spans=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 20), st.integers(1, 8)), min_size=1, max_size=10),
        n=st.integers(1, 6), seed=st.integers(0, 50))

@@ -133,6 +133,7 @@ def test_bad_inputs_raise_project_errors(example):
         ScoreAligner(prior_weight=-1).align(y, SR, score)
 
 
+@pytest.mark.slow
 def test_fit_round_trips_through_bytes(example):
     score, y, truth = example
     other = make_score(MELODY[::-1])
@@ -256,6 +257,7 @@ def test_fit_blends_the_learned_scorers_with_the_untrained_ones(example):
         ScoreAligner(blend=1.5).fit([(feats, score)])
 
 
+@pytest.mark.slow
 def test_runner_up_is_the_closest_one_onset_move_and_anchored_events_stay(example):
     score, y, truth = example
     aligner = ScoreAligner()
@@ -298,6 +300,7 @@ def render_timbre(score, onsets_s, partials, *, lead_s=0.3, seed=0):
     return y + 1e-4 * rng.standard_normal(y.shape[0]), lead_s + np.asarray(onsets_s)
 
 
+@pytest.mark.slow
 def test_a_model_trained_on_an_unusual_timbre_aligns_another_piece_in_it(tmp_path):
     """An instrument whose third harmonic (a twelfth up) dominates: the untrained scorers read each note as
     the pitch class a fifth above and misplace half the events; scorers fitted, without timing, on another

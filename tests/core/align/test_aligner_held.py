@@ -88,6 +88,7 @@ def _alternating_voicings(seed):
     return score, y, lead + ev_on
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 2])
 def test_strikes_of_another_voicing_are_not_swallowed_by_a_long_event(seed, monkeypatch):
     score, y, truth = _alternating_voicings(seed)

@@ -35,6 +35,7 @@ def problems(draw):
     return S, expected, limits, weight, free, gain
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(problems())
 def test_decoder_matches_brute_force(problem):
@@ -123,6 +124,7 @@ def test_onset_gain_separates_repeated_notes():
     assert align_with_duration_costs(S, cost, [10, 10], onset_gain=gain)[1] == 7
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(problems(), st.data())
 def test_onset_moves_are_the_best_single_onset_changes(problem, data):

@@ -49,6 +49,7 @@ def _naive_prune(z, changes, tau, beta, gamma, delta=0.0):
     return kept
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10_000), st.integers(6, 30), st.floats(-1.0, 2.0), st.sampled_from([0.0, 0.5, 1.0]),
        st.sampled_from([-0.3, 0.0, 0.3]), st.sampled_from([0.0, -1.0, -2.0]))
@@ -102,6 +103,7 @@ def test_the_learned_rule_drops_the_spurious_changes_and_keeps_the_real_steps(ki
         assert p.beta_ > 0 or p.gamma_ > 0
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.lists(st.booleans(), min_size=10, max_size=10), st.sampled_from([0, 1, 2]))
 def test_a_fit_from_the_tables_of_a_subset_is_the_fit_on_that_subset(seed, chosen, tolerance):
@@ -341,6 +343,7 @@ def test_the_candidate_comparison_prunes_the_held_out_sequences_own_candidates()
     assert _pruner_cv_errors(xs, found, labels, folds, held_out_segs=missed) == 8
 
 
+@pytest.mark.slow
 def test_pruners_choose_from_an_oversegmentation_when_the_law_misses_changes():
     from marginalia.cgh.recipe import CghSegmenter
 
@@ -422,6 +425,7 @@ def test_decision_margin_is_the_distance_to_the_nearest_threshold_that_changes_t
     assert rule.decision_margin(x, seg, scale=1.0) == math.inf
 
 
+@pytest.mark.slow
 def test_too_few_groups_keep_the_laws_candidates_without_cross_validation():
     # and their pruner aims at its best thresholds: one error is a large share of a few profiles' labels
     from marginalia.cgh.recipe import MIN_GROUPS_TO_COMPARE, CghSegmenter

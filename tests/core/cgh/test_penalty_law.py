@@ -32,6 +32,7 @@ def test_bisection_thresholds_equal_the_full_scan(drops, counts):
     assert len(set(calls)) <= len(counts) * (math.ceil(math.log2(len(grid))) + 2)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 3))
 def test_grid_decoding_that_skips_equal_stretches_equals_decoding_every_offset(seed, min_size):
@@ -130,6 +131,7 @@ def test_the_margin_is_chosen_with_the_ridge_by_cross_validated_label_errors():
         assert again.predict_offset(X, [f]) == law.predict_offset(X, [f])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("margin", [-1.0, (), "wide", float("nan"), (0.25, -0.5)])
 def test_an_impossible_margin_is_refused_by_name(margin):
     rng = np.random.default_rng(4)
@@ -141,6 +143,7 @@ def test_an_impossible_margin_is_refused_by_name(margin):
             [X for X, _, _ in data], [l for _, l, _ in data], np.array([[f] for _, _, f in data]))
 
 
+@pytest.mark.slow
 def test_thresholds_cross_validation_and_round_trip():
     rng = np.random.default_rng(1)
     data = [_noisy_step(rng) for _ in range(16)]

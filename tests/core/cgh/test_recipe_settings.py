@@ -72,6 +72,7 @@ def test_settings_given_as_lists_are_frozen_as_tuples():
     assert LawSettings(margin=0.75).margin == 0.75
 
 
+@pytest.mark.slow
 def test_a_model_file_written_before_the_stage_settings_still_loads_and_segments_the_same():
     """``recipe-0.2.0.model``: ``mg.CghSegmenter(max_iter=1).fit`` on the demo, saved by Marginalia 0.2.0 when the
     recipe took its settings as two dozen flat keywords; the JSON beside it holds what that recipe predicted."""

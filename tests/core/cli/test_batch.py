@@ -158,6 +158,7 @@ def test_bad_cluster_arguments_are_refused():
             pass
 
 
+@pytest.mark.slow
 def test_thread_cluster_gives_the_same_results_as_in_process(tmp_path):
     with open_client(n_workers=2, processes=False) as client:
         rep = run_batch(write_square, tasks([1, -1, 2, 3]), out_dir=tmp_path / "dask", fingerprint="m", client=client)
@@ -221,6 +222,7 @@ class TimedProgress(NullProgressBar):
         self.times.append(time.perf_counter())
 
 
+@pytest.mark.slow
 def test_dask_progress_counts_each_item_when_it_ends_not_when_its_chunk_does(tmp_path):
     # one chunk of four half-second items: the chunk returns after ~2 s, its items end 0.5 s apart
     bar = TimedProgress()

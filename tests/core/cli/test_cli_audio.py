@@ -60,6 +60,7 @@ def test_align_without_a_model_finds_every_onset_within_50_ms(performance, tmp_p
     assert aligned.onsets_s == pytest.approx([float(r["audio_time_s"]) for r in rows], abs=2e-3)
 
 
+@pytest.mark.slow
 def test_evaluate_alignment_against_ground_truth(performance, tmp_path, capsys):
     out = tmp_path / "take.csv"
     assert main(["align", "--score", str(performance / "take.mid"), "--audio", str(performance / "take.wav"),
@@ -94,6 +95,7 @@ def test_missing_score_file_is_a_usage_error(performance, tmp_path, capsys):
     assert code == 2 and "--score" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_predict_audio_with_a_segmentation_model_writes_audacity_labels(performance, tmp_path, capsys):
     from marginalia.cli_commands.align import load_recording
     from marginalia.models.files import TrainedModel, save_model
@@ -161,6 +163,7 @@ def alignment_model(performance, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_trained_model_is_the_fitted_score_aligner_and_align_uses_it(alignment_model, performance, tmp_path):
     from marginalia.align import ScoreAligner
     from marginalia.io.audio import load_audio
@@ -232,6 +235,7 @@ def test_flags_of_the_chroma_aligner_are_refused_naming_their_replacement(perfor
     assert not (tmp_path / "m.model").exists()
 
 
+@pytest.mark.slow
 def test_predict_folder_of_score_audio_pairs_writes_aligned_midi_and_csv(alignment_model, performance, tmp_path):
     out = tmp_path / "aligned"
     assert main(["predict", str(alignment_model), str(performance), "--out", str(out), "-q"]) == 0
@@ -245,11 +249,13 @@ def test_predict_folder_of_score_audio_pairs_writes_aligned_midi_and_csv(alignme
                  "--annotations", str(performance / "take.wav"), "-q"]) == 2
 
 
+@pytest.mark.slow
 def test_a_model_for_other_data_is_refused_before_any_work(seg_model, performance, tmp_path, capsys):
     code = main(["predict", str(seg_model), str(performance / "take.wav"), "--out", str(tmp_path / "o")])
     assert code == 2 and "trained on cgh data" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_silent_recording_is_refused_and_a_fragment_is_flagged(performance, tmp_path, capsys):
     from marginalia.io.audio import load_audio, write_wav
     y, sr = load_audio(performance / "take.wav", sr=None)
@@ -264,6 +270,7 @@ def test_silent_recording_is_refused_and_a_fragment_is_flagged(performance, tmp_
     assert "warning" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_swapped_score_and_audio_are_named_as_such(performance, tmp_path, capsys):
     wav, mid = str(performance / "take.wav"), str(performance / "take.mid")
     assert main(["align", "--score", mid, "--audio", mid, "--out", str(tmp_path / "o.csv")]) == 1

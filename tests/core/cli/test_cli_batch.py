@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from marginalia.cli import main
 
 
@@ -9,6 +11,7 @@ def _outputs(folder):
     return {name: (folder / name).read_text() for name in ("breaks.csv", "segments.csv")}
 
 
+@pytest.mark.slow
 def test_batch_predict_on_two_thread_workers_equals_predict(seg_model, cgh_dir, tmp_path, capsys):
     profiles = str(cgh_dir / "profiles.csv")
     assert main(["predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "single"), "-q"]) == 0
@@ -19,6 +22,7 @@ def test_batch_predict_on_two_thread_workers_equals_predict(seg_model, cgh_dir, 
     assert _outputs(tmp_path / "dask") == _outputs(tmp_path / "single")
 
 
+@pytest.mark.slow
 def test_interrupted_batch_resumes_and_equals_predict(seg_model, cgh_dir, tmp_path, capsys):
     profiles = str(cgh_dir / "profiles.csv")
     assert main(["predict", str(seg_model), "--profiles", profiles, "--out", str(tmp_path / "single"), "-q"]) == 0
@@ -35,6 +39,7 @@ def test_interrupted_batch_resumes_and_equals_predict(seg_model, cgh_dir, tmp_pa
     assert _outputs(out) == _outputs(tmp_path / "single")
 
 
+@pytest.mark.slow
 def test_batch_evaluate_equals_evaluate(seg_model, cgh_dir, tmp_path, capsys):
     args = [str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"), "--annotations",
             str(cgh_dir / "annotations.csv"), "-q"]
@@ -46,6 +51,7 @@ def test_batch_evaluate_equals_evaluate(seg_model, cgh_dir, tmp_path, capsys):
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_fails_fast_with_one_clear_line(seg_model, cgh_dir, tmp_path, capsys):
     t0 = time.perf_counter()
     code = main(["batch", "predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"),
@@ -62,6 +68,7 @@ def test_local_cluster_options_do_not_mix_with_a_scheduler(seg_model, cgh_dir, t
     assert code == 2 and "do not apply with --scheduler" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_batch_predict_on_an_existing_scheduler(seg_model, cgh_dir, tmp_path, capsys):
     from distributed import LocalCluster
     profiles = str(cgh_dir / "profiles.csv")
@@ -73,6 +80,7 @@ def test_batch_predict_on_an_existing_scheduler(seg_model, cgh_dir, tmp_path, ca
     assert _outputs(tmp_path / "remote") == _outputs(tmp_path / "single")
 
 
+@pytest.mark.slow
 def test_scheduler_without_workers_is_a_clear_error(seg_model, cgh_dir, tmp_path, capsys):
     from distributed import LocalCluster
     with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
@@ -82,6 +90,7 @@ def test_scheduler_without_workers_is_a_clear_error(seg_model, cgh_dir, tmp_path
     assert code == 1 and "has no worker after 1 s" in err and "dask worker" in err
 
 
+@pytest.mark.slow
 def test_scheduler_from_dask_scheduler_address_and_from_a_scheduler_file(seg_model, cgh_dir, tmp_path, capsys,
                                                                          monkeypatch):
     from distributed import Client, LocalCluster

@@ -54,6 +54,7 @@ def test_predict_profiles_writes_breaks_midway_and_segments(seg_model, cgh_dir, 
     assert "6 items predicted" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_predict_and_evaluate_give_the_same_outputs_on_any_number_of_threads(seg_model, cgh_dir, tmp_path, capsys):
     base = ["--profiles", str(cgh_dir / "profiles.csv")]
     for jobs in ("1", "3"):
@@ -68,6 +69,7 @@ def test_predict_and_evaluate_give_the_same_outputs_on_any_number_of_threads(seg
     assert "expected a positive integer" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_predict_again_resumes_and_a_new_model_redoes(seg_model, cgh_dir, tmp_path, capsys):
     out = tmp_path / "pred"
     args = ["predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"), "--out", str(out)]
@@ -82,6 +84,7 @@ def test_predict_again_resumes_and_a_new_model_redoes(seg_model, cgh_dir, tmp_pa
     assert read_csv(out / "breaks.csv") == []  # a huge penalty: no change anywhere
 
 
+@pytest.mark.slow
 def test_evaluate_counts_false_positives_and_negatives_exactly(seg_model, cgh_dir, tmp_path, capsys):
     profiles, annotations = str(cgh_dir / "profiles.csv"), str(cgh_dir / "annotations.csv")
     # the trained model gets every label right
@@ -162,6 +165,7 @@ def test_console_script_runs_as_a_subprocess(seg_model, cgh_dir, tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("learner", ["perceptron", "partial"])
 def test_other_learners_train_a_usable_model(learner, cgh_dir, tmp_path, capsys):
     from marginalia.models.files import load_model
@@ -186,6 +190,7 @@ def test_plain_recipe_keeps_the_one_penalty_model(cgh_dir, tmp_path):
     assert m.features == "cgh-hermite" and m.penalty_law() is None and "penalty_law" not in m.provenance
 
 
+@pytest.mark.slow
 def test_the_penalty_laws_metric_can_be_chosen_and_is_recorded(cgh_dir, tmp_path, capsys):
     from marginalia.models.files import load_model
     out = tmp_path / "logratio.model"
@@ -209,6 +214,7 @@ def test_recipe_refuses_plain_model_options(cgh_dir, tmp_path, capsys):
     assert code == 2 and "--recipe plain" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_recipe_model_predicts_like_the_in_process_recipe(seg_model, cgh_dir, tmp_path):
     """The CLI model file carries the whole recipe: its breaks equal CghSegmenter.segment in process."""
     from marginalia.cgh.recipe import fit_cgh_recipe
@@ -244,6 +250,7 @@ def test_a_damaged_penalty_law_is_refused_on_load(seg_model, tmp_path):
         load_model(bad)
 
 
+@pytest.mark.slow
 def test_skipped_and_repeated_annotation_rows_are_reported_as_warnings(cgh_dir, tmp_path, capsys):
     rows = (cgh_dir / "annotations.csv").read_text().splitlines()
     extra = tmp_path / "annotations.csv"
@@ -263,6 +270,7 @@ def test_skipped_and_repeated_annotation_rows_are_reported_as_warnings(cgh_dir, 
     assert load_model(out).provenance["n_labels"] == 9   # the repeat is not counted twice
 
 
+@pytest.mark.slow
 def test_unwritable_or_wrong_kind_of_out_is_refused_before_any_work(seg_model, cgh_dir, tmp_path, capsys):
     profiles, annotations = str(cgh_dir / "profiles.csv"), str(cgh_dir / "annotations.csv")
     (tmp_path / "folder").mkdir()
@@ -306,6 +314,7 @@ def test_predict_on_a_table_cut_short_warns_and_still_predicts(seg_model, cgh_di
     assert "6 items predicted" in err
 
 
+@pytest.mark.slow
 def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path, capsys):
     from marginalia.models.files import load_model
     out = tmp_path / "union.model"
@@ -338,6 +347,7 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
     assert f"(default {SPIKE_THRESHOLD:g};" in " ".join(capsys.readouterr().out.split())
 
 
+@pytest.mark.slow
 def test_the_laws_choose_their_margin_unless_one_is_imposed(cgh_dir, tmp_path, capsys):
     from marginalia.cgh.recipe import LAW_MARGINS
     from marginalia.models.files import load_model
@@ -369,6 +379,7 @@ def _rename_columns(src, dst, header, sep=","):
     return dst
 
 
+@pytest.mark.slow
 def test_predict_reads_other_layouts_and_writes_seg_and_bedgraph(seg_model, cgh_dir, tmp_path, capsys):
     std = tmp_path / "std"
     assert main(["predict", str(seg_model), "--profiles", str(cgh_dir / "profiles.csv"), "--out", str(std), "-q"]) == 0
@@ -395,6 +406,7 @@ def test_predict_reads_other_layouts_and_writes_seg_and_bedgraph(seg_model, cgh_
     assert "--columns 'position=coord': logratio missing" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_train_and_evaluate_take_columns(cgh_dir, tmp_path, capsys):
     odd = _rename_columns(cgh_dir / "profiles.csv", tmp_path / "odd.csv", "tumour,arm,coord,ratio")
     spec = ["--columns", "id=tumour,chromosome=arm,position=coord,logratio=ratio"]

@@ -82,6 +82,7 @@ def test_export_and_query_write_to_stdout(cgh_dir, tmp_path, capsys, monkeypatch
     assert capsys.readouterr().out.startswith("rank,item_id")
 
 
+@pytest.mark.slow
 def test_a_closed_output_pipe_ends_quietly_with_status_141(cgh_dir, tmp_path):
     # `marginalia-cli project list P | head -0`: the reader is gone before the first line is written
     import subprocess

@@ -24,6 +24,7 @@ def rows(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_train_from_a_project_gives_a_model_that_predicts_the_files(project, cgh_dir, tmp_path, capsys):
     model = tmp_path / "p.model"
     assert main(["train", str(project), "--out", str(model), "--max-iter", "5"]) == 0
@@ -79,6 +80,7 @@ def test_query_on_an_empty_project_says_so(tmp_path, capsys):
     assert "has no items: import data into it first" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_project_of_cgh_items_trains_the_recipe_unless_plain_is_asked(project, tmp_path, capsys):
     from marginalia.models.files import load_model
     model = tmp_path / "recipe.model"

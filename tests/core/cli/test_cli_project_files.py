@@ -1,10 +1,13 @@
 """project create / add / list from the command line: every CLI path can start from data files."""
 
+import pytest
+
 from marginalia.cli import main
 
 from .conftest import LAYOUT
 
 
+@pytest.mark.slow
 def test_create_add_list_then_import_labels_and_export(cgh_dir, tmp_path, capsys):
     project = tmp_path / "study.marginalia"
     assert main(["project", "create", str(project), "--import", str(cgh_dir / "profiles.csv")]) == 0
@@ -37,6 +40,7 @@ def test_create_refuses_an_existing_file_and_leaves_nothing_behind_on_a_bad_file
     assert main(["project", "create", str(tmp_path / "n.marginalia"), "--import", str(tmp_path / "missing.csv")]) == 2
 
 
+@pytest.mark.slow
 def test_columns_are_kept_with_the_items_and_the_project_reopens(cgh_dir, tmp_path, capsys):
     from marginalia.engine import Engine
     odd = tmp_path / "odd.csv"

@@ -42,6 +42,7 @@ def carried(table, times):
     return np.interp(times, u, mean)
 
 
+@pytest.mark.slow
 def test_sync_writes_a_time_map_that_carries_every_onset(takes, tmp_path, capsys):
     folder, onsets = takes
     out = tmp_path / "map.csv"
@@ -57,6 +58,7 @@ def test_sync_writes_a_time_map_that_carries_every_onset(takes, tmp_path, capsys
     assert capsys.readouterr().out.startswith("reference_time_s,target_time_s\n")
 
 
+@pytest.mark.slow
 def test_sync_passes_through_the_anchors(takes, tmp_path):
     folder, onsets = takes
     anchors = tmp_path / "anchors.csv"
@@ -70,6 +72,7 @@ def test_sync_passes_through_the_anchors(takes, tmp_path):
     assert np.any(np.abs(table[near, 1] - (onsets["b"][10] + 0.08)) < 0.006)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text,message", [
     ("reference_time_s,target_time_s\n1.0,2.0\n2.0,1.0\n", r"anchors: \(1.000 s -> 2.000 s\) and \(2.000 s -> "
                                                            r"1.000 s\) cross"),
@@ -88,6 +91,7 @@ def test_bad_anchors_are_one_line(takes, tmp_path, capsys, text, message):
     assert not (tmp_path / "map.csv").exists()
 
 
+@pytest.mark.slow
 def test_train_sync_writes_a_model_that_sync_reads_and_align_refuses(takes, tmp_path, capsys):
     folder, onsets = takes
     model = tmp_path / "sync.model"
@@ -123,6 +127,7 @@ def test_train_sync_refuses_unmatched_onset_tables_in_one_line(takes, tmp_path, 
     assert "line 2" in err and "have 2 and 3 rows" in err
 
 
+@pytest.mark.slow
 def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, capsys):
     folder, onsets = takes
     project = tmp_path / "p.marginalia"
@@ -156,6 +161,7 @@ def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, ca
         assert len(eng.labels(ids["b"])) == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv,message", [
     (["--from", "zz", "--to", "b"], "item 'zz': no item of"),
     (["--from", "a", "--to", "a"], "is the source itself"),

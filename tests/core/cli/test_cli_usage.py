@@ -18,6 +18,7 @@ def test_no_command_prints_help_and_exits_2(capsys):
     assert code == 2 and "COMMAND" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv,needle", [
     (["frobnicate"], "invalid choice"),
     (["predict", "m.model"], "--out"),

@@ -37,6 +37,7 @@ def test_matching_skips_an_event_missing_from_the_truth():
     assert s["within_250ms"] == pytest.approx(200 / 3)
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(st.lists(st.sets(st.integers(60, 64), min_size=1, max_size=2), min_size=1, max_size=6),
        st.lists(st.sets(st.integers(60, 64), min_size=1, max_size=2), min_size=1, max_size=6))

@@ -60,6 +60,7 @@ def test_align_equals_brute_force_optimum(problem):
     assert result.alignment.onsets[0] == 0
 
 
+@pytest.mark.slow
 @settings(max_examples=80)
 @given(problems_with_windows())
 def test_constrained_align_respects_windows_and_is_optimal(case):

@@ -93,6 +93,7 @@ def test_penalized_matches_oracle_and_respects_labels(prob, penalty):
     assert np.diff(np.r_[0, res.segmentation.changes]).min() >= m
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(problems(), st.integers(1, 8))
 def test_fixed_k_matches_oracle(prob, K):
@@ -146,6 +147,7 @@ def test_second_best_matches_oracle(prob, penalty, fixed, K):
         assert second.segmentation.n_segments == K
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(problems(), st.floats(0, 3), st.sampled_from(["frobenius", "hamming"]), st.floats(0, 3), st.data())
 def test_loss_augmented_matches_oracle(prob, penalty, loss, scale, data):

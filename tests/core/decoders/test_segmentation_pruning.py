@@ -170,6 +170,7 @@ def test_bound_keeps_sequences_without_change_fast(T):
     assert r.segmentation.n_segments == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("T", [3000, 30000])
 def test_second_best_without_change_stays_within_a_few_times_the_plain_work(T):
     # the second best of a change-free stretch is a near-tie among all starts; seeded with the last

@@ -72,6 +72,7 @@ def test_dtw_equals_brute_force_and_visits_anchors(case):
     assert result.warping.shape == C.shape
 
 
+@pytest.mark.slow
 @settings(max_examples=80)
 @given(anchored())
 def test_second_best_is_the_cheapest_other_path(case):
@@ -87,6 +88,7 @@ def test_second_best_is_the_cheapest_other_path(case):
     assert second.cost == pytest.approx(ranked[1][0], abs=TOL)
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(cost_matrices(), st.sampled_from([0.0, 0.5, 1.0, 4.0]), st.integers(0, 10**6))
 def test_loss_augmented_equals_brute_force(C, scale, seed):
@@ -100,6 +102,7 @@ def test_loss_augmented_equals_brute_force(C, scale, seed):
     assert result.objective == pytest.approx(result.cost - scale * result.loss, abs=TOL)
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(st.integers(1, 5), st.integers(1, 5), st.integers(1, 3), st.integers(0, 10**6))
 def test_features_and_metrics_give_the_mahalanobis_cost(TA, TB, p, seed):

@@ -78,6 +78,7 @@ def test_retrain_fits_the_recipe_and_finds_the_held_out_changes(labelled):
         assert factor == pytest.approx(task.recipe.penalty_factor(eng.data(ids[name]).sequence))
 
 
+@pytest.mark.slow
 def test_fewer_labelled_chromosomes_keep_the_plain_ssvm(labelled, tmp_path):
     eng, ids, truth, train = labelled
     for lab in eng.labels(ids[train[-1]]):
@@ -141,6 +142,7 @@ def test_the_item_view_of_the_model_scores_with_the_items_penalty(labelled, monk
     assert view.decode(X, w) == task.model.decode(X, w_item)
 
 
+@pytest.mark.slow
 def test_a_label_the_items_redraw_already_obeys_leaves_the_model_alone(labelled, monkeypatch):
     _learned_metric_laws(monkeypatch)
     eng, ids, truth, train = labelled
@@ -248,6 +250,7 @@ def test_the_apps_model_exported_for_the_cli_segments_as_the_app_does(labelled, 
     empty.close()
 
 
+@pytest.mark.slow
 def test_a_recipe_retrain_reports_each_stage(labelled):
     eng, ids, truth, train = labelled
     seen = []
@@ -295,6 +298,7 @@ def test_a_cancelled_recipe_fit_stops_within_the_pass_and_keeps_the_model(labell
     assert eng.model_id(ids[train[0]]) == before     # nothing half-fitted was adopted
 
 
+@pytest.mark.slow
 def test_chromosomes_whose_law_decodes_the_plain_logratio_use_its_parameters(labelled, monkeypatch, tmp_path):
     from functools import partial
 

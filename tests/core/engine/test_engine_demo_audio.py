@@ -30,6 +30,7 @@ def _audio_item(eng):
     return next(i for i in eng.items() if i.kind == "audio")
 
 
+@pytest.mark.slow
 def test_demo_has_profiles_with_labels_and_an_audio_score_pair(demo):
     infos = demo.items()
     kinds = {i.kind for i in infos}
@@ -121,6 +122,7 @@ def test_learning_curve_and_stopping_signal_are_the_items_task(demo):
     assert "evidence" in demo.stopping_signal(audio.id)
 
 
+@pytest.mark.slow
 def test_each_phrase_of_the_audio_item_has_its_own_margin_and_an_anchored_phrase_asks_nothing(fresh_demo):
     eng = fresh_demo
     audio = _audio_item(eng)
@@ -137,6 +139,7 @@ def test_each_phrase_of_the_audio_item_has_its_own_margin_and_an_anchored_phrase
     assert any(u > 0 for u in after.values())
 
 
+@pytest.mark.slow
 def test_the_first_event_can_be_anchored_after_the_recording_starts(fresh_demo):
     # the recording opens with 0.3 s of silence: the decoder has a rest state before event 0, so an anchor
     # on event 0 at its true onset is a fact like any other (it was refused as "must start at frame 0")
@@ -151,6 +154,7 @@ def test_the_first_event_can_be_anchored_after_the_recording_starts(fresh_demo):
         eng.add_label(AnchorLabel(item_id=audio.id, event=1, time_s=duration + 5.0, tolerance_s=0.02))
 
 
+@pytest.mark.slow
 def test_a_phrase_has_its_own_runner_up_that_moves_only_its_events(fresh_demo):
     eng = fresh_demo
     audio = _audio_item(eng)
@@ -164,6 +168,7 @@ def test_a_phrase_has_its_own_runner_up_that_moves_only_its_events(fresh_demo):
     assert pred.for_part(10**6, 10**6 + 1) is pred     # not a part: the item's own runner-up
 
 
+@pytest.mark.slow
 def test_the_items_runner_up_differs_from_the_drawn_alignment_by_one_event(fresh_demo):
     audio = _audio_item(fresh_demo)
     pred = fresh_demo.predict(audio.id)
@@ -171,6 +176,7 @@ def test_the_items_runner_up_differs_from_the_drawn_alignment_by_one_event(fresh
     assert moved.size == 1, moved
 
 
+@pytest.mark.slow
 def test_accepting_the_prediction_keeps_the_anchors_already_there(fresh_demo):
     audio = _audio_item(fresh_demo)
     E = fresh_demo.score(audio.id).n_events
@@ -182,6 +188,7 @@ def test_accepting_the_prediction_keeps_the_anchors_already_there(fresh_demo):
     assert fresh_demo.accept_prediction(audio.id, E - 5, E) == []
 
 
+@pytest.mark.slow
 def test_a_contradicting_anchor_is_refused_naming_the_labels_it_contradicts(fresh_demo):
     # the decoder names conflicts by label id (an event span by one id per event); the person reads them
     # as the Labels panel shows them, and the ids stay on the error
@@ -201,6 +208,7 @@ def test_a_contradicting_anchor_is_refused_naming_the_labels_it_contradicts(fres
     assert early.id in err.value.label_ids
 
 
+@pytest.mark.slow
 def test_an_audio_question_anchors_one_event_at_the_onset_its_answer_names(fresh_demo):
     eng = fresh_demo
     audio = _audio_item(eng)

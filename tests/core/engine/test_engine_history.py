@@ -40,6 +40,7 @@ def test_an_import_is_a_named_step_that_restore_brings_back_after_it_was_undone_
         eng.restore(999)
 
 
+@pytest.mark.slow
 def test_a_retrain_on_fewer_labels_keeps_the_better_model_and_revert_brings_it_back(project):
     eng, truth, _ = project
     eng.add_labels(_truth_labels(eng, truth))

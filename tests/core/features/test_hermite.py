@@ -31,6 +31,7 @@ def test_functions_stay_bounded_on_outliers():
     assert np.all(np.isfinite(H)) and np.abs(H).max() < 1.0
 
 
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(st.lists(st.floats(-5, 5), min_size=1, max_size=12), st.integers(0, 4))
 def test_window_average_matches_brute_force(xs, hw):

@@ -96,6 +96,7 @@ _number_text = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(_number_text)
 def test_kernel_number_parser_agrees_with_float(text):

@@ -12,6 +12,7 @@ _times = st.lists(st.floats(0, 1e4, allow_nan=False), min_size=2, max_size=10).m
 _names = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(_times, st.booleans(), st.data())
 def test_audacity_round_trip(tmp_path_factory, times, regions, data):

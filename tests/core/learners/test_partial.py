@@ -23,6 +23,7 @@ def test_simplex_projection_is_the_closest_point(v):
         assert np.sum((v - p) ** 2) <= np.sum((v - q) ** 2) + 1e-9
 
 
+@pytest.mark.slow
 @settings(max_examples=15)
 @given(st.integers(1, 5), st.integers(2, 4), st.integers(0, 10 ** 6))
 def test_bundle_subproblem_matches_a_generic_solver(k, d, seed):
@@ -60,6 +61,7 @@ def labelled_data(rng, n=5, T=120):
     return Xs, labels, truths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["bridge", "complete"])
 def test_learns_the_relevant_feature_from_labels(strategy):
     rng = np.random.default_rng(0)
@@ -75,6 +77,7 @@ def test_learns_the_relevant_feature_from_labels(strategy):
     assert len(learner.objective_curve_) == learner.n_outer_ >= 1
 
 
+@pytest.mark.slow
 def test_bridge_objective_decreases_and_bounds_are_recycled():
     rng = np.random.default_rng(1)
     Xs, labels, _ = labelled_data(rng, n=4)
@@ -126,6 +129,7 @@ def test_the_bundle_minimises_the_bridge_objective_at_least_as_well_as_bcfw():
     assert bundle._objective(Xs, labels, bundle.w_) == pytest.approx(bundle.objective_curve_[-1])
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(st.integers(2, 8), st.integers(2, 5), st.integers(0, 10 ** 6))
 def test_the_bundle_bound_never_exceeds_the_objective_of_any_point(k, d, seed):

@@ -54,6 +54,7 @@ def test_complete_strategy_with_every_sample_revealed_is_the_full_label_ssvm():
     np.testing.assert_allclose(part.w_, full.w_, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy,inner,loss", [("complete", "bundle", "completion"),
                                                  ("bridge", "bcfw", "completion"),
                                                  ("bridge", "bcfw", "violations")])

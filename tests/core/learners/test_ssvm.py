@@ -21,6 +21,7 @@ def toy(rng, n=8, T=200):
     return Xs, Ys
 
 
+@pytest.mark.slow
 def test_toy_metric_selects_the_relevant_coordinate():
     rng = np.random.default_rng(0)
     Xs, Ys = toy(rng)

@@ -1,6 +1,7 @@
 """The SSVM's fast paths agree with the plain computations they replace."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +65,7 @@ def _plain_initial_w(model, Xs, Ys, grid):
     return best
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None)
 @given(st.integers(0, 10_000), st.booleans())
 def test_initial_w_bisection_equals_the_plain_grid_scan(seed, partial):
@@ -77,6 +79,7 @@ def test_initial_w_bisection_equals_the_plain_grid_scan(seed, partial):
     np.testing.assert_allclose(model.initial_w(Xs, targets, grid=grid, n_jobs=2), want)
 
 
+@pytest.mark.slow
 def test_parallel_decoding_learns_as_well_as_sequential():
     rng = np.random.default_rng(4)
     Xs, Ys, _ = _data(rng, n=8)

@@ -84,6 +84,7 @@ def cone_setup():
     return model, Xa + Xb, Ya + Yb, ["a"] * 3 + ["b"] * 3
 
 
+@pytest.mark.slow
 def test_infinite_coupling_is_union_training_on_the_cone(monkeypatch):
     # the iterates cross the cone's faces: a learner that only projects at the end drifts from union training
     model, Xs, Ys, keys = cone_setup()
@@ -97,6 +98,7 @@ def test_infinite_coupling_is_union_training_on_the_cone(monkeypatch):
         assert len(t.loss_curve_) == len(t.gap_curve_) == t.n_iter_
 
 
+@pytest.mark.slow
 def test_one_dataset_is_plain_ssvm_for_any_coupling(monkeypatch):
     model, Xs, Ys, _ = cone_setup()
     monkeypatch.setattr(model, "fit_scales", lambda Xs: model)

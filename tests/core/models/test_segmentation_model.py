@@ -89,6 +89,7 @@ def labelled(draw):
     return T, seed, labels
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(labelled(), st.floats(0.1, 5.0))
 def test_violation_loss_augmented_decode_is_exact(case, scale):
@@ -120,6 +121,7 @@ def touching(draw):
     return T, seed, labels
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(touching(), st.floats(0.1, 5.0))
 def test_violation_decode_counts_every_label_of_touching_regions(case, scale):
@@ -222,6 +224,7 @@ def test_contradictory_labels_raise():
         m.complete(X, labs, m.default_w())
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(st.one_of(labelled(), touching()), st.floats(0.1, 5.0))
 def test_count_loss_augmented_decode_is_exact(case, scale):

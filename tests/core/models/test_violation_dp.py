@@ -111,6 +111,7 @@ def test_violation_dp_equals_the_textbook_dp(pb, counts):
 
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(problems(), st.booleans())
 def test_exact_ties_go_to_the_earliest_start(pb, counts):

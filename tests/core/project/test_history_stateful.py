@@ -177,6 +177,7 @@ TestHistory = HistoryMachine.TestCase
 TestHistory.pytestmark = [pytest.mark.slow]
 
 
+@pytest.mark.slow
 def test_restore_brings_back_an_import_undone_and_overwritten(tmp_path):
     """The issue's scenario in the engine's terms: undo an import, edit, and get it back in one step."""
     path = tmp_path / "p.marginalia"

@@ -43,6 +43,7 @@ def _restore(path, backup):
     return ProjectStore.restore_backup(backup, path).damaged
 
 
+@pytest.mark.slow
 def test_edits_after_the_restored_backup_come_back_as_one_undoable_step(tmp_path):
     path, backup, latest = _history(tmp_path)
     _damage_an_item_record(path)
@@ -64,6 +65,7 @@ def test_edits_after_the_restored_backup_come_back_as_one_undoable_step(tmp_path
         assert s.labels() == latest
 
 
+@pytest.mark.slow
 def test_nothing_is_recovered_from_a_file_whose_history_is_not_newer(tmp_path):
     path, backup, latest = _history(tmp_path)
     with Session.open(path) as s:                      # the project is ahead of its first backup
@@ -90,6 +92,7 @@ def test_a_log_damaged_midway_gives_back_the_edits_before_the_damage(tmp_path):
         assert sorted(lab.id for lab in s.labels()) == ["L1", "L2", "L3"]
 
 
+@pytest.mark.slow
 def test_an_item_added_after_the_backup_comes_back_with_its_labels(tmp_path):
     path, backup, latest = _history(tmp_path)
     source = tmp_path / "later.csv"

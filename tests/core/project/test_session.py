@@ -232,6 +232,7 @@ def test_create_refuses_an_existing_file_and_open_a_missing_one(tmp_path):
         Session.open(tmp_path)
 
 
+@pytest.mark.slow
 def test_concurrent_edits_from_threads_stay_consistent(session):
     import threading
 
@@ -277,6 +278,7 @@ def test_time_based_backups(tmp_path):
         assert len(list_backups(path)) > n0
 
 
+@pytest.mark.slow
 def test_add_labels_is_one_all_or_nothing_transaction(session):
     seg = session.add_item("x", "series", "segmentation")
     ali = session.add_item("y", "audio", "alignment")

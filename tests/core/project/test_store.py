@@ -79,6 +79,7 @@ def test_binary_garbage_without_a_header_is_still_damaged(tmp_path):
     assert "is damaged" in str(info.value) and info.value.problem
 
 
+@pytest.mark.slow
 def test_truncated_file_is_damaged_with_backups_newest_first(tmp_path):
     path, _ = _project(tmp_path, batch=False, backup_every_edits=50)
     size = path.stat().st_size
@@ -114,6 +115,7 @@ def test_corrupted_page_in_the_middle_is_detected(tmp_path):
     assert _digest(path) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fraction", [0.3, 0.45, 0.55, 0.7, 0.85])
 def test_small_overwrites_are_detected_or_harmless(tmp_path, fraction):
     path, labels = _project(tmp_path)
@@ -184,6 +186,7 @@ def test_foreign_sqlite_file_is_refused(tmp_path):
         Session.open(path)
 
 
+@pytest.mark.slow
 def test_schema_1_is_migrated_keeping_labels_and_a_backup(tmp_path):
     path = tmp_path / "old.marginalia"
     label = RegionLabel("it1", id="lab1", created=12.5, start=2, stop=9, kind=RegionKind.ONE)
@@ -326,6 +329,7 @@ def test_moved_and_changed_sources_are_reported(tmp_path):
         assert s.check_sources() == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tamper, message", [
     ("UPDATE label_log SET after = replace(after, '\"index\":5,', '\"index\":6,') WHERE seq = 5",
      "edit-log entries fail their checksum"),
@@ -360,6 +364,7 @@ def test_damaged_model_blob_is_reported(tmp_path):
         assert any("m1" in p for p in s.integrity_check())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tamper", [
     """UPDATE items SET meta = '{"profile_id: "1"}'""",        # one flipped quote: unreadable JSON
     """UPDATE items SET meta = '{"profile_id":"7"}'""",        # one flipped digit: still valid JSON
@@ -378,6 +383,7 @@ def test_damaged_item_record_is_detected_with_the_backups_named(tmp_path, tamper
         Session.open(path)
 
 
+@pytest.mark.slow
 def test_schema_2_is_migrated_with_item_checksums(tmp_path):
     from marginalia.project import schema
     path = tmp_path / "v2.marginalia"

@@ -37,6 +37,7 @@ def pair():
     return stretched_pair(seed=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("features,median_ms,worst_ms", [("aligner", 10.0, 25.0), ("chroma", 25.0, 60.0)])
 def test_a_tempo_change_is_recovered(pair, features, median_ms, worst_ms):
     ya, yb, on_a, on_b = pair

@@ -46,6 +46,7 @@ def mean_test_area(model, w, test):
     return np.mean([warping_area_loss(y, model.decode(x, w)) for x, y in test])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric,loss,C", [("diagonal", "hamming", 10.0), ("diagonal", "area", 1000.0),
                                            ("full", "area", 1000.0)])
 def test_learns_the_relevant_coordinate_and_beats_euclidean_dtw(data, metric, loss, C):

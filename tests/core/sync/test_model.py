@@ -98,6 +98,7 @@ def test_score_is_minus_the_dtw_cost_and_decode_is_the_cheapest_path(metric):
     assert C[2, 3] == pytest.approx(d @ M @ d)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), shape=st.sampled_from([(4, 4), (5, 4)]),
        metric=st.sampled_from(["diagonal", "full"]), loss=st.sampled_from(["hamming", "area"]),
@@ -124,6 +125,7 @@ def test_loss_augmented_decode_matches_brute_force(seed, shape, metric, loss, sc
     assert obj(got) == pytest.approx(max(obj(y) for y in P), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_area_loss_augmented_ascent_climbs_and_mostly_finds_the_brute_force_optimum():
     exact = 0
     for seed in range(40):
@@ -146,6 +148,7 @@ def test_area_loss_augmented_ascent_climbs_and_mostly_finds_the_brute_force_opti
     assert exact >= 24  # a local method: 27/40 on these seeds
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), shape=st.sampled_from([(4, 4), (5, 4)]),
        loss=st.sampled_from(["hamming", "area"]))
@@ -259,6 +262,7 @@ def test_second_best_is_the_brute_force_runner_up():
     assert model.score((A, B), second, w) == pytest.approx(scores[1])
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), scale=st.sampled_from([0.5, 2.0, 10.0]))
 def test_anchor_violation_loss_augmented_decode_matches_brute_force(seed, scale):

@@ -46,6 +46,7 @@ def repeat():
     return repeat_pair()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_cells", [2_000_000, 200_000])  # the whole grid; frames pooled twice
 def test_a_repeat_taken_in_one_take_is_the_question(repeat, max_cells):
     ya, yb, on_a, on_b, n_a, n_p = repeat
@@ -64,6 +65,7 @@ def test_a_repeat_taken_in_one_take_is_the_question(repeat, max_cells):
     assert 0 < q.margin < 0.05 * cost
 
 
+@pytest.mark.slow
 def test_an_anchor_on_the_repeat_settles_it(repeat):
     ya, yb, on_a, on_b, n_a, n_p = repeat
     aligner = SyncAligner()
@@ -74,6 +76,7 @@ def test_an_anchor_on_the_repeat_settles_it(repeat):
     assert after is None or after.margin > 3 * before.margin
 
 
+@pytest.mark.slow
 def test_a_pause_of_another_length_has_a_margin_and_is_asked_where_there_is_sound():
     ya, yb, on_a, on_b = pause_pair()
     aligner = SyncAligner()

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks._common import ROOT  # noqa: E402
+from benchmarks._common import ROOT, themed_app  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -46,9 +46,8 @@ def main(argv=None) -> int:
         print(f"model_panel_screenshot: no neuroblastoma data in {nb}; pass --data", file=sys.stderr)
         return 1
 
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
-    from marginalia.app import theme
     from marginalia.app.main_window import MainWindow
     from marginalia.engine import Engine
 
@@ -61,8 +60,7 @@ def main(argv=None) -> int:
             eng.import_files([work / "profiles.csv.gz"])
             labels = eng.import_labels("annotations-csv", work / "annotations.csv")
         print(f"imported {len(labels)} expert labels")
-        app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-        theme.configure_pyqtgraph()
+        app = themed_app()
         settings = QtCore.QSettings(str(work / "settings.ini"), QtCore.QSettings.Format.IniFormat)
         win = MainWindow(Engine.open(path), settings=settings)
         win.learner.timer.setInterval(600_000)   # retrains only when asked, as the steps below say
@@ -82,9 +80,11 @@ def main(argv=None) -> int:
         for k in range(args.questions):
             t0 = time.perf_counter()
             win.actions["next_question"].trigger()
-            # the answered question stays current until the next one is ranked: wait for a new one, or a loaded
-            # machine answers the same question twice (no new label, one quick update fewer than the caption says)
-            if not wait(app, lambda: win.current_question is not None and win.current_question is not answered, 120):
+            # the answered question stays current until the next one is ranked: wait for a new one, shown on its
+            # item (A pressed while the item still loads is refused with "the question is on its way", and the
+            # same question comes back: no new label, one quick update fewer than the caption says)
+            if not wait(app, lambda: win.current_question is not None and win.current_question is not answered
+                        and win.current_item == win.current_question.item_id, 120):
                 print(f"no question to ask: {msgs[-5:]!r} query {win.current_query} follow "
                       f"{getattr(win, '_follow_queries', None)} busy {win.runner.busy_lanes()}")
                 break

@@ -243,6 +243,7 @@ def test_runner_up_answers_the_audio_question_it_was_asked(qtbot, demo):
     assert "already anchored" in win.statusBar().currentMessage()
 
 
+@pytest.mark.slow
 def test_space_on_an_onset_question_plays_both_candidate_onsets(qtbot, demo):
     import soundfile
 

@@ -34,6 +34,7 @@ def window(qapp, qtbot, tmp_path):
     eng.close()
 
 
+@pytest.mark.slow
 def test_starting_from_a_model_file_predicts_with_it_and_the_panel_shows_its_figures(qtbot, window):
     win, eng, ids, truth, tmp = window
     assert len(win.current_prediction().structure.breakpoints) >= 2

@@ -55,6 +55,7 @@ def test_decoder_matches_brute_force(problem):
     assert objective(S, cost, onsets, gain) == pytest.approx(best, abs=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(problems(), st.data())
 def test_decoder_with_onset_windows_matches_brute_force(problem, data):

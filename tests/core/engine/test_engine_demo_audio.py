@@ -238,6 +238,7 @@ def test_the_queue_the_prediction_and_the_browser_show_one_margin(demo):
         assert demo.item_info(q.item_id).uncertainty == pytest.approx(q.uncertainty, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_two_threads_asking_for_the_same_alignment_decode_it_once(fresh_demo, monkeypatch):
     """After an anchor the app's model update and its next question ask at once: one decode serves both."""
     import threading

@@ -168,6 +168,7 @@ def _source_project(tmp_path, labelled=("1:1", "2:2")):
     return tmp_path / "source.marginalia", n
 
 
+@pytest.mark.slow
 def test_from_a_project_its_labels_are_stored_and_retrains_fit_both_datasets(target, tmp_path, monkeypatch):
     from marginalia.learners.transfer import TransferSSVM
     eng, truth, tmp = target

@@ -216,8 +216,11 @@ def _refine(S, ends, lo, hi, end_ok, penalty, width, max_passes, tol, moves, whe
             s = ends[k]
         _best_moves(S, ends, lo, hi, end_ok, penalty, 0, moves, where)
         kind = 0 if moves[0] <= moves[1] else 1
-        if moves[kind] >= -tol and width > 0:
-            _best_moves(S, ends, lo, hi, end_ok, penalty, width, moves, where)
+        if moves[kind] >= -tol:
+            # no single move helps: a pair may (removing two neighbouring changes is always a candidate,
+            # adding a pair only with width > 0), and the runner-up counts both, so the search must too
+            if width > 0:
+                _best_moves(S, ends, lo, hi, end_ok, penalty, width, moves, where)
             kind = int(np.argmin(moves))
         if moves[kind] < -tol:
             ends = _apply(ends, kind, where[kind])

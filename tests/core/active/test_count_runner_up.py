@@ -146,3 +146,16 @@ def test_bad_input_names_the_argument():
         refine_with_runner_up(X, Segmentation([4, 10]), 1.0, constraints=cons)
     with pytest.raises(ParameterError, match="move_reach"):
         refine_with_runner_up(X, Segmentation([10]), 1.0, move_reach=0)
+
+
+def test_local_search_takes_a_pair_removal_when_no_single_move_helps():
+    """Found by hypothesis: two neighbouring changes cost more than none, yet each alone is worth keeping.
+
+    The runner-up counts removing both as a move; the search must take it too, or its result is not a local
+    optimum of its own move set (the runner-up then has a negative margin).
+    """
+    X = np.random.default_rng(3956).normal(size=(8, 1))
+    res, r = refine_with_runner_up(X, Segmentation(np.array([1, 4, 8]), 8), 0.5, min_size=1, pair_width=0)
+    assert res.segmentation.changes.tolist() == [8]
+    assert res.cost == pytest.approx(brute_penalized(X, 0.5, min_size=1)[0])
+    assert r.delta >= 0 and r == count_runner_up(X, res.segmentation, 0.5, min_size=1, pair_width=0)

@@ -150,11 +150,19 @@ def test_starting_from_another_project_takes_its_current_model(target, tmp_path)
     src.retrain()
     src_w, src_version = _current_w(src, _ids(src)["1:1"])
     src.close()
+    before = {str(p): p.read_bytes() for p in tmp_path.rglob("source*") if p.is_file()}
     info = eng.start_from(tmp_path / "source.marginalia")
     assert info["source_kind"] == "project" and info["source_model"] == src_version["id"]
     w, version = _current_w(eng, _ids(eng)["1:1"])
     assert version["trained_by"] == "prior"
     np.testing.assert_allclose(w, src_w)
+    # the source is only read: every file of it keeps its bytes; at most SQLite's read-only sidecars appear,
+    # the write-ahead log among them empty
+    after = {str(p): p.read_bytes() for p in tmp_path.rglob("source*") if p.is_file()}
+    assert {k: after[k] for k in before} == before
+    new = {k: v for k, v in after.items() if k not in before}
+    assert {k.rpartition("source.marginalia")[2] for k in new} <= {"-wal", "-shm"}
+    assert all(v == b"" for k, v in new.items() if k.endswith("-wal"))
 
 
 def _source_project(tmp_path, labelled=("1:1", "2:2")):

@@ -137,6 +137,7 @@ class LabelRegionItem(_RegionEditFinished, pg.LinearRegionItem):
     def __init__(self, label: RegionLabel, x0: float, x1: float):
         super().__init__((x0, x1), movable=True, swapMode="sort")
         self._drawn_rect = None
+        self._pixel = 0.0          # view units per screen pixel, set when the view's transform changes
         self.label = label
         self.selected = False
         self.setZValue(10)
@@ -144,9 +145,14 @@ class LabelRegionItem(_RegionEditFinished, pg.LinearRegionItem):
         self.sigRegionChangeFinished.connect(self._finished)
         self.setToolTip(f"{theme.REGION_NAMES[label.kind]}\nsamples [{label.start}, {label.stop})")
 
+    def viewTransformChanged(self):
+        # the width of a screen pixel is read once per zoom here, not at each of Qt's many boundingRect calls
+        super().viewTransformChanged()
+        self._pixel = abs(float(self.pixelWidth() or 0.0))
+
     def boundingRect(self):
         br = super().boundingRect()
-        pixel = self.pixelWidth()
+        pixel = self._pixel
         if pixel and br.width() < MIN_LABEL_PX * pixel:
             half = 0.5 * MIN_LABEL_PX * pixel
             br = QtCore.QRectF(br.center().x() - half, br.top(), 2 * half, br.height())
@@ -154,10 +160,6 @@ class LabelRegionItem(_RegionEditFinished, pg.LinearRegionItem):
             self._drawn_rect = br
             self.prepareGeometryChange()
         return br
-
-    def viewTransformChanged(self):
-        super().viewTransformChanged()
-        self.update()          # a zoom changes how wide a short label must be drawn
 
     def _apply_style(self):
         self.setBrush(theme.region_brush(self.label.kind, selected=self.selected))

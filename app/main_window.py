@@ -1001,13 +1001,20 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
         def done(info):
             if self.engine is not engine:
                 return
-            self.statusBar().showMessage(f"Started from {name}: predictions are its own until you retrain, then "
-                                         f"your labels are coupled to it (\u03c1={info['rho']:g})", 20000)
+            if info.get("rho") is None:     # an aligner: a retrain fits from its scorers and towards them
+                then = "a retrain starts from its scorers"
+            else:
+                then = f"then your labels are coupled to it (\u03c1={info['rho']:g})"
+            self.statusBar().showMessage(f"Started from {name}: predictions are its own until you retrain; {then}",
+                                         20000)
             self._show_model_of_current("prior")
             self.refresh_items()
             self.predict_current()
 
-        self.runner.submit("prior", lambda cancel, progress: engine.start_from(path, cancel=cancel), on_done=done,
+        shown = self.engine.item_info(self.current_item) if self.current_item else None
+        prefer = f"{shown.task}/{shown.kind}" if shown is not None else None
+        self.runner.submit("prior", lambda cancel, progress: engine.start_from(path, prefer=prefer, cancel=cancel),
+                           on_done=done,
                            on_error=lambda exc: self._show_error(f"Cannot start from {name}", exc),
                            description=f"reading {name}")
 

@@ -644,7 +644,8 @@ class Engine:
             ``id``, ``task`` (e.g. ``"segmentation/cgh"``), ``created`` (unix time), ``n_labels``
             (labels it was fitted on; None for models saved before this was recorded),
             ``trained_by`` (``"initial"``, ``"perceptron"``, ``"ssvm"``, ``"recipe"``, ``"revert"``,
-            ``"prior"``, ``"coupled"``), ``reverted_from`` (the model a revert copied, or None),
+            ``"prior"``, ``"coupled"``, ``"weak-supervision"``, ``"weak-supervision-prior"``),
+            ``reverted_from`` (the model a revert copied, or None),
             ``rho`` (a coupled fit's coupling to the prior, else None) and ``current`` (the model
             predictions are made with now); with ``figures``, ``errors``: ``{"errors", "fp", "fn",
             "n_regions"}`` by :func:`marginalia.metrics.region_errors` on the labelled regions, or None
@@ -711,13 +712,15 @@ class Engine:
         return new_id
 
     # ------------------------------------------------------------ prior model
-    def start_from(self, path, *, rho: Optional[float] = None, cancel=None) -> dict:
-        """Start this project's segmentation model from another project's model or a model file.
+    def start_from(self, path, *, rho: Optional[float] = None, prefer: Optional[str] = None, cancel=None) -> dict:
+        """Start one of this project's models from another project's model or a model file.
 
         The model is read and checked by the model-file loader (:func:`marginalia.models.files.load_model`),
         its bytes are stored in the project with their provenance (:mod:`marginalia.prior`), and it
         becomes the current model of the task of its item kind (a new model version,
-        ``trained_by="prior"``): the next predictions are the prior's. Retrains then couple the
+        ``trained_by="prior"``): the next predictions are the prior's. A score aligner (from
+        ``marginalia-cli train --task alignment`` or a project's alignment task) starts the alignment
+        task: retrains fit from its scorers and towards them (:mod:`marginalia.prior`). Segmentation retrains couple the
         project's labels to it with ``rho`` (Lou et al. 2014, eq. 1.9): from another project whose
         labelled items can be read, those items are stored too and a retrain fits both datasets
         (:class:`~marginalia.learners.transfer.TransferSSVM`); from a model file, the source stays frozen
@@ -730,6 +733,10 @@ class Engine:
             A model file (``marginalia-cli train``, File ▸ Export ▸ aCGH model) or a ``.marginalia`` project.
         rho : float, optional
             Coupling (finite, >= 0; default :data:`marginalia.prior.DEFAULT_RHO`, the recipe's coupling of platforms).
+            Not used by the alignment task (stored as None).
+        prefer : str, optional
+            A task key (e.g. ``"alignment/audio"``; the app's current item's task) looked for first in a
+            source *project* that has models of several of this project's tasks. A model file is for one task.
 
         Returns
         -------
@@ -748,7 +755,7 @@ class Engine:
 
         import numpy as np
 
-        from .prior import DEFAULT_RHO, PRIOR_SETTING, read_prior
+        from .prior import DEFAULT_RHO, PRIOR_SETTING, PRIOR_TASK_KEYS, read_prior
         rho = DEFAULT_RHO if rho is None else rho
         try:
             rho = float(rho)
@@ -761,26 +768,29 @@ class Engine:
         if Path(path).resolve() == Path(self.path).resolve():
             from .exceptions import UsageError
             raise UsageError(f"{path}: is this project itself; choose another project or a model file")
-        recs = [r for r in self.session.items() if r.task == "segmentation"]
-        first = {}
-        for r in recs:
-            first.setdefault(r.kind, r)
-        n_features = {kind: self._tasks.get(r).features(r.id).shape[1] for kind, r in first.items()}
+        first = {}       # prior kind ("cgh", "audio", "series", "alignment") -> the first item of its task
+        for r in self.session.items():
+            first.setdefault("alignment" if r.task == "alignment" else r.kind, r)
+        first = dict(sorted(first.items(), key=lambda kv: PRIOR_TASK_KEYS.get(kv[0]) != prefer))
+        n_features = {kind: self._tasks.get(r).features(r.id).shape[1] for kind, r in first.items()
+                      if kind != "alignment"}
         _check_cancel(cancel)
         prior = read_prior(path, list(first), n_features=n_features)
         _check_cancel(cancel)
+        if prior.kind == "alignment":
+            rho = None
         with self._lock:
             task = self._tasks.get(first[prior.kind])
             record_id = f"prior-{hashlib.sha256(prior.blob).hexdigest()[:16]}"
             if not task._stored(record_id):
-                self.session.save_model(record_id, "segmentation", {"task": f"prior:{task.key}", "role": "prior",
-                                                                    **prior.provenance},
+                self.session.save_model(record_id, task.name, {"task": f"prior:{task.key}", "role": "prior",
+                                                               **prior.provenance},
                                         prior.blob, "prior")
             entry = {**prior.provenance, "model_id": record_id, "rho": rho, "added": _time.time()}
             if prior.source_data is not None:   # the source's labelled items: eq. 1.9's second dataset
                 data_id = f"prior-data-{hashlib.sha256(prior.source_data).hexdigest()[:16]}"
                 if not task._stored(data_id):
-                    self.session.save_model(data_id, "segmentation", {"task": f"prior-data:{task.key}",
+                    self.session.save_model(data_id, task.name, {"task": f"prior-data:{task.key}",
                                                                       "role": "prior-data"},
                                             prior.source_data, "prior")
                 entry["data_id"] = data_id
@@ -864,7 +874,7 @@ class Engine:
     def _task_for_figures(self, item_id):
         recs = self.session.items()
         rec = self.session.item(item_id) if item_id is not None else (recs[0] if recs else None)
-        if rec is None or rec.task != "segmentation":
+        if rec is None or rec.task not in ("segmentation", "alignment"):
             return None
         return self._tasks.get(rec)
 

@@ -28,8 +28,14 @@ project (``w_t``), minimises ``Σ_d ‖w_d‖²/(2C) + ρ/2 Σ_d ‖w_d − w̄�
 (:class:`~marginalia.cgh.settings.LearningSettings`, fixed before ``benchmarks/quality/transfer_recipe_cgh.py``
 was run); ``benchmarks/quality/transfer_project_cgh.py`` measures this engine path.
 
-Only segmentation models are taken (aCGH, audio segmentation, series), on the features the
-app's task of that kind reads.
+The alignment task (recordings with their scores) takes a score aligner in the same way, from a
+model file of ``marginalia-cli train --task alignment`` or another project's aligner: its scorers are
+the project's first predictions, and a retrain's weak-supervision fit starts from them, pulls its ridge
+towards them and keeps ``1 - blend`` of them (:meth:`marginalia.align.ScoreAligner.fit` with ``start``)
+where it would otherwise use the untrained scorers. There is no coupling ρ for an aligner: its fit reads
+no labels to weigh against the prior, only recordings and scores.
+
+Segmentation models are taken on the features the app's task of that kind reads.
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ import numpy as np
 from .exceptions import DataFormatError, MarginaliaError, ParameterError, UsageError, WrongTaskError
 
 __all__ = ["PriorModel", "read_prior", "coupled_ssvm_settings", "pack_source_data", "unpack_source_data",
-           "DEFAULT_RHO", "PRIOR_SETTING", "PROJECT_SUFFIX", "TASK_FEATURES", "SOURCE_SAMPLES_MAX"]
+           "DEFAULT_RHO", "PRIOR_SETTING", "PROJECT_SUFFIX", "TASK_FEATURES", "PRIOR_KINDS", "PRIOR_TASK_KEYS",
+           "SOURCE_SAMPLES_MAX"]
 
 #: the coupling of the recipe's platforms (LearningSettings.rho), fixed before the transfer benchmark ran
 DEFAULT_RHO = 1.0
@@ -57,9 +64,16 @@ PROJECT_SUFFIX = ".marginalia"
 #: a source project's labelled items are copied (features and labels) up to this many samples in all (about
 #: 10 MB compressed); a larger source couples through its parameters only
 SOURCE_SAMPLES_MAX = 400_000
-#: the model file's feature recipe that the app's segmentation task of each item kind reads
-TASK_FEATURES = {"cgh": "cgh-pointwise", "audio": "audio-frames", "series": "series"}
-_KIND_NAMES = {"cgh": "copy-number", "audio": "audio segmentation", "series": "series"}
+#: the model file's feature recipe that the app's task of each item kind reads ("alignment": recordings with
+#: a score)
+TASK_FEATURES = {"cgh": "cgh-pointwise", "audio": "audio-frames", "series": "series", "alignment": "score-aligner"}
+#: the kinds a prior is taken for, in the order a project source's models are looked for
+PRIOR_KINDS = ("cgh", "audio", "series", "alignment")
+_KIND_NAMES = {"cgh": "copy-number", "audio": "audio segmentation", "series": "series",
+               "alignment": "audio-to-score alignment"}
+#: the engine task that reads each kind of prior
+PRIOR_TASK_KEYS = {"cgh": "segmentation/cgh", "audio": "segmentation/audio", "series": "segmentation/series",
+                   "alignment": "alignment/audio"}
 
 
 @dataclass
@@ -69,7 +83,7 @@ class PriorModel:
     Attributes
     ----------
     kind : str
-        The item kind it segments (``"cgh"``, ``"audio"``, ``"series"``).
+        The item kind it segments (``"cgh"``, ``"audio"``, ``"series"``), or ``"alignment"`` for a score aligner.
     trained : TrainedModel
         As :func:`~marginalia.models.files.load_model` read it.
     blob : bytes
@@ -95,8 +109,15 @@ class PriorModel:
     def w(self) -> np.ndarray:
         return np.asarray(self.trained.w, dtype=np.float64)
 
+    def aligner(self):
+        """The prior's :class:`~marginalia.align.ScoreAligner` (an alignment prior only)."""
+        return self.trained.aligner()
+
     def task_arrays(self) -> dict:
-        """The engine task's stored arrays for this model (units, ``w``, and a recipe's penalty laws)."""
+        """The engine task's stored arrays for this model (units, ``w``, and a recipe's penalty laws; an
+        alignment task's serialised aligner)."""
+        if self.kind == "alignment":
+            return {"aligner": np.frombuffer(self.aligner().to_bytes(), dtype=np.uint8)}
         arrays = dict(self.trained.model.get_state(), w=self.w)
         law = self.trained.provenance.get("penalty_law")
         if law is not None:
@@ -132,14 +153,15 @@ def coupled_ssvm_settings(w_prior, rho: float, C: float = 1.0) -> tuple:
 
 
 def read_prior(path, kinds, *, n_features: Optional[dict] = None) -> PriorModel:
-    """Read and check a prior for a project whose segmentation items are of ``kinds``.
+    """Read and check a prior for a project whose items are of ``kinds``.
 
     Parameters
     ----------
     path : path-like
         A model file (``marginalia-cli train --out``, File ▸ Export ▸ aCGH model) or a Marginalia project.
     kinds : collection of str
-        Item kinds of the project's segmentation items (``"cgh"``, ``"audio"``, ``"series"``).
+        Item kinds of the project's segmentation items (``"cgh"``, ``"audio"``, ``"series"``), and
+        ``"alignment"`` when it has recordings with a score.
     n_features : dict, optional
         ``{kind: number of input features}`` of the project's items, to refuse other inputs.
 
@@ -149,10 +171,10 @@ def read_prior(path, kinds, *, n_features: Optional[dict] = None) -> PriorModel:
         One line naming the file and what to do.
     """
     p = Path(path)
-    kinds = [k for k in ("cgh", "audio", "series") if k in set(kinds)]
+    kinds = [k for k in kinds if k in PRIOR_KINDS]          # in the caller's order of preference
     if not kinds:
-        raise UsageError("this project has no items a segmentation model reads (copy-number profiles, recordings "
-                         "without a score, series); a prior model starts a segmentation task")
+        raise UsageError("this project has no items yet; import profiles, recordings or series, then start "
+                         "their model from a prior")
     if p.is_dir() or not p.is_file():
         raise UsageError(f"{str(p)!r}: no such file; choose a model file or a Marginalia project")
     with open(p, "rb") as fh:
@@ -167,9 +189,11 @@ def _from_model_file(p: Path, blob: bytes, kinds, n_features, source_kind: str, 
     from .models.files import FEATURE_RECIPES, load_model
     shown = shown or str(p)
     trained = load_model(p)      # the one loader: refuses a corrupt, foreign or newer file in one line
+    if trained.task == "alignment":
+        return _aligner_prior(trained, blob, kinds, source_kind, extra, shown)
     if trained.task != "segmentation":
-        raise WrongTaskError(f"{shown}: is {_article(trained.task)} model; a project starts only from a segmentation "
-                             f"model ({_names(kinds)})")
+        raise WrongTaskError(f"{shown}: is {_article(trained.task)} model; this project's models are "
+                             f"{_names(kinds)} models")
     kind = FEATURE_RECIPES[trained.features][0]
     if kind not in kinds:
         raise WrongTaskError(f"{shown}: segments {_KIND_NAMES.get(kind, kind)} data; this project has "
@@ -198,8 +222,42 @@ def _from_model_file(p: Path, blob: bytes, kinds, n_features, source_kind: str, 
                       provenance={k: v for k, v in provenance.items() if v is not None})
 
 
+def _aligner_prior(trained, blob: bytes, kinds, source_kind: str, extra: dict, shown: str) -> PriorModel:
+    """A score aligner's model file as the prior of the project's alignment task."""
+    if "alignment" not in kinds:
+        raise WrongTaskError(f"{shown}: is an audio-to-score alignment model; this project has no recording with a "
+                             f"score (its items are {_names(kinds)} items)")
+    trained.aligner()            # the scorers must make an aligner; the loader checked their length
+    prov = trained.provenance or {}
+    provenance = {"source": shown, "source_kind": source_kind, "sha256": trained.sha256, "kind": "alignment",
+                  "features": trained.features, "learner": prov.get("learner"),
+                  "n_pairs": prov.get("n_pairs"), "n_anchors": prov.get("n_anchors"),
+                  "library_version": prov.get("library_version"), "read": time.time(), **extra}
+    return PriorModel(kind="alignment", trained=trained, blob=bytes(blob), source=shown, source_kind=source_kind,
+                      provenance={k: v for k, v in provenance.items() if v is not None})
+
+
+def _aligner_of_project(source, p: Path):
+    """``(model record, ScoreAligner)`` of a source project's current alignment model, or None when it has none."""
+    from .align import ScoreAligner
+    mine = [m for m in source.models("alignment") if (m.params or {}).get("task") == PRIOR_TASK_KEYS["alignment"]]
+    if not mine:
+        return None
+    rec = max(mine, key=lambda m: m.created)
+    full = source.load_model(rec.id)
+    try:
+        with np.load(io.BytesIO(full.blob)) as z:
+            aligner = ScoreAligner.from_bytes(z["aligner"].tobytes())
+    except (KeyError, ValueError, OSError, MarginaliaError) as exc:
+        raise DataFormatError(f"its current alignment model {rec.id} cannot be read ({exc})", path=str(p)) from None
+    if not hasattr(aligner, "W_"):
+        raise WrongTaskError(f"{p}: its aligner was never trained (Model \u25b8 Retrain it there first); an untrained "
+                             "aligner is what this project starts from anyway")
+    return full, aligner
+
+
 def _from_project(p: Path, kinds, n_features) -> PriorModel:
-    """The current model of another project's segmentation task, as a model file checked by the loader."""
+    """The current model of another project's task of one of ``kinds``, as a model file checked by the loader."""
     from .models.persistence import to_bytes
     from .project import Session
     from .tasks.segmentation import CGH_INPUTS
@@ -212,39 +270,48 @@ def _from_project(p: Path, kinds, n_features) -> PriorModel:
     try:
         found = None
         for kind in kinds:
-            key = f"segmentation/{kind}"
-            mine = [m for m in source.models("segmentation") if (m.params or {}).get("task") == key]
+            if kind == "alignment":
+                got = _aligner_of_project(source, p)
+                if got is not None:
+                    found = (kind, got[0])
+                    aligner = got[1]
+                    break
+                continue
+            mine = [m for m in source.models("segmentation") if (m.params or {}).get("task") == PRIOR_TASK_KEYS[kind]]
             if mine:
-                found = (kind, max(mine, key=lambda m: m.created))
+                found = (kind, source.load_model(max(mine, key=lambda m: m.created).id))
                 break
         if found is None:
             other = sorted({str((m.params or {}).get("task")) for m in source.models()
                             if not str((m.params or {}).get("task", "")).startswith("prior:")})
             what = f"only {', '.join(other)} models" if other else "no model yet (label and retrain it first)"
-            raise WrongTaskError(f"{p}: the project has {what}; this project needs a segmentation model of "
-                                 f"{_names(kinds)} items")
-        kind, rec = found
-        full = source.load_model(rec.id)
+            raise WrongTaskError(f"{p}: the project has {what}; this project needs a model of {_names(kinds)} items")
+        kind, full = found
         params = full.params or {}
-        if kind == "cgh" and params.get("inputs") != CGH_INPUTS:
-            raise DataFormatError(f"its copy-number model reads other inputs ({params.get('inputs')!r}); retrain it "
-                                  "with this version first", path=str(p))
-        try:
-            with np.load(io.BytesIO(full.blob)) as z:
-                arrays = {k: z[k] for k in z.files}
-            model, w, prov = _model_of_arrays(arrays, kind)
-        except (KeyError, ValueError, OSError, ParameterError) as exc:
-            raise DataFormatError(f"its current model {rec.id} cannot be read ({exc})", path=str(p)) from None
         n_labels = params.get("n_labels")
-        prov.update(task=f"segmentation/{kind}", written_by="marginalia (project prior)", exported_from=str(p),
-                    model_id=rec.id, label_hash=full.label_hash, learner=params.get("trained_by"),
-                    n_labels=n_labels if isinstance(n_labels, int) else None)
-        prov["features"] = {"recipe": TASK_FEATURES[kind]}
+        about = dict(task=PRIOR_TASK_KEYS[kind], written_by="marginalia (project prior)", exported_from=str(p),
+                     model_id=full.id, label_hash=full.label_hash, learner=params.get("trained_by"),
+                     n_labels=n_labels if isinstance(n_labels, int) else None,
+                     features={"recipe": TASK_FEATURES[kind]})
+        if kind == "alignment":
+            model, w, prov = aligner, aligner.scorer_weights(), dict(getattr(aligner, "provenance_", {}))
+        else:
+            if kind == "cgh" and params.get("inputs") != CGH_INPUTS:
+                raise DataFormatError(f"its copy-number model reads other inputs ({params.get('inputs')!r}); retrain "
+                                      "it with this version first", path=str(p))
+            try:
+                with np.load(io.BytesIO(full.blob)) as z:
+                    arrays = {k: z[k] for k in z.files}
+                model, w, prov = _model_of_arrays(arrays, kind)
+            except (KeyError, ValueError, OSError, ParameterError) as exc:
+                raise DataFormatError(f"its current model {full.id} cannot be read ({exc})", path=str(p)) from None
+        prov.update(about)
     finally:
         source.close()
     blob = to_bytes(model, w, prov)
-    got = _source_data(p, kind, int(model.n_features_))
-    extra = {"source_model": rec.id}
+    extra = {"source_model": full.id}
+    got = (None, "an aligner couples through its scorers") if kind == "alignment" else \
+        _source_data(p, kind, int(model.n_features_))
     if got[0] is None:
         extra["source_labels"] = f"not used: {got[1]}"
     else:

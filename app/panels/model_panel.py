@@ -11,7 +11,8 @@ from PySide6.QtCore import Qt
 LEARNERS = {"initial": "untrained first model", "perceptron": "quick update",
             "ssvm": "full fit (SSVM)", "cgh-recipe": "full fit (aCGH recipe)", "revert": "revert",
             "weak-supervision": "full fit (alignment)", "prior": "started from the prior model",
-            "coupled": "full fit coupled to the prior"}
+            "coupled": "full fit coupled to the prior",
+            "weak-supervision-prior": "full fit (alignment) from the prior's scorers"}
 #: versions listed, newest first (every label's quick update is a version)
 SHOWN_VERSIONS = 12
 
@@ -75,15 +76,19 @@ def prior_reading(prior, figures=None) -> str:
         return ""
     import os
     source = os.path.basename(str(prior.get("source", ""))) or "?"
-    head = f"{source} ({prior.get('source_kind', 'model file')}), coupling \u03c1={float(prior.get('rho', 1.0)):g}"
+    if prior.get("rho") is None:        # an aligner: retrains start from its scorers, no labels to weigh
+        head = f"{source} ({prior.get('source_kind', 'model file')}): retrains start from its scorers"
+    else:
+        head = f"{source} ({prior.get('source_kind', 'model file')}), coupling \u03c1={float(prior['rho']):g}"
     if prior.get("source_items"):
         head += f" with its {prior['source_items']} labelled items"
+    unit = "labels" if figures and (figures.get("prior") or {}).get("unit") == "labels" else "labelled regions"
     if not figures or not figures.get("prior") or not figures["prior"].get("n_regions"):
-        return head + "\nno labelled region yet to measure it on"
+        return head + f"\nno {unit[:-1] if unit == 'labels' else 'labelled region'} yet to measure it on"
     n = figures["prior"]["n_regions"]
     cur = figures.get("current") or {}
     now = f", current model {cur['errors']}" if cur.get("n_regions") == n else ""
-    return head + f"\nlabel errors on the {n} labelled regions: prior {figures['prior']['errors']}{now}"
+    return head + f"\nlabel errors on the {n} {unit}: prior {figures['prior']['errors']}{now}"
 
 
 def stopping_reading(signal: dict) -> str:

@@ -1039,7 +1039,7 @@ class ScoreAligner:
         return self.align(audio_y, sr, score, **options)
 
     # ---------------------------------------------------------------- fit
-    def fit(self, pairs, *, anchors=None, callback=None) -> "ScoreAligner":
+    def fit(self, pairs, *, anchors=None, callback=None, start=None) -> "ScoreAligner":
         """Learn the frame scorers ``W`` from score/recording pairs without timing.
 
         Parameters
@@ -1050,6 +1050,10 @@ class ScoreAligner:
             Per pair, anchors that the training alignments must obey.
         callback : callable, optional
             ``callback(iteration, n_iter)`` after each round.
+        start : ScoreAligner, optional
+            A fitted aligner (another project's, say) whose scorers take the place of the untrained
+            ones: the first alignments are its, the ridge pulls towards it and the result keeps
+            ``1 - blend`` of it. None: the untrained scorers.
 
         Returns
         -------
@@ -1073,7 +1077,13 @@ class ScoreAligner:
                 raise ParameterError(f"pairs[{i}]: expected a (y, sr, score) triple or (features, score), "
                                      f"got {type(pair).__name__}") from None
             data.append((self.features(y, sr), _check_score(score)))
-        W0 = self._initial_W()
+        if start is None:
+            W0 = self._initial_W()
+        elif isinstance(start, ScoreAligner):
+            start.check_fitted()
+            W0 = np.array(start.W_, dtype=np.float64)
+        else:
+            raise ParameterError(f"start: expected a fitted ScoreAligner or None, got {type(start).__name__}")
         c0 = _circulant_params(W0)
         W = W0.copy()
         for it in range(int(self.n_iter)):
@@ -1101,6 +1111,7 @@ class ScoreAligner:
         self.n_iter_ = int(self.n_iter)
         self.provenance_ = {"trained_on": [getattr(s, "name", "") for _, s in data], "n_pairs": len(data),
                             "n_anchors": int(sum(len(a) for a in anchors)), "learner": "align-then-ridge",
+                            "started_from_prior": start is not None,
                             "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         return self
 

@@ -9,6 +9,7 @@ that the active-learning replay builds on.
 
 from __future__ import annotations
 
+import io
 import threading
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from ..active.parts import phrase_parts
 from ..active.realign import span_part_scores
 from ..active.uncertainty import PartScores
-from ..exceptions import InfeasibleLabelsError, ParameterError
+from ..exceptions import DataFormatError, InfeasibleLabelsError, ParameterError
 from ..types import Alignment, AnchorLabel, EventSpanLabel, Prediction
 from .base import EngineTask, check_cancel, conflict_in_user_terms
 
@@ -198,9 +199,20 @@ class AlignmentTask(EngineTask):
         check_cancel(cancel)
         return self.model_id
 
+    def _prior_aligner(self):
+        """The task's prior aligner (:meth:`Engine.start_from`), or None."""
+        entry = self.engine.prior(task_key=self.key)
+        if entry is None:
+            return None
+        from ..models.persistence import from_bytes
+        model, w, prov = from_bytes(self.engine.session.load_model(entry["model_id"]).blob, task="alignment")
+        return model.with_scorer_weights(w, prov)
+
     def fit(self, *, cancel=None, progress=None) -> str:
-        """Weak supervision from every item's score (anchors, where given, guide it)."""
+        """Weak supervision from every item's score (anchors, where given, guide it), started from the prior
+        aligner when the project has one (:mod:`marginalia.prior`)."""
         aligner = self.ensure_model()
+        start = self._prior_aligner()
         ids = self.item_ids()
         pairs, anchors = [], []
         for i, item_id in enumerate(ids):
@@ -211,11 +223,67 @@ class AlignmentTask(EngineTask):
                 progress(i + 1, len(ids) + 1, f"features of {i + 1}/{len(ids)} recordings")
         check_cancel(cancel)
         with self._lock:
-            aligner.fit(pairs, anchors=anchors)
+            aligner.fit(pairs, anchors=anchors, start=start)
             self._decoded.clear()
             if progress is not None:
                 progress(len(ids) + 1, len(ids) + 1, "alignment scorers fitted")
-            return self._commit_model("weak-supervision")
+            return self._commit_model("weak-supervision" if start is None else "weak-supervision-prior")
+
+    # ------------------------------------------------- figures on the labels
+    def label_errors_of_version(self, model_id, *, cancel=None):
+        """:meth:`label_errors` of the stored model version ``model_id`` (None when it cannot be read)."""
+        from ..align import ScoreAligner
+        if model_id is None:
+            return None
+        try:
+            with np.load(io.BytesIO(self.engine.session.load_model(model_id).blob)) as z:
+                aligner = ScoreAligner.from_bytes(z["aligner"].tobytes())
+        except (ParameterError, DataFormatError, ValueError, OSError, KeyError):
+            return None
+        return self.label_errors(aligner, model_id, cancel=cancel)
+
+    def label_errors_of_file(self, blob, key, *, cancel=None):
+        """:meth:`label_errors` of a model file's bytes (the stored prior), remembered under ``key``."""
+        from ..models.persistence import from_bytes
+        try:
+            model, w, prov = from_bytes(blob, task="alignment")
+        except (ParameterError, DataFormatError, ValueError, OSError):
+            return None
+        return self.label_errors(model.with_scorer_weights(w, prov), key, cancel=cancel)
+
+    def label_errors(self, aligner, key, *, cancel=None):
+        """How many of the task's labels the aligner misses when it aligns their recordings without them.
+
+        An anchor is missed when the event's onset lands farther from it than its tolerance (at least
+        one decoding frame); an event-span label when one of its events starts outside its span.
+        Remembered per ``key`` and label set.
+
+        Returns
+        -------
+        dict
+            ``{"errors", "fp", "fn", "n_regions", "unit"}``: missed labels and labels (``fp``/``fn`` 0,
+            ``unit`` ``"labels"``), the shape of the segmentation task's figures.
+        """
+        ids = [i for i in self.item_ids() if self.labels_of(i)]
+        memo_key = (key, self.engine.session.labels_hash(ids))
+        hit = self._recall_figures(memo_key)
+        if hit is not None:
+            return hit
+        missed = total = 0
+        for item_id in ids:
+            check_cancel(cancel)
+            feats = self.features(item_id)
+            times = aligner.align(None, None, self.engine.data(item_id).score, features=feats).event_times_s
+            slack = 1.0 / feats.frame_rate       # one decoding frame
+            for lab in self.labels_of(item_id):
+                total += 1
+                if isinstance(lab, AnchorLabel):
+                    missed += abs(times[lab.event] - lab.time_s) > max(lab.tolerance_s, slack)
+                elif isinstance(lab, EventSpanLabel):
+                    inside = times[lab.first:lab.last + 1]
+                    missed += bool(np.any((inside < lab.t0_s - slack) | (inside > lab.t1_s + slack)))
+        return self._remember_figures(memo_key, {"errors": int(missed), "fp": 0, "fn": 0, "n_regions": total,
+                                                 "unit": "labels"})
 
     # ------------------------------------------------------------- prediction
     def _decode(self, item_id):

@@ -105,6 +105,20 @@ class EngineTask:
         self._last_round = None
         self._without_labels = threading.local()
         self._by_labels: OrderedDict = OrderedDict()   # label-set hash -> (arrays, params, model id), LRU
+        self._figures: OrderedDict = OrderedDict()     # (model id, label-set hash) -> the model panel's figures
+
+    # ------------------------------------------------- figures on the labels
+    def _recall_figures(self, memo_key):
+        """A copy of the figures remembered under ``(model id, label-set hash)``, or None."""
+        hit = self._figures.get(memo_key)
+        return None if hit is None else dict(hit)
+
+    def _remember_figures(self, memo_key, figures: dict) -> dict:
+        """Remember ``figures`` (the 64 most recent) and return a copy."""
+        self._figures[memo_key] = figures
+        while len(self._figures) > 64:
+            self._figures.popitem(last=False)
+        return dict(figures)
 
     # --------------------------------------------------------------- items
     @property

@@ -82,7 +82,6 @@ class SegmentationTask(EngineTask):
         #: the fitted aCGH recipe whose penalty laws give each chromosome its penalty (None before)
         self.recipe = None
         self._factors: dict = {}
-        self._figures: dict = {}       # (model id, label-set hash) -> label errors (the model panel's figures)
         self._coupling = None          # the coupling of the fit being committed (recorded with the model)
 
     # --------------------------------------------------------------- features
@@ -401,9 +400,9 @@ class SegmentationTask(EngineTask):
         from ..metrics import RegionErrors, region_errors
         ids = [i for i in self.item_ids() if self.labels_of(i)]
         memo_key = (key, self.engine.session.labels_hash(ids))
-        hit = self._figures.get(memo_key)
+        hit = self._recall_figures(memo_key)
         if hit is not None:
-            return dict(hit)
+            return hit
         try:
             model = SegmentationModel(**self.model.get_params())
             model.set_state(arrays, n_features=np.asarray(arrays["feature_scale"]).shape[0])
@@ -430,11 +429,8 @@ class SegmentationTask(EngineTask):
             if recipe is not None and getattr(recipe, "pruners_", None):
                 seg = recipe.pruned(seq, seg)
             total = total + region_errors(self.labels_of(item_id), seg)
-        out = {"errors": total.errors, "fp": total.fp, "fn": total.fn, "n_regions": total.n_labels}
-        self._figures[memo_key] = out
-        while len(self._figures) > 64:
-            self._figures.pop(next(iter(self._figures)))
-        return dict(out)
+        return self._remember_figures(memo_key, {"errors": total.errors, "fp": total.fp, "fn": total.fn,
+                                                 "n_regions": total.n_labels})
 
     def _fit_recipe(self, ids, cancel, progress) -> str:
         """Fit the aCGH recipe on the labelled chromosomes and adopt its units, metric and laws."""

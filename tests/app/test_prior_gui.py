@@ -94,5 +94,12 @@ def test_each_version_row_says_its_errors_on_the_labelled_regions_next_to_what_c
     figures = {"prior": versions[0]["errors"], "current": versions[1]["errors"]}
     assert prior_reading(prior, figures).endswith("label errors on the 3 labelled regions: prior 2, current model 1")
     assert prior_reading(None) == ""
+    aligner = {"source": "/somewhere/piano.model", "source_kind": "model file", "rho": None}
+    assert prior_reading(aligner, {"prior": {"errors": 3, "n_regions": 8, "unit": "labels"},
+                                   "current": {"errors": 1, "n_regions": 8, "unit": "labels"}}) == (
+        "piano.model (model file): retrains start from its scorers\nlabel errors on the 8 labels: prior 3, "
+        "current model 1")
+    assert describe_versions([{"id": "ali-a", "created": 0.0, "n_labels": 0, "trained_by": "weak-supervision-prior",
+                               "current": True}])[0]["change"] == "full fit (alignment) from the prior's scorers"
     assert prior_reading(dict(prior, source="b.marginalia", source_kind="project", source_items=185)).startswith(
         "b.marginalia (project), coupling \u03c1=1 with its 185 labelled items\n")

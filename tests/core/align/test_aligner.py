@@ -257,6 +257,25 @@ def test_fit_blends_the_learned_scorers_with_the_untrained_ones(example):
         ScoreAligner(blend=1.5).fit([(feats, score)])
 
 
+def test_fit_from_a_prior_aligner_starts_from_its_scorers_and_keeps_them_under_a_strong_ridge(example):
+    score, y, _ = example
+    feats = ScoreAligner().features(y, SR)
+    w = ScoreAligner().scorer_weights()
+    w[1], w[13] = 0.4, 0.3                          # a prior that also credits the next semitone
+    prior = ScoreAligner().with_scorer_weights(w)
+    plain = ScoreAligner(n_iter=1).fit([(feats, score)]).W_
+    held = ScoreAligner(n_iter=1, ridge=1e6).fit([(feats, score)], start=prior).W_
+    assert np.allclose(held, prior.W_, atol=1e-4)   # the ridge pulls towards the prior, not the untrained scorers
+    started = ScoreAligner(n_iter=1).fit([(feats, score)], start=prior)
+    assert not np.allclose(started.W_, plain)
+    assert started.provenance_["started_from_prior"] and not ScoreAligner(n_iter=1).fit(
+        [(feats, score)]).provenance_["started_from_prior"]
+    with pytest.raises(ParameterError, match="start: expected a fitted ScoreAligner"):
+        ScoreAligner().fit([(feats, score)], start=w)
+    with pytest.raises(Exception, match="call fit"):
+        ScoreAligner().fit([(feats, score)], start=ScoreAligner())
+
+
 @pytest.mark.slow
 def test_runner_up_is_the_closest_one_onset_move_and_anchored_events_stay(example):
     score, y, truth = example

@@ -12,7 +12,7 @@ from marginalia.exceptions import DataFormatError, ParameterError, UsageError, W
 from marginalia.models.files import TrainedModel, save_model
 from marginalia.models.segmentation import SegmentationModel
 from marginalia.prior import coupled_ssvm_settings
-from marginalia.types import RegionKind, RegionLabel
+from marginalia.types import AnchorLabel, RegionKind, RegionLabel
 
 from .test_engine_segmentation import _write_profiles
 
@@ -215,8 +215,8 @@ def test_a_wrong_task_a_foreign_kind_and_a_corrupt_file_are_refused_in_one_line(
     from tests.core.sync.test_aligner import _pairs
     sync = tmp / "sync.model"
     mg.save_model(sync, SyncAligner(train_pool=1, max_iter=2, runner_up=False).fit(_pairs(np.random.default_rng(1), 2)))
-    with pytest.raises(WrongTaskError, match=r"sync.model: is a sync model; a project starts only from a "
-                                             r"segmentation model \(copy-number\)"):
+    with pytest.raises(WrongTaskError, match=r"sync.model: is a sync model; this project's models are "
+                                             r"copy-number models"):
         eng.start_from(sync)
     series = tmp / "series.model"
     model = SegmentationModel(metric="diagonal")
@@ -243,3 +243,87 @@ def test_a_wrong_task_a_foreign_kind_and_a_corrupt_file_are_refused_in_one_line(
     with pytest.raises(ParameterError, match="rho: expected a finite coupling >= 0"):
         eng.start_from(sync, rho=-1)
     assert eng.prior() is None and all(v["trained_by"] != "prior" for v in eng.model_versions())
+
+
+# ------------------------------------------------------------------ the alignment task's prior
+def _aligner_file(path):
+    """A model file of a score aligner whose scorers also credit the next semitone (unlike the untrained ones)."""
+    from marginalia.align import ScoreAligner
+    w = ScoreAligner().scorer_weights()
+    w[1], w[13] = 0.4, 0.3
+    mg.save_model(path, ScoreAligner().with_scorer_weights(w, {"trained_on": ["piano"]}))
+    return path, w
+
+
+@pytest.fixture
+def demo(tmp_path):
+    eng = Engine.open_demo(tmp_path / "demo")
+    yield eng, next(i.id for i in eng.items() if i.task == "alignment")
+    eng.close()
+
+
+def _current_aligner(eng, item_id):
+    from marginalia.align import ScoreAligner
+    version = next(v for v in eng.model_versions(item_id) if v["current"])
+    with np.load(io.BytesIO(eng.session.load_model(version["id"]).blob)) as z:
+        return ScoreAligner.from_bytes(z["aligner"].tobytes()), version
+
+
+@pytest.mark.slow
+def test_an_aligner_model_file_starts_the_alignment_task_and_its_retrains(demo, tmp_path, monkeypatch):
+    from marginalia.align import ScoreAligner
+    eng, audio = demo
+    path, w = _aligner_file(tmp_path / "piano.model")
+    info = eng.start_from(path)
+    assert info["task"] == "alignment/audio" and info["rho"] is None and info["kind"] == "alignment"
+    aligner, version = _current_aligner(eng, audio)
+    assert version["trained_by"] == "prior" and np.allclose(aligner.scorer_weights(), w)
+    assert eng.prior(audio)["source"] == str(path) and eng.prior(_ids(eng)["1:1"] if "1:1" in _ids(eng) else
+                                                                  next(i.id for i in eng.items()
+                                                                       if i.kind == "cgh")) is None
+    starts = []
+    real_fit = ScoreAligner.fit
+
+    def spy(self, pairs, **kw):
+        starts.append(kw.get("start"))
+        return real_fit(self, pairs, **kw)
+    monkeypatch.setattr(ScoreAligner, "fit", spy)
+    eng.retrain(task_name="alignment")
+    assert len(starts) == 1 and np.allclose(starts[0].scorer_weights(), w)
+    assert _current_aligner(eng, audio)[1]["trained_by"] == "weak-supervision-prior"
+    # the panel's figures: the prior's and the current aligner's misses on the item's labels
+    eng.add_label(AnchorLabel(item_id=audio, event=3, time_s=float(eng.predict(audio).times_s[3]), tolerance_s=0.05))
+    figures = eng.prior_figures(audio)
+    assert figures["prior"]["n_regions"] == 1 and figures["prior"]["unit"] == "labels"
+    assert figures["current"]["errors"] == 0
+    eng.forget_prior(audio)
+    monkeypatch.undo()
+    eng.retrain(task_name="alignment")
+    assert _current_aligner(eng, audio)[1]["trained_by"] == "weak-supervision"
+
+
+@pytest.mark.slow
+def test_another_projects_aligner_is_taken_when_the_shown_item_is_a_recording(demo, tmp_path):
+    eng, audio = demo
+    source = Engine.open_demo(tmp_path / "source")
+    try:
+        src_audio = next(i.id for i in source.items() if i.task == "alignment")
+        source.retrain()                                         # both of its tasks have a trained model
+        expected = _current_aligner(source, src_audio)[0].scorer_weights()
+        src_path = source.path
+    finally:
+        source.close()
+    info = eng.start_from(src_path, prefer="alignment/audio")
+    assert info["task"] == "alignment/audio" and info["source_kind"] == "project"
+    assert np.allclose(_current_aligner(eng, audio)[0].scorer_weights(), expected)
+    info = eng.start_from(src_path)                              # no preference: the first task found, copy number
+    assert info["task"] == "segmentation/cgh"
+
+
+def test_an_aligner_for_a_project_without_recordings_is_refused_in_one_line(target):
+    eng, _, tmp = target
+    path, _ = _aligner_file(tmp / "piano.model")
+    with pytest.raises(WrongTaskError, match=r"piano.model: is an audio-to-score alignment model; this project has "
+                                             r"no recording with a score"):
+        eng.start_from(path)
+    assert eng.prior() is None

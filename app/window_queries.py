@@ -286,7 +286,8 @@ class ActiveQueriesMixin:
             return
         engine, strategy = self.engine, self.active_panel.current_strategy()
         task = self.active_panel.current_task()
-        asked = self.current_question.query
+        shown = self.current_question
+        asked = shown.query
         like = self._kind_and_task(asked.item_id)
 
         def work(cancel, progress):
@@ -294,6 +295,7 @@ class ActiveQueriesMixin:
             rest = [q for q in queries if _part(q) != _part(asked)]
             nxt = first_disputed(engine, rest, like, cancel=cancel) or {"query": None, "question": None,
                                                                        "labels": None}
+            engine.prepare_answers(shown, cancel=cancel)     # what the redraw after A or B will need
             return {"all": queries, "queries": rest, **nxt}
 
         def done(result):

@@ -939,6 +939,19 @@ class Engine:
         # the model it was asked under: the task's model after the call (the call may have fitted the first one)
         return None if question is None else dataclasses.replace(question, model_id=task.model_id)
 
+    def prepare_answers(self, question, *, cancel=None) -> int:
+        """Compute ahead what either answer to ``question`` will need, while the person reads it.
+
+        For an alignment question, the item's decode under the anchor each answer writes: the
+        redraw and the next question after the answer then come from memory. Other tasks learn
+        from an answer (their model changes), so there is nothing to compute ahead. Returns how
+        many results were prepared.
+        """
+        _check_cancel(cancel)
+        task = self._tasks.get(self.session.item(question.item_id))
+        prepare = getattr(task, "prepare_answers", None)
+        return 0 if prepare is None else int(prepare(question, cancel=cancel))
+
     def answer(self, question, which: str) -> list:
         """Store the labels of ``which`` answer (``"model"`` or ``"runner-up"``) of ``question`` as one undo step.
 

@@ -311,16 +311,22 @@ class SpectrogramView(ItemView):
         if anchors == getattr(self, "_anchors_shown", None):
             return
         self._anchors_shown = anchors
-        for item in self._anchor_items:
-            self.main.removeItem(item)
+        # only the anchors that changed are redrawn: an answer adds one anchor to an item that may hold
+        # dozens, and building a line with its caption costs about 3 ms
+        drawn = {line.label.id: line for line in self._anchor_items}
+        wanted = {lab.id: lab for lab in anchors}
+        for label_id, line in drawn.items():
+            if wanted.get(label_id) != line.label:
+                self.main.removeItem(line)
         self._anchor_items = []
-        for lab in labels:
-            if isinstance(lab, AnchorLabel):
+        for lab in anchors:
+            line = drawn.get(lab.id)
+            if line is None or line.label != lab:
                 line = AnchorLine(lab)
                 line.sigSelected.connect(self._set_selected)
                 line.sigMoved.connect(self._on_anchor_moved)
-                self._anchor_items.append(line)
                 self.main.addItem(line, ignoreBounds=True)
+            self._anchor_items.append(line)
         self._style_anchors()
 
     def _set_selected(self, label_id):

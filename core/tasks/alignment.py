@@ -27,6 +27,10 @@ __all__ = ["AlignmentTask", "frame_features", "event_templates"]
 _SPAN_EVENT = ":"
 
 
+#: decodes remembered per item: the current labels', and those made ahead for each answer of the shown question
+DECODES_PER_ITEM = 4
+
+
 def _span_label_id(anchor_id) -> str:
     """The label id behind an anchor the aligner checked (a span's per-event window maps back to the span)."""
     return str(anchor_id).split(_SPAN_EVENT)[0]
@@ -286,11 +290,20 @@ class AlignmentTask(EngineTask):
                                                  "unit": "labels"})
 
     # ------------------------------------------------------------- prediction
-    def _decode(self, item_id):
-        """The aligner's output for an item under its labels (cached per model and labels)."""
+    def _decode(self, item_id, extra=()):
+        """The aligner's output for an item under its labels and ``extra`` ones not stored (yet).
+
+        Remembered per model and the labels' content (not their ids), the :data:`DECODES_PER_ITEM`
+        most recent per item, so a decode made ahead under the labels an answer would write
+        (:meth:`prepare_answers`) serves the redraw and the next question once it is given.
+        """
         aligner = self.ensure_model()
-        anchors = self._anchors(item_id)
-        key = (item_id, self.model_id, tuple(sorted(lab.id for lab in anchors)))
+        labels = list(self.labels_of(item_id)) + list(extra)
+        anchors = self._as_anchors(item_id, labels)
+        fixed = np.unique(np.array([lab.event for lab in labels if isinstance(lab, AnchorLabel)], dtype=np.int64))
+        key = (item_id, self.model_id,
+               tuple(sorted((a.event, round(a.time_s, 9), round(a.tolerance_s, 9)) for a in anchors)),
+               tuple(fixed.tolist()))
         hit = self._decoded.get(key)
         if hit is not None:
             return hit
@@ -299,10 +312,27 @@ class AlignmentTask(EngineTask):
             if hit is None:
                 data = self.engine.data(item_id)
                 hit = aligner.align(None, None, data.score, anchors=anchors, features=self.features(item_id),
-                                    fixed_events=self._anchored_events(item_id))
-                self._decoded = {k: v for k, v in self._decoded.items() if k[0] != item_id}
+                                    fixed_events=fixed)
+                mine = [k for k in self._decoded if k[0] == item_id]
+                for old in mine[:max(0, len(mine) - DECODES_PER_ITEM + 1)]:
+                    del self._decoded[old]
                 self._decoded[key] = hit
         return hit
+
+    def prepare_answers(self, question, *, cancel=None) -> int:
+        """Decode the question's item under the labels of each answer, ahead of the answer; how many were made.
+
+        An answer anchors one event, and the redraw and the next question on the item both need the
+        decode under that anchor: made while the person reads, it is ready when they answer.
+        """
+        made = 0
+        for which in ("model", "runner-up"):
+            check_cancel(cancel)
+            extra = [lab for lab in question.answers.get(which, ()) if isinstance(lab, (AnchorLabel, EventSpanLabel))]
+            if extra:
+                self._decode(question.item_id, extra)
+                made += 1
+        return made
 
     def _to_frames(self, item_id, times) -> Alignment:
         """Event times (s) as strictly increasing frames of the item's display sequence."""

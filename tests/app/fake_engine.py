@@ -298,6 +298,10 @@ class FakeEngine:
         return segmentation_question(query, pred.structure.breakpoints, pred.runner_up.breakpoints, pred.margin,
                                      positions=seq.positions, units=seq.units, item_name=query.item_id)
 
+    def prepare_answers(self, question, *, cancel=None):
+        self.calls.append(("prepare_answers", question.item_id))
+        return 0
+
     def answer(self, question, which):
         self.calls.append(("answer", which))
         return self.add_labels([dataclasses.replace(lab, id="", created=0.0) for lab in question.answers[which]])

@@ -726,6 +726,8 @@ def test_a_question_is_answered_by_key_with_exactly_the_labels_it_shows(qtbot, w
     pens = overlay.legend_pens()
     assert pens["model"].color() != pens["runner-up"].color()
     assert pens["model"].style() != pens["runner-up"].style()
+    # while the question is read, the engine prepares what either answer will need
+    qtbot.waitUntil(lambda: ("prepare_answers", "cgh-b") in eng.calls, timeout=5000)
     _press(qtbot, win, Qt.Key.Key_A)
     stored = eng.labels("cgh-b")
     assert [(type(lab), lab.start, lab.stop, lab.kind) for lab in stored] == \

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -215,6 +217,18 @@ def test_spectrogram_view_draws_onsets_and_score_note_drag_anchors(qtbot):
     assert abs(got[0].time_s - 7.5) < 0.2
     view.set_labels(got)
     assert len(view._anchor_items) == 1
+    # a new anchor adds one line and keeps the drawn ones; a moved anchor is redrawn, a deleted one goes
+    first = view.anchor_lines()[0]
+    more = [AnchorLabel(item_id="aud", event=4, time_s=9.0), AnchorLabel(item_id="aud", event=5, time_s=11.0)]
+    view.set_labels(got + more)
+    lines = view.anchor_lines()
+    assert len(lines) == 3 and lines[0] is first and [ln.value() for ln in lines[1:]] == [9.0, 11.0]
+    moved = dataclasses.replace(more[0], time_s=9.5)
+    view.set_labels([got[0], moved])
+    lines = view.anchor_lines()
+    assert len(lines) == 2 and lines[0] is first and lines[1].value() == 9.5
+    in_scene = [it for it in view.main.items if isinstance(it, type(first))]
+    assert sorted(it.value() for it in in_scene) == sorted(ln.value() for ln in lines)
 
 
 def test_segmentation_on_spectrogram_draws_boundaries(qtbot):

@@ -265,3 +265,28 @@ def test_two_threads_asking_for_the_same_alignment_decode_it_once(fresh_demo, mo
         t.join(30)
     assert len(calls) == 1 and len(out) == 2
     assert np.array_equal(out[0].structure.onsets, out[1].structure.onsets)
+
+
+@pytest.mark.slow
+def test_a_question_prepared_ahead_needs_no_decode_after_either_answer(fresh_demo, monkeypatch):
+    """While a person reads an audio question the item is decoded under each answer's anchor; after the answer the
+    redraw and the next question come from memory, equal to a decode made after it."""
+    eng = fresh_demo
+    audio = _audio_item(eng)
+    query = next(q for q in eng.next_queries(10) if q.item_id == audio.id)
+    question = eng.question(query)
+    assert eng.prepare_answers(question) == 2
+    task = eng._tasks.get(eng.session.item(audio.id))
+    real_align, calls = task.aligner.align, []
+    monkeypatch.setattr(task.aligner, "align", lambda *a, **k: calls.append(1) or real_align(*a, **k))
+    eng.answer(question, "runner-up")
+    pred = eng.predict(audio.id)
+    nxt = next((q for q in eng.next_queries(10) if q.item_id == audio.id), None)
+    if nxt is not None:
+        eng.question(nxt)
+    assert calls == []                                   # no decode after the answer
+    task._decoded.clear()
+    assert np.array_equal(eng.predict(audio.id).times_s, pred.times_s) and len(calls) == 1
+    # a cgh question: its task learns from the answer, nothing to prepare
+    cgh = next(q for q in eng.next_queries(10) if eng.item_info(q.item_id).kind == "cgh")
+    assert eng.prepare_answers(eng.question(cgh)) == 0

@@ -40,6 +40,8 @@ log = logging.getLogger("marginalia.app.window")
 KIND_ACTIONS = {"kind0": RegionKind.ZERO, "kind1": RegionKind.ONE, "kind2": RegionKind.AT_LEAST_ONE,
                 "kindS": RegionKind.SAME}
 NO_PROJECT_HINT = "Open a project (Ctrl+O), import data (Ctrl+I) or try the demo."
+#: after the first item is shown, the spectrogram view of a project with recordings is built this much later (ms)
+SPEC_VIEW_DELAY_MS = 300
 
 
 class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWidgets.QMainWindow):
@@ -607,6 +609,13 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
                 pass
         self._apply_pending_frame()
         self.statusBar().showMessage(f"{info.name}: {info.n_samples} samples, {info.task}", 4000)
+        if self._spec_view is None and any(i.kind == "audio" for i in self.infos.values()):
+            # built once the first item is on screen, not when a question first jumps to a recording
+            QtCore.QTimer.singleShot(SPEC_VIEW_DELAY_MS, self._build_spec_view)
+
+    def _build_spec_view(self):
+        if self._spec_view is None and self.engine is not None:
+            _ = self.spec_view          # the property builds it
 
     def active_view(self):
         return self._spec_view if self._audio_shown() else self.profile_view

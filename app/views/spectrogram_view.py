@@ -200,12 +200,13 @@ class SpectrogramView(ItemView):
 
         ``sequence`` gives the feature frames (positions in s) that labels and predictions index.
         """
+        if item_id != self.item_id:         # another recording's anchors go; the same one's are kept for set_labels
+            for item in self._anchor_items:
+                self.main.removeItem(item)
+            self._anchor_items = []
         self.item_id = item_id
         self.set_positions(sequence.positions)
         self._anchors_shown = None
-        for item in self._anchor_items:
-            self.main.removeItem(item)
-        self._anchor_items = []
         image = np.asarray(image, dtype=np.float32)
         times = np.asarray(times, dtype=float)
         F, T = image.shape

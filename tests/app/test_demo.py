@@ -74,6 +74,14 @@ def _key(qtbot, win, key, modifier=Qt.KeyboardModifier.NoModifier):
     qtbot.keyClick(win.active_view(), key, modifier)
 
 
+def test_the_spectrogram_view_is_built_once_the_first_item_is_shown(qtbot, demo):
+    """Built ahead (the demo has a recording), so the first question on a recording does not wait for it."""
+    win, _ = demo
+    _cgh_ready(qtbot, win)
+    qtbot.waitUntil(lambda: win._spec_view is not None, timeout=WAIT)
+    assert win.active_view() is win.profile_view          # built, not shown
+
+
 @pytest.mark.slow
 def test_drawn_region_label_changes_the_prediction(qtbot, demo):
     win, _ = demo

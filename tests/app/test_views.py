@@ -229,6 +229,12 @@ def test_spectrogram_view_draws_onsets_and_score_note_drag_anchors(qtbot):
     assert len(lines) == 2 and lines[0] is first and lines[1].value() == 9.5
     in_scene = [it for it in view.main.items if isinstance(it, type(first))]
     assert sorted(it.value() for it in in_scene) == sorted(ln.value() for ln in lines)
+    # shown again, the same recording keeps its lines; another recording starts without them
+    view.set_audio(seq, image, times, freqs, "aud")
+    view.set_labels([got[0], moved])
+    assert view.anchor_lines()[0] is first
+    view.set_audio(seq, image, times, freqs, "other")
+    assert view.anchor_lines() == [] and not [it for it in view.main.items if isinstance(it, type(first))]
 
 
 def test_segmentation_on_spectrogram_draws_boundaries(qtbot):

@@ -29,6 +29,7 @@ from .panels.model_panel import ModelPanel
 from .start_page import StartPage
 from .views.profile_view import ProfileView
 from .views.spectrogram_view import SpectrogramView
+from .window_carry import CarryMixin
 from .window_files import EXPORT_KINDS, ProjectFilesMixin
 from .window_profile import WholeProfileMixin
 from .window_queries import ActiveQueriesMixin
@@ -44,7 +45,7 @@ NO_PROJECT_HINT = "Open a project (Ctrl+O), import data (Ctrl+I) or try the demo
 SPEC_VIEW_DELAY_MS = 300
 
 
-class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWidgets.QMainWindow):
+class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, CarryMixin, QtWidgets.QMainWindow):
     """Marginalia's main window over one :class:`marginalia.engine.Engine` (or none).
 
     Parameters
@@ -290,6 +291,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
           tip="Align the shown recording to a score (MIDI or MusicXML); Ctrl+Z takes it back")
         a(m, "remove_item", "Re&move item", self.remove_item, "Ctrl+Shift+Del",
           tip="Remove the shown item and its labels from the project; Ctrl+Z brings them back")
+        a(m, "carry_labels", "&Carry labels to other recordings\u2026", self.carry_labels_dialog, "Ctrl+Shift+C",
+          tip="Map the shown recording's labels onto other recordings of the same music (one step; Ctrl+Z "
+              "takes them all back)")
 
         m = mb.addMenu("&View")
         a(m, "show_all", "Show &all", self.show_all, "Home", tip="Zoom out to the whole item")
@@ -936,7 +940,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, QtWid
             self.learner.retrain(every_task=every_task)
 
     #: lanes whose work the user may stop (the per-label update and item loading finish in a blink)
-    STOPPABLE_LANES = ("retrain", "queries", "genome", "accept")
+    STOPPABLE_LANES = ("retrain", "queries", "genome", "accept", "carry")
 
     def stop_background_work(self):
         """Cancel the slow background work (the labels and the current prediction stay as they are)."""

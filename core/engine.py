@@ -939,6 +939,20 @@ class Engine:
         # the model it was asked under: the task's model after the call (the call may have fitted the first one)
         return None if question is None else dataclasses.replace(question, model_id=task.model_id)
 
+    def carry_labels(self, source_id: str, target_ids, *, aligner=None, cancel=None, progress=None):
+        """Carry every label of one recording onto other recordings of the same music, as one undoable step.
+
+        See :func:`marginalia.sync.carry.carry_between_items` (each target aligned to the source
+        by the sync aligner, the labels mapped through the path; nothing stored on cancel or conflict).
+
+        Returns
+        -------
+        CarryReport
+            ``stored`` labels, ``per_target`` counts, ``skipped`` reasons, ``already`` (stated before).
+        """
+        from .sync.carry import carry_between_items
+        return carry_between_items(self, source_id, target_ids, aligner=aligner, cancel=cancel, progress=progress)
+
     def prepare_answers(self, question, *, cancel=None) -> int:
         """Compute ahead what either answer to ``question`` will need, while the person reads it.
 

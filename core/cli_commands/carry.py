@@ -53,9 +53,6 @@ def _find(items, name: str, project: str):
 
 def run(args) -> int:
     from ..engine import Engine
-    from ..io.audio import load_audio
-    from ..sync.carry import carry_labels
-    from ..types import label_fact
     from .sync import load_sync_aligner
     require_file("PROJECT", args.project, "project file", stdin=False)
     aligner = load_sync_aligner(args.model)
@@ -67,35 +64,16 @@ def run(args) -> int:
             raise UsageError(f"--to: {args.source!r} is the source itself; name other recordings")
         if len({t.id for t in targets}) != len(targets):
             raise UsageError("--to: an item is named twice")
-        labels = eng.labels(source.id)
-        if not labels:
+        if not eng.labels(source.id):
             raise UsageError(f"item {args.source!r} has no labels to carry")
-        src_features = aligner.compute_features(*load_audio(eng.audio_path(source.id), sr=22050))
-        src_positions = eng.sequence(source.id).positions
-        known = {label_fact(lab) for lab in eng.labels()}
-        new, skipped = [], {}
-        progress = make_progress(args, len(targets), "carry", unit="recordings")
-        with progress:
-            for target in targets:
-                tgt_features = aligner.compute_features(*load_audio(eng.audio_path(target.id), sr=22050))
-                result = aligner.predict(src_features, tgt_features, runner_up=False)
-                score = eng.score(target.id)
-                carried = carry_labels(labels, result, src_positions, eng.sequence(target.id).positions, target.id,
-                                       target_events=None if score is None else score.n_events)
-                for lab in carried.labels:
-                    if label_fact(lab) not in known:
-                        known.add(label_fact(lab))
-                        new.append(lab)
-                for _, why in carried.skipped:
-                    skipped[why] = skipped.get(why, 0) + 1
-                progress.advance(message=target.name)
-        name = (f"carry of {len(labels)} label{'s' if len(labels) != 1 else ''} from {source.name} to "
-                f"{len(targets)} recording{'s' if len(targets) != 1 else ''}")
         steps = eng.history()
-        stored = eng.add_labels(new, name=name)
-    for why, n in skipped.items():
+        progress = make_progress(args, len(targets) + 1, "carry", unit="recordings")
+        with progress:
+            report = eng.carry_labels(source.id, [t.id for t in targets], aligner=aligner,
+                                      progress=lambda done, total, message: progress.advance(message=message))
+    for why, n in report.skipped.items():
         print(f"carry: warning: {n} label(s) not carried: {why}", file=sys.stderr)
     undo = (f"; to take them all back: marginalia-cli restore {args.project} --to {steps[-1].id}"
-            if stored and steps else "")
-    info(args, f"carry: {len(stored)} label(s) added to {len(targets)} recording(s) as one step{undo}")
+            if report.stored and steps else "")
+    info(args, f"carry: {len(report.stored)} label(s) added to {len(targets)} recording(s) as one step{undo}")
     return EXIT_OK

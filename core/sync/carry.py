@@ -9,14 +9,16 @@ carried.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Optional
 
 import numpy as np
 
 from ..exceptions import ParameterError
 from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
-__all__ = ["CarriedLabels", "carry_labels"]
+__all__ = ["CarriedLabels", "CarryReport", "carry_labels", "carry_between_items"]
 
 
 @dataclass(frozen=True)
@@ -110,3 +112,118 @@ def carry_labels(labels, result, source_positions, target_positions, target_item
         else:
             skipped.append((lab, f"{type(lab).__name__} relates two recordings; it is not carried"))
     return CarriedLabels(tuple(out), tuple(skipped))
+
+
+@dataclass(frozen=True)
+class CarryReport:
+    """What a carry between a project's recordings did.
+
+    Attributes
+    ----------
+    stored : tuple of Label
+        The labels added to the targets (one step of the project's history; empty: nothing added).
+    per_target : dict
+        ``{target item id: number of labels added to it}``.
+    skipped : dict
+        ``{reason: number of source labels}`` not carried.
+    already : int
+        Carried labels the targets already stated (not added twice).
+    step_name : str
+        The name of the history step (what Edit ▸ History and one undo show).
+    """
+
+    stored: tuple
+    per_target: dict = field(default_factory=dict)
+    skipped: dict = field(default_factory=dict)
+    already: int = 0
+    step_name: str = ""
+
+
+def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, cancel=None,
+                        progress: Optional[Callable] = None) -> CarryReport:
+    """Carry every label of one recording of a project onto other recordings of it, as one undoable step.
+
+    Each target is aligned to the source with the sync aligner (exact DTW on the recordings'
+    chroma and onset features, :class:`~marginalia.sync.SyncAligner`) and the source's labels are
+    mapped through the path (:func:`carry_labels`). Labels a target already states are not added
+    twice; the rest are validated together and stored as one step, or nothing is stored (a carried
+    label that contradicts a target's labels is refused with both named).
+
+    Parameters
+    ----------
+    engine : Engine
+    source_id : str
+        The labelled recording.
+    target_ids : sequence of str
+        Other recordings of the same music.
+    aligner : SyncAligner, optional
+        A trained sync aligner (``train --task sync``); the default (Euclidean) one otherwise.
+    cancel : threading.Event, optional
+        Set to stop between targets (nothing is stored then).
+    progress : callable, optional
+        ``progress(done, total, message)`` after each target.
+
+    Returns
+    -------
+    CarryReport
+    """
+    from ..exceptions import CancelledError, UsageError
+    from ..io.audio import load_audio
+    from ..sync import SyncAligner
+    from ..types import label_fact
+
+    target_ids = list(target_ids)
+    infos = {info.id: info for info in engine.items()}
+    for item_id in [source_id, *target_ids]:
+        if item_id not in infos:
+            raise UsageError(f"item {item_id!r}: not an item of this project")
+        if infos[item_id].kind != "audio":
+            raise UsageError(f"item {infos[item_id].name!r} is {infos[item_id].kind} data; labels are carried "
+                             "between audio recordings")
+    if not target_ids:
+        raise UsageError("no recording to carry the labels to: choose at least one other recording")
+    if source_id in target_ids:
+        raise UsageError(f"{infos[source_id].name!r} is the source itself; choose other recordings")
+    if len(set(target_ids)) != len(target_ids):
+        raise UsageError("a recording is chosen twice")
+    labels = engine.labels(source_id)
+    if not labels:
+        raise UsageError(f"{infos[source_id].name!r} has no labels to carry")
+    aligner = SyncAligner() if aligner is None else aligner
+
+    def stop_if_asked():
+        if cancel is not None and cancel.is_set():
+            raise CancelledError("carry cancelled: nothing was stored")
+
+    total = len(target_ids) + 1
+    src_features = aligner.compute_features(*load_audio(engine.audio_path(source_id), sr=22050))
+    src_positions = engine.sequence(source_id).positions
+    if progress is not None:
+        progress(1, total, f"features of {infos[source_id].name}")
+    known = {label_fact(lab) for lab in engine.labels()}
+    new, per_target, skipped, already = [], {}, {}, 0
+    for k, target in enumerate(target_ids):
+        stop_if_asked()
+        tgt_features = aligner.compute_features(*load_audio(engine.audio_path(target), sr=22050))
+        result = aligner.predict(src_features, tgt_features, runner_up=False)
+        score = engine.score(target)
+        carried = carry_labels(labels, result, src_positions, engine.sequence(target).positions, target,
+                               target_events=None if score is None else score.n_events)
+        per_target[target] = 0
+        for lab in carried.labels:
+            if label_fact(lab) in known:
+                already += 1
+                continue
+            known.add(label_fact(lab))
+            new.append(lab)
+            per_target[target] += 1
+        for _, why in carried.skipped:
+            skipped[why] = skipped.get(why, 0) + 1
+        if progress is not None:
+            progress(k + 2, total, f"aligned {infos[target].name}")
+    stop_if_asked()
+    name = (f"carry of {len(labels)} label{'s' if len(labels) != 1 else ''} from {infos[source_id].name} to "
+            f"{len(target_ids)} recording{'s' if len(target_ids) != 1 else ''}")
+    stored = engine.add_labels(new, name=name) if new else []
+    return CarryReport(stored=tuple(stored), per_target=per_target, skipped=skipped, already=already,
+                       step_name=name)

@@ -61,3 +61,25 @@ def pause_pair(pause_a=2.0, pause_b=3.0):
     on = np.r_[0.2, 0.2 + np.cumsum(ioi[:-1])]
     on_a, on_b = np.r_[on[:5], on[5:] + pause_a], np.r_[on[:5], on[5:] + pause_b]
     return render(on_a, pitches, on_a[-1] + 0.6), render(on_b, pitches, on_b[-1] + 0.6), on_a, on_b
+
+
+def three_takes_project(folder):
+    """Takes a, b, c of one melody (b and c at other tempi) in a new project, a with 3 boundaries at its notes
+    3, 8 and 15 and a no-change region between the first two; ``(engine, item id by name, onsets by name)``."""
+    import numpy as np
+
+    from marginalia.engine import Engine
+    from marginalia.io.audio import write_wav
+    from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
+    ya, yb, on_a, on_b = stretched_pair(0)
+    _, yc, _, on_c = stretched_pair(0, start_b=0.5, stretch=(1.2, 0.9))
+    for name, y in (("a", ya), ("b", yb), ("c", yc)):
+        write_wav(folder / f"{name}.wav", y, SR)
+    eng = Engine.create(folder / "p.marginalia")
+    eng.import_files([folder / f"{n}.wav" for n in "abc"])
+    ids = {it.name: it.id for it in eng.items()}
+    pos = eng.sequence(ids["a"]).positions
+    idx = [int(np.searchsorted(pos, t)) for t in on_a[[3, 8, 15]]]
+    eng.add_labels([BoundaryLabel(item_id=ids["a"], index=i) for i in idx]
+                   + [RegionLabel(item_id=ids["a"], start=idx[0] + 3, stop=idx[1] - 3, kind=RegionKind.ZERO)])
+    return eng, ids, {"a": on_a, "b": on_b, "c": on_c}

@@ -1,0 +1,136 @@
+"""Labels ▸ Carry labels to other recordings: one recording's labels onto other recordings of the same music."""
+
+from __future__ import annotations
+
+from PySide6 import QtWidgets
+from PySide6.QtCore import Qt
+
+__all__ = ["CarryDialog", "CarryMixin", "carry_summary"]
+
+
+class CarryDialog(QtWidgets.QDialog):
+    """Choose the recordings that receive the shown recording's labels.
+
+    Recordings with a score of the same name as the source's are checked at first (most likely
+    other performances of the same piece); the person decides.
+    """
+
+    def __init__(self, source, recordings, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle(f"Carry the labels of {source.name}")
+        layout = QtWidgets.QVBoxLayout(self)
+        intro = QtWidgets.QLabel(
+            f"The {source.n_labels} label(s) of <b>{source.name}</b> are mapped onto each chosen recording "
+            "through its alignment to this one (regions, boundaries, score anchors and event spans). "
+            "They are stored as one step: Ctrl+Z takes them all back.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.list = QtWidgets.QListWidget()
+        self.list.setToolTip("The recordings that receive the labels")
+        for info, same_piece in recordings:
+            row = QtWidgets.QListWidgetItem(info.name + ("" if not same_piece else "   (same score)"))
+            row.setData(Qt.ItemDataRole.UserRole, info.id)
+            row.setFlags(row.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            row.setCheckState(Qt.CheckState.Checked if same_piece else Qt.CheckState.Unchecked)
+            self.list.addItem(row)
+        layout.addWidget(self.list)
+        if not any(same for _, same in recordings):
+            hint = QtWidgets.QLabel("No other recording has a score of the same name: check those that play the "
+                                    "same music.")
+            hint.setWordWrap(True)
+            layout.addWidget(hint)
+        pick = QtWidgets.QHBoxLayout()
+        for text, state in (("Check all", Qt.CheckState.Checked), ("Check none", Qt.CheckState.Unchecked)):
+            button = QtWidgets.QPushButton(text)
+            button.setToolTip(f"{text.split()[0]} every recording of the list")
+            button.clicked.connect(lambda _=False, s=state: self._check_all(s))
+            pick.addWidget(button)
+        pick.addStretch(1)
+        layout.addLayout(pick)
+        self.buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
+        self.carry_button = self.buttons.addButton("Carry", QtWidgets.QDialogButtonBox.ButtonRole.AcceptRole)
+        self.carry_button.setToolTip("Align each chosen recording to this one and add the carried labels")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self.list.itemChanged.connect(lambda *_: self._enable())
+        self._enable()
+        self.resize(520, 420)
+
+    def _check_all(self, state):
+        for i in range(self.list.count()):
+            self.list.item(i).setCheckState(state)
+
+    def _enable(self):
+        self.carry_button.setEnabled(bool(self.chosen()))
+
+    def chosen(self) -> list:
+        """Ids of the checked recordings, in the list's order."""
+        return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())
+                if self.list.item(i).checkState() == Qt.CheckState.Checked]
+
+
+def carry_summary(report, names: dict) -> str:
+    """One line saying what a carry added, where, and what it left out."""
+    per = ", ".join(f"{names.get(i, i)} {n}" for i, n in report.per_target.items())
+    text = f"Carried {len(report.stored)} label(s) onto {len(report.per_target)} recording(s) ({per})"
+    if report.already:
+        text += f"; {report.already} already there"
+    for why, n in report.skipped.items():
+        text += f"; {n} not carried: {why}"
+    return text + " \u2014 Ctrl+Z takes them all back"
+
+
+class CarryMixin:
+    """The main window's carry action: the dialog, the background work with progress and cancel, the summary."""
+
+    def carry_labels_dialog(self):
+        """Labels > Carry labels to other recordings: choose the targets of the shown recording's labels."""
+        if self.engine is None or self.current_item is None:
+            return
+        source = self.infos.get(self.current_item)
+        if source is None or source.kind != "audio":
+            self.statusBar().showMessage("Show a recording first: labels are carried between recordings", 6000)
+            return
+        if not source.n_labels:
+            self.statusBar().showMessage(f"{source.name} has no labels to carry yet", 6000)
+            return
+        others = [info for info in self.infos.values() if info.kind == "audio" and info.id != source.id]
+        if not others:
+            self.statusBar().showMessage("The project has no other recording to carry the labels to", 6000)
+            return
+        score = self.engine.score(source.id)
+        piece = getattr(score, "name", None)
+
+        def same_piece(info):
+            other = self.engine.score(info.id)
+            return piece is not None and other is not None and getattr(other, "name", None) == piece
+
+        dialog = CarryDialog(source, [(info, same_piece(info)) for info in sorted(others, key=lambda i: i.name)],
+                             self)
+        self.last_carry_dialog = dialog
+        if self.run_dialog(dialog) != QtWidgets.QDialog.DialogCode.Accepted:
+            return
+        self.carry_labels(source.id, dialog.chosen())
+
+    def run_dialog(self, dialog) -> int:
+        """``dialog.exec()`` (tests replace this to answer it)."""
+        return dialog.exec()
+
+    def carry_labels(self, source_id: str, target_ids: list):
+        """Carry in the background (Esc cancels; nothing is stored then), then say what moved."""
+        engine = self.engine
+        names = {i: info.name for i, info in self.infos.items()}
+
+        def done(report):
+            if self.engine is not engine:
+                return
+            self.statusBar().showMessage(carry_summary(report, names), 20000)
+            self.refresh_items()
+            self._on_undo_state()
+            self._refresh_history()
+
+        self.runner.submit("carry", lambda cancel, progress: engine.carry_labels(
+            source_id, target_ids, cancel=cancel, progress=progress), on_done=done,
+            on_error=lambda exc: self._show_error("Cannot carry the labels", exc),
+            description=f"carrying the labels of {names.get(source_id, source_id)}")

@@ -1,0 +1,65 @@
+"""Labels ▸ Carry labels to other recordings, from the real window on a real project of three takes."""
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtCore import Qt
+
+from marginalia.app import theme
+from marginalia.app.main_window import MainWindow
+from marginalia.app.window_carry import CarryDialog
+from tests.core.sync.synthetic import three_takes_project
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    theme.configure_pyqtgraph()
+    eng, ids, _ = three_takes_project(tmp_path)
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(eng, settings=settings)
+    qtbot.addWidget(win)
+    win.show()
+    yield win, ids
+    win.runner.shutdown()
+    eng.close()
+
+
+@pytest.mark.slow
+def test_the_shown_recordings_labels_are_carried_in_the_background_and_one_undo_takes_them_back(qtbot, window):
+    win, ids = window
+    win.show_item(ids["a"])
+    qtbot.waitUntil(lambda: win.current_item == ids["a"] and win._item_payload is not None, timeout=20000)
+    seen = []
+
+    def answer(dialog):
+        seen.append([dialog.list.item(i).text() for i in range(dialog.list.count())])
+        assert dialog.chosen() == []                      # no score: nothing is checked for the person
+        assert not dialog.carry_button.isEnabled()
+        dialog.list.item(0).setCheckState(Qt.CheckState.Checked)
+        assert dialog.carry_button.isEnabled() and dialog.chosen() == [ids["b"]]
+        return QtWidgets.QDialog.DialogCode.Accepted
+
+    win.run_dialog = answer
+    win.actions["carry_labels"].trigger()
+    assert seen == [["b", "c"]]
+    qtbot.waitUntil(lambda: len(win.engine.labels(ids["b"])) == 4 and not win.runner.is_busy("carry"), timeout=60000)
+    assert win.statusBar().currentMessage().startswith("Carried 4 label(s) onto 1 recording(s) (b 4)")
+    assert win.infos[ids["b"]].n_labels == 4 and win.engine.labels(ids["c"]) == []
+    win.undo()
+    assert win.engine.labels(ids["b"]) == [] and len(win.engine.labels(ids["a"])) == 4
+
+
+def test_the_dialog_checks_the_recordings_of_the_same_score_and_the_action_needs_a_labelled_recording(qtbot,
+                                                                                                      window):
+    win, ids = window
+    infos = win.engine.items()
+    by_name = {i.name: i for i in infos}
+    dialog = CarryDialog(by_name["a"], [(by_name["b"], True), (by_name["c"], False)])
+    qtbot.addWidget(dialog)
+    assert dialog.chosen() == [ids["b"]] and "(same score)" in dialog.list.item(0).text()
+    dialog._check_all(Qt.CheckState.Checked)
+    assert dialog.chosen() == [ids["b"], ids["c"]]
+    win.show_item(ids["b"])
+    qtbot.waitUntil(lambda: win.current_item == ids["b"] and win._item_payload is not None, timeout=20000)
+    win.run_dialog = lambda dialog: pytest.fail("no dialog for a recording without labels")
+    win.carry_labels_dialog()
+    assert win.statusBar().currentMessage() == "b has no labels to carry yet"

@@ -1,0 +1,57 @@
+"""Engine.carry_labels: one recording's labels onto others of a project, as one undoable step."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from marginalia.exceptions import CancelledError, UsageError
+from marginalia.types import BoundaryLabel
+from tests.core.sync.synthetic import three_takes_project
+
+
+@pytest.fixture
+def project(tmp_path):
+    eng, ids, onsets = three_takes_project(tmp_path)
+    yield eng, ids, onsets
+    eng.close()
+
+
+@pytest.mark.slow
+def test_every_label_lands_near_the_same_note_of_each_target_and_one_undo_takes_them_back(project):
+    eng, ids, onsets = project
+    steps = []
+    report = eng.carry_labels(ids["a"], [ids["b"], ids["c"]], progress=lambda d, t, m: steps.append((d, t)))
+    assert steps[-1] == (3, 3) and len(report.stored) == 8 and report.per_target == {ids["b"]: 4, ids["c"]: 4}
+    assert report.step_name == "carry of 4 labels from a to 2 recordings" and report.skipped == {}
+    for name in "bc":
+        tpos = eng.sequence(ids[name]).positions
+        bounds = sorted(tpos[lab.index] for lab in eng.labels(ids[name]) if isinstance(lab, BoundaryLabel))
+        assert np.all(np.abs(np.array(bounds) - onsets[name][[3, 8, 15]]) < 0.05)
+    again = eng.carry_labels(ids["a"], [ids["b"]])
+    assert again.stored == () and again.already == 4            # nothing twice
+    eng.undo()                                                  # the empty carry made no step: this is the carry
+    assert eng.labels(ids["b"]) == [] and eng.labels(ids["c"]) == [] and len(eng.labels(ids["a"])) == 4
+
+
+@pytest.mark.slow
+def test_a_cancelled_carry_stores_nothing(project):
+    eng, ids, _ = project
+    cancel = threading.Event()
+    with pytest.raises(CancelledError):
+        eng.carry_labels(ids["a"], [ids["b"], ids["c"]], cancel=cancel,
+                         progress=lambda d, t, m: cancel.set())
+    assert eng.labels(ids["b"]) == [] and eng.labels(ids["c"]) == []
+
+
+@pytest.mark.parametrize("source, targets, message", [
+    ("b", ["c"], "'b' has no labels to carry"),
+    ("a", [], "choose at least one other recording"),
+    ("a", ["a"], "'a' is the source itself"),
+    ("a", ["b", "b"], "a recording is chosen twice"),
+    ("a", ["nope"], "'nope': not an item of this project"),
+])
+def test_impossible_carries_are_refused_in_one_line(project, source, targets, message):
+    eng, ids, _ = project
+    with pytest.raises(UsageError, match=message):
+        eng.carry_labels(ids.get(source, source), [ids.get(t, t) for t in targets])

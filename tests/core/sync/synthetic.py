@@ -61,3 +61,24 @@ def pause_pair(pause_a=2.0, pause_b=3.0):
     on = np.r_[0.2, 0.2 + np.cumsum(ioi[:-1])]
     on_a, on_b = np.r_[on[:5], on[5:] + pause_a], np.r_[on[:5], on[5:] + pause_b]
     return render(on_a, pitches, on_a[-1] + 0.6), render(on_b, pitches, on_b[-1] + 0.6), on_a, on_b
+
+
+def all_paths(TA, TB):
+    """Every monotone warping path from ``(0, 0)`` to ``(TA - 1, TB - 1)``, each an int array of shape (L, 2).
+
+    In the order of a depth-first walk trying a step down, right, then diagonal (the tests draw from this list
+    by index).
+    """
+    out = []
+
+    def rec(p):
+        i, j = p[-1]
+        if (i, j) == (TA - 1, TB - 1):
+            out.append(np.array(p))
+            return
+        for di, dj in ((1, 0), (0, 1), (1, 1)):
+            if i + di < TA and j + dj < TB:
+                rec(p + [(i + di, j + dj)])
+
+    rec([(0, 0)])
+    return out

@@ -13,7 +13,8 @@ import sys
 
 from benchmarks._common import ROOT, pump
 
-__all__ = ["parser", "neuroblastoma", "neuroblastoma_project", "main_window", "wait", "retrain", "save_grab"]
+__all__ = ["parser", "neuroblastoma", "neuroblastoma_project", "main_window", "wait", "retrain", "print_versions",
+           "save_grab"]
 
 
 def parser(doc: str, out: pathlib.Path) -> argparse.ArgumentParser:
@@ -84,6 +85,13 @@ def retrain(app, win, action: str = "retrain") -> None:
     win.actions[action].trigger()
     wait(app, lambda: win.runner.is_busy("retrain"), 5)
     wait(app, lambda: not win.runner.is_busy())
+
+
+def print_versions(panel) -> None:
+    """Print the model versions the Model panel lists, newest first, one line each."""
+    print("versions (newest first):")
+    for row in panel.version_rows():
+        print("  " + "  ".join(row))
 
 
 def save_grab(widget, out) -> None:

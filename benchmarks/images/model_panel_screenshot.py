@@ -20,7 +20,16 @@ import tempfile
 import time
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
-from benchmarks.images._shots import main_window, neuroblastoma, neuroblastoma_project, parser, retrain, save_grab, wait
+from benchmarks.images._shots import (
+    main_window,
+    neuroblastoma,
+    neuroblastoma_project,
+    parser,
+    print_versions,
+    retrain,
+    save_grab,
+    wait,
+)
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -74,9 +83,7 @@ def main(argv=None) -> int:
         retrain(app, win)
         wait(app, timeout=1.0)
         print(f"retrain: {time.perf_counter() - t0:.1f} s; drawn stale: {win._drawn_stale}")
-        print("versions (newest first):")
-        for row in win.model_panel.version_rows():
-            print("  " + "  ".join(row))
+        print_versions(win.model_panel)
         print("reading:", win.model_panel.reading.text())
         save_grab(win, args.out)
         win.close()

@@ -24,7 +24,7 @@ import time
 import warnings
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
-from benchmarks.images._shots import main_window, neuroblastoma, parser, retrain, save_grab, wait
+from benchmarks.images._shots import main_window, neuroblastoma, parser, print_versions, retrain, save_grab, wait
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -94,9 +94,7 @@ def main(argv=None) -> int:
         wait(app, timeout=1.0)
         print(f"coupled retrain: {time.perf_counter() - t0:.1f} s")
         print("prior:", panel.prior_label.text().replace("\n", " | "))
-        print("versions (newest first):")
-        for row in panel.version_rows():
-            print("  " + "  ".join(row))
+        print_versions(panel)
         save_grab(win, args.out)
         win.close()
     finally:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import math
 import os
 import sys
@@ -52,6 +51,7 @@ from benchmarks._common import (  # noqa: E402
     cgh_data_missing,  # noqa: E402
     reference,
     result_row,
+    save_rows,
 )
 from benchmarks.quality.quality_cgh import features, fit_metric, load, model_errors  # noqa: E402
 from benchmarks.research.transfer_cv import TransferRhoCV, select_rho  # noqa: E402
@@ -69,6 +69,13 @@ CV_MIN = "transfer rho by CV, min"  # the same folds, plain minimum of the held-
 
 
 # ----------------------------------------------------------------------- splits
+def platforms(items):
+    """The labelled sequences ``(seq, labels)`` of ``items`` by platform: ``(source, target)``, low then high density."""
+    source = [it for it in items if density_class(it[0]) == "low"]
+    target = [it for it in items if density_class(it[0]) == "high"]
+    return source, target
+
+
 def target_splits(target, n_splits, test_share=1 / 3):
     """``(pool, test)`` index lists into ``target`` per seed, split by profile."""
     profiles = sorted({s.meta["profile_id"] for s, _ in target}, key=str)
@@ -192,7 +199,7 @@ def convergence(args):
     """Target-only SSVM of split 1 at the headline fraction after more and more passes: the SSVM's own
     estimates (objective, duality gap of the last pass), the exact objective at the returned (averaged)
     vector, and the calibrated target-test error, to see how much of a method's error is optimisation noise."""
-    target = [it for it in load(args.data) if density_class(it[0]) == "high"]
+    _, target = platforms(load(args.data))
     pool, test = target_splits(target, 1)[0]
     rv, te = [target[i] for i in revealed(pool, HEADLINE_FRACTION)], [target[i] for i in test]
     rv_X, te_X = [features(s, RECIPE) for s, _ in rv], [features(s, RECIPE) for s, _ in te]
@@ -218,9 +225,7 @@ def timed(fn, *a):
 
 # ----------------------------------------------------------------------- experiment
 def run(args):
-    items = load(args.data)
-    source = [it for it in items if density_class(it[0]) == "low"]
-    target = [it for it in items if density_class(it[0]) == "high"]
+    source, target = platforms(load(args.data))
     X_tgt = [features(s, RECIPE) for s, _ in target]
     n_src_labels = sum(len(l) for _, l in source)
     print(f"source: {len(source)} low-density sequences, {n_src_labels} labels; target: {len(target)} "
@@ -262,10 +267,7 @@ def run(args):
                 cpu.setdefault((frac, m), []).append(tc + cc)
                 wall.setdefault((frac, m), []).append(tw + cw)
                 for treat, wt in (("learned", w), ("calibrated", wc)):
-                    fp, fn, n = model_errors(model, wt, te_items, te_X)
-                    errs.setdefault((frac, m, treat), []).append((fp + fn) / max(n, 1))
-                    acc = fpfn.setdefault((frac, m, treat), [0, 0, 0])
-                    acc[0], acc[1], acc[2] = acc[0] + fp, acc[1] + fn, acc[2] + n
+                    tally(errs, fpfn, (frac, m, treat), *model_errors(model, wt, te_items, te_X))
             cvs = errs[(frac, CV, "calibrated")][-1]
             tos = errs[(frac, "target-only", "calibrated")][-1]
             print(f"split {si + 1}/{len(splits)}, {100 * frac:.0f}% revealed ({len(rev)} of {len(pool)} pool "
@@ -275,6 +277,17 @@ def run(args):
     for (frac, m), rhos in chosen.items():
         print(f"{100 * frac:.0f}% revealed, {m}: rho chosen per split {[f'{r:g}' for r in rhos]}")
     return methods, errs, fpfn, cpu, wall, chosen
+
+
+def tally(errs, fpfn, key, fp, fn, n) -> None:
+    """Record one split's test errors of ``key`` = (fraction, method, treatment).
+
+    ``errs[key]`` gets the label error ``(FP + FN) / n`` of the split (``n`` labelled regions);
+    ``fpfn[key]`` sums ``[FP, FN, n]`` over the splits.
+    """
+    errs.setdefault(key, []).append((fp + fn) / max(n, 1))
+    acc = fpfn.setdefault(key, [0, 0, 0])
+    acc[0], acc[1], acc[2] = acc[0] + fp, acc[1] + fn, acc[2] + n
 
 
 def paired(errs, frac, m, treat="calibrated"):
@@ -298,6 +311,21 @@ def print_table(args, methods, errs, fpfn, cpu, wall, load_avg):
                   f"{dm:>+7.2f} ± {ds:<5.2f} {100 * el.mean():>7.2f} ± {100 * el.std():<5.2f}% "
                   f"{np.mean(wall[(frac, m)]):>8.2f} {np.mean(cpu[(frac, m)]):>7.2f}")
         print()
+
+
+def wins_ties_losses(d) -> str:
+    """``"wins/ties/losses"`` of the per-split differences ``d`` to target-only (below, equal, above 0)."""
+    return f"{int(np.sum(d < 0))}/{int(np.sum(d == 0))}/{int(np.sum(d > 0))}"
+
+
+def print_ratios(rows, width: int) -> None:
+    """One line per ``... / target-only error ratio ...`` row: the ratio, target-only's error and the paired difference."""
+    for r in rows:
+        if "/ target-only error ratio" in r["case"]:
+            flag = "" if r["meets_target"] is None else ("ok" if r["meets_target"] else "MISSED")
+            dm, ds = r["minus_target_only_mean_sd"]
+            print(f"{r['case']:<{width}} {r['value']:.3f} (target-only {r['reference']['value']:.2f} %; per split "
+                  f"{dm:+.2f} ± {ds:.2f} points) {flag}")
 
 
 def ratio(a, b):
@@ -346,6 +374,11 @@ def parse_rhos(text):
     return [math.inf if x.strip() in ("inf", "infinity") else float(x) for x in text.split(",") if x.strip()]
 
 
+def parse_fractions(text, quick: bool) -> list:
+    """The revealed fractions of ``--fractions`` (comma-separated); default 0.2 with ``--quick``, else 0.1,0.2,0.5."""
+    return [float(x) for x in (text or ("0.2" if quick else "0.1,0.2,0.5")).split(",")]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
@@ -373,7 +406,7 @@ def main(argv=None) -> int:
         args.max_iter = 2
     if args.inner_folds is None:
         args.inner_folds = 2 if args.quick else 3
-    args.fractions = [float(x) for x in (args.fractions or ("0.2" if args.quick else "0.1,0.2,0.5")).split(",")]
+    args.fractions = parse_fractions(args.fractions, args.quick)
     args.rhos = parse_rhos(args.rhos if args.rhos is not None else ("" if args.quick else "1"))
     args.cv_rhos = parse_rhos(args.cv_rhos or ("0,10,inf" if args.quick else "0,1,10,100,inf"))
     if (args.splits < 1 or any(not 0 < f <= 1 for f in args.fractions) or any(r < 0 for r in args.rhos)
@@ -387,17 +420,10 @@ def main(argv=None) -> int:
     methods, errs, fpfn, cpu, wall, chosen = run(args)
     print_table(args, methods, errs, fpfn, cpu, wall, load_avg)
     out = rows(args, methods, errs, cpu, chosen)
-    for r in out:
-        if "/ target-only error ratio" in r["case"]:
-            flag = "" if r["meets_target"] is None else ("ok" if r["meets_target"] else "MISSED")
-            dm, ds = r["minus_target_only_mean_sd"]
-            print(f"{r['case']:<66} {r['value']:.3f} (target-only {r['reference']['value']:.2f} %; per split "
-                  f"{dm:+.2f} ± {ds:.2f} points) {flag}")
+    print_ratios(out, 66)
     print(f"total {time.perf_counter() - t0:.0f}s wall, {time.process_time() - c0:.0f}s CPU; "
           f"load at end {'%.2f %.2f %.2f' % os.getloadavg()}")
-    res = ROOT / "benchmarks" / "results"
-    res.mkdir(parents=True, exist_ok=True)
-    (res / "transfer_cgh.json").write_text(json.dumps(out, indent=1))
+    save_rows(ROOT / "benchmarks" / "results" / "transfer_cgh.json", out)
     return 0
 
 

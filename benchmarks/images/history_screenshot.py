@@ -11,7 +11,6 @@ history after the restore, the import step still selected. Runs offscreen.
 
 from __future__ import annotations
 
-import argparse
 import os
 import pathlib
 import shutil
@@ -20,44 +19,25 @@ import tempfile
 import time
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
+from benchmarks.images._shots import main_window, neuroblastoma, neuroblastoma_project, parser, save_grab, wait
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
-def pump(app, seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        app.processEvents()
-        time.sleep(0.005)
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "images" / "history_panel.png"))
-    args = ap.parse_args(argv)
-    nb = pathlib.Path(args.data) / "cgh" / "neuroblastoma"
-    if not (nb / "annotations_small.csv").exists():
-        print(f"history_screenshot: no neuroblastoma data in {nb}; pass --data", file=sys.stderr)
+    args = parser(__doc__, ROOT / "docs" / "images" / "history_panel.png").parse_args(argv)
+    nb = neuroblastoma(args.data, "history_screenshot")
+    if nb is None:
         return 1
 
-    from PySide6 import QtCore
-
-    from marginalia.app.main_window import MainWindow
     from marginalia.engine import Engine
     from marginalia.types import RegionKind, RegionLabel
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="history-shot-"))
     try:
-        shutil.copy2(nb / "profiles_small.csv.gz", work / "profiles.csv.gz")
-        shutil.copy2(nb / "annotations_small.csv", work / "annotations.csv")
-        path = work / "neuroblastoma.marginalia"
-        with Engine.create(path) as eng:
-            eng.session.author = "expert"
-            eng.import_files([work / "profiles.csv.gz"])
-            t0 = time.perf_counter()
-            labels = eng.import_labels("annotations-csv", work / "annotations.csv")
-            print(f"imported {len(labels)} labels in {time.perf_counter() - t0:.1f} s")
+        t0 = time.perf_counter()
+        path, labels = neuroblastoma_project(nb, work, author="expert")
+        print(f"imported the profiles and {len(labels)} labels in {time.perf_counter() - t0:.1f} s")
         with Engine.open(path) as eng:     # the session of the issue: a stray undo, then a new region
             eng.session.author = "me"
             eng.add_label(RegionLabel(labels[0].item_id, start=0, stop=20, kind=RegionKind.ZERO))
@@ -66,12 +46,10 @@ def main(argv=None) -> int:
             eng.undo()
             eng.add_label(RegionLabel(labels[0].item_id, start=0, stop=20, kind=RegionKind.ZERO))
         app = themed_app()
-        settings = QtCore.QSettings(str(work / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-        win = MainWindow(Engine.open(path), settings=settings)
+        win = main_window(Engine.open(path), work, (1300, 850))
         win.learner.enabled = False
-        win.resize(1300, 850)
         win.show()
-        pump(app, 2.0)
+        wait(app, timeout=2.0)
         win.show_history()
         dialog = win.history_dialog
         dialog.resize(960, 340)
@@ -79,12 +57,9 @@ def main(argv=None) -> int:
         dialog.select_step(imported.id)
         dialog.restore_button.click()
         dialog.select_step(imported.id)
-        pump(app, 1.0)
-        out = pathlib.Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        dialog.grab().save(str(out))
+        wait(app, timeout=1.0)
         print(f"labels now: {len(win.engine.labels())}; status: {win.statusBar().currentMessage()}")
-        print(f"wrote {out}")
+        save_grab(dialog, args.out)
         dialog.close()
         win.close()
         return 0

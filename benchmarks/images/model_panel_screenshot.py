@@ -12,7 +12,6 @@ Prints the versions listed, the stopping reading and the time of each step. Runs
 
 from __future__ import annotations
 
-import argparse
 import os
 import pathlib
 import shutil
@@ -21,50 +20,37 @@ import tempfile
 import time
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
+from benchmarks.images._shots import (
+    main_window,
+    neuroblastoma,
+    neuroblastoma_project,
+    parser,
+    print_versions,
+    retrain,
+    save_grab,
+    wait,
+)
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
-def wait(app, until, timeout=600.0):
-    end = time.perf_counter() + timeout
-    while time.perf_counter() < end:
-        app.processEvents()
-        if until():
-            return True
-        time.sleep(0.005)
-    return False
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "images" / "model_panel.png"))
+    ap = parser(__doc__, ROOT / "docs" / "images" / "model_panel.png")
     ap.add_argument("--questions", type=int, default=3, help="questions answered with A after the retrain")
     args = ap.parse_args(argv)
-    nb = pathlib.Path(args.data) / "cgh" / "neuroblastoma"
-    if not (nb / "annotations_small.csv").exists():
-        print(f"model_panel_screenshot: no neuroblastoma data in {nb}; pass --data", file=sys.stderr)
+    nb = neuroblastoma(args.data, "model_panel_screenshot")
+    if nb is None:
         return 1
 
-    from PySide6 import QtCore
-
-    from marginalia.app.main_window import MainWindow
     from marginalia.engine import Engine
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="model-panel-shot-"))
     try:
-        shutil.copy2(nb / "profiles_small.csv.gz", work / "profiles.csv.gz")
-        shutil.copy2(nb / "annotations_small.csv", work / "annotations.csv")
-        path = work / "neuroblastoma.marginalia"
-        with Engine.create(path) as eng:
-            eng.import_files([work / "profiles.csv.gz"])
-            labels = eng.import_labels("annotations-csv", work / "annotations.csv")
+        path, labels = neuroblastoma_project(nb, work)
         print(f"imported {len(labels)} expert labels")
         app = themed_app()
-        settings = QtCore.QSettings(str(work / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-        win = MainWindow(Engine.open(path), settings=settings)
+        win = main_window(Engine.open(path), work, (1400, 880))
         win.learner.timer.setInterval(600_000)   # retrains only when asked, as the steps below say
-        win.resize(1400, 880)
         win.show()
         if not wait(app, lambda: win.current_prediction() is not None and not win.runner.is_busy()):
             print("model_panel_screenshot: the first item was not drawn", file=sys.stderr)
@@ -72,9 +58,7 @@ def main(argv=None) -> int:
         msgs = []   # the status bar's messages (they expire): what a question that never came said
         win.statusBar().messageChanged.connect(lambda m: msgs.append(m) if m else None)
         t0 = time.perf_counter()
-        win.actions["retrain_all"].trigger()
-        wait(app, lambda: win.runner.is_busy("retrain"), 5)
-        wait(app, lambda: not win.runner.is_busy())
+        retrain(app, win, "retrain_all")
         print(f"retrain of every task: {time.perf_counter() - t0:.1f} s")
         answered = None
         for k in range(args.questions):
@@ -96,19 +80,12 @@ def main(argv=None) -> int:
             wait(app, lambda: not win.runner.is_busy("update"), 120)
             print(f"question {k + 1}: {sentence} (answered A, {time.perf_counter() - t0:.1f} s)")
         t0 = time.perf_counter()
-        win.actions["retrain"].trigger()
-        wait(app, lambda: win.runner.is_busy("retrain"), 5)
-        wait(app, lambda: not win.runner.is_busy())
-        wait(app, lambda: False, 1.0)
+        retrain(app, win)
+        wait(app, timeout=1.0)
         print(f"retrain: {time.perf_counter() - t0:.1f} s; drawn stale: {win._drawn_stale}")
-        print("versions (newest first):")
-        for row in win.model_panel.version_rows():
-            print("  " + "  ".join(row))
+        print_versions(win.model_panel)
         print("reading:", win.model_panel.reading.text())
-        out = pathlib.Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        win.grab().save(str(out))
-        print(f"wrote {out}")
+        save_grab(win, args.out)
         win.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -15,23 +15,21 @@ Everything is written in a temporary folder; runs offscreen.
 
 from __future__ import annotations
 
-import argparse
 import os
 import pathlib
 import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from benchmarks._common import ROOT
+from benchmarks.images._shots import parser
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 PAGE = 4096
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "images"))
-    args = ap.parse_args(argv)
+    args = parser(__doc__, ROOT / "docs" / "images").parse_args(argv)
     data = pathlib.Path(args.data)
     vienna = data / "alignment" / "vienna4x22"
     profiles = data / "cgh" / "neuroblastoma" / "profiles_small.csv.gz"

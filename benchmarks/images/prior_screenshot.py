@@ -15,7 +15,6 @@ model version with its errors on the labelled regions. Prints the panel's rows. 
 
 from __future__ import annotations
 
-import argparse
 import os
 import pathlib
 import shutil
@@ -25,48 +24,32 @@ import time
 import warnings
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
+from benchmarks.images._shots import main_window, neuroblastoma, parser, print_versions, retrain, save_grab, wait
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
-def wait(app, until, timeout=600.0):
-    end = time.perf_counter() + timeout
-    while time.perf_counter() < end:
-        app.processEvents()
-        if until():
-            return True
-        time.sleep(0.005)
-    return False
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "images" / "prior_model.png"))
+    ap = parser(__doc__, ROOT / "docs" / "images" / "prior_model.png")
     ap.add_argument("--reveal", type=int, default=4, help="labelled high-density chromosomes (default 4)")
     ap.add_argument("--source", choices=("project", "model"), default="project",
                     help="start from a low-density project (default) or the recipe's model file")
     args = ap.parse_args(argv)
-    nb = pathlib.Path(args.data) / "cgh" / "neuroblastoma"
-    if not (nb / "annotations_small.csv").exists():
-        print(f"prior_screenshot: no neuroblastoma data in {nb}; pass --data", file=sys.stderr)
+    if neuroblastoma(args.data, "prior_screenshot") is None:
         return 1
 
     from PySide6 import QtCore
 
-    from benchmarks.experiments.transfer_cgh import target_splits
+    from benchmarks.experiments.transfer_cgh import platforms, target_splits
     from benchmarks.quality.quality_cgh import load
     from benchmarks.quality.transfer_project_cgh import project, write_profiles
-    from marginalia.app.main_window import MainWindow
-    from marginalia.cgh.recipe import CghSegmenter, density_class
+    from marginalia.cgh.recipe import CghSegmenter
     from marginalia.engine import Engine
     from marginalia.models.files import save_model
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="prior-shot-"))
     try:
-        items = load(args.data)
-        source = [it for it in items if density_class(it[0]) == "low"]
-        target = [it for it in items if density_class(it[0]) == "high"]
+        source, target = platforms(load(args.data))
         t0 = time.perf_counter()
         if args.source == "model":
             with warnings.catch_warnings():
@@ -89,10 +72,8 @@ def main(argv=None) -> int:
         path = eng.path
         eng.close()
         app = themed_app()
-        settings = QtCore.QSettings(str(work / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-        win = MainWindow(Engine.open(path), settings=settings)
+        win = main_window(Engine.open(path), work, (1400, 880))
         win.learner.timer.setInterval(600_000)   # retrains only when asked, as the steps below say
-        win.resize(1400, 880)
         win.show()
         # the Model panel tall enough for its versions, the subject of this picture
         win.resizeDocks([win.model_dock], [560], QtCore.Qt.Orientation.Vertical)
@@ -107,21 +88,14 @@ def main(argv=None) -> int:
         wait(app, lambda: "prior" in (panel.version_rows() or [[""] * 4])[0][2] and panel.prior_label.isVisible())
         print(f"started from the prior: {time.perf_counter() - t0:.1f} s")
         t0 = time.perf_counter()
-        win.actions["retrain"].trigger()
-        wait(app, lambda: win.runner.is_busy("retrain"), 5)
-        wait(app, lambda: not win.runner.is_busy())
+        retrain(app, win)
         wait(app, lambda: "coupled" in panel.version_rows()[0][2] and bool(panel.version_rows()[0][3])
              and "current model" in panel.prior_label.text(), 120)
-        wait(app, lambda: False, 1.0)
+        wait(app, timeout=1.0)
         print(f"coupled retrain: {time.perf_counter() - t0:.1f} s")
         print("prior:", panel.prior_label.text().replace("\n", " | "))
-        print("versions (newest first):")
-        for row in panel.version_rows():
-            print("  " + "  ".join(row))
-        out = pathlib.Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        win.grab().save(str(out))
-        print(f"wrote {out}")
+        print_versions(panel)
+        save_grab(win, args.out)
         win.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -19,22 +19,20 @@ key to the question on screen. Everything is written in a temporary folder; runs
 
 from __future__ import annotations
 
-import argparse
 import os
 import pathlib
 import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from benchmarks._common import ROOT
+from benchmarks.images._shots import main_window, parser
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "images"))
-    args = ap.parse_args(argv)
+    args = parser(__doc__, ROOT / "docs" / "images").parse_args(argv)
     data = pathlib.Path(args.data)
     cgh = data / "cgh" / "neuroblastoma"
     vienna = data / "alignment" / "vienna4x22"
@@ -44,12 +42,10 @@ def main(argv=None) -> int:
         print(f"question_screenshots: no neuroblastoma or Vienna 4x22 data under {data}; pass --data", file=sys.stderr)
         return 2
 
-    from PySide6 import QtCore
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
     from benchmarks._common import pump, themed_app
-    from marginalia.app.main_window import MainWindow
     from marginalia.app.panels.margins import format_margin
     from marginalia.engine import Engine
 
@@ -67,9 +63,7 @@ def main(argv=None) -> int:
     engine.retrain()
     print(f"fitted every task in {time.perf_counter() - t0:.0f} s")
 
-    settings = QtCore.QSettings(str(work / "s.ini"), QtCore.QSettings.Format.IniFormat)
-    win = MainWindow(engine, settings=settings)
-    win.resize(1500, 920)
+    win = main_window(engine, work, (1500, 920), settings="s.ini")
     win.show()
 
     def show(item_id):

@@ -25,16 +25,12 @@ import tempfile
 import time
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
-from benchmarks._common import pump as pump_events  # noqa: E402
+from benchmarks.images._shots import main_window
+from benchmarks.images._shots import wait as pump
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 RESULTS = ROOT / "benchmarks" / "results" / "screenshots.json"
-
-
-def pump(app, until=None, timeout=120.0):
-    """:func:`benchmarks._common.pump` with the screenshots' longer default and slower poll."""
-    return pump_events(app, until, timeout, poll_s=0.005)
 
 
 def pick_profile(engine, infos):
@@ -68,9 +64,6 @@ def main(argv=None):
     data, out = pathlib.Path(args.data), pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    from PySide6 import QtCore
-
-    from marginalia.app.main_window import MainWindow
     from marginalia.engine import Engine
 
     qapp = themed_app()
@@ -88,10 +81,8 @@ def main(argv=None):
     for item_id in (cgh_id, aud_id):
         engine.update_model(item_id)
 
-    settings = QtCore.QSettings(str(work / "s.ini"), QtCore.QSettings.Format.IniFormat)
-    win = MainWindow(engine, settings=settings)
+    win = main_window(engine, work, (1500, 920), settings="s.ini")
     win.learner.timer.setInterval(3_600_000)
-    win.resize(1500, 920)
     win.show()
     rows = []
 
@@ -99,7 +90,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         win.show_item(item_id)
         pump(qapp, lambda: win.current_item == item_id and win.current_prediction() is not None
-             and win.current_prediction().item_id == item_id)
+             and win.current_prediction().item_id == item_id, 120)
         pump(qapp, lambda: not win.runner.is_busy("load") and not win.runner.is_busy("predict"), 60)
         if frame is not None:
             win.active_view().main.setXRange(*frame, padding=0)

@@ -48,8 +48,8 @@ from marginalia.exceptions import DataFormatError, MarginaliaError  # noqa: E402
 from marginalia.exports import _bundle_labels  # noqa: E402
 from marginalia.models.files import TrainedModel, load_model, save_model  # noqa: E402
 from marginalia.project import Session  # noqa: E402
-from marginalia.types import BoundaryLabel, RegionKind, RegionLabel  # noqa: E402
-from tests.reliability.engine_kill_child import make_profiles  # noqa: E402
+from marginalia.types import BoundaryLabel  # noqa: E402
+from tests.reliability.engine_kill_child import exported_bundle, make_profiles  # noqa: E402
 from tests.reliability.killing import LineReader  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -169,14 +169,7 @@ def fuzz(n_cases, folder, seed=0):
     header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
     good_bytes = good.read_bytes()
 
-    make_profiles(folder / "profiles.csv")
-    with Engine.create(folder / "p.marginalia") as eng:
-        ids = eng.import_files([folder / "profiles.csv"])
-        eng.add_label(RegionLabel(ids[0], start=2, stop=10, kind=RegionKind.ZERO))
-        eng.add_label(BoundaryLabel(ids[1], index=30))
-        eng.export("bundle", folder / "b")
-    manifest = json.loads((folder / "b" / "manifest.json").read_text())
-    eng = Engine.open(folder / "p.marginalia", read_only=True)
+    eng, manifest = exported_bundle(folder)
 
     results = {}
     path = folder / "case.model"

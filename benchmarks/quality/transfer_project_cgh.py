@@ -29,7 +29,6 @@ Usage: ``python -m benchmarks.quality.transfer_project_cgh [--quick] [--data DIR
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -39,10 +38,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import ROOT, cgh_data_missing, reference, result_row  # noqa: E402
-from benchmarks.experiments.transfer_cgh import target_splits  # noqa: E402
+from benchmarks._common import ROOT, cgh_data_missing, reference, result_row, save_rows  # noqa: E402
+from benchmarks.experiments.transfer_cgh import platforms, target_splits, wins_ties_losses  # noqa: E402
 from benchmarks.quality.quality_cgh import load  # noqa: E402
-from marginalia.cgh.recipe import CghSegmenter, density_class  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 from marginalia.engine import Engine  # noqa: E402
 from marginalia.metrics import RegionErrors, region_errors  # noqa: E402
 from marginalia.models.files import save_model  # noqa: E402
@@ -82,9 +81,7 @@ def held_out_errors(eng, ids, test) -> RegionErrors:
 
 
 def run(args):
-    items = load(args.data)
-    source = [it for it in items if density_class(it[0]) == "low"]
-    target = [it for it in items if density_class(it[0]) == "high"]
+    source, target = platforms(load(args.data))
     print(f"source: {len(source)} low-density sequences; target: {len(target)} high-density sequences of "
           f"{len({s.meta['profile_id'] for s, _ in target})} profiles", flush=True)
     names = ["prior", f"coupled rho={args.rho:g}", "target-only"]
@@ -157,7 +154,7 @@ def report(args, rows, fpfn) -> list:
     for m, values in rows.items():
         e = np.array(values)
         d = 100 * (e - base)
-        wtl = f"{int(np.sum(d < 0))}/{int(np.sum(d == 0))}/{int(np.sum(d > 0))}"
+        wtl = wins_ties_losses(d)
         print(f"{m:<34} {100 * e.mean():>7.2f} ± {100 * e.std():<5.2f}% {fpfn[m].fp:>4d} {fpfn[m].fn:>4d} "
               f"{d.mean():>+9.2f} ± {d.std():<8.2f} {wtl:>16}")
         ref = None if m == "target-only" else reference("target-only error %", 100 * float(base.mean()))
@@ -192,9 +189,7 @@ def main(argv=None) -> int:
     out = report(args, rows, fpfn)
     print(f"total {time.perf_counter() - t0:.0f}s wall, {time.process_time() - c0:.0f}s CPU; load at start {load_avg}, "
           f"at end {'%.2f %.2f %.2f' % os.getloadavg()}")
-    path = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / "transfer_project_cgh.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1))
+    save_rows(Path(args.out) if args.out else ROOT / "benchmarks" / "results" / "transfer_project_cgh.json", out)
     return 0
 
 

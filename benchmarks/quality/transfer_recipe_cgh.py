@@ -24,7 +24,6 @@ Usage: ``python -m benchmarks.quality.transfer_recipe_cgh [--quick] [--data DIR]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -38,10 +37,22 @@ from benchmarks._common import (  # noqa: E402
     cgh_data_missing,  # noqa: E402
     reference,
     result_row,
+    save_rows,
 )
-from benchmarks.experiments.transfer_cgh import paired, parse_rhos, ratio, revealed, target_splits  # noqa: E402
+from benchmarks.experiments.transfer_cgh import (  # noqa: E402
+    paired,
+    parse_fractions,
+    parse_rhos,
+    platforms,
+    print_ratios,
+    ratio,
+    revealed,
+    tally,
+    target_splits,
+    wins_ties_losses,
+)
 from benchmarks.quality.quality_cgh import load, model_errors_of  # noqa: E402
-from marginalia.cgh.recipe import CghSegmenter, density_class  # noqa: E402
+from marginalia.cgh.recipe import CghSegmenter  # noqa: E402
 
 HEADLINE_FRACTION = 0.2
 RECIPE = "recipe"     # the treatment key of the error table shared with transfer_cgh.paired
@@ -60,9 +71,7 @@ def methods(rhos):
 
 
 def run(args):
-    items = load(args.data)
-    source = [it for it in items if density_class(it[0]) == "low"]
-    target = [it for it in items if density_class(it[0]) == "high"]
+    source, target = platforms(load(args.data))
     print(f"source: {len(source)} low-density sequences; target: {len(target)} high-density sequences of "
           f"{len({s.meta['profile_id'] for s, _ in target})} profiles", flush=True)
     meths = methods(args.rhos)
@@ -80,10 +89,7 @@ def run(args):
                         [s for s, _ in tr], [l for _, l in tr])
                 cpu.setdefault((frac, m), []).append(time.process_time() - c0)
                 wall.setdefault((frac, m), []).append(time.perf_counter() - t0)
-                fp, fn, n = model_errors_of(seg, te)
-                errs.setdefault((frac, m, RECIPE), []).append((fp + fn) / max(n, 1))
-                acc = fpfn.setdefault((frac, m), [0, 0, 0])
-                acc[0], acc[1], acc[2] = acc[0] + fp, acc[1] + fn, acc[2] + n
+                tally(errs, fpfn, (frac, m, RECIPE), *model_errors_of(seg, te))
             line = ", ".join(f"{m} {100 * errs[(frac, m, RECIPE)][-1]:.1f}%" for m in meths)
             print(f"split {si + 1}/{args.splits}, {100 * frac:.0f}% revealed ({len(rv)} of {len(pool)} pool sequences, "
                   f"{len(te)} test): {line}  [{time.process_time():.0f}s CPU so far]", flush=True)
@@ -101,10 +107,9 @@ def report(args, meths, errs, cpu, wall, fpfn, load_avg):
         base = float(np.mean(errs[(frac, "target-only", RECIPE)]))
         for m in meths:
             e = np.array(errs[(frac, m, RECIPE)])
-            fp, fn, n = fpfn[(frac, m)]
+            fp, fn, n = fpfn[(frac, m, RECIPE)]
             dm, ds = paired(errs, frac, m, RECIPE)
-            d = e - np.array(errs[(frac, "target-only", RECIPE)])
-            wtl = f"{int(np.sum(d < 0))}/{int(np.sum(d == 0))}/{int(np.sum(d > 0))}"
+            wtl = wins_ties_losses(e - np.array(errs[(frac, "target-only", RECIPE)]))
             print(f"{100 * frac:>7.0f}% {m:<22} {100 * e.mean():>7.2f} ± {100 * e.std():<5.2f}% {fp:>4d} {fn:>4d} "
                   f"{dm:>+9.2f} ± {ds:<8.2f} {wtl:>16} {np.mean(wall[(frac, m)]):>7.1f} {np.mean(cpu[(frac, m)]):>7.1f}")
             ref = None if m == "target-only" else reference("recipe target-only error %", 100 * base)
@@ -121,12 +126,7 @@ def report(args, meths, errs, cpu, wall, fpfn, load_avg):
                 out.append(rr)
             out.append(r)
         print()
-    for r in out:
-        if "error ratio" in r["case"]:
-            flag = "" if r["meets_target"] is None else ("ok" if r["meets_target"] else "MISSED")
-            dm, ds = r["minus_target_only_mean_sd"]
-            print(f"{r['case']:<58} {r['value']:.3f} (target-only {r['reference']['value']:.2f} %; per split "
-                  f"{dm:+.2f} ± {ds:.2f} points) {flag}")
+    print_ratios(out, 58)
     return out
 
 
@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="results file (default benchmarks/results/transfer_recipe_cgh.json)")
     args = ap.parse_args(argv)
     args.splits = args.splits or (1 if args.quick else 6)
-    args.fractions = [float(x) for x in (args.fractions or ("0.2" if args.quick else "0.1,0.2,0.5")).split(",")]
+    args.fractions = parse_fractions(args.fractions, args.quick)
     args.rhos = parse_rhos(args.rhos)
     if args.splits < 1 or any(not 0 < f <= 1 for f in args.fractions) or any(r < 0 for r in args.rhos):
         ap.error(f"expected --splits >= 1, fractions in (0, 1], rhos >= 0; got {args.splits}, {args.fractions}, "
@@ -154,9 +154,7 @@ def main(argv=None) -> int:
     out = report(args, meths, errs, cpu, wall, fpfn, load_avg)
     print(f"total {time.perf_counter() - t0:.0f}s wall, {time.process_time() - c0:.0f}s CPU; "
           f"load at end {'%.2f %.2f %.2f' % os.getloadavg()}")
-    path = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / "transfer_recipe_cgh.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1))
+    save_rows(Path(args.out) if args.out else ROOT / "benchmarks" / "results" / "transfer_recipe_cgh.json", out)
     return 0
 
 

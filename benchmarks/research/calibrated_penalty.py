@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from marginalia.cgh.penalty_law import _check_grid
 from marginalia.cgh.penalty_path import min_error_interval
 from marginalia.cgh.penalty_regression import PenaltyIntervalRegression
 from marginalia.exceptions import NotFittedError, ParameterError
@@ -85,10 +86,8 @@ class PenaltyCalibration:
         return np.column_stack([F, np.array([self.grid_summary(s) for s in segs_list])])
 
     def _grid(self) -> np.ndarray:
-        g = np.asarray(self.offsets, dtype=np.float64)
-        if g.ndim != 1 or g.size < 2 or np.any(np.diff(g) <= 0) or not np.all(np.isfinite(g)):
-            raise ParameterError(f"offsets: expected an increasing 1-d grid of at least 2 finite values, got {g!r}")
-        return g
+        """The offsets, checked as :class:`~marginalia.cgh.penalty_law.PenaltyLaw` checks its grid, shape (m,)."""
+        return _check_grid(self.offsets)
 
     def fit(self, Xs, Ys, F) -> "PenaltyCalibration":
         """Learn the offset law.

@@ -44,18 +44,13 @@ def main(argv=None):
     from PySide6.QtTest import QTest
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    from benchmarks._common import pump as pump_events
     from marginalia.app import theme
     from marginalia.app.main_window import MainWindow
     from marginalia.engine import Engine
 
     def pump(until, timeout=120.0):
-        end = time.perf_counter() + timeout
-        while time.perf_counter() < end:
-            app.processEvents()
-            if until():
-                return True
-            time.sleep(0.002)
-        return False
+        return pump_events(app, until, timeout, poll_s=0.002)
 
     theme.configure_pyqtgraph()
     work = tempfile.mkdtemp(prefix="session_questions_")

@@ -83,22 +83,45 @@ def _prepare_costs(g, a, b, i, shift, tlo, thi, bonus, use_truth):
 
 
 @numba.njit(cache=True, nogil=True)
+def _cell(diag, up, run, cost):
+    """One cell of the recurrence: ``(code, D)`` from its three predecessors and its cost.
+
+    Parameters
+    ----------
+    diag, up, run : float
+        ``D`` of the cells ``(i-1, j-1)``, ``(i-1, j)`` and ``(i, j-1)`` (``run``: the
+        row's running value).
+    cost : float
+        The cost of cell ``(i, j)``.
+
+    Returns
+    -------
+    code : uint8
+        The winning step: 0 diagonal, 1 from the row above, 2 from the left; ties go
+        to the diagonal, then to the row above.
+    D : float
+        ``cost + min(diag, up, run)``.
+
+    Written with selects, not branches (a branch would be mispredicted often); LLVM
+    inlines it into the row loops.
+    """
+    f = up < diag
+    m = up if f else diag
+    h = run < m
+    m = run if h else m
+    return (np.uint8(2) if h else np.uint8(f)), m + cost
+
+
+@numba.njit(cache=True, nogil=True)
 def _one_row(g, prev, cur, a, b, cd):
-    """Row on columns ``a..b``: one fused pass with selects (a branch would be mispredicted often)."""
+    """Row on columns ``a..b``: one fused pass of :func:`_cell`."""
     n = b - a + 1
     up = prev[a + 1:b + 2]
     dg = prev[a:b + 1]
     cc = cur[a + 1:b + 2]
     run = INF
     for t in range(n):
-        x = dg[t]
-        y = up[t]
-        f = y < x
-        m = y if f else x
-        h = run < m
-        m = run if h else m
-        cd[t] = 2 if h else np.uint8(f)
-        run = m + g[t]
+        cd[t], run = _cell(dg[t], up[t], run, g[t])
         cc[t] = run
 
 
@@ -130,23 +153,9 @@ def _two_rows(g0, g1, prev, cur, a0, b0, a1, b1, cd0, cd1):
         gg1 = g1[0:n]
         cdd1 = cd1[0:n]
         for t in range(n):
-            x = dg0[t]
-            y = up0[t]
-            f = y < x
-            m = y if f else x
-            h = run0 < m
-            m = run0 if h else m
-            cdd0[t] = 2 if h else np.uint8(f)
-            run0 = m + gg0[t]
+            cdd0[t], run0 = _cell(dg0[t], up0[t], run0, gg0[t])
             cc0[t] = run0
-            x1 = dg1[t]
-            y1 = up1[t]
-            f1 = y1 < x1
-            m1 = y1 if f1 else x1
-            h1 = run1 < m1
-            m1 = run1 if h1 else m1
-            cdd1[t] = 2 if h1 else np.uint8(f1)
-            run1 = m1 + gg1[t]
+            cdd1[t], run1 = _cell(dg1[t], up1[t], run1, gg1[t])
             cc1[t] = run1
     # row i + 1 alone from column max(a1, b0) (row i has ended)
     s1 = max(a1, b0)
@@ -157,14 +166,7 @@ def _two_rows(g0, g1, prev, cur, a0, b0, a1, b1, cd0, cd1):
         gg1 = g1[s1 - a1:b1 - a1 + 1]
         cdd1 = cd1[s1 - a1:b1 - a1 + 1]
         for t in range(b1 - s1 + 1):
-            x1 = dg1[t]
-            y1 = up1[t]
-            f1 = y1 < x1
-            m1 = y1 if f1 else x1
-            h1 = run1 < m1
-            m1 = run1 if h1 else m1
-            cdd1[t] = 2 if h1 else np.uint8(f1)
-            run1 = m1 + gg1[t]
+            cdd1[t], run1 = _cell(dg1[t], up1[t], run1, gg1[t])
             cc1[t] = run1
 
 

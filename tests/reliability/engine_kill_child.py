@@ -9,6 +9,7 @@ Also holds the small generated aCGH data the reliability tests share.
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from pathlib import Path
@@ -50,6 +51,21 @@ def new_project(path, seed=0, *, with_labels=True):
         else:
             eng.update_model(ids[0])
     return path, ids[0]
+
+
+def exported_bundle(folder):
+    """A project in ``folder`` of the profiles of :func:`make_profiles` with two labels, exported as the bundle
+    ``folder / "b"``; returns ``(engine, manifest)``: the project opened read-only (the caller closes it) and the
+    bundle's ``manifest.json`` as a dict."""
+    folder = Path(folder)
+    make_profiles(folder / "profiles.csv")
+    with Engine.create(folder / "p.marginalia") as eng:
+        ids = eng.import_files([folder / "profiles.csv"])
+        eng.add_label(RegionLabel(ids[0], start=2, stop=10, kind=RegionKind.ZERO))
+        eng.add_label(BoundaryLabel(ids[1], index=30))
+        eng.export("bundle", folder / "b")
+    manifest = json.loads((folder / "b" / "manifest.json").read_text())
+    return Engine.open(folder / "p.marginalia", read_only=True), manifest
 
 
 def new_label(rng: random.Random, item_id: str, label_id: str):

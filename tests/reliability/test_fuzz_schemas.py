@@ -23,14 +23,12 @@ from hypothesis import strategies as st
 
 from benchmarks.quality.soak_safety import edit_json, json_paths
 from marginalia.cli import main
-from marginalia.engine import Engine
 from marginalia.exceptions import DataFormatError, MarginaliaError
 from marginalia.exports import _bundle_labels
 from marginalia.models.files import TrainedModel, load_model, save_model
 from marginalia.models.segmentation import SegmentationModel
-from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
 
-from .engine_kill_child import make_profiles
+from .engine_kill_child import exported_bundle
 
 EXAMPLES = 60
 
@@ -220,15 +218,7 @@ def test_non_finite_parameters_are_refused(model_parts, tmp_path):
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("bundle")
-    make_profiles(folder / "profiles.csv")
-    with Engine.create(folder / "p.marginalia") as eng:
-        ids = eng.import_files([folder / "profiles.csv"])
-        eng.add_label(RegionLabel(ids[0], start=2, stop=10, kind=RegionKind.ZERO))
-        eng.add_label(BoundaryLabel(ids[1], index=30))
-        eng.export("bundle", folder / "b")
-    manifest = json.loads((folder / "b" / "manifest.json").read_text())
-    eng = Engine.open(folder / "p.marginalia", read_only=True)
+    eng, manifest = exported_bundle(tmp_path_factory.mktemp("bundle"))
     yield eng, manifest
     eng.close()
 

@@ -2,20 +2,8 @@
 
 import pytest
 
-from marginalia.engine import Engine
 from marginalia.exceptions import ParameterError
 from marginalia.types import BoundaryLabel
-
-from .test_engine_segmentation import _write_profiles
-
-
-@pytest.fixture
-def project(tmp_path):
-    truth = _write_profiles(tmp_path / "profiles.csv")
-    eng = Engine.create(tmp_path / "p.marginalia")
-    eng.import_files([tmp_path / "profiles.csv"])
-    yield eng, truth, tmp_path
-    eng.close()
 
 
 def _truth_labels(eng, truth):

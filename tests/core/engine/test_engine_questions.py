@@ -11,18 +11,9 @@ from marginalia.types import BoundaryLabel, RegionLabel, label_fact
 from .test_engine_segmentation import _write_profiles
 
 
-@pytest.fixture
-def project(tmp_path):
-    _write_profiles(tmp_path / "profiles.csv")
-    eng = Engine.create(tmp_path / "p.marginalia")
-    eng.import_files([tmp_path / "profiles.csv"])
-    yield eng
-    eng.close()
-
-
 @pytest.mark.parametrize("which", ["model", "runner-up"])
 def test_an_answer_stores_exactly_the_labels_the_question_shows(project, which):
-    eng = project
+    eng, _, _ = project
     query = eng.next_queries(3)[0]
     question = eng.question(query)
     assert question is not None and question.item_id == query.item_id
@@ -45,7 +36,7 @@ def test_an_answer_stores_exactly_the_labels_the_question_shows(project, which):
 
 
 def test_an_unknown_answer_is_refused(project):
-    eng = project
+    eng, _, _ = project
     question = eng.question(eng.next_queries(1)[0])
     with pytest.raises(ParameterError, match="answer: expected one of"):
         eng.answer(question, "both")

@@ -25,15 +25,6 @@ def _write_profiles(path, n_profiles=2, chroms=("1", "2"), T=300, seed=0):
     return truth
 
 
-@pytest.fixture
-def project(tmp_path):
-    truth = _write_profiles(tmp_path / "profiles.csv")
-    eng = Engine.create(tmp_path / "p.marginalia")
-    eng.import_files([tmp_path / "profiles.csv"])
-    yield eng, truth, tmp_path
-    eng.close()
-
-
 def test_a_batch_with_a_bad_file_imports_nothing_and_a_reimport_adds_nothing(project):
     eng, truth, tmp = project
     before = sorted(i.id for i in eng.items())

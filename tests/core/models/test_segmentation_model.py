@@ -38,6 +38,19 @@ def random_w(m, rng):
     return np.concatenate([(A @ A.T).ravel(), [rng.uniform(0, 2)]])
 
 
+def assert_violation_decode_is_exact(T, seed, labels, scale):
+    """On random data (T, 2) drawn from ``seed``, the violations decoder's answer to ``labels`` is worth as much as
+    the best of every segmentation: ``scale * violations + score``, by brute force."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, 2))
+    m = fitted_model(X, partial_loss="violations")
+    w = random_w(m, rng)
+    labels = tuple(labels)
+    y = m.loss_augmented_decode(X, PartialTarget(labels, Segmentation([T]), T), w, loss_scale=scale)
+    best = max(scale * label_violations(labels, z) + m.score(X, z, w) for z in all_segmentations(T))
+    assert scale * label_violations(labels, y) + m.score(X, y, w) == pytest.approx(best, rel=1e-8, abs=1e-8)
+
+
 data = st.tuples(st.integers(3, 7), st.integers(1, 2), st.integers(0, 10 ** 6))
 
 
@@ -94,17 +107,9 @@ def labelled(draw):
 @given(labelled(), st.floats(0.1, 5.0))
 def test_violation_loss_augmented_decode_is_exact(case, scale):
     T, seed, labels = case
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(T, 2))
-    m = fitted_model(X, partial_loss="violations")
-    w = random_w(m, rng)
     regions = [l for l in labels if isinstance(l, RegionLabel)]
     bounds = [b for b in labels if isinstance(b, BoundaryLabel) and not any(r.start < b.index < r.stop for r in regions)]
-    used = tuple(regions + bounds)
-    target = PartialTarget(used, Segmentation([T]), T)
-    y = m.loss_augmented_decode(X, target, w, loss_scale=scale)
-    best = max(scale * label_violations(used, z) + m.score(X, z, w) for z in all_segmentations(T))
-    assert scale * label_violations(used, y) + m.score(X, y, w) == pytest.approx(best, rel=1e-8, abs=1e-8)
+    assert_violation_decode_is_exact(T, seed, regions + bounds, scale)
 
 
 @st.composite
@@ -126,14 +131,7 @@ def touching(draw):
 @given(touching(), st.floats(0.1, 5.0))
 def test_violation_decode_counts_every_label_of_touching_regions(case, scale):
     T, seed, labels = case
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(T, 2))
-    m = fitted_model(X, partial_loss="violations")
-    w = random_w(m, rng)
-    target = PartialTarget(tuple(labels), Segmentation([T]), T)
-    y = m.loss_augmented_decode(X, target, w, loss_scale=scale)
-    best = max(scale * label_violations(labels, z) + m.score(X, z, w) for z in all_segmentations(T))
-    assert scale * label_violations(labels, y) + m.score(X, y, w) == pytest.approx(best, rel=1e-8, abs=1e-8)
+    assert_violation_decode_is_exact(T, seed, labels, scale)
 
 
 def test_min_size_respected_by_violation_decoder():

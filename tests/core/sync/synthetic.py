@@ -66,8 +66,6 @@ def pause_pair(pause_a=2.0, pause_b=3.0):
 def three_takes_project(folder):
     """Takes a, b, c of one melody (b and c at other tempi) in a new project, a with 3 boundaries at its notes
     3, 8 and 15 and a no-change region between the first two; ``(engine, item id by name, onsets by name)``."""
-    import numpy as np
-
     from marginalia.engine import Engine
     from marginalia.io.audio import write_wav
     from marginalia.types import BoundaryLabel, RegionKind, RegionLabel
@@ -83,3 +81,24 @@ def three_takes_project(folder):
     eng.add_labels([BoundaryLabel(item_id=ids["a"], index=i) for i in idx]
                    + [RegionLabel(item_id=ids["a"], start=idx[0] + 3, stop=idx[1] - 3, kind=RegionKind.ZERO)])
     return eng, ids, {"a": on_a, "b": on_b, "c": on_c}
+
+
+def all_paths(TA, TB):
+    """Every monotone warping path from ``(0, 0)`` to ``(TA - 1, TB - 1)``, each an int array of shape (L, 2).
+
+    In the order of a depth-first walk trying a step down, right, then diagonal (the tests draw from this list
+    by index).
+    """
+    out = []
+
+    def rec(p):
+        i, j = p[-1]
+        if (i, j) == (TA - 1, TB - 1):
+            out.append(np.array(p))
+            return
+        for di, dj in ((1, 0), (0, 1), (1, 1)):
+            if i + di < TA and j + dj < TB:
+                rec(p + [(i + di, j + dj)])
+
+    rec([(0, 0)])
+    return out

@@ -13,23 +13,7 @@ from marginalia.models.persistence import save_model_parts as save_raw
 from marginalia.sync import SyncAligner, SyncFeatures, warping_from_times
 from marginalia.types import Warping
 
-from .synthetic import SR, stretched_pair
-
-
-def all_paths(TA, TB):
-    out = []
-
-    def rec(p):
-        i, j = p[-1]
-        if (i, j) == (TA - 1, TB - 1):
-            out.append(np.array(p))
-            return
-        for di, dj in ((1, 0), (0, 1), (1, 1)):
-            if i + di < TA and j + dj < TB:
-                rec(p + [(i + di, j + dj)])
-
-    rec([(0, 0)])
-    return out
+from .synthetic import SR, all_paths, stretched_pair
 
 
 @pytest.fixture(scope="module")

@@ -13,24 +13,9 @@ from marginalia.models.persistence import save_model_parts
 from marginalia.sync.model import WarpingModel, area_curvature_bound, warping_matrix
 from marginalia.types import WarpAnchorLabel, Warping
 
+from .synthetic import all_paths
 
-def all_paths(TA, TB):
-    out = []
-
-    def rec(p):
-        i, j = p[-1]
-        if (i, j) == (TA - 1, TB - 1):
-            out.append(Warping(np.array(p)))
-            return
-        for di, dj in ((1, 0), (0, 1), (1, 1)):
-            if i + di < TA and j + dj < TB:
-                rec(p + [(i + di, j + dj)])
-
-    rec([(0, 0)])
-    return out
-
-
-PATHS = {(4, 4): all_paths(4, 4), (5, 4): all_paths(5, 4)}
+PATHS = {(4, 4): [Warping(p) for p in all_paths(4, 4)], (5, 4): [Warping(p) for p in all_paths(5, 4)]}
 
 
 def dense_area(a, b):

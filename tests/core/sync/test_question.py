@@ -7,8 +7,7 @@ from marginalia.exceptions import ParameterError
 from marginalia.sync import SyncAligner, SyncQuestion
 from marginalia.sync.question import anchor_mask, ask, through_costs
 
-from .synthetic import SR, pause_pair, repeat_pair
-from .test_aligner import all_paths
+from .synthetic import SR, all_paths, pause_pair, repeat_pair
 
 
 @pytest.mark.parametrize("seed", range(4))

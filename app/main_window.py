@@ -307,6 +307,9 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
           tip="Sort the Dataset panel by margin, closest call first")
         a(m, "whole_profile", "&Whole profile (all chromosomes)", self.toggle_whole_profile, "G",
           tip="All chromosomes of this aCGH profile side by side; click one to zoom in (G again: back)")
+        a(m, "compare_recordings", "&Compare with another recording\u2026", self.compare_recordings_dialog,
+          "Ctrl+Shift+Y", tip="The shown recording above another of the same music, joined by the path that aligns "
+                              "them, with where its labels would be carried")
         a(m, "light_theme", "&Light theme", self.toggle_light_theme, "Ctrl+Shift+T",
           tip="Dark text on a light background, from the next start (marginalia --theme light does it at once)",
           checkable=True)
@@ -940,7 +943,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
             self.learner.retrain(every_task=every_task)
 
     #: lanes whose work the user may stop (the per-label update and item loading finish in a blink)
-    STOPPABLE_LANES = ("retrain", "queries", "genome", "accept", "carry")
+    STOPPABLE_LANES = ("retrain", "queries", "genome", "accept", "carry", "sync")
 
     def stop_background_work(self):
         """Cancel the slow background work (the labels and the current prediction stay as they are)."""

@@ -1,9 +1,14 @@
-"""Labels ▸ Carry labels to other recordings: one recording's labels onto other recordings of the same music."""
+"""Recordings of the same music: carry one's labels onto the others (Edit ▸ Carry labels to other recordings) and
+compare two of them with the path that aligns them (View ▸ Compare with another recording)."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from PySide6 import QtWidgets
 from PySide6.QtCore import Qt
+
+from .sync_dialog import SyncDialog
 
 __all__ = ["CarryDialog", "CarryMixin", "carry_summary"]
 
@@ -82,23 +87,18 @@ def carry_summary(report, names: dict) -> str:
 
 
 class CarryMixin:
-    """The main window's carry action: the dialog, the background work with progress and cancel, the summary."""
+    """The main window's actions on several recordings: carry (dialog, background work with progress and cancel,
+    summary) and compare (the path between two recordings, drawn)."""
 
     def carry_labels_dialog(self):
         """Labels > Carry labels to other recordings: choose the targets of the shown recording's labels."""
-        if self.engine is None or self.current_item is None:
-            return
-        source = self.infos.get(self.current_item)
-        if source is None or source.kind != "audio":
-            self.statusBar().showMessage("Show a recording first: labels are carried between recordings", 6000)
+        source = self._shown_recording("labels are carried between recordings")
+        if source is None:
             return
         if not source.n_labels:
             self.statusBar().showMessage(f"{source.name} has no labels to carry yet", 6000)
             return
         others = [info for info in self.infos.values() if info.kind == "audio" and info.id != source.id]
-        if not others:
-            self.statusBar().showMessage("The project has no other recording to carry the labels to", 6000)
-            return
         score = self.engine.score(source.id)
         piece = getattr(score, "name", None)
 
@@ -134,3 +134,58 @@ class CarryMixin:
             source_id, target_ids, cancel=cancel, progress=progress), on_done=done,
             on_error=lambda exc: self._show_error("Cannot carry the labels", exc),
             description=f"carrying the labels of {names.get(source_id, source_id)}")
+
+    def _shown_recording(self, what: str):
+        """The shown item if it is a recording and the project has others, else None (the status bar says why)."""
+        if self.engine is None or self.current_item is None:
+            return None
+        source = self.infos.get(self.current_item)
+        if source is None or source.kind != "audio":
+            self.statusBar().showMessage(f"Show a recording first: {what}", 6000)
+            return None
+        if not any(info.kind == "audio" and info.id != source.id for info in self.infos.values()):
+            self.statusBar().showMessage("The project has no other recording", 6000)
+            return None
+        return source
+
+    def compare_recordings_dialog(self):
+        """View > Compare with another recording: choose it, align it to the shown one, draw both and the path."""
+        source = self._shown_recording("it is compared with another recording")
+        if source is None:
+            return
+        others = sorted((info for info in self.infos.values() if info.kind == "audio" and info.id != source.id),
+                        key=lambda info: info.name)
+        target = self.choose_recording(f"Compare {source.name} with", others)
+        if target is not None:
+            self.compare_recordings(source.id, target)
+
+    def choose_recording(self, title: str, infos) -> Optional[str]:
+        """Ask which of ``infos`` (recordings); its id, or None when cancelled (tests replace this)."""
+        names = [info.name for info in infos]
+        name, ok = QtWidgets.QInputDialog.getItem(self, title, "Recording:", names, 0, False)
+        return infos[names.index(name)].id if ok and name in names else None
+
+    def compare_recordings(self, reference_id: str, target_id: str):
+        """Align the two recordings in the background (Esc stops it), then show them joined by the path."""
+        engine = self.engine
+        names = {i: info.name for i, info in self.infos.items()}
+
+        def work(cancel, progress):
+            result = engine.sync_recordings(reference_id, target_id, cancel=cancel)
+            return (result, engine.spectrogram(reference_id), engine.spectrogram(target_id),
+                    engine.labels(reference_id), engine.sequence(reference_id).positions)
+
+        def done(out):
+            if self.engine is not engine:
+                return
+            result, ref_spec, tgt_spec, labels, positions = out
+            dialog = SyncDialog(self.infos[reference_id], self.infos[target_id], ref_spec, tgt_spec, result, labels,
+                                positions, self)
+            dialog.carryRequested.connect(lambda: (self.carry_labels(reference_id, [target_id]), dialog.accept()))
+            self.last_sync_dialog = dialog
+            dialog.show()
+
+        self.runner.submit("sync", work, on_done=done,
+                           on_error=lambda exc: self._show_error("Cannot compare the recordings", exc),
+                           description=f"aligning {names.get(target_id, target_id)} to "
+                                       f"{names.get(reference_id, reference_id)}")

@@ -18,7 +18,7 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
-__all__ = ["CarriedLabels", "CarryReport", "carry_labels", "carry_between_items"]
+__all__ = ["CarriedLabels", "CarryReport", "carry_labels", "carry_between_items", "sync_between_items"]
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,56 @@ class CarryReport:
     step_name: str = ""
 
 
+def _recording_features(engine, aligner, item_id: str):
+    from ..io.audio import load_audio
+    return aligner.compute_features(*load_audio(engine.audio_path(item_id), sr=22050))
+
+
+def _check_recordings(engine, item_ids) -> dict:
+    """``{item id: ItemInfo}`` of the project's items, after checking that ``item_ids`` are recordings of it."""
+    from ..exceptions import UsageError
+    infos = {info.id: info for info in engine.items()}
+    for item_id in item_ids:
+        if item_id not in infos:
+            raise UsageError(f"item {item_id!r}: not an item of this project")
+        if infos[item_id].kind != "audio":
+            raise UsageError(f"item {infos[item_id].name!r} is {infos[item_id].kind} data; only recordings are "
+                             "aligned to each other")
+    return infos
+
+
+def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=None, cancel=None):
+    """Align two recordings of a project (audio to audio); the :class:`~marginalia.sync.SyncResult`.
+
+    Parameters
+    ----------
+    engine : Engine
+    reference_id, target_id : str
+        Two different recordings of the project.
+    aligner : SyncAligner, optional
+        A trained sync aligner; the default (Euclidean) one otherwise.
+    cancel : threading.Event, optional
+
+    Returns
+    -------
+    SyncResult
+        The warping path; ``map_times(reference_times_s)`` gives the target's times.
+    """
+    from ..exceptions import CancelledError, UsageError
+    from ..sync import SyncAligner
+    _check_recordings(engine, [reference_id, target_id])
+    if reference_id == target_id:
+        raise UsageError("choose another recording to compare this one with")
+    aligner = SyncAligner() if aligner is None else aligner
+    ref = _recording_features(engine, aligner, reference_id)
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("cancelled")
+    tgt = _recording_features(engine, aligner, target_id)
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("cancelled")
+    return aligner.predict(ref, tgt, runner_up=False)
+
+
 def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, cancel=None,
                         progress: Optional[Callable] = None) -> CarryReport:
     """Carry every label of one recording of a project onto other recordings of it, as one undoable step.
@@ -168,18 +218,11 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
     CarryReport
     """
     from ..exceptions import CancelledError, UsageError
-    from ..io.audio import load_audio
     from ..sync import SyncAligner
     from ..types import label_fact
 
     target_ids = list(target_ids)
-    infos = {info.id: info for info in engine.items()}
-    for item_id in [source_id, *target_ids]:
-        if item_id not in infos:
-            raise UsageError(f"item {item_id!r}: not an item of this project")
-        if infos[item_id].kind != "audio":
-            raise UsageError(f"item {infos[item_id].name!r} is {infos[item_id].kind} data; labels are carried "
-                             "between audio recordings")
+    infos = _check_recordings(engine, [source_id, *target_ids])
     if not target_ids:
         raise UsageError("no recording to carry the labels to: choose at least one other recording")
     if source_id in target_ids:
@@ -196,7 +239,7 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
             raise CancelledError("carry cancelled: nothing was stored")
 
     total = len(target_ids) + 1
-    src_features = aligner.compute_features(*load_audio(engine.audio_path(source_id), sr=22050))
+    src_features = _recording_features(engine, aligner, source_id)
     src_positions = engine.sequence(source_id).positions
     if progress is not None:
         progress(1, total, f"features of {infos[source_id].name}")
@@ -204,7 +247,7 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
     new, per_target, skipped, already = [], {}, {}, 0
     for k, target in enumerate(target_ids):
         stop_if_asked()
-        tgt_features = aligner.compute_features(*load_audio(engine.audio_path(target), sr=22050))
+        tgt_features = _recording_features(engine, aligner, target)
         result = aligner.predict(src_features, tgt_features, runner_up=False)
         score = engine.score(target)
         carried = carry_labels(labels, result, src_positions, engine.sequence(target).positions, target,

@@ -1,5 +1,6 @@
 """Labels ▸ Carry labels to other recordings, from the real window on a real project of three takes."""
 
+import numpy as np
 import pytest
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Qt
@@ -63,3 +64,36 @@ def test_the_dialog_checks_the_recordings_of_the_same_score_and_the_action_needs
     win.run_dialog = lambda dialog: pytest.fail("no dialog for a recording without labels")
     win.carry_labels_dialog()
     assert win.statusBar().currentMessage() == "b has no labels to carry yet"
+
+
+@pytest.mark.slow
+def test_compare_draws_the_path_between_two_recordings_and_carries_from_there(qtbot, window):
+    win, ids = window
+    win.show_item(ids["a"])
+    qtbot.waitUntil(lambda: win.current_item == ids["a"] and win._item_payload is not None, timeout=20000)
+    asked = []
+    win.choose_recording = lambda title, infos: asked.append([i.name for i in infos]) or ids["c"]
+    win.actions["compare_recordings"].trigger()
+    assert asked == [["b", "c"]]
+    qtbot.waitUntil(lambda: getattr(win, "last_sync_dialog", None) is not None, timeout=60000)
+    dialog = win.last_sync_dialog
+    # the path every second of the reference, and one line per labelled moment (3 boundaries, a region's two ends)
+    assert len(dialog.grid_pairs) >= 6 and np.all(np.diff(dialog.grid_pairs[:, 1]) > 0)
+    assert [caption for _, _, caption in dialog.label_pairs] == ["boundary", "0 from", "0 to", "boundary", "boundary"]
+    assert "5 labelled moments would land" in dialog.summary.text()
+    dialog.carry_button.click()
+    qtbot.waitUntil(lambda: len(win.engine.labels(ids["c"])) == 4 and not win.runner.is_busy("carry"), timeout=60000)
+    assert win.engine.labels(ids["b"]) == []
+
+
+def test_label_times_name_each_moment_a_label_states_and_the_path_keeps_to_60_lines():
+    from marginalia.app.sync_dialog import grid_step, label_times
+    assert [grid_step(d) for d in (6.7, 60.0, 107.0, 600.0, 1e5)] == [1.0, 1.0, 2.0, 10.0, 60.0]
+    from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
+    pos = np.arange(10) * 0.1
+    got = label_times([RegionLabel(item_id="x", start=2, stop=5, kind=RegionKind.ONE),
+                       BoundaryLabel(item_id="x", index=7),
+                       AnchorLabel(item_id="x", event=3, time_s=0.33),
+                       EventSpanLabel(item_id="x", first=1, last=2, t0_s=0.05, t1_s=0.15)], pos)
+    assert got == [(0.05, "e1\u2013e2 from"), (0.15, "to"), (0.2, "1 from"), (0.33, "e3"), (0.4, "1 to"),
+                   (pytest.approx(0.65), "boundary")]

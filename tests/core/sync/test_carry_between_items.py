@@ -55,3 +55,15 @@ def test_impossible_carries_are_refused_in_one_line(project, source, targets, me
     eng, ids, _ = project
     with pytest.raises(UsageError, match=message):
         eng.carry_labels(ids.get(source, source), [ids.get(t, t) for t in targets])
+
+
+@pytest.mark.slow
+def test_two_recordings_of_a_project_are_aligned_to_each_other(project):
+    eng, ids, onsets = project
+    result = eng.sync_recordings(ids["a"], ids["b"])
+    carried = result.map_times(onsets["a"])
+    assert np.median(np.abs(carried - onsets["b"])) < 0.03 and np.all(np.diff(carried) >= 0)
+    with pytest.raises(UsageError, match="choose another recording"):
+        eng.sync_recordings(ids["a"], ids["a"])
+    with pytest.raises(UsageError, match="'nope': not an item of this project"):
+        eng.sync_recordings(ids["a"], "nope")

@@ -1,0 +1,78 @@
+"""Save ``docs/images/compare_recordings.png``: two pianists' performances of one piece joined by their path.
+
+Usage: ``python -m benchmarks.images.sync_screenshot [--data PATH] [--out PNG] [--piece NAME] [--pianists p01,p02]``
+
+Two Vienna 4x22 performances of the same excerpt (default Mozart K.331, pianists p01 and p02; their MIDI
+rendered with fluidsynth + FluidR3 GM as ``benchmarks/quality/quality_alignment.py`` renders them) are imported
+with the excerpt's score into a project; the first gets an anchor at the performed onset of every eighth score
+event (from its ground truth). The window shows it, then View ▸ Compare with another recording… with the second:
+the saved picture is that dialog. Prints its summary line. Runs offscreen.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+
+from benchmarks._common import ROOT, themed_app  # noqa: E402
+from benchmarks.images._shots import main_window, parser, save_grab, wait
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def main(argv=None) -> int:
+    ap = parser(__doc__, ROOT / "docs" / "images" / "compare_recordings.png")
+    ap.add_argument("--piece", default="Mozart_K331_1st-mov")
+    ap.add_argument("--pianists", default="p01,p02")
+    args = ap.parse_args(argv)
+    from benchmarks.quality.quality_alignment_tools.render import ensure_fluidsynth, render
+    from benchmarks.quality.quality_alignment_tools.vienna import performances
+    from marginalia.engine import Engine
+    from marginalia.types import AnchorLabel
+
+    vienna = pathlib.Path(args.data) / "alignment" / "vienna4x22"
+    ref_pianist, tgt_pianist = args.pianists.split(",")
+    perfs = {p.pianist: p for p in performances(vienna, pieces=[args.piece], pianists=[ref_pianist, tgt_pianist])}
+    if len(perfs) != 2 or not ensure_fluidsynth(print):
+        print(f"sync_screenshot: needs {args.piece} by {args.pianists} in {vienna} and fluidsynth", file=sys.stderr)
+        return 1
+    work = pathlib.Path(tempfile.mkdtemp(prefix="sync-shot-"))
+    app = themed_app()
+    try:
+        wavs = {}
+        for pianist, perf in perfs.items():
+            wav = render(perf.midi, ROOT / "benchmarks" / "results" / "renders" / f"{perf.piece}_{pianist}.wav")
+            wavs[pianist] = shutil.copy2(wav, work / f"{perf.piece}_{pianist}.wav")
+        engine = Engine.create(work / "vienna.marginalia")
+        engine.import_files(list(wavs.values()), scores={str(w): str(perfs[p].score_midi) for p, w in wavs.items()})
+        ids = {info.name.rsplit("_", 1)[-1]: info.id for info in engine.items()}
+        truth = perfs[ref_pianist].truth_median
+        engine.add_labels([AnchorLabel(item_id=ids[ref_pianist], event=int(e), time_s=float(truth[e]))
+                           for e in range(0, truth.size, 8) if np.isfinite(truth[e])])
+        win = main_window(engine, work, (1300, 850))
+        win.show()
+        win.show_item(ids[ref_pianist])
+        wait(app, lambda: win.current_item == ids[ref_pianist] and win._item_payload is not None, 120)
+        win.choose_recording = lambda title, infos: ids[tgt_pianist]
+        win.compare_recordings_dialog()
+        wait(app, lambda: getattr(win, "last_sync_dialog", None) is not None, 300)
+        dialog = win.last_sync_dialog
+        dialog.resize(1200, 760)
+        wait(app, None, 0.5)
+        save_grab(dialog, args.out)
+        print(dialog.summary.text())
+        dialog.close()
+        win.close()
+        engine.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -205,11 +205,7 @@ class ActiveQueriesMixin:
                 (query.item_id, query.start, query.stop):
             return                       # the person moved on to another question meanwhile
         self.current_question = question
-        positions, units = None, ""
-        if self._item_payload is not None and self.current_item == question.item_id:
-            seq = self._item_payload["sequence"]
-            positions, units = seq.positions, seq.units
-        self.active_panel.set_question(question, lambda lab: describe_label(lab, positions, units))
+        self._show_question_panel(question)
         if self.current_item == question.item_id and self._item_payload is not None and \
                 self._pending_frame is None:
             self._draw_question()
@@ -217,6 +213,15 @@ class ActiveQueriesMixin:
         self.statusBar().showMessage(f"{question.sentence}  (A: model · B: runner-up · N: neither, "
                                      f"then draw the label{hear})", 15000)
         self._start_prefetch()
+
+    def _show_question_panel(self, question):
+        """The question and its answers' labels in the panel, worded in the item's units once it is shown
+        (sample numbers until then: the question may come before its item has loaded)."""
+        positions, units = None, ""
+        if self._item_payload is not None and self.current_item == question.item_id:
+            seq = self._item_payload["sequence"]
+            positions, units = seq.positions, seq.units
+        self.active_panel.set_question(question, lambda lab: describe_label(lab, positions, units))
 
     def _recheck_question(self, pred):
         """Ask the shown question again when ``pred`` comes from a newer model than the question's.
@@ -386,6 +391,7 @@ class ActiveQueriesMixin:
         self._pending_frame = None
         q = getattr(self, "current_question", None)
         if q is not None and q.query is query:
+            self._show_question_panel(q)         # its item is shown now: the answers in its units
             self._draw_question()
             return
         start, stop = self.query_samples(query)

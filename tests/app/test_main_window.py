@@ -715,6 +715,14 @@ def test_a_question_is_answered_by_key_with_exactly_the_labels_it_shows(qtbot, w
     assert question.sentence.startswith("Is there a change between ") and question.sentence.endswith("on cgh-b?")
     shown = question.answers["model"]
     assert "no change (0)" in panel.answers_label.text() and "exactly one change (1)" in panel.answers_label.text()
+    assert " Mb" in panel.answers_label.text() and " #" not in panel.answers_label.text()   # units, not samples
+    # a question that came before its item loaded is worded again in the item's units once the item is shown
+    from marginalia.types import describe_label
+    panel.set_question(question, lambda lab: describe_label(lab, None, ""))
+    assert " #" in panel.answers_label.text()
+    win._pending_frame = question.query
+    win._apply_pending_frame()
+    assert " #" not in panel.answers_label.text() and panel.question is question
     # the view is zoomed on the disputed window, highlighted, with both structures and a legend
     view = win.profile_view
     overlay = view.question_overlay

@@ -54,12 +54,16 @@ class SyncDialog(QtWidgets.QDialog):
 
     Dotted lines every :func:`grid_step` seconds of the reference show the path (slanted where the
     tempi differ); coloured ones start at each label of the reference and end where carrying
-    it would put it. The two time axes are linked: zooming one zooms both.
+    it would put it. With ``question`` (a :class:`~marginalia.sync.question.SyncQuestion`), the moment
+    where the path is least sure is marked on the reference and joined to both candidate times on
+    the target, the path's (solid) and its runner-up's (dashed), in the question's colours. The two
+    time axes are linked: zooming one zooms both.
     """
 
     carryRequested = QtCore.Signal()
 
-    def __init__(self, reference, target, ref_spec, tgt_spec, result, ref_labels, ref_positions, parent=None):
+    def __init__(self, reference, target, ref_spec, tgt_spec, result, ref_labels, ref_positions, parent=None, *,
+                 question=None):
         super().__init__(parent)
         self.setWindowTitle(f"{reference.name} \u2194 {target.name}")
         self.result = result
@@ -88,6 +92,17 @@ class SyncDialog(QtWidgets.QDialog):
         self._connect(self.grid_pairs, pg.mkPen(theme.FOREGROUND, width=1, style=QtCore.Qt.PenStyle.DotLine))
         self._connect(np.array([(a, b) for a, b, _ in self.label_pairs]).reshape(-1, 2),
                       pg.mkPen(theme.ANCHOR, width=2))
+        self.question = question
+        if question is not None:
+            for plot, t in ((self.ref_plot, question.reference_s), (self.tgt_plot, question.best_target_s)):
+                plot.addItem(pg.InfiniteLine(t, angle=90, pen=pg.mkPen(theme.QUESTION_MODEL, width=2)))
+            self.tgt_plot.addItem(pg.InfiniteLine(question.alternative_target_s, angle=90,
+                                                  pen=pg.mkPen(theme.QUESTION_RUNNER, width=2,
+                                                               style=QtCore.Qt.PenStyle.DashLine)))
+            self._connect(np.array([[question.reference_s, question.best_target_s]]),
+                          pg.mkPen(theme.QUESTION_MODEL, width=2))
+            self._connect(np.array([[question.reference_s, question.alternative_target_s]]),
+                          pg.mkPen(theme.QUESTION_RUNNER, width=2, style=QtCore.Qt.PenStyle.DashLine))
         self.ref_plot.setXRange(0, end, padding=0.01)
         self.summary = QtWidgets.QLabel(self._summary(reference, target, ref_spec, tgt_spec))
         self.summary.setWordWrap(True)
@@ -143,4 +158,9 @@ class SyncDialog(QtWidgets.QDialog):
                      f"{shift.max():+.2f} s from their times here (coloured lines).")
         else:
             text += "This recording has no labels to carry yet."
+        q = self.question
+        if q is not None:
+            text += (f" The path is least sure at {q.reference_s:.2f} s of {reference.name}: {q.best_target_s:.2f} s "
+                     f"of {target.name} (solid), or {q.alternative_target_s:.2f} s (dashed; margin "
+                     f"{q.margin:.3g}).")
         return text

@@ -171,16 +171,16 @@ class CarryMixin:
         names = {i: info.name for i, info in self.infos.items()}
 
         def work(cancel, progress):
-            result = engine.sync_recordings(reference_id, target_id, cancel=cancel)
-            return (result, engine.spectrogram(reference_id), engine.spectrogram(target_id),
+            compared = engine.sync_recordings(reference_id, target_id, question=True, cancel=cancel)
+            return (compared, engine.spectrogram(reference_id), engine.spectrogram(target_id),
                     engine.labels(reference_id), engine.sequence(reference_id).positions)
 
         def done(out):
             if self.engine is not engine:
                 return
-            result, ref_spec, tgt_spec, labels, positions = out
-            dialog = SyncDialog(self.infos[reference_id], self.infos[target_id], ref_spec, tgt_spec, result, labels,
-                                positions, self)
+            compared, ref_spec, tgt_spec, labels, positions = out
+            dialog = SyncDialog(self.infos[reference_id], self.infos[target_id], ref_spec, tgt_spec, compared.path,
+                                labels, positions, self, question=compared.question)
             dialog.carryRequested.connect(lambda: (self.carry_labels(reference_id, [target_id]), dialog.accept()))
             self.last_sync_dialog = dialog
             dialog.show()

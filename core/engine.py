@@ -953,16 +953,18 @@ class Engine:
         from .sync.carry import carry_between_items
         return carry_between_items(self, source_id, target_ids, aligner=aligner, cancel=cancel, progress=progress)
 
-    def sync_recordings(self, reference_id: str, target_id: str, *, aligner=None, cancel=None):
+    def sync_recordings(self, reference_id: str, target_id: str, *, aligner=None, question: bool = False,
+                        cancel=None):
         """Align two recordings of the project to each other (:func:`marginalia.sync.carry.sync_between_items`).
 
         Returns
         -------
-        SyncResult
-            ``map_times(reference_times_s)`` gives where those moments fall in the target.
+        RecordingComparison
+            ``path.map_times(reference_times_s)`` gives where those moments fall in the target; with
+            ``question``, ``question`` says where an anchor would change the path most (best vs second).
         """
         from .sync.carry import sync_between_items
-        return sync_between_items(self, reference_id, target_id, aligner=aligner, cancel=cancel)
+        return sync_between_items(self, reference_id, target_id, aligner=aligner, cancel=cancel, question=question)
 
     def prepare_answers(self, question, *, cancel=None) -> int:
         """Compute ahead what either answer to ``question`` will need, while the person reads it.

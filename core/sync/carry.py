@@ -18,7 +18,8 @@ import numpy as np
 from ..exceptions import ParameterError
 from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
-__all__ = ["CarriedLabels", "CarryReport", "carry_labels", "carry_between_items", "sync_between_items"]
+__all__ = ["CarriedLabels", "CarryReport", "RecordingComparison", "carry_labels", "carry_between_items",
+           "sync_between_items"]
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,26 @@ def _check_recordings(engine, item_ids) -> dict:
     return infos
 
 
-def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=None, cancel=None):
-    """Align two recordings of a project (audio to audio); the :class:`~marginalia.sync.SyncResult`.
+@dataclass(frozen=True)
+class RecordingComparison:
+    """Two recordings aligned to each other, and where the alignment is least sure.
+
+    Attributes
+    ----------
+    path : SyncResult
+        The warping path; ``path.map_times(reference_times_s)`` gives the target's times.
+    question : SyncQuestion or None
+        The reference time where the best path and its runner-up part most, with both candidate
+        target times and the margin (None when no audible moment has a runner-up).
+    """
+
+    path: object
+    question: object = None
+
+
+def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=None, cancel=None,
+                       question: bool = False):
+    """Align two recordings of a project (audio to audio).
 
     Parameters
     ----------
@@ -168,11 +187,12 @@ def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=Non
     aligner : SyncAligner, optional
         A trained sync aligner; the default (Euclidean) one otherwise.
     cancel : threading.Event, optional
+    question : bool, default False
+        Also find where an anchor would change the path the most (:meth:`SyncAligner.question`).
 
     Returns
     -------
-    SyncResult
-        The warping path; ``map_times(reference_times_s)`` gives the target's times.
+    RecordingComparison
     """
     from ..exceptions import CancelledError, UsageError
     from ..sync import SyncAligner
@@ -186,7 +206,12 @@ def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=Non
     tgt = _recording_features(engine, aligner, target_id)
     if cancel is not None and cancel.is_set():
         raise CancelledError("cancelled")
-    return aligner.predict(ref, tgt, runner_up=False)
+    path = aligner.predict(ref, tgt, runner_up=False)
+    if not question:
+        return RecordingComparison(path)
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("cancelled")
+    return RecordingComparison(path, aligner.question(ref, tgt))
 
 
 def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, cancel=None,

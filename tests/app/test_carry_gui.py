@@ -81,6 +81,7 @@ def test_compare_draws_the_path_between_two_recordings_and_carries_from_there(qt
     assert len(dialog.grid_pairs) >= 6 and np.all(np.diff(dialog.grid_pairs[:, 1]) > 0)
     assert [caption for _, _, caption in dialog.label_pairs] == ["boundary", "0 from", "0 to", "boundary", "boundary"]
     assert "5 labelled moments would land" in dialog.summary.text()
+    assert dialog.question is not None and "The path is least sure at" in dialog.summary.text()
     dialog.carry_button.click()
     qtbot.waitUntil(lambda: len(win.engine.labels(ids["c"])) == 4 and not win.runner.is_busy("carry"), timeout=60000)
     assert win.engine.labels(ids["b"]) == []

@@ -60,9 +60,12 @@ def test_impossible_carries_are_refused_in_one_line(project, source, targets, me
 @pytest.mark.slow
 def test_two_recordings_of_a_project_are_aligned_to_each_other(project):
     eng, ids, onsets = project
-    result = eng.sync_recordings(ids["a"], ids["b"])
-    carried = result.map_times(onsets["a"])
+    compared = eng.sync_recordings(ids["a"], ids["b"], question=True)
+    carried = compared.path.map_times(onsets["a"])
     assert np.median(np.abs(carried - onsets["b"])) < 0.03 and np.all(np.diff(carried) >= 0)
+    q = compared.question                       # best vs second: two target times at least 0.25 s apart
+    assert q is not None and abs(q.best_target_s - q.alternative_target_s) >= 0.25 - 1e-9 and q.margin >= 0
+    assert eng.sync_recordings(ids["a"], ids["b"]).question is None
     with pytest.raises(UsageError, match="choose another recording"):
         eng.sync_recordings(ids["a"], ids["a"])
     with pytest.raises(UsageError, match="'nope': not an item of this project"):

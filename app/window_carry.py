@@ -92,7 +92,7 @@ class CarryMixin:
 
     def carry_labels_dialog(self):
         """Labels > Carry labels to other recordings: choose the targets of the shown recording's labels."""
-        source = self._shown_recording("labels are carried between recordings")
+        source = self._shown_recording("show the labelled recording first")
         if source is None:
             return
         if not source.n_labels:
@@ -135,13 +135,13 @@ class CarryMixin:
             on_error=lambda exc: self._show_error("Cannot carry the labels", exc),
             description=f"carrying the labels of {names.get(source_id, source_id)}")
 
-    def _shown_recording(self, what: str):
+    def _shown_recording(self, hint: str):
         """The shown item if it is a recording and the project has others, else None (the status bar says why)."""
         if self.engine is None or self.current_item is None:
             return None
         source = self.infos.get(self.current_item)
         if source is None or source.kind != "audio":
-            self.statusBar().showMessage(f"Show a recording first: {what}", 6000)
+            self.statusBar().showMessage(f"This works on recordings: {hint}", 6000)
             return None
         if not any(info.kind == "audio" and info.id != source.id for info in self.infos.values()):
             self.statusBar().showMessage("The project has no other recording", 6000)
@@ -150,7 +150,7 @@ class CarryMixin:
 
     def compare_recordings_dialog(self):
         """View > Compare with another recording: choose it, align it to the shown one, draw both and the path."""
-        source = self._shown_recording("it is compared with another recording")
+        source = self._shown_recording("show one first (the Audio group of the Dataset panel)")
         if source is None:
             return
         others = sorted((info for info in self.infos.values() if info.kind == "audio" and info.id != source.id),

@@ -294,6 +294,14 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
         a(m, "carry_labels", "&Carry labels to other recordings\u2026", self.carry_labels_dialog, "Ctrl+Shift+C",
           tip="Map the shown recording's labels onto other recordings of the same music (one step; Ctrl+Z "
               "takes them all back)")
+        a(m, "accept_suggestion", "Accept the selected &suggestion", self.accept_selected_suggestion,
+          ["Ctrl+Return", "Ctrl+Enter"], tip="Make the selected suggested (dotted) label an ordinary label the model "
+                                             "learns from (Del rejects it)")
+        a(m, "accept_all_suggestions", "Accept all suggestions &here", self.accept_item_suggestions,
+          ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"],
+          tip="Make every suggested (dotted) label of the shown item an ordinary label, as one step")
+        a(m, "reject_all_suggestions", "Re&ject all suggestions here", self.reject_item_suggestions,
+          "Ctrl+Shift+Backspace", tip="Delete every suggested (dotted) label of the shown item, as one step")
 
         m = mb.addMenu("&View")
         a(m, "show_all", "Show &all", self.show_all, "Home", tip="Zoom out to the whole item")
@@ -555,7 +563,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
         engine = self.engine
 
         def load(cancel, progress):
-            payload = {"info": info, "sequence": engine.sequence(item_id), "labels": engine.labels(item_id),
+            payload = {"info": info, "sequence": engine.sequence(item_id),
+                       "labels": engine.labels(item_id, suggestions=True),
                        "prediction": engine.prediction(item_id)}
             if info.kind == "audio":
                 payload["spectrogram"] = engine.spectrogram(item_id)
@@ -765,7 +774,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
     def _refresh_labels(self):
         if self.engine is None or self.current_item is None:
             return
-        self._set_labels(self.engine.labels(self.current_item))
+        self._set_labels(self.engine.labels(self.current_item, suggestions=True))
         self._refresh_info(self.current_item)
 
     def _refresh_info(self, item_id):
@@ -786,7 +795,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
         self._undo_text_timer.start()
         if item_id == self.current_item and item_id in self.infos:
             try:
-                self._set_labels(self.engine.labels(item_id))
+                self._set_labels(self.engine.labels(item_id, suggestions=True))
             except MarginaliaError:   # the item went meanwhile (removed, or its removal redone)
                 return
         if self.engine is not None:

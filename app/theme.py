@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
+from PySide6.QtCore import Qt
 
 from marginalia import resources
 from marginalia.types import REGION_KIND_NAMES, RegionKind
@@ -106,18 +107,39 @@ def tint(alpha: int) -> QtGui.QBrush:
     return QtGui.QBrush(c)
 
 
-def region_brush(kind: RegionKind, *, selected: bool = False, alpha: int | None = None) -> QtGui.QBrush:
-    """Fill of a region label of ``kind`` (opacity ``alpha`` of 255, the theme's by default; more when selected)."""
+#: a suggested label (carried, not accepted yet) is drawn with dotted lines and this share of a label's fill
+SUGGESTED_PEN_STYLE = Qt.PenStyle.DotLine
+SUGGESTED_FILL = 0.4
+
+
+def region_brush(kind: RegionKind, *, selected: bool = False, alpha: int | None = None,
+                 suggested: bool = False) -> QtGui.QBrush:
+    """Fill of a region label of ``kind`` (opacity ``alpha`` of 255, the theme's by default; more when selected,
+    less for a suggestion)."""
     r, g, b = REGION_RGB[RegionKind(kind)]
     alpha = REGION_ALPHA if alpha is None else alpha
+    if suggested:
+        alpha = int(alpha * SUGGESTED_FILL)
     return pg.mkBrush(r, g, b, alpha + 35 if selected else alpha)
 
 
-def region_pen(kind: RegionKind, *, selected: bool = False) -> QtGui.QPen:
+def region_pen(kind: RegionKind, *, selected: bool = False, suggested: bool = False) -> QtGui.QPen:
     r, g, b = REGION_RGB[RegionKind(kind)]
     if selected:
-        return pg.mkPen(SELECTION, width=2)
-    return pg.mkPen(r, g, b, 200, width=1)
+        return pg.mkPen(SELECTION, width=2, style=SUGGESTED_PEN_STYLE if suggested else Qt.PenStyle.SolidLine)
+    return pg.mkPen(r, g, b, 200, width=2 if suggested else 1,
+                    style=SUGGESTED_PEN_STYLE if suggested else Qt.PenStyle.SolidLine)
+
+
+def label_pen(colour, *, selected: bool = False, suggested: bool = False) -> QtGui.QPen:
+    """Pen of a line label (a boundary, an anchor): the selection colour when selected, dotted for a suggestion."""
+    if selected:
+        return pg.mkPen(SELECTION, width=3, style=Qt.PenStyle.DashDotLine)
+    return pg.mkPen(colour, width=2, style=SUGGESTED_PEN_STYLE if suggested else Qt.PenStyle.SolidLine)
+
+
+#: the tooltip's first line for a suggested label
+SUGGESTED_TIP = "suggested (carried from another recording): Ctrl+Enter accepts it, Del rejects it, a drag moves it\n"
 
 
 def kind_icon(kind: RegionKind, size: int = 14) -> QtGui.QIcon:

@@ -8,6 +8,8 @@ from typing import Optional
 from PySide6 import QtWidgets
 from PySide6.QtCore import Qt
 
+from marginalia.exceptions import MarginaliaError
+
 from .sync_dialog import SyncDialog
 
 __all__ = ["CarryDialog", "CarryMixin", "carry_summary"]
@@ -52,6 +54,12 @@ class CarryDialog(QtWidgets.QDialog):
             pick.addWidget(button)
         pick.addStretch(1)
         layout.addLayout(pick)
+        self.as_suggestions = QtWidgets.QCheckBox("As suggestions to review (dotted; Ctrl+Enter accepts one, "
+                                                  "Ctrl+Shift+Enter all of a recording, Del rejects)")
+        self.as_suggestions.setChecked(True)
+        self.as_suggestions.setToolTip("Suggestions are shown but not learned from or exported until accepted; "
+                                       "unchecked, the carried labels are ordinary labels at once")
+        layout.addWidget(self.as_suggestions)
         self.buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
         self.carry_button = self.buttons.addButton("Carry", QtWidgets.QDialogButtonBox.ButtonRole.AcceptRole)
         self.carry_button.setToolTip("Align each chosen recording to this one and add the carried labels")
@@ -75,14 +83,17 @@ class CarryDialog(QtWidgets.QDialog):
                 if self.list.item(i).checkState() == Qt.CheckState.Checked]
 
 
-def carry_summary(report, names: dict) -> str:
+def carry_summary(report, names: dict, *, as_suggestions: bool = False) -> str:
     """One line saying what a carry added, where, and what it left out."""
     per = ", ".join(f"{names.get(i, i)} {n}" for i, n in report.per_target.items())
-    text = f"Carried {len(report.stored)} label(s) onto {len(report.per_target)} recording(s) ({per})"
+    what = "suggested label(s)" if as_suggestions else "label(s)"
+    text = f"Carried {len(report.stored)} {what} onto {len(report.per_target)} recording(s) ({per})"
     if report.already:
         text += f"; {report.already} already there"
     for why, n in report.skipped.items():
         text += f"; {n} not carried: {why}"
+    if as_suggestions and report.stored:
+        text += " \u2014 review them: Ctrl+Enter accepts the selected one, Ctrl+Shift+Enter all of a recording, Del rejects"
     return text + " \u2014 Ctrl+Z takes them all back"
 
 
@@ -111,13 +122,51 @@ class CarryMixin:
         self.last_carry_dialog = dialog
         if self.run_dialog(dialog) != QtWidgets.QDialog.DialogCode.Accepted:
             return
-        self.carry_labels(source.id, dialog.chosen())
+        self.carry_labels(source.id, dialog.chosen(), as_suggestions=dialog.as_suggestions.isChecked())
+
+    # ------------------------------------------------------------ suggestions
+    def accept_selected_suggestion(self):
+        """Edit > Accept the selected suggestion (Ctrl+Enter): the selected dotted label becomes an ordinary label."""
+        if self.engine is None:
+            return
+        lab = self.active_view().selected_label()
+        if lab is None or not lab.suggested:
+            self.statusBar().showMessage("Select a suggested (dotted) label first: Ctrl+Enter accepts it", 5000)
+            return
+        self._edit_suggestions(lambda: self.engine.accept_suggestions([lab.id]), "accepted")
+
+    def accept_item_suggestions(self):
+        """Edit > Accept all suggestions here (Ctrl+Shift+Enter), as one step."""
+        if self.engine is not None and self.current_item is not None:
+            self._edit_suggestions(lambda: self.engine.accept_suggestions(item_id=self.current_item), "accepted")
+
+    def reject_item_suggestions(self):
+        """Edit > Reject all suggestions here, as one step."""
+        if self.engine is not None and self.current_item is not None:
+            self._edit_suggestions(lambda: self.engine.reject_suggestions(item_id=self.current_item), "rejected")
+
+    def _edit_suggestions(self, edit, verb: str):
+        try:
+            done = edit()
+        except MarginaliaError as exc:
+            self._show_error(f"Cannot {verb[:-2]} the suggestions", exc)
+            return
+        n = done if isinstance(done, int) else len(done)
+        left = len(self.engine.suggestions(self.current_item)) if self.current_item else 0
+        self.statusBar().showMessage(
+            f"{n} suggestion{'s' if n != 1 else ''} {verb}" + (f"; {left} left here" if left else "")
+            + (" \u2014 Ctrl+Z to undo" if n else ""), 8000)
+        self.refresh_items()
+        self._on_undo_state()
+        self._refresh_history()
+        if n and verb == "accepted" and self.learner is not None and self.current_item:
+            self._label_edited(self.current_item)       # the model learns from what was accepted
 
     def run_dialog(self, dialog) -> int:
         """``dialog.exec()`` (tests replace this to answer it)."""
         return dialog.exec()
 
-    def carry_labels(self, source_id: str, target_ids: list):
+    def carry_labels(self, source_id: str, target_ids: list, *, as_suggestions: bool = True):
         """Carry in the background (Esc cancels; nothing is stored then), then say what moved."""
         engine = self.engine
         names = {i: info.name for i, info in self.infos.items()}
@@ -125,13 +174,13 @@ class CarryMixin:
         def done(report):
             if self.engine is not engine:
                 return
-            self.statusBar().showMessage(carry_summary(report, names), 20000)
+            self.statusBar().showMessage(carry_summary(report, names, as_suggestions=as_suggestions), 20000)
             self.refresh_items()
             self._on_undo_state()
             self._refresh_history()
 
         self.runner.submit("carry", lambda cancel, progress: engine.carry_labels(
-            source_id, target_ids, cancel=cancel, progress=progress), on_done=done,
+            source_id, target_ids, cancel=cancel, progress=progress, as_suggestions=as_suggestions), on_done=done,
             on_error=lambda exc: self._show_error("Cannot carry the labels", exc),
             description=f"carrying the labels of {names.get(source_id, source_id)}")
 

@@ -379,14 +379,14 @@ class Engine:
         """Every item with its browser summary, in import order."""
         with self._lock:
             labels_by_item = {}
-            for lab in self.session.labels():
+            for lab in self.labels():
                 labels_by_item[lab.item_id] = labels_by_item.get(lab.item_id, 0) + 1
             return [self._info(rec, labels_by_item.get(rec.id, 0)) for rec in self.session.items()]
 
     def item_info(self, item_id: str) -> ItemInfo:
         """The browser summary of one item (what :meth:`items` lists, without visiting every item)."""
         with self._lock:
-            return self._info(self.session.item(item_id), len(self.session.labels(item_id)))
+            return self._info(self.session.item(item_id), len(self.labels(item_id)))
 
     def _info(self, rec, n_labels: int) -> ItemInfo:
         pred = self._predictions.get(rec.id)
@@ -457,8 +457,73 @@ class Engine:
         return list(zip(ANSWERS, at.tolist()))
 
     # ---------------------------------------------------------------- labels
-    def labels(self, item_id: Optional[str] = None) -> list:
-        return self.session.labels(item_id)
+    def labels(self, item_id: Optional[str] = None, *, suggestions: bool = False) -> list:
+        """The labels of one item (of every item when None), oldest first.
+
+        Suggestions (labels carried from another recording and not accepted yet, ``suggested=True``)
+        are left out unless ``suggestions``: no model learns from them and no export writes them.
+        """
+        found = self.session.labels(item_id)
+        return found if suggestions else [lab for lab in found if not lab.suggested]
+
+    def suggestions(self, item_id: Optional[str] = None) -> list:
+        """The suggested labels of one item (of every item when None) waiting to be accepted or rejected."""
+        return [lab for lab in self.session.labels(item_id) if lab.suggested]
+
+    def accept_suggestions(self, label_ids=None, *, item_id: Optional[str] = None) -> list:
+        """Make suggestions ordinary labels, as one undoable step; returns the accepted labels.
+
+        Parameters
+        ----------
+        label_ids : iterable of str, optional
+            The suggestions to accept; None: every suggestion of ``item_id`` (of the project when None).
+        item_id : str, optional
+
+        Raises
+        ------
+        ParameterError
+            A label that is not a suggestion, or one that contradicts the labels (the message names
+            both): nothing is accepted then.
+        """
+        with self._lock:
+            if label_ids is None:
+                chosen = self.suggestions(item_id)
+            else:
+                chosen = [self.session.label(i) for i in label_ids]
+                plain = [lab.id for lab in chosen if not lab.suggested]
+                if plain:
+                    raise ParameterError(f"label {plain[0]!r} is not a suggestion: it is already a label")
+            accepted = [dataclasses.replace(lab, suggested=False) for lab in chosen]
+            for i, lab in enumerate(accepted):
+                self._tasks.get(self.session.item(lab.item_id)).validate_label(lab, pending=accepted[:i])
+            name = f"accept {len(accepted)} suggested label{'s' if len(accepted) != 1 else ''}"
+            return self.session.edit_labels(changed=accepted, name=name)
+
+    def reject_suggestions(self, label_ids=None, *, item_id: Optional[str] = None) -> int:
+        """Delete suggestions (every one of ``item_id``, of the project, when ``label_ids`` is None) as one step;
+        returns how many."""
+        with self._lock:
+            if label_ids is None:
+                ids = [lab.id for lab in self.suggestions(item_id)]
+            else:
+                ids = list(label_ids)
+                plain = [i for i in ids if not self.session.label(i).suggested]
+                if plain:
+                    raise ParameterError(f"label {plain[0]!r} is not a suggestion; delete it as a label")
+            if ids:
+                self.session.edit_labels(deleted=ids,
+                                         name=f"reject {len(ids)} suggested label{'s' if len(ids) != 1 else ''}")
+            return len(ids)
+
+    def validate_label(self, label, *, pending=()) -> None:
+        """Check a label against its item and the item's labels (and ``pending`` ones to be added with it).
+
+        Raises
+        ------
+        ParameterError, InfeasibleLabelsError
+            Out of range, of the wrong kind for the item, or contradicting its labels (named).
+        """
+        self._tasks.get(self.session.item(label.item_id)).validate_label(label, pending=list(pending))
 
     def add_label(self, label):
         """Validate a label against its item and store it (committed before returning)."""
@@ -803,7 +868,7 @@ class Engine:
             np.savez(buf, **arrays)
             ids = task.item_ids()
             params = dict(task._params(), trained_by="prior", prior=record_id,
-                          n_labels=sum(len(self.session.labels(i)) for i in ids))
+                          n_labels=sum(len(self.labels(i)) for i in ids))
             version = f"{task.name[:3]}-prior-{_time.time_ns() // 1000}"
             self.session.save_model(version, task.name, params, buf.getvalue(), self.session.labels_hash(ids))
             self._tasks.forget((task.name, task.kind))
@@ -939,11 +1004,14 @@ class Engine:
         # the model it was asked under: the task's model after the call (the call may have fitted the first one)
         return None if question is None else dataclasses.replace(question, model_id=task.model_id)
 
-    def carry_labels(self, source_id: str, target_ids, *, aligner=None, cancel=None, progress=None):
+    def carry_labels(self, source_id: str, target_ids, *, aligner=None, cancel=None, progress=None,
+                     as_suggestions: bool = False):
         """Carry every label of one recording onto other recordings of the same music, as one undoable step.
 
         See :func:`marginalia.sync.carry.carry_between_items` (each target aligned to the source
         by the sync aligner, the labels mapped through the path; nothing stored on cancel or conflict).
+        With ``as_suggestions`` they are stored as suggestions the person accepts
+        (:meth:`accept_suggestions`), moves or rejects (:meth:`reject_suggestions`).
 
         Returns
         -------
@@ -951,7 +1019,8 @@ class Engine:
             ``stored`` labels, ``per_target`` counts, ``skipped`` reasons, ``already`` (stated before).
         """
         from .sync.carry import carry_between_items
-        return carry_between_items(self, source_id, target_ids, aligner=aligner, cancel=cancel, progress=progress)
+        return carry_between_items(self, source_id, target_ids, aligner=aligner, cancel=cancel, progress=progress,
+                                   as_suggestions=as_suggestions)
 
     def sync_recordings(self, reference_id: str, target_id: str, *, aligner=None, question: bool = False,
                         cancel=None):

@@ -375,7 +375,7 @@ def _source_data(path: Path, kind: str, n_features: int):
         return None, f"not read ({exc.__class__.__name__})"
     try:
         recs = [r for r in src.session.items() if r.task == "segmentation" and r.kind == kind
-                and src.session.labels(r.id)]
+                and src.labels(r.id)]
         if not recs:
             return None, "no labelled item"
         total = sum(int((r.meta or {}).get("n_samples") or 0) for r in recs)
@@ -387,7 +387,7 @@ def _source_data(path: Path, kind: str, n_features: int):
             if X.shape[1] != n_features:
                 return None, "other inputs"
             Xs.append(X)
-            labels.append(list(src.session.labels(r.id)))
+            labels.append(list(src.labels(r.id)))
         return pack_source_data(Xs, labels), len(recs), int(sum(X.shape[0] for X in Xs))
     except (MarginaliaError, OSError, ValueError) as exc:
         return None, f"its data files could not be read ({exc.__class__.__name__})"

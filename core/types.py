@@ -472,6 +472,8 @@ def _label_defaults(obj):
         _set(obj, "id", new_id())
     if not obj.created:
         _set(obj, "created", time.time())
+    if not isinstance(obj.suggested, bool):
+        raise ParameterError(f"{type(obj).__name__}.suggested: expected True or False, got {obj.suggested!r}")
 
 
 @dataclass(frozen=True)
@@ -487,12 +489,16 @@ class Label:
     author : str
     created : float
         Unix time; set to now when 0.
+    suggested : bool
+        A suggestion (e.g. carried from another recording) that the person has not accepted yet:
+        shown, but no model learns from it and no export writes it until it is accepted.
     """
 
     item_id: str
     id: str = ""
     author: str = ""
     created: float = 0.0
+    suggested: bool = False
 
     def __post_init__(self):
         _label_defaults(self)
@@ -502,10 +508,11 @@ def label_fact(label) -> tuple:
     """What a label states, without its id, author or time: equal for two labels saying the same thing.
 
     Subclasses that only remember where a label came from (e.g. the annotation table's values
-    kept by ``CghRegionLabel``) state the same fact as their base label.
+    kept by ``CghRegionLabel``) state the same fact as their base label, and a suggestion states the
+    same fact as the label it would become.
     """
     base = next(c for c in type(label).__mro__ if Label in c.__bases__)
-    names = [f.name for f in fields(base) if f.name not in ("id", "author", "created")]
+    names = [f.name for f in fields(base) if f.name not in ("id", "author", "created", "suggested")]
     return (base.__name__,) + tuple(getattr(label, name) for name in names)
 
 
@@ -633,6 +640,8 @@ def describe_label(label, positions=None, units: str = "") -> str:
             return f"{v:.2f} s"
         return f"{v:g}"
 
+    if label.suggested:
+        return "suggested \u00b7 " + describe_label(dataclasses.replace(label, suggested=False), positions, units)
     if isinstance(label, RegionLabel):
         return f"{REGION_KIND_NAMES[label.kind]}: {at(label.start)} \u2013 {at(label.stop - 1)}"
     if isinstance(label, BoundaryLabel):

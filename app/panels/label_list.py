@@ -33,9 +33,18 @@ class LabelList(QtWidgets.QListWidget):
         for lab in order:
             it = QtWidgets.QListWidgetItem(describe_label(lab, positions, units))
             it.setData(Qt.ItemDataRole.UserRole, lab.id)
+            if lab.suggested:
+                font = it.font()
+                font.setItalic(True)
+                it.setFont(font)
+                it.setToolTip("a suggestion carried from another recording: Ctrl+Enter accepts it, Del rejects it")
             self.addItem(it)
             self._ids.append(lab.id)
         self.blockSignals(False)
+
+    def texts(self) -> list:
+        """The rows as shown, top to bottom."""
+        return [self.item(i).text() for i in range(self.count())]
 
     def select_label(self, label_id):
         self.blockSignals(True)

@@ -143,7 +143,8 @@ class LabelRegionItem(_RegionEditFinished, pg.LinearRegionItem):
         self.setZValue(10)
         self._apply_style()
         self.sigRegionChangeFinished.connect(self._finished)
-        self.setToolTip(f"{theme.REGION_NAMES[label.kind]}\nsamples [{label.start}, {label.stop})")
+        self.setToolTip((theme.SUGGESTED_TIP if label.suggested else "")
+                        + f"{theme.REGION_NAMES[label.kind]}\nsamples [{label.start}, {label.stop})")
 
     def viewTransformChanged(self):
         # the width of a screen pixel is read once per zoom here, not at each of Qt's many boundingRect calls
@@ -162,10 +163,11 @@ class LabelRegionItem(_RegionEditFinished, pg.LinearRegionItem):
         return br
 
     def _apply_style(self):
-        self.setBrush(theme.region_brush(self.label.kind, selected=self.selected))
-        self.setHoverBrush(theme.region_brush(self.label.kind, selected=True))
+        suggested = self.label.suggested
+        self.setBrush(theme.region_brush(self.label.kind, selected=self.selected, suggested=suggested))
+        self.setHoverBrush(theme.region_brush(self.label.kind, selected=True, suggested=suggested))
         for line in self.lines:
-            line.setPen(theme.region_pen(self.label.kind, selected=self.selected))
+            line.setPen(theme.region_pen(self.label.kind, selected=self.selected, suggested=suggested))
         self.update()
 
     def set_selected(self, selected: bool):
@@ -181,18 +183,17 @@ class BoundaryLabelLine(ClickSelects, pg.InfiniteLine):
 
     def __init__(self, label: BoundaryLabel, x: float):
         super().__init__(pos=x, angle=90, movable=True,
-                         pen=pg.mkPen(theme.BOUNDARY_LABEL, width=2),
+                         pen=theme.label_pen(theme.BOUNDARY_LABEL, suggested=label.suggested),
                          hoverPen=pg.mkPen(theme.SELECTION, width=3))
         self.label = label
         self.selected = False
         self.setZValue(20)
-        self.setToolTip(f"exact boundary at change index {label.index}")
+        self.setToolTip((theme.SUGGESTED_TIP if label.suggested else "") + f"exact boundary at change index {label.index}")
         self.sigPositionChangeFinished.connect(lambda *_: self.sigEdited.emit(self.label.id, float(self.value())))
 
     def set_selected(self, selected: bool):
         self.selected = bool(selected)
-        self.setPen(pg.mkPen(theme.SELECTION if selected else theme.BOUNDARY_LABEL, width=3 if selected else 2,
-                             style=Qt.PenStyle.DashDotLine if selected else Qt.PenStyle.SolidLine))
+        self.setPen(theme.label_pen(theme.BOUNDARY_LABEL, selected=self.selected, suggested=self.label.suggested))
 
 
 class EventSpanItem(_RegionEditFinished, pg.LinearRegionItem):
@@ -208,16 +209,18 @@ class EventSpanItem(_RegionEditFinished, pg.LinearRegionItem):
         self.setZValue(11)
         self._apply_style()
         self.sigRegionChangeFinished.connect(self._finished)
-        self.setToolTip(f"events {label.first}\u2013{label.last} start inside "
-                        f"[{label.t0_s:.2f}, {label.t1_s:.2f}] s")
+        self.setToolTip((theme.SUGGESTED_TIP if label.suggested else "")
+                        + f"events {label.first}\u2013{label.last} start inside [{label.t0_s:.2f}, {label.t1_s:.2f}] s")
 
     def _apply_style(self):
         r, g, b = pg.mkColor(theme.ANCHOR).getRgb()[:3]
-        self.setBrush(pg.mkBrush(r, g, b, 90 if self.selected else 40))
+        fill = theme.SUGGESTED_FILL if self.label.suggested else 1.0
+        self.setBrush(pg.mkBrush(r, g, b, int((90 if self.selected else 40) * fill)))
         self.setHoverBrush(pg.mkBrush(r, g, b, 90))
+        style = theme.SUGGESTED_PEN_STYLE if self.label.suggested else Qt.PenStyle.DashLine
         for line in self.lines:
             line.setPen(pg.mkPen(theme.SELECTION, width=2) if self.selected
-                        else pg.mkPen(r, g, b, 220, width=1, style=Qt.PenStyle.DashLine))
+                        else pg.mkPen(r, g, b, 220, width=1, style=style))
         self.update()
 
     def set_selected(self, selected: bool):

@@ -8,7 +8,6 @@ import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.widgets.ColorMapMenu import ColorMapMenu
 from PySide6 import QtCore, QtWidgets
-from PySide6.QtCore import Qt
 
 from marginalia.types import AnchorLabel, EventSpanLabel
 
@@ -97,18 +96,19 @@ class AnchorLine(ClickSelects, pg.InfiniteLine):
     sigMoved = QtCore.Signal(str, float)
 
     def __init__(self, label: AnchorLabel):
-        super().__init__(pos=label.time_s, angle=90, movable=True, pen=pg.mkPen(theme.ANCHOR, width=2),
+        super().__init__(pos=label.time_s, angle=90, movable=True,
+                         pen=theme.label_pen(theme.ANCHOR, suggested=label.suggested),
                          hoverPen=pg.mkPen(theme.SELECTION, width=3), label=f"e{label.event}",
                          labelOpts={"position": 0.95, "color": theme.ANCHOR})
         self.label = label
-        self.setToolTip(f"anchor: event {label.event} at {label.time_s:.3f} s \u00b1 {label.tolerance_s:.3f} "
+        self.setToolTip((theme.SUGGESTED_TIP if label.suggested else "")
+                        + f"anchor: event {label.event} at {label.time_s:.3f} s \u00b1 {label.tolerance_s:.3f} "
                         "(drag to move, Del to delete)")
         self.setZValue(25)
         self.sigPositionChangeFinished.connect(lambda *_: self.sigMoved.emit(self.label.id, float(self.value())))
 
     def set_selected(self, selected: bool):
-        self.setPen(pg.mkPen(theme.SELECTION if selected else theme.ANCHOR, width=3 if selected else 2,
-                             style=Qt.PenStyle.DashDotLine if selected else Qt.PenStyle.SolidLine))
+        self.setPen(theme.label_pen(theme.ANCHOR, selected=selected, suggested=self.label.suggested))
 
 
 class SpectrogramView(ItemView):

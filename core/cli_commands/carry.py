@@ -17,7 +17,9 @@ boundaries land on the corresponding frames of the target; score anchors and eve
 corresponding times, when the target has a score with those events. Labels the target already has
 are not added twice. All carried labels are stored as ONE step of the project's history: one undo
 (or `marginalia-cli restore`) takes them all back. Nothing is stored when a carried label contradicts
-a label of a target (the message names both); the project must not be open in the app.
+a label of a target (the message names both); the project must not be open in the app. With --suggest
+they are stored as suggestions instead: shown in the app, learned from and exported only once accepted
+(a suggestion that contradicts a target's labels is left out and counted).
 
 ITEM is an item's id or its name, as listed by `marginalia-cli project list PROJECT`.
 
@@ -35,6 +37,9 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--to", dest="targets", metavar="ITEM", nargs="+", required=True,
                    help="the recordings that receive the labels")
     p.add_argument("--model", metavar="MODEL", help="a sync aligner trained by `train --task sync` (optional)")
+    p.add_argument("--suggest", action="store_true",
+                   help="store suggestions to review in the app (accept, move or reject) instead of labels; a "
+                        "suggestion that contradicts a target's labels is left out")
     p.set_defaults(run=run)
 
 
@@ -70,10 +75,12 @@ def run(args) -> int:
         progress = make_progress(args, len(targets) + 1, "carry", unit="recordings")
         with progress:
             report = eng.carry_labels(source.id, [t.id for t in targets], aligner=aligner,
-                                      progress=lambda done, total, message: progress.advance(message=message))
+                                      progress=lambda done, total, message: progress.advance(message=message),
+                                      as_suggestions=args.suggest)
     for why, n in report.skipped.items():
         print(f"carry: warning: {n} label(s) not carried: {why}", file=sys.stderr)
     undo = (f"; to take them all back: marginalia-cli restore {args.project} --to {steps[-1].id}"
             if report.stored and steps else "")
-    info(args, f"carry: {len(report.stored)} label(s) added to {len(targets)} recording(s) as one step{undo}")
+    what = "suggested label(s) to review in the app" if args.suggest else "label(s)"
+    info(args, f"carry: {len(report.stored)} {what} added to {len(targets)} recording(s) as one step{undo}")
     return EXIT_OK

@@ -46,7 +46,11 @@ _TASK_OF_TYPE = {
     "WarpAnchorLabel": "warping",
 }
 
-_FIELDS = {name: tuple(dataclasses.fields(cls)) for name, cls in LABEL_TYPES.items()}
+#: stored only when set: a label that is not a suggestion encodes as it did before suggestions existed, so its
+#: canonical JSON (and every label-set digest, which model versions remember) is unchanged
+_OPTIONAL = {"suggested": False}
+_FIELDS = {name: tuple(f for f in dataclasses.fields(cls) if f.name not in _OPTIONAL)
+           for name, cls in LABEL_TYPES.items()}
 _KEYS = {name: frozenset(f.name for f in fields) | {"type"} for name, fields in _FIELDS.items()}
 _FLOAT_FIELDS = {name: tuple(f.name for f in fields if f.type == "float" or f.type is float)
                  for name, fields in _FIELDS.items()}
@@ -94,6 +98,9 @@ def label_to_dict(label) -> dict:
     out = {"type": name}
     for f in _FIELDS[name]:
         out[f.name] = _normalise(name, f, getattr(label, f.name))
+    for key, default in _OPTIONAL.items():
+        if getattr(label, key) != default:
+            out[key] = getattr(label, key)
     return out
 
 
@@ -110,13 +117,19 @@ def label_from_dict(data: dict):
     name = data.get("type")
     if name not in LABEL_TYPES:
         raise DataFormatError(f"label: unknown type {name!r}; expected one of {sorted(LABEL_TYPES)}")
+    optional = {key: data[key] for key in _OPTIONAL if key in data}
+    if optional:
+        data = {k: v for k, v in data.items() if k not in optional}
+        for key, value in optional.items():
+            if not isinstance(value, bool):
+                raise DataFormatError(f"label of type {name}: field {key} must be true or false, got {value!r}")
     if data.keys() != _KEYS[name]:  # one set comparison on the fast path (projects decode every label on open)
         names = _KEYS[name] - {"type"}
         extra = sorted(set(data) - names - {"type"})
         if extra:
             raise DataFormatError(f"label of type {name}: unknown field(s) {extra}; expected only {sorted(names)}")
         raise DataFormatError(f"label of type {name}: missing field(s) {sorted(names - set(data))}")
-    kwargs = dict(data)
+    kwargs = dict(data, **optional)
     del kwargs["type"]
     for fname in _FLOAT_FIELDS[name]:
         if isinstance(kwargs[fname], str):

@@ -432,6 +432,65 @@ class Session:
         self._emit(events)
         return label
 
+    def edit_labels(self, changed=(), deleted=(), *, name: Optional[str] = None) -> list:
+        """Change and delete several labels in ONE transaction and one undo step; returns the changed labels.
+
+        Parameters
+        ----------
+        changed : iterable of label
+            New versions of existing labels (same id and item), as :meth:`change_label` takes them.
+        deleted : iterable of str
+            Ids of labels to delete.
+        name : str, optional
+            The step's name in the history.
+        """
+        changed, deleted = list(changed), list(deleted)
+        with self._lock:
+            self._writable("edit labels")
+            edits, kept = [], []
+            seen = set()
+            for label in changed:
+                task_of_label(label)
+                old = self._get_label(label.id)
+                if label.item_id != old.item_id:
+                    raise ParameterError(f"label.item_id: a label cannot move between items (label {label.id!r} is "
+                                         f"on {old.item_id!r}, got {label.item_id!r})")
+                self._check_label_for_item(label)
+                if label.id in seen:
+                    raise ParameterError(f"labels: label {label.id!r} is edited twice in one step")
+                seen.add(label.id)
+                old_text, new_text = dumps_label(old), dumps_label(label)
+                if old_text != new_text:
+                    edits.append(("change", label.id, label.item_id, old_text, new_text))
+                    kept.append(label)
+            gone = []
+            for label_id in deleted:
+                if label_id in seen:
+                    raise ParameterError(f"labels: label {label_id!r} is edited twice in one step")
+                seen.add(label_id)
+                old = self._get_label(label_id)
+                edits.append(("delete", label_id, old.item_id, dumps_label(old), None))
+                gone.append(old)
+            if not edits:
+                return []
+            before = (self._history.can_undo, self._history.can_redo)
+            seqs = self._store.apply_edits(edits, self.author, name=name)
+            batch = seqs[0] if len(seqs) > 1 else None
+            by_item: dict = {}
+            for label, seq in zip(kept, seqs):
+                self._labels[label.id] = label
+                self._by_item[label.item_id][label.id] = label
+                self._history.edited(seq, label.item_id, batch)
+                by_item.setdefault(label.item_id, []).append(label.id)
+            for old, seq in zip(gone, seqs[len(kept):]):
+                del self._labels[old.id]
+                del self._by_item[old.item_id][old.id]
+                self._history.edited(seq, old.item_id, batch)
+                by_item.setdefault(old.item_id, []).append(old.id)
+            events = [LabelsChanged(item, tuple(ids)) for item, ids in by_item.items()] + self._undo_event(before)
+        self._emit(events)
+        return kept
+
     def delete_label(self, label_id: str) -> None:
         """Delete a label (durably)."""
         with self._lock:
@@ -598,7 +657,8 @@ class Session:
         return found
 
     def labels_hash(self, item_ids: Optional[Iterable[str]] = None) -> str:
-        """sha256 of the canonical JSON of the current labels (of the given items, or all)."""
+        """sha256 of the canonical JSON of the current labels (of the given items, or all), suggestions left out:
+        the label set a model learns from."""
         with self._lock:
             if item_ids is None:
                 chosen = list(self._labels.values())
@@ -609,7 +669,7 @@ class Session:
                 for iid in item_ids:
                     self._get_item(iid)
                     chosen.extend(self._by_item[iid].values())
-        return labels_digest(chosen)
+        return labels_digest(lab for lab in chosen if not lab.suggested)
 
     # ------------------------------------------------------------- undo/redo
 

@@ -215,14 +215,17 @@ def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=Non
 
 
 def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, cancel=None,
-                        progress: Optional[Callable] = None) -> CarryReport:
+                        progress: Optional[Callable] = None, as_suggestions: bool = False) -> CarryReport:
     """Carry every label of one recording of a project onto other recordings of it, as one undoable step.
 
     Each target is aligned to the source with the sync aligner (exact DTW on the recordings'
     chroma and onset features, :class:`~marginalia.sync.SyncAligner`) and the source's labels are
-    mapped through the path (:func:`carry_labels`). Labels a target already states are not added
-    twice; the rest are validated together and stored as one step, or nothing is stored (a carried
-    label that contradicts a target's labels is refused with both named).
+    mapped through the path (:func:`carry_labels`). Labels (or suggestions) a target already states
+    are not added twice. As labels, the rest are validated together and stored as one step, or
+    nothing is stored (a carried label that contradicts a target's labels is refused with both
+    named). As suggestions (``as_suggestions``), each is checked against the target's labels on its
+    own, one that contradicts them is left out (counted in ``skipped``), and the rest are stored as
+    one step of suggested labels for the person to accept, move or reject.
 
     Parameters
     ----------
@@ -237,12 +240,14 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
         Set to stop between targets (nothing is stored then).
     progress : callable, optional
         ``progress(done, total, message)`` after each target.
+    as_suggestions : bool, default False
+        Store suggested labels (``suggested=True``) rather than labels.
 
     Returns
     -------
     CarryReport
     """
-    from ..exceptions import CancelledError, UsageError
+    from ..exceptions import CancelledError, InfeasibleLabelsError, ParameterError, UsageError
     from ..sync import SyncAligner
     from ..types import label_fact
 
@@ -268,7 +273,7 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
     src_positions = engine.sequence(source_id).positions
     if progress is not None:
         progress(1, total, f"features of {infos[source_id].name}")
-    known = {label_fact(lab) for lab in engine.labels()}
+    known = {label_fact(lab) for lab in engine.labels(suggestions=True)}
     new, per_target, skipped, already = [], {}, {}, 0
     for k, target in enumerate(target_ids):
         stop_if_asked()
@@ -278,19 +283,30 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
         carried = carry_labels(labels, result, src_positions, engine.sequence(target).positions, target,
                                target_events=None if score is None else score.n_events)
         per_target[target] = 0
+        mine = []
         for lab in carried.labels:
             if label_fact(lab) in known:
                 already += 1
                 continue
+            if as_suggestions:
+                lab = replace(lab, suggested=True)
+                try:
+                    engine.validate_label(lab, pending=mine)
+                except (ParameterError, InfeasibleLabelsError):
+                    why = "it contradicts a label of the target"
+                    skipped[why] = skipped.get(why, 0) + 1
+                    continue
             known.add(label_fact(lab))
-            new.append(lab)
+            mine.append(lab)
             per_target[target] += 1
+        new.extend(mine)
         for _, why in carried.skipped:
             skipped[why] = skipped.get(why, 0) + 1
         if progress is not None:
             progress(k + 2, total, f"aligned {infos[target].name}")
     stop_if_asked()
-    name = (f"carry of {len(labels)} label{'s' if len(labels) != 1 else ''} from {infos[source_id].name} to "
+    name = (f"{'suggestions from a carry' if as_suggestions else 'carry'} of {len(labels)} "
+            f"label{'s' if len(labels) != 1 else ''} from {infos[source_id].name} to "
             f"{len(target_ids)} recording{'s' if len(target_ids) != 1 else ''}")
     stored = engine.add_labels(new, name=name) if new else []
     return CarryReport(stored=tuple(stored), per_target=per_target, skipped=skipped, already=already,

@@ -130,9 +130,10 @@ class EngineTask:
         return [r.id for r in self.engine.session.items() if r.task == self.name and r.kind == self.kind]
 
     def labels_of(self, item_id: str) -> list:
+        """The item's labels the model learns from and obeys: suggestions are left out until accepted."""
         if getattr(self._without_labels, "on", False):  # scoring the fixed stopping set, on this thread only
             return []
-        return self.engine.session.labels(item_id)
+        return [lab for lab in self.engine.session.labels(item_id) if not lab.suggested]
 
     def features(self, item_id: str) -> np.ndarray:
         with self._lock:
@@ -172,7 +173,7 @@ class EngineTask:
         # the id names the parameters alone: an update that changes nothing keeps the model (and predictions) fresh
         digest = hashlib.sha256(blob + json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
         ids = self.item_ids()
-        params = dict(params, trained_by=how, n_labels=sum(len(self.engine.session.labels(i)) for i in ids))
+        params = dict(params, trained_by=how, n_labels=sum(len(self.labels_of(i)) for i in ids))
         label_hash = self.engine.session.labels_hash(ids)
         model_id = f"{self.name[:3]}-{digest}"
         self._remember(label_hash, arrays, params, model_id)

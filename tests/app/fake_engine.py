@@ -92,8 +92,13 @@ class FakeEngine:
         return None
 
     # ---- labels
-    def labels(self, item_id=None):
-        return [lab for lab in self._labels.values() if item_id is None or lab.item_id == item_id]
+    def labels(self, item_id=None, *, suggestions=False):
+        return [lab for lab in self._labels.values() if (item_id is None or lab.item_id == item_id)
+                and (suggestions or not lab.suggested)]
+
+    def suggestions(self, item_id=None):
+        return [lab for lab in self._labels.values() if (item_id is None or lab.item_id == item_id)
+                and lab.suggested]
 
     def _check(self, label):
         T = self.seqs[label.item_id].n_samples

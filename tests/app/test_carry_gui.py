@@ -37,6 +37,7 @@ def test_the_shown_recordings_labels_are_carried_in_the_background_and_one_undo_
         assert not dialog.carry_button.isEnabled()
         dialog.list.item(0).setCheckState(Qt.CheckState.Checked)
         assert dialog.carry_button.isEnabled() and dialog.chosen() == [ids["b"]]
+        dialog.as_suggestions.setChecked(False)           # straight to labels
         return QtWidgets.QDialog.DialogCode.Accepted
 
     win.run_dialog = answer
@@ -47,6 +48,47 @@ def test_the_shown_recordings_labels_are_carried_in_the_background_and_one_undo_
     assert win.infos[ids["b"]].n_labels == 4 and win.engine.labels(ids["c"]) == []
     win.undo()
     assert win.engine.labels(ids["b"]) == [] and len(win.engine.labels(ids["a"])) == 4
+
+
+@pytest.mark.slow
+def test_carried_suggestions_are_drawn_dotted_and_accepted_or_rejected_by_key(qtbot, window):
+    win, ids = window
+    win.show_item(ids["a"])
+    qtbot.waitUntil(lambda: win.current_item == ids["a"] and win._item_payload is not None, timeout=20000)
+
+    def answer(dialog):
+        assert dialog.as_suggestions.isChecked()          # suggestions by default
+        dialog._check_all(Qt.CheckState.Checked)
+        return QtWidgets.QDialog.DialogCode.Accepted
+
+    win.run_dialog = answer
+    win.carry_labels_dialog()
+    qtbot.waitUntil(lambda: len(win.engine.suggestions(ids["c"])) == 4 and not win.runner.is_busy("carry"),
+                    timeout=60000)
+    assert "suggested label(s)" in win.statusBar().currentMessage() and win.engine.labels(ids["b"]) == []
+    assert win.infos[ids["b"]].n_labels == 0
+    win.show_item(ids["b"])
+    qtbot.waitUntil(lambda: win.current_item == ids["b"] and win._item_payload is not None, timeout=20000)
+    view = win.active_view()
+    drawn = view._label_items
+    assert len(drawn) == 4 and all(item.label.suggested for item in drawn.values())
+    region = next(item for item in drawn.values() if hasattr(item, "lines"))
+    assert region.lines[0].pen.style() == theme.SUGGESTED_PEN_STYLE
+    assert all(text.startswith("suggested \u00b7 ") for text in win.label_list.texts())
+    # Ctrl+Enter accepts the selected suggestion; nothing selected: the status bar says what to do
+    win.accept_selected_suggestion()
+    assert "Select a suggested (dotted) label first" in win.statusBar().currentMessage()
+    view.select_label(region.label.id)
+    win.actions["accept_suggestion"].trigger()
+    assert [lab.id for lab in win.engine.labels(ids["b"])] == [region.label.id]
+    qtbot.waitUntil(lambda: not view._label_items[region.label.id].label.suggested, timeout=5000)
+    assert view._label_items[region.label.id].lines[0].pen.style() != theme.SUGGESTED_PEN_STYLE
+    win.actions["accept_all_suggestions"].trigger()
+    assert len(win.engine.labels(ids["b"])) == 4 and win.engine.suggestions(ids["b"]) == []
+    win.undo()
+    assert len(win.engine.suggestions(ids["b"])) == 3
+    win.actions["reject_all_suggestions"].trigger()
+    assert win.engine.suggestions(ids["b"]) == [] and len(win.engine.labels(ids["b"])) == 1
 
 
 def test_the_dialog_checks_the_recordings_of_the_same_score_and_the_action_needs_a_labelled_recording(qtbot,
@@ -83,8 +125,9 @@ def test_compare_draws_the_path_between_two_recordings_and_carries_from_there(qt
     assert "5 labelled moments would land" in dialog.summary.text()
     assert dialog.question is not None and "The path is least sure at" in dialog.summary.text()
     dialog.carry_button.click()
-    qtbot.waitUntil(lambda: len(win.engine.labels(ids["c"])) == 4 and not win.runner.is_busy("carry"), timeout=60000)
-    assert win.engine.labels(ids["b"]) == []
+    qtbot.waitUntil(lambda: len(win.engine.suggestions(ids["c"])) == 4 and not win.runner.is_busy("carry"),
+                    timeout=60000)
+    assert win.engine.suggestions(ids["b"]) == [] and win.engine.labels(ids["c"]) == []
 
 
 def test_label_times_name_each_moment_a_label_states_and_the_path_keeps_to_60_lines():

@@ -159,6 +159,12 @@ def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, ca
     assert main(["carry", str(project), "--from", "a", "--to", "b", "-q"]) == 0
     with Engine.open(project, read_only=True) as eng:
         assert len(eng.labels(ids["b"])) == 4
+    # --suggest: suggestions to review in the app, not labels
+    capsys.readouterr()
+    assert main(["carry", str(project), "--from", "a", "--to", "c", "--suggest"]) == 0
+    assert "4 suggested label(s) to review in the app added to 1 recording(s)" in capsys.readouterr().err
+    with Engine.open(project, read_only=True) as eng:
+        assert eng.labels(ids["c"]) == [] and len(eng.suggestions(ids["c"])) == 4
 
 
 @pytest.mark.slow

@@ -1,5 +1,7 @@
 """Hypothesis strategies producing every label type (shared by the session tests)."""
 
+import dataclasses
+
 from hypothesis import strategies as st
 
 from marginalia.io.cgh import CghRegionLabel
@@ -56,5 +58,7 @@ def cgh_region_labels(draw, item_id=None):
                           annotation=draw(st.sampled_from(["normal", "0breakpoints", "1breakpoint", ""])))
 
 
+#: every label type, some of them suggestions (labels carried from another recording, not accepted yet)
 any_label = st.one_of(region_labels(), boundary_labels(), anchor_labels(), event_span_labels(),
-                      warp_anchor_labels(), cgh_region_labels())
+                      warp_anchor_labels(), cgh_region_labels()).flatmap(
+    lambda lab: st.sampled_from([lab, dataclasses.replace(lab, suggested=True)]))

@@ -89,3 +89,18 @@ def test_non_finite_floats_round_trip_as_strings():
 def test_task_of_label():
     assert task_of_label(BoundaryLabel("i", index=2)) == "segmentation"
     assert task_of_label(AnchorLabel("i", event=0, time_s=1.0)) == "alignment"
+
+
+def test_a_suggestion_is_stored_with_its_flag_and_a_label_exactly_as_before_suggestions_existed():
+    label = RegionLabel("1:1", id="r1", author="", created=5.0, start=3, stop=9, kind=RegionKind.ZERO)
+    assert "suggested" not in label_to_dict(label)            # files and digests of plain labels are unchanged
+    assert dumps_label(label) == ('{"author":"","created":5.0,"id":"r1","item_id":"1:1","kind":"0","start":3,'
+                                  '"stop":9,"type":"RegionLabel"}')
+    import dataclasses
+    suggestion = dataclasses.replace(label, suggested=True)
+    assert label_to_dict(suggestion)["suggested"] is True
+    assert loads_label(dumps_label(suggestion)) == suggestion and loads_label(dumps_label(label)) == label
+    with pytest.raises(DataFormatError, match="field suggested must be true or false"):
+        label_from_dict(dict(label_to_dict(label), suggested="yes"))
+    with pytest.raises(ParameterError, match="suggested: expected True or False"):
+        RegionLabel("1:1", start=0, stop=2, kind=RegionKind.ZERO, suggested=1)

@@ -5,7 +5,7 @@ import threading
 import numpy as np
 import pytest
 
-from marginalia.exceptions import CancelledError, UsageError
+from marginalia.exceptions import CancelledError, ParameterError, UsageError
 from marginalia.types import BoundaryLabel
 from tests.core.sync.synthetic import three_takes_project
 
@@ -70,3 +70,41 @@ def test_two_recordings_of_a_project_are_aligned_to_each_other(project):
         eng.sync_recordings(ids["a"], ids["a"])
     with pytest.raises(UsageError, match="'nope': not an item of this project"):
         eng.sync_recordings(ids["a"], "nope")
+
+
+@pytest.mark.slow
+def test_carried_suggestions_are_shown_not_learned_until_accepted_and_one_undo_steps_back(project):
+    from marginalia.types import RegionKind, RegionLabel
+    eng, ids, _ = project
+    hash_before = eng.session.labels_hash([ids["b"]])
+    report = eng.carry_labels(ids["a"], [ids["b"]], as_suggestions=True)
+    assert len(report.stored) == 4 and all(lab.suggested for lab in report.stored)
+    assert report.step_name.startswith("suggestions from a carry of 4 labels")
+    assert eng.labels(ids["b"]) == [] and len(eng.suggestions(ids["b"])) == 4
+    assert len(eng.labels(ids["b"], suggestions=True)) == 4
+    # not learned from, not counted, not exported, and not part of the label set a model remembers
+    task = eng._tasks.get(eng.session.item(ids["b"]))
+    assert task.labels_of(ids["b"]) == [] and eng.item_info(ids["b"]).n_labels == 0
+    assert eng.session.labels_hash([ids["b"]]) == hash_before
+    assert eng.carry_labels(ids["a"], [ids["b"]], as_suggestions=True).already == 4      # nothing twice
+    # accept one, then the rest; one undo takes the last acceptance back
+    first = eng.suggestions(ids["b"])[0]
+    accepted = eng.accept_suggestions([first.id])
+    assert [lab.id for lab in accepted] == [first.id] and not accepted[0].suggested
+    assert [lab.id for lab in eng.labels(ids["b"])] == [first.id] and len(eng.suggestions(ids["b"])) == 3
+    assert len(eng.accept_suggestions(item_id=ids["b"])) == 3 and eng.suggestions(ids["b"]) == []
+    assert len(task.labels_of(ids["b"])) == 4 and eng.session.labels_hash([ids["b"]]) != hash_before
+    eng.undo()
+    assert len(eng.labels(ids["b"])) == 1 and len(eng.suggestions(ids["b"])) == 3
+    with pytest.raises(ParameterError, match="is not a suggestion"):
+        eng.accept_suggestions([first.id])
+    assert eng.reject_suggestions(item_id=ids["b"]) == 3 and eng.suggestions(ids["b"]) == []
+    eng.undo()
+    assert len(eng.suggestions(ids["b"])) == 3
+    # a suggestion that contradicts a label of the target is left out, the others are stored
+    region = next(lab for lab in eng.suggestions(ids["b"]) if isinstance(lab, RegionLabel))
+    eng.reject_suggestions(item_id=ids["b"])
+    eng.delete_label(first.id)
+    eng.add_label(RegionLabel(item_id=ids["b"], start=region.start, stop=region.stop, kind=RegionKind.ONE))
+    report = eng.carry_labels(ids["a"], [ids["b"]], as_suggestions=True)
+    assert report.skipped == {"it contradicts a label of the target": 1} and len(report.stored) == 3

@@ -1,12 +1,16 @@
-"""Save ``docs/images/compare_recordings.png``: two pianists' performances of one piece joined by their path.
+"""Save ``docs/images/compare_recordings.png`` and ``docs/images/suggestions.png``: two pianists' performances of
+one piece joined by their path, then the first one's labels carried onto the second as suggestions.
 
-Usage: ``python -m benchmarks.images.sync_screenshot [--data PATH] [--out PNG] [--piece NAME] [--pianists p01,p02]``
+Usage: ``python -m benchmarks.images.sync_screenshot [--data PATH] [--out PNG] [--suggestions-out PNG] [--piece NAME]
+[--pianists p01,p02]``
 
 Two Vienna 4x22 performances of the same excerpt (default Mozart K.331, pianists p01 and p02; their MIDI
 rendered with fluidsynth + FluidR3 GM as ``benchmarks/quality/quality_alignment.py`` renders them) are imported
 with the excerpt's score into a project; the first gets an anchor at the performed onset of every eighth score
 event (from its ground truth). The window shows it, then View ▸ Compare with another recording… with the second:
-the saved picture is that dialog. Prints its summary line. Runs offscreen.
+the saved picture is that dialog. Its "Carry" button then carries the anchors onto the second performance as
+suggestions, and the window showing it is the second picture. Prints the dialog's summary and the carry's status
+line. Runs offscreen.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 def main(argv=None) -> int:
     ap = parser(__doc__, ROOT / "docs" / "images" / "compare_recordings.png")
+    ap.add_argument("--suggestions-out", default=str(ROOT / "docs" / "images" / "suggestions.png"))
     ap.add_argument("--piece", default="Mozart_K331_1st-mov")
     ap.add_argument("--pianists", default="p01,p02")
     args = ap.parse_args(argv)
@@ -66,7 +71,17 @@ def main(argv=None) -> int:
         wait(app, None, 0.5)
         save_grab(dialog, args.out)
         print(dialog.summary.text())
-        dialog.close()
+        dialog.carry_button.click()
+        wait(app, lambda: not win.runner.is_busy("carry") and engine.suggestions(ids[tgt_pianist]), 300)
+        print(win.statusBar().currentMessage())
+        win.show_item(ids[tgt_pianist])
+        wait(app, lambda: win.current_item == ids[tgt_pianist] and win._item_payload is not None, 120)
+        first = engine.suggestions(ids[tgt_pianist])[2]
+        win.active_view().main.setXRange(first.time_s - 4.0, first.time_s + 8.0, padding=0)
+        win.active_view().select_label(first.id)
+        win.label_list.select_label(first.id)
+        wait(app, None, 0.5)
+        save_grab(win, args.suggestions_out)
         win.close()
         engine.close()
     finally:

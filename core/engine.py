@@ -614,7 +614,7 @@ class Engine:
         from .exports import import_labels
         from .label_files import LABEL_FILE_KINDS, labels_from_file
         with self._lock:
-            known = {label_fact(lab) for lab in self.session.labels()}
+            known = {label_fact(lab) for lab in self.labels()}
             labels = []
             if kind in LABEL_FILE_KINDS or kind == "auto":
                 read = labels_from_file(self, Path(path), kind=kind, item=item)
@@ -1058,7 +1058,7 @@ class Engine:
         if which not in ANSWERS:
             raise ParameterError(f"answer: expected one of {ANSWERS}, got {which!r}")
         with self._lock:
-            held = {label_fact(lab) for lab in self.session.labels(question.item_id)}
+            held = {label_fact(lab) for lab in self.labels(question.item_id)}
             labels = [dataclasses.replace(lab, id="", created=0.0) for lab in question.answers[which]
                       if label_fact(lab) not in held]
             who = "the model" if which == "model" else "the runner-up"

@@ -223,8 +223,11 @@ class ScoreView(pg.PlotItem):
             self._anchors.setData([], [])
         else:
             base = self._ylim[1] - 4.0
-            self._anchors.setData([a.time_s for a in anchors], [base] * len(anchors),
-                                  data=[a.id for a in anchors])
+            # a suggestion (not accepted yet) is an outlined diamond, an anchor a filled one
+            self._anchors.setData([a.time_s for a in anchors], [base] * len(anchors), data=[a.id for a in anchors],
+                                  brush=[pg.mkBrush(None) if a.suggested else pg.mkBrush(theme.ANCHOR)
+                                         for a in anchors],
+                                  pen=[pg.mkPen(theme.ANCHOR, width=1.5) if a.suggested else pg.mkPen(None) for a in anchors])
         self._draw_spans()
 
     def span_labels(self) -> list:

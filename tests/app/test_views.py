@@ -229,6 +229,10 @@ def test_spectrogram_view_draws_onsets_and_score_note_drag_anchors(qtbot):
     assert len(lines) == 2 and lines[0] is first and lines[1].value() == 9.5
     in_scene = [it for it in view.main.items if isinstance(it, type(first))]
     assert sorted(it.value() for it in in_scene) == sorted(ln.value() for ln in lines)
+    # in the score under the spectrogram an anchor is a filled diamond, a suggestion an outlined one
+    view.score_view.set_labels([got[0], dataclasses.replace(more[1], suggested=True)])
+    spots = view.score_view._anchors.points()
+    assert [p.brush().style() for p in spots] == [Qt.BrushStyle.SolidPattern, Qt.BrushStyle.NoBrush]
     # shown again, the same recording keeps its lines; another recording starts without them
     view.set_audio(seq, image, times, freqs, "aud")
     view.set_labels([got[0], moved])

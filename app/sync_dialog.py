@@ -111,7 +111,8 @@ class SyncDialog(QtWidgets.QDialog):
         buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
         self.carry_button = buttons.addButton(f"Carry the labels to {target.name}",
                                               QtWidgets.QDialogButtonBox.ButtonRole.ActionRole)
-        self.carry_button.setToolTip("Add the coloured lines' labels to the target (one step; Ctrl+Z takes it back)")
+        self.carry_button.setToolTip("Add the coloured lines' labels to the target as suggestions to review (one "
+                                     "step; Ctrl+Z takes it back)")
         self.carry_button.setEnabled(bool(self.label_pairs))
         self.carry_button.clicked.connect(self.carryRequested.emit)
         buttons.rejected.connect(self.reject)

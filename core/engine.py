@@ -69,6 +69,8 @@ class ItemInfo:
     has_prediction: bool
     prediction_stale: bool
     uncertainty: Optional[float]
+    #: suggested labels waiting to be accepted or rejected (not counted in ``n_labels``)
+    n_suggestions: int = 0
 
 
 def _check_cancel(cancel):
@@ -378,17 +380,19 @@ class Engine:
     def items(self) -> list:
         """Every item with its browser summary, in import order."""
         with self._lock:
-            labels_by_item = {}
-            for lab in self.labels():
-                labels_by_item[lab.item_id] = labels_by_item.get(lab.item_id, 0) + 1
-            return [self._info(rec, labels_by_item.get(rec.id, 0)) for rec in self.session.items()]
+            labels_by_item, suggested_by_item = {}, {}
+            for lab in self.session.labels():
+                counts = suggested_by_item if lab.suggested else labels_by_item
+                counts[lab.item_id] = counts.get(lab.item_id, 0) + 1
+            return [self._info(rec, labels_by_item.get(rec.id, 0), suggested_by_item.get(rec.id, 0))
+                    for rec in self.session.items()]
 
     def item_info(self, item_id: str) -> ItemInfo:
         """The browser summary of one item (what :meth:`items` lists, without visiting every item)."""
         with self._lock:
-            return self._info(self.session.item(item_id), len(self.labels(item_id)))
+            return self._info(self.session.item(item_id), len(self.labels(item_id)), len(self.suggestions(item_id)))
 
-    def _info(self, rec, n_labels: int) -> ItemInfo:
+    def _info(self, rec, n_labels: int, n_suggestions: int = 0) -> ItemInfo:
         pred = self._predictions.get(rec.id)
         # a task not built yet has made no prediction: listing items must not build one
         # (that imports the learning code and loads the model: seconds on a cold start)
@@ -398,6 +402,7 @@ class Engine:
             group=(rec.meta or {}).get("group"),
             n_samples=int((rec.meta or {}).get("n_samples", 0)),
             n_labels=n_labels,
+            n_suggestions=n_suggestions,
             has_prediction=pred is not None,
             prediction_stale=pred is not None and task is not None and pred.model_id != task.model_id,
             uncertainty=None if task is None else task.uncertainty_of(rec.id),

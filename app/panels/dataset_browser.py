@@ -137,7 +137,11 @@ class DatasetBrowser(QtWidgets.QWidget):
         row.setText(COL_NAME, info.name)
         row.setData(COL_NAME, SORT_ROLE, natural_key(info.name))
         row.setToolTip(COL_NAME, f"{info.name}\n{info.kind}, {info.task}, {info.n_samples} samples")
-        row.setText(COL_LABELS, str(info.n_labels))
+        pending = getattr(info, "n_suggestions", 0)
+        # suggestions waiting for review are counted apart: "0 +23" reads as no label yet, 23 suggested
+        row.setText(COL_LABELS, f"{info.n_labels} +{pending}" if pending else str(info.n_labels))
+        row.setToolTip(COL_LABELS, f"{info.n_labels} label(s)" + (f", {pending} suggested label(s) to review "
+                                                                   "(Ctrl+Enter accepts, Del rejects)" if pending else ""))
         row.setData(COL_LABELS, SORT_ROLE, info.n_labels)
         row.setTextAlignment(COL_LABELS, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         status = prediction_status(info)

@@ -66,7 +66,9 @@ def test_carried_suggestions_are_drawn_dotted_and_accepted_or_rejected_by_key(qt
     qtbot.waitUntil(lambda: len(win.engine.suggestions(ids["c"])) == 4 and not win.runner.is_busy("carry"),
                     timeout=60000)
     assert "suggested label(s)" in win.statusBar().currentMessage() and win.engine.labels(ids["b"]) == []
-    assert win.infos[ids["b"]].n_labels == 0
+    assert win.infos[ids["b"]].n_labels == 0 and win.infos[ids["b"]].n_suggestions == 4
+    from marginalia.app.panels.dataset_browser import COL_LABELS
+    assert win.browser._rows[ids["b"]].text(COL_LABELS) == "0 +4"
     win.show_item(ids["b"])
     qtbot.waitUntil(lambda: win.current_item == ids["b"] and win._item_payload is not None, timeout=20000)
     view = win.active_view()

@@ -325,3 +325,32 @@ def test_old_models_are_pruned_per_task_kind_with_their_predictions(session):
     assert session.integrity_check() == []
     with pytest.raises(ParameterError, match="keep"):
         session.save_model("m", "segmentation", {}, b"", h, keep=0)
+
+
+def test_several_changes_and_deletions_are_one_step_that_survives_a_reopen(tmp_path):
+    path = tmp_path / "edits.marginalia"
+    with Session.create(path) as s:
+        seg, _, _, labels = _fill(s)
+        suggestion = dataclasses.replace(labels[1], suggested=True)
+        s.change_label(suggestion)
+        accepted = dataclasses.replace(suggestion, suggested=False)
+        digest = s.labels_hash([seg])
+        assert s.edit_labels(changed=[accepted, labels[0]], deleted=[labels[2].id], name="accept and tidy") == \
+            [accepted]                                   # labels[0] is unchanged: not an edit
+        assert {lab.id for lab in s.labels(seg)} == {labels[0].id, labels[1].id}
+        assert s.history()[-1].name == "accept and tidy" and s.labels_hash([seg]) != digest
+        s.undo()                                        # one undo takes back the change and the deletion
+        assert s.label(labels[1].id).suggested and s.label(labels[2].id) == labels[2]
+        s.redo()
+        with pytest.raises(ParameterError, match="edited twice in one step"):
+            s.edit_labels(changed=[labels[0]], deleted=[labels[0].id])
+        assert s.edit_labels() == []
+    with Session.open(path) as s:
+        assert not s.label(labels[1].id).suggested and labels[2].id not in {lab.id for lab in s.labels()}
+
+
+def test_suggestions_stay_out_of_the_label_set_digest(session):
+    seg, _, _, labels = _fill(session)
+    digest = session.labels_hash([seg])
+    session.add_label(RegionLabel(seg, start=40, stop=60, kind=RegionKind.ZERO, suggested=True))
+    assert session.labels_hash([seg]) == digest and len(session.labels(seg)) == 4

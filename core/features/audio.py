@@ -81,13 +81,23 @@ def _pack(values_pf, sr, hop, names, settings) -> FeatureMatrix:
     return FeatureMatrix(values, times, tuple(names), dict(settings))
 
 
+def _at_least_one_window(y: np.ndarray, n_fft: int, hop: int) -> tuple:
+    """``(signal, frames)``: a recording shorter than one analysis window padded with silence to one window (librosa
+    warns and pads it itself otherwise), and the frame count of the recording as it was, to cut the result to."""
+    frames = 1 + len(y) // hop
+    if len(y) < n_fft:
+        y = np.pad(y, (0, n_fft - len(y)))
+    return y, frames
+
+
 def log_mel(y, sr, *, n_mels=64, hop_length=512, n_fft=2048, fmin=0.0, fmax=None) -> FeatureMatrix:
     """Log-power mel spectrogram in dB (ref = max), shape (T, n_mels)."""
     y, sr = check_audio(y, sr)
     hop = _check_hop(hop_length)
     check_int(n_mels, "n_mels", min_val=1)
+    y, frames = _at_least_one_window(y, int(n_fft), hop)
     S = librosa.feature.melspectrogram(y=y, sr=sr, n_fft=int(n_fft), hop_length=hop, n_mels=int(n_mels),
-                                       fmin=fmin, fmax=fmax)
+                                       fmin=fmin, fmax=fmax)[:, :frames]
     db = librosa.power_to_db(S, ref=np.max)
     settings = dict(kind="log_mel", sr=sr, hop_length=hop, n_mels=int(n_mels), n_fft=int(n_fft), fmin=fmin, fmax=fmax)
     return _pack(db, sr, hop, [f"mel{k}" for k in range(db.shape[0])], settings)
@@ -98,7 +108,9 @@ def mfcc(y, sr, *, n_mfcc=13, deltas=True, hop_length=512, n_fft=2048, n_mels=64
     y, sr = check_audio(y, sr)
     hop = _check_hop(hop_length)
     check_int(n_mfcc, "n_mfcc", min_val=1)
-    M = librosa.feature.mfcc(y=y, sr=sr, n_mfcc=int(n_mfcc), hop_length=hop, n_fft=int(n_fft), n_mels=int(n_mels))
+    y, frames = _at_least_one_window(y, int(n_fft), hop)
+    M = librosa.feature.mfcc(y=y, sr=sr, n_mfcc=int(n_mfcc), hop_length=hop, n_fft=int(n_fft),
+                             n_mels=int(n_mels))[:, :frames]
     names = [f"mfcc{k}" for k in range(M.shape[0])]
     blocks = [M]
     if deltas:

@@ -68,3 +68,22 @@ def test_bad_inputs():
         log_mel(np.array([0.0, np.nan]), SR)
     with pytest.raises(ParameterError, match="kind"):
         compute_features(np.zeros(100), SR, "spectral_flatness")
+
+
+def test_a_recording_shorter_than_one_window_gives_its_frames_without_a_warning():
+    import warnings
+
+    from marginalia.features.audio import log_mel, mfcc
+    y = np.sin(2 * np.pi * 440 * np.arange(700) / 22050)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mel = log_mel(y, 22050, n_fft=1024, hop_length=512)
+        cep = mfcc(y, 22050, n_fft=1024, hop_length=512)
+    assert mel.values.shape[0] == cep.values.shape[0] == 1 + 700 // 512
+    assert np.all(np.isfinite(mel.values)) and np.all(np.isfinite(cep.values))
+    # a recording of at least one window is analysed exactly as before
+    long = np.sin(2 * np.pi * 440 * np.arange(5000) / 22050)
+    import librosa
+    ref = librosa.power_to_db(librosa.feature.melspectrogram(y=long.astype(np.float32), sr=22050, n_fft=1024,
+                                                             hop_length=512, n_mels=64), ref=np.max)
+    assert np.allclose(log_mel(long, 22050, n_fft=1024, hop_length=512).values, ref.T, atol=1e-3)

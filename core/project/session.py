@@ -419,18 +419,22 @@ class Session:
         """
         with self._lock:
             self._writable("change a label")
-            task_of_label(label)
-            old = self._get_label(label.id)
-            if label.item_id != old.item_id:
-                raise ParameterError(f"label.item_id: a label cannot move between items (label {label.id!r} is on "
-                                     f"{old.item_id!r}, got {label.item_id!r}); delete it and add a new one")
-            self._check_label_for_item(label)
-            old_text, new_text = dumps_label(old), dumps_label(label)
+            old_text, new_text = self._checked_change(label)
             if old_text == new_text:
                 return label
             events = self._store_label("change", label, old_text, new_text)
         self._emit(events)
         return label
+
+    def _checked_change(self, label) -> tuple:
+        """``(old text, new text)`` of a change to an existing label, after checking it stays on its item."""
+        task_of_label(label)
+        old = self._get_label(label.id)
+        if label.item_id != old.item_id:
+            raise ParameterError(f"label.item_id: a label cannot move between items (label {label.id!r} is on "
+                                 f"{old.item_id!r}, got {label.item_id!r}); delete it and add a new one")
+        self._check_label_for_item(label)
+        return dumps_label(old), dumps_label(label)
 
     def edit_labels(self, changed=(), deleted=(), *, name: Optional[str] = None) -> list:
         """Change and delete several labels in ONE transaction and one undo step; returns the changed labels.
@@ -450,16 +454,10 @@ class Session:
             edits, kept = [], []
             seen = set()
             for label in changed:
-                task_of_label(label)
-                old = self._get_label(label.id)
-                if label.item_id != old.item_id:
-                    raise ParameterError(f"label.item_id: a label cannot move between items (label {label.id!r} is "
-                                         f"on {old.item_id!r}, got {label.item_id!r})")
-                self._check_label_for_item(label)
+                old_text, new_text = self._checked_change(label)
                 if label.id in seen:
                     raise ParameterError(f"labels: label {label.id!r} is edited twice in one step")
                 seen.add(label.id)
-                old_text, new_text = dumps_label(old), dumps_label(label)
                 if old_text != new_text:
                     edits.append(("change", label.id, label.item_id, old_text, new_text))
                     kept.append(label)

@@ -399,16 +399,7 @@ class Session:
                 edits.append(("add", label.id, label.item_id, None, dumps_label(label)))
             if not edits:
                 return []
-            before = (self._history.can_undo, self._history.can_redo)
-            seqs = self._store.apply_edits(edits, self.author, name=name)
-            batch = seqs[0] if len(seqs) > 1 else None  # the store tags a batch with its first seq
-            by_item: dict = {}
-            for label, seq in zip(labels, seqs):
-                self._labels[label.id] = label
-                self._by_item[label.item_id][label.id] = label
-                self._history.edited(seq, label.item_id, batch)
-                by_item.setdefault(label.item_id, []).append(label.id)
-            events = [LabelsChanged(item, tuple(ids)) for item, ids in by_item.items()] + self._undo_event(before)
+            events = self._apply_batch(edits, labels, (), name)
         self._emit(events)
         return labels
 
@@ -471,23 +462,28 @@ class Session:
                 gone.append(old)
             if not edits:
                 return []
-            before = (self._history.can_undo, self._history.can_redo)
-            seqs = self._store.apply_edits(edits, self.author, name=name)
-            batch = seqs[0] if len(seqs) > 1 else None
-            by_item: dict = {}
-            for label, seq in zip(kept, seqs):
-                self._labels[label.id] = label
-                self._by_item[label.item_id][label.id] = label
-                self._history.edited(seq, label.item_id, batch)
-                by_item.setdefault(label.item_id, []).append(label.id)
-            for old, seq in zip(gone, seqs[len(kept):]):
-                del self._labels[old.id]
-                del self._by_item[old.item_id][old.id]
-                self._history.edited(seq, old.item_id, batch)
-                by_item.setdefault(old.item_id, []).append(old.id)
-            events = [LabelsChanged(item, tuple(ids)) for item, ids in by_item.items()] + self._undo_event(before)
+            events = self._apply_batch(edits, kept, gone, name)
         self._emit(events)
         return kept
+
+    def _apply_batch(self, edits: list, stored, removed, name: Optional[str]) -> list:
+        """Write ``edits`` durably as one step, then cache them; returns the events to emit (the caller holds
+        the lock). ``edits`` lists the additions or changes of ``stored`` first, then the deletions of ``removed``."""
+        before = (self._history.can_undo, self._history.can_redo)
+        seqs = self._store.apply_edits(edits, self.author, name=name)
+        batch = seqs[0] if len(seqs) > 1 else None  # the store tags a batch with its first seq
+        by_item: dict = {}
+        for label, seq in zip(stored, seqs):
+            self._labels[label.id] = label
+            self._by_item[label.item_id][label.id] = label
+            self._history.edited(seq, label.item_id, batch)
+            by_item.setdefault(label.item_id, []).append(label.id)
+        for old, seq in zip(removed, seqs[len(stored):]):
+            del self._labels[old.id]
+            del self._by_item[old.item_id][old.id]
+            self._history.edited(seq, old.item_id, batch)
+            by_item.setdefault(old.item_id, []).append(old.id)
+        return [LabelsChanged(item, tuple(ids)) for item, ids in by_item.items()] + self._undo_event(before)
 
     def delete_label(self, label_id: str) -> None:
         """Delete a label (durably)."""

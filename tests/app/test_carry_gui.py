@@ -24,11 +24,16 @@ def window(qtbot, tmp_path):
     eng.close()
 
 
+def _show(qtbot, win, item_id):
+    """Show ``item_id`` and wait until it is drawn."""
+    win.show_item(item_id)
+    qtbot.waitUntil(lambda: win.current_item == item_id and win._item_payload is not None, timeout=20000)
+
+
 @pytest.mark.slow
 def test_the_shown_recordings_labels_are_carried_in_the_background_and_one_undo_takes_them_back(qtbot, window):
     win, ids = window
-    win.show_item(ids["a"])
-    qtbot.waitUntil(lambda: win.current_item == ids["a"] and win._item_payload is not None, timeout=20000)
+    _show(qtbot, win, ids["a"])
     seen = []
 
     def answer(dialog):
@@ -53,8 +58,7 @@ def test_the_shown_recordings_labels_are_carried_in_the_background_and_one_undo_
 @pytest.mark.slow
 def test_carried_suggestions_are_drawn_dotted_and_accepted_or_rejected_by_key(qtbot, window):
     win, ids = window
-    win.show_item(ids["a"])
-    qtbot.waitUntil(lambda: win.current_item == ids["a"] and win._item_payload is not None, timeout=20000)
+    _show(qtbot, win, ids["a"])
 
     def answer(dialog):
         assert dialog.as_suggestions.isChecked()          # suggestions by default
@@ -69,8 +73,7 @@ def test_carried_suggestions_are_drawn_dotted_and_accepted_or_rejected_by_key(qt
     assert win.infos[ids["b"]].n_labels == 0 and win.infos[ids["b"]].n_suggestions == 4
     from marginalia.app.panels.dataset_browser import COL_LABELS
     assert win.browser._rows[ids["b"]].text(COL_LABELS) == "0 +4"
-    win.show_item(ids["b"])
-    qtbot.waitUntil(lambda: win.current_item == ids["b"] and win._item_payload is not None, timeout=20000)
+    _show(qtbot, win, ids["b"])
     view = win.active_view()
     drawn = view._label_items
     assert len(drawn) == 4 and all(item.label.suggested for item in drawn.values())
@@ -103,8 +106,7 @@ def test_the_dialog_checks_the_recordings_of_the_same_score_and_the_action_needs
     assert dialog.chosen() == [ids["b"]] and "(same score)" in dialog.list.item(0).text()
     dialog._check_all(Qt.CheckState.Checked)
     assert dialog.chosen() == [ids["b"], ids["c"]]
-    win.show_item(ids["b"])
-    qtbot.waitUntil(lambda: win.current_item == ids["b"] and win._item_payload is not None, timeout=20000)
+    _show(qtbot, win, ids["b"])
     win.run_dialog = lambda dialog: pytest.fail("no dialog for a recording without labels")
     win.carry_labels_dialog()
     assert win.statusBar().currentMessage() == "b has no labels to carry yet"
@@ -113,8 +115,7 @@ def test_the_dialog_checks_the_recordings_of_the_same_score_and_the_action_needs
 @pytest.mark.slow
 def test_compare_draws_the_path_between_two_recordings_and_carries_from_there(qtbot, window):
     win, ids = window
-    win.show_item(ids["a"])
-    qtbot.waitUntil(lambda: win.current_item == ids["a"] and win._item_payload is not None, timeout=20000)
+    _show(qtbot, win, ids["a"])
     asked = []
     win.choose_recording = lambda title, infos: asked.append([i.name for i in infos]) or ids["c"]
     win.actions["compare_recordings"].trigger()

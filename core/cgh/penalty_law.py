@@ -27,6 +27,8 @@ grid (a few decodings per count), and equal those read from the full grid.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -35,10 +37,22 @@ from ..metrics import region_errors
 from .penalty_path import min_error_interval
 from .penalty_regression import PenaltyIntervalRegression
 
-__all__ = ["PenaltyLaw", "check_margins", "count_thresholds", "group_folds"]
+__all__ = ["PenaltyLaw", "check_margins", "count_thresholds", "group_folds", "clear_grid_cache"]
 
 DEFAULT_OFFSETS = np.arange(-6.0, 6.01, 0.25)
 DEFAULT_COUNTS = (0, 1, 3, 10, 30)
+
+#: penalty grids remembered by content (model settings, parameters, grid, input): a retrain whose labels
+#: changed on a few chromosomes, or laws fitted on overlapping training sets, decode each grid once
+GRID_CACHE_SIZE = 1024
+_GRID_CACHE: OrderedDict = OrderedDict()
+_GRID_CACHE_LOCK = threading.Lock()
+
+
+def clear_grid_cache() -> None:
+    """Forget every remembered grid decoding (:meth:`PenaltyLaw.decode_grid`); for tests and memory."""
+    with _GRID_CACHE_LOCK:
+        _GRID_CACHE.clear()
 
 
 def _check_grid(offsets) -> np.ndarray:
@@ -222,8 +236,35 @@ class PenaltyLaw:
         the objective of every segmentation is affine in the penalty, so one that is optimal at
         two penalties is optimal at every penalty between them. On a long chromosome the upper
         half of the grid (one segment or a few, the slowest decodings) then costs two decodings.
+
+        The last :data:`GRID_CACHE_SIZE` grids are remembered by content (model settings, ``w``, grid and
+        ``X``; labels play no part), so refitting a law after a few labels changed, or fitting laws on
+        overlapping training sets, decodes each sequence's grid once.
         """
         grid = _check_grid(self.offsets)
+        key = self._grid_key(X, grid)
+        with _GRID_CACHE_LOCK:
+            known = _GRID_CACHE.get(key)
+            if known is not None:
+                _GRID_CACHE.move_to_end(key)
+                return list(known)
+        segs = self._decode_grid(X, grid, should_stop)
+        with _GRID_CACHE_LOCK:
+            _GRID_CACHE[key] = tuple(segs)
+            while len(_GRID_CACHE) > GRID_CACHE_SIZE:
+                _GRID_CACHE.popitem(last=False)
+        return segs
+
+    def _grid_key(self, X, grid) -> bytes:
+        """Content key of a grid decoding: what the segmentations depend on, and nothing else."""
+        h = hashlib.blake2b(digest_size=20)
+        h.update(_digest(X))
+        h.update(repr(sorted(vars(self.model).items())).encode())
+        h.update(np.ascontiguousarray(self.w, dtype=np.float64).tobytes())
+        h.update(grid.tobytes())
+        return h.digest()
+
+    def _decode_grid(self, X, grid, should_stop) -> list:
         segs = [None] * grid.size
 
         def at(j):

@@ -66,6 +66,32 @@ def test_a_grid_decoding_stops_between_decodings_when_asked():
     assert len(polls) == 4            # three decodings, then the fourth poll stopped it
 
 
+def test_a_grid_is_decoded_once_per_content_whatever_the_labels():
+    rng = np.random.default_rng(5)
+    X = np.r_[rng.normal(0, 1, (40, 1)), rng.normal(3, 1, (40, 1))]
+    model = SegmentationModel(min_size=2, penalty_per="log_length")
+    w = model.initial_w([X])
+    calls = []
+    decode = model.decode
+    model.decode = lambda X_, w_, **kw: calls.append(1) or decode(X_, w_, **kw)
+    one = [RegionLabel(item_id="s", start=30, stop=50, kind=RegionKind.ONE)]
+    zero = [RegionLabel(item_id="s", start=30, stop=50, kind=RegionKind.ZERO)]
+    first = PenaltyLaw(model, w, offsets=GRID).grid_summary(X, one)
+    n_first = len(calls)
+    again = PenaltyLaw(model, w, offsets=GRID).grid_summary(X, zero)     # another law object, other labels
+    assert n_first > 0 and len(calls) == n_first
+    assert np.array_equal(first[1], again[1])                             # same decodings ...
+    law = PenaltyLaw(model, w, offsets=GRID)
+    for labels, summary in ((one, first), (zero, again)):                 # ... scored on each label set
+        assert summary[0].tolist() == [region_errors(labels, decode(X, law.w_at(d))).errors for d in GRID]
+    assert first[0].tolist() != again[0].tolist()
+    PenaltyLaw(model, model.scale_penalty(w, 2.0), offsets=GRID).grid_summary(X, one)
+    assert len(calls) > n_first                                           # other parameters: decoded anew
+    n_second = len(calls)
+    PenaltyLaw(model, w, offsets=GRID).grid_summary(X + 1e-9, one)
+    assert len(calls) > n_second                                          # other input: decoded anew
+
+
 def _noisy_step(rng, T=48):
     """A step of 2.5σ whose noise σ varies by sequence, labelled around the step and on the flat sides.
 

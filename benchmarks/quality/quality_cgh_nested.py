@@ -19,7 +19,8 @@ claim rests on:
   and choosing among them by reading that table would be the mistake this benchmark exists to avoid.
 
 Usage: ``python -m benchmarks.quality.quality_cgh_nested [--cohort small|all] [--splits 100,101,102]
-[--folds 5] [--inner-folds 4] [--jobs 1] [--quick]``.
+[--folds 5] [--inner-folds 4] [--jobs 1] [--quick]``. With ``--inner-folds 0`` no choice is made and only the
+fixed recipes are scored (a fifth of the cost: what the ``all`` cohort's long chromosomes allow on 2 cores).
 Writes ``benchmarks/results/quality_cgh_nested_<cohort>.json`` (every fold's errors per recipe and platform,
 the inner choice and its inner errors) and prints the table.
 """
@@ -112,13 +113,14 @@ def outer_fold(task) -> dict:
     train = [items[i] for i in np.flatnonzero(fold != fold_index)]
     test = [items[i] for i in np.flatnonzero(fold == fold_index)]
     t0 = time.perf_counter()
-    inner_fold = folds_by_profile(train, n_inner, seed=1000 * split + fold_index)
     inner = []
-    for k in range(n_inner):
-        tr = [train[i] for i in np.flatnonzero(inner_fold != k)]
-        te = [train[i] for i in np.flatnonzero(inner_fold == k)]
-        inner.append(recipe_errors(tr, te))
-    chosen, inner_totals = choose(inner)
+    if n_inner:
+        inner_fold = folds_by_profile(train, n_inner, seed=1000 * split + fold_index)
+        for k in range(n_inner):
+            tr = [train[i] for i in np.flatnonzero(inner_fold != k)]
+            te = [train[i] for i in np.flatnonzero(inner_fold == k)]
+            inner.append(recipe_errors(tr, te))
+    chosen, inner_totals = choose(inner) if inner else (None, {})
     outer = recipe_errors(train, test)
     return {"split": split, "fold": fold_index, "chosen": chosen, "inner_errors": inner_totals,
             "inner_labels": sum(_labels(f[RECIPES[0]]) for f in inner), "outer": outer,
@@ -134,7 +136,8 @@ def summarise(folds: list) -> dict:
     """Per recipe (and ``"nested"``): per split the mean of the folds' rates, overall and per platform."""
     splits = sorted({f["split"] for f in folds})
     rows = {}
-    for name in ("nested",) + RECIPES:
+    nested = ("nested",) if all(f["chosen"] for f in folds) else ()
+    for name in nested + RECIPES:
         per_split = {p: [] for p in ("all",) + PLATFORMS}
         errors = {p: 0 for p in ("all",) + PLATFORMS}
         labels = {p: 0 for p in ("all",) + PLATFORMS}
@@ -177,6 +180,9 @@ def print_table(rows: dict, folds: list, cohort: str, load_avg: str) -> None:
             b = np.array(ps[p])
             line += f" {100 * np.nanmean(b):6.2f} ± {100 * np.nanstd(b):4.2f} ({r['errors'][p]:>3d}/{r['labels'][p]:<4d})"
         print(line)
+    if "nested" not in rows:
+        print("no inner folds (--inner-folds 0): fixed recipes only, no choice made")
+        return
     counts = {}
     for f in folds:
         counts[f["chosen"]] = counts.get(f["chosen"], 0) + 1
@@ -190,7 +196,8 @@ def main(argv=None):
     ap.add_argument("--cohort", choices=("small", "all"), default="small")
     ap.add_argument("--splits", default="100,101,102", help="seeds of the outer splits (comma-separated)")
     ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--inner-folds", type=int, default=4)
+    ap.add_argument("--inner-folds", type=int, default=4,
+                    help="inner folds of the choice between recipes (0: no choice, the fixed recipes only)")
     ap.add_argument("--jobs", type=int, default=1, help="outer folds run in parallel processes")
     ap.add_argument("--quick", action="store_true", help="24 profiles, chromosomes of at most 1,500 probes")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
@@ -236,9 +243,9 @@ def main(argv=None):
 
 def _report(r: dict) -> None:
     outer = ", ".join(f"{name}: {_errors(v)}" for name, v in r["outer"].items())
-    print(f"split {r['split']} fold {r['fold']}: chose {r['chosen']!r} (inner errors "
-          + ", ".join(f"{v}" for v in r["inner_errors"].values())
-          + f" of {r['inner_labels']}); outer errors {outer}; {r['seconds']:.0f} s", flush=True)
+    inner = (f"chose {r['chosen']!r} (inner errors " + ", ".join(f"{v}" for v in r["inner_errors"].values())
+             + f" of {r['inner_labels']}); ") if r["chosen"] else ""
+    print(f"split {r['split']} fold {r['fold']}: {inner}outer errors {outer}; {r['seconds']:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -87,12 +87,18 @@ def test_penalized_accelerations_are_exact(case, second):
             assert (out[1][T] == np.inf) == (ref[1][T] == np.inf)
             if ref[1][T] < np.inf:
                 assert close(out[1][T], ref[1][T])
+    # the public second best (the plain decoding, then its cheapest last deviation) against the
+    # two-value recursion without any acceleration
+    ref2 = ref if second else seg._run_penalized(pb, penalty, second=True, prune=False, bound=False)
     best, second_res = seg.segment_second_best(X, penalty, metric=metric, min_size=m, constraints=cons)
-    assert close(best.cost, ref[0][T]) or not second
+    assert close(best.cost, ref2[0][T])
     assert cons.is_satisfied_by(best.segmentation)
+    assert (second_res is None) == (ref2[1][T] == np.inf)
     if second_res is not None:
         assert second_res.segmentation != best.segmentation
         assert cons.is_satisfied_by(second_res.segmentation)
+        assert close(second_res.cost, ref2[1][T])
+        assert close(second_res.cost, seg.segmentation_cost(X, second_res.segmentation, penalty, metric=metric))
 
 
 @settings(max_examples=20)
@@ -184,6 +190,35 @@ def test_second_best_without_change_stays_within_a_few_times_the_plain_work(T):
     ref = seg._run_penalized(pb, beta, second=True, prune=False, bound=False) if T <= 3000 else None
     if ref is not None:
         assert close(second[1][T], ref[1][T])
+
+
+@pytest.mark.parametrize("every, T", [(None, 2000), (None, 20000), (40, 3000), (7, 2000)])
+def test_second_best_reads_the_plain_pass_exactly(every, T):
+    # without change (one end to search, no start ever removed) and with many changes (most starts
+    # skipped because the plain decoder removed them): the two-value recursion gives the same value
+    rng = np.random.default_rng(T + (every or 0))
+    X = rng.normal(size=(T, 3)) if every is None else _piecewise(T, 3, every, 4)
+    beta = 2 * 3 * np.log(T)
+    best, second = seg.segment_second_best(X, beta)
+    pb = seg._Problem(X, None, 1, None)
+    ref = seg._run_penalized(pb, beta, second=True)
+    assert close(best.cost, ref[0][T])
+    assert close(second.cost, ref[1][T])
+    assert second.segmentation != best.segmentation
+    assert close(second.cost, seg.segmentation_cost(X, second.segmentation, beta))
+
+
+def test_second_best_of_a_constant_sequence_is_one_change_anywhere():
+    # every split of a constant sequence costs exactly one penalty more: ties between all starts
+    X = np.full((50, 2), 1.5)
+    best, second = seg.segment_second_best(X, 3.0)
+    assert best.segmentation.changes.tolist() == [50]
+    assert second.segmentation.n_segments == 2
+    assert close(second.cost, best.cost + 3.0)
+    best, second = seg.segment_second_best(X, 3.0, n_segments=2)
+    assert best.segmentation.n_segments == second.segmentation.n_segments == 2
+    assert best.segmentation != second.segmentation
+    assert close(best.cost, 0.0) and close(second.cost, 0.0)
 
 
 def test_fixed_k_recovers_clear_changes():

@@ -221,6 +221,38 @@ def test_second_best_of_a_constant_sequence_is_one_change_anywhere():
     assert close(best.cost, 0.0) and close(second.cost, 0.0)
 
 
+@pytest.mark.parametrize("K, every", [(2, None), (6, 200), (10, 100), (12, 100)])
+def test_fixed_k_second_best_with_a_tight_bound_is_exact(K, every):
+    # the Lagrangian bound leaves a few dozen prefixes near the optimal paths: the same best and
+    # second values as the whole table without bounds
+    T = 1200
+    X = np.random.default_rng(K).normal(size=(T, 3)) if every is None else _piecewise(T, 3, every, K)
+    best, second = seg.segment_second_best(X, n_segments=K)
+    pb = seg._Problem(X, None, 1, None)
+    F1, F2, n_all = kern._fixed_k(pb.S, pb.Q, K, 1, pb.lo, pb.hi, pb.end_ok, 16, True, False, 1e-10,
+                                  np.zeros(T + 1), 0.0, np.inf)
+    assert close(best.cost, F1[K, T])
+    assert close(second.cost, F2[K, T])
+    assert second.segmentation.n_segments == K and second.segmentation != best.segmentation
+    future, lam, ub, _ = fixed_k_bounds(pb, K, True, seg._unconstrained_runner(pb))
+    out = kern._fixed_k(pb.S, pb.Q, K, 1, pb.lo, pb.hi, pb.end_ok, 16, True, True, 1e-10, future, lam, ub)
+    if every is not None:
+        assert out[-1] < n_all / 100
+
+
+@pytest.mark.parametrize("T, K, m, n_second", [(9, 1, 1, 0), (9, 9, 1, 0), (9, 8, 1, 1), (9, 3, 3, 0),
+                                                (10, 3, 3, 1), (2, 2, 1, 0)])
+def test_fixed_k_second_best_when_few_segmentations_exist(T, K, m, n_second):
+    # K = 1, K = T and min_size * K = T leave a single segmentation; one sample more leaves others
+    X = np.random.default_rng(T * K).normal(size=(T, 2))
+    best, second = seg.segment_second_best(X, n_segments=K, min_size=m)
+    assert best.segmentation.n_segments == K
+    assert (second is not None) == bool(n_second)
+    if second is not None:
+        assert second.segmentation.n_segments == K and second.segmentation != best.segmentation
+        assert second.cost >= best.cost - 1e-12
+
+
 def test_fixed_k_recovers_clear_changes():
     X = _piecewise(1200, 4, 200, 2)
     r = seg.segment_fixed_k(X, 6)

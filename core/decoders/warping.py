@@ -424,8 +424,9 @@ class _SegmentDecoder:
 
             bufs = [np.empty((rows, span)) for _ in range(2 if threaded else 1)]
             if not threaded or len(blocks) < 3:
-                for r0, r1 in blocks:
-                    recursion(costs((r0, r1), bufs[0]), r0, r1)
+                _k.dtw_blocks(loc["Af"], Bt, loc["na"], loc["nb"], starts, stops, lo, hi, D, self.dirs, self.dir_off,
+                              self.shift, self.tlo, self.thi, self.bonus, self.k, self.row_ck, self.row_ck_off,
+                              self.col_ck, self.col_ck_off, code, bufs[0])
             else:
                 # two cores: one thread computes the next cost block while this one runs the recursion
                 with ThreadPoolExecutor(max_workers=1) as pool:

@@ -20,14 +20,13 @@ the pure-Python ruptures searches run on smaller T (said in the case name). Ever
 is checked against the naive DP (same optimal cost). Writes
 ``benchmarks/results/decoders_segmentation.json``.
 
-Two second-best rows miss their 1.3x target. Without any change, the second best is a near-tie
-between every start (each one a spurious change of similar small gain), so the tree's bounds
-separate far fewer of them than for the best: 2.5x the plain decoder (6.2x before its search was
-seeded with the last end's runner-up). For fixed K, the plain decoder often returns the penalized
-optimum directly, when it already has K segments; the second best always runs the fixed-K
-programme (2.1x). Reading both from one penalized second-best decoding works only when the
-runner-up also has K segments; on this case it rarely does (measured 2.45x), so that shortcut is
-not taken. The app ranks its questions with the count runner-up
+The second best reads the plain decoding: the penalized one searches only the starts of the best
+segmentation's ends (any other segmentation leaves the best one for the last time at one of them),
+skipping the starts the plain pass removed (1.0-1.1x the plain decoder on both rows; it was 2.4x
+without change, where the two-value recursion met a near-tie between all starts at every end). The
+fixed-K one runs the fixed-K programme only on the prefixes the Lagrangian bound keeps (1.0-1.3x; it
+was 2.1-2.5x, the whole table against a plain decoder that often returns the penalized optimum
+directly). The app ranks its questions with the count runner-up
 (:mod:`marginalia.active.count_runner_up`), not with these decoders.
 """
 

@@ -341,27 +341,43 @@ def path_candidates(S, m, onset_lo, onset_hi, truth, mode, c, k, ck_ring, ck_win
     path's predecessors.
     """
     T, E = S.shape
-    ring = np.empty((m + 1, E))
-    win = np.empty(E)
+    ring = np.full((m + 1, E), NEG)
+    win = np.zeros(E)
     buf_new = np.empty(E)
     buf_old = np.empty(E)
     flags = np.zeros(E + 8, np.uint8)
     bits = np.zeros((1, 1), np.uint8)
     nseg = (T + k - 1) // k
+    sink = np.zeros(1)
     for j in range(nseg):
         t0 = j * k
         t1 = min(T, t0 + k)
-        emin = path_ev[t0]
         emax = path_ev[t1 - 1]
-        ea = max(0, emin - 1 - k)
-        ring[:, :] = NEG
-        win[:] = 0.0
+        # wrong values entering below climb at most one event per row: row t0 + r is exact from
+        # event ea + r, and the path's predecessors at that row start at event path_ev[t0 + r] - 1
+        ea = emax
+        for r in range(t1 - t0):
+            ea = min(ea, path_ev[t0 + r] - 1 - r)
+        ea = max(0, ea)
+        # only the cone's columns (and the one below it, read by its first event, and the two above it,
+        # cleared by every row) are restored: O(k) per segment, not O(E)
+        c0 = max(0, ea - 1)
+        c1 = min(E, emax + 3)
+        # touch the segment's cone of S first: rows are a page apart, so each is a cache and TLB miss;
+        # these loads do not depend on each other and overlap, the recursion's would not
+        touch = 0.0
+        for r in range(t0, t1):
+            for e in range(c0, c1, 8):
+                touch += S[r, e]
+        sink[0] += touch
+        ring[:, c0:c1] = NEG
+        win[c0:c1] = 0.0
         if j > 0:
             last = t0 - 1
             for q in range(m):
-                ring[(last - q) % (m + 1), :] = ck_ring[j - 1, q]
+                ring[(last - q) % (m + 1), c0:c1] = ck_ring[j - 1, q, c0:c1]
             if m > 1:
-                win[:] = ck_win[j - 1]
+                win[c0:c1] = ck_win[j - 1, c0:c1]
         align_rows(S, m, onset_lo, onset_hi, truth, mode, c, ring, win, buf_new, buf_old, flags,
                    t0, t1, ea, emax, bits, False, 0, ck_ring, ck_win,
                    path_ev, path_on, rec_cont, rec_start, False)

@@ -90,15 +90,28 @@ def _to_k(ends, K, pb):
 
 
 def _neighbour(ends, pb):
-    """A feasible segmentation different from ``ends`` with the same number of segments, or None."""
+    """The cheapest feasible segmentation with one change of ``ends`` moved by one sample, or None.
+
+    The cheapest, not the first found: it is the upper bound of the second best that decides how
+    many prefixes the fixed-K programme keeps (a change moved where it costs little is the usual
+    runner-up).
+    """
+    S, Q = pb.S, pb.Q
+    found = []
     for i in range(len(ends) - 1):
+        a = ends[i - 1] if i else 0
+        b = ends[i + 1]
+        here = _seg_cost(S, Q, a, ends[i]) + _seg_cost(S, Q, ends[i], b)
         for d in (-1, 1):
-            trial = list(ends)
-            trial[i] += d
-            if trial[i] <= (trial[i - 1] if i else 0) or trial[i] >= trial[i + 1]:
+            c = ends[i] + d
+            if c <= a or c >= b:
                 continue
-            if _feasible(trial, pb):
-                return trial
+            found.append((_seg_cost(S, Q, a, c) + _seg_cost(S, Q, c, b) - here, i, d))
+    for _, i, d in sorted(found):
+        trial = list(ends)
+        trial[i] += d
+        if _feasible(trial, pb):
+            return trial
     return None
 
 

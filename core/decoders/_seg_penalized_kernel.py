@@ -26,7 +26,7 @@ from ._start_tree import (
 
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
-               tid, tstart, tstop, frob_w, slack, second, prune, bound, leaf, fanout, tol):
+               tid, tstart, tstop, frob_w, slack, second, prune, bound, leaf, fanout, tol, kill_t):
     """Optimal partitioning with PELT-style pruning and a tree of bounded starts.
 
     Minimises ``sum_k [scatter_k + frob_w * overlap_k / n_k + beta] + sum_{t in changes} end_term[t]``
@@ -42,6 +42,11 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     * ``bound``: the tree of nodes of the module docstring; ``leaf`` (>= 1) starts per leaf node,
       ``fanout`` (>= 2) children per inner node. A node's bound covers only the starts not yet
       pruned when it is built; a leaf with fewer than ``MIN_BOUNDED_LEAF`` of them gets none.
+
+    When ``kill_t`` has ``T + 1`` entries (else it is empty), ``kill_t[s]`` receives the first end ``t``
+    whose test removed the start ``s`` (``_NEVER`` if none): ``F(s) + cost(s, u) > F(t) + cost(t, u)`` for
+    every later end ``u`` (with ``slack = 0``), which :mod:`marginalia.decoders._seg_runner_up` uses to skip
+    starts.
 
     Returns
     -------
@@ -63,6 +68,9 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
     frob = frob_w != 0.0
+    record = kill_t.shape[0] == T + 1
+    if record:
+        kill_t[:] = _NEVER
     B = max(fanout, 2)
     lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, leaf, fanout)
     n_levels = lv_size.shape[0]
@@ -210,6 +218,8 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                     for e in range(ne):
                         s = evald[e]
                         if vals[s] > thr_p:
+                            if record and kill_t[s] == _NEVER:
+                                kill_t[s] = t
                             # an end inside an "exactly one" region around t may still need a start
                             # at or before that region's start
                             when = late if s <= oa else kill
@@ -219,6 +229,10 @@ def _penalized(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term,
                     for e in range(nsk):
                         if sk_lb[e] > thr_p:
                             nd = sk_nd[e]
+                            if record and n_death[nd] == _NEVER:
+                                for s in range(n_first[nd], n_last[nd] + 1):
+                                    if kill_t[s] == _NEVER:
+                                        kill_t[s] = t
                             if n_last[nd] <= oa:
                                 n_death[nd] = min(n_death[nd], late)
                             elif n_first[nd] > oa:

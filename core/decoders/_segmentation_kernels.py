@@ -194,7 +194,9 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam,
     ``future[t]`` is a lower bound of ``cost([t, T)) + lam * n_segments`` (a penalized decoding of
     the rest, without labels) and ``ub`` an upper bound of the optimum (of the second best when
     ``second``): a prefix with ``F[k, t] + future[t] - lam (K - k) > ub`` cannot lie on an optimal
-    path and is dropped (``ub = inf`` disables this).
+    path and is dropped (``ub = inf`` disables this); the search of ``(k, t)`` skips every group whose
+    bound already exceeds ``ub - future[t] + lam (K - k)``, and the starts outside the first and last
+    finite prefix of layer ``k - 1``, so a tight ``ub`` leaves only the prefixes near optimal paths.
 
     Returns
     -------
@@ -227,6 +229,14 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam,
     members = np.empty(G, np.int64)
     tmp_d = np.empty(G)
     tmp_w = np.empty(G)
+    # first and last finite prefix of every layer: the starts worth searching
+    live_lo = np.full(K + 1, T + 1, np.int64)
+    live_hi = np.full(K + 1, -1, np.int64)
+    live_lo[0] = 0
+    live_hi[0] = 0
+    live_min = np.full(K + 1, _INF)  # smallest finite prefix value of every layer
+    live_min[0] = 0.0
+    lim = ub + tol * (abs(ub) + 1.0)
     complete = 0
     n_evals = 0
     for t in range(1, T + 1):
@@ -257,15 +267,24 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam,
             b = hi[t]
             if k == 1:
                 b = min(b, 0)
+            a = max(a, live_lo[k - 1])
+            b = min(b, live_hi[k - 1])
             if b < a:
                 continue
             Fp = F1[k - 1]
             Gp = F2[k - 1]
-            thr = _INF
+            # a value above cap is dropped below: no need to search for it
+            rest = future[t] - lam * (K - k)
+            cap = lim - rest
+            if bound and cap < _INF:
+                # every start s <= b has F[k-1, s] >= live_min and cost(s, t) >= cost(b, t)
+                if live_min[k - 1] + Qt - Q[b] - _sqdist(S, t, b) * inv[t - b] > cap:
+                    continue
+            thr = cap if bound else _INF
             h = arg[k, t - 1]
             if bound and h >= a and h <= b and Fp[h] < _INF:
                 c = Qt - Q[h] - _sqdist(S, t, h) * inv[t - h]
-                thr = Gp[h] + c if second else Fp[h] + c
+                thr = min(thr, Gp[h] + c if second else Fp[h] + c)
             best = _INF
             bi = -1
             sec = _INF
@@ -317,8 +336,6 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam,
                     break
                 if j_start < 0:
                     break
-            rest = future[t] - lam * (K - k)
-            lim = ub + tol * (abs(ub) + 1.0)
             if best + rest > lim:
                 best = _INF
                 bi = -1
@@ -326,6 +343,10 @@ def _fixed_k(S, Q, K, m, lo, hi, end_ok, group, second, bound, tol, future, lam,
                 sec = _INF
             F1[k, t] = best
             arg[k, t] = bi
+            if best < _INF:
+                live_lo[k] = min(live_lo[k], t)
+                live_hi[k] = t
+                live_min[k] = min(live_min[k], best)
             if second:
                 F2[k, t] = sec
     return F1, F2, n_evals
@@ -354,6 +375,8 @@ def _fixed_k_backtrack(S, Q, F1, F2, K, m, lo, hi, rank):
         ss = -1
         sr = 0
         for s in range(a, b + 1):
+            if F1[k - 1, s] == _INF:  # then F2 too: no path through s
+                continue
             sq = 0.0
             for kk in range(q):
                 d = S[t, kk] - S[s, kk]

@@ -2,7 +2,8 @@
 
 ``D[i, j] = cost[i, j] + min(D[i-1, j-1], D[i-1, j], D[i, j-1])`` over the
 cells ``lo[i] <= j <= hi[i]`` of every row (a band), with the path starting at
-``(0, 0)``. Only two rows of ``D`` live in memory; the winning step of every
+``(0, 0)``. Only five rows of ``D`` live in memory, computed as a staircase (four
+independent add-min chains); the winning step of every
 cell is kept as a 2-bit code (0 diagonal, 1 from the row above, 2 from the
 left), row ``i`` starting at byte ``dir_off[i]``.
 
@@ -19,7 +20,7 @@ import numpy as np
 INF = np.inf
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, fastmath={"contract"})
 def cost_block(Af, Bt, na, nb, r0, r1, cmin, cmax, out):
     """Squared distances ``|a_r - b_j|^2`` for rows ``[r0, r1)`` and columns ``[cmin, cmax]``.
 
@@ -46,6 +47,28 @@ def cost_block(Af, Bt, na, nb, r0, r1, cmin, cmax, out):
                 o0[t] = x0 + nbt[t]
                 o1[t] = x1 + nbt[t]
             q = 0
+            # four features per pass: each pass loads and stores the output once
+            while q + 4 <= p:
+                a0 = -2.0 * Af[r, q]
+                a1 = -2.0 * Af[r, q + 1]
+                a2 = -2.0 * Af[r, q + 2]
+                a3 = -2.0 * Af[r, q + 3]
+                e0 = -2.0 * Af[r2, q]
+                e1 = -2.0 * Af[r2, q + 1]
+                e2 = -2.0 * Af[r2, q + 2]
+                e3 = -2.0 * Af[r2, q + 3]
+                b0 = Bt[q, cmin + c0:cmin + c1]
+                b1 = Bt[q + 1, cmin + c0:cmin + c1]
+                b2 = Bt[q + 2, cmin + c0:cmin + c1]
+                b3 = Bt[q + 3, cmin + c0:cmin + c1]
+                for t in range(n):
+                    u0 = b0[t]
+                    u1 = b1[t]
+                    u2 = b2[t]
+                    u3 = b3[t]
+                    o0[t] += (a0 * u0 + a1 * u1) + (a2 * u2 + a3 * u3)
+                    o1[t] += (e0 * u0 + e1 * u1) + (e2 * u2 + e3 * u3)
+                q += 4
             while q + 2 <= p:
                 a0 = -2.0 * Af[r, q]
                 a1 = -2.0 * Af[r, q + 1]
@@ -126,48 +149,74 @@ def _one_row(g, prev, cur, a, b, cd):
 
 
 @numba.njit(cache=True, nogil=True)
-def _two_rows(g0, g1, prev, cur, a0, b0, a1, b1, cd0, cd1):
-    """Rows ``i`` (into ``cur``) and ``i + 1`` (over ``prev``, one column behind).
+def _row_span(g, a, prev, cur, c_from, c_to, cd, run):
+    """Cells of one row on columns ``c_from..c_to`` (its band starts at ``a``: ``g`` and ``cd`` are indexed
+    by ``c - a``), continuing from the running value ``run``; returns the new running value."""
+    for c in range(c_from, c_to + 1):
+        code, run = _cell(prev[c], prev[c + 1], run, g[c - a])
+        cd[c - a] = code
+        cur[c + 1] = run
+    return run
 
-    The two horizontal recurrences are independent chains, so interleaving them
-    hides the latency of the add-min chain. Row ``i + 1`` overwrites cell
-    ``j - 1`` of row ``i - 1`` only after row ``i`` has read it.
+
+@numba.njit(cache=True, nogil=True)
+def _four_rows(g0, g1, g2, g3, p, r0, r1, r2, r3, a0, b0, a1, b1, a2, b2, a3, b3, cd0, cd1, cd2, cd3):
+    """Rows ``i..i+3`` (into ``r0..r3``) from row ``i - 1`` (``p``) as a staircase: row ``i + r`` at column
+    ``j - r`` for every ``j``.
+
+    Four independent add-min chains (each waits on its own left neighbour) keep the core busy where one
+    or two leave it waiting on the chain's latency. Row ``i + r`` reads row ``i + r - 1`` at columns its
+    chain has already passed. Returns False (nothing done) when the band moves too fast for a common
+    stretch of columns.
     """
-    # row i alone up to column a1 (row i + 1 starts there) or to its end
-    e0 = min(a1, b0)
-    _one_row(g0, prev, cur, a0, e0, cd0)
-    run0 = cur[e0 + 1]
-    # both rows: row i at column j, row i + 1 at column j - 1, for j in a1+1..b0;
-    # 0-based slices let LLVM drop the negative-index checks
-    n = b0 - a1
-    run1 = INF
-    if n > 0:
-        dg0 = prev[a1 + 1:b0 + 1]
-        up0 = prev[a1 + 2:b0 + 2]
-        cc0 = cur[a1 + 2:b0 + 2]
-        gg0 = g0[a1 + 1 - a0:b0 + 1 - a0]
-        cdd0 = cd0[a1 + 1 - a0:b0 + 1 - a0]
-        dg1 = cur[a1:b0]
-        up1 = cur[a1 + 1:b0 + 1]
-        cc1 = prev[a1 + 1:b0 + 1]
-        gg1 = g1[0:n]
-        cdd1 = cd1[0:n]
-        for t in range(n):
-            cdd0[t], run0 = _cell(dg0[t], up0[t], run0, gg0[t])
-            cc0[t] = run0
-            cdd1[t], run1 = _cell(dg1[t], up1[t], run1, gg1[t])
-            cc1[t] = run1
-    # row i + 1 alone from column max(a1, b0) (row i has ended)
-    s1 = max(a1, b0)
-    if s1 <= b1:
-        dg1 = cur[s1:b1 + 1]
-        up1 = cur[s1 + 1:b1 + 2]
-        cc1 = prev[s1 + 1:b1 + 2]
-        gg1 = g1[s1 - a1:b1 - a1 + 1]
-        cdd1 = cd1[s1 - a1:b1 - a1 + 1]
-        for t in range(b1 - s1 + 1):
-            cdd1[t], run1 = _cell(dg1[t], up1[t], run1, gg1[t])
-            cc1[t] = run1
+    J0 = max(max(a0, a1 + 1), max(a2 + 2, a3 + 3))
+    J1 = min(min(b0, b1 + 1), min(b2 + 2, b3 + 3))
+    if J0 > J1:
+        return False
+    x0 = _row_span(g0, a0, p, r0, a0, J0 - 1, cd0, INF)
+    x1 = _row_span(g1, a1, r0, r1, a1, J0 - 2, cd1, INF)
+    x2 = _row_span(g2, a2, r1, r2, a2, J0 - 3, cd2, INF)
+    x3 = _row_span(g3, a3, r2, r3, a3, J0 - 4, cd3, INF)
+    # 0-based views (row r at column j - r for j = J0 + t) let LLVM drop the negative-index checks
+    n = J1 - J0 + 1
+    dg0 = p[J0:J1 + 1]
+    up0 = p[J0 + 1:J1 + 2]
+    gg0 = g0[J0 - a0:J1 - a0 + 1]
+    cc0 = r0[J0 + 1:J1 + 2]
+    kk0 = cd0[J0 - a0:J1 - a0 + 1]
+    dg1 = r0[J0 - 1:J1]
+    up1 = r0[J0:J1 + 1]
+    gg1 = g1[J0 - 1 - a1:J1 - a1]
+    cc1 = r1[J0:J1 + 1]
+    kk1 = cd1[J0 - 1 - a1:J1 - a1]
+    dg2 = r1[J0 - 2:J1 - 1]
+    up2 = r1[J0 - 1:J1]
+    gg2 = g2[J0 - 2 - a2:J1 - 1 - a2]
+    cc2 = r2[J0 - 1:J1]
+    kk2 = cd2[J0 - 2 - a2:J1 - 1 - a2]
+    dg3 = r2[J0 - 3:J1 - 2]
+    up3 = r2[J0 - 2:J1 - 1]
+    gg3 = g3[J0 - 3 - a3:J1 - 2 - a3]
+    cc3 = r3[J0 - 2:J1 - 1]
+    kk3 = cd3[J0 - 3 - a3:J1 - 2 - a3]
+    for t in range(n):
+        k0, x0 = _cell(dg0[t], up0[t], x0, gg0[t])
+        k1, x1 = _cell(dg1[t], up1[t], x1, gg1[t])
+        k2, x2 = _cell(dg2[t], up2[t], x2, gg2[t])
+        k3, x3 = _cell(dg3[t], up3[t], x3, gg3[t])
+        kk0[t] = k0
+        cc0[t] = x0
+        kk1[t] = k1
+        cc1[t] = x1
+        kk2[t] = k2
+        cc2[t] = x2
+        kk3[t] = k3
+        cc3[t] = x3
+    _row_span(g0, a0, p, r0, J1 + 1, b0, cd0, x0)
+    _row_span(g1, a1, r0, r1, J1, b1, cd1, x1)
+    _row_span(g2, a2, r1, r2, J1 - 1, b2, cd2, x2)
+    _row_span(g3, a3, r2, r3, J1 - 2, b3, cd3, x3)
+    return True
 
 
 @numba.njit(cache=True, nogil=True)
@@ -175,9 +224,12 @@ def _finish_row(i, a, b, cur, cd, dirs, dir_off, k, row_ck, row_ck_off, col_ck, 
     """Pack the codes of row ``i`` and save its checkpoints."""
     n = b - a + 1
     base = dir_off[i]
-    for q in range((n + 3) >> 2):
-        c4 = cd[4 * q:4 * q + 4]
-        dirs[base + q] = c4[0] | (c4[1] << 2) | (c4[2] << 4) | (c4[3] << 6)
+    # four one-byte codes (each < 4) read as one little-endian word, packed into one byte
+    w = cd.view(np.uint32)
+    out = dirs[base:base + ((n + 3) >> 2)]
+    for q in range(out.shape[0]):
+        v = w[q]
+        out[q] = np.uint8((v & 3) | ((v >> 6) & 12) | ((v >> 12) & 48) | ((v >> 18) & 192))
     if k > 0:
         if i % k == k - 1:
             o = row_ck_off[i // k]
@@ -185,7 +237,8 @@ def _finish_row(i, a, b, cur, cd, dirs, dir_off, k, row_ck, row_ck_off, col_ck, 
         first = ((a + 1 + k - 1) // k) * k - 1  # first column with j % k == k - 1 and j >= a
         o = col_ck_off[i]
         for j in range(first, b + 1, k):
-            col_ck[o + (j - first) // k] = cur[j + 1]
+            col_ck[o] = cur[j + 1]
+            o += 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -201,8 +254,8 @@ def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
         buffer (the loss terms are added in place).
     lo, hi : ndarray of int64, shape (TA,)
         Columns allowed in every row (inclusive), non-decreasing, connected.
-    D : ndarray, shape (2, TB + 1)
-        Rows ``i % 2``; ``D[r, j + 1]`` holds cell ``j``, ``D[r, 0]`` is the
+    D : ndarray, shape (5, TB + 1)
+        Rows ``i % 5`` (the four rows of a group and the row above it); ``D[r, j + 1]`` holds cell ``j``, ``D[r, 0]`` is the
         column ``-1``. Cells outside the band must hold ``inf``.
     dirs, dir_off : packed 2-bit decisions and the first byte of every row.
     shift, tlo, thi, bonus :
@@ -212,32 +265,73 @@ def dtw_rows(G, cmin, i_start, i_stop, lo, hi, D,
         When ``k > 0``: ``D`` of rows ``i % k == k - 1`` is saved at
         ``row_ck[row_ck_off[i // k] + j - lo[i]]`` and of columns
         ``j % k == k - 1`` at ``col_ck[col_ck_off[i] + (j - first) // k]``.
-    code : scratch, shape (2, TB + 4) uint8.
+    code : scratch, shape (4, >= TB + 4) uint8, rows a multiple of 4 bytes long.
+
+    Rows go four at a time (:func:`_four_rows`), the last ``< 4`` of the block one at a time.
     """
     use_truth = tlo.shape[0] > 0
     i = i_start
     while i < i_stop:
-        a0 = lo[i]
-        b0 = hi[i]
-        cur = D[i % 2]
-        prev = D[(i - 1) % 2]
-        g0 = G[i - i_start, a0 - cmin:b0 - cmin + 1]
-        _prepare_costs(g0, a0, b0, i, shift, tlo, thi, bonus, use_truth)
-        cur[a0] = INF  # the only stale cell left of the band that is ever read
-        if i + 1 < i_stop:
-            a1 = lo[i + 1]
-            b1 = hi[i + 1]
+        if i + 3 < i_stop:
+            a0, b0 = lo[i], hi[i]
+            a1, b1 = lo[i + 1], hi[i + 1]
+            a2, b2 = lo[i + 2], hi[i + 2]
+            a3, b3 = lo[i + 3], hi[i + 3]
+            g0 = G[i - i_start, a0 - cmin:b0 - cmin + 1]
             g1 = G[i + 1 - i_start, a1 - cmin:b1 - cmin + 1]
+            g2 = G[i + 2 - i_start, a2 - cmin:b2 - cmin + 1]
+            g3 = G[i + 3 - i_start, a3 - cmin:b3 - cmin + 1]
+            _prepare_costs(g0, a0, b0, i, shift, tlo, thi, bonus, use_truth)
             _prepare_costs(g1, a1, b1, i + 1, shift, tlo, thi, bonus, use_truth)
-            _two_rows(g0, g1, prev, cur, a0, b0, a1, b1, code[0], code[1])
-            prev[a1] = INF
-            _finish_row(i, a0, b0, cur, code[0], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
-            _finish_row(i + 1, a1, b1, prev, code[1], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
-            i += 2
+            _prepare_costs(g2, a2, b2, i + 2, shift, tlo, thi, bonus, use_truth)
+            _prepare_costs(g3, a3, b3, i + 3, shift, tlo, thi, bonus, use_truth)
+            p = D[(i - 1) % 5]
+            r0 = D[i % 5]
+            r1 = D[(i + 1) % 5]
+            r2 = D[(i + 2) % 5]
+            r3 = D[(i + 3) % 5]
+            # the only stale cells left of the bands that are ever read
+            r0[a0] = INF
+            r1[a1] = INF
+            r2[a2] = INF
+            r3[a3] = INF
+            if not _four_rows(g0, g1, g2, g3, p, r0, r1, r2, r3, a0, b0, a1, b1, a2, b2, a3, b3,
+                              code[0], code[1], code[2], code[3]):
+                _one_row(g0, p, r0, a0, b0, code[0])
+                _one_row(g1, r0, r1, a1, b1, code[1])
+                _one_row(g2, r1, r2, a2, b2, code[2])
+                _one_row(g3, r2, r3, a3, b3, code[3])
+            _finish_row(i, a0, b0, r0, code[0], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
+            _finish_row(i + 1, a1, b1, r1, code[1], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
+            _finish_row(i + 2, a2, b2, r2, code[2], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
+            _finish_row(i + 3, a3, b3, r3, code[3], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
+            i += 4
         else:
-            _one_row(g0, prev, cur, a0, b0, code[0])
+            a0 = lo[i]
+            b0 = hi[i]
+            cur = D[i % 5]
+            g0 = G[i - i_start, a0 - cmin:b0 - cmin + 1]
+            _prepare_costs(g0, a0, b0, i, shift, tlo, thi, bonus, use_truth)
+            cur[a0] = INF
+            _one_row(g0, D[(i - 1) % 5], cur, a0, b0, code[0])
             _finish_row(i, a0, b0, cur, code[0], dirs, dir_off, k, row_ck, row_ck_off, col_ck, col_ck_off)
             i += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def dtw_blocks(Af, Bt, na, nb, starts, stops, lo, hi, D, dirs, dir_off, shift, tlo, thi, bonus,
+               k, row_ck, row_ck_off, col_ck, col_ck_off, code, buf):
+    """Every row block in turn: its costs by :func:`cost_block` into ``buf``, then :func:`dtw_rows`.
+
+    One call for the whole forward pass (one thread): calling the two kernels from Python per block
+    cost a dispatch of ~20 arguments each time, ~10 % of a 2,000 x 2,000 decoding.
+    """
+    for b in range(starts.shape[0]):
+        r0 = starts[b]
+        r1 = stops[b]
+        cost_block(Af, Bt, na, nb, r0, r1, lo[r0], hi[r1 - 1], buf)
+        dtw_rows(buf, lo[r0], r0, r1, lo, hi, D, dirs, dir_off, shift, tlo, thi, bonus,
+                 k, row_ck, row_ck_off, col_ck, col_ck_off, code)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -294,16 +388,19 @@ def path_cost(mode, Af, Bf, na, nb, C, path):
 
 
 @numba.njit(cache=True, nogil=True)
-def path_predecessors(mode, Af, Bf, na, nb, C, lo, hi, shift, tlo, thi, bonus,
+def path_predecessors(mode, Af, Bt, na, nb, C, lo, hi, shift, tlo, thi, bonus,
                       k, row_ck, row_ck_off, col_ck, col_ck_off, path, preds):
     """``D`` of the three predecessors (diag, up, left) of every path cell.
 
     Recomputes ``D`` tile row by tile row (``k`` rows) from the checkpoints,
-    only on the columns the path needs. ``preds`` has shape (L, 3).
+    only on the columns the path needs. ``preds`` has shape (L, 3). With
+    features (mode 0, ``Bt`` of shape (p, TB)) the tile's costs come from
+    :func:`cost_block`, as in the forward pass, so they are the same numbers.
     """
     L = path.shape[0]
     TA = lo.shape[0]
     use_truth = tlo.shape[0] > 0
+    Cb = np.empty((k + 1, 64))
     p = 0
     while p < L:
         i0 = path[p, 0]
@@ -327,13 +424,17 @@ def path_predecessors(mode, Af, Bf, na, nb, C, lo, hi, shift, tlo, thi, bonus,
             o = row_ck_off[r0 // k]
             for j in range(max(c0, a), min(jmax, hi[r0]) + 1):
                 Dl[0, j - c0] = row_ck[o + j - a]
+        if mode == 0 and jmax > c0:
+            if Cb.shape[1] < width:
+                Cb = np.empty((k + 1, 2 * width))
+            cost_block(Af, Bt, na, nb, r0 + 1, r1 + 1, c0 + 1, jmax, Cb)
         for r in range(r0 + 1, r1 + 1):
             rr = r - r0
             if c0 >= 0 and lo[r] <= c0 <= hi[r]:
                 first = ((lo[r] + 1 + k - 1) // k) * k - 1
                 Dl[rr, 0] = col_ck[col_ck_off[r] + (c0 - first) // k]
             for j in range(max(c0 + 1, lo[r]), min(jmax, hi[r]) + 1):
-                c = cell_cost(mode, Af, Bf, na, nb, C, r, j) + shift
+                c = (C[r, j] if mode == 1 else Cb[rr - 1, j - c0 - 1]) + shift
                 if use_truth and tlo[r] <= j <= thi[r]:
                     c += bonus
                 x = Dl[rr - 1, j - 1 - c0]

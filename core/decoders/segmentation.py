@@ -18,7 +18,9 @@ sequences with few changes, where pruning removes almost nothing, cost a few doz
 sample. The fixed-K decoder uses the same bounds on flat groups of starts and drops prefixes
 that a Lagrangian bound (a penalized decoding of the reversed sequence) proves useless;
 when that penalized solution already has K segments it is returned as is.
-Second-best decoding keeps the two best values per prefix; loss-augmented decoding adds the loss
+Penalized second-best decoding reads the plain decoding: the runner-up deviates from the best for the
+last time at one of the best's ends (:mod:`marginalia.decoders._seg_runner_up`); fixed-K second best
+keeps the two best values per prefix. Loss-augmented decoding adds the loss
 per segment (Frobenius, from overlaps with the true segments) or per change (Hamming).
 
 A 1-sample sequence is allowed: its only segmentation is ``[1]``.
@@ -35,6 +37,7 @@ from ..checks import check_int, check_scalar
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
 from . import _seg_penalized_kernel as _pk
+from . import _seg_runner_up as _ru
 from . import _segmentation_kernels as _k
 from ._seg_fixed_k_bound import fixed_k_bounds
 from ._start_tree import BOUND_TOL, FANOUT, LEAF
@@ -53,6 +56,7 @@ __all__ = [
 ]
 
 _FIXED_GROUP = 16    # static groups of starts of the fixed-K decoder
+_RU_FANOUT = 8       # children per node of the second best's search (timed against 4); only leaves get a bound
 _TOL = BOUND_TOL     # relative slack of the pruning and bound tests (rounding of prefix sums)
 
 
@@ -215,10 +219,11 @@ class _Problem:
 
 
 _EMPTY_I = np.zeros(1, np.int64)
+_EMPTY_KILL = np.zeros(0, np.int64)
 
 
 def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0, slack=0.0, second=False,
-                   prune=True, bound=True, leaf=LEAF, fanout=FANOUT):
+                   prune=True, bound=True, leaf=LEAF, fanout=FANOUT, kill_t=_EMPTY_KILL):
     T = pb.T
     if end_term is None:
         end_term = np.zeros(T + 1)
@@ -230,7 +235,7 @@ def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0,
         tstart = np.concatenate(([0], tstop[:-1])).astype(np.int64)
     return _pk._penalized(pb.S, pb.Q, float(beta), pb.m, pb.lo, pb.hi, pb.end_ok, pb.one_a, pb.one_b,
                          end_term, tid, tstart, tstop, float(frob_w), float(slack), bool(second), bool(prune),
-                         bool(bound), int(leaf), int(fanout), _TOL)
+                         bool(bound), int(leaf), int(fanout), _TOL, kill_t)
 
 
 def _seg_cost_prefix(S, Q, changes, penalty) -> float:
@@ -404,7 +409,7 @@ def _unconstrained_runner(pb):
     def run(S, Q, lam):
         F1, _, bp1, bp2, bp2r, _ = _pk._penalized(S, Q, float(lam), pb.m, lo, hi, end_ok, none, none, zeros,
                                                  tid, tstart, tstop, 0.0, 0.0, False, True, True,
-                                                  LEAF, FANOUT, _TOL)
+                                                  LEAF, FANOUT, _TOL, _EMPTY_KILL)
         return F1, bp1, bp2, bp2r
     return run
 
@@ -450,18 +455,29 @@ def segment_second_best(X, penalty: float = 0.0, *, metric=None, min_size: int =
     best : SegmentationResult
     second : SegmentationResult or None
         None when only one segmentation is feasible.
+
+    Notes
+    -----
+    Penalized: one plain decoding, then a search over the starts of the best segmentation's ends
+    only (any other segmentation leaves the best one for the last time at one of them); starts the
+    plain decoding removed are skipped when a better candidate than them is known. Fixed K: the
+    fixed-K programme with two values per prefix, restricted by the Lagrangian bound.
     """
     if n_segments is not None:
         return _fixed_k_decode(X, n_segments, metric, min_size, constraints, second=True)
     beta = check_scalar(penalty, "penalty", float, min_val=0)
     pb = _Problem(X, metric, min_size, constraints)
-    F1, F2, bp1, bp2, bp2r, _ = _run_penalized(pb, beta, second=True)
+    # the plain decoding, then the cheapest last deviation from it (see _seg_runner_up)
+    kill_t = np.empty(pb.T + 1, np.int64)
+    F1, _, bp1, bp2, bp2r, _ = _run_penalized(pb, beta, kill_t=kill_t)
     T = pb.T
     e1 = _k._backtrack(bp1, bp2, bp2r, T, 1)
     best = SegmentationResult(Segmentation(e1, T), _seg_cost_prefix(pb.S, pb.Q, e1, beta))
-    if not np.isfinite(F2[T]):
+    gap, u, s = _ru.runner_up_at_ends(pb.S, pb.Q, F1, bp1, kill_t, e1, pb.lo, pb.hi, LEAF, _RU_FANOUT, LEAF, _TOL)
+    if u < 0 or not np.isfinite(gap):
         return best, None
-    e2 = _k._backtrack(bp1, bp2, bp2r, T, 2)
+    prefix = _k._backtrack(bp1, bp2, bp2r, s, 1) if s > 0 else e1[:0]
+    e2 = np.concatenate((prefix, e1[np.searchsorted(e1, u):]))
     return best, SegmentationResult(Segmentation(e2, T), _seg_cost_prefix(pb.S, pb.Q, e2, beta))
 
 

@@ -10,8 +10,9 @@ cells from ``(0, 0)`` to ``(TA-1, TB-1)`` with steps (1,0), (0,1), (1,1)
 * augmented by the Hamming loss between binary warping matrices,
 * returning the best path *different* from the best one (second best).
 
-Costs are produced in row blocks by BLAS (``|a|^2 + |b|^2 - 2 a.b``) and the
-recursion keeps two rows of ``D`` and a 2-bit decision per cell, so a full
+Costs are produced in row blocks by a numba kernel (``|a|^2 + |b|^2 - 2 a.b``) and the
+recursion runs four rows at a time as a staircase (four independent add-min chains),
+keeping five rows of ``D`` and a 2-bit decision per cell, so a full
 10k x 10k problem needs ~25 MB, never a float ``TA x TB`` matrix.
 """
 
@@ -369,7 +370,7 @@ class _SegmentDecoder:
         self.dirs = np.zeros(int(self.dir_off[-1]), np.uint8)
         if checkpoints:
             cells = int(n.sum())
-            self.k = k = int(max(16, -(-2 * 8 * cells // _CHECKPOINT_BYTES)))
+            self.k = k = int(max(32, -(-2 * 8 * cells // _CHECKPOINT_BYTES)))
             ck_rows = np.arange(k - 1, na_, k)
             self.row_ck_off = np.zeros(len(ck_rows) + 1, np.int64)
             np.cumsum(n[ck_rows], out=self.row_ck_off[1:])
@@ -389,17 +390,17 @@ class _SegmentDecoder:
         loc, prob = self.loc, self.prob
         na_, nb_ = loc["shape"]
         lo, hi = loc["lo"], loc["hi"]
-        D = np.full((2, nb_ + 1), np.inf)
-        D[1, 0] = 0.0  # virtual predecessor of (0, 0)
-        code = np.zeros((2, nb_ + 4), np.uint8)
+        D = np.full((5, nb_ + 1), np.inf)
+        D[4, 0] = 0.0  # virtual predecessor of (0, 0): row -1 lives in slot -1 % 5
+        code = np.zeros((4, (nb_ + 7) // 4 * 4), np.uint8)  # rows read as 32-bit words when packed
         threaded = prob.mode == 0 and int((hi - lo + 1).sum()) >= _THREADED_CELLS
         budget = _BLOCK_CELLS * (4 if threaded else 1)  # bigger blocks amortise the hand-over between threads
         widest = int((hi - lo).max()) + 1
-        rows = max(1, budget // widest)
+        rows = max(4, budget // widest // 4 * 4)  # whole groups of four rows (see _k.dtw_rows)
         # a band drifts right along the rows, so a block spans more columns than one row
-        while rows > 1 and rows * (int((hi[np.minimum(np.arange(0, na_, rows) + rows, na_) - 1]
+        while rows > 4 and rows * (int((hi[np.minimum(np.arange(0, na_, rows) + rows, na_) - 1]
                                             - lo[np.arange(0, na_, rows)]).max()) + 1) > 2 * budget:
-            rows //= 2
+            rows = max(4, rows // 8 * 4)
         starts = np.arange(0, na_, rows)
         stops = np.minimum(starts + rows, na_)
         span = int((hi[stops - 1] - lo[starts]).max()) + 1
@@ -423,8 +424,9 @@ class _SegmentDecoder:
 
             bufs = [np.empty((rows, span)) for _ in range(2 if threaded else 1)]
             if not threaded or len(blocks) < 3:
-                for r0, r1 in blocks:
-                    recursion(costs((r0, r1), bufs[0]), r0, r1)
+                _k.dtw_blocks(loc["Af"], Bt, loc["na"], loc["nb"], starts, stops, lo, hi, D, self.dirs, self.dir_off,
+                              self.shift, self.tlo, self.thi, self.bonus, self.k, self.row_ck, self.row_ck_off,
+                              self.col_ck, self.col_ck_off, code, bufs[0])
             else:
                 # two cores: one thread computes the next cost block while this one runs the recursion
                 with ThreadPoolExecutor(max_workers=1) as pool:
@@ -434,7 +436,7 @@ class _SegmentDecoder:
                         if b + 1 < len(blocks):
                             pending = pool.submit(costs, blocks[b + 1], bufs[(b + 1) % 2])
                         recursion(G, r0, r1)
-        return float(D[(na_ - 1) % 2, nb_])
+        return float(D[(na_ - 1) % 5, nb_])
 
     def backtrack(self, i, j):
         na_, nb_ = self.loc["shape"]
@@ -450,7 +452,8 @@ class _SegmentDecoder:
         """(gap, path) of the best local path different from ``path``; gap is inf when none."""
         loc = self.loc
         preds = np.empty((path.shape[0], 3))
-        _k.path_predecessors(self.prob.mode, loc["Af"], loc["Bf"], loc["na"], loc["nb"], loc["C"],
+        Bt = np.ascontiguousarray(loc["Bf"].T) if self.prob.mode == 0 else _EMPTY_2
+        _k.path_predecessors(self.prob.mode, loc["Af"], Bt, loc["na"], loc["nb"], loc["C"],
                              loc["lo"], loc["hi"], self.shift, self.tlo, self.thi, self.bonus,
                              self.k, self.row_ck, self.row_ck_off, self.col_ck, self.col_ck_off, path, preds)
         # the predecessor actually taken is the previous path cell
@@ -546,7 +549,7 @@ def dtw(A, B, *, metric=None, band=None, constraints: Optional[WarpingConstraint
 
     Notes
     -----
-    ``O(cells x p)`` time (BLAS) with ``cells = TA x TB`` or the band area;
+    ``O(cells x p)`` time with ``cells = TA x TB`` or the band area;
     memory: ``cells / 4`` bytes of decisions and a few MB of cost blocks.
     """
     Af, Bf = _transformed(A, B, metric)

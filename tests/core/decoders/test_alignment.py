@@ -97,8 +97,9 @@ def test_second_best_is_the_best_other_alignment(case):
 
 @pytest.mark.parametrize("m", [1, 2, 3])
 def test_second_best_on_longer_sequences_uses_checkpoints_correctly(monkeypatch, m):
-    # a tiny checkpoint budget forces many recomputed segments (cone of 32 rows)
-    monkeypatch.setattr(al, "_CHECKPOINT_BYTES", 1)
+    # a large checkpoint budget gives the shortest segments (32 rows): many recomputed segments
+    # (a tiny budget would give one segment longer than the sequence, and no checkpoint at all)
+    monkeypatch.setattr(al, "_CHECKPOINT_BYTES", 2**40)
     rng = np.random.default_rng(m)
     for _ in range(6):
         E = int(rng.integers(2, 9))
@@ -120,6 +121,45 @@ def test_second_best_on_longer_sequences_uses_checkpoints_correctly(monkeypatch,
                     pass
         assert second.alignment != best.alignment
         assert second.score == pytest.approx(runner, abs=1e-7)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_second_best_with_many_more_events_than_a_checkpoint_segment(monkeypatch, m):
+    # E >> 32: each recomputed segment restores and computes only a narrow cone of events around the
+    # path; a cone too narrow, or a column left stale, would change the candidates
+    monkeypatch.setattr(al, "_CHECKPOINT_BYTES", 2**40)
+    rng = np.random.default_rng(10 + m)
+    E, T = 90, 90 * m + 260
+    onsets = np.r_[0, np.sort(rng.choice(np.arange(1, T - m * E), E - 1, replace=False))] + m * np.arange(E)
+    truth = Alignment(onsets, T)
+    S = rng.normal(size=(T, E)).round(1)
+    S[np.arange(T), truth.frame_events()] += 0.7
+    best, second = align_second_best(S, min_frames=m)
+    runner = -np.inf
+    for e in range(1, E):
+        o = int(best.alignment.onsets[e])
+        for lo_e, hi_e in ((0, o - 1), (o + 1, T - 1)):
+            lo = np.zeros(E, int)
+            hi = np.full(E, T - 1)
+            lo[e], hi[e] = lo_e, hi_e
+            try:
+                runner = max(runner, align(S, min_frames=m, constraints=AlignmentConstraints(lo, hi)).score)
+            except InfeasibleLabelsError:
+                pass
+    assert second.alignment != best.alignment
+    assert second.score == pytest.approx(runner, abs=1e-7)
+    assert second.score == pytest.approx(alignment_score(S, second.alignment), abs=1e-7)
+    # every candidate recomputed in the cones equals the one of a single pass over all events
+    S, m_, lo, hi = al._check_problem(S, m, None)
+    dec = al._Decoder(S, m, lo, hi, checkpoints=True)
+    assert dec.k == 32
+    ev, rec_c, rec_s = dec.path_candidates(best.alignment.onsets)
+    ring, win = dec._fresh()
+    ref_c = np.full(T, -np.inf)
+    ref_s = np.full(T, -np.inf)
+    dec._run(ring, win, 0, T, 0, E - 1, False, 0, ev, best.alignment.onsets, ref_c, ref_s)
+    np.testing.assert_array_equal(rec_c, ref_c)
+    np.testing.assert_array_equal(rec_s, ref_s)
 
 
 # ----------------------------------------------------------- loss-augmented

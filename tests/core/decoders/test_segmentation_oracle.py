@@ -117,6 +117,29 @@ def test_fixed_k_matches_oracle(prob, K):
     assert cons.is_satisfied_by(res.segmentation)
 
 
+@st.composite
+def flat_problems(draw, max_T=8):
+    """Sequences without change: a constant (every split ties) or a constant plus small noise."""
+    T = draw(st.integers(1, max_T))
+    p = draw(st.integers(1, 2))
+    X = np.full((T, p), draw(st.floats(-3, 3)))
+    if draw(st.booleans()):
+        X = X + 0.05 * np.array(draw(st.lists(st.integers(-2, 2), min_size=T * p, max_size=T * p))).reshape(T, p)
+    min_size = draw(st.integers(1, 2))
+    labels = []
+    if T >= 2 and draw(st.booleans()):
+        a = draw(st.integers(0, T - 2))
+        labels.append(RegionLabel("x", start=a, stop=draw(st.integers(a + 2, T)),
+                                  kind=draw(st.sampled_from(list(RegionKind)))))
+    return X, None, min_size, labels
+
+
+@settings(max_examples=EXAMPLES)
+@given(flat_problems(), st.floats(0, 4), st.booleans(), st.integers(1, 5))
+def test_second_best_without_change_matches_oracle(prob, penalty, fixed, K):
+    test_second_best_matches_oracle.hypothesis.inner_test(prob, penalty, fixed, K)
+
+
 @settings(max_examples=EXAMPLES)
 @given(problems(), st.floats(0, 4), st.booleans(), st.integers(1, 4))
 def test_second_best_matches_oracle(prob, penalty, fixed, K):

@@ -87,12 +87,18 @@ def test_penalized_accelerations_are_exact(case, second):
             assert (out[1][T] == np.inf) == (ref[1][T] == np.inf)
             if ref[1][T] < np.inf:
                 assert close(out[1][T], ref[1][T])
+    # the public second best (the plain decoding, then its cheapest last deviation) against the
+    # two-value recursion without any acceleration
+    ref2 = ref if second else seg._run_penalized(pb, penalty, second=True, prune=False, bound=False)
     best, second_res = seg.segment_second_best(X, penalty, metric=metric, min_size=m, constraints=cons)
-    assert close(best.cost, ref[0][T]) or not second
+    assert close(best.cost, ref2[0][T])
     assert cons.is_satisfied_by(best.segmentation)
+    assert (second_res is None) == (ref2[1][T] == np.inf)
     if second_res is not None:
         assert second_res.segmentation != best.segmentation
         assert cons.is_satisfied_by(second_res.segmentation)
+        assert close(second_res.cost, ref2[1][T])
+        assert close(second_res.cost, seg.segmentation_cost(X, second_res.segmentation, penalty, metric=metric))
 
 
 @settings(max_examples=20)
@@ -184,6 +190,67 @@ def test_second_best_without_change_stays_within_a_few_times_the_plain_work(T):
     ref = seg._run_penalized(pb, beta, second=True, prune=False, bound=False) if T <= 3000 else None
     if ref is not None:
         assert close(second[1][T], ref[1][T])
+
+
+@pytest.mark.parametrize("every, T", [(None, 2000), (None, 20000), (40, 3000), (7, 2000)])
+def test_second_best_reads_the_plain_pass_exactly(every, T):
+    # without change (one end to search, no start ever removed) and with many changes (most starts
+    # skipped because the plain decoder removed them): the two-value recursion gives the same value
+    rng = np.random.default_rng(T + (every or 0))
+    X = rng.normal(size=(T, 3)) if every is None else _piecewise(T, 3, every, 4)
+    beta = 2 * 3 * np.log(T)
+    best, second = seg.segment_second_best(X, beta)
+    pb = seg._Problem(X, None, 1, None)
+    ref = seg._run_penalized(pb, beta, second=True)
+    assert close(best.cost, ref[0][T])
+    assert close(second.cost, ref[1][T])
+    assert second.segmentation != best.segmentation
+    assert close(second.cost, seg.segmentation_cost(X, second.segmentation, beta))
+
+
+def test_second_best_of_a_constant_sequence_is_one_change_anywhere():
+    # every split of a constant sequence costs exactly one penalty more: ties between all starts
+    X = np.full((50, 2), 1.5)
+    best, second = seg.segment_second_best(X, 3.0)
+    assert best.segmentation.changes.tolist() == [50]
+    assert second.segmentation.n_segments == 2
+    assert close(second.cost, best.cost + 3.0)
+    best, second = seg.segment_second_best(X, 3.0, n_segments=2)
+    assert best.segmentation.n_segments == second.segmentation.n_segments == 2
+    assert best.segmentation != second.segmentation
+    assert close(best.cost, 0.0) and close(second.cost, 0.0)
+
+
+@pytest.mark.parametrize("K, every", [(2, None), (6, 200), (10, 100), (12, 100)])
+def test_fixed_k_second_best_with_a_tight_bound_is_exact(K, every):
+    # the Lagrangian bound leaves a few dozen prefixes near the optimal paths: the same best and
+    # second values as the whole table without bounds
+    T = 1200
+    X = np.random.default_rng(K).normal(size=(T, 3)) if every is None else _piecewise(T, 3, every, K)
+    best, second = seg.segment_second_best(X, n_segments=K)
+    pb = seg._Problem(X, None, 1, None)
+    F1, F2, n_all = kern._fixed_k(pb.S, pb.Q, K, 1, pb.lo, pb.hi, pb.end_ok, 16, True, False, 1e-10,
+                                  np.zeros(T + 1), 0.0, np.inf)
+    assert close(best.cost, F1[K, T])
+    assert close(second.cost, F2[K, T])
+    assert second.segmentation.n_segments == K and second.segmentation != best.segmentation
+    future, lam, ub, _ = fixed_k_bounds(pb, K, True, seg._unconstrained_runner(pb))
+    out = kern._fixed_k(pb.S, pb.Q, K, 1, pb.lo, pb.hi, pb.end_ok, 16, True, True, 1e-10, future, lam, ub)
+    if every is not None:
+        assert out[-1] < n_all / 100
+
+
+@pytest.mark.parametrize("T, K, m, n_second", [(9, 1, 1, 0), (9, 9, 1, 0), (9, 8, 1, 1), (9, 3, 3, 0),
+                                                (10, 3, 3, 1), (2, 2, 1, 0)])
+def test_fixed_k_second_best_when_few_segmentations_exist(T, K, m, n_second):
+    # K = 1, K = T and min_size * K = T leave a single segmentation; one sample more leaves others
+    X = np.random.default_rng(T * K).normal(size=(T, 2))
+    best, second = seg.segment_second_best(X, n_segments=K, min_size=m)
+    assert best.segmentation.n_segments == K
+    assert (second is not None) == bool(n_second)
+    if second is not None:
+        assert second.segmentation.n_segments == K and second.segmentation != best.segmentation
+        assert second.cost >= best.cost - 1e-12
 
 
 def test_fixed_k_recovers_clear_changes():

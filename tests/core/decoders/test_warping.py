@@ -140,8 +140,9 @@ def test_threaded_cost_pipeline_gives_the_same_paths(monkeypatch):
 
 @pytest.mark.slow
 def test_second_best_on_medium_sizes_uses_checkpoints_correctly(monkeypatch):
-    # a tiny checkpoint budget gives 16 x 16 tiles, so many tiles are recomputed
-    monkeypatch.setattr(wp, "_CHECKPOINT_BYTES", 1)
+    # a large checkpoint budget gives the smallest tiles (32 x 32), so several tiles are recomputed
+    # (a tiny budget would give one tile larger than the grid)
+    monkeypatch.setattr(wp, "_CHECKPOINT_BYTES", 2**40)
     rng = np.random.default_rng(11)
     for TA, TB in ((50, 70), (64, 33), (90, 90)):
         A, B = rng.normal(size=(TA, 2)), rng.normal(size=(TB, 2))
@@ -161,6 +162,39 @@ def test_second_best_on_medium_sizes_uses_checkpoints_correctly(monkeypatch):
                 runner = min(runner, best.cost + min(C[i - 1, j], C[i, j - 1]))
         assert second.warping != best.warping
         assert second.cost == pytest.approx(runner, rel=1e-9)
+
+
+@pytest.mark.parametrize("band", [None, 0.2])
+def test_recomputed_predecessors_equal_the_full_table(monkeypatch, band):
+    # every path cell's three predecessors, recomputed on 32 x 32 tiles from the checkpoints (costs from
+    # the forward pass's cost blocks), against the whole D table of the textbook DP
+    monkeypatch.setattr(wp, "_CHECKPOINT_BYTES", 2**40)
+    rng = np.random.default_rng(5)
+    TA, TB = 150, 170
+    A, B = rng.normal(size=(TA, 3)), rng.normal(size=(TB, 3))
+    prob = wp._Problem(Af=A, Bf=B, band=band)
+    loc = prob.segment(prob.segments[0])
+    dec = wp._SegmentDecoder(prob, loc, checkpoints=True)
+    assert dec.k == 32
+    path = dec.best_path()
+    C = wp.pairwise_cost(A, B)
+    lo, hi = prob.lo, prob.hi
+    for r in range(TA):
+        C[r, :lo[r]] = np.inf
+        C[r, hi[r] + 1:] = np.inf
+    D = np.full((TA + 1, TB + 1), np.inf)
+    D[0, 0] = 0.0
+    for i in range(TA):
+        for j in range(TB):
+            D[i + 1, j + 1] = C[i, j] + min(D[i, j], D[i, j + 1], D[i + 1, j])
+    preds = np.empty((len(path), 3))
+    wp._k.path_predecessors(0, A, np.ascontiguousarray(B.T), prob.na, prob.nb, wp._EMPTY_2, lo, hi, 0.0,
+                            wp._EMPTY_I, wp._EMPTY_I, 0.0, dec.k, dec.row_ck, dec.row_ck_off, dec.col_ck,
+                            dec.col_ck_off, path, preds)
+    i, j = path[:, 0], path[:, 1]
+    np.testing.assert_allclose(preds[:, 0], D[i, j], rtol=1e-12)
+    np.testing.assert_allclose(preds[:, 1], D[i, j + 1], rtol=1e-12)
+    np.testing.assert_allclose(preds[:, 2], D[i + 1, j], rtol=1e-12)
 
 
 # --------------------------------------------------------------------- band
@@ -186,6 +220,33 @@ def test_wide_band_equals_unbanded_and_narrow_band_stays_inside():
     assert best.warping == banded.warping
     i, j = second.warping.path.T
     assert np.all((lo[i] <= j) & (j <= hi[i]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 10**6), st.sampled_from([None, 0, 1, 3, 0.3]))
+def test_banded_rows_in_groups_of_four_give_the_masked_optimum(TA, TB, seed, extra):
+    # rows go four at a time as a staircase; bands that move several columns per row (TB >> TA), that
+    # barely overlap, or fewer than four rows exercise its prologue, epilogue and fallbacks
+    rng = np.random.default_rng(seed)
+    A, B = rng.normal(size=(TA, 2)), rng.normal(size=(TB, 2))
+    band = None if extra is None else (wp._minimal_band(TA, TB) + extra if isinstance(extra, int) else extra)
+    try:
+        lo, hi = band_limits(TA, TB, band)
+    except ParameterError:
+        return
+    C = pairwise(A, B)
+    for r in range(TA):
+        C[r, :lo[r]] = np.inf
+        C[r, hi[r] + 1:] = np.inf
+    ref = reference_dtw(C)
+    res = dtw(A, B, band=band)
+    assert res.cost == pytest.approx(ref, rel=1e-10, abs=1e-10)
+    i, j = res.warping.path.T
+    assert np.all((lo[i] <= j) & (j <= hi[i]))
+    Cf = np.where(np.isfinite(C), C, 0.0)
+    assert dtw_from_cost(Cf, band=band).cost == pytest.approx(ref, rel=1e-10, abs=1e-10)
+    best, _ = dtw_second_best(A, B, band=band)
+    assert best.cost == pytest.approx(ref, rel=1e-10, abs=1e-10)
 
 
 def test_minimal_bands_give_the_masked_optimum():

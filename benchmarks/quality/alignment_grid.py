@@ -34,7 +34,9 @@ benchmarks/results/venv_synctoolbox && benchmarks/results/venv_synctoolbox/bin/p
 CPU second (ours: decoding, features and alignment; Sync Toolbox's measured in its own process, which runs
 alongside ours).
 
-Renders are cached under ``benchmarks/results/renders_grid/``. Prints one row per condition and writes
+Renders are cached under ``benchmarks/results/renders_grid/``. The full grid (171 minutes of audio) took 26.5
+minutes on 2 cores shared with other jobs (load average 5-6), Sync Toolbox's process last to finish; ``--quick``
+(one performance, no Sync Toolbox) took 23 s at load 2.8. Prints one row per condition and writes
 ``benchmarks/results/alignment_grid.json`` (rows: case, value, unit, target, better, reference,
 meets_target; the targets are issue #43's: >= 97 % within 50 ms, >= 99.5 % within 250 ms, no onset off
 by more than 1 s).

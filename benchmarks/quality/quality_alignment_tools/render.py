@@ -46,11 +46,11 @@ def render(midi: Path, wav: Path, sr: int = SR, font: str = SOUNDFONT) -> Path:
     return wav
 
 
-def measure_lag(workdir: Path, sr: int = SR) -> float:
+def measure_lag(workdir: Path, sr: int = SR, font: str = SOUNDFONT) -> float:
     """Median delay (s) between a MIDI note-on and the first sample of its rendered attack.
 
-    Isolated piano notes (several pitches and velocities) are rendered; the attack starts where the
-    absolute signal first exceeds 5 % of the note's peak.
+    Isolated piano notes (several pitches and velocities) are rendered with soundfont ``font``; the
+    attack starts where the absolute signal first exceeds 5 % of the note's peak.
     """
     from marginalia.io.midi import write_midi
     from marginalia.types import MidiScore
@@ -63,7 +63,7 @@ def measure_lag(workdir: Path, sr: int = SR) -> float:
         mid = Path(td) / "lag_probe.mid"
         wav = Path(td) / "lag_probe.wav"
         write_midi(mid, score)
-        render(mid, wav, sr)
+        render(mid, wav, sr, font)
         y, fs = sf.read(wav, dtype="float64")
     lags = []
     for t in on:

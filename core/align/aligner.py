@@ -101,7 +101,11 @@ _EXPLAINED_OFFSETS = (0, 12, 19, 24, 28, 31, 34, 36)  # semitones of a note's pa
 # time and memory linear in the recording; below it the full decoder (exact, and quick on 2 minutes)
 _FULL_DECODE_CELLS = 2_000_000
 _BAND_FACTOR = 8   # decoding frames per coarse frame (185 ms at 23 ms frames)
-_BAND_MARGIN = 4   # first band: every onset within this many coarse frames (0.74 s) of its coarse onset
+_BAND_MARGIN = 4   # first band: 4 coarse frames (0.74 s) beyond the neighbours' coarse onsets; radius 1.5 s
+_BAND_SLACK = 5.0  # ... and through every coarse onset of a coarse alignment that scores within this of the best
+# when the band had to widen for more than this share of the states, the coarse decode read the recording
+# differently from the fine one (dense fast passages: Liszt's Ballade 2 in ASAP): the full decoder decides
+_BAND_MAX_WIDENED = 0.25
 
 
 # ------------------------------------------------------------------ results
@@ -816,18 +820,21 @@ class ScoreAligner:
         trail = int(T - 1 - loud[-1]) if loud.size else 0
         music = max(T - lead - trail, E)
         d = np.concatenate([[lead], _expected_durations(score, music), [trail]])
-        factored = None
-        if float(self.prior_weight) > 0 and self.prior_shape == "robust" and T * E2 > _FULL_DECODE_CELLS:
-            # long recordings: coarse-to-fine in a band, from the factored scores (no T x E table)
+        robust = float(self.prior_weight) > 0 and self.prior_shape == "robust"
+        factored = onsets = None
+        if robust and T * E2 > _FULL_DECODE_CELLS:
+            # long recordings: coarse-to-fine in a band, from the factored scores (no T x E table); None when
+            # the coarse decode was a poor guide (the band had to widen for many events): the full decoder then
             A, B, C, D = self._factors(feats, score, W)
             rows, limits = self._robust_costs(d, feats.frame_rate, T, E2, rows=True)
             onsets = self._decode_banded(A, B, C, D, rows, limits, d, cons)
-            factored = (A, B, C, D, rows, limits)
-        elif float(self.prior_weight) > 0 and self.prior_shape == "robust":
+            factored = None if onsets is None else (A, B, C, D, rows, limits)
+            del A, B, C, D, rows
+        if robust and onsets is None:
             S_obj, gain = self._frame_scores(feats, score, W)
             cost, limits = self._robust_costs(d, feats.frame_rate, T, E2)
             onsets = self._decode_robust(S_obj, gain, cost, limits, d, cons)
-        else:
+        elif not robust:
             S = self._score_matrix(feats, score, W)
             if float(self.prior_weight) > 0:
                 weight = float(self.prior_weight) / max(float(np.mean(d[1:-1])), 1.0) ** 2
@@ -904,13 +911,19 @@ class ScoreAligner:
 
     @staticmethod
     def _decode_banded(A, B, C, D, rows, limits, d, cons):
-        """Onsets of the E + 2 states under the robust prior, coarse-to-fine (:mod:`marginalia.align.banded`)."""
+        """Onsets of the E + 2 states under the robust prior, coarse-to-fine (:mod:`marginalia.align.banded`),
+        or None when the band had to widen for more than :data:`_BAND_MAX_WIDENED` of the states (or there was
+        no coarse path): the coarse decode was then a poor guide, and the full decoder should decide."""
         lo = hi = None
         if cons is not None:
             lo, hi = cons.onset_min, cons.onset_max
+        info = {}
         try:
-            return align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=_BAND_FACTOR,
-                                         margin=_BAND_MARGIN)
+            onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=_BAND_FACTOR,
+                                           margin=_BAND_MARGIN, slack=_BAND_SLACK, info=info)
+            if not info["coarse"] or info["widened"] > _BAND_MAX_WIDENED * limits.shape[0]:
+                return None
+            return onsets
         except InfeasibleLabelsError:
             if cons is None:
                 raise

@@ -145,29 +145,29 @@ def _band_dp(sval, soff, gval, goff, cval, coff, dmax, lo, hi, end_lo, end_hi, d
     prev[0] = 0.0
     cur = np.empty(W)
     cum = np.empty(L)
+    base = np.empty(W)
     for e in range(E):
         a = lo[e]
         so = soff[e]
         cum[0] = 0.0
         for j in range(end_hi[e] - a):
             cum[j + 1] = cum[j] + sval[so + j]
-        go = goff[e] - a
-        co = coff[e]
+        go = goff[e]
+        for j in range(hi[e] - a + 1):      # what a start at a + j brings, before the duration's cost
+            base[j] = prev[j] - cum[j] + gval[go + j]
         for t in range(end_lo[e], end_hi[e] + 1):
             best = -np.inf
             arg = -1
             s_lo = max(a, t - dmax[e])
             s_hi = min(hi[e], t - dmin)
             ct = cum[t - a]
-            for s in range(s_hi, s_lo - 1, -1):   # shortest first: ties go as in the full decoder
-                p = prev[s - a]
-                if p == -np.inf:
-                    continue
-                v = p + ct - cum[s - a] - cval[co + t - s] + gval[go + s]
+            ce = coff[e] + t - a
+            for j in range(s_hi - a, s_lo - a - 1, -1):   # shortest first: ties go as in the full decoder
+                v = base[j] - cval[ce - j]
                 if v > best:
                     best = v
-                    arg = t - s
-            cur[t - end_lo[e]] = best
+                    arg = t - a - j
+            cur[t - end_lo[e]] = best + ct
             back[boff[e] + t - end_lo[e]] = arg
         for j in range(end_hi[e] - end_lo[e] + 1):
             prev[j] = cur[j]
@@ -314,13 +314,100 @@ def _pool(M, f, how):
     return P.sum(axis=1) if how == "sum" else P.max(axis=1)
 
 
-def _coarse_onsets(A, B, C, D, cval, coff, dmax, lo, hi, f):
-    """Onsets (fine frames, multiples of ``f``) of the decode on frames pooled ``f`` at a time; None if none."""
+@numba.njit(cache=True, nogil=True)
+def _coarse_forward(Sc, Gc, cval, coff, dmax, lo, hi, end_lo, end_hi, fwd, foff):
+    """The coarse decode's forward pass (events may last 0 frames); ``fwd[foff[e] + s - lo[e]]`` = best score of
+    the events before ``e`` with ``e`` starting at ``s``. Returns the optimum."""
+    E = lo.shape[0]
+    W = 1
+    L = 1
+    for e in range(E):
+        W = max(W, hi[e] - lo[e] + 1, end_hi[e] - end_lo[e] + 1)
+        L = max(L, end_hi[e] - lo[e] + 1)
+    prev = np.full(W, -np.inf)
+    prev[0] = 0.0
+    cur = np.empty(W)
+    cum = np.empty(L)
+    base = np.empty(W)
+    for e in range(E):
+        a = lo[e]
+        for j in range(hi[e] - a + 1):
+            fwd[foff[e] + j] = prev[j]
+        cum[0] = 0.0
+        for j in range(end_hi[e] - a):
+            cum[j + 1] = cum[j] + Sc[e, a + j]
+        for j in range(hi[e] - a + 1):
+            base[j] = prev[j] - cum[j] + Gc[e, a + j]
+        for t in range(end_lo[e], end_hi[e] + 1):
+            best = -np.inf
+            ce = coff[e] + t - a
+            for j in range(max(a, t - dmax[e]) - a, min(hi[e], t) - a + 1):
+                v = base[j] - cval[ce - j]
+                if v > best:
+                    best = v
+            cur[t - end_lo[e]] = best + cum[t - a]
+        for j in range(end_hi[e] - end_lo[e] + 1):
+            prev[j] = cur[j]
+    return prev[0]
+
+
+@numba.njit(cache=True, nogil=True)
+def _coarse_backward(Sc, Gc, cval, coff, dmax, lo, hi, end_lo, end_hi, fwd, foff, floor, near_lo, near_hi, best_s):
+    """The coarse decode's backward pass: for every event, the first and last onsets ``s`` through which some
+    alignment scores at least ``floor`` (``near_lo``/``near_hi``, -1 when none), and the best one (``best_s``)."""
+    E = lo.shape[0]
+    W = 1
+    L = 1
+    for e in range(E):
+        W = max(W, hi[e] - lo[e] + 1, end_hi[e] - end_lo[e] + 1)
+        L = max(L, end_hi[e] - lo[e] + 1)
+    nxt = np.full(W, -np.inf)
+    nxt[0] = 0.0          # after the last event: its end is the recording's
+    cur = np.empty(W)
+    cum = np.empty(L)
+    base = np.empty(W)
+    for e in range(E - 1, -1, -1):
+        a = lo[e]
+        cum[0] = 0.0
+        for j in range(end_hi[e] - a):
+            cum[j + 1] = cum[j] + Sc[e, a + j]
+        near_lo[e] = -1
+        near_hi[e] = -1
+        top = -np.inf
+        b = end_lo[e]
+        for k in range(end_hi[e] - b + 1):      # what an end at b + k brings, before the duration's cost
+            base[k] = nxt[k] + cum[b + k - a]
+        for s in range(a, hi[e] + 1):
+            best = -np.inf
+            cs = coff[e] + b - s
+            for k in range(max(b, s) - b, min(end_hi[e], s + dmax[e]) - b + 1):
+                v = base[k] - cval[cs + k]
+                if v > best:
+                    best = v
+            best += Gc[e, s] - cum[s - a]
+            cur[s - a] = best
+            m = best + fwd[foff[e] + s - a]
+            if m >= floor:
+                if near_lo[e] < 0:
+                    near_lo[e] = s
+                near_hi[e] = s
+            if m > top:
+                top = m
+                best_s[e] = s
+        for j in range(hi[e] - a + 1):
+            nxt[j] = cur[j]
+    return 0
+
+
+def _coarse_onsets(A, B, C, D, cval, coff, dmax, lo, hi, f, slack):
+    """The decode on frames pooled ``f`` at a time: ``(onsets, first, last)`` in fine frames (multiples of ``f``):
+    every event's best coarse onset, and the first and last coarse onsets of the alignments that score within
+    ``slack`` of the coarse optimum (its max-marginals); None when no coarse alignment exists."""
     T, E = A.shape[0], B.shape[0]
     Tc = -(-T // f)
-    Sc = np.zeros((E, Tc + 1))
+    Sc = np.zeros((E, Tc + 1), np.float32)     # coarse tables in single precision (sums in double)
     Sc[:, :Tc] = B @ _pool(A, f, "sum").T
-    Gc = np.zeros((E, Tc + 1))
+    Gc = np.zeros((E, Tc + 1), np.float32)
     Gc[:, :Tc] = D @ _pool(C, f, "max").T
     cmax = np.minimum(-(-dmax // f), Tc)
     ooff = np.zeros(E, np.int64)
@@ -331,15 +418,42 @@ def _coarse_onsets(A, B, C, D, cval, coff, dmax, lo, hi, f):
     lo_c = np.maximum.accumulate(np.clip(lo // f, 0, Tc))
     hi_c = np.minimum.accumulate(np.clip(-(-hi // f), 0, Tc)[::-1])[::-1]
     lo_c[0] = hi_c[0] = 0
-    flat_s, flat_g = Sc.reshape(-1), Gc.reshape(-1)
-    base = np.arange(E, dtype=np.int64) * (Tc + 1)
-    onsets, _ = _decode(lambda a, b: (flat_s, base + a), lambda a, b: (flat_g, base + a),
-                        crow, ooff, cmax, lo_c, hi_c, Tc, 0)
-    return None if onsets is None else onsets * f
+    end_lo, end_hi = _ends(lo_c, hi_c, Tc)
+    if np.any(hi_c < lo_c):
+        return None
+    sizes = hi_c - lo_c + 1
+    foff = np.zeros(E, np.int64)
+    np.cumsum(sizes[:-1], out=foff[1:])
+    fwd = np.empty(int(sizes.sum()), np.float32)
+    opt = _coarse_forward(Sc, Gc, crow, ooff, cmax, lo_c, hi_c, end_lo, end_hi, fwd, foff)
+    if not np.isfinite(opt):
+        return None
+    near_lo, near_hi, best = (np.zeros(E, np.int64) for _ in range(3))
+    # the stored forward scores are single precision: a little tolerance keeps the best path inside
+    floor = opt - float(slack) - 1e-5 * max(abs(opt), 1.0)
+    _coarse_backward(Sc, Gc, crow, ooff, cmax, lo_c, hi_c, end_lo, end_hi, fwd, foff, floor, near_lo, near_hi, best)
+    best = np.maximum.accumulate(best)
+    near_lo = np.where(near_lo < 0, best, np.minimum(near_lo, best))
+    near_hi = np.maximum(near_hi, best)
+    return best * f, near_lo * f, near_hi * f
+
+
+def _coarse_windows(centre, near_lo, near_hi, reach, lo0, hi0, T):
+    """Onset windows around a coarse decode: every event between the coarse onsets of the events before and
+    after it (the distinct ones around a group that shares a coarse onset: a fast passage), and through every
+    onset of a near-best coarse alignment, ``reach`` frames wider on both sides, within ``[lo0, hi0]``."""
+    E = centre.shape[0]
+    first = np.searchsorted(centre, centre, side="left")
+    stop = np.searchsorted(centre, centre, side="right")
+    before = np.where(first > 0, centre[np.maximum(first - 1, 0)], 0)
+    after = np.where(stop < E, centre[np.minimum(stop, E - 1)], T)
+    before, after = np.minimum(before, near_lo), np.maximum(after, near_hi)
+    return _strict_windows(np.maximum(lo0, before - reach), np.minimum(hi0, after + reach), T)
 
 
 def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max=None, *, C=None, D=None,
-                          factor: int = 8, margin: int = 4, radius: int = None, info: dict = None) -> np.ndarray:
+                          factor: int = 8, margin: int = 4, radius: int = None, slack: float = 0.0,
+                          info: dict = None) -> np.ndarray:
     """The alignment of :func:`align_in_band` found coarse-to-fine, in time and memory linear in ``T``.
 
     A decode on frames pooled ``factor`` at a time gives every event a coarse onset; the exact decode then runs
@@ -363,10 +477,14 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
     factor : int, default 8
         Fine frames per coarse frame (>= 1; 1 decodes at full resolution with windows from ``margin``).
     margin : int, default 4
-        The first fine windows reach this many coarse frames beyond the neighbours' coarse onsets (>= 1).
+        The first fine windows reach this many coarse frames, and at least ``radius`` frames, beyond the
+        neighbours' coarse onsets (>= 1).
     radius : int, optional
         The final windows hold every onset within this many frames of the result's (>= 1; default
         ``2 × margin × factor``).
+    slack : float, default 0
+        The first windows also hold every coarse onset through which some coarse alignment scores within
+        ``slack`` of the best coarse alignment (its max-marginals): wide where the coarse decode is uncertain.
     info : dict, optional
         Filled with ``rounds`` (fine decodes), ``cells`` (score cells of the last), ``widened`` (events
         whose windows widened after the first decode), ``coarse`` (False with ``factor`` 1, or when the
@@ -406,20 +524,17 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
         raise infeasible
     sval_fn = lambda a, b: _factored(A, B, a, b)  # noqa: E731
     gval_fn = lambda a, b: _factored(C, D, a, b + 1)  # noqa: E731
-    centre = _coarse_onsets(A, B, C, D, cval, coff, dmax, lo0, hi0, f) if f > 1 else None
-    stats = {"rounds": 0, "cells": 0, "widened": 0, "coarse": centre is not None}
-    half = np.full(E, m * f, np.int64)
-    if centre is None:
-        lo, hi = lo0.copy(), hi0.copy()     # factor 1, or no coarse path: the caller's windows
-    else:
-        # the coarse path places every event between the coarse onsets of the events before and after it
-        # (events that share a coarse onset, a fast passage, only between the distinct ones around them):
-        # the first windows span those, plus the margin
-        first = np.searchsorted(centre, centre, side="left")
-        stop = np.searchsorted(centre, centre, side="right")
-        before = np.where(first > 0, centre[np.maximum(first - 1, 0)], 0)
-        after = np.where(stop < E, centre[np.minimum(stop, E - 1)], T)
-        lo, hi = _strict_windows(np.maximum(lo0, before - half), np.minimum(hi0, after + half), T)
+    stats = {"rounds": 0, "cells": 0, "widened": 0, "coarse": f > 1}
+    half = np.full(E, max(m * f, radius), np.int64)
+    lo, hi = lo0.copy(), hi0.copy()     # factor 1, or no coarse path: the caller's windows
+    centre = lo0
+    if f > 1:
+        coarse = _coarse_onsets(A, B, C, D, cval, coff, dmax, lo0, hi0, f, slack)
+        if coarse is None:
+            stats["coarse"] = False
+        else:
+            centre = coarse[0]
+            lo, hi = _coarse_windows(*coarse, int(half[0]), lo0, hi0, T)
     widened = np.zeros(E, bool)
     while True:
         stats["rounds"] += 1

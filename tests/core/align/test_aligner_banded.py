@@ -12,6 +12,7 @@ import pytest
 
 import marginalia.align.aligner as sa
 from marginalia.align import ScoreAligner
+from marginalia.align.dp import align_with_duration_costs
 from marginalia.types import AnchorLabel
 from tests.core.align.test_aligner import MELODY, SR, make_score, render, render_notes, warped_onsets
 
@@ -75,3 +76,21 @@ def test_fit_takes_the_banded_decode_too(long_example, monkeypatch):
     monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
     band = ScoreAligner(n_iter=1).fit([(y, SR, score)])
     np.testing.assert_allclose(band.W_, full.W_)
+
+
+def test_a_band_that_had_to_widen_for_many_states_hands_over_to_the_full_decoder(long_example, monkeypatch):
+    score, y, _ = long_example
+    aligner = ScoreAligner()
+    feats = aligner.features(y, SR)
+    full = aligner.align(y, SR, score, features=feats)
+    monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
+    monkeypatch.setattr(sa, "_BAND_MAX_WIDENED", -1.0)     # any widening at all counts as too much
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return align_with_duration_costs(*args, **kwargs)
+    monkeypatch.setattr(sa, "align_with_duration_costs", spy)
+    out = aligner.align(y, SR, score, features=feats)
+    assert calls, "the full decoder did not run"
+    np.testing.assert_array_equal(out.frame_alignment.onsets, full.frame_alignment.onsets)

@@ -97,9 +97,10 @@ _ROLL_NEAR = 0.65  # a rolled chord's note keeps a rise near the decoded onset t
 _HELD_WEIGHT = 0.5  # template weight of the notes an event holds from earlier events
 _UNEXPLAINED_WEIGHT = 0.5  # penalty of a strike inside a state that does not play it (share of the onset gain)
 _EXPLAINED_OFFSETS = (0, 12, 19, 24, 28, 31, 34, 36)  # semitones of a note's partials 1-8
-# recordings with more (frame, state) cells than this decode coarse-to-fine in a band (marginalia.align.banded):
-# time and memory linear in the recording; below it the full decoder (exact, and quick on 2 minutes)
-_FULL_DECODE_CELLS = 2_000_000
+# recordings with more (frame, state) cells than this (about 30 s of piano music) decode coarse-to-fine in a band
+# (marginalia.align.banded): time and memory linear in the recording; below it the full decoder (exact, and as
+# quick there). On the Vienna 4x22 excerpts (1-2 min) both give the same alignment, event for event.
+_FULL_DECODE_CELLS = 200_000
 _BAND_FACTOR = 8   # decoding frames per coarse frame (185 ms at 23 ms frames)
 _BAND_MARGIN = 4   # first band: 4 coarse frames (0.74 s) beyond the neighbours' coarse onsets; radius 1.5 s
 _BAND_SLACK = 5.0  # ... and through every coarse onset of a coarse alignment that scores within this of the best

@@ -921,10 +921,9 @@ class ScoreAligner:
         info = {}
         try:
             onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=_BAND_FACTOR,
-                                           margin=_BAND_MARGIN, slack=_BAND_SLACK, info=info)
-            if not info["coarse"] or info["widened"] > _BAND_MAX_WIDENED * limits.shape[0]:
-                return None
-            return onsets
+                                           margin=_BAND_MARGIN, slack=_BAND_SLACK, give_up=_BAND_MAX_WIDENED,
+                                           info=info)
+            return onsets if info["coarse"] else None
         except InfeasibleLabelsError:
             if cons is None:
                 raise

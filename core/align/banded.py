@@ -1,5 +1,5 @@
-"""Multi-resolution decoding of :func:`marginalia.align.dp.align_with_duration_costs`: time and memory linear in the
-recording.
+"""Multi-resolution decoding of :func:`marginalia.align.dp.align_with_duration_costs`, in time and memory that grow
+with the recording rather than with events × frames (only the coarse pass is ``E × T / factor``).
 
 The full decoder visits every (event, frame) pair, and the aligner built the (frames × events) score, onset-gain,
 prefix-sum, back-pointer and duration-cost tables before it: about ``E × T`` work and memory (1.6 GB and 38 s
@@ -11,10 +11,13 @@ for a 14-minute ASAP performance). Here no ``T × E`` table is ever made:
 2. A **coarse decode** runs the same dynamic programme on frames pooled ``factor`` at a time (scores summed,
    which is exact for a factored score; onset gains max-pooled; an event may take no coarse frame, because
    fast passages have more events than coarse frames; each coarse duration costs the least of the fine
-   durations it stands for). Its tables are ``E × T / factor``.
+   durations it stands for), forward and backward: every event gets its best coarse onset and the span of
+   coarse onsets through which some coarse alignment scores within ``slack`` of the best (max-marginals:
+   wide where the coarse decode is uncertain). Its tables are ``E × T / factor`` (single precision).
 3. A **fine decode** then runs at full resolution inside a *band*: every event's onset may only lie between
    the coarse onsets of the events before and after it (the distinct ones around a group that shares a coarse
-   onset), widened by ``margin`` coarse frames. Its tables hold the band's cells only (about ``T + E × band``).
+   onset) and through its near-best span, widened by ``radius`` frames. Its tables hold the band's cells only
+   (about ``T + E × band``).
 4. The band must then hold every alignment within ``radius`` frames of the fine path (``2 × margin`` coarse
    frames, 1.5 s in the aligner). Where it does not, the windows grow to hold them; where the fine path sits on
    the band's edge (an onset equal to a window bound that is not one of the caller's own), the band was binding,
@@ -31,8 +34,10 @@ differs from the result by more than ``radius`` somewhere and lies outside the b
 so a coarse decode that reads a passage completely wrongly is not repaired. A path strictly inside its band
 is not enough on its own: on a 10-minute recording a first band (``margin`` 4, no radius) held a path 27
 frames from the full optimum, in a near-tie (0.003 in the objective) inside a silence; the radius check found
-the full optimum there. On random problems and on real performances the result equals the full decoder's (see
-the tests and ``docs/research/alignment.md``).
+the full optimum there. Measured against the full decoder (``docs/research/alignment.md``): equal on random
+problems whose band holds the optimum, on the Vienna 4x22 excerpts, on the 10-minute scaling recording and on
+the Mephisto Waltz performances of ASAP; far below it on Liszt's Ballade 2 (dense fast passages that the coarse
+decode misreads), where the band has to widen for every event and the aligner uses the full decoder instead.
 """
 
 from __future__ import annotations
@@ -453,8 +458,9 @@ def _coarse_windows(centre, near_lo, near_hi, reach, lo0, hi0, T):
 
 def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max=None, *, C=None, D=None,
                           factor: int = 8, margin: int = 4, radius: int = None, slack: float = 0.0,
-                          info: dict = None) -> np.ndarray:
-    """The alignment of :func:`align_in_band` found coarse-to-fine, in time and memory linear in ``T``.
+                          give_up: float = None, info: dict = None) -> np.ndarray:
+    """The alignment of :func:`align_in_band` found coarse-to-fine: a coarse pass of ``E × T / factor`` cells,
+    then about ``T + E × band`` at full resolution.
 
     A decode on frames pooled ``factor`` at a time gives every event a coarse onset; the exact decode then runs
     at full resolution with every onset between the coarse onsets of its neighbours, widened by ``margin``
@@ -485,6 +491,9 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
     slack : float, default 0
         The first windows also hold every coarse onset through which some coarse alignment scores within
         ``slack`` of the best coarse alignment (its max-marginals): wide where the coarse decode is uncertain.
+    give_up : float, optional
+        Stop and return None as soon as the windows of more than this share of the events had to widen after
+        the first decode (the coarse decode is then a poor guide, and the widening would cost time and memory).
     info : dict, optional
         Filled with ``rounds`` (fine decodes), ``cells`` (score cells of the last), ``widened`` (events
         whose windows widened after the first decode), ``coarse`` (False with ``factor`` 1, or when the
@@ -493,8 +502,8 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
 
     Returns
     -------
-    ndarray of int64, shape (E,)
-        Onset frame of every event.
+    ndarray of int64, shape (E,) or None
+        Onset frame of every event (None when it gave up, see ``give_up``).
 
     Raises
     ------
@@ -524,7 +533,7 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
         raise infeasible
     sval_fn = lambda a, b: _factored(A, B, a, b)  # noqa: E731
     gval_fn = lambda a, b: _factored(C, D, a, b + 1)  # noqa: E731
-    stats = {"rounds": 0, "cells": 0, "widened": 0, "coarse": f > 1}
+    stats = {"rounds": 0, "cells": 0, "widened": 0, "coarse": f > 1, "gave_up": False}
     half = np.full(E, max(m * f, radius), np.int64)
     lo, hi = lo0.copy(), hi0.copy()     # factor 1, or no coarse path: the caller's windows
     centre = lo0
@@ -561,6 +570,12 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
             grow = near | short
             ref = onsets
         widened |= grow
+        if give_up is not None and widened.sum() > give_up * E:
+            # the coarse decode is a poor guide here: the caller decodes another way
+            stats.update(widened=int(widened.sum()), gave_up=True)
+            if info is not None:
+                info.update(stats)
+            return None
         if stats["rounds"] >= _MAX_ROUNDS:
             new_lo, new_hi = np.where(grow, lo0, lo), np.where(grow, hi0, hi)
         else:

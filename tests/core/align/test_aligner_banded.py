@@ -84,7 +84,12 @@ def test_a_band_that_had_to_widen_for_many_states_hands_over_to_the_full_decoder
     feats = aligner.features(y, SR)
     full = aligner.align(y, SR, score, features=feats)
     monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
-    monkeypatch.setattr(sa, "_BAND_MAX_WIDENED", -1.0)     # any widening at all counts as too much
+    seen = {}
+
+    def gives_up(*args, give_up=None, info=None, **kwargs):   # as when the band widened for too many events
+        seen["give_up"] = give_up
+        info.update(coarse=True, gave_up=True)
+    monkeypatch.setattr(sa, "align_multiresolution", gives_up)
     calls = []
 
     def spy(*args, **kwargs):
@@ -93,4 +98,5 @@ def test_a_band_that_had_to_widen_for_many_states_hands_over_to_the_full_decoder
     monkeypatch.setattr(sa, "align_with_duration_costs", spy)
     out = aligner.align(y, SR, score, features=feats)
     assert calls, "the full decoder did not run"
+    assert seen["give_up"] == sa._BAND_MAX_WIDENED
     np.testing.assert_array_equal(out.frame_alignment.onsets, full.frame_alignment.onsets)

@@ -216,3 +216,22 @@ def test_bad_inputs_raise_parameter_errors():
         align_multiresolution(np.zeros((5, 2)), np.zeros((1, 2)), rows, [5], factor=0)
     with pytest.raises(ParameterError, match="cost_rows"):
         align_multiresolution(np.zeros((5, 2)), np.zeros((1, 2)), rows[0], [5])
+
+
+def test_it_gives_up_when_the_band_widens_for_too_many_events():
+    gave_up = 0
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        T, E = 300, 10
+        A, B = rng.normal(size=(T, 3)), rng.normal(size=(E, 3))
+        limits = np.full(E, T)
+        rows = duration_cost_rows(np.full(E, 30.0), weight=0.0, max_frames=limits, smoothing=1.0, long_knee=1.0)
+        plain, tried = {}, {}
+        got = align_multiresolution(A, B, rows, limits, factor=10, margin=1, info=plain)
+        quit_ = align_multiresolution(A, B, rows, limits, factor=10, margin=1, give_up=0.0, info=tried)
+        if plain["widened"]:
+            assert quit_ is None and tried["gave_up"]
+            gave_up += 1
+        else:
+            np.testing.assert_array_equal(quit_, got)
+    assert gave_up > 0

@@ -35,8 +35,9 @@ so a coarse decode that reads a passage completely wrongly is not repaired. A pa
 is not enough on its own: on a 10-minute recording a first band (``margin`` 4, no radius) held a path 27
 frames from the full optimum, in a near-tie (0.003 in the objective) inside a silence; the radius check found
 the full optimum there. Measured against the full decoder (``docs/research/alignment.md``): equal on random
-problems whose band holds the optimum, on the Vienna 4x22 excerpts, on the 10-minute scaling recording and on
-the Mephisto Waltz performances of ASAP; far below it on Liszt's Ballade 2 (dense fast passages that the coarse
+problems whose band holds the optimum, on the Vienna 4x22 excerpts and on the 10-minute scaling recording; of
+equal objective on the Mephisto Waltz (ASAP DANILO03: two events one frame apart, an exact tie); far below it on
+Liszt's Ballade 2 (dense fast passages that the coarse
 decode misreads), where the band has to widen for every event and the aligner uses the full decoder instead.
 """
 

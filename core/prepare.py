@@ -60,7 +60,8 @@ def _project_session() -> None:
 
 
 def _decoders() -> None:
-    """The decoders a Python user calls directly, in their plain, second-best and fixed-K forms."""
+    """The decoders a Python user calls directly, in their plain, second-best and fixed-K forms, and the aligner's
+    coarse-to-fine decode."""
     import numpy as np
 
     from .decoders.segmentation import segment_fixed_k, segment_penalized, segment_second_best
@@ -73,6 +74,11 @@ def _decoders() -> None:
     segment_fixed_k(x, 2)
     dtw(x[:40], x[:50])
     dtw_second_best(x[:40], x[:50])
+    # the aligner's coarse-to-fine decode (long recordings only, so the demo's short one never reaches it)
+    from .align.banded import align_multiresolution, duration_cost_rows
+    limits = np.full(6, 120)
+    rows = duration_cost_rows(np.full(6, 20.0), weight=1.0, max_frames=limits, smoothing=1.0, long_knee=1.0)
+    align_multiresolution(x, rng.normal(size=(6, 2)), rows, limits, C=np.abs(x), D=np.ones((6, 2)))
 
 
 #: (what is compiled, workload) in decreasing order of cost, so the longest starts first

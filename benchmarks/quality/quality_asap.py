@@ -1,6 +1,6 @@
 """Audio-to-score alignment of real performances of long pieces: the ASAP development subset, beat by beat.
 
-Usage: ``python -m benchmarks.quality.quality_asap [--quick] [--data DIR] [--no-librosa]``
+Usage: ``python -m benchmarks.quality.quality_asap [--quick | --longest N] [--data DIR] [--no-librosa]``
 
 The 36 real performances of 21 pieces in ``alignment/asap_dev`` (Disklavier MIDI of piano competitions, 1 to
 about 10 minutes, tempi often far from the score file's; ASAP, Foscarin et al. 2020) are rendered with fluidsynth
@@ -75,6 +75,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="the 6 shortest performances")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
     ap.add_argument("--no-librosa", action="store_true", help="skip the librosa chroma DTW reference")
+    ap.add_argument("--longest", type=int, default=0, metavar="N",
+                    help="only the N longest performances (the aligner's cost on long recordings)")
     args = ap.parse_args(argv)
     from benchmarks.quality.quality_alignment import librosa_dtw
     from marginalia.align import ScoreAligner
@@ -93,6 +95,8 @@ def main(argv=None) -> int:
     durations = {name: float(len(load_audio(w, sr=SR)[0])) / SR for name, w in wavs.items()}
     if args.quick:
         items = sorted(items, key=lambda it: durations[it[0]])[:6]
+    if args.longest > 0:
+        items = sorted(items, key=lambda it: durations[it[0]])[-args.longest:]
     log(f"{len(items)} performances, {sum(durations[it[0]] for it in items) / 60:.1f} min of audio "
         f"(rendered in {time.time() - t_start:.0f} s); renderer lag {1000 * lag:.2f} ms")
     aligner = ScoreAligner()

@@ -76,6 +76,7 @@ from ..decoders.alignment import align_with_duration_prior, alignment_constraint
 from ..exceptions import DataFormatError, InfeasibleLabelsError, NotFittedError, ParameterError
 from ..models._params import check_param_vector, init_params
 from ..types import Alignment, AnchorLabel, MidiScore
+from .banded import align_multiresolution, duration_cost_rows, onset_moves_factored
 from .dp import align_with_duration_costs, duration_costs, onset_moves
 
 __all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "align_recording", "FORMAT_VERSION"]
@@ -96,6 +97,16 @@ _ROLL_NEAR = 0.65  # a rolled chord's note keeps a rise near the decoded onset t
 _HELD_WEIGHT = 0.5  # template weight of the notes an event holds from earlier events
 _UNEXPLAINED_WEIGHT = 0.5  # penalty of a strike inside a state that does not play it (share of the onset gain)
 _EXPLAINED_OFFSETS = (0, 12, 19, 24, 28, 31, 34, 36)  # semitones of a note's partials 1-8
+# recordings with more (frame, state) cells than this (about 30 s of piano music) decode coarse-to-fine in a band
+# (marginalia.align.banded): time and memory linear in the recording; below it the full decoder (exact, and as
+# quick there). On the Vienna 4x22 excerpts (1-2 min) both give the same alignment, event for event.
+_FULL_DECODE_CELLS = 200_000
+_BAND_FACTOR = 8   # decoding frames per coarse frame (185 ms at 23 ms frames)
+_BAND_MARGIN = 4   # first band: 4 coarse frames (0.74 s) beyond the neighbours' coarse onsets; radius 1.5 s
+_BAND_SLACK = 5.0  # ... and through every coarse onset of a coarse alignment that scores within this of the best
+# when the band had to widen for more than this share of the states, the coarse decode read the recording
+# differently from the fine one (dense fast passages: Liszt's Ballade 2 in ASAP): the full decoder decides
+_BAND_MAX_WIDENED = 0.25
 
 
 # ------------------------------------------------------------------ results
@@ -717,6 +728,59 @@ class ScoreAligner:
         zero = np.zeros((G.shape[0], 1))
         return S, np.hstack([zero, G, zero])
 
+    def _factors(self, feats: AlignmentFeatures, score: MidiScore, W):
+        """The scores of :meth:`_frame_scores` factored: ``S = A Bᵀ`` and ``β G = C Dᵀ``.
+
+        Every term is a frame descriptor against an event vector: the templates against ``X W``, the
+        rests' quietness, and the unexplained strikes (a frame's total flux less the flux of the bands
+        the state's notes explain, which is never negative). ``C``/``D`` are None without an onset bonus.
+
+        Returns
+        -------
+        A : ndarray, shape (T, K)
+        B : ndarray, shape (E + 2, K)
+        C : ndarray, shape (T, K') or None
+        D : ndarray, shape (E + 2, K') or None
+        """
+        XW = feats.X @ W
+        T, E = XW.shape[0], score.n_events
+        q = 2.0 * feats.quiet - 1.0
+        B_ev = _templates(score)
+        z12 = np.zeros((1, 12))
+        A = np.hstack([XW, q[:, None]])
+        B = np.hstack([np.vstack([z12, B_ev, z12]), np.r_[1.0, np.zeros(E), 1.0][:, None]])
+        beta = float(self.onset_bonus)
+        if beta <= 0:
+            return A, B, None, None
+        O = _pool(feats.onset_fine, feats.coarse, how="sum")[:T]
+        Wt = _onset_weights(score)
+        Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
+        C = O / max(float(np.percentile(O.sum(axis=1), 99)), 1e-12)
+        D = beta * Wt
+        if feats.flux_bands is not None:
+            Fk = _pool(feats.flux_bands.astype(np.float64) @ _partial_matrix(), feats.coarse, how="sum")[:T]
+            Wk = _onset_weights_pitch(score)
+            Wk = Wk / np.maximum(np.linalg.norm(Wk, axis=1, keepdims=True), 1e-9)
+            C = np.hstack([C, Fk / max(float(np.percentile(Fk.sum(axis=1), 99)), 1e-12)])
+            D = np.hstack([(1.0 - _KEY_GAIN_SHARE) * D, _KEY_GAIN_SHARE * beta * Wk])
+            if _UNEXPLAINED_WEIGHT > 0:
+                F = _pool(feats.flux_bands.astype(np.float64), feats.coarse, how="sum")[:T]
+                total = F.sum(axis=1)
+                scale = max(float(np.percentile(total, 99)), 1e-12)
+                cover = np.zeros((E, _N_BANDS))
+                keys = np.asarray(score.pitches) - _LOW_PITCH
+                ev = np.asarray(score.note_event)
+                for off in _EXPLAINED_OFFSETS:
+                    ok = (keys + off >= 0) & (keys + off < _N_BANDS)
+                    cover[ev[ok], keys[ok] + off] = 1.0
+                # - w β (total - F·cover) / scale, the rests explaining nothing
+                w = _UNEXPLAINED_WEIGHT * beta / scale
+                A = np.hstack([A, total[:, None], F])
+                zb = np.zeros((1, _N_BANDS))
+                B = np.hstack([B, np.full((E + 2, 1), -w), w * np.vstack([zb, cover, zb])])
+        zk = np.zeros((1, D.shape[1]))
+        return A, B, C, np.vstack([zk, D, zk])
+
     def _constraints(self, anchors, feats, E):
         if not anchors:
             return None
@@ -757,11 +821,21 @@ class ScoreAligner:
         trail = int(T - 1 - loud[-1]) if loud.size else 0
         music = max(T - lead - trail, E)
         d = np.concatenate([[lead], _expected_durations(score, music), [trail]])
-        if float(self.prior_weight) > 0 and self.prior_shape == "robust":
+        robust = float(self.prior_weight) > 0 and self.prior_shape == "robust"
+        factored = onsets = None
+        if robust and T * E2 > _FULL_DECODE_CELLS:
+            # long recordings: coarse-to-fine in a band, from the factored scores (no T x E table); None when
+            # the coarse decode was a poor guide (the band had to widen for many events): the full decoder then
+            A, B, C, D = self._factors(feats, score, W)
+            rows, limits = self._robust_costs(d, feats.frame_rate, T, E2, rows=True)
+            onsets = self._decode_banded(A, B, C, D, rows, limits, d, cons)
+            factored = None if onsets is None else (A, B, C, D, rows, limits)
+            del A, B, C, D, rows
+        if robust and onsets is None:
             S_obj, gain = self._frame_scores(feats, score, W)
             cost, limits = self._robust_costs(d, feats.frame_rate, T, E2)
             onsets = self._decode_robust(S_obj, gain, cost, limits, d, cons)
-        else:
+        elif not robust:
             S = self._score_matrix(feats, score, W)
             if float(self.prior_weight) > 0:
                 weight = float(self.prior_weight) / max(float(np.mean(d[1:-1])), 1.0) ** 2
@@ -779,6 +853,9 @@ class ScoreAligner:
             onsets = self._fix_runs(feats, score, onsets, cons)
         if not runner_up:
             return onsets, None
+        if factored is not None:
+            return onsets, self._onset_moves(None, None, None, None, onsets, cons, feats.frame_rate, fixed_events,
+                                             factored=factored)
         return onsets, self._onset_moves(S_obj, gain, cost, limits, onsets, cons, feats.frame_rate, fixed_events)
 
     def _fix_runs(self, feats, score, onsets, cons):
@@ -814,21 +891,45 @@ class ScoreAligner:
                 onsets[s0:s1 + 1] = placed
         return onsets
 
-    def _robust_costs(self, d, frame_rate, T, E2) -> tuple:
+    def _robust_costs(self, d, frame_rate, T, E2, rows=False) -> tuple:
         """Duration cost table and limits of the robust prior (see :mod:`marginalia.align.dp`).
 
         The rests and the last event (a final chord is held as long as the
         player likes) have no prior; music events may last up to
         ``prior_span`` times the longest expected duration, and at least
-        :data:`_LONGEST_EVENT_S`.
+        :data:`_LONGEST_EVENT_S`. With ``rows``, the table as
+        :func:`marginalia.align.banded.duration_cost_rows` (each event's row as
+        long as its limit: the dense table is ``E × T`` because of the three
+        states allowed the whole recording).
         """
         d_max = int(max(float(self.prior_span) * float(d[1:-1].max()) + 8, _LONGEST_EVENT_S * frame_rate))
         limits = np.full(E2, min(d_max, T), np.int64)
         limits[[0, E2 - 2, E2 - 1]] = T
-        cost = duration_costs(d, weight=float(self.prior_weight), max_frames=limits,
-                              smoothing=_PRIOR_SMOOTHING_S * frame_rate, long_knee=_PRIOR_LONG_KNEE,
-                              free=(0, E2 - 1))
+        make = duration_cost_rows if rows else duration_costs
+        cost = make(d, weight=float(self.prior_weight), max_frames=limits,
+                    smoothing=_PRIOR_SMOOTHING_S * frame_rate, long_knee=_PRIOR_LONG_KNEE, free=(0, E2 - 1))
         return cost, limits
+
+    @staticmethod
+    def _decode_banded(A, B, C, D, rows, limits, d, cons):
+        """Onsets of the E + 2 states under the robust prior, coarse-to-fine (:mod:`marginalia.align.banded`),
+        or None when the band had to widen for more than :data:`_BAND_MAX_WIDENED` of the states (or there was
+        no coarse path): the coarse decode was then a poor guide, and the full decoder should decide."""
+        lo = hi = None
+        if cons is not None:
+            lo, hi = cons.onset_min, cons.onset_max
+        info = {}
+        try:
+            onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=_BAND_FACTOR,
+                                           margin=_BAND_MARGIN, slack=_BAND_SLACK, give_up=_BAND_MAX_WIDENED,
+                                           info=info)
+            return onsets if info["coarse"] else None
+        except InfeasibleLabelsError:
+            if cons is None:
+                raise
+            # the quadratic decoder names the labels that conflict (a full table, on this error path only)
+            res = align_with_duration_prior(A @ B.T, d, weight=0.0, constraints=cons)
+            return res.alignment.onsets
 
     @staticmethod
     def _decode_robust(S, gain, cost, limits, d, cons):
@@ -846,16 +947,23 @@ class ScoreAligner:
             return res.alignment.onsets
 
     @staticmethod
-    def _onset_moves(S, gain, cost, limits, onsets, cons, frame_rate, fixed_events) -> OnsetMoves:
-        """The best one-onset move of every event within half a second (and its labels' windows)."""
-        T, E2 = S.shape
+    def _onset_moves(S, gain, cost, limits, onsets, cons, frame_rate, fixed_events, factored=None) -> OnsetMoves:
+        """The best one-onset move of every event within half a second (and its labels' windows).
+
+        ``factored``: ``(A, B, C, D, cost rows, limits)`` of :meth:`_factors` instead of the tables.
+        """
+        T, E2 = S.shape if factored is None else (factored[0].shape[0], factored[1].shape[0])
         band = max(4, int(round(0.5 * frame_rate)))
         lo = np.maximum(onsets - band, 0)
         hi = np.minimum(onsets + band, T - 1)
         if cons is not None:
             lo = np.maximum(lo, cons.onset_min)
             hi = np.minimum(hi, cons.onset_max)
-        loss, moved_to, own = onset_moves(S, cost, limits, onsets, lo, hi, onset_gain=gain)
+        if factored is None:
+            loss, moved_to, own = onset_moves(S, cost, limits, onsets, lo, hi, onset_gain=gain)
+        else:
+            A, B, C, D, rows, limits = factored
+            loss, moved_to, own = onset_moves_factored(A, B, rows, limits, onsets, lo, hi, C=C, D=D)
         loss[E2 - 1] = np.inf          # the closing rest is no event: its onset is the last event's end
         if fixed_events is not None:
             loss[np.asarray(fixed_events, dtype=np.int64) + 1] = np.inf

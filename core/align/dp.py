@@ -220,14 +220,22 @@ def onset_moves(S, cost, max_frames, onsets, onset_min=None, onset_max=None, ons
         raise ParameterError(f"onset_gain: expected shape ({T}, {E}), got {gain.shape}")
     cum = np.zeros((T + 1, E))
     np.cumsum(S, axis=0, out=cum[1:])
-    ends = np.r_[on[1:], T]
 
     def duration_cost(e, d):
         ok = (d >= 1) & (d <= dmax[e])
         return np.where(ok, cost[e, np.clip(d, 0, D)], np.inf)
 
+    return _onset_moves_core(lambda t, e: cum[t, e], lambda t, e: gain[t, e], duration_cost, on, T, lo, hi)
+
+
+def _onset_moves_core(cumf, gainf, duration_cost, on, T, lo, hi) -> tuple:
+    """:func:`onset_moves` over accessors: ``cumf(t, e)`` prefix sums of event ``e``'s scores up to frame
+    ``t``, ``gainf(t, e)`` its onset gain, ``duration_cost(e, d)`` (``inf`` out of bounds); shared with
+    :func:`marginalia.align.banded.onset_moves_factored`, which computes only the frames the moves reach."""
+    E = on.shape[0]
+    ends = np.r_[on[1:], T]
     states = np.arange(E)
-    own = cum[ends, states] - cum[on, states] - duration_cost(states, ends - on) + gain[on, states]
+    own = cumf(ends, states) - cumf(on, states) - duration_cost(states, ends - on) + gainf(on, states)
     loss = np.full(E, np.inf)
     moved_to = np.full(E, -1, np.int64)
     for e in range(1, E):
@@ -237,10 +245,10 @@ def onset_moves(S, cost, max_frames, onsets, onset_min=None, onset_max=None, ons
         if o.size == 0:
             continue
         # the terms that depend on state e's onset: state e-1's frames and duration, state e's and its gain
-        value = (cum[o, e - 1] - cum[p, e - 1] - duration_cost(e - 1, o - p) + cum[n, e] - cum[o, e]
-                 - duration_cost(e, n - o) + gain[o, e])
+        value = (cumf(o, e - 1) - cumf(p, e - 1) - duration_cost(e - 1, o - p) + cumf(n, e) - cumf(o, e)
+                 - duration_cost(e, n - o) + gainf(o, e))
         j = int(np.argmax(value))
         if np.isfinite(value[j]):
-            loss[e] = own[e - 1] - gain[p, e - 1] + own[e] - value[j]
+            loss[e] = own[e - 1] - gainf(p, e - 1) + own[e] - value[j]
             moved_to[e] = o[j]
     return loss, moved_to, own

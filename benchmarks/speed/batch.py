@@ -1,6 +1,6 @@
 """Batch prediction of every neuroblastoma aCGH sequence on Dask: 1 vs 2 workers.
 
-Usage: ``python -m benchmarks.speed.batch [--quick] [--data DIR] [--repeat N]``
+Usage: ``python -m benchmarks.speed.batch [--quick] [--data DIR] [--repeat N] [--scheduler]``
 
 For each profile table (``profiles_small``: 233 sequences of <= 5k probes;
 ``profiles_all``: 300 sequences up to ~10^5 probes) it runs the same per-item
@@ -19,7 +19,10 @@ worker processes, and reports
   on a shared machine it shows whether a missed speed-up comes from the
   batch machinery or from cores that were not there to take;
 * the reference: the same items one after another in this process without
-  Dask (what ``marginalia-cli predict`` does), timed in the same run.
+  Dask (what ``marginalia-cli predict`` does), timed in the same run;
+* with ``--scheduler``: the same batch on a ``dask scheduler`` and two ``dask worker``
+  processes started from the command line (what ``marginalia-cli batch --scheduler`` meets on a
+  cluster), against the 1-worker local cluster.
 
 The model is the app's starting aCGH model (logratio weight 1, Hermite
 weights 0, BIC-like penalty), which decodes at the cost of a trained one.
@@ -72,18 +75,27 @@ def _warm(model_path, sha, profiles, key, scratch):
     return os.getpid()
 
 
-def run_cluster(n_workers: int, model_path, sha, profiles: Path, tasks, work: Path, repeat: int) -> dict:
-    """Best-of-``repeat`` steady-state wall on a fresh LocalCluster, and the end-to-end wall of its first run."""
+def run_cluster(n_workers: int, model_path, sha, profiles: Path, tasks, work: Path, repeat: int,
+                scheduler: "str | None" = None) -> dict:
+    """Best-of-``repeat`` steady-state wall and the end-to-end wall of the first run.
+
+    On a fresh LocalCluster of ``n_workers`` processes, or (``scheduler``: its address) on a running
+    scheduler whose ``n_workers`` workers are already connected.
+    """
     from marginalia.batch import open_client, run_batch
     from marginalia.cli_commands._work import merge_profile_outputs, predict_profile
     t0 = time.perf_counter()
-    with open_client(n_workers=n_workers, processes=True, threads_per_worker=1, timeout=60) as client:
+    opened = open_client(scheduler, timeout=60) if scheduler else \
+        open_client(n_workers=n_workers, processes=True, threads_per_worker=1, timeout=60)
+    tag = f"{'s' if scheduler else ''}{n_workers}"
+    with opened as client:
+        client.wait_for_workers(n_workers, timeout=120)
         first = tasks[0].args
-        scratch = work / f"warm{n_workers}"
+        scratch = work / f"warm{tag}"
         client.run(_warm, str(model_path), sha, str(profiles), (first[3], first[4]), str(scratch))
         best, busy = float("inf"), 0.0
         for r in range(repeat):
-            out = work / f"w{n_workers}_{r}"
+            out = work / f"w{tag}_{r}"
             rep = run_batch(predict_profile, tasks, out_dir=out, fingerprint=sha, client=client, resume=False)
             if rep.failed:
                 raise RuntimeError(f"{len(rep.failed)} items failed, first: {rep.failed[0]}")
@@ -92,7 +104,39 @@ def run_cluster(n_workers: int, model_path, sha, profiles: Path, tasks, work: Pa
             if r == 0:
                 end_to_end = time.perf_counter() - t0
                 merge_profile_outputs(out, [t.key for t in tasks])
-    return {"steady": best, "busy": busy, "end_to_end": end_to_end, "out": work / f"w{n_workers}_0"}
+    return {"steady": best, "busy": busy, "end_to_end": end_to_end, "out": work / f"w{tag}_0"}
+
+
+class DaskProcesses:
+    """A ``dask scheduler`` and ``n_workers`` single-threaded ``dask worker`` processes, as a user starts them."""
+
+    def __init__(self, n_workers: int, work: Path):
+        import socket
+        import subprocess
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{port}"
+        dask = str(Path(sys.executable).with_name("dask"))
+        self.log = open(work / "dask_processes.log", "w")
+        self.procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                        "--no-dashboard"], stdout=self.log, stderr=subprocess.STDOUT)]
+        self.procs += [subprocess.Popen([dask, "worker", self.address, "--nthreads", "1", "--nworkers", "1",
+                                         "--no-dashboard", "--local-directory", str(work / f"dask-worker-{i}")],
+                                        stdout=self.log, stderr=subprocess.STDOUT) for i in range(n_workers)]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for proc in reversed(self.procs):
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=20)
+            except Exception:
+                proc.kill()
+        self.log.close()
 
 
 def run_in_process(model_path, sha, profiles: Path, tasks, work: Path, repeat: int) -> float:
@@ -113,6 +157,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"),
                     help="the shared data folder (default ../shared/data from the repo root)")
     ap.add_argument("--repeat", type=int, default=None, help="runs per setting, best kept (default 2, quick 1)")
+    ap.add_argument("--scheduler", action="store_true",
+                    help="also run the 2 workers as separate `dask scheduler` + 2 `dask worker` processes")
     args = ap.parse_args(argv)
     folder = Path(args.data) / "cgh" / "neuroblastoma"
     tables = ["profiles_small"] if args.quick else ["profiles_small", "profiles_all"]
@@ -141,6 +187,22 @@ def main(argv=None) -> int:
                        for f in ("breaks.csv", "segments.csv"))
             speedup = one["steady"] / two["steady"]
             ref = {"name": "in-process loop, no Dask", "value": local}
+            external = []
+            if args.scheduler:
+                with DaskProcesses(2, work) as cluster:
+                    ext = run_cluster(2, model_path, sha, profiles, tasks, work / name, repeat, cluster.address)
+                ext_same = all((one["out"] / f).read_bytes() == (ext["out"] / f).read_bytes()
+                               for f in ("breaks.csv", "segments.csv"))
+                external = [
+                    result_row(f"{name}: dask scheduler + 2 dask worker processes, steady wall", ext["steady"], "s",
+                               reference=ref),
+                    result_row(f"{name}: speed-up of scheduler + 2 workers vs 1 local worker",
+                               one["steady"] / ext["steady"], "x", SPEEDUP_TARGET, "higher",
+                               meets=one["steady"] / ext["steady"] >= SPEEDUP_TARGET),
+                    result_row(f"{name}: scheduler + 2 workers busy fraction", ext["busy"], "ratio", better="higher"),
+                    result_row(f"{name}: scheduler + 2 workers outputs identical to 1-worker outputs",
+                               float(ext_same), "bool", 1.0, "higher", meets=ext_same),
+                ]
             rows += [
                 result_row(f"{name}: {n} sequences, 1 worker, steady wall", one["steady"], "s", reference=ref),
                 result_row(f"{name}: {n} sequences, 2 workers, steady wall", two["steady"], "s", reference=ref),
@@ -158,7 +220,7 @@ def main(argv=None) -> int:
                            "s"),
                 result_row(f"{name}: 2-worker outputs identical to 1-worker outputs", float(same), "bool", 1.0,
                            "higher", meets=same),
-            ]
+            ] + external
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()

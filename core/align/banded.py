@@ -133,6 +133,23 @@ def _band_values(A, B, first, stop, off, out):
 
 
 @numba.njit(cache=True, nogil=True)
+def _dp_buffers(lo, hi, end_lo, end_hi):
+    """Work rows of a banded pass, sized by the widest onset or end window (W) and onset-to-end reach (L).
+
+    Returns ``(edge, cur, cum, base)``: ``edge`` (W,) is the boundary row, 0 at index 0 and -inf elsewhere;
+    the others are uninitialised, shapes (W,), (L,), (W,).
+    """
+    W = 1
+    L = 1
+    for e in range(lo.shape[0]):
+        W = max(W, hi[e] - lo[e] + 1, end_hi[e] - end_lo[e] + 1)
+        L = max(L, end_hi[e] - lo[e] + 1)
+    edge = np.full(W, -np.inf)
+    edge[0] = 0.0
+    return edge, np.empty(W), np.empty(L), np.empty(W)
+
+
+@numba.njit(cache=True, nogil=True)
 def _band_dp(sval, soff, gval, goff, cval, coff, dmax, lo, hi, end_lo, end_hi, dmin, back, boff):
     """Best objective over alignments whose onsets lie in ``[lo, hi]`` (ends in ``[end_lo, end_hi]``).
 
@@ -142,16 +159,7 @@ def _band_dp(sval, soff, gval, goff, cval, coff, dmax, lo, hi, end_lo, end_hi, d
     of ``e`` ending at ``t`` (-1 when none).
     """
     E = lo.shape[0]
-    W = 1
-    L = 1
-    for e in range(E):
-        W = max(W, hi[e] - lo[e] + 1, end_hi[e] - end_lo[e] + 1)
-        L = max(L, end_hi[e] - lo[e] + 1)
-    prev = np.full(W, -np.inf)
-    prev[0] = 0.0
-    cur = np.empty(W)
-    cum = np.empty(L)
-    base = np.empty(W)
+    prev, cur, cum, base = _dp_buffers(lo, hi, end_lo, end_hi)
     for e in range(E):
         a = lo[e]
         so = soff[e]
@@ -325,16 +333,7 @@ def _coarse_forward(Sc, Gc, cval, coff, dmax, lo, hi, end_lo, end_hi, fwd, foff)
     """The coarse decode's forward pass (events may last 0 frames); ``fwd[foff[e] + s - lo[e]]`` = best score of
     the events before ``e`` with ``e`` starting at ``s``. Returns the optimum."""
     E = lo.shape[0]
-    W = 1
-    L = 1
-    for e in range(E):
-        W = max(W, hi[e] - lo[e] + 1, end_hi[e] - end_lo[e] + 1)
-        L = max(L, end_hi[e] - lo[e] + 1)
-    prev = np.full(W, -np.inf)
-    prev[0] = 0.0
-    cur = np.empty(W)
-    cum = np.empty(L)
-    base = np.empty(W)
+    prev, cur, cum, base = _dp_buffers(lo, hi, end_lo, end_hi)
     for e in range(E):
         a = lo[e]
         for j in range(hi[e] - a + 1):
@@ -362,16 +361,7 @@ def _coarse_backward(Sc, Gc, cval, coff, dmax, lo, hi, end_lo, end_hi, fwd, foff
     """The coarse decode's backward pass: for every event, the first and last onsets ``s`` through which some
     alignment scores at least ``floor`` (``near_lo``/``near_hi``, -1 when none), and the best one (``best_s``)."""
     E = lo.shape[0]
-    W = 1
-    L = 1
-    for e in range(E):
-        W = max(W, hi[e] - lo[e] + 1, end_hi[e] - end_lo[e] + 1)
-        L = max(L, end_hi[e] - lo[e] + 1)
-    nxt = np.full(W, -np.inf)
-    nxt[0] = 0.0          # after the last event: its end is the recording's
-    cur = np.empty(W)
-    cum = np.empty(L)
-    base = np.empty(W)
+    nxt, cur, cum, base = _dp_buffers(lo, hi, end_lo, end_hi)   # nxt[0] = 0: after the last event, its end is the recording's
     for e in range(E - 1, -1, -1):
         a = lo[e]
         cum[0] = 0.0

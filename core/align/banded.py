@@ -262,6 +262,17 @@ def _check_factors(A, B, C, D):
     return A, B, C, D
 
 
+def _checked_problem(A, B, C, D, cost_rows, max_frames) -> tuple:
+    """The validated inputs of a factored alignment: ``(A, B, C, D, cval, coff, dmax)``, ``dmax`` shape (E,)."""
+    A, B, C, D = _check_factors(A, B, C, D)
+    E = B.shape[0]
+    cval, coff = _check_rows(cost_rows, E)
+    dmax = np.asarray(max_frames, dtype=np.int64)
+    if dmax.shape != (E,) or np.any(dmax < 1):
+        raise ParameterError(f"max_frames: expected {E} limits >= 1, got shape {dmax.shape}")
+    return A, B, C, D, cval, coff, dmax
+
+
 def _check_rows(cost_rows, E):
     try:
         cval, coff = cost_rows
@@ -306,10 +317,8 @@ def align_in_band(A, B, cost_rows, max_frames, onset_min, onset_max, *, C=None, 
     InfeasibleLabelsError
         No alignment obeys the windows and the duration limits.
     """
-    A, B, C, D = _check_factors(A, B, C, D)
+    A, B, C, D, cval, coff, dmax = _checked_problem(A, B, C, D, cost_rows, max_frames)
     T, E = A.shape[0], B.shape[0]
-    cval, coff = _check_rows(cost_rows, E)
-    dmax = np.asarray(max_frames, dtype=np.int64)
     lo, hi = _strict_windows(np.array(onset_min, dtype=np.int64), np.array(onset_max, dtype=np.int64), T)
     onsets, value = _decode(lambda a, b: _factored(A, B, a, b), lambda a, b: _factored(C, D, a, b + 1),
                             cval, coff, dmax, lo, hi, T, 1)
@@ -501,12 +510,8 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
     InfeasibleLabelsError
         No alignment obeys the windows and the duration limits.
     """
-    A, B, C, D = _check_factors(A, B, C, D)
+    A, B, C, D, cval, coff, dmax = _checked_problem(A, B, C, D, cost_rows, max_frames)
     T, E = A.shape[0], B.shape[0]
-    cval, coff = _check_rows(cost_rows, E)
-    dmax = np.asarray(max_frames, dtype=np.int64)
-    if dmax.shape != (E,) or np.any(dmax < 1):
-        raise ParameterError(f"max_frames: expected {E} limits >= 1, got shape {dmax.shape}")
     f, m = int(factor), int(margin)
     if f < 1 or m < 1:
         raise ParameterError(f"factor/margin: expected integers >= 1, got {factor!r} and {margin!r}")
@@ -601,10 +606,8 @@ def onset_moves_factored(A, B, cost_rows, max_frames, onsets, onset_min=None, on
         As :func:`marginalia.align.dp.onset_moves`.
     """
     from .dp import _onset_moves_core
-    A, B, C, D = _check_factors(A, B, C, D)
+    A, B, C, D, cval, coff, dmax = _checked_problem(A, B, C, D, cost_rows, max_frames)
     T, E = A.shape[0], B.shape[0]
-    cval, coff = _check_rows(cost_rows, E)
-    dmax = np.asarray(max_frames, dtype=np.int64)
     on = np.asarray(onsets, dtype=np.int64).reshape(-1)
     if on.shape != (E,) or on[0] != 0 or np.any(np.diff(on) <= 0) or on[-1] >= T:
         raise ParameterError(f"onsets: expected {E} strictly increasing frames from 0 below {T}, got {on!r}")

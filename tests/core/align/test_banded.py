@@ -216,6 +216,14 @@ def test_bad_inputs_raise_parameter_errors():
         align_multiresolution(np.zeros((5, 2)), np.zeros((1, 2)), rows, [5], factor=0)
     with pytest.raises(ParameterError, match="cost_rows"):
         align_multiresolution(np.zeros((5, 2)), np.zeros((1, 2)), rows[0], [5])
+    A, B = np.zeros((5, 2)), np.zeros((1, 2))
+    for bad in ([0], [5, 5], [[5]]):      # every entry point refuses limits the kernels would index past
+        with pytest.raises(ParameterError, match="max_frames"):
+            align_multiresolution(A, B, rows, bad)
+        with pytest.raises(ParameterError, match="max_frames"):
+            align_in_band(A, B, rows, bad, [0], [4])
+        with pytest.raises(ParameterError, match="max_frames"):
+            onset_moves_factored(A, B, rows, bad, [0])
 
 
 def test_it_gives_up_when_the_band_widens_for_too_many_events():

@@ -112,9 +112,18 @@ def run(args) -> int:
 
 
 def _has_dashboard(client) -> bool:
-    """Whether the scheduler serves a dashboard (without one, ``dashboard_link`` is a guess)."""
+    """Whether the scheduler serves a dashboard (without one, ``dashboard_link`` is a guess).
+
+    The scheduler keeps its HTTP port without bokeh, but every dashboard page is then a 404, so
+    bokeh is looked for where the scheduler runs.
+    """
+    def bokeh_importable() -> bool:  # nested: pickled by value, so the scheduler needs no Marginalia
+        import importlib.util
+        return importlib.util.find_spec("bokeh") is not None
+
     try:
-        return bool(client.scheduler_info().get("services", {}).get("dashboard"))
+        return (bool(client.scheduler_info().get("services", {}).get("dashboard"))
+                and bool(client.run_on_scheduler(bokeh_importable)))
     except Exception:  # noqa: BLE001 - a link is a convenience, never a reason to fail
         return False
 

@@ -79,8 +79,11 @@ def run(args) -> int:
                                       as_suggestions=args.suggest)
     for why, n in report.skipped.items():
         print(f"carry: warning: {n} label(s) not carried: {why}", file=sys.stderr)
-    undo = (f"; to take them all back: marginalia-cli restore {args.project} --to {steps[-1].id}"
-            if report.stored and steps else "")
+    if not report.stored:
+        already = f": the {report.already} carried label(s) are already there" if report.already else ""
+        info(args, f"carry: nothing added to the {len(targets)} recording(s){already}")
+        return EXIT_OK
+    undo = f"; to take them all back: marginalia-cli restore {args.project} --to {steps[-1].id}" if steps else ""
     what = "suggested label(s) to review in the app" if args.suggest else "label(s)"
     info(args, f"carry: {len(report.stored)} {what} added to {len(targets)} recording(s) as one step{undo}")
     return EXIT_OK

@@ -1,5 +1,6 @@
 """batch predict/evaluate on a real Dask LocalCluster give the single-process results."""
 
+import importlib.util
 import time
 
 import pytest
@@ -19,6 +20,8 @@ def test_batch_predict_on_two_thread_workers_equals_predict(seg_model, cgh_dir, 
                  "--workers", "2", "--threads"]) == 0
     err = capsys.readouterr().err
     assert "2 worker(s) ready" in err
+    # without bokeh every dashboard page is a 404: no link is given then
+    assert ("batch: dashboard at" in err) == (importlib.util.find_spec("bokeh") is not None)
     assert _outputs(tmp_path / "dask") == _outputs(tmp_path / "single")
 
 

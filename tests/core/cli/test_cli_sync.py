@@ -156,9 +156,13 @@ def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, ca
         assert eng.labels(ids["b"]) == [] and eng.labels(ids["c"]) == []
     # carrying twice adds nothing twice
     assert main(["carry", str(project), "--from", "a", "--to", "b", "-q"]) == 0
-    assert main(["carry", str(project), "--from", "a", "--to", "b", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["carry", str(project), "--from", "a", "--to", "b"]) == 0
+    assert "carry: nothing added to the 1 recording(s): the 4 carried label(s) are already there" in \
+        capsys.readouterr().err
     with Engine.open(project, read_only=True) as eng:
         assert len(eng.labels(ids["b"])) == 4
+        assert eng.history()[-1].name == "carry of 4 labels from a to 1 recording"
     # --suggest: suggestions to review in the app, not labels
     capsys.readouterr()
     assert main(["carry", str(project), "--from", "a", "--to", "c", "--suggest"]) == 0

@@ -335,6 +335,31 @@ def _expected_durations(score: MidiScore, n_music: float) -> np.ndarray:
     return ioi * (n_music / total)
 
 
+def _strike_cover(feats, score: MidiScore, T: int) -> tuple:
+    """The key flux and which of its bands each event explains (the parts of :func:`_unexplained_strikes`).
+
+    Returns
+    -------
+    F : ndarray, shape (T, 88)
+        Key-band flux pooled to the coarse frames.
+    total : ndarray, shape (T,)
+        ``F`` summed over the bands.
+    scale : float
+        The 99th percentile of ``total``.
+    cover : ndarray, shape (E, 88)
+        1 where a band holds one of the first eight partials of one of the event's notes.
+    """
+    F = _pool(feats.flux_bands.astype(np.float64), feats.coarse, how="sum")[:T]
+    cover = np.zeros((score.n_events, _N_BANDS))
+    keys = np.asarray(score.pitches) - _LOW_PITCH
+    ev = np.asarray(score.note_event)
+    for off in _EXPLAINED_OFFSETS:
+        ok = (keys + off >= 0) & (keys + off < _N_BANDS)
+        cover[ev[ok], keys[ok] + off] = 1.0
+    total = F.sum(axis=1)
+    return F, total, max(float(np.percentile(total, 99)), 1e-12), cover
+
+
 def _unexplained_strikes(feats, score: MidiScore, T: int) -> np.ndarray:
     """Onset strength in every frame that the notes of each state do not explain, shape (T, E + 2).
 
@@ -343,16 +368,7 @@ def _unexplained_strikes(feats, score: MidiScore, T: int) -> np.ndarray:
     the onset gains (the 99th percentile of a frame's total flux). A strike
     inside an event that does not play it means an event boundary was missed.
     """
-    F = _pool(feats.flux_bands.astype(np.float64), feats.coarse, how="sum")[:T]  # (T, 88)
-    E = score.n_events
-    cover = np.zeros((E, _N_BANDS))
-    keys = np.asarray(score.pitches) - _LOW_PITCH
-    ev = np.asarray(score.note_event)
-    for off in _EXPLAINED_OFFSETS:
-        ok = (keys + off >= 0) & (keys + off < _N_BANDS)
-        cover[ev[ok], keys[ok] + off] = 1.0
-    total = F.sum(axis=1)
-    scale = max(float(np.percentile(total, 99)), 1e-12)
+    F, total, scale, cover = _strike_cover(feats, score, T)
     U = (total[:, None] - F @ cover.T) / scale
     rest = (total / scale)[:, None]
     return np.hstack([rest, np.maximum(U, 0.0), rest])
@@ -764,15 +780,7 @@ class ScoreAligner:
             C = np.hstack([C, Fk / max(float(np.percentile(Fk.sum(axis=1), 99)), 1e-12)])
             D = np.hstack([(1.0 - _KEY_GAIN_SHARE) * D, _KEY_GAIN_SHARE * beta * Wk])
             if _UNEXPLAINED_WEIGHT > 0:
-                F = _pool(feats.flux_bands.astype(np.float64), feats.coarse, how="sum")[:T]
-                total = F.sum(axis=1)
-                scale = max(float(np.percentile(total, 99)), 1e-12)
-                cover = np.zeros((E, _N_BANDS))
-                keys = np.asarray(score.pitches) - _LOW_PITCH
-                ev = np.asarray(score.note_event)
-                for off in _EXPLAINED_OFFSETS:
-                    ok = (keys + off >= 0) & (keys + off < _N_BANDS)
-                    cover[ev[ok], keys[ok] + off] = 1.0
+                F, total, scale, cover = _strike_cover(feats, score, T)
                 # - w β (total - F·cover) / scale, the rests explaining nothing
                 w = _UNEXPLAINED_WEIGHT * beta / scale
                 A = np.hstack([A, total[:, None], F])

@@ -48,7 +48,8 @@ import math
 import numba
 import numpy as np
 
-from ..exceptions import InfeasibleLabelsError, ParameterError
+from ..exceptions import ParameterError
+from .dp import checked_duration_inputs, infeasible_alignment, log_ratio_cost
 
 __all__ = ["duration_cost_rows", "align_multiresolution", "align_in_band", "onset_moves_factored"]
 
@@ -78,24 +79,13 @@ def duration_cost_rows(expected, *, weight: float, max_frames, smoothing: float,
         (``inf`` at ``d = 0``).
     offsets : ndarray of int64, shape (E,)
     """
-    d_hat = np.asarray(expected, dtype=np.float64)
-    dmax = np.asarray(max_frames, dtype=np.int64)
-    if d_hat.ndim != 1 or dmax.shape != d_hat.shape or np.any(dmax < 1) or not np.all(np.isfinite(d_hat)) \
-            or np.any(d_hat < 0):
-        raise ParameterError(f"expected/max_frames: expected two arrays of shape (E,), finite durations >= 0 and "
-                             f"limits >= 1, got shapes {d_hat.shape} and {dmax.shape}")
-    for name, v in (("weight", weight), ("smoothing", smoothing), ("long_knee", long_knee)):
-        if not math.isfinite(float(v)) or float(v) < 0 or (name != "weight" and float(v) == 0):
-            raise ParameterError(f"{name}: expected a finite number {'>= 0' if name == 'weight' else '> 0'}, "
-                                 f"got {v!r}")
+    d_hat, dmax = checked_duration_inputs(expected, max_frames, weight, smoothing, long_knee)
     lengths = dmax + 1
     offsets = np.zeros(lengths.shape[0], np.int64)
     np.cumsum(lengths[:-1], out=offsets[1:])
     row = np.repeat(np.arange(lengths.shape[0]), lengths)
     d = (np.arange(int(lengths.sum())) - offsets[row]).astype(np.float64)
-    x = np.log((d + smoothing) / (d_hat[row] + smoothing))
-    k = float(long_knee)
-    values = float(weight) * np.where(x <= k, x * x, k * (2.0 * x - k))
+    values = log_ratio_cost(d, d_hat[row], weight=weight, smoothing=smoothing, long_knee=long_knee)
     for e in free:
         values[offsets[int(e)]:offsets[int(e)] + lengths[int(e)]] = 0.0
     values[offsets] = np.inf
@@ -263,14 +253,14 @@ def _check_factors(A, B, C, D):
 
 
 def _checked_problem(A, B, C, D, cost_rows, max_frames) -> tuple:
-    """The validated inputs of a factored alignment: ``(A, B, C, D, cval, coff, dmax)``, ``dmax`` shape (E,)."""
+    """The validated inputs of a factored alignment: ``(A, B, C, D, cval, coff, dmax, T, E)``, ``dmax`` shape (E,)."""
     A, B, C, D = _check_factors(A, B, C, D)
     E = B.shape[0]
     cval, coff = _check_rows(cost_rows, E)
     dmax = np.asarray(max_frames, dtype=np.int64)
     if dmax.shape != (E,) or np.any(dmax < 1):
         raise ParameterError(f"max_frames: expected {E} limits >= 1, got shape {dmax.shape}")
-    return A, B, C, D, cval, coff, dmax
+    return A, B, C, D, cval, coff, dmax, A.shape[0], E
 
 
 def _check_rows(cost_rows, E):
@@ -317,14 +307,12 @@ def align_in_band(A, B, cost_rows, max_frames, onset_min, onset_max, *, C=None, 
     InfeasibleLabelsError
         No alignment obeys the windows and the duration limits.
     """
-    A, B, C, D, cval, coff, dmax = _checked_problem(A, B, C, D, cost_rows, max_frames)
-    T, E = A.shape[0], B.shape[0]
+    A, B, C, D, cval, coff, dmax, T, E = _checked_problem(A, B, C, D, cost_rows, max_frames)
     lo, hi = _strict_windows(np.array(onset_min, dtype=np.int64), np.array(onset_max, dtype=np.int64), T)
     onsets, value = _decode(lambda a, b: _factored(A, B, a, b), lambda a, b: _factored(C, D, a, b + 1),
                             cval, coff, dmax, lo, hi, T, 1)
     if onsets is None:
-        raise InfeasibleLabelsError(f"no alignment of {E} events to {T} frames obeys the onset windows and the "
-                                    f"duration limits", [])
+        raise infeasible_alignment(E, T)
     return onsets, value
 
 
@@ -510,8 +498,7 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
     InfeasibleLabelsError
         No alignment obeys the windows and the duration limits.
     """
-    A, B, C, D, cval, coff, dmax = _checked_problem(A, B, C, D, cost_rows, max_frames)
-    T, E = A.shape[0], B.shape[0]
+    A, B, C, D, cval, coff, dmax, T, E = _checked_problem(A, B, C, D, cost_rows, max_frames)
     f, m = int(factor), int(margin)
     if f < 1 or m < 1:
         raise ParameterError(f"factor/margin: expected integers >= 1, got {factor!r} and {margin!r}")
@@ -523,8 +510,7 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
     if lo0.shape != (E,) or hi0.shape != (E,):
         raise ParameterError(f"onset_min/onset_max: expected {E} onsets each, got shapes {lo0.shape} and {hi0.shape}")
     lo0, hi0 = _strict_windows(lo0, hi0, T)
-    infeasible = InfeasibleLabelsError(f"no alignment of {E} events to {T} frames obeys the onset windows and "
-                                       f"the duration limits", [])
+    infeasible = infeasible_alignment(E, T)
     if np.any(hi0 < lo0):
         raise infeasible
     sval_fn = lambda a, b: _factored(A, B, a, b)  # noqa: E731
@@ -606,8 +592,7 @@ def onset_moves_factored(A, B, cost_rows, max_frames, onsets, onset_min=None, on
         As :func:`marginalia.align.dp.onset_moves`.
     """
     from .dp import _onset_moves_core
-    A, B, C, D, cval, coff, dmax = _checked_problem(A, B, C, D, cost_rows, max_frames)
-    T, E = A.shape[0], B.shape[0]
+    A, B, C, D, cval, coff, dmax, T, E = _checked_problem(A, B, C, D, cost_rows, max_frames)
     on = np.asarray(onsets, dtype=np.int64).reshape(-1)
     if on.shape != (E,) or on[0] != 0 or np.any(np.diff(on) <= 0) or on[-1] >= T:
         raise ParameterError(f"onsets: expected {E} strictly increasing frames from 0 below {T}, got {on!r}")

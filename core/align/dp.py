@@ -22,6 +22,40 @@ from ..exceptions import InfeasibleLabelsError, ParameterError
 __all__ = ["align_with_duration_costs", "duration_costs", "onset_moves"]
 
 
+def infeasible_alignment(E: int, T: int) -> InfeasibleLabelsError:
+    """The error of a decoder that finds no alignment of ``E`` events to ``T`` frames within its limits."""
+    return InfeasibleLabelsError(f"no alignment of {E} events to {T} frames obeys the onset windows and the "
+                                 f"duration limits", [])
+
+
+def checked_duration_inputs(expected, max_frames, weight, smoothing, long_knee) -> tuple:
+    """``(expected, max_frames)`` as float64 and int64 arrays of shape (E,), after checking every argument.
+
+    The arguments are those of :func:`duration_costs`; a bad one raises :class:`ParameterError` naming it.
+    """
+    d_hat = np.asarray(expected, dtype=np.float64)
+    dmax = np.asarray(max_frames, dtype=np.int64)
+    if d_hat.ndim != 1 or dmax.shape != d_hat.shape or np.any(dmax < 1) or not np.all(np.isfinite(d_hat)) \
+            or np.any(d_hat < 0):
+        raise ParameterError(f"expected/max_frames: expected two arrays of shape (E,), finite durations >= 0 and "
+                             f"limits >= 1, got shapes {d_hat.shape} and {dmax.shape}")
+    for name, v in (("weight", weight), ("smoothing", smoothing), ("long_knee", long_knee)):
+        if not math.isfinite(float(v)) or float(v) < 0 or (name != "weight" and float(v) == 0):
+            raise ParameterError(f"{name}: expected a finite number {'>= 0' if name == 'weight' else '> 0'}, "
+                                 f"got {v!r}")
+    return d_hat, dmax
+
+
+def log_ratio_cost(d, d_hat, *, weight: float, smoothing: float, long_knee: float) -> np.ndarray:
+    """The cost of :func:`duration_costs` of lasting ``d`` frames when ``d_hat`` are expected (broadcast arrays).
+
+    Durations 0 and past the limits are not special here: the callers forbid them.
+    """
+    x = np.log((d + smoothing) / (d_hat + smoothing))
+    k = float(long_knee)
+    return float(weight) * np.where(x <= k, x * x, k * (2.0 * x - k))
+
+
 def duration_costs(expected, *, weight: float, max_frames, smoothing: float, long_knee: float,
                    free=()) -> np.ndarray:
     """Cost of every event lasting ``d`` frames, shape (E, max(max_frames) + 1).
@@ -52,21 +86,10 @@ def duration_costs(expected, *, weight: float, max_frames, smoothing: float, lon
     -------
     ndarray, shape (E, D + 1), D = max(max_frames)
     """
-    d_hat = np.asarray(expected, dtype=np.float64)
-    dmax = np.asarray(max_frames, dtype=np.int64)
-    if d_hat.ndim != 1 or dmax.shape != d_hat.shape or np.any(dmax < 1) or not np.all(np.isfinite(d_hat)) \
-            or np.any(d_hat < 0):
-        raise ParameterError(f"expected/max_frames: expected two arrays of shape (E,), finite durations >= 0 and "
-                             f"limits >= 1, got shapes {d_hat.shape} and {dmax.shape}")
-    for name, v in (("weight", weight), ("smoothing", smoothing), ("long_knee", long_knee)):
-        if not math.isfinite(float(v)) or float(v) < 0 or (name != "weight" and float(v) == 0):
-            raise ParameterError(f"{name}: expected a finite number {'>= 0' if name == 'weight' else '> 0'}, "
-                                 f"got {v!r}")
+    d_hat, dmax = checked_duration_inputs(expected, max_frames, weight, smoothing, long_knee)
     D = int(dmax.max())
     d = np.arange(D + 1, dtype=np.float64)[None, :]
-    x = np.log((d + smoothing) / (d_hat[:, None] + smoothing))
-    k = float(long_knee)
-    cost = float(weight) * np.where(x <= k, x * x, k * (2.0 * x - k))
+    cost = log_ratio_cost(d, d_hat[:, None], weight=weight, smoothing=smoothing, long_knee=long_knee)
     for e in free:
         cost[int(e)] = 0.0
     cost[:, 0] = np.inf
@@ -164,8 +187,7 @@ def align_with_duration_costs(S, cost, max_frames, onset_min=None, onset_max=Non
     back = np.zeros((E, T + 1), np.int32)
     value = _costs_dp(cum, gain, cost, dmax, lo, hi, back)
     if not np.isfinite(value):
-        raise InfeasibleLabelsError(f"no alignment of {E} events to {T} frames obeys the onset windows and the "
-                                    f"duration limits", [])
+        raise infeasible_alignment(E, T)
     onsets = np.zeros(E, np.int64)
     t = T
     for e in range(E - 1, -1, -1):

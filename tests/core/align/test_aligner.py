@@ -12,7 +12,7 @@ from marginalia.types import AnchorLabel, MidiScore
 SR = 11025
 
 
-def make_score(pitch_rows, ioi_s=0.4):
+def make_score(pitch_rows, ioi_s=0.4, name="synthetic"):
     """A score whose event ``e`` sounds the pitches ``pitch_rows[e]`` at ``e * ioi_s``."""
     pitches, on, off = [], [], []
     for e, row in enumerate(pitch_rows):
@@ -20,7 +20,7 @@ def make_score(pitch_rows, ioi_s=0.4):
             pitches.append(p)
             on.append(e * ioi_s)
             off.append((e + 1) * ioi_s)
-    return MidiScore(pitches=pitches, onsets_s=on, offsets_s=off, name="synthetic")
+    return MidiScore(pitches=pitches, onsets_s=on, offsets_s=off, name=name)
 
 
 MELODY = [(60, 64), (62,), (67, 71), (65,), (69, 72), (64,), (59, 62, 67), (72,), (66,), (61, 68), (63,), (60, 67)]
@@ -214,16 +214,21 @@ def test_a_melody_note_played_ahead_of_its_chord_does_not_drag_the_chord():
     assert err.max() < 0.025, err
 
 
-def test_a_fermata_and_a_long_held_final_chord_keep_every_onset_within_50_ms():
-    # event 6 is held four times its written length, and the final chord rings for 3 s: a quadratic prior on
-    # durations at the global tempo drags the events after the fermata and before the end.
+def fermata_take():
+    """``(score, y, truth)``: MELODY with event 6 held four times its written length and the final chord
+    ringing for 3 s; ``truth`` are the event onsets (s) in ``y``."""
     score = make_score(MELODY, ioi_s=0.4)
     ioi = np.full(score.n_events, 0.4)
     ioi[6] *= 4.0
     ev_on = np.concatenate([[0.0], np.cumsum(ioi[:-1])])
     ends = np.append(ev_on[1:], ev_on[-1] + 3.0)
     y = render_notes(score, ev_on[score.note_event], ends[score.note_event], seed=2)
-    truth = 0.3 + ev_on
+    return score, y, 0.3 + ev_on
+
+
+def test_a_fermata_and_a_long_held_final_chord_keep_every_onset_within_50_ms():
+    # a quadratic prior on durations at the global tempo drags the events after the fermata and before the end
+    score, y, truth = fermata_take()
     err = np.abs(ScoreAligner().align(y, SR, score).event_times_s - truth)
     assert err.max() < 0.05, err
 

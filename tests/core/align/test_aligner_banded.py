@@ -14,7 +14,7 @@ import marginalia.align.aligner as sa
 from marginalia.align import ScoreAligner
 from marginalia.align.dp import align_with_duration_costs
 from marginalia.types import AnchorLabel
-from tests.core.align.test_aligner import MELODY, SR, make_score, render, render_notes, warped_onsets
+from tests.core.align.test_aligner import MELODY, SR, fermata_take, make_score, render, warped_onsets
 
 
 @pytest.fixture(scope="module")
@@ -60,13 +60,8 @@ def test_the_banded_decode_gives_the_full_decoders_alignment_and_runner_up(long_
 def test_a_fermata_and_a_held_final_chord_in_the_band(monkeypatch):
     """The rests and the final chord may last the whole recording: the band decode keeps them exact."""
     monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
-    score = make_score(MELODY, ioi_s=0.4)
-    ioi = np.full(score.n_events, 0.4)
-    ioi[6] *= 4.0
-    ev_on = np.concatenate([[0.0], np.cumsum(ioi[:-1])])
-    ends = np.append(ev_on[1:], ev_on[-1] + 3.0)
-    y = render_notes(score, ev_on[score.note_event], ends[score.note_event], seed=2)
-    err = np.abs(ScoreAligner().align(y, SR, score).event_times_s - (0.3 + ev_on))
+    score, y, truth = fermata_take()
+    err = np.abs(ScoreAligner().align(y, SR, score).event_times_s - truth)
     assert err.max() < 0.05, err
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from marginalia.align import ScoreAligner
-from marginalia.types import MidiScore
+from tests.core.align.test_aligner import make_score as make_rows_score
 
 SR = 11025
 LEAD_S = 0.3
@@ -25,14 +25,7 @@ RUN = 4
 
 
 def make_score(ioi_s=0.4):
-    rows = MELODY + [CHORD] + [(69,)] * RUN
-    pitches, on, off = [], [], []
-    for e, row in enumerate(rows):
-        for p in row:
-            pitches.append(p)
-            on.append(e * ioi_s)
-            off.append((e + 1) * ioi_s)
-    return MidiScore(pitches=pitches, onsets_s=on, offsets_s=off, name="rolled-ending")
+    return make_rows_score(MELODY + [CHORD] + [(69,)] * RUN, ioi_s, name="rolled-ending")
 
 
 def performance(score, roll_s=1.5, run_ioi=(0.7, 0.75, 0.85, 1.0)):

@@ -50,7 +50,6 @@ import glob
 import json
 import os
 import shutil
-import subprocess
 import time
 import zlib
 from dataclasses import dataclass
@@ -61,12 +60,12 @@ import soundfile as sf
 
 from benchmarks._common import ROOT, reference, result_row
 from benchmarks.quality.quality_alignment_tools import conditions as cond_tools
+from benchmarks.quality.quality_alignment_tools import sync_toolbox_process as synctoolbox
 from benchmarks.quality.quality_alignment_tools.render import SR, measure_lag, render
 from benchmarks.quality.quality_alignment_tools.vienna import performances
 
 RESULTS = ROOT / "benchmarks" / "results"
 CACHE = RESULTS / "renders_grid"
-SYNC_VENV = RESULTS / "venv_synctoolbox"
 DEV_PIANISTS = ("p01", "p02", "p03")
 HELD_OUT = [f"p{k:02d}" for k in range(4, 15)]
 GAP_S = 2.0  # silence between the excerpts of the long recording
@@ -246,43 +245,6 @@ def items_for(cond: Condition, perfs, lags, bach_root: Path):
 # ------------------------------------------------------------------ methods
 
 
-def sync_toolbox_python():
-    """The Sync Toolbox environment's python, or None (with the reason) when it cannot import synctoolbox."""
-    py = SYNC_VENV / "bin" / "python"
-    if not py.exists():
-        return None, f"no environment at {SYNC_VENV.relative_to(ROOT)}"
-    r = subprocess.run([str(py), "-c", "import synctoolbox, numba; print(numba.__version__)"], capture_output=True,
-                       text=True)
-    if r.returncode != 0:
-        return None, f"synctoolbox does not import in {SYNC_VENV.relative_to(ROOT)}"
-    return py, f"numba {r.stdout.strip()}"
-
-
-def start_synctoolbox(py, jobs):
-    """Run ``sync_ref.py`` on ``jobs`` in its own process; returns what :func:`finish_synctoolbox` needs."""
-    jobs_path = RESULTS / "alignment_grid_sync_jobs.json"
-    out_path = RESULTS / "alignment_grid_sync_out.json"
-    if out_path.exists():
-        out_path.unlink()
-    warm = dict(jobs[0], id="warm-up")  # the first call compiles numba kernels: not timed
-    json.dump([warm] + jobs, open(jobs_path, "w"))
-    fh = open(RESULTS / "alignment_grid_sync.log", "w")
-    script = ROOT / "benchmarks" / "quality" / "quality_alignment_tools" / "sync_ref.py"
-    proc = subprocess.Popen([str(py), str(script), str(jobs_path), str(out_path)],
-                            stdout=fh, stderr=subprocess.STDOUT)
-    return proc, fh, out_path
-
-
-def finish_synctoolbox(started):
-    proc, fh, out_path = started
-    code = proc.wait()
-    fh.close()
-    if code != 0:
-        log(f"the Sync Toolbox reference failed (exit {code}); see {fh.name}")
-        return {}
-    return json.load(open(out_path))
-
-
 def summary(err, audio_s, cpu_s):
     return {"median": 1000 * float(np.median(err)), "within 50 ms": 100 * float(np.mean(err <= 0.05)),
             "within 250 ms": 100 * float(np.mean(err <= 0.25)), "max": float(np.max(err)),
@@ -352,18 +314,12 @@ def main(argv=None):
     log(f"{total_audio / 60:.1f} min of audio in all ({time.time() - t_start:.0f} s)")
 
     sync_py, sync_note = (None, "--no-synctoolbox") if args.no_synctoolbox or (args.quick and not args.synctoolbox) \
-        else sync_toolbox_python()
+        else synctoolbox.existing_python()
     started = None
     if sync_py is not None:
-        jobs = []
-        for ci, (_, its) in enumerate(grid):
-            for k, it in enumerate(its):
-                s = it["score"]
-                notes = [[float(a), float(b - a), int(pt), int(v)] for a, b, pt, v in
-                         zip(s.onsets_s, s.offsets_s, s.pitches, s.velocities)]
-                jobs.append({"id": f"{ci}:{k}", "wav": str(it["ref"]), "notes": notes,
-                             "event_onsets_s": s.event_onsets_s.tolist(), "stretch": True})
-        started = start_synctoolbox(sync_py, jobs)
+        jobs = [synctoolbox.job(f"{ci}:{k}", it["ref"], it["score"], True)
+                for ci, (_, its) in enumerate(grid) for k, it in enumerate(its)]
+        started = synctoolbox.start(sync_py, jobs, "alignment_grid")
         log(f"Sync Toolbox started in its own process ({sync_note})")
     else:
         log(f"Sync Toolbox: {'skipped' if sync_note == '--no-synctoolbox' else 'missing'} ({sync_note}); "
@@ -400,7 +356,11 @@ def main(argv=None):
         log(f"  ours on {c.title}: {s['median']:.1f} ms, {s['within 50 ms']:.1f} %, {s['within 250 ms']:.1f} %, "
             f"worst {s['max']:.2f} s, {s['real-time factor']:.0f}x ({time.time() - t_start:.0f} s)")
     if started is not None:
-        out = finish_synctoolbox(started)
+        try:
+            out = synctoolbox.finish(started)
+        except synctoolbox.SyncToolboxFailed as exc:
+            log(str(exc))
+            out = {}
         for ci, (c, its) in enumerate(grid):
             for k, it in enumerate(its):
                 r = out.get(f"{ci}:{k}", {"error": "missing"})

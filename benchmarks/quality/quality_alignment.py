@@ -36,19 +36,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from benchmarks._common import ROOT  # noqa: E402
+from benchmarks.quality.quality_alignment_tools import sync_toolbox_process as synctoolbox  # noqa: E402
 from benchmarks.quality.quality_alignment_tools.render import SR, ensure_fluidsynth, measure_lag, render  # noqa: E402
 from benchmarks.quality.quality_alignment_tools.vienna import performances  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-SYNC_VENV = RESULTS / "venv_synctoolbox"
 PIANIST_GROUPS = ([f"p{k:02d}" for k in range(1, 8)], [f"p{k:02d}" for k in range(8, 15)])
 TARGETS = {"median": 15.0, "within 50 ms": 95.0, "within 250 ms": 99.0, "max": 1.0, "real-time factor": 20.0}
 
@@ -101,34 +99,6 @@ def librosa_dtw(y, sr, score):
     sf_ = np.array(sorted(first))
     af = np.array([first[i] for i in sf_])
     return np.interp(score.event_onsets_s * rate, sf_, af) / rate
-
-
-def start_synctoolbox(jobs, log_path):
-    """Start the Sync Toolbox reference in its own venv (a separate process, so it runs alongside ours)."""
-    if not (SYNC_VENV / "bin" / "python").exists():
-        log(f"setup: creating {SYNC_VENV} with synctoolbox (once)")
-        subprocess.run([sys.executable, "-m", "venv", str(SYNC_VENV)], check=True)
-        subprocess.run([str(SYNC_VENV / "bin" / "pip"), "install", "-q", "synctoolbox"], check=True)
-    jobs_path = RESULTS / "quality_alignment_sync_jobs.json"
-    out_path = RESULTS / "quality_alignment_sync_out.json"
-    if out_path.exists():
-        out_path.unlink()
-    warm = dict(jobs[0], id="warm-up")  # the first call compiles numba kernels: not timed
-    json.dump([warm] + jobs, open(jobs_path, "w"))
-    fh = open(log_path, "w")
-    sync_ref = ROOT / "benchmarks" / "quality" / "quality_alignment_tools" / "sync_ref.py"
-    proc = subprocess.Popen([str(SYNC_VENV / "bin" / "python"), str(sync_ref), str(jobs_path), str(out_path)],
-                            stdout=fh, stderr=subprocess.STDOUT)
-    return proc, fh, out_path
-
-
-def finish_synctoolbox(started):
-    proc, fh, out_path = started
-    code = proc.wait()
-    fh.close()
-    if code != 0:
-        raise SystemExit(f"the Sync Toolbox reference failed (exit {code}); see {fh.name}")
-    return json.load(open(out_path))
 
 
 # ---------------------------------------------------------------------- main
@@ -212,15 +182,9 @@ def main(argv=None):
 
     sync_started = None
     if not args.no_synctoolbox and (args.synctoolbox or not args.quick):
-        jobs = []
-        for k, it in enumerate(items):
-            s = it["score"]
-            notes = [[float(a), float(b - a), int(pt), int(v)] for a, b, pt, v in
-                     zip(s.onsets_s, s.offsets_s, s.pitches, s.velocities)]
-            for stretch in (False, True):
-                jobs.append({"id": f"{k}:{int(stretch)}", "wav": str(it["wav"]), "notes": notes,
-                             "event_onsets_s": s.event_onsets_s.tolist(), "stretch": stretch})
-        sync_started = start_synctoolbox(jobs, RESULTS / "quality_alignment_sync.log")
+        jobs = [synctoolbox.job(f"{k}:{int(stretch)}", it["wav"], it["score"], stretch)
+                for k, it in enumerate(items) for stretch in (False, True)]
+        sync_started = synctoolbox.start(synctoolbox.ensure_venv(log), jobs, "quality_alignment")
         log("sync toolbox started in its own process (CPU time measured inside it)")
 
     results = {}  # method -> list of (piece, pianist, err_median, err_first, audio_s, cpu_s)
@@ -317,7 +281,10 @@ def main(argv=None):
     log(f"librosa done ({time.time() - t_start:.0f} s)")
 
     if sync_started is not None:
-        out = finish_synctoolbox(sync_started)
+        try:
+            out = synctoolbox.finish(sync_started)
+        except synctoolbox.SyncToolboxFailed as exc:
+            raise SystemExit(str(exc)) from None
         for k, it in enumerate(items):
             if not is_tested(it):
                 continue

@@ -220,15 +220,21 @@ def test_drag_on_the_spectrogram_spans_the_events_drawn_there(qtbot, demo):
     assert win.score_view.span_note_mask().sum() == int(np.isin(win.score_view.score.note_event, [1, 2]).sum())
 
 
-@pytest.mark.slow
-def test_runner_up_answers_the_audio_question_it_was_asked(qtbot, demo):
-    win, _ = demo
-    eng = win.engine
-    audio = next(i for i in eng.items() if i.kind == "audio")
+def _show_the_recording(qtbot, win):
+    """Show the demo's recording and wait until its prediction is drawn; returns its item."""
+    audio = next(i for i in win.engine.items() if i.kind == "audio")
     win.show_item(audio.id)
     qtbot.waitUntil(lambda: win.current_item == audio.id and not win.runner.is_busy("update")
                     and win.current_prediction() is not None and win.current_prediction().item_id == audio.id,
                     timeout=WAIT)
+    return audio
+
+
+@pytest.mark.slow
+def test_runner_up_answers_the_audio_question_it_was_asked(qtbot, demo):
+    win, _ = demo
+    eng = win.engine
+    audio = _show_the_recording(qtbot, win)
     win.actions["next_question"].trigger()
     qtbot.waitUntil(lambda: win.current_query is not None and win.current_query.item_id == audio.id, timeout=WAIT)
     q = win.current_query
@@ -259,10 +265,7 @@ def test_space_on_an_onset_question_plays_both_candidate_onsets(qtbot, demo):
 
     from .helpers import StandInPlayer
     win, _ = demo
-    eng = win.engine
-    audio = next(i for i in eng.items() if i.kind == "audio")
-    win.show_item(audio.id)
-    qtbot.waitUntil(lambda: win.current_item == audio.id and win.current_prediction() is not None, timeout=WAIT)
+    _show_the_recording(qtbot, win)
     win.actions["next_question"].trigger()
     qtbot.waitUntil(lambda: win.current_question is not None and win.current_item == win.current_question.item_id,
                     timeout=WAIT)
@@ -368,14 +371,20 @@ def test_importing_a_table_cut_short_says_so_after_the_import(qtbot, demo):
     dlg.close()
 
 
+def _closed_project_with_a_label(work, name, **label):
+    """``(path, item)``: a new project ``work / name`` of the demo profiles with one "0" region, closed."""
+    path = work / name
+    eng = Engine.create(path)
+    item = eng.import_files([str(work / "profiles.csv")])[0]
+    eng.add_label(RegionLabel(item, start=2, stop=9, kind=RegionKind.ZERO, **label))
+    eng.close()
+    return path, item
+
+
 @pytest.mark.slow
 def test_a_damaged_project_is_restored_from_its_backup_and_says_where_the_damaged_file_went(qtbot, demo):
     win, work = demo
-    path = work / "mine.marginalia"
-    eng = Engine.create(path)
-    item = eng.import_files([str(work / "profiles.csv")])[0]
-    eng.add_label(RegionLabel(item, start=2, stop=9, kind=RegionKind.ZERO))
-    eng.close()                                            # the close-time backup holds the label
+    path, _ = _closed_project_with_a_label(work, "mine.marginalia")   # the close-time backup holds the label
     path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 5000)
     assert win.open_project(str(path)) is False
     dlg = win.last_error_dialog
@@ -396,11 +405,7 @@ def test_a_damaged_project_is_restored_from_its_backup_and_says_where_the_damage
 def test_restoring_a_backup_brings_back_the_label_edits_made_after_it(qtbot, demo):
     import sqlite3
     win, work = demo
-    path = work / "crashed.marginalia"
-    eng = Engine.create(path)
-    item = eng.import_files([str(work / "profiles.csv")])[0]
-    eng.add_label(RegionLabel(item, start=2, stop=9, kind=RegionKind.ZERO, id="before"))
-    eng.close()
+    path, item = _closed_project_with_a_label(work, "crashed.marginalia", id="before")
     older = {p.name for p in (work / "crashed.marginalia.backups").iterdir()}
     eng = Engine.open(path)
     eng.add_label(RegionLabel(item, start=20, stop=30, kind=RegionKind.ONE, id="after"))

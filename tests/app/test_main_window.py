@@ -251,6 +251,17 @@ def test_browser_sorts_by_uncertainty(qtbot, window):
     assert row.text(3) == "0.36"                          # shown as the margin -ln 0.7
 
 
+def _reopened_where_left(qtbot, tmp_path, settings, seq):
+    """A new window on ``p.marginalia`` with ``settings``, checked to show cgh-b at positions 10 to 30 as it was left."""
+    win2 = MainWindow(FakeEngine(tmp_path / "p.marginalia"), settings=settings)
+    qtbot.addWidget(win2)
+    win2.show()
+    qtbot.waitUntil(lambda: win2.current_item == "cgh-b", timeout=5000)
+    x0, x1 = win2.profile_view.x_range()
+    assert abs(x0 - seq.positions[10]) < 1e-6 * seq.positions[-1] + 1
+    assert abs(x1 - seq.positions[30]) < 1e-6 * seq.positions[-1] + 1
+    return win2
+
 @pytest.mark.slow
 def test_reopening_restores_item_and_view_range(qtbot, tmp_path):
     theme.configure_pyqtgraph()
@@ -264,13 +275,7 @@ def test_reopening_restores_item_and_view_range(qtbot, tmp_path):
     seq = eng.sequence("cgh-b")
     win.profile_view.main.setXRange(seq.positions[10], seq.positions[30], padding=0)
     win.close()   # as after a crash, settings hold the last place
-    win2 = MainWindow(FakeEngine(tmp_path / "p.marginalia"), settings=settings)
-    qtbot.addWidget(win2)
-    win2.show()
-    qtbot.waitUntil(lambda: win2.current_item == "cgh-b", timeout=5000)
-    x0, x1 = win2.profile_view.x_range()
-    assert abs(x0 - seq.positions[10]) < 1e-6 * seq.positions[-1] + 1
-    assert abs(x1 - seq.positions[30]) < 1e-6 * seq.positions[-1] + 1
+    win2 = _reopened_where_left(qtbot, tmp_path, settings, seq)
     assert str(tmp_path / "p.marginalia") in win2.recent_projects()
     win2.close()
 
@@ -394,14 +399,8 @@ def test_layout_item_and_range_are_on_disk_without_a_clean_exit(qtbot, tmp_path)
     qtbot.waitUntil(lambda: ini.exists() and "x_range" in ini.read_text() and "cgh-b" in ini.read_text(),
                     timeout=5000)
     shutil.copy(ini, tmp_path / "after_crash.ini")   # a fresh file: nothing shared with the live settings
-    win2 = MainWindow(FakeEngine(tmp_path / "p.marginalia"),
-                      settings=QtCore.QSettings(str(tmp_path / "after_crash.ini"), QtCore.QSettings.Format.IniFormat))
-    qtbot.addWidget(win2)
-    win2.show()
-    qtbot.waitUntil(lambda: win2.current_item == "cgh-b", timeout=5000)
-    x0, x1 = win2.profile_view.x_range()
-    assert abs(x0 - seq.positions[10]) < 1e-6 * seq.positions[-1] + 1
-    assert abs(x1 - seq.positions[30]) < 1e-6 * seq.positions[-1] + 1
+    win2 = _reopened_where_left(
+        qtbot, tmp_path, QtCore.QSettings(str(tmp_path / "after_crash.ini"), QtCore.QSettings.Format.IniFormat), seq)
     assert win2.model_dock.isHidden() and not win2.browser_dock.isHidden()
     win.close()
     win2.close()

@@ -10,31 +10,15 @@ from PySide6 import QtCore, QtWidgets
 from marginalia.app import errors
 from marginalia.app.main_window import MainWindow
 from marginalia.engine import Engine
-from marginalia.io import write_midi, write_wav
-from marginalia.types import BoundaryLabel, MidiScore
-
-SR = 22050
-
-
-def _wav(path, seconds=2.0):
-    t = np.arange(int(SR * seconds)) / SR
-    write_wav(path, 0.3 * np.sin(2 * np.pi * np.where(t < 1.0, 220.0, 330.0) * t).astype(np.float32), SR)
-    return str(path)
-
-
-def _mid(path, n):
-    onsets = np.arange(n) * 0.4
-    write_midi(path, MidiScore(pitches=np.arange(60, 60 + n), onsets_s=onsets, offsets_s=onsets + 0.4, name=path.stem))
-    return str(path)
+from marginalia.types import BoundaryLabel
+from tests.core.test_importing import vienna_files
 
 
 @pytest.fixture
 def files(tmp_path):
-    """Two recordings and two scores in the Vienna 4x22 naming (<piece>_pNN.wav, <piece>.mid)."""
-    d = tmp_path / "data"
-    d.mkdir()
-    return {"wav": _wav(d / "Chopin_op10_no3_p01.wav"), "wav2": _wav(d / "Chopin_op38_p01.wav"),
-            "mid": _mid(d / "Chopin_op10_no3.mid", 4), "mid2": _mid(d / "Chopin_op38.mid", 6)}
+    """Two recordings and two scores in the Vienna 4x22 naming (<piece>_pNN.wav, <piece>.mid), as strings."""
+    f = vienna_files(tmp_path / "data")
+    return {"wav": str(f["wav"]), "wav2": str(f["other_wav"]), "mid": str(f["mid"]), "mid2": str(f["other_mid"])}
 
 
 @pytest.fixture

@@ -73,14 +73,19 @@ def test_score_follows_the_alignment():
     np.testing.assert_allclose(ends[:-1], starts[1:])
 
 
-@pytest.fixture
-def profile(qtbot):
+def _shown(qtbot, view, width, height):
+    """``view`` shown at ``width`` x ``height`` in the app's plot theme, once it is on screen."""
     theme.configure_pyqtgraph()
-    view = ProfileView()
     qtbot.addWidget(view)
-    view.resize(900, 420)
+    view.resize(width, height)
     view.show()
     qtbot.waitExposed(view)
+    return view
+
+
+@pytest.fixture
+def profile(qtbot):
+    view = _shown(qtbot, ProfileView(), 900, 420)
     seq = cgh_sequence()
     view.set_sequence(seq, "item")
     return view, seq
@@ -191,12 +196,7 @@ def test_prediction_draws_means_and_stale_predictions_are_dashed_grey(qtbot, pro
 
 @pytest.mark.slow
 def test_spectrogram_view_draws_onsets_and_score_note_drag_anchors(qtbot):
-    theme.configure_pyqtgraph()
-    view = SpectrogramView()
-    qtbot.addWidget(view)
-    view.resize(900, 600)
-    view.show()
-    qtbot.waitExposed(view)
+    view = _shown(qtbot, SpectrogramView(), 900, 600)
     seq, image, times, freqs, score = audio_item()
     view.set_audio(seq, image, times, freqs, "aud")
     view.show_score(score, times)

@@ -29,13 +29,17 @@ def _mid(path, n=4):
     return path
 
 
+def vienna_files(folder):
+    """Two recordings and their scores in a new ``folder``, in the Vienna 4x22 layout: performances named
+    <piece>_pNN, scores named <piece>; ``{"wav", "other_wav", "mid", "other_mid"}`` → path."""
+    folder.mkdir()
+    return {"wav": _wav(folder / "Chopin_op10_no3_p01.wav"), "other_wav": _wav(folder / "Chopin_op38_p01.wav"),
+            "mid": _mid(folder / "Chopin_op10_no3.mid", 4), "other_mid": _mid(folder / "Chopin_op38.mid", 6)}
+
+
 @pytest.fixture
 def vienna(tmp_path):
-    """The Vienna 4x22 layout: performances named <piece>_pNN, scores named <piece>."""
-    d = tmp_path / "data"
-    d.mkdir()
-    return {"wav": _wav(d / "Chopin_op10_no3_p01.wav"), "other_wav": _wav(d / "Chopin_op38_p01.wav"),
-            "mid": _mid(d / "Chopin_op10_no3.mid", 4), "other_mid": _mid(d / "Chopin_op38.mid", 6)}
+    return vienna_files(tmp_path / "data")
 
 
 def test_guess_pairs_by_stem_or_the_longest_stem_prefix_at_a_separator():

@@ -152,6 +152,12 @@ def _snapshot(eng):
     return {lab.id: lab for lab in eng.labels()}, full.can_undo, full.can_redo
 
 
+def start_state(path):
+    """``(EditModel of the project's labels, its current model id)`` before any child runs."""
+    with Engine.open(path) as eng:
+        return EditModel(_snapshot(eng)[0]), eng.current_model_id
+
+
 @dataclass
 class Stats:
     runs: int = 0
@@ -169,9 +175,7 @@ class Stats:
 def test_sigkill_of_an_engine_at_random_moments_loses_nothing(tmp_path):
     new_project(tmp_path / "warm.marginalia", seed=2)  # compile the kernels once, before forking
     path, item = new_project(tmp_path / "killed.marginalia", seed=1, with_labels=False)
-    with Engine.open(path) as eng:
-        model = EditModel(_snapshot(eng)[0])
-        last_model_id = eng.current_model_id
+    model, last_model_id = start_state(path)
     rng = random.Random(11)
     stats = Stats()
     for run in range(KILLS):

@@ -152,18 +152,25 @@ def _npy(arr):
     return buf.getvalue()
 
 
+def _refused_in_little_memory(path, match):
+    """``load_model(path)`` raises a DataFormatError matching ``match`` having allocated less than 20 MB."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataFormatError, match=match):
+            load_model(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2 ** 20
+
+
 def test_a_small_file_claiming_a_huge_array_is_refused_before_allocating(tmp_path):
     head = io.BytesIO()
     np.lib.format.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False, "shape": (10 ** 11,)})
     path = tmp_path / "liar.model"
     _npz_with_member(path, "w.npy", b"\x93NUMPY\x01\x00" + head.getvalue()[8:] + b"\x00" * 64)
     assert path.stat().st_size < 2000
-    tracemalloc.start()
-    with pytest.raises(DataFormatError, match=r"liar\.model.*field 'w'.*claims shape"):
-        load_model(path)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak < 20 * 2 ** 20
+    _refused_in_little_memory(path, r"liar\.model.*field 'w'.*claims shape")
 
 
 @pytest.mark.slow
@@ -172,12 +179,7 @@ def test_a_compressed_bomb_is_refused_by_the_files_own_size(model_parts, tmp_pat
     arrays = dict(arrays, w=np.zeros(6 * 2 ** 20))            # 48 MB of zeros: a ~50 KB file
     path = write_model(tmp_path / "bomb.model", header, arrays)
     assert path.stat().st_size < 200_000
-    tracemalloc.start()
-    with pytest.raises(DataFormatError, match=r"bomb\.model.*field 'w'.*more than a .*-byte model file can hold"):
-        load_model(path)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak < 20 * 2 ** 20
+    _refused_in_little_memory(path, r"bomb\.model.*field 'w'.*more than a .*-byte model file can hold")
     code = main(["predict", str(path), "--profiles", str(tmp_path / "none.csv"), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code in (1, 2) and "internal error" not in err and "MemoryError" not in err

@@ -18,11 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from marginalia.engine import Engine
-from tests.reliability.edit_script import EditModel
 from tests.reliability.engine_kill_child import new_project
 from tests.reliability.killing import LineReader
-from tests.reliability.test_engine_kill import Stats, _snapshot, check_reopened, replay, run_and_kill
+from tests.reliability.test_engine_kill import Stats, check_reopened, replay, run_and_kill, start_state
 
 ROOT = Path(__file__).resolve().parents[2]
 # (kill after this many returned edits, then wait s); -1: kill that long after the start (maybe while opening)
@@ -57,9 +55,7 @@ class SpawnedGuiChild:
 @pytest.mark.slow
 def test_sigkill_of_the_app_while_labelling_loses_nothing(tmp_path):
     path, item = new_project(tmp_path / "gui.marginalia", seed=8, with_labels=False)
-    with Engine.open(path) as eng:
-        model = EditModel(_snapshot(eng)[0])
-        last_model_id = eng.current_model_id
+    model, last_model_id = start_state(path)
     rng = random.Random(5)
     stats = Stats()
     for run, (kill_after, delay) in enumerate(KILL_PLAN):

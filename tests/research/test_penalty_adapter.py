@@ -12,6 +12,7 @@ from marginalia.active.uncertainty import uncertainty_from_scores
 from marginalia.decoders.brute import brute_cost, brute_force_segmentations
 from marginalia.exceptions import InfeasibleLabelsError, ParameterError
 from marginalia.types import RegionLabel
+from tests.core.active.test_segmentation_adapter import one_change_labels
 
 
 def _step_signal(rng, T, jump, at=None, noise=1.0):
@@ -84,9 +85,7 @@ def _labelled_pool(seed=0, n=12):
         x, at = _step_signal(rng, T, 4.0 * noise, at=T // 2, noise=noise)
         name = f"c{i}"
         items[name] = x
-        labels[name] = [RegionLabel(item_id=name, start=0, stop=at - 3, kind="0"),
-                        RegionLabel(item_id=name, start=at - 3, stop=at + 3, kind="1"),
-                        RegionLabel(item_id=name, start=at + 3, stop=T, kind="0")]
+        labels[name] = one_change_labels(name, at, 3, T)
     return items, labels
 
 

@@ -42,21 +42,30 @@ def _random_labels(data, T):
     return labels
 
 
-@settings(max_examples=40, deadline=None)
-@given(data=st.data(), T=st.integers(2, 9), p=st.integers(1, 2), min_size=st.integers(1, 2),
-       width=st.integers(0, 3))
-@pytest.mark.slow
-def test_runner_up_is_the_cheapest_feasible_neighbour_by_brute_force(data, T, p, min_size, width):
+def _drawn_problem(data, T, p, start, min_size):
+    """``(X, pen, cons)``: a (T, p) signal whose first column shifts at ``start``, a penalty and the
+    constraints of drawn labels (None without labels); None when those labels cannot all hold."""
     rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
     X = rng.normal(size=(T, p))
-    X[T // 2:, 0] += data.draw(st.floats(0, 3))
+    X[start:, 0] += data.draw(st.floats(0, 3))
     pen = data.draw(st.floats(0.05, 4.0))
     try:
         cons = constraints_from_labels(_random_labels(data, T), T)
         cons.check_feasible(min_size)
     except InfeasibleLabelsError:
+        return None
+    return X, pen, None if cons.is_empty else cons
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), T=st.integers(2, 9), p=st.integers(1, 2), min_size=st.integers(1, 2),
+       width=st.integers(0, 3))
+@pytest.mark.slow
+def test_runner_up_is_the_cheapest_feasible_neighbour_by_brute_force(data, T, p, min_size, width):
+    problem = _drawn_problem(data, T, p, T // 2, min_size)
+    if problem is None:
         return
-    cons = None if cons.is_empty else cons
+    X, pen, cons = problem
     best_cost, best = brute_penalized(X, pen, min_size=min_size, constraints=cons)
     r = count_runner_up(X, best, pen, min_size=min_size, constraints=cons, pair_width=width)
     rows = [(brute_cost(X, s, pen), s, _neighbour_kind(best, s, width))
@@ -79,16 +88,10 @@ def test_runner_up_is_the_cheapest_feasible_neighbour_by_brute_force(data, T, p,
        reach=st.sampled_from([None, 1, 2]))
 @pytest.mark.slow
 def test_local_search_never_worsens_keeps_labels_and_stops_at_a_local_optimum(data, T, min_size, width, reach):
-    rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
-    X = rng.normal(size=(T, 1))
-    X[T // 3:, 0] += data.draw(st.floats(0, 3))
-    pen = data.draw(st.floats(0.05, 4.0))
-    try:
-        cons = constraints_from_labels(_random_labels(data, T), T)
-        cons.check_feasible(min_size)
-    except InfeasibleLabelsError:
+    problem = _drawn_problem(data, T, 1, T // 3, min_size)
+    if problem is None:
         return
-    cons = None if cons.is_empty else cons
+    X, pen, cons = problem
     feasible = [s for s in brute_force_segmentations(T, min_size) if cons is None or cons.is_satisfied_by(s)]
     start = feasible[data.draw(st.integers(0, len(feasible) - 1))]
     res, r = refine_with_runner_up(X, start, pen, min_size=min_size, constraints=cons, pair_width=width,

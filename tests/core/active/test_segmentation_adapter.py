@@ -59,6 +59,14 @@ def test_shift_labels_keeps_ids_and_drops_labels_outside():
     assert (out[0].start, out[0].stop, out[1].index) == (2, 8, 5)
 
 
+
+def one_change_labels(item_id, at, half, T):
+    """Labels of a sequence of ``T`` points with one change near ``at``: exactly one change in
+    ``[at - half, at + half)``, none before or after."""
+    return [RegionLabel(item_id=item_id, start=0, stop=at - half, kind="0"),
+            RegionLabel(item_id=item_id, start=at - half, stop=at + half, kind="1"),
+            RegionLabel(item_id=item_id, start=at + half, stop=T, kind="0")]
+
 def _expert_items(n, seed, T=40):
     """Feature 0 holds the change the expert labels; feature 1 an irrelevant jump."""
     rng = np.random.default_rng(seed)
@@ -70,9 +78,7 @@ def _expert_items(n, seed, T=40):
         X[d:, 1] += 2.5
         k = f"s{seed}_{i}"
         items[k] = X
-        labels[k] = [RegionLabel(item_id=k, start=0, stop=c - 2, kind="0"),
-                     RegionLabel(item_id=k, start=c - 2, stop=c + 2, kind="1"),
-                     RegionLabel(item_id=k, start=c + 2, stop=T, kind="0")]
+        labels[k] = one_change_labels(k, c, 2, T)
     return items, labels
 
 

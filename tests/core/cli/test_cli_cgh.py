@@ -192,13 +192,8 @@ def test_plain_recipe_keeps_the_one_penalty_model(cgh_dir, tmp_path):
 
 @pytest.mark.slow
 def test_the_penalty_laws_metric_can_be_chosen_and_is_recorded(cgh_dir, tmp_path, capsys):
-    from marginalia.models.files import load_model
-    out = tmp_path / "logratio.model"
-    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
-                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--max-iter", "3",
-                 "--law-metric", "logratio"]) == 0
+    m = _trained_on_the_demo(cgh_dir, tmp_path / "logratio.model", "--law-metric", "logratio")
     assert "all on the plain logratio" in capsys.readouterr().err
-    m = load_model(out, task="segmentation")
     assert m.provenance["learner_params"]["law_metric"] == "logratio"
     assert m.provenance["learner_params"]["law_metric_margin"] == 2     # what "auto" would have required
     seg = m.penalty_law()
@@ -316,13 +311,8 @@ def test_predict_on_a_table_cut_short_warns_and_still_predicts(seg_model, cgh_di
 
 @pytest.mark.slow
 def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path, capsys):
-    from marginalia.models.files import load_model
-    out = tmp_path / "union.model"
-    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
-                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--max-iter", "3",
-                 "--pruner-candidates", "union"]) == 0
+    m = _trained_on_the_demo(cgh_dir, tmp_path / "union.model", "--pruner-candidates", "union")
     assert "(+ over-segmentation's changes)" in capsys.readouterr().err
-    m = load_model(out, task="segmentation")
     assert m.provenance["learner_params"]["pruner_candidates"] == "union"
     assert m.provenance["penalty_law"]["recipe"] == "cgh-penalty-law/5"
     seg = m.penalty_law()
@@ -332,16 +322,13 @@ def test_the_pruners_candidates_can_be_chosen_and_are_recorded(cgh_dir, tmp_path
     # despiking is on by default (recorded), and 0 turns it off: the pruners then read the logratio as measured
     from marginalia.cgh.change_pruning import SPIKE_THRESHOLD
     assert m.provenance["learner_params"]["spike_threshold"] == SPIKE_THRESHOLD == seg.pruning.spike_threshold
-    raw = tmp_path / "raw.model"
-    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
-                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(raw), "--max-iter", "3",
-                 "--pruner-candidates", "union", "--spike-threshold", "0"]) == 0
-    m = load_model(raw, task="segmentation")
+    m = _trained_on_the_demo(cgh_dir, tmp_path / "raw.model", "--pruner-candidates", "union", "--spike-threshold", "0")
     assert m.provenance["learner_params"]["spike_threshold"] is None
     assert m.provenance["penalty_law"]["recipe"] == "cgh-penalty-law/4" and m.penalty_law().pruning.spike_threshold is None
     capsys.readouterr()
     assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
-                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(raw), "--spike-threshold", "-1"]) == 2
+                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(tmp_path / "raw.model"),
+                 "--spike-threshold", "-1"]) == 2
     assert "--spike-threshold: expected a number >= 0, got '-1'" in capsys.readouterr().err
     assert main(["train", "--help"]) == 0
     assert f"(default {SPIKE_THRESHOLD:g};" in " ".join(capsys.readouterr().out.split())
@@ -371,6 +358,15 @@ def test_the_laws_choose_their_margin_unless_one_is_imposed(cgh_dir, tmp_path, c
     assert main(["train", "--help"]) == 0
     listed = ", ".join(f"{m:g}" for m in LAW_MARGINS[:-1]) + f" and {LAW_MARGINS[-1]:g}"
     assert f"chooses among {listed} with its ridge" in " ".join(capsys.readouterr().out.split())
+
+
+def _trained_on_the_demo(cgh_dir, out, *flags):
+    """The segmentation model ``train --max-iter 3 FLAGS`` writes to ``out`` from the demo's profiles and labels."""
+    from marginalia.models.files import load_model
+    assert main(["train", "--task", "segmentation", "--profiles", str(cgh_dir / "profiles.csv"),
+                 "--annotations", str(cgh_dir / "annotations.csv"), "--out", str(out), "--max-iter", "3",
+                 *flags]) == 0
+    return load_model(out, task="segmentation")
 
 
 def _rename_columns(src, dst, header, sep=","):

@@ -127,12 +127,18 @@ def test_train_sync_refuses_unmatched_onset_tables_in_one_line(takes, tmp_path, 
     assert "line 2" in err and "have 2 and 3 rows" in err
 
 
-@pytest.mark.slow
-def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, capsys):
-    folder, onsets = takes
+def _takes_project(folder, tmp_path):
+    """A new project ``p.marginalia`` holding the takes a, b and c (items named so)."""
     project = tmp_path / "p.marginalia"
     assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in "abc"),
                  "-q"]) == 0
+    return project
+
+
+@pytest.mark.slow
+def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, capsys):
+    folder, onsets = takes
+    project = _takes_project(folder, tmp_path)
     with Engine.open(project) as eng:
         ids = {it.name: it.id for it in eng.items()}
         pos = eng.sequence(ids["a"]).positions
@@ -179,9 +185,7 @@ def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, ca
 ])
 def test_carry_usage_errors_are_one_line(takes, tmp_path, capsys, argv, message):
     folder, _ = takes
-    project = tmp_path / "p.marginalia"
-    assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in "abc"),
-                 "-q"]) == 0
+    project = _takes_project(folder, tmp_path)
     with Engine.open(project) as eng:
         ids = {it.name: it.id for it in eng.items()}
         eng.add_labels([BoundaryLabel(item_id=ids["a"], index=40)])

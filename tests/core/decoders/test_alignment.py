@@ -95,6 +95,24 @@ def test_second_best_is_the_best_other_alignment(case):
     assert second.score == pytest.approx(ranked[1][0], abs=TOL)
 
 
+def _runner_up_by_constraints(S, best, m):
+    """Oracle: the best score of an alignment that moves one onset of ``best`` (every event's onset forced
+    before or after the best's, one at a time)."""
+    T, E = S.shape
+    runner = -np.inf
+    for e in range(1, E):
+        o = int(best.alignment.onsets[e])
+        for lo_e, hi_e in ((0, o - 1), (o + 1, T - 1)):
+            lo = np.zeros(E, int)
+            hi = np.full(E, T - 1)
+            lo[e], hi[e] = lo_e, hi_e
+            try:
+                runner = max(runner, align(S, min_frames=m, constraints=AlignmentConstraints(lo, hi)).score)
+            except InfeasibleLabelsError:
+                pass
+    return runner
+
+
 @pytest.mark.parametrize("m", [1, 2, 3])
 def test_second_best_on_longer_sequences_uses_checkpoints_correctly(monkeypatch, m):
     # a large checkpoint budget gives the shortest segments (32 rows): many recomputed segments
@@ -108,19 +126,8 @@ def test_second_best_on_longer_sequences_uses_checkpoints_correctly(monkeypatch,
         best, second = align_second_best(S, min_frames=m)
         assert best.score == pytest.approx(align(S, min_frames=m).score, abs=TOL)
         # oracle: the runner-up differs from the best in at least one onset
-        runner = -np.inf
-        for e in range(1, E):
-            o = int(best.alignment.onsets[e])
-            for lo_e, hi_e in ((0, o - 1), (o + 1, T - 1)):
-                lo = np.zeros(E, int)
-                hi = np.full(E, T - 1)
-                lo[e], hi[e] = lo_e, hi_e
-                try:
-                    runner = max(runner, align(S, min_frames=m, constraints=AlignmentConstraints(lo, hi)).score)
-                except InfeasibleLabelsError:
-                    pass
         assert second.alignment != best.alignment
-        assert second.score == pytest.approx(runner, abs=1e-7)
+        assert second.score == pytest.approx(_runner_up_by_constraints(S, best, m), abs=1e-7)
 
 
 @pytest.mark.parametrize("m", [1, 2, 3])
@@ -135,19 +142,8 @@ def test_second_best_with_many_more_events_than_a_checkpoint_segment(monkeypatch
     S = rng.normal(size=(T, E)).round(1)
     S[np.arange(T), truth.frame_events()] += 0.7
     best, second = align_second_best(S, min_frames=m)
-    runner = -np.inf
-    for e in range(1, E):
-        o = int(best.alignment.onsets[e])
-        for lo_e, hi_e in ((0, o - 1), (o + 1, T - 1)):
-            lo = np.zeros(E, int)
-            hi = np.full(E, T - 1)
-            lo[e], hi[e] = lo_e, hi_e
-            try:
-                runner = max(runner, align(S, min_frames=m, constraints=AlignmentConstraints(lo, hi)).score)
-            except InfeasibleLabelsError:
-                pass
     assert second.alignment != best.alignment
-    assert second.score == pytest.approx(runner, abs=1e-7)
+    assert second.score == pytest.approx(_runner_up_by_constraints(S, best, m), abs=1e-7)
     assert second.score == pytest.approx(alignment_score(S, second.alignment), abs=1e-7)
     # every candidate recomputed in the cones equals the one of a single pass over all events
     S, m_, lo, hi = al._check_problem(S, m, None)

@@ -79,6 +79,9 @@ class SpawnedChild:
     def errors(self):
         return self.err_path.read_text()
 
+    def close(self):
+        self.proc.stdout.close()
+
 
 class ForkedChild:
     """A fork of the test process (no interpreter start-up, so many kills stay fast).
@@ -119,28 +122,40 @@ class ForkedChild:
         os.close(self.reader.fd)
 
 
-def run_and_kill(child_cls, path, seed, tag, kill_after, delay_s):
-    """Run a child; SIGKILL it once it reported ``kill_after`` returned edits (-1: after ``delay_s``)."""
-    child = child_cls(path, seed, tag)
+def read_until_killed(child, kill_after, delay_s, *, timeout_s=60):
+    """The report lines of ``child`` (split in fields), SIGKILLed ``delay_s`` after it reported ``R kill_after``
+    (-1: ``delay_s`` after its start).
+
+    ``child`` has ``reader`` (a :class:`LineReader` on its reports), ``kill() -> bool`` (True when it died of
+    SIGKILL) and ``close()`` (called here); ``errors()``, when it has one, says what the child printed.
+    """
+    def errors():
+        return child.errors() if hasattr(child, "errors") else "its traceback is on stderr"
+
     lines = []
     try:
         if kill_after < 0:
             time.sleep(delay_s)
         else:
             while True:
-                line = child.reader.readline(timeout=60)
-                assert line, f"child exited early: {child.errors()}"
+                line = child.reader.readline(timeout=timeout_s)
+                assert line, f"the child exited early: {errors()}"
                 lines.append(line.split())
-                if lines[-1] == ["R", str(kill_after)]:
+                if lines[-1][:2] == ["R", str(kill_after)]:
                     break
-            if delay_s:
-                time.sleep(delay_s)
+            time.sleep(delay_s)
     finally:
         killed = child.kill()
     # what is left, including lines already buffered by the reader
     lines += [ln.split() for ln in child.reader.rest().splitlines()]
-    os.close(child.reader.fd) if isinstance(child, ForkedChild) else child.proc.stdout.close()
-    assert killed, f"child did not die by SIGKILL: {child.errors()}"
+    child.close()
+    assert killed, f"the child did not die by SIGKILL: {errors()}"
+    return lines
+
+
+def run_and_kill(child_cls, path, seed, tag, kill_after, delay_s):
+    """Run a child; SIGKILL it once it reported ``kill_after`` returned edits (-1: after ``delay_s``)."""
+    lines = read_until_killed(child_cls(path, seed, tag), kill_after, delay_s)
     returned = [int(x[1]) for x in lines if x[0] == "R"]
     begun = [int(x[1]) for x in lines if x[0] == "B"]
     n_returned = returned[-1] + 1 if returned else 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from marginalia.project.session import MODELS_KEPT
 from tests.reliability import engine_kill_child
 from tests.reliability.edit_script import EditModel
 from tests.reliability.engine_kill_child import new_project, next_call
-from tests.reliability.killing import ForkedChild, _copy
+from tests.reliability.killing import ForkedChild, _copy, read_until_killed
 
 KILLS = 22
 
@@ -47,23 +46,7 @@ def run_and_kill(child, kill_after, delay_s, *, timeout_s=60):
     in_flight : bool
         Whether call ``len(returned)`` had begun.
     """
-    lines = []
-    try:
-        if kill_after < 0:
-            time.sleep(delay_s)
-        else:
-            while True:
-                line = child.reader.readline(timeout=timeout_s)
-                assert line, "the child exited early (its traceback is on stderr)"
-                lines.append(line.split())
-                if lines[-1][:2] == ["R", str(kill_after)]:
-                    break
-            time.sleep(delay_s)
-    finally:
-        killed = child.kill()
-    lines += [ln.split() for ln in child.reader.rest().splitlines()]
-    child.close()
-    assert killed, "the child did not die by SIGKILL"
+    lines = read_until_killed(child, kill_after, delay_s, timeout_s=timeout_s)
     returned = [x[2:] for x in lines if x[0] == "R"]
     assert [int(x[1]) for x in lines if x[0] == "R"] == list(range(len(returned)))
     begun = [int(x[1]) for x in lines if x[0] == "B"]

@@ -101,7 +101,9 @@ _EXPLAINED_OFFSETS = (0, 12, 19, 24, 28, 31, 34, 36)  # semitones of a note's pa
 # (marginalia.align.banded): time and memory linear in the recording; below it the full decoder (exact, and as
 # quick there). On the Vienna 4x22 excerpts (1-2 min) both give the same alignment, event for event.
 _FULL_DECODE_CELLS = 200_000
-_BAND_FACTOR = 8   # decoding frames per coarse frame (185 ms at 23 ms frames)
+# decoding frames per coarse frame (185 and 93 ms at 23 ms frames): the band joins both coarse readings, since
+# 185 ms misreads fast passages with more events than coarse frames (ASAP's Toccata, Concert Etude S145/1)
+_BAND_FACTORS = (8, 4)
 _BAND_MARGIN = 4   # first band: 4 coarse frames (0.74 s) beyond the neighbours' coarse onsets; radius 1.5 s
 _BAND_SLACK = 5.0  # ... and through every coarse onset of a coarse alignment that scores within this of the best
 # when the band had to widen for more than this share of the states, the coarse decode read the recording
@@ -928,7 +930,7 @@ class ScoreAligner:
             lo, hi = cons.onset_min, cons.onset_max
         info = {}
         try:
-            onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=_BAND_FACTOR,
+            onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=_BAND_FACTORS,
                                            margin=_BAND_MARGIN, slack=_BAND_SLACK, give_up=_BAND_MAX_WIDENED,
                                            info=info)
             return onsets if info["coarse"] else None

@@ -445,7 +445,7 @@ def _coarse_windows(centre, near_lo, near_hi, reach, lo0, hi0, T):
 
 
 def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max=None, *, C=None, D=None,
-                          factor: int = 8, margin: int = 4, radius: int = None, slack: float = 0.0,
+                          factor=8, margin: int = 4, radius: int = None, slack: float = 0.0,
                           give_up: float = None, info: dict = None) -> np.ndarray:
     """The alignment of :func:`align_in_band` found coarse-to-fine: a coarse pass of ``E × T / factor`` cells,
     then about ``T + E × band`` at full resolution.
@@ -453,7 +453,10 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
     A decode on frames pooled ``factor`` at a time gives every event a coarse onset; the exact decode then runs
     at full resolution with every onset between the coarse onsets of its neighbours, widened by ``margin``
     coarse frames, and again with wider windows until the band holds every alignment within ``radius`` frames
-    of the fine path (widening faster where the path touched a window's edge). See the module's notes.
+    of the fine path (widening faster where the path touched a window's edge). With several factors, each
+    gives its coarse decode and the first band is the union of their bands: a passage that one resolution
+    misreads (fast notes, more events than coarse frames) is searched where the other reads it. See the
+    module's notes.
 
     Guarantee: the result is the exact optimum of the objective among alignments whose onsets lie in the final
     windows; those windows hold every alignment whose onsets are each within ``radius`` frames of the result's
@@ -468,14 +471,15 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
         As :func:`align_in_band`.
     onset_min, onset_max : array_like of int, shape (E,), optional
         The caller's onset windows (anchors); the whole recording by default.
-    factor : int, default 8
-        Fine frames per coarse frame (>= 1; 1 decodes at full resolution with windows from ``margin``).
+    factor : int or sequence of int, default 8
+        Fine frames per coarse frame (>= 1; 1 decodes at full resolution with windows from ``margin``), or
+        several such resolutions, whose bands are joined.
     margin : int, default 4
-        The first fine windows reach this many coarse frames, and at least ``radius`` frames, beyond the
-        neighbours' coarse onsets (>= 1).
+        The first fine windows reach this many coarse frames (of the largest factor), and at least ``radius``
+        frames, beyond the neighbours' coarse onsets (>= 1).
     radius : int, optional
         The final windows hold every onset within this many frames of the result's (>= 1; default
-        ``2 × margin × factor``).
+        ``2 × margin × max(factor)``).
     slack : float, default 0
         The first windows also hold every coarse onset through which some coarse alignment scores within
         ``slack`` of the best coarse alignment (its max-marginals): wide where the coarse decode is uncertain.
@@ -484,8 +488,8 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
         the first decode (the coarse decode is then a poor guide, and the widening would cost time and memory).
     info : dict, optional
         Filled with ``rounds`` (fine decodes), ``cells`` (score cells of the last), ``widened`` (events
-        whose windows widened after the first decode), ``coarse`` (False with ``factor`` 1, or when the
-        coarse decode found no alignment, and the caller's windows were used) and the final windows
+        whose windows widened after the first decode), ``coarse`` (False with ``factor`` 1, or when no
+        coarse decode found an alignment, and the caller's windows were used) and the final windows
         ``onset_min``/``onset_max``.
 
     Returns
@@ -499,8 +503,9 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
         No alignment obeys the windows and the duration limits.
     """
     A, B, C, D, cval, coff, dmax, T, E = _checked_problem(A, B, C, D, cost_rows, max_frames)
-    f, m = int(factor), int(margin)
-    if f < 1 or m < 1:
+    factors = sorted({int(x) for x in np.atleast_1d(factor)}, reverse=True)
+    f, m = factors[0], int(margin)
+    if factors[-1] < 1 or m < 1:
         raise ParameterError(f"factor/margin: expected integers >= 1, got {factor!r} and {margin!r}")
     radius = 2 * m * f if radius is None else int(radius)
     if radius < 1:
@@ -515,17 +520,20 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
         raise infeasible
     sval_fn = lambda a, b: _factored(A, B, a, b)  # noqa: E731
     gval_fn = lambda a, b: _factored(C, D, a, b + 1)  # noqa: E731
-    stats = {"rounds": 0, "cells": 0, "widened": 0, "coarse": f > 1, "gave_up": False}
+    stats = {"rounds": 0, "cells": 0, "widened": 0, "coarse": False, "gave_up": False}
     half = np.full(E, max(m * f, radius), np.int64)
     lo, hi = lo0.copy(), hi0.copy()     # factor 1, or no coarse path: the caller's windows
     centre = lo0
-    if f > 1:
-        coarse = _coarse_onsets(A, B, C, D, cval, coff, dmax, lo0, hi0, f, slack)
+    for g in (x for x in factors if x > 1):
+        coarse = _coarse_onsets(A, B, C, D, cval, coff, dmax, lo0, hi0, g, slack)
         if coarse is None:
-            stats["coarse"] = False
+            continue
+        g_lo, g_hi = _coarse_windows(*coarse, int(half[0]), lo0, hi0, T)
+        if stats["coarse"]:
+            lo, hi = np.minimum(lo, g_lo), np.maximum(hi, g_hi)
         else:
-            centre = coarse[0]
-            lo, hi = _coarse_windows(*coarse, int(half[0]), lo0, hi0, T)
+            centre, lo, hi = coarse[0], g_lo, g_hi
+            stats["coarse"] = True
     widened = np.zeros(E, bool)
     while True:
         stats["rounds"] += 1

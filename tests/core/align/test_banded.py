@@ -81,7 +81,8 @@ def test_a_band_that_holds_the_full_optimum_gives_it(problem, data):
 
 
 @settings(max_examples=150, deadline=None)
-@given(problems(), st.integers(1, 4), st.integers(1, 3))
+@given(problems(), st.one_of(st.integers(1, 4), st.lists(st.integers(1, 4), min_size=2, max_size=3)),
+       st.integers(1, 3))
 def test_coarse_to_fine_is_exact_in_its_final_band_and_the_full_optimum_when_that_holds_it(problem, factor, margin):
     A, B, C, D, limits, S, gain, cost, rows, full = solved(problem)
     T, E = S.shape
@@ -97,7 +98,8 @@ def test_coarse_to_fine_is_exact_in_its_final_band_and_the_full_optimum_when_tha
     # alignment within the radius (2 x margin x factor frames) of the result
     strict_lo, strict_hi = banded._strict_windows(np.zeros(E, np.int64), np.full(E, T - 1, np.int64), T)
     assert not np.any((onsets == lo) & (lo > strict_lo) | (onsets == hi) & (hi < strict_hi))
-    near_lo, near_hi = banded._strict_windows(onsets - 2 * margin * factor, onsets + 2 * margin * factor, T)
+    radius = 2 * margin * max(np.atleast_1d(factor))
+    near_lo, near_hi = banded._strict_windows(onsets - radius, onsets + radius, T)
     assert np.all((lo <= near_lo) & (hi >= near_hi))
     # the exact optimum inside the final band ...
     _, in_band = align_in_band(A, B, rows, limits, lo, hi, C=C, D=D)
@@ -141,6 +143,29 @@ def test_planted_alignments_of_long_recordings_are_found_coarse_to_fine():
         got = align_multiresolution(A, B, rows, limits, C=C, D=D, factor=8, margin=4, info=info)
         np.testing.assert_array_equal(got, full)
         assert info["coarse"] and info["cells"] < 0.3 * T * E
+
+
+def test_a_fast_passage_misread_at_one_resolution_is_found_in_the_union_with_a_finer_one():
+    """Sixty events of 1-3 frames between slow ones: pooled 8 frames at a time the coarse decode misplaces the
+    passage by about 100 frames, and no band around it holds the optimum; joined with the band of frames
+    pooled 4 at a time, the decode finds the full optimum."""
+    rng = np.random.default_rng(1)
+    durations = np.concatenate([rng.integers(15, 40, 30), rng.integers(1, 4, 60), rng.integers(15, 40, 30)])
+    E, T = durations.size, int(durations.sum())
+    B = rng.normal(size=(E, 6))
+    A = B[np.repeat(np.arange(E), durations)] + 1.5 * rng.normal(size=(T, 6))
+    C, D = np.abs(rng.normal(size=(T, 3))), np.abs(rng.normal(size=(E, 3)))
+    limits = np.full(E, 80)
+    limits[[0, -1]] = T
+    kw = dict(weight=2.0, max_frames=limits, smoothing=2.0, long_knee=math.log(2.0), free=[0])
+    cost, rows = duration_costs(durations, **kw), duration_cost_rows(durations, **kw)
+    S, gain = A @ B.T, C @ D.T
+    full = align_with_duration_costs(S, cost, limits, onset_gain=gain)
+    best = objective(S, cost, full, gain)
+    one = align_multiresolution(A, B, rows, limits, C=C, D=D, factor=8, margin=4, slack=5.0)
+    assert objective(S, cost, one, gain) < best - 100 and np.abs(one - full).max() > 50
+    both = align_multiresolution(A, B, rows, limits, C=C, D=D, factor=(8, 4), margin=4, slack=5.0)
+    np.testing.assert_array_equal(both, full)
 
 
 def test_anchors_bind_the_band_and_an_empty_window_is_infeasible():

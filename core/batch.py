@@ -403,7 +403,7 @@ def run_batch(func: Callable, tasks: Iterable[BatchTask], *, out_dir, fingerprin
         else:
             todo.append(task)
     if progress is not None:
-        progress.set_total(len(todo))
+        progress.set_total(len(todo), skipped=len(report.skipped))
         progress.set_work(sum(max(float(t.cost), 0.0) for t in todo))
     cost_of = {t.key: max(float(t.cost), 0.0) for t in todo}
 

@@ -98,6 +98,7 @@ class ProgressBar:
         self._printed_done = -1
         self.done = 0
         self.failed = 0
+        self.skipped = 0
         self.total_work = None
         self.work_done = 0.0
         self._closed = False
@@ -127,11 +128,13 @@ class ProgressBar:
         total_work = float(total_work)
         self.total_work = total_work if total_work > 0 else None
 
-    def set_total(self, total: int) -> None:
-        """Change the expected number of items (e.g. after skipping finished ones)."""
-        if total < 0:
-            raise ParameterError(f"ProgressBar.set_total: total must be >= 0, got {total!r}")
+    def set_total(self, total: int, *, skipped: int = 0) -> None:
+        """Change the expected number of items, e.g. after ``skipped`` finished ones (a resumed run)."""
+        if total < 0 or skipped < 0:
+            raise ParameterError(f"ProgressBar.set_total: total and skipped must be >= 0, got {total!r} and "
+                                 f"{skipped!r}")
         self.total = int(total)
+        self.skipped = int(skipped)
 
     def callback(self) -> Callable[[int, int, str], None]:
         """A ``progress(done, total, message)`` callable, the engine's progress convention."""
@@ -189,6 +192,8 @@ class ProgressBar:
         """The status line without the bar: ``"label: 12/50 items (24%), 3.1 items/s, ETA 12s"``."""
         pct = 100.0 * self.done / self.total if self.total else 100.0
         head = f"{self.label}: " if self.label else ""
+        if self.total == 0 and self.skipped:
+            return f"{head}nothing left to do, {self.skipped} {self.unit} already done"
         parts = [f"{head}{self.done}/{self.total} {self.unit} ({pct:.0f}%)", f"{self.rate:.3g} {self.unit}/s"]
         if self.done < self.total:
             parts.append(f"ETA {format_duration(self.eta)}")
@@ -196,6 +201,8 @@ class ProgressBar:
             parts.append(f"took {format_duration(self.elapsed)}")
         if self.failed:
             parts.append(f"{self.failed} failed")
+        if self.skipped:
+            parts.append(f"{self.skipped} {self.unit} already done")
         return ", ".join(parts)
 
     def _bar(self) -> str:

@@ -129,3 +129,18 @@ def test_no_eta_from_a_sliver_of_the_work():
     clock.t += 3.0
     bar.advance(work=1_900)
     assert bar.eta == pytest.approx(98_000 * 6.0 / 2_000)
+
+
+def test_a_resumed_batch_says_what_it_skipped_and_that_nothing_is_left(tmp_path):
+    from marginalia.batch import BatchTask, run_batch
+    tasks = [BatchTask(f"k{i}", (i,)) for i in range(3)]
+    run_batch(_square, tasks[:2], out_dir=tmp_path, fingerprint="f")
+    stream = io.StringIO()
+    with ProgressBar(0, label="predict", stream=stream, tty=False, log_interval=0) as bar:
+        run_batch(_square, tasks, out_dir=tmp_path, fingerprint="f", progress=bar)
+    assert bar.total == 1 and bar.skipped == 2
+    assert stream.getvalue().splitlines()[-1].endswith(", 2 items already done")
+    stream = io.StringIO()
+    with ProgressBar(0, label="predict", stream=stream, tty=False, log_interval=0) as bar:
+        run_batch(_square, tasks, out_dir=tmp_path, fingerprint="f", progress=bar)
+    assert stream.getvalue().strip() == "predict: nothing left to do, 3 items already done"

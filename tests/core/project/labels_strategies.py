@@ -5,7 +5,15 @@ import dataclasses
 from hypothesis import strategies as st
 
 from marginalia.io.cgh import CghRegionLabel
-from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
+from marginalia.types import (
+    AnchorLabel,
+    BoundaryLabel,
+    EventSpanLabel,
+    RegionKind,
+    RegionLabel,
+    SyncAnchorLabel,
+    WarpAnchorLabel,
+)
 
 ids = st.text(alphabet="0123456789abcdef", min_size=1, max_size=8)
 authors = st.text(max_size=6)
@@ -47,6 +55,15 @@ def event_span_labels(draw, item_id=None):
 def warp_anchor_labels(draw, item_id=None):
     return WarpAnchorLabel(item_id or draw(ids), id=draw(ids), author=draw(authors), created=draw(created),
                            ta=draw(st.integers(0, 10**5)), tb=draw(st.integers(0, 10**5)))
+
+
+@st.composite
+def sync_anchor_labels(draw, item_id=None):
+    """Anchors between two recordings (not in :data:`any_label`: they need two audio items of a project)."""
+    item = item_id or draw(ids)
+    return SyncAnchorLabel(item, id=draw(ids), author=draw(authors), created=draw(created),
+                           target_id=draw(ids.filter(lambda t: t != item)), reference_s=draw(times),
+                           target_s=draw(times), suggested=draw(st.booleans()))
 
 
 @st.composite

@@ -5,22 +5,10 @@ import pytest
 from PySide6 import QtCore
 from PySide6.QtCore import Qt
 
-from marginalia.app import theme
-from marginalia.app.main_window import MainWindow
-from tests.core.sync.synthetic import three_takes_project
-
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    theme.configure_pyqtgraph()
-    eng, ids, onsets = three_takes_project(tmp_path)
-    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-    win = MainWindow(eng, settings=settings)
-    qtbot.addWidget(win)
-    win.show()
-    yield win, ids, onsets
-    win.runner.shutdown()
-    eng.close()
+def window(takes_window):
+    return takes_window
 
 
 def _compare(qtbot, win, ids, name="b"):

@@ -5,15 +5,7 @@ import dataclasses
 from hypothesis import strategies as st
 
 from marginalia.io.cgh import CghRegionLabel
-from marginalia.types import (
-    AnchorLabel,
-    BoundaryLabel,
-    EventSpanLabel,
-    RegionKind,
-    RegionLabel,
-    SyncAnchorLabel,
-    WarpAnchorLabel,
-)
+from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
 
 ids = st.text(alphabet="0123456789abcdef", min_size=1, max_size=8)
 authors = st.text(max_size=6)
@@ -60,6 +52,7 @@ def warp_anchor_labels(draw, item_id=None):
 @st.composite
 def sync_anchor_labels(draw, item_id=None):
     """Anchors between two recordings (not in :data:`any_label`: they need two audio items of a project)."""
+    from marginalia.types import SyncAnchorLabel
     item = item_id or draw(ids)
     return SyncAnchorLabel(item, id=draw(ids), author=draw(authors), created=draw(created),
                            target_id=draw(ids.filter(lambda t: t != item)), reference_s=draw(times),

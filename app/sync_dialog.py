@@ -131,6 +131,8 @@ class SyncDialog(QtWidgets.QDialog):
         self.carry_button = buttons.addButton(f"Carry the labels to {target.name}", role)
         self.carry_button.setToolTip("Add the coloured lines' labels to the target as suggestions to review (one "
                                      "step; Ctrl+Z takes it back)")
+        for button in (self.solid_button, self.dashed_button, self.learn_button, self.carry_button):
+            button.setAutoDefault(False)            # Enter never stores an anchor or starts work by itself
         self.solid_button.clicked.connect(lambda: self._anchor_question(False))
         self.dashed_button.clicked.connect(lambda: self._anchor_question(True))
         self.learn_button.clicked.connect(lambda: self.learnRequested.emit(self.learn_button.text() !=

@@ -256,14 +256,16 @@ def _score_key(engine, item):
 
 def _onsets(engine, item_id: str, cancel) -> np.ndarray:
     """Performed time (s) of every score event: the person's anchors, else the alignment's prediction."""
-    pred = engine.prediction(item_id) or engine.predict(item_id, cancel=cancel)
-    times = np.array(pred.times_s if pred.times_s is not None else [], dtype=np.float64)
     n = int(engine.score(item_id).n_events)
-    if times.size != n:
-        times = np.full(n, np.nan)
+    times = np.full(n, np.nan)
     for lab in engine.labels(item_id):
         if isinstance(lab, AnchorLabel) and lab.event < n:
             times[lab.event] = lab.time_s
+    if np.isnan(times).any():
+        pred = engine.prediction(item_id) or engine.predict(item_id, cancel=cancel)
+        predicted = np.asarray(pred.times_s if pred.times_s is not None else np.full(n, np.nan), dtype=np.float64)
+        if predicted.size == n:
+            times = np.where(np.isnan(times), predicted, times)
     return times
 
 

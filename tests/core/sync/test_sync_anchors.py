@@ -171,3 +171,32 @@ def test_the_app_facade_learns_the_metric_from_stored_anchors_stores_it_and_late
     assert np.median(np.abs(carried - onsets["b"])) < 0.03
     # the model is the project's: it survives a reopen and is no version of an item task's model
     assert all(v["task"] != "sync" for v in eng.model_versions())
+
+
+@pytest.mark.slow
+def test_two_recordings_aligned_to_the_same_score_are_a_free_training_pair(tmp_path):
+    from marginalia.io import write_midi, write_wav
+    from marginalia.types import AnchorLabel, MidiScore
+    from tests.core.sync.synthetic import SR, note_plan, stretched_pair
+    ya, yb, on_a, on_b = stretched_pair(0)
+    pitches, _ = note_plan(0)
+    write_midi(tmp_path / "melody.mid", MidiScore(pitches=pitches, onsets_s=on_a, offsets_s=on_a + 0.3, name="melody"))
+    for name, y in (("a", ya), ("b", yb)):
+        write_wav(tmp_path / f"{name}.wav", y, SR)
+    eng = Engine.create(tmp_path / "p.marginalia")
+    try:
+        eng.import_files([tmp_path / "a.wav", tmp_path / "b.wav"],
+                         scores={str(tmp_path / n): str(tmp_path / "melody.mid") for n in ("a.wav", "b.wav")})
+        ids = {it.name: it.id for it in eng.items()}
+        assert {eng.item(i).task for i in ids.values()} == {"alignment"}
+        # the person's score anchors: every note of both takes (the alignments the pair is learned from)
+        eng.add_labels([AnchorLabel(item_id=ids[n], event=e, time_s=float(t))
+                        for n, on in (("a", on_a), ("b", on_b)) for e, t in enumerate(on)])
+        report = eng.learn_sync_metric(options={"max_iter": 20})
+        assert (report.n_anchor_pairs, report.n_anchors, report.n_score_pairs, report.n_matched) == (0, 0, 1, 24)
+        assert "from 1 score-aligned pair (24 matched notes)" in report.summary()
+        assert report.weights != {"chroma": 1.0, "onsets": 1.0, "loudness": 1.0}
+        carried = eng.sync_recordings(ids["a"], ids["b"]).path.map_times(on_a)
+        assert np.median(np.abs(carried - on_b)) < 0.03
+    finally:
+        eng.close()

@@ -92,6 +92,9 @@ class Engine:
         self._loader = ItemLoader(cache_dir=_feature_cache_dir(session))
         self._tasks = TaskRegistry(self)
         self._predictions: dict[str, Prediction] = {}
+        # the sync code's memo (marginalia.sync.carry / .anchors): recent recordings' sync features and the
+        # aligners of stored sync models, so that an anchor edit recomputes only the path
+        self._sync_memo: dict = {}
         self.recovery_: Optional[dict] = None   # what restore_backup brought back from a damaged file
         self._unsubscribe = self.events.subscribe(self._on_event)
 

@@ -233,11 +233,11 @@ def project_aligner(engine, aligner=None):
     if not models:
         return SyncAligner()
     newest = max(models, key=lambda m: m.created)
-    cache = engine.__dict__.setdefault("_sync_aligners", {})
-    if newest.id not in cache:
+    key = ("aligner", newest.id)
+    if key not in engine._sync_memo:
         params = newest.params
-        cache[newest.id] = SyncAligner(**params["options"]).with_metric_weights(np.asarray(params["w"], float))
-    return cache[newest.id]
+        engine._sync_memo[key] = SyncAligner(**params["options"]).with_metric_weights(np.asarray(params["w"], float))
+    return engine._sync_memo[key]
 
 
 def sync_model_id(engine) -> Optional[str]:
@@ -292,9 +292,9 @@ def learn_sync_metric(engine, *, cancel=None, progress: Optional[Callable] = Non
     UsageError
         Nothing to learn from: no sync anchor and no two recordings aligned to the same score.
     """
-    from ..io.audio import load_audio
     from ..project.codec import labels_digest
     from . import SyncAligner
+    from .carry import _recording_features
     recordings = [info for info in engine.items() if info.kind == "audio"]
     ids = {info.id for info in recordings}
     anchored: dict = {}
@@ -319,7 +319,7 @@ def learn_sync_metric(engine, *, cancel=None, progress: Optional[Callable] = Non
     features = {}
     for k, item_id in enumerate(needed):
         _stop_if_asked(cancel)
-        features[item_id] = learner.compute_features(*load_audio(engine.audio_path(item_id), sr=22050))
+        features[item_id] = _recording_features(engine, learner, item_id)
         if progress is not None:
             progress(k + 1, total, f"features of {engine.item(item_id).name}")
     data, anchors_used, n_matched = [], [], 0

@@ -140,9 +140,26 @@ class CarryReport:
     step_name: str = ""
 
 
+#: recordings whose sync features an engine keeps (a 10-minute recording's are ~10 MB)
+FEATURES_KEPT = 8
+
+
 def _recording_features(engine, aligner, item_id: str):
+    """The recording's :class:`SyncFeatures` for ``aligner``, kept for the :data:`FEATURES_KEPT` most recent
+    (each anchor edit in the compare view recomputes the path of the same two recordings)."""
     from ..io.audio import load_audio
-    return aligner.compute_features(*load_audio(engine.audio_path(item_id), sr=22050))
+    rec = engine.item(item_id)
+    key = ("features", item_id, rec.source_path, rec.source_hash, aligner.features, int(aligner.coarse))
+    memo = engine._sync_memo
+    with engine._lock:                                    # the memo only: features are computed outside the lock
+        found = memo.pop(key, None)
+    if found is None:
+        found = aligner.compute_features(*load_audio(engine.audio_path(item_id), sr=22050))
+    with engine._lock:
+        memo[key] = found                                 # newest last
+        for old in [k for k in memo if k[0] == "features"][:-FEATURES_KEPT]:
+            del memo[old]
+    return found
 
 
 def _check_recordings(engine, item_ids) -> dict:

@@ -200,3 +200,21 @@ def test_two_recordings_aligned_to_the_same_score_are_a_free_training_pair(tmp_p
         assert np.median(np.abs(carried - on_b)) < 0.03
     finally:
         eng.close()
+
+
+@pytest.mark.slow
+def test_an_anchor_edit_recomputes_the_path_not_the_recordings_features(project, monkeypatch):
+    from marginalia.sync import carry
+    eng, ids, onsets = project
+    computed = []
+    original = SyncAligner.compute_features
+    monkeypatch.setattr(SyncAligner, "compute_features",
+                        lambda self, y, sr: computed.append(y.shape[0]) or original(self, y, sr))
+    eng.sync_recordings(ids["a"], ids["b"])
+    eng.add_sync_anchor(ids["a"], ids["b"], float(onsets["a"][5]), float(onsets["b"][5]))
+    eng.sync_recordings(ids["a"], ids["b"], question=True)
+    assert len(computed) == 2
+    monkeypatch.setattr(carry, "FEATURES_KEPT", 2)
+    eng.sync_recordings(ids["a"], ids["c"])                    # c pushes out b, the least recently used
+    eng.sync_recordings(ids["b"], ids["c"])
+    assert len(computed) == 4

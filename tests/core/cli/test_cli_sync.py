@@ -168,6 +168,32 @@ def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, ca
 
 
 @pytest.mark.slow
+def test_carry_goes_through_the_projects_sync_anchors_with_its_learned_metric(takes, tmp_path, capsys):
+    folder, onsets = takes
+    project = tmp_path / "p.marginalia"
+    assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in "ab"),
+                 "-q"]) == 0
+    with Engine.open(project) as eng:
+        ids = {it.name: it.id for it in eng.items()}
+        pos = eng.sequence(ids["a"]).positions
+        index = int(np.searchsorted(pos, onsets["a"][10]))
+        eng.add_label(BoundaryLabel(item_id=ids["a"], index=index))
+        t_a = 0.5 * (pos[index - 1] + pos[index])
+        # an anchor 0.3 s after where the music is: the carried boundary must follow it
+        eng.add_sync_anchor(ids["b"], ids["a"], float(onsets["b"][10]) + 0.3, float(t_a))
+        eng.learn_sync_metric(options={"max_iter": 10})
+        model_id = eng.sync_model_id
+    capsys.readouterr()
+    assert main(["carry", str(project), "--from", "a", "--to", "b"]) == 0
+    assert (f"aligning with the project's learned sync metric ({model_id}) through 1 sync anchor"
+            in capsys.readouterr().err)
+    with Engine.open(project, read_only=True) as eng:
+        (lab,) = eng.labels(ids["b"])
+        t_b = eng.sequence(ids["b"]).positions[lab.index]
+        assert abs(t_b - (onsets["b"][10] + 0.3)) < 0.03
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("argv,message", [
     (["--from", "zz", "--to", "b"], "item 'zz': no item of"),
     (["--from", "a", "--to", "a"], "is the source itself"),

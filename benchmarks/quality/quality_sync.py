@@ -19,6 +19,11 @@ Methods (same files, same run):
 * ``ours Euclidean`` -- the same aligner, unlearned metric (all descriptors weighted 1);
 * ``ours learned + k anchors`` -- k true (reference, target) onset pairs evenly spread as anchors;
   errors over the other notes;
+* ``ours learned from its k anchors + them`` -- what the app's "Learn the metric" does with a pair's k
+  sync anchors and nothing else: the metric learned on the test pair alone, from the path through its
+  anchors under the Euclidean cost (:func:`marginalia.sync.anchors.anchored_truth`), then the path
+  through the same anchors with it; errors over the other notes (compare with ``ours Euclidean + k
+  anchors``);
 * ``librosa chroma DTW`` -- CQT chroma (hop 512) of both, ``librosa.sequence.dtw`` with the cosine cost;
 * ``Sync Toolbox MrMsDTW`` -- Sync Toolbox (Müller et al. 2021, PyPI ``synctoolbox``, the ``synctoolbox``
   extra, in an environment of its own since it caps numba) audio-to-audio as its tutorial does it:
@@ -235,6 +240,7 @@ def main(argv=None):
         print(json.dumps(long_pair(args)))
         return
     from marginalia.sync import SyncAligner
+    from marginalia.sync.anchors import anchored_truth
     root = Path(args.data) / "alignment" / "vienna4x22"
     pieces = [p for p in args.pieces.split(",") if p]
     ref_p, tgt_p = args.test_pair.split(":")
@@ -267,7 +273,8 @@ def main(argv=None):
     errors = {name: [] for name in ("ours learned", "ours Euclidean", "librosa chroma DTW", "Sync Toolbox MrMsDTW",
                                     "ours learned + 5 anchors",
                                     "ours learned + 20 anchors", "ours Euclidean + 5 anchors",
-                                    "ours Euclidean + 20 anchors")}
+                                    "ours Euclidean + 20 anchors", "ours learned from its 5 anchors + them",
+                                    "ours learned from its 20 anchors + them")}
     per_piece, fit_s, weights = {}, [], {}
     for piece in pieces:
         train = [(features(q, tr_ref, "ref"), features(q, tr_tgt, "tgt"), matched(root, q, tr_ref, tr_tgt))
@@ -293,6 +300,13 @@ def main(argv=None):
                     event_errors[name].append(r.map_times(m_ev[:, 0]) - m_ev[:, 1])
                 errors[label].append(e)
                 per_piece[piece][label] = {**summary(e), "dtw_s": dt}
+        for k in (5, 20):
+            anchors, keep = anchor_split(m, k)
+            own = SyncAligner(C=args.C, max_iter=args.max_iter).fit([(fa, fb, anchored_truth(euclid, fa, fb, anchors))])
+            weights[f"{piece} from its {k} anchors"] = np.round(own.w_, 3).tolist()
+            e = own.predict(fa, fb, anchors=anchors, runner_up=False).map_times(m[keep, 0]) - m[keep, 1]
+            errors[f"ours learned from its {k} anchors + them"].append(e)
+            per_piece[piece][f"ours learned from its {k} anchors + them"] = summary(e)
         if not args.no_librosa:
             both = librosa_map(audio[(piece, ref_p, "ref")], audio[(piece, tgt_p, "tgt")], np.r_[m[:, 0], m_ev[:, 0]])
             e = both[:len(m)] - m[:, 1]

@@ -138,11 +138,17 @@ def move_anchor(engine, anchor_id: str, reference_id: str, reference_s: float, t
 def delete_anchors(engine, anchor_ids) -> int:
     """Delete sync anchors (one undoable step); returns how many."""
     ids = list(anchor_ids)
+    pairs = set()
     for anchor_id in ids:
-        if not isinstance(engine.session.label(anchor_id), SyncAnchorLabel):
+        anchor = engine.session.label(anchor_id)
+        if not isinstance(anchor, SyncAnchorLabel):
             raise ParameterError(f"label {anchor_id!r} is not a sync anchor")
+        pairs.add(tuple(sorted((anchor.item_id, anchor.target_id))))
     if ids:
-        engine.session.edit_labels(deleted=ids, name=f"delete {len(ids)} sync anchor{'s' if len(ids) != 1 else ''}")
+        names = {i.id: i.name for i in engine.items()}
+        between = "; ".join(sorted(" and ".join(sorted((names.get(a, a), names.get(b, b)))) for a, b in pairs))
+        engine.session.edit_labels(deleted=ids, name=f"delete {len(ids)} sync anchor{'s' if len(ids) != 1 else ''} "
+                                                     f"between {between}")
     return len(ids)
 
 

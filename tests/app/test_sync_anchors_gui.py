@@ -69,7 +69,7 @@ def test_two_clicks_add_an_anchor_the_path_passes_through_del_deletes_it_and_ctr
     assert [x.id for x in win.engine.sync_anchors(ids["a"], ids["b"])] == [stored[0].id]
     _settled(qtbot, win, dialog, 1)
     assert _passes_through(dialog, ref_s, tgt_s, 0.012)
-    assert win.statusBar().currentMessage().startswith("Undid: delete 1 sync anchor")
+    assert win.statusBar().currentMessage().startswith("Undid: delete 1 sync anchor between a and b")
 
 
 @pytest.mark.slow

@@ -42,7 +42,7 @@ def test_anchors_are_stored_read_from_either_side_undone_redone_and_reopened(pro
     assert eng.delete_sync_anchors([first.id]) == 1
     names = [step.name for step in eng.history()][-4:]
     assert names[0].startswith("sync anchor 1.00 s of a \u2194 1.20 s of b")
-    assert names[2].startswith("move sync anchor to 2.00 s of a") and names[3] == "delete 1 sync anchor"
+    assert names[2].startswith("move sync anchor to 2.00 s of a") and names[3] == "delete 1 sync anchor between a and b"
     times = lambda: [(x.reference_s, x.target_s) for x in eng.sync_anchors(a, b)]  # noqa: E731
     assert times() == [(2.0, 3.0)]
     eng.undo()

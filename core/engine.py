@@ -584,8 +584,9 @@ class Engine:
         return self.session.history()
 
     def labels_at(self, step_id: int) -> list:
-        """The labels as they were right after step ``step_id`` of :meth:`history`."""
-        return self.session.labels_at(step_id)
+        """The labels as they were right after step ``step_id`` of :meth:`history` (as :meth:`labels` lists them:
+        suggestions included, sync anchors not)."""
+        return [lab for lab in self.session.labels_at(step_id) if not isinstance(lab, SyncAnchorLabel)]
 
     def restore(self, step_id: int):
         """Bring the labels back to their state right after step ``step_id``, as ONE new undoable step.

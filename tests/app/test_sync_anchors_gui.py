@@ -58,6 +58,12 @@ def test_two_clicks_add_an_anchor_the_path_passes_through_del_deletes_it_and_ctr
     _settled(qtbot, win, dialog, 1)
     assert _passes_through(dialog, ref_s, tgt_s, 0.012) and "passes through 1 sync anchor" in dialog.summary.text()
     assert win.engine.history()[-1].name.startswith(f"sync anchor {ref_s:.2f} s of a")
+    win.show_history()                                       # listed in Edit > History like every edit
+    assert win.history_dialog.table.item(0, 2).text().startswith(f"sync anchor {ref_s:.2f} s of a \u2194")
+    assert win.actions["undo"].text().startswith(f"&Undo sync anchor {ref_s:.2f} s of a")
+    win.history_dialog.close()
+    dialog.activateWindow()                                  # back to the compare view, as a click on it does
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=5000)
     # a click on the anchor's line selects it, Del deletes it
     _click(qtbot, dialog, dialog.ref_plot, ref_s)
     assert dialog.selected_anchor == stored[0].id and dialog.pending_reference_s is None

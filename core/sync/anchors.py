@@ -72,7 +72,7 @@ def _duration(engine, item_id: str) -> float:
 
 def _check_anchor(engine, anchor: SyncAnchorLabel, others) -> None:
     """Refuse an anchor past a recording's end or crossing another anchor of the pair, in one line."""
-    names = {i.id: i.name for i in engine.items()}
+    names = {rec.id: rec.name for rec in engine.session.items()}
     for item_id, t in ((anchor.item_id, anchor.reference_s), (anchor.target_id, anchor.target_s)):
         end = _duration(engine, item_id)
         if t > end:
@@ -145,7 +145,7 @@ def delete_anchors(engine, anchor_ids) -> int:
             raise ParameterError(f"label {anchor_id!r} is not a sync anchor")
         pairs.add(tuple(sorted((anchor.item_id, anchor.target_id))))
     if ids:
-        names = {i.id: i.name for i in engine.items()}
+        names = {rec.id: rec.name for rec in engine.session.items()}
         between = "; ".join(sorted(" and ".join(sorted((names.get(a, a), names.get(b, b)))) for a, b in pairs))
         engine.session.edit_labels(deleted=ids, name=f"delete {len(ids)} sync anchor{'s' if len(ids) != 1 else ''} "
                                                      f"between {between}")
@@ -301,7 +301,7 @@ def learn_sync_metric(engine, *, cancel=None, progress: Optional[Callable] = Non
     from ..project.codec import labels_digest
     from . import SyncAligner
     from .carry import _recording_features
-    recordings = [info for info in engine.items() if info.kind == "audio"]
+    recordings = [rec for rec in engine.session.items() if rec.kind == "audio"]
     ids = {info.id for info in recordings}
     anchored: dict = {}
     for lab in engine.session.labels():
@@ -310,7 +310,7 @@ def learn_sync_metric(engine, *, cancel=None, progress: Optional[Callable] = Non
             anchored.setdefault(key, None)
     by_piece: dict = {}
     for info in recordings:
-        key = _score_key(engine, engine.item(info.id))
+        key = _score_key(engine, info)
         if key is not None:
             by_piece.setdefault(key, []).append(info.id)
     scored = [(members[0], other) for members in by_piece.values() for other in members[1:]][:MAX_SCORE_PAIRS]

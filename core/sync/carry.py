@@ -163,9 +163,12 @@ def _recording_features(engine, aligner, item_id: str):
 
 
 def _check_recordings(engine, item_ids) -> dict:
-    """``{item id: ItemInfo}`` of the project's items, after checking that ``item_ids`` are recordings of it."""
+    """``{item id: ItemRecord}`` of the project's items, after checking that ``item_ids`` are recordings of it.
+
+    The stored records (name, kind) suffice, and reading them is quick enough for the GUI thread.
+    """
     from ..exceptions import UsageError
-    infos = {info.id: info for info in engine.items()}
+    infos = {rec.id: rec for rec in engine.session.items()}
     for item_id in item_ids:
         if item_id not in infos:
             raise UsageError(f"item {item_id!r}: not an item of this project")

@@ -343,7 +343,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
           tip="Full fit of every task (copy number, segmentation, alignment) from all labels")
         a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P",
           tip="Decode the shown item again with the current model")
-        a(m, "learn_sync_metric", "Learn the s&ync metric", self.learn_sync_metric,
+        a(m, "learn_sync_metric", "Learn the s&ync metric", self.learn_sync_metric, "Ctrl+Alt+Y",
           tip="Learn how to compare recordings of the same music from the project's sync anchors (placed in View "
               "\u25b8 Compare with another recording) and its recordings aligned to the same score; later "
               "comparisons and carries use it")

@@ -258,7 +258,6 @@ class CarryMixin:
             edit()
         except MarginaliaError as exc:
             message = f"{failure}: {exc}"
-            dialog.say(message)
             dialog.set_result(dialog.result, dialog.question, dialog.anchors, dialog.model_id)  # lines back in place
             dialog.say(message)
             self.statusBar().showMessage(message, 10000)

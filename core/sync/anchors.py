@@ -67,7 +67,8 @@ def anchor_times(anchors) -> np.ndarray:
 
 def _duration(engine, item_id: str) -> float:
     from ..io.audio import audio_info
-    return float(audio_info(engine.audio_path(item_id)).duration_s)
+    from .carry import _audio_file
+    return float(audio_info(_audio_file(engine, item_id)).duration_s)
 
 
 def _check_anchor(engine, anchor: SyncAnchorLabel, others) -> None:

@@ -144,6 +144,13 @@ class CarryReport:
 FEATURES_KEPT = 8
 
 
+def _audio_file(engine, item_id: str) -> str:
+    """The recording's file, without loading the item's display data (a missing file: the loader's one line)."""
+    import os
+    path = engine.session.item(item_id).source_path
+    return path if path and os.path.isfile(path) else engine.audio_path(item_id)
+
+
 def _recording_features(engine, aligner, item_id: str):
     """The recording's :class:`SyncFeatures` for ``aligner``, kept for the :data:`FEATURES_KEPT` most recent
     (each anchor edit in the compare view recomputes the path of the same two recordings)."""
@@ -154,7 +161,7 @@ def _recording_features(engine, aligner, item_id: str):
     with engine._lock:                                    # the memo only: features are computed outside the lock
         found = memo.pop(key, None)
     if found is None:
-        found = aligner.compute_features(*load_audio(engine.audio_path(item_id), sr=22050))
+        found = aligner.compute_features(*load_audio(_audio_file(engine, item_id), sr=22050))
     with engine._lock:
         memo[key] = found                                 # newest last
         for old in [k for k in memo if k[0] == "features"][:-FEATURES_KEPT]:

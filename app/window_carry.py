@@ -278,6 +278,9 @@ class CarryMixin:
             anchors = engine.sync_anchors(reference_id, target_id)
         except MarginaliaError:                  # a recording of the pair was removed
             return
+        seen = [(a.id, a.reference_s, a.target_s) for a in dialog.anchors]
+        if [(a.id, a.reference_s, a.target_s) for a in anchors] == seen and dialog.model_id == engine.sync_model_id:
+            return
         dialog.set_result(dialog.result, dialog.question, anchors, dialog.model_id)
         dialog.set_busy()
 

@@ -76,6 +76,8 @@ def test_two_clicks_add_an_anchor_the_path_passes_through_del_deletes_it_and_ctr
     _settled(qtbot, win, dialog, 1)
     assert _passes_through(dialog, ref_s, tgt_s, 0.012)
     assert win.statusBar().currentMessage().startswith("Undid: delete 1 sync anchor between a and b")
+    win.resync_dialog()                                      # nothing changed: the path is not recomputed
+    assert not win.runner.is_busy("sync") and not dialog.busy
 
 
 @pytest.mark.slow
@@ -118,3 +120,26 @@ def test_the_learn_button_learns_the_metric_in_the_background_and_says_what_it_l
     qtbot.waitUntil(lambda: not win.runner.is_busy("sync") and dialog.model_id == win.engine.sync_model_id,
                     timeout=60000)
     assert "with the project's learned metric" in dialog.summary.text()
+
+
+@pytest.mark.slow
+def test_the_learning_shows_its_progress_in_the_dialog_and_its_button_stops_it(qtbot, window, monkeypatch):
+    from marginalia.exceptions import CancelledError
+    win, ids, _ = window
+    dialog = _compare(qtbot, win, ids)
+    started = []
+
+    def learn(*, cancel=None, progress=None):          # a learning that waits to be stopped
+        started.append(True)
+        progress(1, 10, "features of a")
+        cancel.wait(30)
+        raise CancelledError("cancelled: nothing was stored")
+
+    monkeypatch.setattr(win.engine, "learn_sync_metric", learn)
+    dialog.learn_button.click()
+    qtbot.waitUntil(lambda: "Learning the sync metric: features of a (1/10)" in dialog.hint.text(), timeout=10000)
+    assert dialog.learn_button.text() == "Stop learning" and started == [True]
+    dialog.learn_button.click()
+    qtbot.waitUntil(lambda: not win.runner.is_busy("sync-learn"), timeout=10000)
+    qtbot.waitUntil(lambda: dialog.learn_button.text() == "Learn the metric", timeout=5000)
+    assert win.engine.sync_model_id is None and not win.statusBar().currentMessage().startswith("Learned")

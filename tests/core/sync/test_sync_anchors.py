@@ -160,11 +160,12 @@ def test_the_app_facade_learns_the_metric_from_stored_anchors_stores_it_and_late
     steps = []
     report = eng.learn_sync_metric(options={"max_iter": 20}, progress=lambda d, t, m: steps.append((d, t)))
     assert (report.n_anchor_pairs, report.n_anchors, report.n_score_pairs) == (2, 4, 0)
-    assert steps[0] == (1, 23) and steps[-1][0] <= 23 and len(steps) == 3 + report.n_iter
+    assert steps[0] == (1, 63) and steps[-1] == (63, 63) and len(steps) == 3 + report.n_iter + 1
+    assert 1 <= report.n_rounds <= 3 and all(d <= 63 for d, _ in steps)
     assert eng.sync_model_id == report.model_id
     assert set(report.weights) == {"chroma", "onsets", "loudness"} and report.weights != {
         "chroma": 1.0, "onsets": 1.0, "loudness": 1.0}
-    assert report.summary().startswith("Learned the sync metric from 4 sync anchors on 2 pairs in ")
+    assert report.summary().startswith("Learned the sync metric from 4 sync anchors on 2 pairs (")
     compared = eng.sync_recordings(a, b)
     assert compared.model_id == report.model_id
     carried = compared.path.map_times(onsets["a"])
@@ -218,3 +219,25 @@ def test_an_anchor_edit_recomputes_the_path_not_the_recordings_features(project,
     eng.sync_recordings(ids["a"], ids["c"])                    # c pushes out b, the least recently used
     eng.sync_recordings(ids["b"], ids["c"])
     assert len(computed) == 4
+
+
+def test_with_two_anchors_one_fit_keeps_the_wrong_warp_and_the_latent_alternation_finds_the_truth():
+    from marginalia.sync.anchors import fit_from_anchors
+    fa, fb, truth = _misleading_pair()
+
+    def error_s(aligner):
+        got = aligner.predict(fa, fb, runner_up=False).map_times(fa.times())
+        return float(np.mean(np.abs(got - fb.times()[truth])))
+
+    rows = np.array([10, 110])
+    anchors = np.column_stack([fa.times()[rows], fb.times()[truth[rows]]])
+    once, made, passes = fit_from_anchors(SyncAligner(train_pool=1), [(fa, fb, anchors)], rounds=1)
+    assert made == 1 and error_s(once) > 0.2
+    again, made, passes = fit_from_anchors(SyncAligner(train_pool=1), [(fa, fb, anchors)])
+    assert made == 3 and passes > 100 and error_s(again) < 0.02
+    w = again.metric_weights()
+    assert w[12] > 10 * w[0]
+    # no anchored pair: one fit on the matched ones, the alternation has nothing to complete
+    matched = np.column_stack([fa.times(), fb.times()[truth]])
+    plain, made, _ = fit_from_anchors(SyncAligner(train_pool=1), [], [(fa, fb, matched)])
+    assert made == 1 and error_s(plain) < 0.02

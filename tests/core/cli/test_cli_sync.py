@@ -127,14 +127,20 @@ def test_train_sync_refuses_unmatched_onset_tables_in_one_line(takes, tmp_path, 
     assert "line 2" in err and "have 2 and 3 rows" in err
 
 
+def _created(folder, tmp_path, names="abc"):
+    """A project made by ``marginalia-cli project create`` from the takes ``names``: its path and item ids by name."""
+    project = tmp_path / "p.marginalia"
+    assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in names),
+                 "-q"]) == 0
+    with Engine.open(project, read_only=True) as eng:
+        return project, {it.name: it.id for it in eng.items()}
+
+
 @pytest.mark.slow
 def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, capsys):
     folder, onsets = takes
-    project = tmp_path / "p.marginalia"
-    assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in "abc"),
-                 "-q"]) == 0
+    project, ids = _created(folder, tmp_path)
     with Engine.open(project) as eng:
-        ids = {it.name: it.id for it in eng.items()}
         pos = eng.sequence(ids["a"]).positions
         idx = [int(np.searchsorted(pos, t)) for t in onsets["a"][[3, 8, 15]]]
         eng.add_labels([BoundaryLabel(item_id=ids["a"], index=i) for i in idx]
@@ -170,11 +176,8 @@ def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, ca
 @pytest.mark.slow
 def test_carry_goes_through_the_projects_sync_anchors_with_its_learned_metric(takes, tmp_path, capsys):
     folder, onsets = takes
-    project = tmp_path / "p.marginalia"
-    assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in "ab"),
-                 "-q"]) == 0
+    project, ids = _created(folder, tmp_path, "ab")
     with Engine.open(project) as eng:
-        ids = {it.name: it.id for it in eng.items()}
         pos = eng.sequence(ids["a"]).positions
         index = int(np.searchsorted(pos, onsets["a"][10]))
         eng.add_label(BoundaryLabel(item_id=ids["a"], index=index))
@@ -201,11 +204,8 @@ def test_carry_goes_through_the_projects_sync_anchors_with_its_learned_metric(ta
 ])
 def test_carry_usage_errors_are_one_line(takes, tmp_path, capsys, argv, message):
     folder, _ = takes
-    project = tmp_path / "p.marginalia"
-    assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in "abc"),
-                 "-q"]) == 0
+    project, ids = _created(folder, tmp_path)
     with Engine.open(project) as eng:
-        ids = {it.name: it.id for it in eng.items()}
         eng.add_labels([BoundaryLabel(item_id=ids["a"], index=40)])
     capsys.readouterr()
     code = main(["carry", str(project), *argv])

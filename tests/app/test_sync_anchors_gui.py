@@ -78,6 +78,9 @@ def test_two_clicks_add_an_anchor_the_path_passes_through_del_deletes_it_and_ctr
     assert win.statusBar().currentMessage().startswith("Undid: delete 1 sync anchor between a and b")
     win.resync_dialog()                                      # nothing changed: the path is not recomputed
     assert not win.runner.is_busy("sync") and not dialog.busy
+    qtbot.keyClick(dialog, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert win.engine.sync_anchors(ids["a"], ids["b"]) == []    # Ctrl+Shift+Z redoes the deletion
+    _settled(qtbot, win, dialog, 0)
 
 
 @pytest.mark.slow

@@ -92,7 +92,7 @@ def onsets(root: Path, piece: str, pianist: str, events: bool = False) -> dict:
 def matched(root, piece, ref_pianist, tgt_pianist, events: bool = False) -> np.ndarray:
     """(reference_s, target_s) of the notes (or events) matched in both performances, shape (N, 2)."""
     a, b = onsets(root, piece, ref_pianist, events), onsets(root, piece, tgt_pianist, events)
-    both = sorted(set(a) & set(b), key=lambda k: a[k])
+    both = sorted(set(a) & set(b), key=lambda k: (a[k], b[k], str(k)))   # the same order in every process
     return np.array([[a[k], b[k]] for k in both])
 
 

@@ -343,6 +343,10 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
           tip="Full fit of every task (copy number, segmentation, alignment) from all labels")
         a(m, "predict", "&Predict this item", self.predict_current, "Ctrl+P",
           tip="Decode the shown item again with the current model")
+        a(m, "learn_sync_metric", "Learn the s&ync metric", self.learn_sync_metric, "Ctrl+Alt+Y",
+          tip="Learn how to compare recordings of the same music from the project's sync anchors (placed in View "
+              "\u25b8 Compare with another recording) and its recordings aligned to the same score; later "
+              "comparisons and carries use it")
         a(m, "model_versions", "Model &versions\u2026", self.model_versions_dialog, "Ctrl+Shift+M",
           tip="The models of this item's task with their label counts; revert to one of them")
         a(m, "start_from", "Start from another project or model &file\u2026", self.start_from_dialog, "Ctrl+Shift+F",
@@ -846,6 +850,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
             self._refresh_labels()
             self._refresh_label_counts(before, after)
             self._label_edited(self.current_item)
+            self.resync_dialog()             # an undone sync anchor: the compare dialog's path follows
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
         self._refresh_history()
 
@@ -885,6 +890,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
             self._refresh_labels()
             self._refresh_label_counts(before, after)
             self._label_edited(self.current_item)
+            self.resync_dialog()
         self._on_undo_state(self.engine.can_undo, self.engine.can_redo)
         self._refresh_history()
 
@@ -952,7 +958,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
             self.learner.retrain(every_task=every_task)
 
     #: lanes whose work the user may stop (the per-label update and item loading finish in a blink)
-    STOPPABLE_LANES = ("retrain", "queries", "genome", "accept", "carry", "sync")
+    STOPPABLE_LANES = ("retrain", "queries", "genome", "accept", "carry", "sync", "sync-learn")
 
     def stop_background_work(self):
         """Cancel the slow background work (the labels and the current prediction stay as they are)."""

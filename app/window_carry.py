@@ -215,7 +215,8 @@ class CarryMixin:
         return infos[names.index(name)].id if ok and name in names else None
 
     def compare_recordings(self, reference_id: str, target_id: str):
-        """Align the two recordings in the background (Esc stops it), then show them joined by the path."""
+        """Align the two recordings in the background (Esc stops it), then show them joined by the path; the
+        anchors placed there are stored at once and the path is recomputed through them."""
         engine = self.engine
         names = {i: info.name for i, info in self.infos.items()}
 
@@ -229,8 +230,20 @@ class CarryMixin:
                 return
             compared, ref_spec, tgt_spec, labels, positions = out
             dialog = SyncDialog(self.infos[reference_id], self.infos[target_id], ref_spec, tgt_spec, compared.path,
-                                labels, positions, self, question=compared.question)
+                                labels, positions, self, question=compared.question, anchors=compared.anchors,
+                                model_id=compared.model_id)
+            dialog.pair = (reference_id, target_id)
             dialog.carryRequested.connect(lambda: (self.carry_labels(reference_id, [target_id]), dialog.accept()))
+            dialog.anchorAdded.connect(lambda r, t: self._edit_sync_anchors(
+                dialog, lambda: engine.add_sync_anchor(reference_id, target_id, r, t), "Cannot add this anchor"))
+            dialog.anchorMoved.connect(lambda i, r, t: self._edit_sync_anchors(
+                dialog, lambda: engine.move_sync_anchor(i, reference_id, r, t), "Cannot move this anchor"))
+            dialog.anchorsDeleted.connect(lambda ids: self._edit_sync_anchors(
+                dialog, lambda: engine.delete_sync_anchors(ids), "Cannot delete this anchor"))
+            dialog.undoRequested.connect(self.undo)
+            dialog.redoRequested.connect(self.redo)
+            dialog.learnRequested.connect(lambda start: self.learn_sync_metric() if start
+                                          else self.runner.cancel("sync-learn"))
             self.last_sync_dialog = dialog
             dialog.show()
 
@@ -238,3 +251,85 @@ class CarryMixin:
                            on_error=lambda exc: self._show_error("Cannot compare the recordings", exc),
                            description=f"aligning {names.get(target_id, target_id)} to "
                                        f"{names.get(reference_id, reference_id)}")
+
+    def _edit_sync_anchors(self, dialog, edit, failure: str):
+        """Store an anchor edit at once (a refusal is said in one line), then recompute the dialog's path."""
+        try:
+            edit()
+        except MarginaliaError as exc:
+            message = f"{failure}: {exc}"
+            dialog.set_result(dialog.result, dialog.question, dialog.anchors, dialog.model_id)  # lines back in place
+            dialog.say(message)
+            self.statusBar().showMessage(message, 10000)
+            return
+        self._on_undo_state()
+        self._refresh_history()
+        self.resync_dialog(dialog)
+
+    def resync_dialog(self, dialog=None):
+        """Recompute the compare dialog's path through the pair's stored anchors, in the background (lane "sync":
+        a newer edit cancels the older recomputation); nothing to do when its anchors did not change."""
+        dialog = dialog if dialog is not None else getattr(self, "last_sync_dialog", None)
+        if dialog is None or self.engine is None or not dialog.isVisible():
+            return
+        engine = self.engine
+        reference_id, target_id = dialog.pair
+        try:
+            anchors = engine.sync_anchors(reference_id, target_id)
+        except MarginaliaError:                  # a recording of the pair was removed
+            return
+        seen = [(a.id, a.reference_s, a.target_s) for a in dialog.anchors]
+        if [(a.id, a.reference_s, a.target_s) for a in anchors] == seen and dialog.model_id == engine.sync_model_id:
+            return
+        dialog.set_result(dialog.result, dialog.question, anchors, dialog.model_id)
+        dialog.set_busy()
+
+        def done(compared):
+            if self.engine is engine:
+                dialog.set_result(compared.path, compared.question, compared.anchors, compared.model_id)
+
+        def failed(exc):
+            dialog.set_result(dialog.result, dialog.question, dialog.anchors, dialog.model_id)
+            dialog.say(f"Cannot recompute the path: {exc}")
+
+        self.runner.submit("sync", lambda cancel, progress: engine.sync_recordings(
+            reference_id, target_id, question=True, cancel=cancel), on_done=done, on_error=failed,
+            description=f"aligning {self.infos[target_id].name} to {self.infos[reference_id].name} through "
+                        f"{len(anchors)} anchor{'s' if len(anchors) != 1 else ''}")
+
+    def learn_sync_metric(self):
+        """Model > Learn the sync metric: from the project's sync anchors and score-aligned pairs, in the background
+        (Esc or the dialog's button stops it; nothing is stored then); the status bar says what it learned from."""
+        if self.engine is None:
+            return
+        engine = self.engine
+        if not getattr(self, "_watching_sync_learn", False):
+            self.runner.busyChanged.connect(self._on_sync_learn_busy)
+            self.runner.progress.connect(self._on_sync_learn_progress)
+            self._watching_sync_learn = True
+
+        def done(report):
+            if self.engine is not engine:
+                return
+            self.statusBar().showMessage(report.summary(), 20000)
+            dialog = getattr(self, "last_sync_dialog", None)
+            if dialog is not None and dialog.isVisible():
+                self.resync_dialog(dialog)
+                dialog.say(report.summary())
+
+        self.runner.submit("sync-learn", lambda cancel, progress: engine.learn_sync_metric(
+            cancel=cancel, progress=progress), on_done=done,
+            on_error=lambda exc: self._show_error("Cannot learn the sync metric", exc),
+            description="learning the sync metric")
+
+    def _on_sync_learn_busy(self, lane, busy, _description):
+        """The compare dialog's learn button stops the learning while it runs, and comes back when it ends."""
+        dialog = getattr(self, "last_sync_dialog", None)
+        if lane == "sync-learn" and dialog is not None:
+            dialog.set_learning(bool(busy))
+
+    def _on_sync_learn_progress(self, lane, done, total, message):
+        dialog = getattr(self, "last_sync_dialog", None)
+        if lane == "sync-learn" and dialog is not None and dialog.isVisible():
+            dialog.say(f"Learning the sync metric: {message} ({done}/{total}); \u201cStop learning\u201d stops it "
+                       "and stores nothing.")

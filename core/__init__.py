@@ -54,7 +54,7 @@ _API = {
     "Sequence": "types", "MidiScore": "types", "Score": "types", "Segmentation": "types", "Alignment": "types",
     "Warping": "types",
     "RegionKind": "types", "RegionLabel": "types", "BoundaryLabel": "types", "AnchorLabel": "types",
-    "EventSpanLabel": "types", "Prediction": "types",
+    "EventSpanLabel": "types", "SyncAnchorLabel": "types", "Prediction": "types",
     # the project facade and errors
     "Engine": "engine", "MarginaliaError": "exceptions", "DataFormatError": "exceptions",
     "ParameterError": "exceptions", "InfeasibleLabelsError": "exceptions", "NotFittedError": "exceptions",

@@ -31,7 +31,7 @@ from .items import ItemData, ItemLoader
 from .paths import state_dir
 from .project import Session
 from .tasks import TaskRegistry
-from .types import Prediction, Query, label_fact
+from .types import Prediction, Query, SyncAnchorLabel, label_fact
 
 __all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "IMPORT_FILE_ROLES", "DEMO_DIR", "state_dir"]
 
@@ -92,6 +92,9 @@ class Engine:
         self._loader = ItemLoader(cache_dir=_feature_cache_dir(session))
         self._tasks = TaskRegistry(self)
         self._predictions: dict[str, Prediction] = {}
+        # the sync code's memo (marginalia.sync.carry / .anchors): recent recordings' sync features and the
+        # aligners of stored sync models, so that an anchor edit recomputes only the path
+        self._sync_memo: dict = {}
         self.recovery_: Optional[dict] = None   # what restore_backup brought back from a damaged file
         self._unsubscribe = self.events.subscribe(self._on_event)
 
@@ -365,7 +368,7 @@ class Engine:
             old = (rec.meta or {}).get("score_path")
             name = (f"replace the score of {rec.name} by {score_path.name}" if old else
                     f"attach score {score_path.name} to {rec.name}")
-            n = len(self.session.labels(item_id))
+            n = len(self.labels(item_id, suggestions=True))
             if n:
                 name += f" (removing its {n} label{'s' if n != 1 else ''})"
             step = self.session.edit_item(item_id, dataclasses.replace(rec, task="alignment", meta=meta), name=name)
@@ -382,6 +385,8 @@ class Engine:
         with self._lock:
             labels_by_item, suggested_by_item = {}, {}
             for lab in self.session.labels():
+                if isinstance(lab, SyncAnchorLabel):
+                    continue
                 counts = suggested_by_item if lab.suggested else labels_by_item
                 counts[lab.item_id] = counts.get(lab.item_id, 0) + 1
             return [self._info(rec, labels_by_item.get(rec.id, 0), suggested_by_item.get(rec.id, 0))
@@ -466,14 +471,15 @@ class Engine:
         """The labels of one item (of every item when None), oldest first.
 
         Suggestions (labels carried from another recording and not accepted yet, ``suggested=True``)
-        are left out unless ``suggestions``: no model learns from them and no export writes them.
+        are left out unless ``suggestions``: no model learns from them and no export writes them. Sync
+        anchors (which join two recordings) are never listed here: :meth:`sync_anchors` lists them.
         """
-        found = self.session.labels(item_id)
+        found = [lab for lab in self.session.labels(item_id) if not isinstance(lab, SyncAnchorLabel)]
         return found if suggestions else [lab for lab in found if not lab.suggested]
 
     def suggestions(self, item_id: Optional[str] = None) -> list:
         """The suggested labels of one item (of every item when None) waiting to be accepted or rejected."""
-        return [lab for lab in self.session.labels(item_id) if lab.suggested]
+        return [lab for lab in self.labels(item_id, suggestions=True) if lab.suggested]
 
     def accept_suggestions(self, label_ids=None, *, item_id: Optional[str] = None) -> list:
         """Make suggestions ordinary labels, as one undoable step; returns the accepted labels.
@@ -578,8 +584,9 @@ class Engine:
         return self.session.history()
 
     def labels_at(self, step_id: int) -> list:
-        """The labels as they were right after step ``step_id`` of :meth:`history`."""
-        return self.session.labels_at(step_id)
+        """The labels as they were right after step ``step_id`` of :meth:`history` (as :meth:`labels` lists them:
+        suggestions included, sync anchors not)."""
+        return [lab for lab in self.session.labels_at(step_id) if not isinstance(lab, SyncAnchorLabel)]
 
     def restore(self, step_id: int):
         """Bring the labels back to their state right after step ``step_id``, as ONE new undoable step.
@@ -732,7 +739,7 @@ class Engine:
             if kind is not None and params.get("task") != kind:
                 continue
             n = params.get("n_labels")
-            if params.get("role") in ("prior", "prior-data"):     # a stored prior, not a version of the task
+            if params.get("role") in ("prior", "prior-data", "sync"):   # a prior or the sync metric: no version of a task
                 continue
             out.append({"id": m.id, "task": params.get("task", m.task), "created": m.created,
                         "n_labels": n if isinstance(n, int) else None, "trained_by": params.get("trained_by", ""),
@@ -1039,6 +1046,59 @@ class Engine:
         """
         from .sync.carry import sync_between_items
         return sync_between_items(self, reference_id, target_id, aligner=aligner, cancel=cancel, question=question)
+
+    # ---------------------------------------------------------- sync anchors
+    def sync_anchors(self, reference_id: str, target_id: str) -> list:
+        """The stored anchors between two recordings, seen from ``reference_id``, in reference time order.
+
+        Returns
+        -------
+        list of SyncAnchorLabel
+            ``reference_s`` on ``reference_id``, ``target_s`` on ``target_id`` (anchors stored the other way
+            round come flipped, with their ids).
+        """
+        from .sync.anchors import pair_anchors
+        return pair_anchors(self, reference_id, target_id)
+
+    def add_sync_anchor(self, reference_id: str, target_id: str, reference_s: float, target_s: float):
+        """Store an anchor between two recordings (one undoable step; every later sync of the pair passes through
+        it); returns it. One that crosses another anchor of the pair or lies past an end is refused in one line."""
+        from .sync.anchors import add_anchor
+        with self._lock:
+            return add_anchor(self, reference_id, target_id, reference_s, target_s)
+
+    def move_sync_anchor(self, anchor_id: str, reference_id: str, reference_s: float, target_s: float):
+        """Move a stored anchor, seen from ``reference_id`` (one undoable step); returns it so seen."""
+        from .sync.anchors import move_anchor
+        with self._lock:
+            return move_anchor(self, anchor_id, reference_id, reference_s, target_s)
+
+    def delete_sync_anchors(self, anchor_ids) -> int:
+        """Delete sync anchors as one undoable step; returns how many."""
+        from .sync.anchors import delete_anchors
+        with self._lock:
+            return delete_anchors(self, anchor_ids)
+
+    def learn_sync_metric(self, *, cancel=None, progress: Optional[Callable] = None, options=None):
+        """Learn the project's sync metric from its sync anchors and its score-aligned pairs, and store it.
+
+        See :func:`marginalia.sync.anchors.learn_sync_metric`; later :meth:`sync_recordings` and
+        :meth:`carry_labels` use it. Nothing is stored on cancel.
+
+        Returns
+        -------
+        SyncMetricReport
+            ``model_id``, what it learned from (``n_anchor_pairs``, ``n_anchors``, ``n_score_pairs``,
+            ``n_matched``) and the learned weights; ``summary()`` says it in one line.
+        """
+        from .sync.anchors import learn_sync_metric
+        return learn_sync_metric(self, cancel=cancel, progress=progress, options=options)
+
+    @property
+    def sync_model_id(self) -> Optional[str]:
+        """Id of the project's learned sync model (None: syncs use the Euclidean cost)."""
+        from .sync.anchors import sync_model_id
+        return sync_model_id(self)
 
     def prepare_answers(self, question, *, cancel=None) -> int:
         """Compute ahead what either answer to ``question`` will need, while the person reads it.

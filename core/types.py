@@ -40,6 +40,7 @@ __all__ = [
     "AnchorLabel",
     "EventSpanLabel",
     "WarpAnchorLabel",
+    "SyncAnchorLabel",
     "SegmentationLabel",
     "AlignmentLabel",
     "AnyLabel",
@@ -600,9 +601,42 @@ class WarpAnchorLabel(Label):
         _set(self, "tb", int(self.tb))
 
 
+@dataclass(frozen=True)
+class SyncAnchorLabel(Label):
+    """``reference_s`` seconds of recording ``item_id`` are the same music as ``target_s`` seconds of ``target_id``.
+
+    A warping anchor between two recordings of a project (a partial label of the path that aligns
+    them): every sync of the pair passes through it, and the sync metric learns from it. Times are in
+    seconds so that the anchor holds whatever frames the aligner uses. It is a label of the reference
+    item (``item_id``) whatever that item's task, and no task's model of a single item learns from it.
+    """
+
+    target_id: str = ""
+    reference_s: float = 0.0
+    target_s: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not isinstance(self.target_id, str) or not self.target_id:
+            raise ParameterError(f"SyncAnchorLabel: target_id must name the other recording, got {self.target_id!r}")
+        if self.target_id == self.item_id:
+            raise ParameterError("SyncAnchorLabel: the two recordings must differ (target_id == item_id)")
+        for name in ("reference_s", "target_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not np.isfinite(value) or value < 0:
+                raise ParameterError(f"SyncAnchorLabel: {name} must be a finite time >= 0, got {value!r}")
+            _set(self, name, float(value))
+
+    def flipped(self) -> "SyncAnchorLabel":
+        """The same anchor seen from the other recording (same id: it is one stored label)."""
+        return dataclasses.replace(self, item_id=self.target_id, target_id=self.item_id, reference_s=self.target_s,
+                                   target_s=self.reference_s)
+
+
 SegmentationLabel = RegionLabel | BoundaryLabel
 AlignmentLabel = AnchorLabel | EventSpanLabel
-AnyLabel = RegionLabel | BoundaryLabel | AnchorLabel | EventSpanLabel | WarpAnchorLabel
+AnyLabel = RegionLabel | BoundaryLabel | AnchorLabel | EventSpanLabel | WarpAnchorLabel | SyncAnchorLabel
 
 #: how people read each region kind (legends, label lists, messages)
 REGION_KIND_NAMES = {
@@ -652,6 +686,8 @@ def describe_label(label, positions=None, units: str = "") -> str:
         return f"events {label.first}\u2013{label.last} in [{label.t0_s:.2f}, {label.t1_s:.2f}] s"
     if isinstance(label, WarpAnchorLabel):
         return f"warp anchor ({label.ta}, {label.tb})"
+    if isinstance(label, SyncAnchorLabel):
+        return f"sync anchor {label.reference_s:.3f} s \u2194 {label.target_s:.3f} s of another recording"
     return repr(label)
 
 

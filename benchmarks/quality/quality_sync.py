@@ -19,6 +19,12 @@ Methods (same files, same run):
 * ``ours Euclidean`` -- the same aligner, unlearned metric (all descriptors weighted 1);
 * ``ours learned + k anchors`` -- k true (reference, target) onset pairs evenly spread as anchors;
   errors over the other notes;
+* ``ours learned from its k anchors + them`` -- what the app's "Learn the metric" does with a pair's k
+  sync anchors and nothing else: the metric learned on the test pair alone by the latent alternation
+  of :func:`marginalia.sync.anchors.fit_from_anchors` (the path through the anchors under the current
+  metric, the metric fitted on it, up to 3 rounds from the Euclidean cost), then the path through the
+  same anchors with it; errors over the other notes (compare with ``ours Euclidean + k anchors``);
+  ``... (1 round)`` stops after the first fit;
 * ``librosa chroma DTW`` -- CQT chroma (hop 512) of both, ``librosa.sequence.dtw`` with the cosine cost;
 * ``Sync Toolbox MrMsDTW`` -- Sync Toolbox (Müller et al. 2021, PyPI ``synctoolbox``, the ``synctoolbox``
   extra, in an environment of its own since it caps numba) audio-to-audio as its tutorial does it:
@@ -86,7 +92,7 @@ def onsets(root: Path, piece: str, pianist: str, events: bool = False) -> dict:
 def matched(root, piece, ref_pianist, tgt_pianist, events: bool = False) -> np.ndarray:
     """(reference_s, target_s) of the notes (or events) matched in both performances, shape (N, 2)."""
     a, b = onsets(root, piece, ref_pianist, events), onsets(root, piece, tgt_pianist, events)
-    both = sorted(set(a) & set(b), key=lambda k: a[k])
+    both = sorted(set(a) & set(b), key=lambda k: (a[k], b[k], str(k)))   # the same order in every process
     return np.array([[a[k], b[k]] for k in both])
 
 
@@ -235,6 +241,7 @@ def main(argv=None):
         print(json.dumps(long_pair(args)))
         return
     from marginalia.sync import SyncAligner
+    from marginalia.sync.anchors import fit_from_anchors
     root = Path(args.data) / "alignment" / "vienna4x22"
     pieces = [p for p in args.pieces.split(",") if p]
     ref_p, tgt_p = args.test_pair.split(":")
@@ -267,7 +274,10 @@ def main(argv=None):
     errors = {name: [] for name in ("ours learned", "ours Euclidean", "librosa chroma DTW", "Sync Toolbox MrMsDTW",
                                     "ours learned + 5 anchors",
                                     "ours learned + 20 anchors", "ours Euclidean + 5 anchors",
-                                    "ours Euclidean + 20 anchors")}
+                                    "ours Euclidean + 20 anchors", "ours learned from its 5 anchors + them",
+                                    "ours learned from its 20 anchors + them",
+                                    "ours learned from its 5 anchors + them (1 round)",
+                                    "ours learned from its 20 anchors + them (1 round)")}
     per_piece, fit_s, weights = {}, [], {}
     for piece in pieces:
         train = [(features(q, tr_ref, "ref"), features(q, tr_tgt, "tgt"), matched(root, q, tr_ref, tr_tgt))
@@ -293,6 +303,15 @@ def main(argv=None):
                     event_errors[name].append(r.map_times(m_ev[:, 0]) - m_ev[:, 1])
                 errors[label].append(e)
                 per_piece[piece][label] = {**summary(e), "dtw_s": dt}
+        for k, rounds in ((5, None), (20, None), (5, 1), (20, 1)):
+            anchors, keep = anchor_split(m, k)
+            own, made, _ = fit_from_anchors(SyncAligner(C=args.C, max_iter=args.max_iter), [(fa, fb, anchors)],
+                                            rounds=rounds)
+            label = f"ours learned from its {k} anchors + them" + (" (1 round)" if rounds == 1 else "")
+            weights[f"{piece}: {label}"] = np.round(own.w_, 3).tolist()
+            e = own.predict(fa, fb, anchors=anchors, runner_up=False).map_times(m[keep, 0]) - m[keep, 1]
+            errors[label].append(e)
+            per_piece[piece][label] = {**summary(e), "rounds": made}
         if not args.no_librosa:
             both = librosa_map(audio[(piece, ref_p, "ref")], audio[(piece, tgt_p, "tgt")], np.r_[m[:, 0], m_ev[:, 0]])
             e = both[:len(m)] - m[:, 1]

@@ -12,7 +12,10 @@ __all__ = ["add_parser", "run"]
 HELP = "carry the labels of one recording onto other recordings of the same music (one undoable step)"
 EPILOG = """\
 Each target is aligned to the source recording (`marginalia-cli sync`; --model: a sync aligner trained
-by `train --task sync`), and every label of the source is mapped through that path: regions and
+by `train --task sync`; without it, the project's sync metric learned in the app (Model > Learn the sync
+metric) if it has one, else the Euclidean cost), through the project's sync anchors between the two
+recordings (placed in the app's View > Compare with another recording), and every label of the source
+is mapped through that path: regions and
 boundaries land on the corresponding frames of the target; score anchors and event spans on the
 corresponding times, when the target has a score with those events. Labels the target already has
 are not added twice. All carried labels are stored as ONE step of the project's history: one undo
@@ -60,7 +63,7 @@ def run(args) -> int:
     from ..engine import Engine
     from .sync import load_sync_aligner
     require_file("PROJECT", args.project, "project file", stdin=False)
-    aligner = load_sync_aligner(args.model)
+    aligner = load_sync_aligner(args.model) if args.model else None    # None: the project's sync model
     with Engine.open(args.project) as eng:
         items = eng.items()
         source = _find(items, args.source, args.project)
@@ -72,6 +75,11 @@ def run(args) -> int:
         if not eng.labels(source.id):
             raise UsageError(f"item {args.source!r} has no labels to carry")
         steps = eng.history()
+        n_anchors = sum(len(eng.sync_anchors(source.id, t.id)) for t in targets)
+        cost = (f"the sync model {args.model}" if args.model else
+                f"the project's learned sync metric ({eng.sync_model_id})" if eng.sync_model_id else
+                "the Euclidean cost")
+        info(args, f"carry: aligning with {cost} through {n_anchors} sync anchor{'s' if n_anchors != 1 else ''}")
         progress = make_progress(args, len(targets) + 1, "carry", unit="recordings")
         with progress:
             report = eng.carry_labels(source.id, [t.id for t in targets], aligner=aligner,

@@ -19,7 +19,15 @@ from collections.abc import Iterable
 
 from ..exceptions import DataFormatError, ParameterError
 from ..io.cgh import CghRegionLabel
-from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel, WarpAnchorLabel
+from ..types import (
+    AnchorLabel,
+    BoundaryLabel,
+    EventSpanLabel,
+    RegionKind,
+    RegionLabel,
+    SyncAnchorLabel,
+    WarpAnchorLabel,
+)
 
 __all__ = [
     "LABEL_TYPES",
@@ -34,7 +42,7 @@ __all__ = [
 
 #: Label class by the name stored in the ``"type"`` tag.
 LABEL_TYPES = {cls.__name__: cls for cls in (RegionLabel, BoundaryLabel, AnchorLabel, EventSpanLabel,
-                                             WarpAnchorLabel, CghRegionLabel)}
+                                             WarpAnchorLabel, SyncAnchorLabel, CghRegionLabel)}
 
 _TASK_OF_TYPE = {
     "RegionLabel": "segmentation",
@@ -44,6 +52,8 @@ _TASK_OF_TYPE = {
     "AnchorLabel": "alignment",
     "EventSpanLabel": "alignment",
     "WarpAnchorLabel": "warping",
+    # an anchor between two recordings of the project: a label of the reference item whatever its task
+    "SyncAnchorLabel": "sync",
 }
 
 #: stored only when set: a label that is not a suggestion encodes as it did before suggestions existed, so its
@@ -58,7 +68,7 @@ _NON_FINITE = ("nan", "inf", "-inf")
 
 
 def task_of_label(label) -> str:
-    """The task (``"segmentation"``, ``"alignment"`` or ``"warping"``) a label belongs to."""
+    """The task (``"segmentation"``, ``"alignment"``, ``"warping"`` or ``"sync"``) a label belongs to."""
     name = type(label).__name__
     if name not in _TASK_OF_TYPE or LABEL_TYPES[name] is not type(label):
         raise ParameterError(f"label: expected one of {sorted(LABEL_TYPES)}, got {type(label).__name__}")

@@ -7,8 +7,9 @@ from typing import Optional
 
 __all__ = ["ItemRecord", "ModelRecord", "PredictionRecord", "SourceProblem", "TASKS"]
 
-#: The tasks an item can belong to. No interface makes "warping" items or labels yet (learning a warping
-#: metric is research code, in benchmarks/research/); the store keeps the task so such projects still open.
+#: The tasks an item can belong to. No interface makes "warping" items or WarpAnchorLabels (anchors between two
+#: sequences of one item); the store keeps the task so such projects still open, and the project's sync model
+#: (learned from SyncAnchorLabels, which join two recordings whatever their task) is stored under it.
 TASKS = ("segmentation", "alignment", "warping")
 
 

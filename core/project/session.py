@@ -258,7 +258,8 @@ class Session:
         """Put ``record`` in the place of an item (None: remove the item) as ONE undoable step of the history.
 
         The item's labels go in the same step (they describe the item as it was: a recording's
-        segmentation labels mean nothing once it is aligned to a score), and come back with it on undo.
+        segmentation labels mean nothing once it is aligned to a score), and come back with it on undo;
+        a sync anchor (a moment of the recording matched to another recording) stays when the item stays.
 
         Parameters
         ----------
@@ -283,7 +284,8 @@ class Session:
                 if record.task not in TASKS:
                     raise ParameterError(f"record.task: expected one of {TASKS}, got {record.task!r}")
                 canonical_json(record.meta)
-            labels = sorted(self._by_item[item_id].values(), key=lambda lab: (lab.created, lab.id))
+            labels = sorted((lab for lab in self._by_item[item_id].values()
+                             if record is None or task_of_label(lab) != "sync"), key=lambda lab: (lab.created, lab.id))
             edits = [("delete", lab.id, item_id, dumps_label(lab), None) for lab in labels]
             edits.append(("item", None, item_id, item_json(old), None if record is None else item_json(record)))
             before = (self._history.can_undo, self._history.can_redo)
@@ -296,7 +298,8 @@ class Session:
                 del self._by_item[item_id]
             else:
                 self._items[item_id] = _copy_item(record)
-                self._by_item[item_id] = {}
+                for lab in labels:
+                    del self._by_item[item_id][lab.id]
             for seq in seqs:
                 self._history.edited(seq, item_id, batch)
             events = [ItemsChanged((item_id,))]
@@ -333,6 +336,16 @@ class Session:
     def _check_label_for_item(self, label) -> None:
         task = task_of_label(label)
         item = self._get_item(label.item_id)
+        if task == "sync":
+            # an anchor between two recordings: it belongs to the pair, whatever task each recording serves
+            other = self._items.get(label.target_id)
+            for rec, what in ((item, "item_id"), (other, "target_id")):
+                if rec is None:
+                    raise ParameterError(f"label.target_id: no item with id {label.target_id!r}")
+                if rec.kind != "audio":
+                    raise ParameterError(f"label.{what}: a sync anchor joins two recordings, but item {rec.id!r} "
+                                         f"({rec.name!r}) is {rec.kind} data")
+            return
         if item.task != task:
             raise ParameterError(f"label: a {type(label).__name__} is a {task} label, but item {item.id!r} "
                                  f"({item.name!r}) is a {item.task} item")
@@ -651,8 +664,8 @@ class Session:
         return found
 
     def labels_hash(self, item_ids: Optional[Iterable[str]] = None) -> str:
-        """sha256 of the canonical JSON of the current labels (of the given items, or all), suggestions left out:
-        the label set a model learns from."""
+        """sha256 of the canonical JSON of the current labels (of the given items, or all), suggestions and sync
+        anchors left out: the label set an item task's model learns from (the sync model keeps its own digest)."""
         with self._lock:
             if item_ids is None:
                 chosen = list(self._labels.values())
@@ -663,7 +676,7 @@ class Session:
                 for iid in item_ids:
                     self._get_item(iid)
                     chosen.extend(self._by_item[iid].values())
-        return labels_digest(lab for lab in chosen if not lab.suggested)
+        return labels_digest(lab for lab in chosen if not lab.suggested and task_of_label(lab) != "sync")
 
     # ------------------------------------------------------------- undo/redo
 

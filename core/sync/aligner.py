@@ -178,13 +178,14 @@ def warping_from_times(matched, fa: SyncFeatures, fb: SyncFeatures) -> Warping:
     Parameters
     ----------
     matched : array_like, shape (N, 2)
-        ``(reference_s, target_s)`` of the same musical events; rows that go backwards in the target
-        are dropped.
+        ``(reference_s, target_s)`` of the same musical events, in any order; rows that go backwards
+        in the target (after sorting by reference, then target time) are dropped.
     fa, fb : SyncFeatures
         The reference's and the target's frames.
     """
     m = _check_matched(matched, "matched")
-    m = m[np.argsort(m[:, 0], kind="stable")]
+    # by reference time, then target time: the notes of a chord give one path whatever the order of the rows
+    m = m[np.lexsort((m[:, 1], m[:, 0]))]
     keep = m[:, 1] >= np.maximum.accumulate(np.r_[-np.inf, m[:-1, 1]]) if m.size else np.zeros(0, bool)
     m = m[keep]
     m = np.vstack([[0.0, 0.0], m, [fa.duration_s, fb.duration_s]])

@@ -140,15 +140,42 @@ class CarryReport:
     step_name: str = ""
 
 
+#: recordings whose sync features an engine keeps (a 10-minute recording's are ~10 MB)
+FEATURES_KEPT = 8
+
+
+def _audio_file(engine, item_id: str) -> str:
+    """The recording's file, without loading the item's display data (a missing file: the loader's one line)."""
+    import os
+    path = engine.session.item(item_id).source_path
+    return path if path and os.path.isfile(path) else engine.audio_path(item_id)
+
+
 def _recording_features(engine, aligner, item_id: str):
+    """The recording's :class:`SyncFeatures` for ``aligner``, kept for the :data:`FEATURES_KEPT` most recent
+    (each anchor edit in the compare view recomputes the path of the same two recordings)."""
     from ..io.audio import load_audio
-    return aligner.compute_features(*load_audio(engine.audio_path(item_id), sr=22050))
+    rec = engine.item(item_id)
+    key = ("features", item_id, rec.source_path, rec.source_hash, aligner.features, int(aligner.coarse))
+    memo = engine._sync_memo
+    with engine._lock:                                    # the memo only: features are computed outside the lock
+        found = memo.pop(key, None)
+    if found is None:
+        found = aligner.compute_features(*load_audio(_audio_file(engine, item_id), sr=22050))
+    with engine._lock:
+        memo[key] = found                                 # newest last
+        for old in [k for k in memo if k[0] == "features"][:-FEATURES_KEPT]:
+            del memo[old]
+    return found
 
 
 def _check_recordings(engine, item_ids) -> dict:
-    """``{item id: ItemInfo}`` of the project's items, after checking that ``item_ids`` are recordings of it."""
+    """``{item id: ItemRecord}`` of the project's items, after checking that ``item_ids`` are recordings of it.
+
+    The stored records (name, kind) suffice, and reading them is quick enough for the GUI thread.
+    """
     from ..exceptions import UsageError
-    infos = {info.id: info for info in engine.items()}
+    infos = {rec.id: rec for rec in engine.session.items()}
     for item_id in item_ids:
         if item_id not in infos:
             raise UsageError(f"item {item_id!r}: not an item of this project")
@@ -169,10 +196,16 @@ class RecordingComparison:
     question : SyncQuestion or None
         The reference time where the best path and its runner-up part most, with both candidate
         target times and the margin (None when no audible moment has a runner-up).
+    anchors : tuple of SyncAnchorLabel
+        The pair's stored anchors the path passes through, seen from the reference.
+    model_id : str or None
+        The project's sync model the path was found with (None: the aligner given, or the Euclidean cost).
     """
 
     path: object
     question: object = None
+    anchors: tuple = ()
+    model_id: Optional[str] = None
 
 
 def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=None, cancel=None,
@@ -185,33 +218,39 @@ def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=Non
     reference_id, target_id : str
         Two different recordings of the project.
     aligner : SyncAligner, optional
-        A trained sync aligner; the default (Euclidean) one otherwise.
+        A trained sync aligner; the project's learned one (:func:`~marginalia.sync.anchors.learn_sync_metric`)
+        otherwise, or the default (Euclidean) one.
     cancel : threading.Event, optional
     question : bool, default False
         Also find where an anchor would change the path the most (:meth:`SyncAligner.question`).
+
+    The path passes through the pair's stored sync anchors (either way round).
 
     Returns
     -------
     RecordingComparison
     """
     from ..exceptions import CancelledError, UsageError
-    from ..sync import SyncAligner
+    from .anchors import anchor_times, pair_anchors, project_aligner, sync_model_id
     _check_recordings(engine, [reference_id, target_id])
     if reference_id == target_id:
         raise UsageError("choose another recording to compare this one with")
-    aligner = SyncAligner() if aligner is None else aligner
+    model_id = sync_model_id(engine) if aligner is None else None
+    aligner = project_aligner(engine, aligner)
+    anchors = tuple(pair_anchors(engine, reference_id, target_id))
+    times = anchor_times(anchors) if anchors else None
     ref = _recording_features(engine, aligner, reference_id)
     if cancel is not None and cancel.is_set():
         raise CancelledError("cancelled")
     tgt = _recording_features(engine, aligner, target_id)
     if cancel is not None and cancel.is_set():
         raise CancelledError("cancelled")
-    path = aligner.predict(ref, tgt, runner_up=False)
+    path = aligner.predict(ref, tgt, anchors=times, runner_up=False)
     if not question:
-        return RecordingComparison(path)
+        return RecordingComparison(path, anchors=anchors, model_id=model_id)
     if cancel is not None and cancel.is_set():
         raise CancelledError("cancelled")
-    return RecordingComparison(path, aligner.question(ref, tgt))
+    return RecordingComparison(path, aligner.question(ref, tgt, anchors=times), anchors, model_id)
 
 
 def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, cancel=None,
@@ -235,7 +274,8 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
     target_ids : sequence of str
         Other recordings of the same music.
     aligner : SyncAligner, optional
-        A trained sync aligner (``train --task sync``); the default (Euclidean) one otherwise.
+        A trained sync aligner (``train --task sync``); the project's learned one otherwise, or the
+        default (Euclidean) one. Each path passes through the stored sync anchors of its pair.
     cancel : threading.Event, optional
         Set to stop between targets (nothing is stored then).
     progress : callable, optional
@@ -248,8 +288,8 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
     CarryReport
     """
     from ..exceptions import CancelledError, InfeasibleLabelsError, ParameterError, UsageError
-    from ..sync import SyncAligner
     from ..types import label_fact
+    from .anchors import anchor_times, pair_anchors, project_aligner
 
     target_ids = list(target_ids)
     infos = _check_recordings(engine, [source_id, *target_ids])
@@ -262,7 +302,7 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
     labels = engine.labels(source_id)
     if not labels:
         raise UsageError(f"{infos[source_id].name!r} has no labels to carry")
-    aligner = SyncAligner() if aligner is None else aligner
+    aligner = project_aligner(engine, aligner)
 
     def stop_if_asked():
         if cancel is not None and cancel.is_set():
@@ -278,7 +318,9 @@ def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, can
     for k, target in enumerate(target_ids):
         stop_if_asked()
         tgt_features = _recording_features(engine, aligner, target)
-        result = aligner.predict(src_features, tgt_features, runner_up=False)
+        anchors = pair_anchors(engine, source_id, target)
+        result = aligner.predict(src_features, tgt_features, anchors=anchor_times(anchors) if anchors else None,
+                                 runner_up=False)
         score = engine.score(target)
         carried = carry_labels(labels, result, src_positions, engine.sequence(target).positions, target,
                                target_events=None if score is None else score.n_events)

@@ -130,10 +130,11 @@ class EngineTask:
         return [r.id for r in self.engine.session.items() if r.task == self.name and r.kind == self.kind]
 
     def labels_of(self, item_id: str) -> list:
-        """The item's labels the model learns from and obeys: suggestions are left out until accepted."""
+        """The item's labels the model learns from and obeys: suggestions are left out until accepted, and sync
+        anchors (the sync metric's labels) always."""
         if getattr(self._without_labels, "on", False):  # scoring the fixed stopping set, on this thread only
             return []
-        return [lab for lab in self.engine.session.labels(item_id) if not lab.suggested]
+        return self.engine.labels(item_id)
 
     def features(self, item_id: str) -> np.ndarray:
         with self._lock:

@@ -2,26 +2,16 @@
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 from PySide6.QtCore import Qt
 
 from marginalia.app import theme
-from marginalia.app.main_window import MainWindow
 from marginalia.app.window_carry import CarryDialog
-from tests.core.sync.synthetic import three_takes_project
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    theme.configure_pyqtgraph()
-    eng, ids, _ = three_takes_project(tmp_path)
-    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-    win = MainWindow(eng, settings=settings)
-    qtbot.addWidget(win)
-    win.show()
-    yield win, ids
-    win.runner.shutdown()
-    eng.close()
+def window(takes_window):
+    return takes_window[:2]
 
 
 def _show(qtbot, win, item_id):

@@ -127,20 +127,20 @@ def test_train_sync_refuses_unmatched_onset_tables_in_one_line(takes, tmp_path, 
     assert "line 2" in err and "have 2 and 3 rows" in err
 
 
-def _takes_project(folder, tmp_path):
-    """A new project ``p.marginalia`` holding the takes a, b and c (items named so)."""
+def _created(folder, tmp_path, names="abc"):
+    """A project made by ``marginalia-cli project create`` from the takes ``names``: its path and item ids by name."""
     project = tmp_path / "p.marginalia"
-    assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in "abc"),
+    assert main(["project", "create", str(project), "--import", *(str(folder / f"{n}.wav") for n in names),
                  "-q"]) == 0
-    return project
+    with Engine.open(project, read_only=True) as eng:
+        return project, {it.name: it.id for it in eng.items()}
 
 
 @pytest.mark.slow
 def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, capsys):
     folder, onsets = takes
-    project = _takes_project(folder, tmp_path)
+    project, ids = _created(folder, tmp_path)
     with Engine.open(project) as eng:
-        ids = {it.name: it.id for it in eng.items()}
         pos = eng.sequence(ids["a"]).positions
         idx = [int(np.searchsorted(pos, t)) for t in onsets["a"][[3, 8, 15]]]
         eng.add_labels([BoundaryLabel(item_id=ids["a"], index=i) for i in idx]
@@ -178,6 +178,29 @@ def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, ca
 
 
 @pytest.mark.slow
+def test_carry_goes_through_the_projects_sync_anchors_with_its_learned_metric(takes, tmp_path, capsys):
+    folder, onsets = takes
+    project, ids = _created(folder, tmp_path, "ab")
+    with Engine.open(project) as eng:
+        pos = eng.sequence(ids["a"]).positions
+        index = int(np.searchsorted(pos, onsets["a"][10]))
+        eng.add_label(BoundaryLabel(item_id=ids["a"], index=index))
+        t_a = 0.5 * (pos[index - 1] + pos[index])
+        # an anchor 0.3 s after where the music is: the carried boundary must follow it
+        eng.add_sync_anchor(ids["b"], ids["a"], float(onsets["b"][10]) + 0.3, float(t_a))
+        eng.learn_sync_metric(options={"max_iter": 10})
+        model_id = eng.sync_model_id
+    capsys.readouterr()
+    assert main(["carry", str(project), "--from", "a", "--to", "b"]) == 0
+    assert (f"aligning with the project's learned sync metric ({model_id}) through 1 sync anchor"
+            in capsys.readouterr().err)
+    with Engine.open(project, read_only=True) as eng:
+        (lab,) = eng.labels(ids["b"])
+        t_b = eng.sequence(ids["b"]).positions[lab.index]
+        assert abs(t_b - (onsets["b"][10] + 0.3)) < 0.03
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("argv,message", [
     (["--from", "zz", "--to", "b"], "item 'zz': no item of"),
     (["--from", "a", "--to", "a"], "is the source itself"),
@@ -185,9 +208,8 @@ def test_carry_maps_the_labels_onto_every_target_as_one_step(takes, tmp_path, ca
 ])
 def test_carry_usage_errors_are_one_line(takes, tmp_path, capsys, argv, message):
     folder, _ = takes
-    project = _takes_project(folder, tmp_path)
+    project, ids = _created(folder, tmp_path)
     with Engine.open(project) as eng:
-        ids = {it.name: it.id for it in eng.items()}
         eng.add_labels([BoundaryLabel(item_id=ids["a"], index=40)])
     capsys.readouterr()
     code = main(["carry", str(project), *argv])

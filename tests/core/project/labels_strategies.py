@@ -50,6 +50,16 @@ def warp_anchor_labels(draw, item_id=None):
 
 
 @st.composite
+def sync_anchor_labels(draw, item_id=None):
+    """Anchors between two recordings (not in :data:`any_label`: they need two audio items of a project)."""
+    from marginalia.types import SyncAnchorLabel
+    item = item_id or draw(ids)
+    return SyncAnchorLabel(item, id=draw(ids), author=draw(authors), created=draw(created),
+                           target_id=draw(ids.filter(lambda t: t != item)), reference_s=draw(times),
+                           target_s=draw(times), suggested=draw(st.booleans()))
+
+
+@st.composite
 def cgh_region_labels(draw, item_id=None):
     base = draw(region_labels(item_id))
     lo = draw(st.floats(min_value=0, max_value=3e8))

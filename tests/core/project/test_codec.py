@@ -16,11 +16,11 @@ from marginalia.project.codec import (
 )
 from marginalia.types import AnchorLabel, BoundaryLabel, RegionKind, RegionLabel
 
-from .labels_strategies import any_label
+from .labels_strategies import any_label, sync_anchor_labels
 
 
 @settings(max_examples=150)
-@given(any_label)
+@given(any_label | sync_anchor_labels())
 @pytest.mark.slow
 def test_round_trip_is_exact(label):
     back = loads_label(dumps_label(label))
@@ -104,3 +104,18 @@ def test_a_suggestion_is_stored_with_its_flag_and_a_label_exactly_as_before_sugg
         label_from_dict(dict(label_to_dict(label), suggested="yes"))
     with pytest.raises(ParameterError, match="suggested: expected True or False"):
         RegionLabel("1:1", start=0, stop=2, kind=RegionKind.ZERO, suggested=1)
+
+
+def test_a_sync_anchor_is_a_flat_object_of_the_sync_task_and_old_types_encode_as_before():
+    from marginalia.types import SyncAnchorLabel
+    lab = SyncAnchorLabel("take1", id="x", created=2.0, target_id="take2", reference_s=1, target_s=1.25)
+    assert json.loads(dumps_label(lab)) == {"type": "SyncAnchorLabel", "item_id": "take1", "id": "x", "author": "",
+                                            "created": 2.0, "target_id": "take2", "reference_s": 1.0,
+                                            "target_s": 1.25}
+    assert task_of_label(lab) == "sync" and loads_label(dumps_label(lab)).flipped().flipped() == lab
+    assert dumps_label(AnchorLabel("it", id="x", created=3.0, event=2, time_s=1.0)) == (
+        '{"author":"","created":3.0,"event":2,"id":"x","item_id":"it","time_s":1.0,"tolerance_s":0.05,'
+        '"type":"AnchorLabel"}')
+    for bad in ({"target_id": ""}, {"target_id": "take1"}, {"reference_s": -1.0}, {"target_s": float("nan")}):
+        with pytest.raises(ParameterError, match="SyncAnchorLabel"):
+            SyncAnchorLabel("take1", **{"target_id": "take2", **bad})

@@ -130,6 +130,16 @@ def test_warping_from_times_is_a_path_through_the_matched_cells():
     assert (5, 8) in cells and (10, 20) in cells
 
 
+def test_warping_from_times_does_not_depend_on_the_order_of_a_chords_rows():
+    fa = SyncFeatures(np.zeros((40, 12)), 0.1, 0.05, 4.0)
+    fb = SyncFeatures(np.zeros((40, 12)), 0.1, 0.05, 4.0)
+    # a chord played at once in the reference and rolled in the target, then a note a little earlier than its end
+    matched = np.array([[0.5, 0.5], [1.5, 1.5], [1.5, 2.1], [1.5, 1.8], [2.5, 1.9], [3.0, 3.0]])
+    paths = {warping_from_times(matched[order], fa, fb).path.tobytes()
+             for order in (range(6), [0, 1, 2, 3, 4, 5][::-1], [0, 2, 3, 1, 4, 5], [0, 3, 1, 2, 5, 4])}
+    assert len(paths) == 1
+
+
 def test_model_file_round_trip_and_other_tasks_refused(tmp_path):
     rng = np.random.default_rng(1)
     fitted = SyncAligner(train_pool=1, max_iter=5, runner_up=False).fit(_pairs(rng, 2))

@@ -45,15 +45,6 @@ def _positions(positions, name) -> np.ndarray:
     return pos
 
 
-def _nearest(pos, t) -> int:
-    i = int(np.searchsorted(pos, t))
-    if i >= pos.size:
-        return pos.size - 1
-    if i > 0 and t - pos[i - 1] <= pos[i] - t:
-        return i - 1
-    return i
-
-
 def carry_labels(labels, result, source_positions, target_positions, target_item_id: str, *,
                  target_events=None) -> CarriedLabels:
     """Map the source labels onto the target.
@@ -84,11 +75,22 @@ def carry_labels(labels, result, source_positions, target_positions, target_item
     def fresh(lab, **fields):
         return replace(lab, item_id=target_item_id, id="", created=0.0, **fields)
 
+    def edge(index):
+        """Target frame index of the source's frame edge before ``index`` (0 and the end map to themselves).
+
+        Region ends and boundaries are both such edges, mapped by one rule, so that a boundary stated at a
+        region's end stays at that region's end."""
+        if index <= 0:
+            return 0
+        if index >= src.size:
+            return T
+        t = result.map_times([0.5 * (src[index - 1] + src[index])])[0]
+        return int(np.clip(np.searchsorted(tgt, t), 1, T - 1))
+
     for lab in labels:
         if isinstance(lab, RegionLabel):
-            t0, t1 = result.map_times([src[min(lab.start, src.size - 1)], src[min(lab.stop - 1, src.size - 1)]])
-            start = _nearest(tgt, t0)
-            stop = max(_nearest(tgt, t1) + 1, start + 1)
+            start = min(edge(lab.start), T - 1)
+            stop = max(edge(lab.stop), start + 1)
             if lab.kind in (RegionKind.ONE, RegionKind.AT_LEAST_ONE) and stop - start < 2:
                 stop = min(start + 2, T)
                 start = stop - 2
@@ -97,9 +99,7 @@ def carry_labels(labels, result, source_positions, target_positions, target_item
             if lab.index >= src.size:
                 skipped.append((lab, "past the end of the source"))
                 continue
-            t = result.map_times([0.5 * (src[lab.index - 1] + src[lab.index])])[0]
-            index = int(np.clip(np.searchsorted(tgt, t), 1, T - 1))
-            out.append(fresh(lab, index=index))
+            out.append(fresh(lab, index=edge(lab.index)))
         elif isinstance(lab, (AnchorLabel, EventSpanLabel)):
             last = lab.event if isinstance(lab, AnchorLabel) else lab.last
             if target_events is None or last >= int(target_events):

@@ -248,3 +248,24 @@ def test_sync_question_names_a_reference_time_and_two_candidates(tmp_path, capsy
     # the phrase one take repeats: asked inside it, the candidates one play apart
     assert on_a[n_a] <= ref_s <= on_a[n_a + n_p]
     assert abs(abs(a - b) - (on_b[n_a + n_p] - on_b[n_a])) < 0.05
+
+
+@pytest.mark.slow
+def test_carry_of_imported_audacity_regions_keeps_their_edge_boundaries_together(takes, tmp_path, capsys):
+    """An Audacity region becomes a region label and boundaries at its edges; carried, they must still agree."""
+    folder, _ = takes
+    project, ids = _created(folder, tmp_path)
+    labels = tmp_path / "a.txt"
+    labels.write_text("0.5\t1.5\tverse\n3.0\t4.0\tchorus\n")
+    assert main(["import", str(project), str(labels), "--format", "audacity", "--item", "a", "-q"]) == 0
+    with Engine.open(project, read_only=True) as eng:
+        n_source = len(eng.labels(ids["a"]))
+    capsys.readouterr()
+    assert main(["carry", str(project), "--from", "a", "--to", "b", "c"]) == 0, capsys.readouterr().err
+    with Engine.open(project, read_only=True) as eng:
+        for name in "bc":
+            carried = eng.labels(ids[name])
+            assert len(carried) == n_source
+            edges = {b.index for b in carried if isinstance(b, BoundaryLabel)}
+            for region in (r for r in carried if isinstance(r, RegionLabel)):
+                assert {region.start, region.stop} <= edges

@@ -14,7 +14,7 @@ The Vienna 4x22 benchmark (``quality_alignment.py``) renders every performance o
 * FluidR3 with pink or white noise mixed 40 dB and 20 dB below the render's RMS (seeded);
 * FluidR3 through an MP3 at 64 kbit/s (``lame -b 64``; our aligner reads the MP3 itself, as
   ``marginalia-cli align`` would; the references read the same decoding as a WAV);
-* FluidR3, the performance at half and at twice its tempo: the performance MIDI's tempo scaled
+* FluidR3, the performance at a third, half and twice its tempo: the performance MIDI's tempo scaled
   (:func:`conditions.scale_midi_time`), its truth scaled the same way; the score is not changed;
 * FluidR3, one long recording: one performance of each piece (the first pianist of the subset) rendered
   apart and concatenated with 2 s of silence between, against the four scores concatenated;
@@ -108,6 +108,7 @@ CONDITIONS = [
     Condition("fluidr3_white40", "FluidR3 + white noise 40 dB down", effect="white40"),
     Condition("fluidr3_white20", "FluidR3 + white noise 20 dB down", effect="white20"),
     Condition("fluidr3_mp3", "FluidR3 + MP3 64 kbit/s", effect="mp3"),
+    Condition("fluidr3_tempo0.33", "FluidR3, performance at 0.33x tempo", time_scale=3.0),
     Condition("fluidr3_tempo0.5", "FluidR3, performance at 0.5x tempo", time_scale=2.0),
     Condition("fluidr3_tempo2", "FluidR3, performance at 2x tempo", time_scale=0.5),
     Condition("fluidr3_long", "FluidR3, 4 excerpts concatenated", long=True),

@@ -109,6 +109,9 @@ _BAND_SLACK = 5.0  # ... and through every coarse onset of a coarse alignment th
 # when the band had to widen for more than this share of the states, the coarse decode read the recording
 # differently from the fine one (dense fast passages: Liszt's Ballade 2 in ASAP): the full decoder decides
 _BAND_MAX_WIDENED = 0.25
+# ... but only while its tables fit in about 1 GB (some 50 bytes a cell): beyond, the band keeps widening instead
+# (a 14-minute performance of that Ballade needed 5 GB in the full decoder)
+_FULL_DECODE_MAX_CELLS = 20_000_000
 
 
 # ------------------------------------------------------------------ results
@@ -924,16 +927,18 @@ class ScoreAligner:
     def _decode_banded(A, B, C, D, rows, limits, d, cons):
         """Onsets of the E + 2 states under the robust prior, coarse-to-fine (:mod:`marginalia.align.banded`),
         or None when the band had to widen for more than :data:`_BAND_MAX_WIDENED` of the states (or there was
-        no coarse path): the coarse decode was then a poor guide, and the full decoder should decide."""
+        no coarse path): the coarse decode was then a poor guide, and the full decoder should decide — unless
+        its tables would pass :data:`_FULL_DECODE_MAX_CELLS`, and then the band widens as far as it must."""
         lo = hi = None
         if cons is not None:
             lo, hi = cons.onset_min, cons.onset_max
         info = {}
+        affordable = A.shape[0] * B.shape[0] <= _FULL_DECODE_MAX_CELLS
         try:
             onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=_BAND_FACTORS,
-                                           margin=_BAND_MARGIN, slack=_BAND_SLACK, give_up=_BAND_MAX_WIDENED,
-                                           info=info)
-            return onsets if info["coarse"] else None
+                                           margin=_BAND_MARGIN, slack=_BAND_SLACK,
+                                           give_up=_BAND_MAX_WIDENED if affordable else None, info=info)
+            return onsets if info["coarse"] or not affordable else None
         except InfeasibleLabelsError:
             if cons is None:
                 raise

@@ -95,3 +95,27 @@ def test_a_band_that_had_to_widen_for_many_states_hands_over_to_the_full_decoder
     assert calls, "the full decoder did not run"
     assert seen["give_up"] == sa._BAND_MAX_WIDENED
     np.testing.assert_array_equal(out.frame_alignment.onsets, full.frame_alignment.onsets)
+
+
+def test_a_recording_too_large_for_the_full_decoder_keeps_widening_its_band(long_example, monkeypatch):
+    """Past the full decoder's memory budget the band is not abandoned: no give-up, no full decode."""
+    score, y, _ = long_example
+    aligner = ScoreAligner()
+    feats = aligner.features(y, SR)
+    full = aligner.align(y, SR, score, features=feats)
+    monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
+    monkeypatch.setattr(sa, "_FULL_DECODE_MAX_CELLS", 0)
+    seen = {}
+    band = sa.align_multiresolution
+
+    def spy_band(*args, give_up=None, **kwargs):
+        seen["give_up"] = give_up
+        return band(*args, give_up=give_up, **kwargs)
+    monkeypatch.setattr(sa, "align_multiresolution", spy_band)
+
+    def no_full(*args, **kwargs):
+        raise AssertionError("the full decoder ran past its memory budget")
+    monkeypatch.setattr(sa, "align_with_duration_costs", no_full)
+    out = aligner.align(y, SR, score, features=feats)
+    assert "give_up" in seen and seen["give_up"] is None
+    np.testing.assert_array_equal(out.frame_alignment.onsets, full.frame_alignment.onsets)

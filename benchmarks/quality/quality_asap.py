@@ -1,6 +1,7 @@
 """Audio-to-score alignment of real performances of long pieces: the ASAP development subset, beat by beat.
 
-Usage: ``python -m benchmarks.quality.quality_asap [--quick | --longest N] [--data DIR] [--no-librosa]``
+Usage: ``python -m benchmarks.quality.quality_asap [--quick | --longest N] [--data DIR] [--no-librosa]
+[--soundfont fluidr3|timgm6mb|musescore] [--room]``
 
 The 36 real performances of 21 pieces in ``alignment/asap_dev`` (Disklavier MIDI of piano competitions, 1 to
 about 10 minutes, tempi often far from the score file's; ASAP, Foscarin et al. 2020) are rendered with fluidsynth
@@ -10,6 +11,10 @@ interpolating the aligner's score-time → audio-time map (its event onsets) at 
 renderer's lag, against the beat's performed time (``<perf>_beat_alignment.csv``). Reference in the same run:
 librosa chroma DTW (``quality_alignment.librosa_dtw``), on the performances up to 5 minutes (its cost matrix
 needs about 3 GB at 5 minutes).
+
+``--soundfont`` renders with another of the alignment grid's pianos (TimGM6mb, MuseScore General; cached in
+``renders_asap/<soundfont>/``, the renderer's lag measured for that soundfont) and ``--room`` plays the render in
+the grid's reverberant room (``sox reverb 80 50 100``): the long real performances under the grid's conditions.
 
 Prints, per performance and over all beats: median error, share within 50 and 250 ms, worst error, and the
 speed (seconds of audio per second of CPU, features included); writes ``benchmarks/results/quality_asap.json``.
@@ -28,6 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import ROOT  # noqa: E402
+from benchmarks.quality.alignment_grid import FONT_NAMES, FONTS, ROOM  # noqa: E402
+from benchmarks.quality.quality_alignment_tools.conditions import sox_room  # noqa: E402
 from benchmarks.quality.quality_alignment_tools.render import SR, ensure_fluidsynth, measure_lag, render  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -77,6 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-librosa", action="store_true", help="skip the librosa chroma DTW reference")
     ap.add_argument("--longest", type=int, default=0, metavar="N",
                     help="only the N longest performances (the aligner's cost on long recordings)")
+    ap.add_argument("--soundfont", choices=sorted(FONTS), default="fluidr3", help="the piano to render with")
+    ap.add_argument("--room", action="store_true", help="the render played in the alignment grid's room")
     args = ap.parse_args(argv)
     from benchmarks.quality.quality_alignment import librosa_dtw
     from marginalia.align import ScoreAligner
@@ -86,18 +95,27 @@ def main(argv=None) -> int:
     if not ensure_fluidsynth(log):
         raise SystemExit("fluidsynth + FluidR3_GM are needed to render the performances")
     t_start, load_start = time.time(), "%.2f %.2f %.2f" % os.getloadavg()
-    lag = measure_lag(RESULTS / "renders", SR)
+    lag = measure_lag(RESULTS / "renders", SR, FONTS[args.soundfont])
     items = performances(Path(args.data) / "alignment" / "asap_dev")
-    RENDERS.mkdir(parents=True, exist_ok=True)
+    dry_dir = RENDERS if args.soundfont == "fluidr3" else RENDERS / args.soundfont
+    dry_dir.mkdir(parents=True, exist_ok=True)
     wavs = {}
     for name, _, perf, _ in items:
-        wavs[name] = render(perf, RENDERS / f"{name.replace('/', '__')}.wav", SR)
+        wavs[name] = render(perf, dry_dir / f"{name.replace('/', '__')}.wav", SR, FONTS[args.soundfont])
+    if args.room:
+        for name, dry in wavs.items():
+            wet = RENDERS / f"{args.soundfont}_room" / dry.name
+            if not (wet.is_file() and wet.stat().st_mtime >= dry.stat().st_mtime):
+                wet.parent.mkdir(parents=True, exist_ok=True)
+                sox_room(dry, wet, ROOM)
+            wavs[name] = wet
     durations = {name: float(len(load_audio(w, sr=SR)[0])) / SR for name, w in wavs.items()}
     if args.quick:
         items = sorted(items, key=lambda it: durations[it[0]])[:6]
     if args.longest > 0:
         items = sorted(items, key=lambda it: durations[it[0]])[-args.longest:]
-    log(f"{len(items)} performances, {sum(durations[it[0]] for it in items) / 60:.1f} min of audio "
+    log(f"{FONT_NAMES[args.soundfont]}{' in the room' if args.room else ', dry'}: "
+        f"{len(items)} performances, {sum(durations[it[0]] for it in items) / 60:.1f} min of audio "
         f"(rendered in {time.time() - t_start:.0f} s); renderer lag {1000 * lag:.2f} ms")
     aligner = ScoreAligner()
     rows, errs = [], {"ours": [], "librosa chroma DTW": []}
@@ -150,8 +168,11 @@ def main(argv=None) -> int:
     log(f"total {time.time() - t_start:.0f} s; load average at start {load_start}, at end "
         f"{'%.2f %.2f %.2f' % os.getloadavg()}")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "quality_asap.json").write_text(json.dumps({"rows": rows, "totals": totals, "lag_s": lag}, indent=1))
-    log(f"wrote {RESULTS / 'quality_asap.json'}")
+    condition = "" if args.soundfont == "fluidr3" else f"_{args.soundfont}"
+    out = RESULTS / f"quality_asap{condition}{'_room' if args.room else ''}.json"
+    out.write_text(json.dumps({"rows": rows, "totals": totals, "lag_s": lag, "soundfont": args.soundfont,
+                               "room": bool(args.room)}, indent=1))
+    log(f"wrote {out}")
     return 0
 
 

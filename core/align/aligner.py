@@ -886,7 +886,10 @@ class ScoreAligner:
             if cons is not None and (np.any(cons.onset_min[s0 - 1:s1 + 2] > 0)
                                      or np.any(cons.onset_max[s0 - 1:s1 + 2] < T - 1)):
                 continue
-            lo, hi = int(onsets[s0 - 1]), int(onsets[s1 + 1])
+            # a run that ends the piece may reach past the decoded start of the closing silence (a last note
+            # held back, or struck after a fermata): its strikes are counted to the recording's end
+            last = r1 + 1 == E
+            lo, hi = int(onsets[s0 - 1]), (T - 1 if last else int(onsets[s1 + 1]))
             pitches = np.array(sorted(sets[r0]))
             a, b = max(lo - 2, 0) * k, min(hi * k, Fb.shape[0])
             if b - a < 3:
@@ -902,6 +905,8 @@ class ScoreAligner:
                                decoded=onsets[s0:s1 + 1])
             if placed is not None and placed[0] > onsets[s0 - 1] and placed[-1] < hi:
                 onsets[s0:s1 + 1] = placed
+                if last:
+                    onsets[s1 + 1] = max(int(onsets[s1 + 1]), int(placed[-1]) + 1)
         return onsets
 
     def _robust_costs(self, d, frame_rate, T, E2, rows=False) -> tuple:

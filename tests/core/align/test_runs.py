@@ -89,3 +89,28 @@ def test_with_a_strike_too_weak_to_count_only_the_first_event_leaves_the_chords_
     c = bumps(200, [CHORD_AT, 50, 75, 100], [1.0, 0.5, 0.6, 0.45])  # the last strike is lost in the noise
     placed = place_run(c, 4, 5, 180, skip_first=True, decoded=np.array([CHORD_AT, 75, 100, 130]))
     assert placed.tolist() == [50, 75, 100, 130]
+
+
+def test_a_run_that_ends_the_piece_counts_strikes_past_the_decoded_closing_silence():
+    """A chord holding A4, then four A4s, the last one struck after a long fermata: the decode put the run one
+    strike early (its first event on the chord's own A4) and the closing silence before the last strike. The
+    strikes are counted to the recording's end, and the closing silence moves after the last of them."""
+    import marginalia.align.aligner as sa
+    from marginalia.types import MidiScore
+    coarse, T = 4, 400
+    flux = np.zeros((T * coarse, sa._N_BANDS))
+    key = 69 - sa._LOW_PITCH
+    chord, strikes = 100, [130, 160, 190, 330]      # decoding frames of the chord and of the run's strikes
+    for f in [chord + 3] + strikes:                 # the chord's A4 sounds a little after its lowest note
+        flux[f * coarse, key] = 1.0
+    for p in (45, 57, 60):
+        flux[chord * coarse, p - sa._LOW_PITCH] = 1.0
+    feats = sa.AlignmentFeatures(X=np.zeros((T, 25)), quiet=np.zeros(T), onset_fine=np.zeros((T * coarse, 12)),
+                                 sr=22050, hop_fine=128, coarse=coarse, duration_s=T * coarse * 128 / 22050,
+                                 flux_bands=flux)
+    score = MidiScore(pitches=[45, 57, 60, 69, 69, 69, 69, 69], onsets_s=[0, 0, 0, 0, 1, 2, 3, 4],
+                      offsets_s=[1, 1, 1, 1, 2, 3, 4, 5], name="fermata run")
+    decoded = np.array([0, chord, chord + 3, 130, 160, 190, 250])   # lead, chord, run (one early), silence
+    fixed = sa.ScoreAligner()._fix_runs(feats, score, decoded, None)
+    np.testing.assert_array_equal(fixed[2:6], strikes)
+    assert fixed[6] > strikes[-1] and np.all(np.diff(fixed) > 0)

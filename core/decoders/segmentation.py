@@ -58,6 +58,9 @@ __all__ = [
 _FIXED_GROUP = 16    # static groups of starts of the fixed-K decoder
 _RU_FANOUT = 8       # children per node of the second best's search (timed against 4); only leaves get a bound
 _TOL = BOUND_TOL     # relative slack of the pruning and bound tests (rounding of prefix sums)
+# the penalized decoder searches a flat list of the live starts until it holds more than
+# _FLAT_NODES * leaf * fanout of them, then the tree (timed against 2 and 8)
+_FLAT_NODES = 4
 
 
 @dataclass(frozen=True)
@@ -163,14 +166,9 @@ def _transform(X: np.ndarray, metric) -> np.ndarray:
     return np.ascontiguousarray(metric_transform(X - X.mean(axis=0), metric))
 
 
-
 def _prefix(Z: np.ndarray):
-    T, q = Z.shape
-    S = np.zeros((T + 1, q))
-    np.cumsum(Z, axis=0, out=S[1:])
-    Q = np.zeros(T + 1)
-    np.cumsum(np.einsum("ij,ij->i", Z, Z), out=Q[1:])
-    return S, Q
+    """Prefix sums ``S`` (T+1, q) and ``Q`` (T+1,) of the rows of ``Z`` and of their squared norms."""
+    return _k._prefix_sums(np.ascontiguousarray(Z), np.zeros(Z.shape[1]))
 
 
 def _check_min_size(min_size, T) -> int:
@@ -211,11 +209,24 @@ class _Problem:
     def __init__(self, X, metric, min_size, constraints):
         X = _as_matrix(X)
         self.T = X.shape[0]
-        self.Z = _transform(X, metric)
-        self.S, self.Q = _prefix(self.Z)
+        if metric is None:
+            # centred on the fly: no copy of X
+            self._X, self._mean = X, X.mean(axis=0)
+            self._Z = None
+            self.S, self.Q = _k._prefix_sums(np.ascontiguousarray(X), self._mean)
+        else:
+            self._Z = _transform(X, metric)
+            self.S, self.Q = _prefix(self._Z)
         self.m = _check_min_size(min_size, self.T)
         self.cons = _check_constraints(constraints, self.T, self.m)
         self.lo, self.hi, self.end_ok, self.one_a, self.one_b = self.cons.transition_bounds(self.m)
+
+    @property
+    def Z(self) -> np.ndarray:
+        """The transformed, centred samples, shape (T, q) (built when first asked for)."""
+        if self._Z is None:
+            self._Z = self._X - self._mean
+        return self._Z
 
 
 _EMPTY_I = np.zeros(1, np.int64)
@@ -223,7 +234,8 @@ _EMPTY_KILL = np.zeros(0, np.int64)
 
 
 def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0, slack=0.0, second=False,
-                   prune=True, bound=True, leaf=LEAF, fanout=FANOUT, kill_t=_EMPTY_KILL):
+                   prune=True, bound=True, leaf=LEAF, fanout=FANOUT, kill_t=_EMPTY_KILL, max_live=None,
+                   functional=True):
     T = pb.T
     if end_term is None:
         end_term = np.zeros(T + 1)
@@ -235,7 +247,15 @@ def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0,
         tstart = np.concatenate(([0], tstop[:-1])).astype(np.int64)
     return _pk._penalized(pb.S, pb.Q, float(beta), pb.m, pb.lo, pb.hi, pb.end_ok, pb.one_a, pb.one_b,
                          end_term, tid, tstart, tstop, float(frob_w), float(slack), bool(second), bool(prune),
-                         bool(bound), int(leaf), int(fanout), _TOL, kill_t)
+                         bool(bound), int(leaf), int(fanout), _TOL, kill_t,
+                         int(_FLAT_NODES * leaf * fanout if max_live is None else max_live),
+                         bool(functional and _functional_applies(pb, frob_w, second, prune, bound)))
+
+
+def _functional_applies(pb: _Problem, frob_w, second, prune, bound) -> bool:
+    """Whether the functional pruning of the penalized kernel applies (one feature, no labels, min_size 1)."""
+    return (pb.S.shape[1] == 1 and pb.m == 1 and pb.cons.is_empty and frob_w == 0.0 and not second
+            and prune and bound)
 
 
 def _seg_cost_prefix(S, Q, changes, penalty) -> float:
@@ -409,7 +429,8 @@ def _unconstrained_runner(pb):
     def run(S, Q, lam):
         F1, _, bp1, bp2, bp2r, _ = _pk._penalized(S, Q, float(lam), pb.m, lo, hi, end_ok, none, none, zeros,
                                                  tid, tstart, tstop, 0.0, 0.0, False, True, True,
-                                                  LEAF, FANOUT, _TOL, _EMPTY_KILL)
+                                                  LEAF, FANOUT, _TOL, _EMPTY_KILL, _FLAT_NODES * LEAF * FANOUT,
+                                                  S.shape[1] == 1 and pb.m == 1)
         return F1, bp1, bp2, bp2r
     return run
 

@@ -494,7 +494,11 @@ def segment_second_best(X, penalty: float = 0.0, *, metric=None, min_size: int =
     T = pb.T
     e1 = _k._backtrack(bp1, bp2, bp2r, T, 1)
     best = SegmentationResult(Segmentation(e1, T), _seg_cost_prefix(pb.S, pb.Q, e1, beta))
-    gap, u, s = _ru.runner_up_at_ends(pb.S, pb.Q, F1, bp1, kill_t, e1, pb.lo, pb.hi, LEAF, _RU_FANOUT, LEAF, _TOL)
+    # the functional pruning drops most starts before any PELT test removes them, so kill_t skips few:
+    # bounds on nodes of every size then skip the old starts (for one feature, cheap to build)
+    max_bounded = T + 1 if _functional_applies(pb, 0.0, False, True, True) else LEAF
+    gap, u, s = _ru.runner_up_at_ends(pb.S, pb.Q, F1, bp1, kill_t, e1, pb.lo, pb.hi, LEAF, _RU_FANOUT, max_bounded,
+                                      _TOL)
     if u < 0 or not np.isfinite(gap):
         return best, None
     prefix = _k._backtrack(bp1, bp2, bp2r, s, 1) if s > 0 else e1[:0]

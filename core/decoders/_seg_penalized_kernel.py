@@ -15,16 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import _start_tree as tree
 from ._segmentation_kernels import _FM, _INF, _NEVER, _frob_term, _group_affine, _sqdist
-from ._start_tree import (
-    MIN_BOUNDED_LEAF,
-    hull_min_sorted,
-    new_node_geometry,
-    node_hull,
-    push_children,
-    set_node_geometry,
-    tree_layout,
-)
 
 
 @njit(cache=True, nogil=True)
@@ -35,6 +27,36 @@ def _inverses(T):
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
     return inv
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prune_rule(ref, slack, tol, t, m, one_a, one_b):
+    """The pruning test at end ``t`` of value ``ref``: its threshold and the removal ends it sets.
+
+    A start valued above the threshold is removed from the end ``kill = t + m`` on; inside an
+    "exactly one" region around ``t`` (starting at ``one_a[t]``) an end may still need a start at or
+    before the region's start, so those are removed only from ``late``, past the region.
+    Returns ``(threshold, kill, late, one_a[t])``.
+    """
+    kill = t + m
+    late = one_b[t] if one_b[t] > kill else kill
+    return ref + slack + tol * (abs(ref) + 1.0), kill, late, one_a[t]
+
+
+@njit(cache=True, nogil=True)
+def _prune_evaluated(starts, vals, n, thr_p, t, kill, late, oa, record, kill_t, death):
+    """Remove each of the ``n`` starts ``starts[i]`` whose value ``vals[i]`` fails the test at ``t``.
+
+    Sets their ``death`` (``kill`` or, at or before ``oa``, ``late``) and records ``t`` in ``kill_t``.
+    """
+    for i in range(n):
+        if vals[i] > thr_p:
+            s = starts[i]
+            if record and kill_t[s] == _NEVER:
+                kill_t[s] = t
+            when = late if s <= oa else kill
+            if when < death[s]:
+                death[s] = when
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -60,7 +82,6 @@ def _flat_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
     frob = frob_w != 0.0
     record = kill_t.shape[0] == T + 1
     live = np.empty(T + 1, np.int64)
-    live_d = np.empty(T + 1, np.int64)  # death of each listed start, next to it
     vals = np.empty(T + 1)
     n = 0
     nxt = 0  # the next start to join the list
@@ -69,7 +90,6 @@ def _flat_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
         while nxt <= t - m:
             if F1[nxt] < _INF:
                 live[n] = nxt
-                live_d[n] = death[nxt]
                 n += 1
             nxt += 1
         if n > max_live:
@@ -83,7 +103,7 @@ def _flat_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
         Qt = Q[t]
         for i in range(n):
             s = live[i]
-            if s < a or s > b or live_d[i] <= t:
+            if s < a or s > b or death[s] <= t:
                 vals[i] = -_INF  # not evaluated: never pruned here
                 continue
             c = Qt - Q[s] - _sqdist(S, t, s) * inv[t - s]
@@ -100,25 +120,14 @@ def _flat_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
         F1[t] = best + beta + end_term[t]
         bp1[t] = bi
         if prune:
-            ref = F1[t]
-            thr_p = ref + slack + tol * (abs(ref) + 1.0)
-            kill = t + m
-            late = one_b[t] if one_b[t] > kill else kill
-            oa = one_a[t]
+            thr_p, kill, late, oa = _prune_rule(F1[t], slack, tol, t, m, one_a, one_b)
+            _prune_evaluated(live, vals, n, thr_p, t, kill, late, oa, record, kill_t, death)
+            # keep the starts that may serve a later end (lo never decreases)
             k = 0
             for i in range(n):
                 s = live[i]
-                if vals[i] > thr_p:
-                    if record and kill_t[s] == _NEVER:
-                        kill_t[s] = t
-                    when = late if s <= oa else kill
-                    if when < live_d[i]:
-                        live_d[i] = when
-                        death[s] = when
-                # keep the starts that may serve a later end (lo never decreases)
-                if s >= a and live_d[i] > t + 1:
+                if s >= a and death[s] > t + 1:
                     live[k] = s
-                    live_d[k] = live_d[i]
                     k += 1
             n = k
     return T + 1, n_evals
@@ -359,7 +368,7 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
       removed whole; a node whose starts are all removed is skipped from then on.
     * ``bound``: the tree of nodes of the module docstring; ``leaf`` (>= 1) starts per leaf node,
       ``fanout`` (>= 2) children per inner node. A node's bound covers only the starts not yet
-      pruned when it is built; a leaf with fewer than ``MIN_BOUNDED_LEAF`` of them gets none.
+      pruned when it is built; a leaf with fewer than ``_start_tree.MIN_BOUNDED_LEAF`` of them gets none.
 
     The ends before ``t0`` are already decoded (by :func:`_flat_phase`): ``F1``, ``F2``, ``bp1``,
     ``bp2``, ``bp2r``, ``death`` and ``kill_t`` hold their state, and are completed in place for the
@@ -370,7 +379,7 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
     frob = frob_w != 0.0
     record = kill_t.shape[0] == T + 1
     B = max(fanout, 2)
-    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, leaf, fanout)
+    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree.tree_layout(T, leaf, fanout)
     n_levels = lv_size.shape[0]
     n_nodes = lv_off[n_levels]
     q = S.shape[1]
@@ -378,14 +387,11 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
     n_counted = np.zeros(n_nodes, np.bool_)
     n_built = np.zeros(n_nodes, np.bool_)
     n_death = np.full(n_nodes, _NEVER)
-    n_c, n_m, n_rho, n_E, n_dmin, n_dmax = new_node_geometry(n_nodes, q)
+    geo = tree.new_node_geometry(n_nodes, q)
     n_h = np.zeros(n_nodes, np.int64)
-    hd = np.empty(n_levels * (T + 1))
-    hw = np.empty(n_levels * (T + 1))
-    members = np.empty(T + 1, np.int64)
-    tmp_d = np.empty(T + 1)
-    tmp_w = np.empty(T + 1)
-    stack = np.empty(n_levels * B + 1, np.int64)
+    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, B, 1)
+    hd = hulls[0]
+    hw = hulls[1]
     sk_nd = np.empty(n_nodes, np.int64)
     sk_lb = np.empty(n_nodes)
 
@@ -432,11 +438,8 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
             sp = 1
             stack[0] = root
             while sp > 0:
-                sp -= 1
-                nd = stack[sp]
-                first = n_first[nd]
-                last = n_last[nd]
-                if last < a or first > b:
+                sp, nd, first, last = tree.pop_node(stack, sp, n_first, n_last, a, b)
+                if nd < 0:
                     continue
                 if n_death[nd] <= t:
                     if not n_counted[nd] and nd != root:
@@ -454,17 +457,17 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
                     if cur > thr:
                         cur = thr
                     if cur < _INF:
-                        cg = n_c[nd]
-                        base, slope, mag = _group_affine(S, t, cg, n_m[nd], n_rho[nd], n_E[nd],
+                        n_c, n_m, n_rho, n_E, n_dmin, n_dmax = geo
+                        base, slope, mag = _group_affine(S, t, n_c[nd], n_m[nd], n_rho[nd], n_E[nd],
                                                          n_dmin[nd], n_dmax[nd])
-                        lb = Qt + base + hull_min_sorted(hd, hw, n_hoff[nd], n_h[nd], slope)
+                        lb = Qt + base + tree.hull_min_sorted(hd, hw, n_hoff[nd], n_h[nd], slope)
                         if lb > cur + tol * (abs(cur) + Qt + mag + 1.0):
                             sk_nd[nsk] = nd
                             sk_lb[nsk] = lb
                             nsk += 1
                             continue
                 if lvl > 0:
-                    sp = push_children(stack, sp, nd, lvl, lv_off, n_kids, B)
+                    sp = tree.push_children(stack, sp, nd, lvl, lv_off, n_kids, B)
                     continue
                 n_alive = 0
                 for s in range(max(first, a), min(last, b) + 1):
@@ -476,7 +479,7 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
                     if frob:
                         c += _frob_term(s, t, tid, tstart, tstop, wl, frob_w) * inv[t - s]
                     v = fs + c
-                    vals[s] = v
+                    vals[ne] = v
                     evald[ne] = s
                     ne += 1
                     if v < best:
@@ -508,20 +511,8 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
                     bp2r[t] = sr
                 ref = F2[t] if second else F1[t]
                 if prune and ref < _INF:
-                    thr_p = ref + slack + tol * (abs(ref) + 1.0)
-                    kill = t + m
-                    late = one_b[t] if one_b[t] > kill else kill
-                    oa = one_a[t]
-                    for e in range(ne):
-                        s = evald[e]
-                        if vals[s] > thr_p:
-                            if record and kill_t[s] == _NEVER:
-                                kill_t[s] = t
-                            # an end inside an "exactly one" region around t may still need a start
-                            # at or before that region's start
-                            when = late if s <= oa else kill
-                            if when < death[s]:
-                                death[s] = when
+                    thr_p, kill, late, oa = _prune_rule(ref, slack, tol, t, m, one_a, one_b)
+                    _prune_evaluated(evald, vals, ne, thr_p, t, kill, late, oa, record, kill_t, death)
                     # a skipped node whose bound already fails the test goes as a whole
                     for e in range(nsk):
                         if sk_lb[e] > thr_p:
@@ -545,16 +536,17 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
             while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
                 nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
                 # the bound covers the starts not pruned by now: a pruned start never serves again
-                n = np.int64(0)  # typed, not a literal: set_node_geometry compiles once for every caller
+                n = np.int64(0)  # typed, not a literal: build_node compiles once for every caller
                 for s in range(n_first[nd], t + 1):
                     if F1[s] < _INF and death[s] > t:
                         members[n] = s
                         n += 1
                 if n == 0:
                     n_death[nd] = 0
-                elif n >= (MIN_BOUNDED_LEAF if lvl == 0 else 1):
-                    set_node_geometry(S, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax)
-                    n_h[nd] = node_hull(Q, F1, members, n, n_c[nd], n_hoff[nd], hd, hw, tmp_d, tmp_w)
-                    n_built[nd] = True
+                else:
+                    h = tree.build_node(S, Q, F1, members, n, nd, lvl, geo, n_hoff[nd], hd, hw, tmp_d, tmp_w)
+                    if h >= 0:
+                        n_h[nd] = h
+                        n_built[nd] = True
                 lvl += 1
     return n_evals

@@ -11,11 +11,14 @@ prefix sums, so no ``T x T`` matrix is ever built.
 
 The penalized decoders prune candidate starts PELT-style (exact: a start is dropped only when
 it provably cannot begin the last segment of an optimal solution, with the right delay for
-``min_size`` and for "exactly one change" labels) and search a tree of the remaining starts whose
-nodes carry a cheap lower bound (a drift-aware triangle inequality plus the lower convex hull of the
-node's prefix values), skipping every node whose bound exceeds the best value found; so long
-sequences with few changes, where pruning removes almost nothing, cost a few dozen node tests per
-sample. The fixed-K decoder uses the same bounds on flat groups of starts and drops prefixes
+``min_size`` and for "exactly one change" labels) and scan the remaining starts as one flat list
+while it is short; once it is long they search a tree of them whose nodes carry a cheap lower bound
+(a drift-aware triangle inequality plus the lower convex hull of the node's prefix values),
+skipping every node whose bound exceeds the best value found; so long sequences with few changes,
+where pruning removes almost nothing, cost a few dozen node tests per sample. One feature without
+labels (``min_size`` 1) is pruned functionally instead (FPOP): a start is dropped once no mean of
+the last segment is left where it may be best, which keeps a few dozen starts where PELT keeps all.
+The fixed-K decoder uses the same bounds on flat groups of starts and drops prefixes
 that a Lagrangian bound (a penalized decoding of the reversed sequence) proves useless;
 when that penalized solution already has K segments it is returned as is.
 Penalized second-best decoding reads the plain decoding: the runner-up deviates from the best for the

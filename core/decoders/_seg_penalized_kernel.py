@@ -83,7 +83,7 @@ def _flat_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
     record = kill_t.shape[0] == T + 1
     live = np.empty(T + 1, np.int64)
     vals = np.empty(T + 1)
-    n = 0
+    n = np.int64(0)  # typed, not a literal: _prune_evaluated compiles once for both phases
     nxt = 0  # the next start to join the list
     n_evals = 0
     for t in range(1, T + 1):
@@ -131,16 +131,6 @@ def _flat_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
                     k += 1
             n = k
     return T + 1, n_evals
-
-
-@njit(cache=True, nogil=True)
-def _grow(a, n):
-    """``a`` with room for at least ``n`` entries (doubled; the first entries kept)."""
-    if a.shape[0] >= n:
-        return a
-    b = np.empty(max(n, 2 * a.shape[0]), a.dtype)
-    b[:a.shape[0]] = a
-    return b
 
 
 @njit(cache=True, nogil=True)
@@ -230,9 +220,10 @@ def _functional_phase(S, Q, beta, end_term, tol, kill_t, F1, bp1):
                 give_lo[s] = _INF
                 give_hi[s] = -_INF
         # the new pieces, in the order of their left ends: [t | s | t] from each old piece of s
-        q_lo = _grow(q_lo, 3 * K)
-        q_hi = _grow(q_hi, 3 * K)
-        q_own = _grow(q_own, 3 * K)
+        if q_lo.shape[0] < 3 * K:  # their old content is not needed
+            q_lo = np.empty(6 * K)
+            q_hi = np.empty(6 * K)
+            q_own = np.empty(6 * K, np.int64)
         k = 0
         lt = -1  # t's last piece: pieces keep the order of their left ends
         for j in range(K):
@@ -389,7 +380,7 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
     n_death = np.full(n_nodes, _NEVER)
     geo = tree.new_node_geometry(n_nodes, q)
     n_h = np.zeros(n_nodes, np.int64)
-    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, B, 1)
+    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, B, np.int64(1))
     hd = hulls[0]
     hw = hulls[1]
     sk_nd = np.empty(n_nodes, np.int64)
@@ -433,7 +424,7 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
                             cand = v2 if v2 > v1 else v1
                             if cand < thr:
                                 thr = cand
-            ne = 0
+            ne = np.int64(0)
             nsk = 0
             sp = 1
             stack[0] = root
@@ -532,7 +523,7 @@ def _tree_phase(S, Q, beta, m, lo, hi, end_ok, one_a, one_b, end_term, tid, tsta
                                         death[s] = when
         # ---------------- start t now has its final F: complete the nodes it closes
         if bound and t < T:
-            lvl = 0
+            lvl = np.int64(0)
             while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
                 nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
                 # the bound covers the starts not pruned by now: a pruned start never serves again

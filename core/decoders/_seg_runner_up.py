@@ -73,7 +73,7 @@ def runner_up_at_ends(S, Q, F, bp, kill_t, ends, lo, hi, leaf, fanout, max_bound
     geo = tree.new_node_geometry(n_nodes, q)
     n_h = np.zeros(n_nodes, np.int64)
     n_built = np.zeros(n_nodes, np.bool_)
-    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, B, 1)
+    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, B, np.int64(1))
     hd = hulls[0]
     hw = hulls[1]
     # the range of the removal ends of every node's starts

@@ -279,7 +279,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     geo = tree.new_node_geometry(n_nodes, q)
     h_out = np.zeros(n_nodes, np.int64)
     h_in = np.zeros(n_nodes, np.int64)
-    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, FANOUT, 2)
+    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, np.int64(FANOUT), np.int64(2))
     hd_out, hw_out, hd_in, hw_in = hulls[0], hulls[1], hulls[2], hulls[3]
     near = np.empty(T + 2, np.int64)  # starts within rounding of the best, and their values
     near_v = np.empty(T + 2)
@@ -324,7 +324,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
         if not bound:
             continue
         # start t is final: complete the nodes it closes
-        lvl = 0
+        lvl = np.int64(0)
         while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
             nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
             n = np.int64(0)

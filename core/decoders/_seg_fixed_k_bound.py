@@ -137,11 +137,7 @@ def fixed_k_bounds(pb, K: int, second: bool, run_penalized):
         An optimal K-segmentation when the penalized solution already is one (only when not ``second``).
     """
     T = pb.T
-    Z = pb.Z[::-1]
-    S_r = np.zeros_like(pb.S)
-    np.cumsum(Z, axis=0, out=S_r[1:])
-    Q_r = np.zeros(T + 1)
-    np.cumsum(np.einsum("ij,ij->i", Z, Z), out=Q_r[1:])
+    S_r, Q_r = _k._prefix_sums(np.ascontiguousarray(pb.Z[::-1]), np.zeros(pb.Z.shape[1]))
     if T > 1:
         dz = np.diff(pb.Z, axis=0)
         noise = 0.5 * float(np.median(np.einsum("ij,ij->i", dz, dz)))

@@ -26,16 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import _start_tree as tree
 from ._segmentation_kernels import _FM, _INF, _group_affine, _sqdist
-from ._start_tree import (
-    MIN_BOUNDED_LEAF,
-    hull_min_sorted,
-    new_node_geometry,
-    node_hull,
-    push_children,
-    set_node_geometry,
-    tree_layout,
-)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -74,19 +66,16 @@ def runner_up_at_ends(S, Q, F, bp, kill_t, ends, lo, hi, leaf, fanout, max_bound
     for d in range(1, T + 1):
         inv[d] = 1.0 / d
     B = max(fanout, 2)
-    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, leaf, fanout)
+    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree.tree_layout(T, leaf, fanout)
     n_levels = lv_size.shape[0]
     n_nodes = lv_off[n_levels]
     q = S.shape[1]
-    n_c, n_m, n_rho, n_E, n_dmin, n_dmax = new_node_geometry(n_nodes, q)
+    geo = tree.new_node_geometry(n_nodes, q)
     n_h = np.zeros(n_nodes, np.int64)
     n_built = np.zeros(n_nodes, np.bool_)
-    hd = np.empty(n_levels * (T + 1))
-    hw = np.empty(n_levels * (T + 1))
-    members = np.empty(T + 1, np.int64)
-    tmp_d = np.empty(T + 1)
-    tmp_w = np.empty(T + 1)
-    stack = np.empty(n_levels * B + 1, np.int64)
+    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, B, np.int64(1))
+    hd = hulls[0]
+    hw = hulls[1]
     # the range of the removal ends of every node's starts
     n_kmin = np.empty(n_nodes, np.int64)
     n_kmax = np.empty(n_nodes, np.int64)
@@ -115,6 +104,7 @@ def runner_up_at_ends(S, Q, F, bp, kill_t, ends, lo, hi, leaf, fanout, max_bound
     root = n_nodes - 1
     # seed the gap with the usual runners-up, so that every search starts with a tight threshold:
     # a change moved by one sample, or merged with the previous one
+    best_at = np.full(ends.shape[0], _INF)  # the best value of each end (inf: no other start allowed)
     for e in range(ends.shape[0]):
         u = ends[e]
         s1 = bp[u]
@@ -122,7 +112,7 @@ def runner_up_at_ends(S, Q, F, bp, kill_t, ends, lo, hi, leaf, fanout, max_bound
         b = min(hi[u], u - 1)
         if s1 < 0 or b < a:
             continue
-        best = _value(S, Q, F, inv, s1, u)
+        best = best_at[e] = _value(S, Q, F, inv, s1, u)
         for s in (s1 - 1, s1 + 1, bp[s1] if s1 > 0 else -1):
             if s >= a and s <= b and s != s1 and F[s] < _INF:
                 g = _value(S, Q, F, inv, s, u) - best
@@ -131,26 +121,21 @@ def runner_up_at_ends(S, Q, F, bp, kill_t, ends, lo, hi, leaf, fanout, max_bound
                     gu = u
                     gs = s
     for e in range(ends.shape[0]):
+        best = best_at[e]
+        if best == _INF:
+            continue
         u = ends[e]
         s1 = bp[u]
         a = lo[u]
         b = min(hi[u], u - 1)
-        if s1 < 0 or b < a:
-            continue
-        best = _value(S, Q, F, inv, s1, u)
         Qt = Q[u]
         sp = 1
         stack[0] = root
         while sp > 0:
-            sp -= 1
-            nd = stack[sp]
-            first = n_first[nd]
-            last = n_last[nd]
-            if last < a or first > b:
-                continue
-            # every start removed by an end t that is itself an allowed start of u other than the
-            # best one: beaten by that candidate, so not the runner-up
-            if n_kmax[nd] <= b and n_kmin[nd] >= a and (s1 < n_kmin[nd] or s1 > n_kmax[nd]):
+            sp, nd, first, last = tree.pop_node(stack, sp, n_first, n_last, a, b)
+            # no allowed start, or every start removed by an end t that is itself an allowed start of u
+            # other than the best one: beaten by that candidate, so not the runner-up
+            if nd < 0 or (n_kmax[nd] <= b and n_kmin[nd] >= a and (s1 < n_kmin[nd] or s1 > n_kmax[nd])):
                 continue
             lvl = n_level[nd]
             if last < u and gap < _INF and last - first < max_bounded:
@@ -161,22 +146,22 @@ def runner_up_at_ends(S, Q, F, bp, kill_t, ends, lo, hi, leaf, fanout, max_bound
                         if F[s] < _INF:
                             members[n] = s
                             n += 1
-                    if n >= (MIN_BOUNDED_LEAF if lvl == 0 else 1):
-                        set_node_geometry(S, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax)
-                        n_h[nd] = node_hull(Q, F, members, n, n_c[nd], n_hoff[nd], hd, hw, tmp_d, tmp_w)
+                    if n == 0:
+                        n_h[nd] = -1
                     else:
-                        n_h[nd] = -1 if n == 0 else 0
+                        n_h[nd] = max(tree.build_node(S, Q, F, members, n, nd, lvl, geo, n_hoff[nd], hd, hw,
+                                                      tmp_d, tmp_w), 0)
                 if n_h[nd] < 0:
                     continue  # no reachable start
                 if n_h[nd] > 0:
                     cur = best + gap
-                    base, slope, mag = _group_affine(S, u, n_c[nd], n_m[nd], n_rho[nd], n_E[nd],
-                                                     n_dmin[nd], n_dmax[nd])
-                    lb = Qt + base + hull_min_sorted(hd, hw, n_hoff[nd], n_h[nd], slope)
+                    n_c, n_m, n_rho, n_E, n_dmin, n_dmax = geo
+                    base, slope, mag = _group_affine(S, u, n_c[nd], n_m[nd], n_rho[nd], n_E[nd], n_dmin[nd], n_dmax[nd])
+                    lb = Qt + base + tree.hull_min_sorted(hd, hw, n_hoff[nd], n_h[nd], slope)
                     if lb > cur + tol * (abs(cur) + Qt + mag + 1.0):
                         continue
             if lvl > 0:
-                sp = push_children(stack, sp, nd, lvl, lv_off, n_kids, B)
+                sp = tree.push_children(stack, sp, nd, lvl, lv_off, n_kids, B)
                 continue
             for s in range(max(first, a), min(last, b) + 1):
                 kt = kill_t[s]

@@ -21,6 +21,28 @@ _FM = {"reassoc", "contract", "nsz", "arcp"}
 
 
 @njit(cache=True, nogil=True)
+def _prefix_sums(Z, shift):
+    """Prefix sums ``S`` (T+1, q) and ``Q`` (T+1,) of the samples ``z_i = Z[i] - shift`` in one pass.
+
+    Centring on the fly spares a copy of ``Z`` (its pages cost as much as the sums on a long sequence).
+    """
+    T, q = Z.shape
+    S = np.empty((T + 1, q))
+    Q = np.empty(T + 1)
+    for k in range(q):
+        S[0, k] = 0.0
+    Q[0] = 0.0
+    for i in range(T):
+        acc = 0.0
+        for k in range(q):
+            z = Z[i, k] - shift[k]
+            S[i + 1, k] = S[i, k] + z
+            acc += z * z
+        Q[i + 1] = Q[i] + acc
+    return S, Q
+
+
+@njit(cache=True, nogil=True)
 def _reachable(lo, hi, end_ok):
     """Whether ``T`` can be reached from 0 by allowed segments (prefix counts of reachable ends)."""
     T = lo.shape[0] - 1
@@ -138,17 +160,16 @@ def _hull_min(hd, hw, h, lam):
 
 
 @njit(cache=True, nogil=True)
-def _frob_overlap(s, t, tid, tstart, tstop):
-    """``sum_l |[s,t) ∩ S*_l|^2 / |S*_l|`` for the true segments ``S*_l``."""
+def _frob_term(s, t, tid, tstart, tstop, wl, w):
+    """``w * sum_l |[s,t) ∩ S*_l|^2 / |S*_l|`` for the true segments ``S*_l``, with ``wl[l] = w / |S*_l|``."""
     l1 = tid[s]
     l2 = tid[t - 1]
     if l1 == l2:
         d = t - s
-        return d * d / (tstop[l1] - tstart[l1])
+        return d * d * wl[l1]
     a = tstop[l1] - s
     b = t - tstart[l2]
-    return (a * a / (tstop[l1] - tstart[l1]) + (tstart[l2] - tstop[l1])
-            + b * b / (tstop[l2] - tstart[l2]))
+    return a * a * wl[l1] + w * (tstart[l2] - tstop[l1]) + b * b * wl[l2]
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)

@@ -79,9 +79,27 @@ def new_node_geometry(n_nodes, q):
             np.zeros(n_nodes), np.zeros(n_nodes))
 
 
+@njit(cache=True, nogil=True)
+def new_scratch(T, n_levels, fanout, n_hulls):
+    """Work arrays of a search and of node building over ``T + 1`` starts.
+
+    Returns ``n_hulls`` flat hull stores ``(hd, hw)`` (``n_levels * (T + 1)`` vertices each, in one
+    ``(2 * n_hulls, n_levels * (T + 1))`` array: rows ``2 i``, ``2 i + 1``), the ``members`` and
+    ``tmp_d``, ``tmp_w`` arrays of :func:`build_node`, and a depth-first stack (with room for one
+    extra entry besides the nodes).
+    """
+    hulls = np.empty((2 * n_hulls, n_levels * (T + 1)))
+    return (hulls, np.empty(T + 1, np.int64), np.empty(T + 1), np.empty(T + 1),
+            np.empty(n_levels * max(fanout, 2) + 2, np.int64))
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
-def set_node_geometry(S, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax):
-    """Centre, drift, radii and offset range of the node ``nd`` over its ``n >= 1`` sorted ``members``."""
+def set_node_geometry(S, members, n, nd, geo):
+    """Centre, drift, radii and offset range of the node ``nd`` over its ``n >= 1`` sorted ``members``.
+
+    ``geo`` is the tuple of :func:`new_node_geometry`.
+    """
+    n_c, n_m, n_rho, n_E, n_dmin, n_dmax = geo
     c = members[n // 2]
     rho, E = _group_geometry(S, members, n, c, n_m[nd])
     n_c[nd] = c
@@ -104,6 +122,18 @@ def node_hull(Q, W, members, n, c, off, hd, hw, tmp_d, tmp_w):
 
 
 @njit(cache=True, nogil=True)
+def build_node(S, Q, W, members, n, nd, lvl, geo, off, hd, hw, tmp_d, tmp_w):
+    """Geometry of node ``nd`` (level ``lvl``) over its ``n >= 1`` sorted ``members`` and the hull of ``W`` at ``off``.
+
+    Returns the hull's size, or -1 (nothing stored) for a leaf of fewer than ``MIN_BOUNDED_LEAF`` members.
+    """
+    if n < (MIN_BOUNDED_LEAF if lvl == 0 else 1):
+        return -1
+    set_node_geometry(S, members, n, nd, geo)
+    return node_hull(Q, W, members, n, geo[0][nd], off, hd, hw, tmp_d, tmp_w)
+
+
+@njit(cache=True, nogil=True)
 def hull_min_sorted(hd, hw, off, h, lam):
     """``min_i hw[i] + lam * hd[i]`` over a lower convex hull of ``h >= 1`` vertices stored at ``off``."""
     lo = 0
@@ -116,6 +146,21 @@ def hull_min_sorted(hd, hw, off, h, lam):
         else:
             hi = mid
     return hw[off + lo] + lam * hd[off + lo]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pop_node(stack, sp, n_first, n_last, a, b):
+    """Pop the top of a depth-first ``stack`` of ``sp`` nodes: ``(sp, node, first, last)``.
+
+    ``node`` is -1 when the node holds no start of ``[a, b]`` (nothing to search there).
+    """
+    sp -= 1
+    nd = stack[sp]
+    first = n_first[nd]
+    last = n_last[nd]
+    if last < a or first > b:
+        nd = -1
+    return sp, nd, first, last
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -11,11 +11,14 @@ prefix sums, so no ``T x T`` matrix is ever built.
 
 The penalized decoders prune candidate starts PELT-style (exact: a start is dropped only when
 it provably cannot begin the last segment of an optimal solution, with the right delay for
-``min_size`` and for "exactly one change" labels) and search a tree of the remaining starts whose
-nodes carry a cheap lower bound (a drift-aware triangle inequality plus the lower convex hull of the
-node's prefix values), skipping every node whose bound exceeds the best value found; so long
-sequences with few changes, where pruning removes almost nothing, cost a few dozen node tests per
-sample. The fixed-K decoder uses the same bounds on flat groups of starts and drops prefixes
+``min_size`` and for "exactly one change" labels) and scan the remaining starts as one flat list
+while it is short; once it is long they search a tree of them whose nodes carry a cheap lower bound
+(a drift-aware triangle inequality plus the lower convex hull of the node's prefix values),
+skipping every node whose bound exceeds the best value found; so long sequences with few changes,
+where pruning removes almost nothing, cost a few dozen node tests per sample. One feature without
+labels (``min_size`` 1) is pruned functionally instead (FPOP): a start is dropped once no mean of
+the last segment is left where it may be best, which keeps a few dozen starts where PELT keeps all.
+The fixed-K decoder uses the same bounds on flat groups of starts and drops prefixes
 that a Lagrangian bound (a penalized decoding of the reversed sequence) proves useless;
 when that penalized solution already has K segments it is returned as is.
 Penalized second-best decoding reads the plain decoding: the runner-up deviates from the best for the
@@ -58,6 +61,9 @@ __all__ = [
 _FIXED_GROUP = 16    # static groups of starts of the fixed-K decoder
 _RU_FANOUT = 8       # children per node of the second best's search (timed against 4); only leaves get a bound
 _TOL = BOUND_TOL     # relative slack of the pruning and bound tests (rounding of prefix sums)
+# the penalized decoder searches a flat list of the live starts until it holds more than
+# _FLAT_NODES * leaf * fanout of them, then the tree (timed against 2 and 8)
+_FLAT_NODES = 4
 
 
 @dataclass(frozen=True)
@@ -163,14 +169,9 @@ def _transform(X: np.ndarray, metric) -> np.ndarray:
     return np.ascontiguousarray(metric_transform(X - X.mean(axis=0), metric))
 
 
-
 def _prefix(Z: np.ndarray):
-    T, q = Z.shape
-    S = np.zeros((T + 1, q))
-    np.cumsum(Z, axis=0, out=S[1:])
-    Q = np.zeros(T + 1)
-    np.cumsum(np.einsum("ij,ij->i", Z, Z), out=Q[1:])
-    return S, Q
+    """Prefix sums ``S`` (T+1, q) and ``Q`` (T+1,) of the rows of ``Z`` and of their squared norms."""
+    return _k._prefix_sums(np.ascontiguousarray(Z), np.zeros(Z.shape[1]))
 
 
 def _check_min_size(min_size, T) -> int:
@@ -211,11 +212,24 @@ class _Problem:
     def __init__(self, X, metric, min_size, constraints):
         X = _as_matrix(X)
         self.T = X.shape[0]
-        self.Z = _transform(X, metric)
-        self.S, self.Q = _prefix(self.Z)
+        if metric is None:
+            # centred on the fly: no copy of X
+            self._X, self._mean = X, X.mean(axis=0)
+            self._Z = None
+            self.S, self.Q = _k._prefix_sums(np.ascontiguousarray(X), self._mean)
+        else:
+            self._Z = _transform(X, metric)
+            self.S, self.Q = _prefix(self._Z)
         self.m = _check_min_size(min_size, self.T)
         self.cons = _check_constraints(constraints, self.T, self.m)
         self.lo, self.hi, self.end_ok, self.one_a, self.one_b = self.cons.transition_bounds(self.m)
+
+    @property
+    def Z(self) -> np.ndarray:
+        """The transformed, centred samples, shape (T, q) (built when first asked for)."""
+        if self._Z is None:
+            self._Z = self._X - self._mean
+        return self._Z
 
 
 _EMPTY_I = np.zeros(1, np.int64)
@@ -223,7 +237,8 @@ _EMPTY_KILL = np.zeros(0, np.int64)
 
 
 def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0, slack=0.0, second=False,
-                   prune=True, bound=True, leaf=LEAF, fanout=FANOUT, kill_t=_EMPTY_KILL):
+                   prune=True, bound=True, leaf=LEAF, fanout=FANOUT, kill_t=_EMPTY_KILL, max_live=None,
+                   functional=True):
     T = pb.T
     if end_term is None:
         end_term = np.zeros(T + 1)
@@ -235,7 +250,15 @@ def _run_penalized(pb: _Problem, beta, *, end_term=None, truth=None, frob_w=0.0,
         tstart = np.concatenate(([0], tstop[:-1])).astype(np.int64)
     return _pk._penalized(pb.S, pb.Q, float(beta), pb.m, pb.lo, pb.hi, pb.end_ok, pb.one_a, pb.one_b,
                          end_term, tid, tstart, tstop, float(frob_w), float(slack), bool(second), bool(prune),
-                         bool(bound), int(leaf), int(fanout), _TOL, kill_t)
+                         bool(bound), int(leaf), int(fanout), _TOL, kill_t,
+                         int(_FLAT_NODES * leaf * fanout if max_live is None else max_live),
+                         bool(functional and _functional_applies(pb, frob_w, second, prune, bound)))
+
+
+def _functional_applies(pb: _Problem, frob_w, second, prune, bound) -> bool:
+    """Whether the functional pruning of the penalized kernel applies (one feature, no labels, min_size 1)."""
+    return (pb.S.shape[1] == 1 and pb.m == 1 and pb.cons.is_empty and frob_w == 0.0 and not second
+            and prune and bound)
 
 
 def _seg_cost_prefix(S, Q, changes, penalty) -> float:
@@ -409,7 +432,8 @@ def _unconstrained_runner(pb):
     def run(S, Q, lam):
         F1, _, bp1, bp2, bp2r, _ = _pk._penalized(S, Q, float(lam), pb.m, lo, hi, end_ok, none, none, zeros,
                                                  tid, tstart, tstop, 0.0, 0.0, False, True, True,
-                                                  LEAF, FANOUT, _TOL, _EMPTY_KILL)
+                                                  LEAF, FANOUT, _TOL, _EMPTY_KILL, _FLAT_NODES * LEAF * FANOUT,
+                                                  S.shape[1] == 1 and pb.m == 1)
         return F1, bp1, bp2, bp2r
     return run
 
@@ -473,7 +497,11 @@ def segment_second_best(X, penalty: float = 0.0, *, metric=None, min_size: int =
     T = pb.T
     e1 = _k._backtrack(bp1, bp2, bp2r, T, 1)
     best = SegmentationResult(Segmentation(e1, T), _seg_cost_prefix(pb.S, pb.Q, e1, beta))
-    gap, u, s = _ru.runner_up_at_ends(pb.S, pb.Q, F1, bp1, kill_t, e1, pb.lo, pb.hi, LEAF, _RU_FANOUT, LEAF, _TOL)
+    # the functional pruning drops most starts before any PELT test removes them, so kill_t skips few:
+    # bounds on nodes of every size then skip the old starts (for one feature, cheap to build)
+    max_bounded = T + 1 if _functional_applies(pb, 0.0, False, True, True) else LEAF
+    gap, u, s = _ru.runner_up_at_ends(pb.S, pb.Q, F1, bp1, kill_t, e1, pb.lo, pb.hi, LEAF, _RU_FANOUT, max_bounded,
+                                      _TOL)
     if u < 0 or not np.isfinite(gap):
         return best, None
     prefix = _k._backtrack(bp1, bp2, bp2r, s, 1) if s > 0 else e1[:0]

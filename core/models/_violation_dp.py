@@ -19,19 +19,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..decoders import _start_tree as tree
 from ..decoders._segmentation_kernels import _group_affine
 from ..decoders._start_tree import BOUND_TOL as TOL
-from ..decoders._start_tree import (
-    FANOUT,
-    LEAF,
-    MIN_BOUNDED_LEAF,
-    hull_min_sorted,
-    new_node_geometry,
-    node_hull,
-    push_children,
-    set_node_geometry,
-    tree_layout,
-)
+from ..decoders._start_tree import FANOUT, LEAF
 
 _INF = np.inf
 
@@ -107,8 +98,8 @@ def _from_start(S1, S2, s, t, T, F, inside, rid, lab_lo, lab_hi, zv, first_ge, n
 
 @numba.njit(cache=True, nogil=True)
 def _best_start(S1, S2, Q, inv, t, a, b, inside, hint, W, F, rid, lab_lo, lab_hi, zv, first_ge, n_le, penalty,
-                boundary_gain, scale, counts, bound, lv_off, n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho,
-                n_E, n_dmin, n_dmax, n_hoff, n_h, hd, hw, stack, near, near_v):
+                boundary_gain, scale, counts, bound, lv_off, n_level, n_first, n_last, n_kids, n_built, geo, n_hoff,
+                n_h, hd, hw, stack, near, near_v):
     """Best path into ``t`` whose last segment starts in ``[a, b]``: ``(value, start, state)``.
 
     Two passes. The search values every start by ``W(s) + scatter(s, t) + c(t)`` (one product per
@@ -146,14 +137,14 @@ def _best_start(S1, S2, Q, inv, t, a, b, inside, hint, W, F, rid, lab_lo, lab_hi
                 if h == 0:
                     continue
                 if best < _INF:
-                    cg = n_c[nd]
-                    base, slope, mag = _group_affine(S1, t, cg, n_m[nd], n_rho[nd], n_E[nd], n_dmin[nd], n_dmax[nd])
-                    lb = Qt + base + hull_min_sorted(hd, hw, n_hoff[nd], h, slope) + c_t
+                    n_c, n_m, n_rho, n_E, n_dmin, n_dmax = geo
+                    base, slope, mag = _group_affine(S1, t, n_c[nd], n_m[nd], n_rho[nd], n_E[nd], n_dmin[nd], n_dmax[nd])
+                    lb = Qt + base + tree.hull_min_sorted(hd, hw, n_hoff[nd], h, slope) + c_t
                     if lb > best + TOL * (abs(best) + Qt + mag + abs(c_t) + 1.0):
                         continue
             lvl = n_level[nd]
             if lvl > 0:
-                sp = push_children(stack, sp, nd, lvl, lv_off, n_kids, FANOUT)
+                sp = tree.push_children(stack, sp, nd, lvl, lv_off, n_kids, FANOUT)
                 continue
         for s in range(min(last, b), max(first, a) - 1, -1):
             ws = W[s]
@@ -281,21 +272,15 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
     W_out = np.full(T + 1, _INF)
     W_in = np.full(T + 1, _INF)
 
-    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree_layout(T, np.int64(LEAF), np.int64(FANOUT))
+    lv_size, lv_off, n_level, n_first, n_last, n_kids, n_hoff = tree.tree_layout(T, np.int64(LEAF), np.int64(FANOUT))
     n_levels = lv_size.shape[0]
     n_nodes = lv_off[n_levels]
     n_built = np.zeros(n_nodes, np.bool_)
-    n_c, n_m, n_rho, n_E, n_dmin, n_dmax = new_node_geometry(n_nodes, q)
+    geo = tree.new_node_geometry(n_nodes, q)
     h_out = np.zeros(n_nodes, np.int64)
     h_in = np.zeros(n_nodes, np.int64)
-    hd_out = np.empty(n_levels * (T + 1))
-    hw_out = np.empty(n_levels * (T + 1))
-    hd_in = np.empty(n_levels * (T + 1))
-    hw_in = np.empty(n_levels * (T + 1))
-    members = np.empty(T + 1, np.int64)
-    tmp_d = np.empty(T + 1)
-    tmp_w = np.empty(T + 1)
-    stack = np.empty(n_levels * FANOUT + 2, np.int64)
+    hulls, members, tmp_d, tmp_w, stack = tree.new_scratch(T, n_levels, np.int64(FANOUT), np.int64(2))
+    hd_out, hw_out, hd_in, hw_in = hulls[0], hulls[1], hulls[2], hulls[3]
     near = np.empty(T + 2, np.int64)  # starts within rounding of the best, and their values
     near_v = np.empty(T + 2)
     inv = np.zeros(T + 1)
@@ -314,8 +299,8 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
             if b_out >= 0:
                 v, s, k = _best_start(S1, S2, Q, inv, t, 0, b_out, False, hint_out, W_out, F, rid, lab_lo, lab_hi,
                                       zv, first_ge, n_le, penalty, boundary_gain, scale, counts, bound, lv_off,
-                                      n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
-                                      n_hoff, h_out, hd_out, hw_out, stack, near, near_v)
+                                      n_level, n_first, n_last, n_kids, n_built, geo, n_hoff, h_out, hd_out, hw_out, stack, near,
+                                      near_v)
                 if s >= 0:
                     nk = 1 if rt >= 0 else 0
                     F[t, nk] = v
@@ -326,8 +311,8 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
             if rt >= 0 and lab_start[rt] + 1 <= b:
                 v, s, k = _best_start(S1, S2, Q, inv, t, lab_start[rt] + 1, b, True, hint_in, W_in, F, rid, lab_lo,
                                       lab_hi, zv, first_ge, n_le, penalty, boundary_gain, scale, counts, bound, lv_off,
-                                      n_level, n_first, n_last, n_kids, n_built, n_c, n_m, n_rho, n_E, n_dmin, n_dmax,
-                                      n_hoff, h_in, hd_in, hw_in, stack, near, near_v)
+                                      n_level, n_first, n_last, n_kids, n_built, geo, n_hoff, h_in, hd_in, hw_in, stack, near,
+                                      near_v)
                 if s >= 0:
                     F[t, 2] = v
                     arg_s[t, 2] = s
@@ -339,7 +324,7 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
         if not bound:
             continue
         # start t is final: complete the nodes it closes
-        lvl = 0
+        lvl = np.int64(0)
         while lvl < n_levels and (t + 1) % lv_size[lvl] == 0:
             nd = lv_off[lvl] + (t + 1) // lv_size[lvl] - 1
             n = np.int64(0)
@@ -349,11 +334,12 @@ def violation_dp(Z, penalty, min_size, rid, lab_lo, lab_hi, lab_start, lab_stop,
                     n += 1
             if n == 0:
                 n_built[nd] = True  # empty hulls: skipped by every search
-            elif n >= (MIN_BOUNDED_LEAF if lvl == 0 else 1):
-                set_node_geometry(S1, members, n, nd, n_c, n_m, n_rho, n_E, n_dmin, n_dmax)
-                h_out[nd] = node_hull(Q, W_out, members, n, n_c[nd], n_hoff[nd], hd_out, hw_out, tmp_d, tmp_w)
-                h_in[nd] = node_hull(Q, W_in, members, n, n_c[nd], n_hoff[nd], hd_in, hw_in, tmp_d, tmp_w)
-                n_built[nd] = True
+            else:
+                h = tree.build_node(S1, Q, W_out, members, n, nd, lvl, geo, n_hoff[nd], hd_out, hw_out, tmp_d, tmp_w)
+                if h >= 0:
+                    h_out[nd] = h
+                    h_in[nd] = tree.node_hull(Q, W_in, members, n, geo[0][nd], n_hoff[nd], hd_in, hw_in, tmp_d, tmp_w)
+                    n_built[nd] = True
             lvl += 1
     # backtrack from T (state 0: T is never inside a label)
     out = []

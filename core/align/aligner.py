@@ -190,6 +190,14 @@ class AlignmentOutput:
     moves : OnsetMoves or None
         Every event's best one-onset move (with ``runner_up=True``):
         ``moves.span(first, stop)`` is a phrase against its own closest call.
+    event_margins : ndarray, shape (E,) or None
+        What each event's best one-onset move (within half a second) loses
+        under the decoder's objective: where it is small the aligner is
+        unsure of that onset (``inf``: the event may not move, one of
+        ``fixed_events``). None without ``runner_up``.
+    event_rival_times_s : ndarray, shape (E,) or None
+        Where that move would put each event (a decoding frame boundary, s;
+        NaN when it may not move).
     """
 
     event_times_s: np.ndarray
@@ -198,6 +206,8 @@ class AlignmentOutput:
     margin: float
     frame_rate: float
     moves: Optional[OnsetMoves] = None
+    event_margins: Optional[np.ndarray] = None
+    event_rival_times_s: Optional[np.ndarray] = None
 
 
 # ----------------------------------------------------------------- checks
@@ -1158,9 +1168,14 @@ class ScoreAligner:
         ev_onsets = onsets[1:-1]
         times = self._refine(feats, score, ev_onsets, anchors)
         runner_t = None if runner is None else feats.frame_boundary_s(runner[1:-1])
+        margins = rivals = None
+        if moves is not None:
+            margins = np.asarray(moves.loss[1:-1], dtype=np.float64).copy()
+            to = np.asarray(moves.moved_to[1:-1])
+            rivals = np.where((to >= 0) & np.isfinite(margins), feats.frame_boundary_s(np.maximum(to, 0)), np.nan)
         return AlignmentOutput(event_times_s=times, frame_alignment=Alignment(ev_onsets, T),
                                runner_up_times_s=runner_t, margin=margin, frame_rate=feats.frame_rate,
-                               moves=moves)
+                               moves=moves, event_margins=margins, event_rival_times_s=rivals)
 
     def predict(self, audio_y, sr, score, **options) -> AlignmentOutput:
         """The same as :meth:`align`: the name every Marginalia learner uses for its output."""

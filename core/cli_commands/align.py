@@ -14,13 +14,16 @@ import numpy as np
 from ..types import MidiScore, Sequence
 from ._common import EXIT_OK, STDIO, UsageError, check_output, info, require_file, write_output
 
-__all__ = ["add_parser", "run", "Recording", "load_recording", "write_alignment_outputs", "train_alignment_pairs"]
+__all__ = ["add_parser", "run", "Recording", "load_recording", "least_sure", "write_alignment_outputs",
+           "train_alignment_pairs"]
 
 HELP = "align a MIDI score to an audio recording"
 EPILOG = """\
 output: one row per score event
-  event,score_time_s,audio_time_s,pitches
-  (score_time_s: the event's onset in the score MIDI's own seconds; pitches: space-separated MIDI numbers)
+  event,score_time_s,audio_time_s,pitches,margin,rival_time_s
+  (score_time_s: the event's onset in the score MIDI's own seconds; pitches: space-separated MIDI numbers;
+  margin: what moving this onset to rival_time_s, its closest rival within half a second, costs the
+  aligner's objective: the smaller, the less sure; inf for an onset that may not move)
 
 The recording is aligned by marginalia.align.ScoreAligner: semitone-band chroma and onset chroma
 against each score event's pitch classes, decoded by the monotone alignment decoder with a duration
@@ -123,6 +126,15 @@ def check_plausible(recording) -> None:
                       "all of it?", UserWarning, stacklevel=2)
 
 
+def least_sure(out, n: int = 5) -> list:
+    """Audio times (s, in time order) of the ``n`` events whose onsets the aligner is least sure of."""
+    if out.event_margins is None:
+        return []
+    m = np.asarray(out.event_margins)
+    order = [int(e) for e in np.argsort(m, kind="stable") if np.isfinite(m[e])][:n]
+    return sorted(float(out.event_times_s[e]) for e in order)
+
+
 def write_alignment_outputs(out_dir: Path, stem: str, score: MidiScore, onset_times) -> list:
     """Write ``<stem>_alignment.csv`` and ``<stem>_aligned.mid`` atomically; returns their names."""
     from ..io.midi import write_alignment_csv, write_midi
@@ -152,10 +164,16 @@ def run(args) -> int:
     info(args, f"align: reading {args.audio} and {args.score}")
     rec = load_recording(args.audio, args.score)
     check_plausible(rec)
-    onset_times = align_recording(args.audio, rec.score, aligner=aligner).event_times_s
+    out = align_recording(args.audio, rec.score, aligner=aligner)
+    onset_times = out.event_times_s
     if args.out == STDIO and args.midi == STDIO:
         raise UsageError("--out - and --midi -: only one output can go to standard output")
-    write_output(args.out, lambda p: write_alignment_csv(p, rec.score, onset_times))
+    write_output(args.out, lambda p: write_alignment_csv(p, rec.score, onset_times, margins=out.event_margins,
+                                                         rival_times_s=out.event_rival_times_s))
+    unsure = least_sure(out)
+    if unsure:
+        info(args, "align: least sure of the onsets at " + ", ".join(f"{t:.2f} s" for t in unsure)
+                   + " (smallest margins; listen there first)")
     if args.midi:
         write_output(args.midi, lambda p: write_midi(p, rec.score, times_s=onset_times))
     info(args, f"align: {rec.score.n_events} events over {rec.times[-1]:.1f} s of audio; wrote {args.out}"

@@ -463,10 +463,12 @@ def write_midi(path, score, *, times_s=None) -> None:
 # ------------------------------------------------------------------ alignment CSV
 
 ALIGNMENT_COLUMNS = ("event", "score_time_s", "audio_time_s", "pitches")
+#: optional columns: how sure the aligner is of each onset, and its closest rival onset
+ALIGNMENT_MARGIN_COLUMNS = ("margin", "rival_time_s")
 
 
-def write_alignment_csv(path, score, times_s) -> None:
-    """Write one row per score event: ``event,score_time_s,audio_time_s,pitches``.
+def write_alignment_csv(path, score, times_s, *, margins=None, rival_times_s=None) -> None:
+    """Write one row per score event: ``event,score_time_s,audio_time_s,pitches[,margin,rival_time_s]``.
 
     Parameters
     ----------
@@ -474,6 +476,10 @@ def write_alignment_csv(path, score, times_s) -> None:
     score : MidiScore
     times_s : array_like, shape (E,)
         Audio onset of each event (non-decreasing).
+    margins, rival_times_s : array_like, shape (E,), optional
+        How sure the aligner is of each onset and where its closest rival onset lies
+        (:attr:`marginalia.align.AlignmentOutput.event_margins`); both or neither. ``inf`` margins
+        (an event that may not move) are written as ``inf``, missing rivals as empty fields.
 
     Notes
     -----
@@ -483,11 +489,22 @@ def write_alignment_csv(path, score, times_s) -> None:
     score = _check_score(score)
     t = _check_times(times_s, score)
     ev = score.event_onsets_s
+    extra = margins is not None or rival_times_s is not None
+    if extra:
+        m = np.asarray(margins, dtype=np.float64).reshape(-1)
+        r = np.asarray(rival_times_s, dtype=np.float64).reshape(-1)
+        if m.shape != (score.n_events,) or r.shape != (score.n_events,) or np.any(np.isnan(m)) or np.any(m < 0):
+            raise ParameterError(f"margins/rival_times_s: expected {score.n_events} margins >= 0 and as many "
+                                 f"times, got shapes {m.shape} and {r.shape}")
     with open(p, "w", newline="", encoding="utf-8") as fh:
-        fh.write(",".join(ALIGNMENT_COLUMNS) + "\n")
+        fh.write(",".join(ALIGNMENT_COLUMNS + (ALIGNMENT_MARGIN_COLUMNS if extra else ())) + "\n")
         for e in range(score.n_events):
             pitches = " ".join(str(x) for x in score.event_pitches(e))
-            fh.write(f"{e},{fmt_number(ev[e])},{fmt_number(t[e])},{pitches}\n")
+            row = f"{e},{fmt_number(ev[e])},{fmt_number(t[e])},{pitches}"
+            if extra:
+                rival = "" if not np.isfinite(r[e]) else fmt_number(r[e])
+                row += f",{'inf' if np.isinf(m[e]) else f'{m[e]:.4g}'},{rival}"
+            fh.write(row + "\n")
 
 
 def read_alignment_csv(path) -> dict:
@@ -496,7 +513,8 @@ def read_alignment_csv(path) -> dict:
     Returns
     -------
     table : dict
-        ``event`` (E,) int, ``score_time_s`` (E,), ``audio_time_s`` (E,), ``pitches`` list of E tuples.
+        ``event`` (E,) int, ``score_time_s`` (E,), ``audio_time_s`` (E,), ``pitches`` list of E tuples;
+        with the optional columns, also ``margin`` (E,) and ``rival_time_s`` (E,) (NaN where empty).
     """
     p = existing_file(path)
     raw = read_bytes(p)
@@ -511,7 +529,11 @@ def read_alignment_csv(path) -> dict:
         raise DataFormatError(f"missing column {missing[0]!r}; found {header}, expected "
                               f"{','.join(ALIGNMENT_COLUMNS)}", path=str(p), where="line 1")
     cols = [header.index(c) for c in ALIGNMENT_COLUMNS]
-    ev, st, at, pitches = [], [], [], []
+    extra = [header.index(c) for c in ALIGNMENT_MARGIN_COLUMNS if c in header]
+    if len(extra) == 1:
+        raise DataFormatError(f"found one of {','.join(ALIGNMENT_MARGIN_COLUMNS)} without the other; expected "
+                              f"both or neither", path=str(p), where="line 1")
+    ev, st, at, pitches, margins, rivals = [], [], [], [], [], []
     for n, row in enumerate(rows[1:], start=2):
         if not row:
             continue
@@ -520,8 +542,16 @@ def read_alignment_csv(path) -> dict:
             st.append(float(row[cols[1]]))
             at.append(float(row[cols[2]]))
             pitches.append(tuple(int(x) for x in row[cols[3]].split()))
+            if extra:
+                margins.append(float(row[extra[0]]))
+                rivals.append(float(row[extra[1]]) if row[extra[1]].strip() else math.nan)
         except (ValueError, IndexError):
             raise DataFormatError(f"cannot read {row!r}; expected an integer event, two times in seconds and "
-                                  f"space-separated MIDI pitches", path=str(p), where=f"line {n}") from None
-    return {"event": np.asarray(ev, dtype=np.int64), "score_time_s": np.asarray(st),
-            "audio_time_s": np.asarray(at), "pitches": pitches}
+                                  f"space-separated MIDI pitches" + (", then a margin and a time (or nothing)"
+                                                                     if extra else ""),
+                                  path=str(p), where=f"line {n}") from None
+    table = {"event": np.asarray(ev, dtype=np.int64), "score_time_s": np.asarray(st),
+             "audio_time_s": np.asarray(at), "pitches": pitches}
+    if extra:
+        table["margin"], table["rival_time_s"] = np.asarray(margins), np.asarray(rivals)
+    return table

@@ -241,6 +241,19 @@ def test_the_quadratic_prior_is_still_available(example):
         ScoreAligner(prior_shape="cubic").align(y, SR, score)
 
 
+def test_every_event_reports_its_margin_and_rival_and_a_fixed_one_may_not_move(example):
+    score, y, truth = example
+    out = ScoreAligner().align(y, SR, score)
+    assert out.event_margins.shape == out.event_rival_times_s.shape == (score.n_events,)
+    assert np.all(out.event_margins >= 0)
+    # the closest call of the whole alignment is the least sure event's
+    assert out.margin == pytest.approx(out.event_margins.min())
+    near = np.isfinite(out.event_rival_times_s)
+    assert np.all(np.abs(out.event_rival_times_s[near] - out.event_times_s[near]) <= 0.55)
+    held = ScoreAligner().align(y, SR, score, fixed_events=[3])
+    assert np.isinf(held.event_margins[3]) and np.isnan(held.event_rival_times_s[3])
+
+
 def test_anchors_still_bind_with_the_robust_prior(example):
     score, y, truth = example
     anchors = [AnchorLabel(item_id="x", event=5, time_s=float(truth[5]), tolerance_s=0.01)]

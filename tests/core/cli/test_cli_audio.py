@@ -49,8 +49,17 @@ def test_align_without_a_model_finds_every_onset_within_50_ms(performance, tmp_p
                  "--out", str(out), "--midi", str(tmp_path / "take_aligned.mid")])
     assert code == 0
     rows = read_rows(out)
-    assert list(rows[0]) == ["event", "score_time_s", "audio_time_s", "pitches"]
+    assert list(rows[0]) == ["event", "score_time_s", "audio_time_s", "pitches", "margin", "rival_time_s"]
     assert [int(r["event"]) for r in rows] == list(range(len(NOTES)))
+    margins = np.array([float(r["margin"]) for r in rows])
+    assert np.all(margins >= 0)
+    # the rival onsets lie within half a second of the onsets, and stderr names the five least sure ones
+    rivals = np.array([float(r["rival_time_s"]) for r in rows])
+    times = np.array([float(r["audio_time_s"]) for r in rows])
+    assert np.all(np.abs(rivals - times) <= 0.55)
+    line = next(x for x in capsys.readouterr().err.splitlines() if "least sure" in x)
+    least = sorted(times[np.argsort(margins, kind="stable")[:5]])
+    assert line.startswith("align: least sure of the onsets at " + ", ".join(f"{t:.2f} s" for t in least))
     assert [float(r["score_time_s"]) for r in rows] == pytest.approx([n[1] for n in NOTES])
     assert [r["pitches"] for r in rows] == [str(n[0]) for n in NOTES]
     err = np.abs(np.array([float(r["audio_time_s"]) for r in rows]) - performed_onsets())

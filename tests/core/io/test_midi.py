@@ -167,6 +167,24 @@ def test_alignment_csv_round_trip(tmp_path):
     np.testing.assert_array_equal(t["audio_time_s"], [0.25, 0.875])
 
 
+def test_alignment_csv_margins_round_trip_and_are_both_or_neither(tmp_path):
+    s = MidiScore(pitches=[60, 64, 62, 65], onsets_s=[0.0, 0.0, 0.5, 1.0], offsets_s=[0.5, 0.5, 1.0, 1.5])
+    midi.write_alignment_csv(tmp_path / "a.csv", s, [0.25, 0.875, 1.5], margins=[0.5, np.inf, 2.25],
+                             rival_times_s=[0.3, np.nan, 1.45])
+    assert (tmp_path / "a.csv").read_text().splitlines() == [
+        "event,score_time_s,audio_time_s,pitches,margin,rival_time_s",
+        "0,0,0.25,60 64,0.5,0.3", "1,0.5,0.875,62,inf,", "2,1,1.5,65,2.25,1.45"]
+    t = midi.read_alignment_csv(tmp_path / "a.csv")
+    np.testing.assert_array_equal(t["margin"], [0.5, np.inf, 2.25])
+    np.testing.assert_array_equal(t["rival_time_s"], [0.3, np.nan, 1.45])
+    (tmp_path / "b.csv").write_text("event,score_time_s,audio_time_s,pitches,margin\n0,0,0.25,60,0.5\n")
+    with pytest.raises(DataFormatError, match="without the other"):
+        midi.read_alignment_csv(tmp_path / "b.csv")
+    with pytest.raises(ParameterError, match="margins"):
+        midi.write_alignment_csv(tmp_path / "c.csv", s, [0.25, 0.875, 1.5], margins=[0.5, -1.0, 2.0],
+                                 rival_times_s=[0.3, 0.8, 1.4])
+
+
 def test_no_notes(tmp_path):
     p = _save(tmp_path / "n.mid", [[(0, tempo(500_000))], [(0, off(60)), (10, mido.Message("program_change"))]])
     with pytest.raises(DataFormatError, match="no notes") as info:

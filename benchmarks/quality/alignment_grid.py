@@ -20,7 +20,8 @@ The Vienna 4x22 benchmark (``quality_alignment.py``) renders every performance o
   apart and concatenated with 2 s of silence between, against the four scores concatenated;
 * the two synthetic Bach chorale performances (``alignment/bach_chorales/synth_perf``: tempo-warped,
   violin, clarinet, tenor sax and bassoon) rendered with FluidR3 and with MuseScore General, exact
-  per-note truth; the piano's lag is subtracted there too, though these instruments start more softly.
+  per-note truth, each note's onset moved by its own instrument's render lag (measured like the piano's, on
+  that instrument's program and the part's pitches: 7-21 ms, against the piano's 6.4-6.7 ms).
 
 Every distinct score onset is an event; its truth is the median performed onset of its matched notes
 plus the renderer's lag, measured for each soundfont on isolated notes (``render.measure_lag``).
@@ -182,11 +183,30 @@ def apply_effect(src: Path, cond: Condition):
     return out, out
 
 
-def bach_truth(score, gt_csv: Path) -> np.ndarray:
-    """Per score event of a chorale: the median performed onset (s) of its notes in ``*_gt.csv``, NaN if none."""
+def part_lags(perf_midi: Path, gt_csv: Path, font: str) -> dict:
+    """``{part: lag (s)}`` of a chorale's instruments: each part's General MIDI program (its channel's program
+    change in the performance MIDI; part k plays on channel k) measured on the part's own pitches."""
+    import mido
+    programs = {}
+    for track in mido.MidiFile(perf_midi).tracks:
+        for msg in track:
+            if msg.type == "program_change":
+                programs.setdefault(msg.channel, msg.program)
+    pitches = {}
+    for r in csv.DictReader(open(gt_csv)):
+        pitches.setdefault(int(r["part"]), set()).add(int(r["pitch"]))
+    return {part: measure_lag(CACHE, SR, FONTS[font], program=programs.get(part, 0),
+                              pitches=sorted(ps)[:: max(len(ps) // 8, 1)])
+            for part, ps in sorted(pitches.items())}
+
+
+def bach_truth(score, gt_csv: Path, lag_by_part: dict) -> np.ndarray:
+    """Per score event of a chorale: the median performed onset (s) of its notes in ``*_gt.csv``, each note's
+    instrument's render lag added (``lag_by_part``), NaN if none."""
     by_q = {}
     for r in csv.DictReader(open(gt_csv)):
-        by_q.setdefault(float(r["score_onset_quarter"]), []).append(float(r["perf_onset_sec"]))
+        by_q.setdefault(float(r["score_onset_quarter"]), []).append(float(r["perf_onset_sec"])
+                                                                     + lag_by_part[int(r["part"])])
     beats = np.asarray(score.event_onsets_beats, dtype=np.float64)
     truth = np.full(beats.shape[0], np.nan)
     for q, times in by_q.items():
@@ -205,9 +225,10 @@ def items_for(cond: Condition, perfs, lags, bach_root: Path):
         for gt in sorted((bach_root / "synth_perf").glob("*_gt.csv")):
             name = gt.stem[:-3]
             score = read_midi(bach_root / "midi_score" / f"{name}.mid")
-            wav = render(bach_root / "synth_perf" / f"{name}_perf.mid", CACHE / cond.font / f"bach_{name}.wav", SR,
-                         FONTS[cond.font])
-            out.append({"name": name, "ours": wav, "ref": wav, "score": score, "truth": bach_truth(score, gt) + lag,
+            perf = bach_root / "synth_perf" / f"{name}_perf.mid"
+            wav = render(perf, CACHE / cond.font / f"bach_{name}.wav", SR, FONTS[cond.font])
+            truth = bach_truth(score, gt, part_lags(perf, gt, cond.font))
+            out.append({"name": name, "ours": wav, "ref": wav, "score": score, "truth": truth,
                         "audio_s": sf.info(wav).duration})
         return out
     if cond.long:

@@ -101,9 +101,12 @@ _EXPLAINED_OFFSETS = (0, 12, 19, 24, 28, 31, 34, 36)  # semitones of a note's pa
 # (marginalia.align.banded): time and memory linear in the recording; below it the full decoder (exact, and as
 # quick there). On the Vienna 4x22 excerpts (1-2 min) both give the same alignment, event for event.
 _FULL_DECODE_CELLS = 200_000
-# decoding frames per coarse frame (185 and 93 ms at 23 ms frames): the band joins both coarse readings, since
-# 185 ms misreads fast passages with more events than coarse frames (ASAP's Toccata, Concert Etude S145/1)
+# decoding frames per coarse frame (185, 93 and 46 ms at 23 ms frames): the band joins the coarse readings, since
+# a coarse frame longer than a fast passage's events misreads it (ASAP's Toccata, Concert Etude S145/1). 8 and 4
+# always; 2 when its coarse tables fit in _FINEST_COARSE_CELLS (about 120 MB; up to about 4-5 minutes of music)
 _BAND_FACTORS = (8, 4)
+_FINEST_FACTOR = 2
+_FINEST_COARSE_CELLS = 12_000_000
 _BAND_MARGIN = 4   # first band: 4 coarse frames (0.74 s) beyond the neighbours' coarse onsets; radius 1.5 s
 _BAND_SLACK = 5.0  # ... and through every coarse onset of a coarse alignment that scores within this of the best
 # when the band had to widen for more than this share of the states, the coarse decode read the recording
@@ -950,7 +953,10 @@ class ScoreAligner:
         info = {}
         affordable = A.shape[0] * B.shape[0] <= _FULL_DECODE_MAX_CELLS
         try:
-            onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=_BAND_FACTORS,
+            factors = _BAND_FACTORS
+            if A.shape[0] * B.shape[0] <= _FINEST_FACTOR * _FINEST_COARSE_CELLS:
+                factors = factors + (_FINEST_FACTOR,)
+            onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=factors,
                                            margin=_BAND_MARGIN, slack=_BAND_SLACK,
                                            give_up=_BAND_MAX_WIDENED if affordable else None, info=info)
             return onsets if info["coarse"] or not affordable else None

@@ -119,3 +119,23 @@ def test_a_recording_too_large_for_the_full_decoder_keeps_widening_its_band(long
     out = aligner.align(y, SR, score, features=feats)
     assert "give_up" in seen and seen["give_up"] is None
     np.testing.assert_array_equal(out.frame_alignment.onsets, full.frame_alignment.onsets)
+
+
+def test_the_finest_coarse_reading_joins_the_band_while_its_tables_are_small(long_example, monkeypatch):
+    score, y, _ = long_example
+    aligner = ScoreAligner()
+    feats = aligner.features(y, SR)
+    monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
+    seen = []
+    band = sa.align_multiresolution
+
+    def spy_band(*args, factor=None, **kwargs):
+        seen.append(tuple(factor))
+        return band(*args, factor=factor, **kwargs)
+    monkeypatch.setattr(sa, "align_multiresolution", spy_band)
+    small = aligner.align(y, SR, score, features=feats)
+    monkeypatch.setattr(sa, "_FINEST_COARSE_CELLS", 0)
+    large = aligner.align(y, SR, score, features=feats)
+    assert seen == [sa._BAND_FACTORS + (sa._FINEST_FACTOR,), sa._BAND_FACTORS]
+    # on this easy recording every reading gives the same alignment
+    np.testing.assert_array_equal(small.frame_alignment.onsets, large.frame_alignment.onsets)

@@ -73,12 +73,18 @@ def test_fit_takes_the_banded_decode_too(long_example, monkeypatch):
     np.testing.assert_allclose(band.W_, full.W_)
 
 
-def test_a_band_that_had_to_widen_for_many_states_hands_over_to_the_full_decoder(long_example, monkeypatch):
+def banded_from_now_on(long_example, monkeypatch):
+    """The example, an aligner, its features and its full-decoder alignment; later alignments go through the band."""
     score, y, _ = long_example
     aligner = ScoreAligner()
     feats = aligner.features(y, SR)
     full = aligner.align(y, SR, score, features=feats)
     monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
+    return score, y, aligner, feats, full
+
+
+def test_a_band_that_had_to_widen_for_many_states_hands_over_to_the_full_decoder(long_example, monkeypatch):
+    score, y, aligner, feats, full = banded_from_now_on(long_example, monkeypatch)
     seen = {}
 
     def gives_up(*args, give_up=None, info=None, **kwargs):   # as when the band widened for too many events
@@ -97,45 +103,37 @@ def test_a_band_that_had_to_widen_for_many_states_hands_over_to_the_full_decoder
     np.testing.assert_array_equal(out.frame_alignment.onsets, full.frame_alignment.onsets)
 
 
+def spy_on_band(monkeypatch) -> list:
+    """Every call of the band decoder from now on, as its keyword arguments (the decoder still runs)."""
+    calls, band = [], sa.align_multiresolution
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return band(*args, **kwargs)
+    monkeypatch.setattr(sa, "align_multiresolution", spy)
+    return calls
+
+
 def test_a_recording_too_large_for_the_full_decoder_keeps_widening_its_band(long_example, monkeypatch):
     """Past the full decoder's memory budget the band is not abandoned: no give-up, no full decode."""
-    score, y, _ = long_example
-    aligner = ScoreAligner()
-    feats = aligner.features(y, SR)
-    full = aligner.align(y, SR, score, features=feats)
-    monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
+    score, y, aligner, feats, full = banded_from_now_on(long_example, monkeypatch)
     monkeypatch.setattr(sa, "_FULL_DECODE_MAX_CELLS", 0)
-    seen = {}
-    band = sa.align_multiresolution
-
-    def spy_band(*args, give_up=None, **kwargs):
-        seen["give_up"] = give_up
-        return band(*args, give_up=give_up, **kwargs)
-    monkeypatch.setattr(sa, "align_multiresolution", spy_band)
+    calls = spy_on_band(monkeypatch)
 
     def no_full(*args, **kwargs):
         raise AssertionError("the full decoder ran past its memory budget")
     monkeypatch.setattr(sa, "align_with_duration_costs", no_full)
     out = aligner.align(y, SR, score, features=feats)
-    assert "give_up" in seen and seen["give_up"] is None
+    assert [c["give_up"] for c in calls] == [None]
     np.testing.assert_array_equal(out.frame_alignment.onsets, full.frame_alignment.onsets)
 
 
 def test_the_finest_coarse_reading_joins_the_band_while_its_tables_are_small(long_example, monkeypatch):
-    score, y, _ = long_example
-    aligner = ScoreAligner()
-    feats = aligner.features(y, SR)
-    monkeypatch.setattr(sa, "_FULL_DECODE_CELLS", 0)
-    seen = []
-    band = sa.align_multiresolution
-
-    def spy_band(*args, factor=None, **kwargs):
-        seen.append(tuple(factor))
-        return band(*args, factor=factor, **kwargs)
-    monkeypatch.setattr(sa, "align_multiresolution", spy_band)
+    score, y, aligner, feats, _ = banded_from_now_on(long_example, monkeypatch)
+    calls = spy_on_band(monkeypatch)
     small = aligner.align(y, SR, score, features=feats)
     monkeypatch.setattr(sa, "_FINEST_COARSE_CELLS", 0)
     large = aligner.align(y, SR, score, features=feats)
-    assert seen == [sa._BAND_FACTORS + (sa._FINEST_FACTOR,), sa._BAND_FACTORS]
+    assert [tuple(c["factor"]) for c in calls] == [sa._BAND_FACTORS + (sa._FINEST_FACTOR,), sa._BAND_FACTORS]
     # on this easy recording every reading gives the same alignment
     np.testing.assert_array_equal(small.frame_alignment.onsets, large.frame_alignment.onsets)

@@ -36,7 +36,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_int, check_matrix, check_scalar
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
 from . import _seg_penalized_kernel as _pk
@@ -99,25 +99,7 @@ class LossAugmentedResult:
 
 
 def _as_matrix(X) -> np.ndarray:
-    if isinstance(X, Sequence):
-        X = X.values
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"X: cannot convert to a float array ({exc})") from None
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ParameterError(f"X: expected shape (T, p) or (T,), got shape {arr.shape}")
-    if arr.shape[0] < 1:
-        raise ParameterError(f"X: the sequence is empty (shape {arr.shape}); need at least one sample")
-    if arr.shape[1] < 1:
-        raise ParameterError(f"X: need at least one feature, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ParameterError(f"X: non-finite value {arr[bad[0], bad[1]]} at sample {bad[0]}, feature {bad[1]}; "
-                             "remove or interpolate NaN/inf first")
-    return arr
+    return check_matrix(X.values if isinstance(X, Sequence) else X, "X", fix="remove or interpolate NaN/inf first")
 
 
 def metric_transform(X, metric) -> np.ndarray:

@@ -44,6 +44,7 @@ from . import _seg_runner_up as _ru
 from . import _segmentation_kernels as _k
 from ._seg_fixed_k_bound import fixed_k_bounds
 from ._start_tree import BOUND_TOL, FANOUT, LEAF
+from .metric import metric_transform
 from .seg_constraints import SegmentConstraints
 
 __all__ = [
@@ -100,50 +101,6 @@ class LossAugmentedResult:
 
 def _as_matrix(X) -> np.ndarray:
     return check_matrix(X.values if isinstance(X, Sequence) else X, "X", fix="remove or interpolate NaN/inf first")
-
-
-def metric_transform(X, metric) -> np.ndarray:
-    """``X`` under a decoder metric: ``X * L`` for per-feature weights, ``X @ L.T`` for a map, ``X`` for None.
-
-    Parameters
-    ----------
-    X : array_like, shape (T, p) or (T,)
-    metric : None, array_like of shape (p,) or (q, p)
-
-    Returns
-    -------
-    ndarray, shape (T, p') -- a feature of weight 0 adds 0 to every cost, so it is left out (``p' <= p``), which
-    makes the prefix sums and kernels cheaper (the aCGH recipe's plain-logratio laws keep 1 of 6 features) and
-    changes no result; ``(T, q)`` for a map.
-
-    Raises
-    ------
-    ParameterError
-        A metric that is not finite numbers of one of those shapes.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    p = X.shape[1]
-    if metric is None:
-        return X
-    try:
-        L = np.asarray(metric, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"metric: cannot convert to a float array ({exc})") from None
-    if not np.all(np.isfinite(L)):
-        raise ParameterError("metric: contains NaN or inf")
-    if L.ndim == 1:
-        if L.shape[0] != p:
-            raise ParameterError(f"metric: a diagonal metric needs {p} weights (one per feature), got {L.shape[0]}")
-        used = np.flatnonzero(L)
-        return X[:, used] * L[used] if 0 < used.size < p else X * L
-    if L.ndim == 2:
-        if L.shape[1] != p or L.shape[0] < 1:
-            raise ParameterError(f"metric: expected a (q, {p}) matrix L (B = L^T L), got shape {L.shape}")
-        return X @ L.T
-    raise ParameterError(f"metric: expected None, a 1-d array of {p} weights or a (q, {p}) matrix, "
-                         f"got shape {L.shape}")
 
 
 def _transform(X: np.ndarray, metric) -> np.ndarray:

@@ -29,6 +29,7 @@ from ..checks import check_int, check_matrix, check_scalar
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import WarpAnchorLabel, Warping
 from . import _warping_kernels as _k
+from .metric import metric_transform
 
 __all__ = [
     "WarpingConstraints",
@@ -171,20 +172,7 @@ def _transformed(A, B, metric):
     p = A.shape[1]
     if B.shape[1] != p:
         raise ParameterError(f"B: has {B.shape[1]} features per frame, expected {p} like A")
-    if metric is None:
-        return A, B
-    try:
-        L = np.asarray(metric, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"metric: expected None, weights of shape ({p},) or a matrix (q, {p})") from None
-    if not np.isfinite(L).all():
-        raise ParameterError("metric: contains NaN or infinite values")
-    if L.ndim == 1 and L.shape == (p,):
-        return np.ascontiguousarray(A * L), np.ascontiguousarray(B * L)
-    if L.ndim == 2 and L.shape[1] == p and L.shape[0] >= 1:
-        return np.ascontiguousarray(A @ L.T), np.ascontiguousarray(B @ L.T)
-    raise ParameterError(f"metric: expected None, weights of shape ({p},) or a matrix (q, {p}), "
-                         f"got shape {L.shape}")
+    return np.ascontiguousarray(metric_transform(A, metric)), np.ascontiguousarray(metric_transform(B, metric))
 
 
 def band_limits(n_a: int, n_b: int, band) -> tuple:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .exceptions import ParameterError
 
-__all__ = ["is_number", "is_integer", "check_int", "check_scalar", "check_bool", "check_signal", "check_matrix",
+__all__ = ["is_number", "is_integer", "check_int", "check_scalar", "check_bool", "check_choice", "check_signal", "check_matrix",
            "check_features", "check_sample_rate", "check_audio"]
 
 _BOUNDARIES = ("both", "left", "right", "neither")
@@ -108,6 +108,21 @@ def check_bool(x, name: str) -> bool:
     if not isinstance(x, (bool, np.bool_)):
         raise ParameterError(f"{name}: expected True or False, got {x!r}")
     return bool(x)
+
+
+def check_choice(x, name: str, options: tuple):
+    """Check that ``x`` is one of ``options`` (the strings of a mode argument) and return it.
+
+    Raises
+    ------
+    ParameterError
+        ``"name: expected 'a', 'b' or 'c', got 'd'"``.
+    """
+    if x not in options:
+        said = [repr(o) for o in options]
+        listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
+        raise ParameterError(f"{name}: expected {listed}, got {x!r}")
+    return x
 
 
 def check_signal(x, name: str, *, min_length: int = 1, dtype=np.float64, allow_row: bool = False,

@@ -23,7 +23,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int, check_matrix, check_scalar
+from ..checks import check_choice, check_int, check_matrix, check_scalar
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import Alignment, AnchorLabel, EventSpanLabel
 from . import _alignment_kernels as _k
@@ -416,8 +416,7 @@ def align_loss_augmented(S, truth: Alignment, *, loss: str = "hamming", loss_sca
     S, m, lo, hi = _check_problem(S, min_frames, constraints)
     T, E = S.shape
     truth = _check_alignment("truth", truth, T, E)
-    if loss not in _LOSSES:
-        raise ParameterError(f"loss: expected 'hamming' or 'onset', got {loss!r}")
+    check_choice(loss, "loss", tuple(_LOSSES))
     c = check_scalar(loss_scale, "loss_scale", float, min_val=0)
     ev = _frame_events(truth.onsets, T)
     mode = _LOSSES[loss]

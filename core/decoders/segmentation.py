@@ -36,7 +36,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int, check_matrix, check_scalar
+from ..checks import check_choice, check_int, check_matrix, check_scalar
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
 from . import _seg_penalized_kernel as _pk
@@ -471,8 +471,7 @@ def segment_loss_augmented(X, penalty: float, truth, *, loss: str = "frobenius",
     """
     beta = check_scalar(penalty, "penalty", float, min_val=0)
     lam = check_scalar(loss_scale, "loss_scale", float, min_val=0)
-    if loss not in ("frobenius", "hamming"):
-        raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
+    check_choice(loss, "loss", ("frobenius", "hamming"))
     pb = _Problem(X, metric, min_size, constraints)
     T = pb.T
     truth = _check_segmentation(truth, T, "truth")

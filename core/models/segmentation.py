@@ -28,6 +28,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..checks import check_choice
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..types import BoundaryLabel, RegionLabel, Segmentation
@@ -184,16 +185,12 @@ class SegmentationModel:
 
     def __init__(self, metric="diagonal", loss="frobenius", partial_loss="violations", min_size=1,
                  penalty_per="log_length"):
-        if metric not in ("diagonal", "full"):
-            raise ParameterError(f"metric: expected 'diagonal' or 'full', got {metric!r}")
-        if loss not in ("frobenius", "hamming"):
-            raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
-        if partial_loss not in ("violations", "counts", "completion"):
-            raise ParameterError(f"partial_loss: expected 'violations', 'counts' or 'completion', got {partial_loss!r}")
+        check_choice(metric, "metric", ("diagonal", "full"))
+        check_choice(loss, "loss", ("frobenius", "hamming"))
+        check_choice(partial_loss, "partial_loss", ("violations", "counts", "completion"))
         if int(min_size) < 1 or int(min_size) != min_size:
             raise ParameterError(f"min_size: expected a positive integer, got {min_size!r}")
-        if penalty_per not in ("log_length", "constant"):
-            raise ParameterError(f"penalty_per: expected 'log_length' or 'constant', got {penalty_per!r}")
+        check_choice(penalty_per, "penalty_per", ("log_length", "constant"))
         self.penalty_per = penalty_per
         self.metric = metric
         self.loss_name = loss

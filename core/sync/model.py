@@ -33,7 +33,7 @@ import math
 import numba
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_choice, check_int, check_scalar
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..models._params import check_param_vector
@@ -137,14 +137,11 @@ class WarpingModel:
     task = "warping"
 
     def __init__(self, metric="diagonal", loss="hamming", band=None, partial_loss="violations"):
-        if metric not in ("diagonal", "full"):
-            raise ParameterError(f"metric: expected 'diagonal' or 'full', got {metric!r}")
-        if loss not in ("hamming", "area"):
-            raise ParameterError(f"loss: expected 'hamming' or 'area', got {loss!r}")
+        check_choice(metric, "metric", ("diagonal", "full"))
+        check_choice(loss, "loss", ("hamming", "area"))
         if band is not None:
             _dec().band_limits(2, 2, band)  # validates the type and range of band
-        if partial_loss not in ("violations", "completion"):
-            raise ParameterError(f"partial_loss: expected 'violations' or 'completion', got {partial_loss!r}")
+        check_choice(partial_loss, "partial_loss", ("violations", "completion"))
         self.metric = metric
         self.loss_name = loss
         self.band = band

@@ -32,7 +32,7 @@ from ..checks import check_choice
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..types import BoundaryLabel, RegionLabel, Segmentation
-from ._params import check_param_vector
+from ._params import check_param_vector, n_features_of
 from ._violation_dp import violation_dp
 
 __all__ = ["SegmentationModel", "PenaltyScaledModel", "PartialTarget", "label_violations", "label_change_errors",
@@ -224,11 +224,7 @@ class SegmentationModel:
         return p + 1 if self.metric == "diagonal" else p * p + 1
 
     def _p(self, n_features=None) -> int:
-        if n_features is not None:
-            return int(n_features)
-        if not hasattr(self, "n_features_"):
-            raise ParameterError("SegmentationModel: number of features unknown; call initial_w(Xs) first")
-        return self.n_features_
+        return n_features_of(self, n_features)
 
     def _check_X(self, X, name="X") -> np.ndarray:
         X = check_features(X, name)

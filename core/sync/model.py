@@ -36,7 +36,7 @@ import numpy as np
 from ..checks import check_choice, check_int, check_scalar
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
-from ..models._params import check_param_vector
+from ..models._params import check_param_vector, n_features_of
 from ..models.segmentation import PartialTarget
 from ..types import WarpAnchorLabel, Warping
 
@@ -164,11 +164,7 @@ class WarpingModel:
         return self.loss_name == "hamming"
 
     def _p(self, n_features=None) -> int:
-        if n_features is not None:
-            return int(n_features)
-        if not hasattr(self, "n_features_"):
-            raise ParameterError("WarpingModel: number of features unknown; call initial_w(items) first")
-        return self.n_features_
+        return n_features_of(self, n_features, first="initial_w(items)")
 
     def n_params(self, n_features=None) -> int:
         """Length of ``w``: ``p`` (diagonal) or ``p²`` (full)."""

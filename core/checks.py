@@ -19,8 +19,8 @@ import numpy as np
 
 from .exceptions import ParameterError
 
-__all__ = ["is_number", "is_integer", "check_int", "check_scalar", "check_bool", "check_signal", "check_features",
-           "check_sample_rate", "check_audio"]
+__all__ = ["is_number", "is_integer", "check_int", "check_scalar", "check_bool", "check_choice", "check_signal", "check_matrix",
+           "check_features", "check_sample_rate", "check_audio"]
 
 _BOUNDARIES = ("both", "left", "right", "neither")
 
@@ -110,6 +110,21 @@ def check_bool(x, name: str) -> bool:
     return bool(x)
 
 
+def check_choice(x, name: str, options: tuple):
+    """Check that ``x`` is one of ``options`` (the strings of a mode argument) and return it.
+
+    Raises
+    ------
+    ParameterError
+        ``"name: expected 'a', 'b' or 'c', got 'd'"``.
+    """
+    if x not in options:
+        said = [repr(o) for o in options]
+        listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
+        raise ParameterError(f"{name}: expected {listed}, got {x!r}")
+    return x
+
+
 def check_signal(x, name: str, *, min_length: int = 1, dtype=np.float64, allow_row: bool = False,
                  what: str = "1-d signal", fix: str = "") -> np.ndarray:
     """Check a one-channel signal and return it as a 1-d array of ``dtype``.
@@ -161,14 +176,23 @@ def check_signal(x, name: str, *, min_length: int = 1, dtype=np.float64, allow_r
     return arr
 
 
-def check_features(X, name: str = "X", *, fix: str = "interpolate or drop NaN/inf before learning") -> np.ndarray:
-    """Check a feature matrix and return it as float64, shape (T, p) (a 1-d ``X`` is one feature).
+def check_matrix(X, name: str, *, shape: str = "(T, p)", allow_1d: bool = True, finite: bool = True,
+                 axes: tuple = ("sample", "feature"), fix: str = "interpolate or drop NaN/inf first") -> np.ndarray:
+    """Check a non-empty 2-d array of numbers and return it as float64.
 
     Parameters
     ----------
     X : array_like, shape (T, p) or (T,)
     name : str
         The argument's name.
+    shape : str
+        The expected shape as said in the messages (``"(T, p)"``, ``"2-d (T frames, E events)"``).
+    allow_1d : bool
+        Take a 1-d ``X`` as one column.
+    finite : bool
+        Refuse NaN/inf (callers that check row by row in a kernel pass False).
+    axes : (str, str)
+        What a row and a column are, to name the first non-finite value.
     fix : str
         Said after a non-finite value.
 
@@ -180,23 +204,32 @@ def check_features(X, name: str = "X", *, fix: str = "interpolate or drop NaN/in
     Raises
     ------
     ParameterError
-        If ``X`` is not numeric, not 1-d/2-d, is empty, or holds NaN/inf (the first bad sample and column are
-        named).
+        Not numeric, not 2-d (or 1-d with ``allow_1d``), empty, or holding NaN/inf (the first is named).
     """
     try:
         arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name}: expected a (T, p) feature matrix of numbers, got {type(X).__name__}") from None
-    if arr.ndim == 1:
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"{name}: cannot convert {type(X).__name__} to a {shape} array of numbers ({exc})"
+                             ) from None
+    if allow_1d and arr.ndim == 1:
         arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ParameterError(f"{name}: expected a (T, p) feature matrix, got shape {arr.shape}")
-    if arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ParameterError(f"{name}: expected at least one sample and one feature, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ParameterError(f"{name}: expected a non-empty {shape} array, got shape {arr.shape}; it needs at "
+                             f"least one {axes[0]} and one {axes[1]}")
+    # min and max propagate NaN and show inf: no (T, p) temporary for large score matrices
+    if finite and not (np.isfinite(arr.min()) and np.isfinite(arr.max())):
         t, j = np.argwhere(~np.isfinite(arr))[0]
-        raise ParameterError(f"{name}: non-finite value {arr[t, j]} at sample {int(t)}, feature {int(j)}; {fix}")
+        raise ParameterError(f"{name}: contains NaN or infinite values (the first non-finite value, {arr[t, j]}, "
+                             f"at {axes[0]} {int(t)}, {axes[1]} {int(j)}); {fix}")
     return arr
+
+
+def check_features(X, name: str = "X", *, fix: str = "interpolate or drop NaN/inf before learning") -> np.ndarray:
+    """Check a feature matrix and return it as float64, shape (T, p) (a 1-d ``X`` is one feature).
+
+    :func:`check_matrix` with the features' wording; see there for the parameters, returns and errors.
+    """
+    return check_matrix(X, name, shape="(T, p) feature", fix=fix)
 
 
 def check_sample_rate(sr, name: str = "sr", *, min_val: int = 1, max_val: Optional[int] = None) -> int:

@@ -7,14 +7,16 @@ Every script runs offscreen (it sets ``QT_QPA_PLATFORM`` before Qt is imported) 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import pathlib
 import shutil
 import sys
+import tempfile
 
 from benchmarks._common import ROOT, pump
 
 __all__ = ["parser", "neuroblastoma", "neuroblastoma_project", "main_window", "wait", "retrain", "print_versions",
-           "save_grab"]
+           "save_grab", "finish", "scratch"]
 
 
 def parser(doc: str, out: pathlib.Path) -> argparse.ArgumentParser:
@@ -100,3 +102,23 @@ def save_grab(widget, out) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     widget.grab().save(str(out))
     print(f"wrote {out}")
+
+
+def finish(widget, out, *closing) -> None:
+    """The scripts' last step: :func:`save_grab` of ``widget`` to ``out``, then close ``closing`` in order.
+
+    ``closing`` holds what the script opened (dialogs, the window, the engine), innermost first.
+    """
+    save_grab(widget, out)
+    for thing in closing:
+        thing.close()
+
+
+@contextlib.contextmanager
+def scratch(prefix: str):
+    """A scratch folder (``pathlib.Path``) for the project and settings of one script, deleted at the end."""
+    work = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

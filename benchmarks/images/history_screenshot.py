@@ -12,14 +12,11 @@ history after the restore, the import step still selected. Runs offscreen.
 from __future__ import annotations
 
 import os
-import pathlib
-import shutil
 import sys
-import tempfile
 import time
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
-from benchmarks.images._shots import main_window, neuroblastoma, neuroblastoma_project, parser, save_grab, wait
+from benchmarks.images._shots import finish, main_window, neuroblastoma, neuroblastoma_project, parser, scratch, wait
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -33,8 +30,7 @@ def main(argv=None) -> int:
     from marginalia.engine import Engine
     from marginalia.types import RegionKind, RegionLabel
 
-    work = pathlib.Path(tempfile.mkdtemp(prefix="history-shot-"))
-    try:
+    with scratch("history-shot-") as work:
         t0 = time.perf_counter()
         path, labels = neuroblastoma_project(nb, work, author="expert")
         print(f"imported the profiles and {len(labels)} labels in {time.perf_counter() - t0:.1f} s")
@@ -59,12 +55,8 @@ def main(argv=None) -> int:
         dialog.select_step(imported.id)
         wait(app, timeout=1.0)
         print(f"labels now: {len(win.engine.labels())}; status: {win.statusBar().currentMessage()}")
-        save_grab(dialog, args.out)
-        dialog.close()
-        win.close()
+        finish(dialog, args.out, dialog, win)
         return 0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,21 +13,19 @@ Prints the versions listed, the stopping reading and the time of each step. Runs
 from __future__ import annotations
 
 import os
-import pathlib
-import shutil
 import sys
-import tempfile
 import time
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
 from benchmarks.images._shots import (
+    finish,
     main_window,
     neuroblastoma,
     neuroblastoma_project,
     parser,
     print_versions,
     retrain,
-    save_grab,
+    scratch,
     wait,
 )
 
@@ -44,8 +42,7 @@ def main(argv=None) -> int:
 
     from marginalia.engine import Engine
 
-    work = pathlib.Path(tempfile.mkdtemp(prefix="model-panel-shot-"))
-    try:
+    with scratch("model-panel-shot-") as work:
         path, labels = neuroblastoma_project(nb, work)
         print(f"imported {len(labels)} expert labels")
         app = themed_app()
@@ -85,10 +82,7 @@ def main(argv=None) -> int:
         print(f"retrain: {time.perf_counter() - t0:.1f} s; drawn stale: {win._drawn_stale}")
         print_versions(win.model_panel)
         print("reading:", win.model_panel.reading.text())
-        save_grab(win, args.out)
-        win.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        finish(win, args.out, win)
     return 0
 
 

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import sys
-import tempfile
 import time
 import warnings
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
-from benchmarks.images._shots import main_window, neuroblastoma, parser, print_versions, retrain, save_grab, wait
+from benchmarks.images._shots import finish, main_window, neuroblastoma, parser, print_versions, retrain, scratch, wait
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -47,8 +45,7 @@ def main(argv=None) -> int:
     from marginalia.engine import Engine
     from marginalia.models.files import save_model
 
-    work = pathlib.Path(tempfile.mkdtemp(prefix="prior-shot-"))
-    try:
+    with scratch("prior-shot-") as work:
         source, target = platforms(load(args.data))
         t0 = time.perf_counter()
         if args.source == "model":
@@ -95,10 +92,7 @@ def main(argv=None) -> int:
         print(f"coupled retrain: {time.perf_counter() - t0:.1f} s")
         print("prior:", panel.prior_label.text().replace("\n", " | "))
         print_versions(panel)
-        save_grab(win, args.out)
-        win.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        finish(win, args.out, win)
     return 0
 
 

@@ -23,12 +23,11 @@ import os
 import pathlib
 import shutil
 import sys
-import tempfile
 
 import numpy as np
 
 from benchmarks._common import ROOT, themed_app  # noqa: E402
-from benchmarks.images._shots import main_window, parser, save_grab, wait
+from benchmarks.images._shots import finish, main_window, parser, save_grab, scratch, wait
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -51,9 +50,8 @@ def main(argv=None) -> int:
     if len(perfs) != 2 or not ensure_fluidsynth(print):
         print(f"sync_screenshot: needs {args.piece} by {args.pianists} in {vienna} and fluidsynth", file=sys.stderr)
         return 1
-    work = pathlib.Path(tempfile.mkdtemp(prefix="sync-shot-"))
     app = themed_app()
-    try:
+    with scratch("sync-shot-") as work:
         wavs = {}
         for pianist, perf in perfs.items():
             wav = render(perf.midi, ROOT / "benchmarks" / "results" / "renders" / f"{perf.piece}_{pianist}.wav")
@@ -114,11 +112,7 @@ def main(argv=None) -> int:
         win.active_view().select_label(first.id)
         win.label_list.select_label(first.id)
         wait(app, None, 0.5)
-        save_grab(win, args.suggestions_out)
-        win.close()
-        engine.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        finish(win, args.suggestions_out, win, engine)
     return 0
 
 

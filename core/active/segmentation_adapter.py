@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import check_choice
 from ..decoders.segmentation import metric_transform
 from ..exceptions import ParameterError
 from ..metrics import RegionErrors, region_errors
@@ -180,8 +181,7 @@ def segmentation_part_scores(model, w, X, part: Part, labels, *, runner_up: str 
     the part). The worst proxy is the worse of "one segment" and "every
     sample a segment", within a factor 2 of the true worst cost.
     """
-    if runner_up not in ("count", "any"):
-        raise ParameterError(f"runner_up: expected 'count' or 'any', got {runner_up!r}")
+    check_choice(runner_up, "runner_up", ("count", "any"))
     if runner_up == "count":
         best, r, Z, pen, inside = _part_count_runner_up(model, w, X, part, labels, warm)
         T = Z.shape[0]

@@ -19,7 +19,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
-from ..checks import check_scalar, check_signal
+from ..checks import check_choice, check_scalar, check_signal
 from ..exceptions import NotFittedError, ParameterError
 
 __all__ = ["PenaltyIntervalRegression", "sequence_features"]
@@ -77,8 +77,7 @@ class PenaltyIntervalRegression:
     def _check_params(self):
         check_scalar(self.alpha, "alpha", float, min_val=0)
         check_scalar(self.margin, "margin", float, min_val=0)
-        if self.loss not in ("squared_hinge", "hinge"):
-            raise ParameterError(f"loss: expected 'squared_hinge' or 'hinge', got {self.loss!r}")
+        check_choice(self.loss, "loss", ("squared_hinge", "hinge"))
 
     @staticmethod
     def _check_F(F, name="F") -> np.ndarray:

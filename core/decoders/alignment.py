@@ -23,7 +23,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_choice, check_int, check_matrix, check_scalar
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import Alignment, AnchorLabel, EventSpanLabel
 from . import _alignment_kernels as _k
@@ -251,15 +251,9 @@ def _tightened_windows(cons: AlignmentConstraints, T: int, m: int):
 
 
 def _check_scores(S, check_finite=True) -> np.ndarray:
-    try:
-        S = np.ascontiguousarray(S, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"S: expected a (T, E) array of floats ({exc})") from None
-    if S.ndim != 2 or S.shape[0] < 1 or S.shape[1] < 1:
-        raise ParameterError(f"S: expected a non-empty 2-d array of shape (T frames, E events), got shape {S.shape}")
-    if check_finite and not _k.all_finite(S):
-        raise ParameterError("S: contains NaN or infinite values; scores must be finite")
-    return S
+    S = check_matrix(S, "S", shape="2-d (T frames, E events)", allow_1d=False, finite=check_finite,
+                     axes=("frame", "event"), fix="scores must be finite")
+    return np.ascontiguousarray(S)
 
 
 def _check_problem(S, min_frames, constraints):
@@ -422,8 +416,7 @@ def align_loss_augmented(S, truth: Alignment, *, loss: str = "hamming", loss_sca
     S, m, lo, hi = _check_problem(S, min_frames, constraints)
     T, E = S.shape
     truth = _check_alignment("truth", truth, T, E)
-    if loss not in _LOSSES:
-        raise ParameterError(f"loss: expected 'hamming' or 'onset', got {loss!r}")
+    check_choice(loss, "loss", tuple(_LOSSES))
     c = check_scalar(loss_scale, "loss_scale", float, min_val=0)
     ev = _frame_events(truth.onsets, T)
     mode = _LOSSES[loss]

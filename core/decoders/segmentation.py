@@ -36,7 +36,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_choice, check_int, check_matrix, check_scalar
 from ..exceptions import ParameterError
 from ..types import Segmentation, Sequence
 from . import _seg_penalized_kernel as _pk
@@ -44,6 +44,7 @@ from . import _seg_runner_up as _ru
 from . import _segmentation_kernels as _k
 from ._seg_fixed_k_bound import fixed_k_bounds
 from ._start_tree import BOUND_TOL, FANOUT, LEAF
+from .metric import metric_transform
 from .seg_constraints import SegmentConstraints
 
 __all__ = [
@@ -99,69 +100,7 @@ class LossAugmentedResult:
 
 
 def _as_matrix(X) -> np.ndarray:
-    if isinstance(X, Sequence):
-        X = X.values
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"X: cannot convert to a float array ({exc})") from None
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ParameterError(f"X: expected shape (T, p) or (T,), got shape {arr.shape}")
-    if arr.shape[0] < 1:
-        raise ParameterError(f"X: the sequence is empty (shape {arr.shape}); need at least one sample")
-    if arr.shape[1] < 1:
-        raise ParameterError(f"X: need at least one feature, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ParameterError(f"X: non-finite value {arr[bad[0], bad[1]]} at sample {bad[0]}, feature {bad[1]}; "
-                             "remove or interpolate NaN/inf first")
-    return arr
-
-
-def metric_transform(X, metric) -> np.ndarray:
-    """``X`` under a decoder metric: ``X * L`` for per-feature weights, ``X @ L.T`` for a map, ``X`` for None.
-
-    Parameters
-    ----------
-    X : array_like, shape (T, p) or (T,)
-    metric : None, array_like of shape (p,) or (q, p)
-
-    Returns
-    -------
-    ndarray, shape (T, p') -- a feature of weight 0 adds 0 to every cost, so it is left out (``p' <= p``), which
-    makes the prefix sums and kernels cheaper (the aCGH recipe's plain-logratio laws keep 1 of 6 features) and
-    changes no result; ``(T, q)`` for a map.
-
-    Raises
-    ------
-    ParameterError
-        A metric that is not finite numbers of one of those shapes.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    p = X.shape[1]
-    if metric is None:
-        return X
-    try:
-        L = np.asarray(metric, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"metric: cannot convert to a float array ({exc})") from None
-    if not np.all(np.isfinite(L)):
-        raise ParameterError("metric: contains NaN or inf")
-    if L.ndim == 1:
-        if L.shape[0] != p:
-            raise ParameterError(f"metric: a diagonal metric needs {p} weights (one per feature), got {L.shape[0]}")
-        used = np.flatnonzero(L)
-        return X[:, used] * L[used] if 0 < used.size < p else X * L
-    if L.ndim == 2:
-        if L.shape[1] != p or L.shape[0] < 1:
-            raise ParameterError(f"metric: expected a (q, {p}) matrix L (B = L^T L), got shape {L.shape}")
-        return X @ L.T
-    raise ParameterError(f"metric: expected None, a 1-d array of {p} weights or a (q, {p}) matrix, "
-                         f"got shape {L.shape}")
+    return check_matrix(X.values if isinstance(X, Sequence) else X, "X", fix="remove or interpolate NaN/inf first")
 
 
 def _transform(X: np.ndarray, metric) -> np.ndarray:
@@ -532,8 +471,7 @@ def segment_loss_augmented(X, penalty: float, truth, *, loss: str = "frobenius",
     """
     beta = check_scalar(penalty, "penalty", float, min_val=0)
     lam = check_scalar(loss_scale, "loss_scale", float, min_val=0)
-    if loss not in ("frobenius", "hamming"):
-        raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
+    check_choice(loss, "loss", ("frobenius", "hamming"))
     pb = _Problem(X, metric, min_size, constraints)
     T = pb.T
     truth = _check_segmentation(truth, T, "truth")

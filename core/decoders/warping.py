@@ -25,10 +25,11 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_int, check_matrix, check_scalar
 from ..exceptions import InfeasibleLabelsError, ParameterError
 from ..types import WarpAnchorLabel, Warping
 from . import _warping_kernels as _k
+from .metric import metric_transform
 
 __all__ = [
     "WarpingConstraints",
@@ -161,17 +162,7 @@ def anchor_cell(label, n_a: int, n_b: int) -> tuple:
 
 
 def _features(name, X) -> np.ndarray:
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"{name}: expected a (T, p) array of floats ({exc})") from None
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-        raise ParameterError(f"{name}: expected a non-empty (T, p) array, got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ParameterError(f"{name}: contains NaN or infinite values; features must be finite")
-    return np.ascontiguousarray(X)
+    return np.ascontiguousarray(check_matrix(X, name, fix="features must be finite"))
 
 
 def _transformed(A, B, metric):
@@ -181,20 +172,7 @@ def _transformed(A, B, metric):
     p = A.shape[1]
     if B.shape[1] != p:
         raise ParameterError(f"B: has {B.shape[1]} features per frame, expected {p} like A")
-    if metric is None:
-        return A, B
-    try:
-        L = np.asarray(metric, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"metric: expected None, weights of shape ({p},) or a matrix (q, {p})") from None
-    if not np.isfinite(L).all():
-        raise ParameterError("metric: contains NaN or infinite values")
-    if L.ndim == 1 and L.shape == (p,):
-        return np.ascontiguousarray(A * L), np.ascontiguousarray(B * L)
-    if L.ndim == 2 and L.shape[1] == p and L.shape[0] >= 1:
-        return np.ascontiguousarray(A @ L.T), np.ascontiguousarray(B @ L.T)
-    raise ParameterError(f"metric: expected None, weights of shape ({p},) or a matrix (q, {p}), "
-                         f"got shape {L.shape}")
+    return np.ascontiguousarray(metric_transform(A, metric)), np.ascontiguousarray(metric_transform(B, metric))
 
 
 def band_limits(n_a: int, n_b: int, band) -> tuple:
@@ -567,15 +545,9 @@ def dtw_from_cost(C, *, band=None, constraints: Optional[WarpingConstraints] = N
 
 
 def _cost_matrix(C):
-    try:
-        C = np.ascontiguousarray(C, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"C: expected a (TA, TB) array of floats ({exc})") from None
-    if C.ndim != 2 or C.shape[0] < 1 or C.shape[1] < 1:
-        raise ParameterError(f"C: expected a non-empty (TA, TB) cost matrix, got shape {C.shape}")
-    if not np.isfinite(C).all():
-        raise ParameterError("C: contains NaN or infinite values; costs must be finite")
-    return C
+    C = check_matrix(C, "C", shape="(TA, TB) cost", allow_1d=False, axes=("frame of A", "frame of B"),
+                     fix="costs must be finite")
+    return np.ascontiguousarray(C)
 
 
 def dtw_loss_augmented(A, B, truth: Warping, *, loss: str = "hamming", loss_scale: float = 1.0, metric=None,

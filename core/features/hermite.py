@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ..checks import check_signal
+from ..checks import check_choice, check_signal
 from ..exceptions import ParameterError
 
 __all__ = ["hermite_features", "hermite_values", "robust_noise_scale"]
@@ -76,8 +76,7 @@ def hermite_values(z, orders=(0, 1, 2, 3, 4), *, kind="function") -> np.ndarray:
     """
     z = check_signal(z, "z")
     orders = _check_orders(orders)
-    if kind not in ("function", "polynomial"):
-        raise ParameterError(f"kind: expected 'function' or 'polynomial', got {kind!r}")
+    check_choice(kind, "kind", ("function", "polynomial"))
     top = max(orders)
     # probabilists' recurrence He_{n+1} = z He_n - n He_{n-1}
     he = np.empty((top + 1, z.shape[0]))

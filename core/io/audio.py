@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import soundfile
 
-from ..checks import check_bool, check_int
+from ..checks import check_bool, check_choice, check_int
 from ..exceptions import DataFormatError, ParameterError
 from ._common import existing_file, output_file
 from .wav_header import declared_wav_frames, truncation_message
@@ -301,8 +301,7 @@ def write_wav(path, y, sr, *, subtype="PCM_16") -> None:
     """
     p = output_file(path)
     check_int(sr, "sr", min_val=1, max_val=MAX_SAMPLE_RATE, what="a sample rate in Hz")
-    if subtype not in ("PCM_16", "PCM_24", "FLOAT"):
-        raise ParameterError(f"subtype: expected 'PCM_16', 'PCM_24' or 'FLOAT', got {subtype!r}")
+    check_choice(subtype, "subtype", ("PCM_16", "PCM_24", "FLOAT"))
     try:
         a = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError):

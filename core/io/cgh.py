@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import check_choice
 from ..exceptions import DataFormatError, ParameterError
 from ..sanitize import csv_text_value
 from ..text import with_article
@@ -568,10 +569,8 @@ def read_annotations(path, sequences, *, unknown_sequences: str = "error", empty
         Unknown annotation word, ``min > max``, non-numeric bounds, a region that must hold a change but
         covers fewer than 2 probes, an unknown profile/chromosome.
     """
-    if unknown_sequences not in ("error", "warn", "skip"):
-        raise ParameterError(f"unknown_sequences: expected 'error', 'warn' or 'skip', got {unknown_sequences!r}")
-    if empty_regions not in ("error", "warn"):
-        raise ParameterError(f"empty_regions: expected 'error' or 'warn', got {empty_regions!r}")
+    check_choice(unknown_sequences, "unknown_sequences", ("error", "warn", "skip"))
+    check_choice(empty_regions, "empty_regions", ("error", "warn"))
     dropped, vacuous, unmatched, repeated, seen = [], [], {}, [], {}
     seqs = _check_sequences(sequences)
     by_name = {s.name: s for s in seqs}

@@ -24,6 +24,7 @@ import zipfile
 
 import numpy as np
 
+from ..checks import check_choice
 from ..exceptions import DataFormatError, DataWarning, ParameterError, require_extra
 from ..types import MidiScore
 from ._common import existing_file
@@ -165,8 +166,7 @@ def read_musicxml(path, *, repeats: str = "written") -> MidiScore:
         Not well-formed XML (the message names the line), a pitch, duration or ``<divisions>`` that is not one
         (named by part and measure), a file partitura cannot read, or a score without notes.
     """
-    if repeats not in ("written", "unfold"):
-        raise ParameterError(f"repeats: expected 'written' or 'unfold', got {repeats!r}")
+    check_choice(repeats, "repeats", ("written", "unfold"))
     p = existing_file(path)
     return _read_notation(p, repeats, "musicxml")
 
@@ -179,8 +179,7 @@ def read_notation(path, *, repeats: str = "written") -> MidiScore:
     An MEI file that is not well-formed XML is refused naming the line; anything partitura cannot read is
     refused naming the file (partitura's MEI and kern readers do not say the part or measure).
     """
-    if repeats not in ("written", "unfold"):
-        raise ParameterError(f"repeats: expected 'written' or 'unfold', got {repeats!r}")
+    check_choice(repeats, "repeats", ("written", "unfold"))
     p = existing_file(path)
     name = p.name.lower()
     kind = "mei" if name.endswith(".mei") else "kern" if name.endswith(".krn") else "musicxml"

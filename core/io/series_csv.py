@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..checks import check_choice
 from ..exceptions import DataFormatError, ParameterError
 from ..types import Sequence
 from . import _csvscan
@@ -232,8 +233,7 @@ def write_series(path, sequence, *, delimiter=",", time_name=None) -> None:
     p = output_file(path)
     if not isinstance(sequence, Sequence):
         raise ParameterError(f"sequence: expected a Sequence, got {type(sequence).__name__}")
-    if delimiter not in (",", "\t", ";"):
-        raise ParameterError(f"delimiter: expected ',', '\\t' or ';', got {delimiter!r}")
+    check_choice(delimiter, "delimiter", (",", "\t", ";"))
     if time_name is None:
         time_name = sequence.meta.get("time_column") or ("time_s" if sequence.units == "s" else "position")
     names = list(sequence.feature_names) or [f"x{j + 1}" for j in range(sequence.n_features)]

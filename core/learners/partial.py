@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_choice, check_int, check_scalar
 from ..exceptions import ParameterError
 from .ssvm import SSVM, check_training_set, decode_each
 
@@ -170,10 +170,8 @@ class PartialLabelSSVM:
         self.should_stop = should_stop
 
     def _check_params(self):
-        if self.strategy not in ("bridge", "complete"):
-            raise ParameterError(f"strategy: expected 'bridge' or 'complete', got {self.strategy!r}")
-        if self.inner not in ("bundle", "bcfw"):
-            raise ParameterError(f"inner: expected 'bundle' or 'bcfw', got {self.inner!r}")
+        check_choice(self.strategy, "strategy", ("bridge", "complete"))
+        check_choice(self.inner, "inner", ("bundle", "bcfw"))
         check_int(self.n_jobs, "n_jobs", min_val=1)
         check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         if not (0 < self.rho <= 1):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_choice, check_int, check_scalar
 from ..exceptions import NotFittedError, ParameterError
 from .ssvm import check_training_set
 
@@ -84,8 +84,7 @@ class StructuredPerceptron:
         self.n_jobs = n_jobs
 
     def _check_params(self):
-        if self.step not in ("pa", "perceptron"):
-            raise ParameterError(f"step: expected 'pa' or 'perceptron', got {self.step!r}")
+        check_choice(self.step, "step", ("pa", "perceptron"))
         check_scalar(self.learning_rate, "learning_rate", float, min_val=0, include_boundaries="neither")
         check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         check_int(self.max_iter, "max_iter", min_val=1)

@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_choice, check_int, check_scalar
 from ..exceptions import NotFittedError, ParameterError
 
 __all__ = ["SSVM", "check_training_set", "decode_each", "unit_step_root"]
@@ -145,8 +145,7 @@ class SSVM:
         check_scalar(self.C, "C", float, min_val=0, include_boundaries="neither")
         check_int(self.max_iter, "max_iter", min_val=1)
         check_scalar(self.tol, "tol", float, min_val=0)
-        if self.center not in ("zero", "initial"):
-            raise ParameterError(f"center: expected 'zero' or 'initial', got {self.center!r}")
+        check_choice(self.center, "center", ("zero", "initial"))
         check_int(self.n_jobs, "n_jobs", min_val=1)
 
     def fit(self, Xs, Ys):

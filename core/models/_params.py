@@ -29,3 +29,16 @@ def check_param_vector(w, n_params: int, name: str = "w") -> np.ndarray:
     if not np.all(np.isfinite(w)):
         raise ParameterError(f"{name}: contains NaN or inf; the learner diverged or was given bad features")
     return w
+
+
+def n_features_of(model, n_features=None, *, first: str = "initial_w(Xs)") -> int:
+    """``n_features`` when given, else the ``n_features_`` ``model`` learned, else a ParameterError.
+
+    ``first`` names the call that sets ``n_features_``, for the message.
+    """
+    if n_features is not None:
+        return int(n_features)
+    if not hasattr(model, "n_features_"):
+        raise ParameterError(f"{type(model).__name__}: number of features unknown; call {first} first")
+    return model.n_features_
+

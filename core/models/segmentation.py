@@ -28,10 +28,11 @@ from typing import Optional
 
 import numpy as np
 
+from ..checks import check_choice
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
 from ..types import BoundaryLabel, RegionLabel, Segmentation
-from ._params import check_param_vector
+from ._params import check_param_vector, n_features_of
 from ._violation_dp import violation_dp
 
 __all__ = ["SegmentationModel", "PenaltyScaledModel", "PartialTarget", "label_violations", "label_change_errors",
@@ -184,16 +185,12 @@ class SegmentationModel:
 
     def __init__(self, metric="diagonal", loss="frobenius", partial_loss="violations", min_size=1,
                  penalty_per="log_length"):
-        if metric not in ("diagonal", "full"):
-            raise ParameterError(f"metric: expected 'diagonal' or 'full', got {metric!r}")
-        if loss not in ("frobenius", "hamming"):
-            raise ParameterError(f"loss: expected 'frobenius' or 'hamming', got {loss!r}")
-        if partial_loss not in ("violations", "counts", "completion"):
-            raise ParameterError(f"partial_loss: expected 'violations', 'counts' or 'completion', got {partial_loss!r}")
+        check_choice(metric, "metric", ("diagonal", "full"))
+        check_choice(loss, "loss", ("frobenius", "hamming"))
+        check_choice(partial_loss, "partial_loss", ("violations", "counts", "completion"))
         if int(min_size) < 1 or int(min_size) != min_size:
             raise ParameterError(f"min_size: expected a positive integer, got {min_size!r}")
-        if penalty_per not in ("log_length", "constant"):
-            raise ParameterError(f"penalty_per: expected 'log_length' or 'constant', got {penalty_per!r}")
+        check_choice(penalty_per, "penalty_per", ("log_length", "constant"))
         self.penalty_per = penalty_per
         self.metric = metric
         self.loss_name = loss
@@ -227,11 +224,7 @@ class SegmentationModel:
         return p + 1 if self.metric == "diagonal" else p * p + 1
 
     def _p(self, n_features=None) -> int:
-        if n_features is not None:
-            return int(n_features)
-        if not hasattr(self, "n_features_"):
-            raise ParameterError("SegmentationModel: number of features unknown; call initial_w(Xs) first")
-        return self.n_features_
+        return n_features_of(self, n_features)
 
     def _check_X(self, X, name="X") -> np.ndarray:
         X = check_features(X, name)

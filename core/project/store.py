@@ -38,7 +38,7 @@ from typing import Optional
 
 from .._version import library_version
 from ..atomic import folder_writable
-from ..checks import check_int
+from ..checks import check_choice, check_int
 from ..exceptions import (
     NotAProjectError,
     ParameterError,
@@ -576,8 +576,7 @@ class ProjectStore:
         """
         edits = list(edits)
         for op, *_ in edits:
-            if op not in ("add", "change", "delete", "item"):
-                raise ParameterError(f"op: expected 'add', 'change', 'delete' or 'item', got {op!r}")
+            check_choice(op, "op", ("add", "change", "delete", "item"))
         if not edits:
             return []
         what = f"{edits[0][0]} label {edits[0][1]}" if len(edits) == 1 else f"edit {len(edits)} labels"

@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import check_bool, check_int, check_scalar
+from ..checks import check_bool, check_choice, check_int, check_scalar
 from ..exceptions import InfeasibleLabelsError, NotFittedError, ParameterError
 from ..models._params import check_param_vector, init_params
 from ..types import Warping
@@ -328,10 +328,8 @@ class SyncAligner:
             check_int(getattr(self, name), name, min_val=1)
         for name in ("corridor_s", "C"):
             check_scalar(getattr(self, name), name, float, min_val=0, include_boundaries="neither")
-        if self.metric not in ("tied", "diagonal"):
-            raise ParameterError(f"metric: expected 'tied' or 'diagonal', got {self.metric!r}")
-        if self.loss not in ("hamming", "area"):
-            raise ParameterError(f"loss: expected 'hamming' or 'area', got {self.loss!r}")
+        check_choice(self.metric, "metric", ("tied", "diagonal"))
+        check_choice(self.loss, "loss", ("hamming", "area"))
         if self.band is not None:
             from ..decoders.warping import band_limits
             band_limits(2, 2, self.band)

@@ -33,10 +33,10 @@ import math
 import numba
 import numpy as np
 
-from ..checks import check_int, check_scalar
+from ..checks import check_choice, check_int, check_scalar
 from ..exceptions import ParameterError
 from ..features.standardize import check_features
-from ..models._params import check_param_vector
+from ..models._params import check_param_vector, n_features_of
 from ..models.segmentation import PartialTarget
 from ..types import WarpAnchorLabel, Warping
 
@@ -137,14 +137,11 @@ class WarpingModel:
     task = "warping"
 
     def __init__(self, metric="diagonal", loss="hamming", band=None, partial_loss="violations"):
-        if metric not in ("diagonal", "full"):
-            raise ParameterError(f"metric: expected 'diagonal' or 'full', got {metric!r}")
-        if loss not in ("hamming", "area"):
-            raise ParameterError(f"loss: expected 'hamming' or 'area', got {loss!r}")
+        check_choice(metric, "metric", ("diagonal", "full"))
+        check_choice(loss, "loss", ("hamming", "area"))
         if band is not None:
             _dec().band_limits(2, 2, band)  # validates the type and range of band
-        if partial_loss not in ("violations", "completion"):
-            raise ParameterError(f"partial_loss: expected 'violations' or 'completion', got {partial_loss!r}")
+        check_choice(partial_loss, "partial_loss", ("violations", "completion"))
         self.metric = metric
         self.loss_name = loss
         self.band = band
@@ -167,11 +164,7 @@ class WarpingModel:
         return self.loss_name == "hamming"
 
     def _p(self, n_features=None) -> int:
-        if n_features is not None:
-            return int(n_features)
-        if not hasattr(self, "n_features_"):
-            raise ParameterError("WarpingModel: number of features unknown; call initial_w(items) first")
-        return self.n_features_
+        return n_features_of(self, n_features, first="initial_w(items)")
 
     def n_params(self, n_features=None) -> int:
         """Length of ``w``: ``p`` (diagonal) or ``p²`` (full)."""

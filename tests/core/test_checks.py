@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from marginalia.checks import (
     check_audio,
     check_bool,
+    check_choice,
     check_int,
     check_sample_rate,
     check_scalar,
@@ -92,3 +93,12 @@ def test_audio_checks():
         check_sample_rate(22050.5, min_val=4000, max_val=384000)
     with pytest.raises(ParameterError, match="sr: expected an integer sample rate in Hz >= 1, got True"):
         check_sample_rate(True)
+
+
+def test_check_choice_names_every_option():
+    assert check_choice("warn", "mode", ("error", "warn")) == "warn"
+    with pytest.raises(ParameterError, match=r"^mode: expected 'error', 'warn' or 'skip', got 'Warn'$"):
+        check_choice("Warn", "mode", ("error", "warn", "skip"))
+    with pytest.raises(ParameterError, match=r"^sep: expected ',' or '\\t', got ';'$"):
+        check_choice(";", "sep", (",", "\t"))
+

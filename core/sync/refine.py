@@ -68,12 +68,14 @@ class TimeRefiner:
         out = np.full(tr.size, np.nan)
         if tr.size == 0 or A.shape[0] == 0 or B.shape[0] == 0:
             return out
+        # times outside either recording stay where the path put them
+        inside = (i >= 0) & (i < A.shape[0]) & (j >= 0) & (j < B.shape[0])
         # zero-padded so that every window is whole
         pad = H + S + 1
         Ap = np.vstack([np.zeros((pad, A.shape[1])), A, np.zeros((pad, A.shape[1]))])
         Bp = np.vstack([np.zeros((pad, B.shape[1])), B, np.zeros((pad, B.shape[1]))])
-        i = np.clip(i, -pad + H, A.shape[0] - 1 + pad - H) + pad
-        j = np.clip(j, -pad + H + S, B.shape[0] - 1 + pad - H - S) + pad
+        i = np.clip(i, 0, A.shape[0] - 1) + pad
+        j = np.clip(j, 0, B.shape[0] - 1) + pad
         ka = np.arange(-H, H + 1)
         kb = np.arange(-H - S, H + S + 1)
         for s0 in range(0, tr.size, _CHUNK):
@@ -95,6 +97,7 @@ class TimeRefiner:
                 frac[r[ok]] = 0.5 * (y0[ok] - y2[ok]) / den[ok]
             shift = (best - S + frac) * fb
             out[sl] = np.where(top > 0, shift, np.nan)
+        out[~inside] = np.nan
         return out
 
     def __call__(self, reference_times_s, target_times_s) -> np.ndarray:

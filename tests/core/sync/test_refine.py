@@ -71,6 +71,10 @@ def test_times_whose_windows_hold_no_attack_stay_where_the_path_put_them():
     # attacks in other pitch classes do not correlate either
     C = impulses(200, [(22, 5, 1.0)])
     np.testing.assert_array_equal(refiner(A, C)(np.array([0.2]), np.array([0.2])), [0.2])
+    # nor do times past the end of a recording, whatever the attacks near its end
+    D = impulses(30, [(28, 0, 1.0)])
+    E = impulses(30, [(29, 0, 1.0)])
+    np.testing.assert_array_equal(refiner(D, E)(np.array([0.29, 0.5]), np.array([0.31, 0.5])), [0.31, 0.5])
 
 
 def test_no_time_moves_further_than_the_search():

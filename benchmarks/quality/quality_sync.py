@@ -17,6 +17,8 @@ Methods (same files, same run):
 * ``ours learned`` -- :class:`marginalia.SyncAligner` with the metric learned (Frank-Wolfe, Hamming
   loss) on the pairs of the OTHER pieces played by the ``--train-pair`` pianists (leave one piece out);
 * ``ours Euclidean`` -- the same aligner, unlearned metric (all descriptors weighted 1);
+* ``ours learned, unrefined`` and ``ours Euclidean, unrefined`` -- the same paths with the carried times
+  left where the path puts them (no refinement on the target's attacks, :mod:`marginalia.sync.refine`);
 * ``ours learned + k anchors`` -- k true (reference, target) onset pairs evenly spread as anchors;
   errors over the other notes;
 * ``ours learned from its k anchors + them`` -- what the app's "Learn the metric" does with a pair's k
@@ -240,7 +242,7 @@ def main(argv=None):
     if args.long_only:
         print(json.dumps(long_pair(args)))
         return
-    from marginalia.sync import SyncAligner
+    from marginalia.sync import SyncAligner, SyncResult
     from marginalia.sync.anchors import fit_from_anchors
     root = Path(args.data) / "alignment" / "vienna4x22"
     pieces = [p for p in args.pieces.split(",") if p]
@@ -271,7 +273,8 @@ def main(argv=None):
 
     event_errors = {name: [] for name in ("ours learned", "ours Euclidean", "librosa chroma DTW",
                                           "Sync Toolbox MrMsDTW")}
-    errors = {name: [] for name in ("ours learned", "ours Euclidean", "librosa chroma DTW", "Sync Toolbox MrMsDTW",
+    errors = {name: [] for name in ("ours learned", "ours Euclidean", "ours learned, unrefined",
+                                    "ours Euclidean, unrefined", "librosa chroma DTW", "Sync Toolbox MrMsDTW",
                                     "ours learned + 5 anchors",
                                     "ours learned + 20 anchors", "ours Euclidean + 5 anchors",
                                     "ours Euclidean + 20 anchors", "ours learned from its 5 anchors + them",
@@ -292,6 +295,11 @@ def main(argv=None):
         m_ev = matched(root, piece, ref_p, tgt_p, events=True)
         per_piece[piece] = {}
         for name, aligner in (("ours learned", learned), ("ours Euclidean", euclid)):
+            unrefined = aligner.predict(fa, fb, runner_up=False)
+            e = SyncResult(unrefined.warping, unrefined.reference_times_s, unrefined.target_times_s,
+                           unrefined.cost).map_times(m[:, 0]) - m[:, 1]
+            errors[f"{name}, unrefined"].append(e)
+            per_piece[piece][f"{name}, unrefined"] = summary(e)
             for k in (0, 5, 20):
                 anchors, keep = anchor_split(m, k)
                 t0 = time.time()

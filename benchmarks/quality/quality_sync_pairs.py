@@ -24,7 +24,8 @@ from benchmarks._common import ROOT, result_row, write_rows
 
 RESULTS = ROOT / "benchmarks" / "results"
 PAIRS = "p05:p06,p07:p08,p09:p10,p11:p12,p13:p14"
-METHODS = ("ours learned", "ours Euclidean", "librosa chroma DTW", "Sync Toolbox MrMsDTW")
+METHODS = ("ours learned", "ours Euclidean", "ours learned, unrefined", "ours Euclidean, unrefined",
+           "librosa chroma DTW", "Sync Toolbox MrMsDTW")
 
 
 def pair_file(pair: str):
@@ -48,12 +49,12 @@ def main(argv=None):
         if not path.is_file():
             raise SystemExit(f"{path}: missing; run without --summary-only first")
         totals[pair] = json.loads(path.read_text())["totals"]
-    print(f"\n{'pair':9s} {'method':22s} {'median ms':>9s} {'<=50 ms %':>9s} {'worst s':>8s} {'notes':>6s}")
+    print(f"\n{'pair':9s} {'method':26s} {'median ms':>9s} {'<=50 ms %':>9s} {'worst s':>8s} {'notes':>6s}")
     for pair, t in totals.items():
         for m in METHODS:
             if m in t:
                 s = t[m]
-                print(f"{pair:9s} {m:22s} {s['median_ms']:9.1f} {s['within_50ms_pct']:9.1f} {s['worst_s']:8.2f} "
+                print(f"{pair:9s} {m:26s} {s['median_ms']:9.1f} {s['within_50ms_pct']:9.1f} {s['worst_s']:8.2f} "
                       f"{s['n']:6d}")
     rows = []
     spread = {}

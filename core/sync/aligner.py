@@ -94,6 +94,9 @@ class SyncResult:
     question_s : tuple of float or None
         ``(reference_s, target_s)`` of the first cell where the runner-up leaves the path: where an
         anchor would tell the two apart.
+    refiner : TimeRefiner or None
+        Moves the times :meth:`map_times` reads off the path onto the target's matching attacks
+        (:mod:`marginalia.sync.refine`); None: the path's times as they are.
     """
 
     warping: Warping
@@ -102,6 +105,7 @@ class SyncResult:
     cost: float
     margin: Optional[float] = None
     question_s: Optional[tuple] = None
+    refiner: Optional[object] = None
 
     def _curve(self):
         ref = self.reference_times_s
@@ -112,7 +116,11 @@ class SyncResult:
         return u, np.maximum.accumulate(mean)
 
     def map_times(self, reference_times_s) -> np.ndarray:
-        """Target times (s) of reference times (s), interpolated along the path, shape like the input."""
+        """Target times (s) of reference times (s), shape like the input.
+
+        Interpolated along the path, then (with a :attr:`refiner`) moved onto the target's attacks
+        that match the reference's around each time, and kept monotone in reference time.
+        """
         t = np.asarray(reference_times_s, dtype=np.float64)
         if not np.all(np.isfinite(t)):
             raise ParameterError("reference_times_s: contains NaN or infinite values")
@@ -124,7 +132,8 @@ class SyncResult:
         lo, hi = t < u[0], t > u[-1]
         out[lo] = mean[0] + (t[lo] - u[0]) * (mean[1] - mean[0]) / (u[1] - u[0])
         out[hi] = mean[-1] + (t[hi] - u[-1]) * (mean[-1] - mean[-2]) / (u[-1] - u[-2])
-        return np.maximum(out, 0.0)
+        out = np.maximum(out, 0.0)
+        return out if self.refiner is None else self.refiner(t, out)
 
     def table(self) -> np.ndarray:
         """``(reference_time_s, target_time_s)`` of every cell of the path, shape (L, 2)."""
@@ -291,6 +300,12 @@ class SyncAligner:
         descriptors).
     runner_up : bool, default True
         Also find the cheapest different path (its margin and where it leaves the best one).
+    refine_s : float, default 0.06
+        Carried times move by up to this much (s) onto the target's attacks that match the
+        reference's over ``refine_window_s`` either side (:mod:`marginalia.sync.refine`; "aligner"
+        features only); 0 leaves them on the path.
+    refine_window_s : float, default 0.035
+        Half-width (s) of the attack pattern compared (3 frames of 11.6 ms).
 
     Attributes
     ----------
@@ -303,7 +318,8 @@ class SyncAligner:
     task = "sync"
 
     def __init__(self, features="aligner", coarse=2, band=None, max_cells=40_000_000, pyramid=8, corridor_s=1.0,
-                 metric="tied", loss="hamming", C=1.0, max_iter=100, train_pool=4, runner_up=True):
+                 metric="tied", loss="hamming", C=1.0, max_iter=100, train_pool=4, runner_up=True, refine_s=0.06,
+                 refine_window_s=0.035):
         self.features = features
         self.coarse = coarse
         self.band = band
@@ -316,6 +332,8 @@ class SyncAligner:
         self.max_iter = max_iter
         self.train_pool = train_pool
         self.runner_up = runner_up
+        self.refine_s = refine_s
+        self.refine_window_s = refine_window_s
 
     # ---------------------------------------------------------- parameters
     def get_params(self) -> dict:
@@ -326,8 +344,9 @@ class SyncAligner:
             raise ParameterError(f"features: expected one of {sorted(SYNC_FEATURES)}, got {self.features!r}")
         for name in ("coarse", "max_cells", "pyramid", "max_iter", "train_pool"):
             check_int(getattr(self, name), name, min_val=1)
-        for name in ("corridor_s", "C"):
+        for name in ("corridor_s", "C", "refine_window_s"):
             check_scalar(getattr(self, name), name, float, min_val=0, include_boundaries="neither")
+        check_scalar(self.refine_s, "refine_s", float, min_val=0, include_boundaries="left")
         check_choice(self.metric, "metric", ("tied", "diagonal"))
         check_choice(self.loss, "loss", ("hamming", "area"))
         if self.band is not None:
@@ -482,7 +501,17 @@ class SyncAligner:
             if off is not None:
                 question = (float(fa.times()[off[0]]), float(fb.times()[off[1]]))
         return SyncResult(best.warping, fa.times()[path[:, 0]], fb.times()[path[:, 1]], float(best.cost),
-                          margin, question)
+                          margin, question, self._refiner(fa, fb))
+
+    def _refiner(self, fa: SyncFeatures, fb: SyncFeatures):
+        """The :class:`TimeRefiner` of a pair, or None (no refinement, or no onset descriptors)."""
+        from .refine import TimeRefiner, attacks
+        search = int(round(float(self.refine_s) / fb.frame_s))
+        if self.features != "aligner" or search < 1:
+            return None
+        half = max(1, int(round(float(self.refine_window_s) / fa.frame_s)))
+        return TimeRefiner(attacks(fa.X[:, 12:24]), attacks(fb.X[:, 12:24]), (fa.offset_s, fa.frame_s),
+                           (fb.offset_s, fb.frame_s), half, search)
 
     def question(self, reference, target, *, anchors=None, separation_s=0.25, max_cells=2_000_000):
         """The anchor that would change the path the most: where the best path and its runner-up part most.

@@ -27,13 +27,18 @@ class UndoMachine(RuleBasedStateMachine):
         self.undo_stack, self.redo_stack = [], []
         self.clock = 0
 
-    def _edit(self, *pairs):
-        for before, after in pairs:
+    def _apply(self, pairs, *, backwards=False):
+        """Set the model's labels to each pair's ``after`` (``before`` going backwards; None deletes)."""
+        for before, after in (reversed(pairs) if backwards else pairs):
             lid = (after or before).id
-            if after is None:
+            state = before if backwards else after
+            if state is None:
                 del self.model[lid]
             else:
-                self.model[lid] = after
+                self.model[lid] = state
+
+    def _edit(self, *pairs):
+        self._apply(pairs)
         self.undo_stack.append(list(pairs))
         self.redo_stack.clear()
 
@@ -85,12 +90,7 @@ class UndoMachine(RuleBasedStateMachine):
         assert done == bool(self.undo_stack)
         if done:
             step = self.undo_stack.pop()
-            for before, after in reversed(step):
-                lid = (after or before).id
-                if before is None:
-                    del self.model[lid]
-                else:
-                    self.model[lid] = before
+            self._apply(step, backwards=True)
             self.redo_stack.append(step)
 
     @rule()
@@ -99,12 +99,7 @@ class UndoMachine(RuleBasedStateMachine):
         assert done == bool(self.redo_stack)
         if done:
             step = self.redo_stack.pop()
-            for before, after in step:
-                lid = (after or before).id
-                if after is None:
-                    del self.model[lid]
-                else:
-                    self.model[lid] = after
+            self._apply(step)
             self.undo_stack.append(step)
 
     @precondition(lambda self: len(self.items) > 1)

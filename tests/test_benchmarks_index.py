@@ -35,3 +35,21 @@ def test_every_benchmark_the_repository_names_exists():
             if not (ROOT / file).is_file():
                 missing.append(f"{path.relative_to(ROOT)}: {file}")
     assert missing == []
+
+
+def test_every_option_the_repository_gives_a_benchmark_is_one_it_accepts():
+    """A page that shows ``python -m benchmarks.x --flag`` must name a flag the script declares: a renamed or
+    dropped option would make the documented command stop with a usage error."""
+    unknown = []
+    for text in TEXTS:
+        path = ROOT / text
+        content = path.read_text(encoding="utf-8")
+        for module, arguments in re.findall(r"python -m (benchmarks(?:\.\w+)+)([^`|)\n]*)", content):
+            script = ROOT / (module.replace(".", "/") + ".py")
+            if not script.is_file():
+                continue  # reported by the test above
+            source = script.read_text(encoding="utf-8")
+            for flag in re.findall(r"(?<![\w-])--[a-z][\w-]*", arguments):
+                if flag != "--help" and f'"{flag}"' not in source:
+                    unknown.append(f"{path.relative_to(ROOT)}: {module} {flag}")
+    assert unknown == []

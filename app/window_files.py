@@ -27,6 +27,7 @@ EXPORT_KINDS = {
     "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
     "bundle": ("dataset bundle: every label, features and models (folder)", "dir", ""),
     "cgh-model": ("aCGH model for marginalia-cli (predict, evaluate, batch)", "file", "cgh.model"),
+    "sync-model": ("sync metric for marginalia-cli (sync and carry --model)", "file", "sync.model"),
 }
 IMPORT_LABEL_KINDS = {
     "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",

@@ -1019,6 +1019,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
                                          f"{picked['fitted_from']}) as {new_id[:12]}: later comparisons and carries "
                                          f"use it{back}", 20000)
             self._versions_timer.start()
+            self.resync_dialog()         # an open compare dialog redraws its path with the restored metric
             return
         self.statusBar().showMessage(f"Reverted to model {chosen[:12]} (fitted on {picked['n_labels']} labels) as "
                                      f"{new_id[:12]}{back}", 20000)
@@ -1043,6 +1044,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
                                              f"{info['fitted_from']}): later comparisons and carries use it; "
                                              "Model \u25b8 Model versions to go back", 20000)
                 self._versions_timer.start()
+                self.resync_dialog()
                 return
             if info.get("rho") is None:     # an aligner: a retrain fits from its scorers and towards them
                 then = "a retrain starts from its scorers"

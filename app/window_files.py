@@ -381,6 +381,7 @@ class ProjectFilesMixin:
             self.last_io_result = labels
             self._refresh_labels()
             self.refresh_items()
+            self.resync_dialog()         # a bundle's sync anchors: an open compare dialog's path follows
             if notes:   # rows skipped on the way (unknown profiles, repeated rows, regions without probes)
                 self.last_error_dialog = errors.show_notice(
                     self, f"Imported {len(labels)} label(s), skipping some rows", "\n\n".join(notes))

@@ -1,5 +1,5 @@
 """Model ▸ Model versions lists the sync metric's versions and restores one; File ▸ Export ▸ sync metric writes it
-and Model ▸ Start from… reads it back as a new version."""
+and Model ▸ Start from… reads it back as a new version; a bundle's sync anchors reach an open compare dialog."""
 
 import os
 
@@ -91,3 +91,22 @@ def test_the_sync_metric_is_exported_and_read_back_as_a_new_version(qtbot, learn
     qtbot.waitUntil(lambda: any("read from the model file sync.model" in r[2]
                                 for r in win.model_panel.version_rows()), timeout=20000)
     win.model_panel.grab().save(str(tmp_path / "panel.png"))
+
+
+@pytest.mark.slow
+def test_a_bundle_imported_while_the_compare_dialog_is_open_redraws_its_path_through_the_anchors(qtbot, takes_window,
+                                                                                                tmp_path):
+    from tests.app.test_sync_anchors_gui import _compare, _settled
+    win, ids, onsets = takes_window
+    eng = win.engine
+    anchor = eng.add_sync_anchor(ids["a"], ids["b"], 2.0, 2.9)
+    eng.export("bundle", tmp_path / "bundle")
+    eng.delete_sync_anchors([anchor.id])
+    dialog = _compare(qtbot, win, ids)
+    assert dialog.anchors == []
+    win.last_io_result = None
+    win.import_labels_from("bundle", str(tmp_path / "bundle"))
+    qtbot.waitUntil(lambda: win.last_io_result is not None, timeout=60000)
+    _settled(qtbot, win, dialog, 1)
+    assert [(a.reference_s, a.target_s) for a in dialog.anchors] == [(2.0, 2.9)]
+    assert "passes through 1 sync anchor" in dialog.summary.text()

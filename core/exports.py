@@ -264,7 +264,7 @@ def _bundle_sync_anchors(engine, data: dict, here: dict, where: str) -> list:
     import warnings
 
     from .exceptions import DataFormatError
-    from .sync.anchors import crossed_anchor, pair_anchors, past_end, recording_duration
+    from .sync.anchors import find_crossing, pair_anchors, past_end, recording_duration
     entries = data.get("sync_anchors", [])
     if not entries:
         return []
@@ -277,7 +277,7 @@ def _bundle_sync_anchors(engine, data: dict, here: dict, where: str) -> list:
             durations[item_id] = recording_duration(engine, item_id)
         return durations[item_id]
 
-    out, skipped, place = [], 0, {}
+    by_pair, skipped = {}, 0
     for k, raw in enumerate(entries):
         field = f"bundle manifest field 'sync_anchors[{k}]'"
         ref, tgt = (bundle_items[raw[key]] for key in ("reference_item", "target_item"))
@@ -295,21 +295,27 @@ def _bundle_sync_anchors(engine, data: dict, here: dict, where: str) -> list:
             item_id, t, end = late
             raise DataFormatError(f"{field}: {t:.3f} s lies past the end of {names[item_id][:60]} ({end:.3f} s); "
                                   "correct the time or remove the anchor", path=where)
-        seen = [a if a.item_id == ref_id else a.flipped() for a in out
-                if {a.item_id, a.target_id} == {ref_id, tgt_id}]
-        other = crossed_anchor(anchor, seen)
-        if other is not None:
-            raise DataFormatError(f"{field}: {_shown(anchor)} crosses 'sync_anchors[{place[other.id]}]' "
-                                  f"({_shown(other)}) between {names[ref_id][:60]} and {names[tgt_id][:60]}: "
-                                  "the music cannot go both ways; correct or remove one of them", path=where)
-        other = crossed_anchor(anchor, pair_anchors(engine, ref_id, tgt_id))
-        if other is not None:
-            raise DataFormatError(f"{field}: {_shown(anchor)} crosses the project's anchor {_shown(other)} between "
-                                  f"{names[ref_id][:60]} and {names[tgt_id][:60]}: the music cannot go both ways; "
-                                  "remove one of them (in the bundle, or in View \u25b8 Compare with another "
-                                  "recording)", path=where)
-        place[anchor.id] = k
-        out.append(anchor)
+        by_pair.setdefault(tuple(sorted((ref_id, tgt_id))), []).append((k, anchor))
+    out = []
+    for (a, b), listed in by_pair.items():
+        # the bundle's anchors of the pair and the project's, seen from a: no two may cross
+        seen = [(k, x if x.item_id == a else x.flipped()) for k, x in listed]
+        seen += [(None, x) for x in pair_anchors(engine, a, b)]
+        crossing = find_crossing([(x.reference_s, x.target_s) for _, x in seen])
+        if crossing is not None:
+            (k1, x1), (k2, x2) = sorted((seen[i] for i in crossing), key=lambda kx: (kx[0] is None, -(kx[0] or 0)))
+            x1 = dict(listed)[k1]                       # as the bundle lists it, and the other seen from its side
+            x2 = x2 if x2.item_id == x1.item_id else x2.flipped()
+            between = f"between {names[x1.item_id][:60]} and {names[x1.target_id][:60]}"
+            if k2 is None:
+                raise DataFormatError(f"bundle manifest field 'sync_anchors[{k1}]': {_shown(x1)} crosses the "
+                                      f"project's anchor {_shown(x2)} {between}: the music cannot go both ways; "
+                                      "remove one of them (in the bundle, or in View \u25b8 Compare with another "
+                                      "recording)", path=where)
+            raise DataFormatError(f"bundle manifest field 'sync_anchors[{k1}]': {_shown(x1)} crosses "
+                                  f"'sync_anchors[{k2}]' ({_shown(x2)}) {between}: the music cannot go both ways; "
+                                  "correct or remove one of them", path=where)
+        out += [x for _, x in listed]
     if skipped:
         warnings.warn(f"{where}: skipped {skipped} sync anchor(s) between recordings this project does not have; "
                       "import those recordings first", UserWarning, stacklevel=4)

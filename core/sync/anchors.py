@@ -35,10 +35,10 @@ import numpy as np
 from ..exceptions import CancelledError, InfeasibleLabelsError, ParameterError, UsageError
 from ..types import AnchorLabel, SyncAnchorLabel
 
-__all__ = ["SyncMetricReport", "pair_anchors", "anchor_times", "past_end", "crossed_anchor", "recording_duration",
-           "add_anchor", "move_anchor", "delete_anchors", "anchored_truth", "fit_from_anchors", "project_aligner",
-           "sync_model_id", "sync_versions", "fitted_from", "sync_model_writer", "import_sync_model",
-           "learn_sync_metric", "SYNC_MODEL_TASK", "SYNC_MODEL_ROLE", "LATENT_ROUNDS"]
+__all__ = ["SyncMetricReport", "pair_anchors", "anchor_times", "past_end", "crossed_anchor", "find_crossing",
+           "recording_duration", "add_anchor", "move_anchor", "delete_anchors", "anchored_truth", "fit_from_anchors",
+           "project_aligner", "sync_model_id", "sync_versions", "fitted_from", "sync_model_writer",
+           "import_sync_model", "learn_sync_metric", "SYNC_MODEL_TASK", "SYNC_MODEL_ROLE", "LATENT_ROUNDS"]
 
 #: the store's task of a project's sync model, and the role that tells it from other models of that task
 SYNC_MODEL_TASK = "warping"
@@ -101,6 +101,35 @@ def crossed_anchor(anchor: SyncAnchorLabel, others) -> Optional[SyncAnchorLabel]
         if other.id != anchor.id and (anchor.reference_s - other.reference_s) * (anchor.target_s - other.target_s) < 0:
             return other
     return None
+
+
+def find_crossing(times) -> Optional[tuple]:
+    """Two anchors of one pair that cross, found in ``O(K log K)`` (a file may list many anchors).
+
+    Parameters
+    ----------
+    times : array_like, shape (K, 2)
+        ``(reference_s, target_s)`` of anchors seen from the same side.
+
+    Returns
+    -------
+    (int, int) or None
+        Indices ``(i, j)`` into ``times`` with ``i`` earlier in the reference and later in the target than
+        ``j`` (no path passes through both), or None when every pair of anchors can be passed through.
+    """
+    t = np.asarray(times, dtype=np.float64).reshape(-1, 2)
+    if len(t) < 2:
+        return None
+    order = np.lexsort((t[:, 1], t[:, 0]))
+    ref, tgt = t[order, 0], t[order, 1]
+    best = np.maximum.accumulate(tgt)
+    start = np.searchsorted(ref, ref, side="left")        # first anchor at the same reference time
+    before = np.where(start > 0, best[np.maximum(start - 1, 0)], -np.inf)   # latest target strictly earlier
+    crossing = np.flatnonzero(tgt < before)
+    if not crossing.size:
+        return None
+    p = int(crossing[0])
+    return int(order[int(np.argmax(tgt[:start[p]]))]), int(order[p])
 
 
 def _check_anchor(engine, anchor: SyncAnchorLabel, others) -> None:

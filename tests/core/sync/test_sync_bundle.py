@@ -5,6 +5,8 @@ import json
 import shutil
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marginalia.engine import Engine
 from marginalia.exceptions import DataFormatError
@@ -146,3 +148,29 @@ def test_anchors_between_recordings_the_project_lacks_are_skipped_with_a_warning
         assert _named(other) == [("a", "c", 2.0, 2.6)]
     finally:
         other.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=9))
+def test_find_crossing_finds_a_crossing_exactly_when_brute_force_does(times):
+    from marginalia.sync.anchors import find_crossing
+    crosses = lambda i, j: times[i][0] < times[j][0] and times[i][1] > times[j][1]  # noqa: E731
+    found = find_crossing(times)
+    any_crossing = any(crosses(i, j) for i in range(len(times)) for j in range(len(times)))
+    assert (found is not None) == any_crossing
+    if found is not None:
+        assert crosses(*found)
+
+
+def test_many_anchors_are_checked_in_well_under_a_second():
+    import time
+
+    import numpy as np
+
+    from marginalia.sync.anchors import find_crossing
+    t = np.sort(np.random.default_rng(0).uniform(0, 600, (200_000, 2)), axis=0)
+    start = time.perf_counter()
+    assert find_crossing(t) is None
+    t[1000] = (t[1000, 0], t[0, 1])                        # one anchor whose target goes back to the start
+    assert find_crossing(t) == (999, 1000)
+    assert time.perf_counter() - start < 1.0

@@ -821,8 +821,9 @@ class Engine:
         ----------
         path : path-like
             A model file (``marginalia-cli train``, File ▸ Export ▸ aCGH model) or a ``.marginalia`` project.
-            A sync model file (``train --task sync``, File ▸ Export ▸ sync metric) becomes the project's sync
-            metric instead (:func:`marginalia.sync.anchors.import_sync_model`; its dict has ``task`` ``"sync"``).
+            A sync model file (``train --task sync``, File ▸ Export ▸ sync metric) becomes the sync metric of a
+            project with recordings instead (:func:`marginalia.sync.anchors.import_sync_model`; its dict has
+            ``task`` ``"sync"``).
         rho : float, optional
             Coupling (finite, >= 0; default :data:`marginalia.prior.DEFAULT_RHO`, the recipe's coupling of platforms).
             Not used by the alignment task (stored as None).
@@ -861,7 +862,8 @@ class Engine:
             from .exceptions import UsageError
             raise UsageError(f"{path}: is this project itself; choose another project or a model file")
         from .models.files import model_file_task
-        if model_file_task(path) == "sync":     # the metric of every sync and carry: no task's prior
+        # the metric of every sync and carry, no task's prior (a project without recordings: refused as a prior)
+        if model_file_task(path) == "sync" and any(r.kind == "audio" for r in self.session.items()):
             from .sync.anchors import import_sync_model
             _check_cancel(cancel)
             with self._lock:

@@ -25,7 +25,7 @@ from .labelling import provisional_onsets
 from .panels.active_panel import ActivePanel
 from .panels.dataset_browser import DatasetBrowser
 from .panels.label_list import LabelList
-from .panels.model_panel import ModelPanel
+from .panels.model_panel import ModelPanel, version_choices
 from .start_page import StartPage
 from .views.profile_view import ProfileView
 from .views.spectrogram_view import SpectrogramView
@@ -1007,13 +1007,20 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
         if picked["current"]:
             self.statusBar().showMessage(f"Model {chosen[:12]} is already the current one", 6000)
             return
-        previous = next((v["id"] for v in versions if v["current"]), None)
+        previous = next((v["id"] for v in versions if v["current"] and v["task"] == picked["task"]), None)
         try:
             new_id = self.engine.revert_model(chosen)
         except MarginaliaError as exc:
             self._show_error("Cannot revert to this model", exc)
             return
         back = f"; to go back, revert to {previous[:12]}" if previous else ""
+        if picked["task"] == "sync":   # the metric of comparisons and carries: nothing of this item to redraw
+            self.statusBar().showMessage(f"Restored the sync metric {chosen[:12]} (fitted from "
+                                         f"{picked['fitted_from']}) as {new_id[:12]}: later comparisons and carries "
+                                         f"use it{back}", 20000)
+            self._versions_timer.start()
+            self.resync_dialog()         # an open compare dialog redraws its path with the restored metric
+            return
         self.statusBar().showMessage(f"Reverted to model {chosen[:12]} (fitted on {picked['n_labels']} labels) as "
                                      f"{new_id[:12]}{back}", 20000)
         self._show_model_of_current("revert")
@@ -1031,6 +1038,13 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
 
         def done(info):
             if self.engine is not engine:
+                return
+            if info.get("task") == "sync":  # the project's sync metric: a new version, no prior of a task
+                self.statusBar().showMessage(f"The sync metric is now the one of {name} (fitted from "
+                                             f"{info['fitted_from']}): later comparisons and carries use it; "
+                                             "Model \u25b8 Model versions to go back", 20000)
+                self._versions_timer.start()
+                self.resync_dialog()
                 return
             if info.get("rho") is None:     # an aligner: a retrain fits from its scorers and towards them
                 then = "a retrain starts from its scorers"
@@ -1069,16 +1083,19 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
         self._versions_timer.start()
 
     def choose_model_version(self, versions):
-        """Ask which model to revert to; its id, or None (tests replace this)."""
-        import datetime
-        rows = []
-        for v in reversed(versions):
-            when = datetime.datetime.fromtimestamp(v["created"]).strftime("%Y-%m-%d %H:%M:%S")
-            n = "?" if v["n_labels"] is None else v["n_labels"]
-            rows.append(f"{v['id'][:20]}  \u00b7  {when}  \u00b7  {n} labels  \u00b7  {v['trained_by'] or 'model'}"
-                        + ("  (current)" if v["current"] else ""))
-        text, ok = QtWidgets.QInputDialog.getItem(self, "Model versions", "Revert to the model:", rows, 0, False)
-        return list(reversed(versions))[rows.index(text)]["id"] if ok and text in rows else None
+        """Ask which model to revert to; its id, or None (tests replace this or the dialog's ``exec``)."""
+        choices = version_choices(versions)
+        dialog = QtWidgets.QInputDialog(self)
+        dialog.setWindowTitle("Model versions")
+        dialog.setLabelText("Make a model current again" + (" (the sync metric's versions first, then this item's "
+                                                             "task's):" if any(v["task"] == "sync" for v in versions)
+                                                             else ":"))
+        dialog.setComboBoxItems([text for text, _ in choices])
+        dialog.setComboBoxEditable(False)
+        self.last_versions_dialog = dialog
+        if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
+            return None
+        return dict(choices).get(dialog.textValue())
 
     def _show_model_of_current(self, kind: str = ""):
         if self.engine is None or self.current_item is None:

@@ -25,12 +25,13 @@ EXPORT_KINDS = {
     "jams": ("JAMS annotations (one per audio item)", "dir", ""),
     "aligned-midi": ("aligned MIDI (one per audio item)", "dir", ""),
     "alignment-csv": ("alignment CSV (one per audio item)", "dir", ""),
-    "bundle": ("dataset bundle: every label, features and models (folder)", "dir", ""),
+    "bundle": ("dataset bundle: every label, sync anchors, features and models (folder)", "dir", ""),
     "cgh-model": ("aCGH model for marginalia-cli (predict, evaluate, batch)", "file", "cgh.model"),
+    "sync-model": ("sync metric for marginalia-cli (sync and carry --model)", "file", "sync.model"),
 }
 IMPORT_LABEL_KINDS = {
     "annotations-csv": "aCGH annotations.csv (profile.id,chromosome,min,max,annotation)",
-    "bundle": "every label of a dataset bundle folder (manifest.json)",
+    "bundle": "every label and sync anchor of a dataset bundle folder (manifest.json)",
     "auto": "audio labels: Audacity (.txt), Sonic Visualiser (.csv), Praat (.TextGrid) or JAMS (.jams) "
             "on the audio item of the same name",
 }
@@ -380,6 +381,7 @@ class ProjectFilesMixin:
             self.last_io_result = labels
             self._refresh_labels()
             self.refresh_items()
+            self.resync_dialog()         # a bundle's sync anchors: an open compare dialog's path follows
             if notes:   # rows skipped on the way (unknown profiles, repeated rows, regions without probes)
                 self.last_error_dialog = errors.show_notice(
                     self, f"Imported {len(labels)} label(s), skipping some rows", "\n\n".join(notes))

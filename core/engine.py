@@ -31,7 +31,7 @@ from .items import ItemData, ItemLoader
 from .paths import state_dir
 from .project import Session
 from .tasks import TaskRegistry
-from .types import Prediction, Query, SyncAnchorLabel, label_fact
+from .types import Prediction, Query, SyncAnchorLabel, label_fact, new_id
 
 __all__ = ["Engine", "ItemInfo", "EXPORT_KINDS", "IMPORT_FILE_ROLES", "DEMO_DIR", "state_dir"]
 
@@ -50,8 +50,10 @@ EXPORT_KINDS = {
     "jams": "audio segmentations (segment_open) and alignments (note_midi) as JAMS (one file per item)",
     "aligned-midi": "the score MIDI with note times following the audio (one file per item)",
     "alignment-csv": "event,score_time_s,audio_time_s,pitches (one file per item)",
-    "bundle": "a dataset bundle: manifest.json, per-item features (.npz), partial labels and the model",
+    "bundle": "a dataset bundle: manifest.json, per-item features (.npz), partial labels, sync anchors and the "
+              "models",
     "cgh-model": "the current aCGH model as a marginalia-cli model file (predict / evaluate / batch)",
+    "sync-model": "the project's learned sync metric as a model file (marginalia-cli sync / carry --model)",
 }
 
 
@@ -626,16 +628,21 @@ class Engine:
         from .exports import import_labels
         from .label_files import LABEL_FILE_KINDS, labels_from_file
         with self._lock:
-            known = {label_fact(lab) for lab in self.labels()}
-            labels = []
+            known = {_import_fact(lab) for lab in self.session.labels() if not lab.suggested}
+            labels, ids = [], set()
             if kind in LABEL_FILE_KINDS or kind == "auto":
                 read = labels_from_file(self, Path(path), kind=kind, item=item)
             else:
                 read = import_labels(self, kind, Path(path))
             for lab in read:
-                fact = label_fact(lab)
+                fact = _import_fact(lab)
                 if fact not in known:
                     known.add(fact)
+                    if lab.id in ids or self.session.has_label(lab.id):
+                        # a label of the file whose id the project (or the file) already uses, e.g. a bundle
+                        # label moved here since the export: added as a new label, the project's stays
+                        lab = dataclasses.replace(lab, id=new_id())
+                    ids.add(lab.id)
                     labels.append(lab)
             name = f"import of {len(labels)} label{'s' if len(labels) != 1 else ''} from {Path(path).name}"
             try:
@@ -655,7 +662,8 @@ class Engine:
         """Validate new labels together and store them as one transaction (one undo step)."""
         labels = list(labels)
         for i, lab in enumerate(labels):
-            self._tasks.get(self.session.item(lab.item_id)).validate_label(lab, pending=labels[:i])
+            if not isinstance(lab, SyncAnchorLabel):   # joins two recordings, checked by marginalia.sync.anchors
+                self._tasks.get(self.session.item(lab.item_id)).validate_label(lab, pending=labels[:i])
         if not labels:
             return []
         return list(self.session.add_labels(labels, name=name))
@@ -724,9 +732,11 @@ class Engine:
             ``"prior"``, ``"coupled"``, ``"weak-supervision"``, ``"weak-supervision-prior"``),
             ``reverted_from`` (the model a revert copied, or None),
             ``rho`` (a coupled fit's coupling to the prior, else None) and ``current`` (the model
-            predictions are made with now); with ``figures``, ``errors``: ``{"errors", "fp", "fn",
-            "n_regions"}`` by :func:`marginalia.metrics.region_errors` on the labelled regions, or None
-            (an alignment task, or a version that cannot be read).
+            predictions are made with now). On a recording (and when ``item_id`` is None) the versions of
+            the project's sync metric follow, with ``task`` ``"sync"`` and ``fitted_from`` (what they were
+            fitted from: :func:`marginalia.sync.anchors.sync_versions`). With ``figures``, ``errors``:
+            ``{"errors", "fp", "fn", "n_regions"}`` by :func:`marginalia.metrics.region_errors` on the
+            labelled regions, or None (an alignment task, the sync metric, or a version that cannot be read).
         """
         kind = None
         if item_id is not None:
@@ -749,6 +759,9 @@ class Engine:
         for row in out:
             cur = loaded.get(row["task"])
             row["current"] = row["id"] == cur if cur is not None else row is newest[row["task"]]
+        if item_id is None or self.session.item(item_id).kind == "audio":
+            from .sync.anchors import sync_versions
+            out += sync_versions(self)      # the project's sync metric: its versions beside the recording's task's
         if figures:
             task = self._task_for_figures(item_id)
             for row in out:
@@ -808,6 +821,9 @@ class Engine:
         ----------
         path : path-like
             A model file (``marginalia-cli train``, File ▸ Export ▸ aCGH model) or a ``.marginalia`` project.
+            A sync model file (``train --task sync``, File ▸ Export ▸ sync metric) becomes the sync metric of a
+            project with recordings instead (:func:`marginalia.sync.anchors.import_sync_model`; its dict has
+            ``task`` ``"sync"``).
         rho : float, optional
             Coupling (finite, >= 0; default :data:`marginalia.prior.DEFAULT_RHO`, the recipe's coupling of platforms).
             Not used by the alignment task (stored as None).
@@ -845,6 +861,13 @@ class Engine:
         if Path(path).resolve() == Path(self.path).resolve():
             from .exceptions import UsageError
             raise UsageError(f"{path}: is this project itself; choose another project or a model file")
+        from .models.files import model_file_task
+        # the metric of every sync and carry, no task's prior (a project without recordings: refused as a prior)
+        if model_file_task(path) == "sync" and any(r.kind == "audio" for r in self.session.items()):
+            from .sync.anchors import import_sync_model
+            _check_cancel(cancel)
+            with self._lock:
+                return import_sync_model(self, path)
         first = {}       # prior kind ("cgh", "audio", "series", "alignment") -> the first item of its task
         for r in self.session.items():
             first.setdefault("alignment" if r.task == "alignment" else r.kind, r)
@@ -1188,6 +1211,13 @@ class Engine:
                 self._forget_item(item_id)
         if isinstance(event, (ev.LabelsChanged,)):
             self._tasks.on_labels_changed(getattr(event, "item_id", None))
+
+
+def _import_fact(label) -> tuple:
+    """What an imported label states (:func:`label_fact`); a sync anchor's the same from either recording."""
+    if isinstance(label, SyncAnchorLabel) and label.target_id < label.item_id:
+        label = label.flipped()
+    return label_fact(label)
 
 
 def _name_the_rows(exc, labels, path) -> DataFormatError:

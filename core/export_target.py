@@ -49,6 +49,7 @@ FILE_SIGNATURES = {
     "breaks-csv": (b"profile.id,chromosome,position",),
     "bedgraph": (b"track type=bedGraph",),
     "cgh-model": (b"PK\x03\x04",),
+    "sync-model": (b"PK\x03\x04",),
 }
 
 

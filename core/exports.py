@@ -18,9 +18,16 @@ from .exceptions import ParameterError
 from .export_target import check_target, publish_export_file, publish_export_folder
 from .project.codec import label_to_dict
 from .sanitize import UniqueNames
-from .types import Alignment, RegionLabel
+from .types import Alignment, RegionLabel, SyncAnchorLabel
 
 BUNDLE_VERSION = 1
+
+
+def _sync_anchor_entry(anchor: SyncAnchorLabel) -> dict:
+    """A sync anchor as an entry of a bundle's ``sync_anchors``: the two recordings by their items' ``id``."""
+    return {"id": anchor.id, "reference_item": anchor.item_id, "target_item": anchor.target_id,
+            "reference_s": anchor.reference_s, "target_s": anchor.target_s, "author": anchor.author,
+            "created": anchor.created}
 
 
 def _items_of(engine, kind=None, task=None):
@@ -61,6 +68,9 @@ def export(engine, kind: str, path: Path, *, force: bool = False) -> list:
         return publish_export_folder(target, kind, lambda tmp: fill(engine, tmp, kind), force=force)
     if kind == "cgh-model":
         write = _cgh_model_writer(engine)
+    elif kind == "sync-model":
+        from .sync.anchors import sync_model_writer
+        write = sync_model_writer(engine)
     else:
         write = _cgh_table_writer(engine, kind)
     return publish_export_file(target, kind, write, force=force)
@@ -170,6 +180,10 @@ def _fill_bundle(engine, folder: Path, kind: str = "bundle") -> list:
     manifest = {"format": "marginalia-bundle", "version": BUNDLE_VERSION, "created": time.time(),
                 "project": str(engine.path), "labels_hash": engine.session.labels_hash(),
                 "items": items, "models": models, "files": sorted(written + ["features"])}
+    anchors = [_sync_anchor_entry(lab) for lab in engine.session.labels()
+               if isinstance(lab, SyncAnchorLabel) and not lab.suggested]
+    if anchors:     # a bundle without sync anchors is written exactly as before
+        manifest["sync_anchors"] = anchors
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     return written
 
@@ -236,7 +250,80 @@ def _bundle_labels(engine, folder: Path) -> list:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         warnings.warn(f"{manifest}: skipped the labels of {len(missing)} item(s) this project does not have "
                       f"({shown}); import their data first", UserWarning, stacklevel=3)
+    return out + _bundle_sync_anchors(engine, data, here, str(manifest))
+
+
+def _bundle_sync_anchors(engine, data: dict, here: dict, where: str) -> list:
+    """The bundle's sync anchors on the project's recordings of the same names (checked, not yet stored).
+
+    The manifest's schema is already checked (:func:`marginalia.validation.check_bundle_manifest`).
+    An anchor past a recording's end, or crossing another anchor of the pair (of the bundle or of
+    the project), refuses the whole import in one line naming the manifest and the anchor. Anchors
+    between recordings the project does not have are reported in one warning, not imported.
+    """
+    import warnings
+
+    from .exceptions import DataFormatError
+    from .sync.anchors import find_crossing, pair_anchors, past_end, recording_duration
+    entries = data.get("sync_anchors", [])
+    if not entries:
+        return []
+    bundle_items = {item.get("id"): item for item in data.get("items", []) if isinstance(item.get("id"), str)}
+    names = {rec.id: rec.name for rec in engine.session.items()}
+    durations: dict = {}
+
+    def duration(item_id):
+        if item_id not in durations:
+            durations[item_id] = recording_duration(engine, item_id)
+        return durations[item_id]
+
+    by_pair, skipped = {}, 0
+    for k, raw in enumerate(entries):
+        field = f"bundle manifest field 'sync_anchors[{k}]'"
+        ref, tgt = (bundle_items[raw[key]] for key in ("reference_item", "target_item"))
+        ref_id, tgt_id = here.get((ref["name"], "audio")), here.get((tgt["name"], "audio"))
+        if ref_id is None or tgt_id is None:
+            skipped += 1
+            continue
+        try:
+            anchor = SyncAnchorLabel(item_id=ref_id, target_id=tgt_id, reference_s=raw["reference_s"],
+                                     target_s=raw["target_s"], author=str(raw.get("author", ""))[:200])
+        except ParameterError as exc:
+            raise DataFormatError(f"{field}: {' '.join(str(exc).split())[:200]}", path=where) from None
+        late = past_end(anchor, duration)
+        if late is not None:
+            item_id, t, end = late
+            raise DataFormatError(f"{field}: {t:.3f} s lies past the end of {names[item_id][:60]} ({end:.3f} s); "
+                                  "correct the time or remove the anchor", path=where)
+        by_pair.setdefault(tuple(sorted((ref_id, tgt_id))), []).append((k, anchor))
+    out = []
+    for (a, b), listed in by_pair.items():
+        # the bundle's anchors of the pair and the project's, seen from a: no two may cross
+        seen = [(k, x if x.item_id == a else x.flipped()) for k, x in listed]
+        seen += [(None, x) for x in pair_anchors(engine, a, b)]
+        crossing = find_crossing([(x.reference_s, x.target_s) for _, x in seen])
+        if crossing is not None:
+            (k1, x1), (k2, x2) = sorted((seen[i] for i in crossing), key=lambda kx: (kx[0] is None, -(kx[0] or 0)))
+            x1 = dict(listed)[k1]                       # as the bundle lists it, and the other seen from its side
+            x2 = x2 if x2.item_id == x1.item_id else x2.flipped()
+            between = f"between {names[x1.item_id][:60]} and {names[x1.target_id][:60]}"
+            if k2 is None:
+                raise DataFormatError(f"bundle manifest field 'sync_anchors[{k1}]': {_shown(x1)} crosses the "
+                                      f"project's anchor {_shown(x2)} {between}: the music cannot go both ways; "
+                                      "remove one of them (in the bundle, or in View \u25b8 Compare with another "
+                                      "recording)", path=where)
+            raise DataFormatError(f"bundle manifest field 'sync_anchors[{k1}]': {_shown(x1)} crosses "
+                                  f"'sync_anchors[{k2}]' ({_shown(x2)}) {between}: the music cannot go both ways; "
+                                  "correct or remove one of them", path=where)
+        out += [x for _, x in listed]
+    if skipped:
+        warnings.warn(f"{where}: skipped {skipped} sync anchor(s) between recordings this project does not have; "
+                      "import those recordings first", UserWarning, stacklevel=4)
     return out
+
+
+def _shown(anchor: SyncAnchorLabel) -> str:
+    return f"{anchor.reference_s:.3f} s \u2194 {anchor.target_s:.3f} s"
 
 
 def _with_item(label, item_id):

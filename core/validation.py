@@ -238,7 +238,9 @@ def check_bundle_manifest(data, where: str, *, version: int) -> dict:
     Fields: ``format`` (``"marginalia-bundle"``), ``version`` (1..``version``), ``items``
     (list of objects with ``name`` and ``kind`` strings, ``labels`` a list of objects,
     ``features`` a relative path inside the bundle), ``models`` (list of objects with a
-    relative ``file``), ``files`` (list of relative paths, optional).
+    relative ``file``), ``files`` (list of relative paths, optional), ``sync_anchors`` (list of
+    objects whose ``reference_item`` and ``target_item`` are the ``id`` of two different audio items
+    and whose ``reference_s`` and ``target_s`` are times >= 0; optional).
     """
     if not isinstance(data, dict) or data.get("format") != "marginalia-bundle":
         raise _bad("not a Marginalia bundle manifest (no \"format\": \"marginalia-bundle\")", where)
@@ -269,7 +271,36 @@ def check_bundle_manifest(data, where: str, *, version: int) -> dict:
             _relative(model["file"], f"models[{k}].file", where)
     for k, rel in enumerate(_list_field(data, "files", where)):
         _relative(rel, f"files[{k}]", where)
+    _check_sync_anchors(data, items, where)
     return data
+
+
+def _check_sync_anchors(data: dict, items: list, where) -> None:
+    """``sync_anchors``: objects joining two different audio items of the bundle at times >= 0."""
+    kinds = {item.get("id"): item["kind"] for item in items if isinstance(item.get("id"), str)}
+    for k, anchor in enumerate(_list_field(data, "sync_anchors", where)):
+        field = f"sync_anchors[{k}]"
+        if not isinstance(anchor, dict):
+            raise _bad(f"bundle manifest field {field!r}: expected an object, got {_show(anchor)}", where)
+        for key in ("reference_item", "target_item"):
+            value = anchor.get(key)
+            if kinds.get(value) != "audio":
+                got = "no item of the bundle" if value not in kinds else f"a {kinds[value]} item, not a recording"
+                raise _bad(f"bundle manifest field '{field}.{key}': {_show(value)} is {got}; give the 'id' of one "
+                           "of the recordings listed in 'items' (or remove the anchor)", where)
+        if anchor["reference_item"] == anchor["target_item"]:
+            raise _bad(f"bundle manifest field {field!r}: joins a recording to itself; an anchor joins two different "
+                       "recordings (fix 'target_item' or remove the anchor)", where)
+        for key in ("reference_s", "target_s"):
+            value = anchor.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value < 0:
+                raise _bad(f"bundle manifest field '{field}.{key}': expected a time in seconds >= 0, got "
+                           f"{_show(value)}", where)
+        for key in ("id", "author"):
+            if key in anchor and not isinstance(anchor[key], str):
+                raise _bad(f"bundle manifest field '{field}.{key}': expected a string, got {_show(anchor[key])}",
+                           where)
 
 
 def _list_field(data: dict, key: str, where) -> list:

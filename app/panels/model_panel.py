@@ -33,7 +33,7 @@ def describe_versions(versions) -> list:
         quick update"``), ``errors`` (label errors on today's labelled regions, ``"2 / 12"``; ``""`` when
         not measured) and ``current``; at most :data:`SHOWN_VERSIONS` rows.
     """
-    rows, previous = [], None
+    rows, previous_of = [], {}
     for v in versions:
         n = v.get("n_labels")
         how = v.get("trained_by") or ""
@@ -42,6 +42,11 @@ def describe_versions(versions) -> list:
             learner = f"revert to {v['reverted_from'][:12]}"
         if how == "coupled" and v.get("rho") is not None:
             learner += f" (\u03c1={v['rho']:g})"
+        if v.get("task") == "sync":     # the project's sync metric, listed after the task's versions
+            src = v.get("fitted_from") or "?"
+            learner = {"ssvm": f"sync metric learned from {src}", "model-file": f"sync metric read from {src}"
+                       }.get(how, f"sync metric: {learner} ({src})")
+        previous = previous_of.get(v.get("task"))
         if previous is None or n is None or previous.get("n_labels") is None:
             delta = ""
         else:
@@ -51,8 +56,24 @@ def describe_versions(versions) -> list:
         rows.append({"id": v["id"], "when": datetime.datetime.fromtimestamp(v["created"]).strftime("%H:%M:%S"),
                      "labels": "?" if n is None else str(n), "change": " \u00b7 ".join(p for p in (delta, learner) if p),
                      "errors": errors_text(v.get("errors")), "current": bool(v.get("current"))})
-        previous = v
+        previous_of[v.get("task")] = v
     return rows[::-1][:SHOWN_VERSIONS]
+
+
+def version_choices(versions) -> list:
+    """The Model versions dialog's rows, newest first: ``[(text, model id)]``.
+
+    ``versions`` are ``engine.model_versions(item)`` rows, oldest first; the sync metric's (``task``
+    ``"sync"``) say what they were fitted from instead of a label count.
+    """
+    out = []
+    for v in reversed(versions):
+        when = datetime.datetime.fromtimestamp(v["created"]).strftime("%Y-%m-%d %H:%M:%S")
+        n = "?" if v["n_labels"] is None else v["n_labels"]
+        what = f"sync metric, fitted from {v.get('fitted_from') or '?'}" if v["task"] == "sync" else f"{n} labels"
+        out.append((f"{v['id'][:24]}  \u00b7  {when}  \u00b7  {what}  \u00b7  {v['trained_by'] or 'model'}"
+                    + ("  (current)" if v["current"] else ""), v["id"]))
+    return out
 
 
 def errors_text(errors) -> str:

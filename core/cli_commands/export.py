@@ -11,7 +11,7 @@ __all__ = ["add_parser", "run", "FORMATS"]
 
 #: the engine's export kinds (kept here so that --help works without opening anything)
 FORMATS = ("annotations-csv", "segments-csv", "seg", "breaks-csv", "bedgraph", "audacity", "sonic-visualiser",
-           "textgrid", "jams", "aligned-midi", "alignment-csv", "bundle")
+           "textgrid", "jams", "aligned-midi", "alignment-csv", "bundle", "sync-model")
 #: the formats that write one file per item into a folder
 FOLDER_FORMATS = ("audacity", "sonic-visualiser", "textgrid", "jams", "aligned-midi", "alignment-csv", "bundle")
 
@@ -31,7 +31,8 @@ formats:
   jams             audio segmentations (segment_open) and alignments (note_midi) as JAMS         --out DIR
   aligned-midi     each score with note times following its audio                               --out DIR
   alignment-csv    event,score_time_s,audio_time_s,pitches per audio item                        --out DIR
-  bundle           manifest.json, per-item features (.npz), partial labels and the models       --out DIR
+  bundle           manifest.json, per-item features (.npz), partial labels, sync anchors, models --out DIR
+  sync-model       the project's learned sync metric as a model file (sync / carry --model)      --out FILE
 
 examples:
   marginalia-cli export project.marginalia --format annotations-csv --out annotations.csv
@@ -67,6 +68,8 @@ def run(args) -> int:
         if args.kind in FOLDER_FORMATS:
             raise UsageError(f"--out -: --format {args.kind} writes a folder of files, which standard output cannot "
                              "hold; give a folder name")
+        if args.kind == "sync-model":
+            raise UsageError("--out -: a model file is a binary archive; give a file name (e.g. --out sync.model)")
         with Engine.open(args.project, read_only=True) as eng:
             written = []
             write_output(STDIO, lambda p: written.extend(eng.export(args.kind, p)))

@@ -20,7 +20,7 @@ formats (--format, default auto: from the file name):
   textgrid          Praat TextGrid, every tier (.TextGrid)          on the audio item of the same name
   jams              JAMS, every annotation (.jams)                  on the audio item of the same name
   annotations-csv   aCGH regions (profile.id,chromosome,min,max,annotation), by profile and chromosome
-  bundle            every label of a dataset bundle folder
+  bundle            every label and sync anchor of a dataset bundle folder
 
 Audio labels become partial labels: a point is a change (or, on an audio item with a score, the onset of
 the score event it names: "event 12" or "12"); a region is one segment with changes at its edges.

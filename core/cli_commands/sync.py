@@ -232,3 +232,33 @@ def train_sync_pairs(args) -> int:
     save_model(args.out, TrainedModel("sync", f"sync-{aligner.features}", aligner, aligner.metric_weights(), prov))
     info(args, f"train: wrote {args.out}")
     return EXIT_OK
+
+
+def train_project_sync(args) -> int:
+    """``train PROJECT --task sync``: learn the project's sync metric (stored as a new version) and write it."""
+    from ..engine import Engine
+    from ..sync.anchors import sync_model_writer
+    from ._common import make_progress
+    require_file("PROJECT", args.project, "project file", stdin=False)
+    check_output("--out", args.out, "file", stdout=False)   # before the learning, not after it
+    options = {"C": float(args.C)}
+    if args.max_iter is not None:
+        options["max_iter"] = int(args.max_iter)
+    bars = []      # made at the first step, when the number of steps is known (none when nothing to learn from)
+
+    def progress(done, total, message):
+        if not bars:
+            bars.append(make_progress(args, total, "train", unit="steps"))
+        bars[0].callback()(done, total, message)
+
+    with Engine.open(args.project) as eng:
+        try:
+            report = eng.learn_sync_metric(progress=progress, options=options)
+        finally:
+            for bar in bars:
+                bar.close()
+        info(args, f"train: {report.summary()}")
+        sync_model_writer(eng)(args.out)
+    info(args, f"train: stored the sync metric as {report.model_id} in {args.project} and wrote {args.out}")
+    return EXIT_OK
+

@@ -35,6 +35,10 @@ forms:
       alone (Lajugie 2015, ch. 6): align with the current frame scorers, refit them by ridge regression, N
       rounds (default 3); a pair's anchors constrain its alignments. PAIRS.csv has columns score,audio (paths
       relative to it) and optionally anchors (a CSV of event,audio_time_s[,tolerance_s] for that pair)
+  train PROJECT --task sync --out MODEL [--C C --max-iter N]
+      learn the project's sync metric from its sync anchors and its recordings aligned to the same score (as
+      Model > Learn the sync metric does in the app), store it in the project (a new version; later `sync`
+      and `carry` of the project use it) and write it to MODEL (the project must not be open in the app)
   train --task sync --pairs PAIRS.csv --out MODEL [--C C --max-iter N]
       learn the metric of the aligner that `sync` and `carry` run (marginalia.sync.SyncAligner; Lajugie
       2015, ch. 5) from recordings of the same music whose notes are timed in both. PAIRS.csv has columns
@@ -61,6 +65,7 @@ examples:
   marginalia-cli train project.marginalia --out project.model
   marginalia-cli train --task alignment --pairs pairs.csv --out piano.model
   marginalia-cli train --task sync --pairs sync_pairs.csv --out piano_sync.model
+  marginalia-cli train study.marginalia --task sync --out study_sync.model
 """
 
 LEARNERS = ("ssvm", "perceptron", "partial")
@@ -184,6 +189,9 @@ def run(args) -> int:
         args.max_iter = 5 if recipe else 50
         # a project's aCGH items may take the recipe too (decided once the items are read)
         args._max_iter_defaulted = args.project is not None
+    if args.project is not None and args.task == "sync" and not (args.profiles or args.annotations or args.pairs):
+        from .sync import train_project_sync
+        return train_project_sync(args)
     if args.project is not None:
         if args.task or args.profiles or args.annotations or args.pairs:
             raise UsageError("give either PROJECT or the file-level form (--task with --profiles/--annotations "

@@ -300,6 +300,19 @@ def _header_task(path: Path) -> Optional[str]:
     return _header(path).get("task")
 
 
+def model_file_task(path) -> Optional[str]:
+    """The task a model file says it is for, or None (not a readable model file: its loader says why)."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            if fh.read(4) != b"PK\x03\x04":
+                return None
+        task = _header_task(p)
+    except (OSError, DataFormatError):
+        return None
+    return task if isinstance(task, str) else None
+
+
 def _refuse_retired(path: Path) -> None:
     """Refuse a model of the chroma aligner that `train --task alignment` wrote before the score aligner."""
     header = _header(path)

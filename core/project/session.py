@@ -652,6 +652,11 @@ class Session:
         with self._lock:
             return self._get_label(label_id)
 
+    def has_label(self, label_id: str) -> bool:
+        """Whether a current label has this id."""
+        with self._lock:
+            return label_id in self._labels
+
     def labels(self, item_id: Optional[str] = None) -> list:
         """Current labels (of one item, or all), ordered by creation time then id."""
         with self._lock:

@@ -267,6 +267,13 @@ def _tied_model(groups, loss):
     return TiedWarpingModel()
 
 
+#: the largest options a sync model file may set (10 to 100 times the defaults): a file may come from anyone
+FILE_BOUNDS = {"coarse": 64, "max_cells": 400_000_000, "pyramid": 256, "corridor_s": 30.0, "max_iter": 100_000,
+               "train_pool": 256, "refine_s": 1.0, "refine_window_s": 1.0}
+#: the widest Sakoe-Chiba band a sync model file may set, in frames (30 s of 11.6 ms frames) or as a fraction
+FILE_BAND_FRAMES, FILE_BAND_FRACTION = 2600, 0.05
+
+
 class SyncAligner:
     """Align a target recording to a reference recording of the same music.
 
@@ -623,6 +630,16 @@ class SyncAligner:
         return {}
 
     def set_state(self, state: dict, n_features: int) -> "SyncAligner":
+        """Check the options a model file gave this aligner (the loader calls it): refused unless valid and
+        within :data:`FILE_BOUNDS`, so a hostile file cannot make a sync decode the whole grid of a long pair."""
+        self._check_params()
+        bounds = dict(FILE_BOUNDS)
+        if self.band is not None:   # a band is decoded whole: as wide as the corridor at most
+            bounds["band"] = FILE_BAND_FRAMES if isinstance(self.band, (int, np.integer)) else FILE_BAND_FRACTION
+        for name, most in bounds.items():
+            if getattr(self, name) > most:
+                raise ParameterError(f"{name}: {getattr(self, name)!r} is more than a model file may set ({most}); "
+                                     "retrain the sync model with this version's options")
         if int(n_features) != self.n_features_:
             raise ParameterError(f"n_features: {self.features} sync features have {self.n_features_} descriptors "
                                  f"per frame, got {n_features}")

@@ -16,7 +16,9 @@ the structured SVM; Lajugie 2015, ch. 5) from
   score anchors, else the alignment model's prediction) give the times of every note in both.
 
 The metric is stored as the project's sync model (model task ``"warping"``, ``params["role"] ==
-"sync"``) and every later sync or carry of the project uses it (:func:`project_aligner`).
+"sync"``) and every later sync or carry of the project uses it (:func:`project_aligner`). Its stored
+versions are rows of ``Engine.model_versions`` (:func:`sync_versions`), and it goes out and comes in as
+a model file (:func:`sync_model_writer`, :func:`import_sync_model`).
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ import numpy as np
 from ..exceptions import CancelledError, InfeasibleLabelsError, ParameterError, UsageError
 from ..types import AnchorLabel, SyncAnchorLabel
 
-__all__ = ["SyncMetricReport", "pair_anchors", "anchor_times", "add_anchor", "move_anchor", "delete_anchors",
-           "anchored_truth", "fit_from_anchors", "project_aligner", "sync_model_id", "learn_sync_metric",
-           "SYNC_MODEL_TASK", "SYNC_MODEL_ROLE", "LATENT_ROUNDS"]
+__all__ = ["SyncMetricReport", "pair_anchors", "anchor_times", "past_end", "crossed_anchor", "find_crossing",
+           "recording_duration", "add_anchor", "move_anchor", "delete_anchors", "anchored_truth", "fit_from_anchors",
+           "project_aligner", "sync_model_id", "sync_versions", "fitted_from", "sync_model_writer",
+           "import_sync_model", "learn_sync_metric", "SYNC_MODEL_TASK", "SYNC_MODEL_ROLE", "LATENT_ROUNDS"]
 
 #: the store's task of a project's sync model, and the role that tells it from other models of that task
 SYNC_MODEL_TASK = "warping"
@@ -69,29 +72,80 @@ def anchor_times(anchors) -> np.ndarray:
     return np.array([(a.reference_s, a.target_s) for a in anchors], dtype=np.float64).reshape(-1, 2)
 
 
-def _duration(engine, item_id: str) -> float:
+def recording_duration(engine, item_id: str) -> float:
+    """Length (s) of a recording of the project (its audio file's header)."""
     from ..io.audio import audio_info
     from .carry import _audio_file
     return float(audio_info(_audio_file(engine, item_id)).duration_s)
 
 
+def past_end(anchor: SyncAnchorLabel, duration: Callable) -> Optional[tuple]:
+    """``(item_id, time_s, end_s)`` of the first time of ``anchor`` past its recording's end, else None.
+
+    ``duration(item_id)`` gives a recording's length in seconds.
+    """
+    for item_id, t in ((anchor.item_id, anchor.reference_s), (anchor.target_id, anchor.target_s)):
+        end = duration(item_id)
+        if t > end:
+            return item_id, t, end
+    return None
+
+
+def crossed_anchor(anchor: SyncAnchorLabel, others) -> Optional[SyncAnchorLabel]:
+    """The first of ``others`` (anchors of the same pair seen from the same side) that ``anchor`` crosses.
+
+    Two anchors cross when one is earlier in the reference and later in the target: no path passes
+    through both. An anchor with the same id (its older self) is not compared.
+    """
+    for other in others:
+        if other.id != anchor.id and (anchor.reference_s - other.reference_s) * (anchor.target_s - other.target_s) < 0:
+            return other
+    return None
+
+
+def find_crossing(times) -> Optional[tuple]:
+    """Two anchors of one pair that cross, found in ``O(K log K)`` (a file may list many anchors).
+
+    Parameters
+    ----------
+    times : array_like, shape (K, 2)
+        ``(reference_s, target_s)`` of anchors seen from the same side.
+
+    Returns
+    -------
+    (int, int) or None
+        Indices ``(i, j)`` into ``times`` with ``i`` earlier in the reference and later in the target than
+        ``j`` (no path passes through both), or None when every pair of anchors can be passed through.
+    """
+    t = np.asarray(times, dtype=np.float64).reshape(-1, 2)
+    if len(t) < 2:
+        return None
+    order = np.lexsort((t[:, 1], t[:, 0]))
+    ref, tgt = t[order, 0], t[order, 1]
+    best = np.maximum.accumulate(tgt)
+    start = np.searchsorted(ref, ref, side="left")        # first anchor at the same reference time
+    before = np.where(start > 0, best[np.maximum(start - 1, 0)], -np.inf)   # latest target strictly earlier
+    crossing = np.flatnonzero(tgt < before)
+    if not crossing.size:
+        return None
+    p = int(crossing[0])
+    return int(order[int(np.argmax(tgt[:start[p]]))]), int(order[p])
+
+
 def _check_anchor(engine, anchor: SyncAnchorLabel, others) -> None:
     """Refuse an anchor past a recording's end or crossing another anchor of the pair, in one line."""
     names = {rec.id: rec.name for rec in engine.session.items()}
-    for item_id, t in ((anchor.item_id, anchor.reference_s), (anchor.target_id, anchor.target_s)):
-        end = _duration(engine, item_id)
-        if t > end:
-            raise ParameterError(f"sync anchor: {t:.3f} s lies past the end of {names.get(item_id, item_id)} "
-                                 f"({end:.3f} s); place it inside the recording")
-    for other in others:
-        if other.id == anchor.id:
-            continue
-        d_ref, d_tgt = anchor.reference_s - other.reference_s, anchor.target_s - other.target_s
-        if d_ref * d_tgt < 0:
-            raise InfeasibleLabelsError(
-                f"sync anchor: {anchor.reference_s:.2f} s \u2194 {anchor.target_s:.2f} s crosses the anchor "
-                f"{other.reference_s:.2f} s \u2194 {other.target_s:.2f} s (the music cannot go both ways); move or "
-                "delete that one first", [other.id])
+    late = past_end(anchor, lambda item_id: recording_duration(engine, item_id))
+    if late is not None:
+        item_id, t, end = late
+        raise ParameterError(f"sync anchor: {t:.3f} s lies past the end of {names.get(item_id, item_id)} "
+                             f"({end:.3f} s); place it inside the recording")
+    other = crossed_anchor(anchor, others)
+    if other is not None:
+        raise InfeasibleLabelsError(
+            f"sync anchor: {anchor.reference_s:.2f} s \u2194 {anchor.target_s:.2f} s crosses the anchor "
+            f"{other.reference_s:.2f} s \u2194 {other.target_s:.2f} s (the music cannot go both ways); move or "
+            "delete that one first", [other.id])
 
 
 def _recordings(engine, reference_id, target_id) -> dict:
@@ -304,6 +358,39 @@ def project_aligner(engine, aligner=None):
     return engine._sync_memo[key]
 
 
+def fitted_from(params: dict) -> str:
+    """What a stored sync model was fitted from, in a few words (``"5 sync anchors on 1 pair"``)."""
+    if params.get("source"):
+        return f"the model file {str(params['source']).replace(chr(92), '/').rsplit('/', 1)[-1][:80]}"
+    parts = []
+    n_anchors, n_pairs = params.get("n_anchors") or 0, params.get("n_anchor_pairs") or 0
+    if n_anchors:
+        parts.append(f"{n_anchors} sync anchor{'s' if n_anchors != 1 else ''} on {n_pairs} "
+                     f"pair{'s' if n_pairs != 1 else ''}")
+    n_scored, n_matched = params.get("n_score_pairs") or 0, params.get("n_matched") or 0
+    if n_scored:
+        parts.append(f"{n_scored} score-aligned pair{'s' if n_scored != 1 else ''} ({n_matched} matched notes)")
+    return " and ".join(parts) or "nothing recorded"
+
+
+def sync_versions(engine) -> list:
+    """The project's stored sync models as rows of :meth:`Engine.model_versions`, oldest first.
+
+    Each row has ``id``, ``task`` (``"sync"``), ``created``, ``n_labels`` (the sync anchors it was fitted
+    on), ``trained_by`` (``"ssvm"``, ``"revert"`` or ``"model-file"``), ``reverted_from``, ``rho`` (None),
+    ``fitted_from`` (:func:`fitted_from`) and ``current`` (the newest: the one every sync and carry uses).
+    """
+    current = sync_model_id(engine)
+    out = []
+    for m in sorted(_sync_models(engine), key=lambda m: m.created):
+        params = m.params or {}
+        n = params.get("n_anchors")
+        out.append({"id": m.id, "task": "sync", "created": m.created, "n_labels": n if isinstance(n, int) else None,
+                    "trained_by": params.get("trained_by", ""), "reverted_from": params.get("reverted_from"),
+                    "rho": None, "fitted_from": fitted_from(params), "current": m.id == current})
+    return out
+
+
 def sync_model_id(engine) -> Optional[str]:
     """Id of the project's newest sync model (None before one is learned)."""
     models = _sync_models(engine)
@@ -426,3 +513,58 @@ def learn_sync_metric(engine, *, cancel=None, progress: Optional[Callable] = Non
                               labels_digest(anchors_used))
     return SyncMetricReport(model_id, len(anchored), len(anchors_used), n_score_pairs, n_matched,
                             _group_weights(learner), passes, made)
+
+
+# ------------------------------------------------------------ the sync model as a model file
+
+def sync_model_writer(engine) -> Callable:
+    """``write(path)`` writing the project's current sync metric as a model file (``marginalia-cli sync --model``).
+
+    Raises
+    ------
+    ParameterError
+        No sync metric learned yet.
+    """
+    from ..models.files import TrainedModel, save_model
+    model_id = sync_model_id(engine)
+    if model_id is None:
+        raise ParameterError("export sync-model: no sync metric learned yet: place sync anchors (View \u25b8 Compare "
+                             "with another recording) and use Model \u25b8 Learn the sync metric first")
+    aligner = project_aligner(engine)
+    params = engine.session.load_model(model_id).params or {}
+    prov = {"learner": {"class": "WarpingFrankWolfe", "C": aligner.C, "loss": aligner.loss,
+                        "max_iter": aligner.max_iter},
+            "exported_from": str(engine.path), "model_id": model_id, "fitted_from": fitted_from(params),
+            **{k: params[k] for k in ("n_anchor_pairs", "n_anchors", "n_score_pairs", "n_matched", "n_rounds")
+               if isinstance(params.get(k), int)}}
+    trained = TrainedModel("sync", f"sync-{aligner.features}", aligner, aligner.metric_weights(), prov)
+    return lambda path: save_model(path, trained)
+
+
+def import_sync_model(engine, path) -> dict:
+    """Store a sync model file (``train --task sync``, File \u25b8 Export \u25b8 sync metric) as the project's sync metric.
+
+    The file is read and checked by the model-file loader (:func:`marginalia.models.files.load_model`:
+    a damaged, foreign or hostile file is refused in one line and nothing changes); it becomes a new
+    version of the project's sync model (``trained_by="model-file"``), which later syncs and carries use.
+
+    Returns
+    -------
+    dict
+        ``task`` (``"sync"``), ``source``, ``sha256``, ``version`` (the new model's id), ``rho`` (None) and
+        ``fitted_from``.
+    """
+    from ..models.files import load_model
+    trained = load_model(path, task="sync")
+    aligner = trained.sync_aligner()
+    prov = trained.provenance or {}
+    counts = {k: prov[k] for k in ("n_anchor_pairs", "n_anchors", "n_score_pairs", "n_matched")
+              if isinstance(prov.get(k), int) and not isinstance(prov.get(k), bool)}
+    w = [float(v) for v in aligner.metric_weights()]
+    params = {"task": "sync", "role": SYNC_MODEL_ROLE, "trained_by": "model-file", "options": aligner.get_params(),
+              "w": w, "source": str(path), "sha256": trained.sha256, **counts}
+    model_id = f"sync@{time.time_ns() // 1000}"
+    engine.session.save_model(model_id, SYNC_MODEL_TASK, params, json.dumps(w).encode(), f"model-file:{trained.sha256}")
+    return {"task": "sync", "source": str(path), "sha256": trained.sha256, "version": model_id, "rho": None,
+            "fitted_from": fitted_from(params)}
+

@@ -269,3 +269,33 @@ def test_carry_of_imported_audacity_regions_keeps_their_edge_boundaries_together
             edges = {b.index for b in carried if isinstance(b, BoundaryLabel)}
             for region in (r for r in carried if isinstance(r, RegionLabel)):
                 assert {region.start, region.stop} <= edges
+
+
+@pytest.mark.slow
+def test_train_a_project_learns_its_sync_metric_stores_it_and_writes_it_for_sync(takes, tmp_path, capsys):
+    folder, onsets = takes
+    project, ids = _created(folder, tmp_path, "ab")
+    model = tmp_path / "out" / "study_sync.model"
+    code = main(["train", str(project), "--task", "sync", "--out", str(model)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "nothing to learn the sync metric from" in err
+    assert not model.exists() and "steps" not in err
+    with Engine.open(project) as eng:
+        for k in (4, 12, 20):
+            eng.add_sync_anchor(ids["a"], ids["b"], float(onsets["a"][k]), float(onsets["b"][k]))
+    assert main(["train", str(project), "--task", "sync", "--out", str(model), "--max-iter", "5", "--C", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "train: Learned the sync metric from 3 sync anchors on 1 pair" in err
+    with Engine.open(project, read_only=True) as eng:
+        stored = eng.sync_model_id
+        assert f"stored the sync metric as {stored} in {project} and wrote {model}" in err
+        from marginalia.sync.anchors import project_aligner
+        weights = project_aligner(eng).metric_weights()
+        assert project_aligner(eng).C == 3.0 and project_aligner(eng).max_iter == 5
+    from marginalia.models.files import load_model
+    assert np.allclose(load_model(model, task="sync").sync_aligner().metric_weights(), weights)
+    assert main(["sync", "--reference", str(folder / "a.wav"), "--target", str(folder / "b.wav"),
+                 "--model", str(model), "--out", str(tmp_path / "map.csv"), "-q"]) == 0
+    assert main(["export", str(project), "--format", "sync-model", "--out", str(tmp_path / "again.model"),
+                 "-q"]) == 0
+    assert np.allclose(load_model(tmp_path / "again.model").sync_aligner().metric_weights(), weights)

@@ -170,8 +170,9 @@ def test_the_app_facade_learns_the_metric_from_stored_anchors_stores_it_and_late
     assert compared.model_id == report.model_id
     carried = compared.path.map_times(onsets["a"])
     assert np.median(np.abs(carried - onsets["b"])) < 0.03
-    # the model is the project's: it survives a reopen and is no version of an item task's model
-    assert all(v["task"] != "sync" for v in eng.model_versions())
+    # the model is the project's, no version of an item task's model: its versions are listed apart
+    assert [(v["id"], v["task"], v["current"]) for v in eng.model_versions(a) if v["id"].startswith("sync@")] == [
+        (report.model_id, "sync", True)]
 
 
 @pytest.mark.slow

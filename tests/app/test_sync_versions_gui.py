@@ -1,0 +1,112 @@
+"""Model ▸ Model versions lists the sync metric's versions and restores one; File ▸ Export ▸ sync metric writes it
+and Model ▸ Start from… reads it back as a new version; a bundle's sync anchors reach an open compare dialog."""
+
+import os
+
+import numpy as np
+import pytest
+from PySide6 import QtWidgets
+
+from marginalia.sync.anchors import project_aligner
+
+
+@pytest.fixture
+def learned(takes_window):
+    """The window on three takes, with two learned sync metrics (3 anchors, then 4)."""
+    win, ids, onsets = takes_window
+    eng = win.engine
+    for k in (4, 12, 20):
+        eng.add_sync_anchor(ids["a"], ids["b"], float(onsets["a"][k]), float(onsets["b"][k]))
+    first = eng.learn_sync_metric(options={"max_iter": 5})
+    eng.add_sync_anchor(ids["a"], ids["b"], float(onsets["a"][8]), float(onsets["b"][8]))
+    second = eng.learn_sync_metric(options={"max_iter": 5, "C": 10.0})
+    return win, ids, first, second
+
+
+def _shown(qtbot, win, item_id):
+    win.show_item(item_id)
+    qtbot.waitUntil(lambda: win.current_item == item_id and win._item_payload is not None, timeout=20000)
+
+
+@pytest.mark.slow
+def test_the_sync_metric_versions_are_listed_and_one_is_restored_from_the_dialog(qtbot, learned, tmp_path,
+                                                                                 monkeypatch):
+    win, ids, first, second = learned
+    _shown(qtbot, win, ids["a"])
+    win._versions_timer.start()
+    qtbot.waitUntil(lambda: any("sync metric" in r[2] for r in win.model_panel.version_rows()), timeout=20000)
+    sync_rows = [r for r in win.model_panel.version_rows() if "sync metric" in r[2]]
+    assert [r[1:3] for r in sync_rows] == [["4", "+1 label \u00b7 sync metric learned from 4 sync anchors on 1 pair"],
+                                           ["3", "sync metric learned from 3 sync anchors on 1 pair"]]
+    offered, shots = [], []
+
+    def exec_(dialog):        # what the person sees, then picks the first sync metric
+        items = dialog.comboBoxItems()
+        offered.extend(items)
+        shot = tmp_path / "versions.png"
+        dialog.grab().save(str(shot))
+        shots.append(shot)
+        dialog.setTextValue(next(t for t in items if t.startswith(first.model_id)))
+        return QtWidgets.QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(QtWidgets.QInputDialog, "exec", exec_)
+    win.actions["model_versions"].trigger()
+    assert [t for t in offered if "sync metric" in t] == [
+        t for t in offered if t.startswith((second.model_id, first.model_id))]
+    assert offered[0].startswith(second.model_id)         # newest first: the current sync metric on top
+    assert offered[0].endswith("sync metric, fitted from 4 sync anchors on 1 pair  \u00b7  ssvm  (current)")
+    assert os.path.getsize(shots[0]) > 1000
+    restored = win.engine.sync_model_id
+    assert restored not in (first.model_id, second.model_id)
+    assert win.engine.session.load_model(restored).params["reverted_from"] == first.model_id
+    assert np.allclose(project_aligner(win.engine).metric_weights(), win.engine.session.load_model(
+        first.model_id).params["w"])
+    assert win.statusBar().currentMessage().startswith(
+        f"Restored the sync metric {first.model_id[:12]} (fitted from 3 sync anchors on 1 pair) as {restored[:12]}: "
+        f"later comparisons and carries use it; to go back, revert to {second.model_id[:12]}")
+
+
+@pytest.mark.slow
+def test_the_sync_metric_is_exported_and_read_back_as_a_new_version(qtbot, learned, tmp_path, monkeypatch):
+    win, ids, _, second = learned
+    _shown(qtbot, win, ids["b"])
+    out = tmp_path / "exported" / "sync.model"
+    out.parent.mkdir()
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), "")))
+    win.last_io_result = None
+    win.actions["export:sync-model"].trigger()
+    qtbot.waitUntil(lambda: win.last_io_result is not None, timeout=60000)
+    assert win.last_io_result and out.is_file()
+    before = win.engine.sync_model_id
+    win.choose_prior_file = lambda: str(out)
+    win.actions["start_from"].trigger()
+    qtbot.waitUntil(lambda: win.engine.sync_model_id != before, timeout=60000)
+    qtbot.waitUntil(lambda: "The sync metric is now the one of sync.model" in win.statusBar().currentMessage(),
+                    timeout=20000)
+    assert "(fitted from the model file sync.model)" in win.statusBar().currentMessage()
+    rows = [v for v in win.engine.model_versions(ids["b"]) if v["task"] == "sync"]
+    assert (rows[-1]["trained_by"], rows[-1]["current"]) == ("model-file", True)
+    assert np.allclose(project_aligner(win.engine).metric_weights(),
+                       win.engine.session.load_model(second.model_id).params["w"])
+    qtbot.waitUntil(lambda: any("read from the model file sync.model" in r[2]
+                                for r in win.model_panel.version_rows()), timeout=20000)
+    win.model_panel.grab().save(str(tmp_path / "panel.png"))
+
+
+@pytest.mark.slow
+def test_a_bundle_imported_while_the_compare_dialog_is_open_redraws_its_path_through_the_anchors(qtbot, takes_window,
+                                                                                                tmp_path):
+    from tests.app.test_sync_anchors_gui import _compare, _settled
+    win, ids, onsets = takes_window
+    eng = win.engine
+    anchor = eng.add_sync_anchor(ids["a"], ids["b"], 2.0, 2.9)
+    eng.export("bundle", tmp_path / "bundle")
+    eng.delete_sync_anchors([anchor.id])
+    dialog = _compare(qtbot, win, ids)
+    assert dialog.anchors == []
+    win.last_io_result = None
+    win.import_labels_from("bundle", str(tmp_path / "bundle"))
+    qtbot.waitUntil(lambda: win.last_io_result is not None, timeout=60000)
+    _settled(qtbot, win, dialog, 1)
+    assert [(a.reference_s, a.target_s) for a in dialog.anchors] == [(2.0, 2.9)]
+    assert "passes through 1 sync anchor" in dialog.summary.text()

@@ -27,10 +27,11 @@ The recordings are compared frame by frame (chroma and onset chroma, by a metric
 `train --task sync`; without it, the Euclidean cost) and aligned by an exact dynamic time warping;
 pairs longer than about 2 x 70 s are decoded at a coarse rate first, then exactly inside a corridor of
 --corridor seconds around that path. --anchors (a CSV reference_time_s,target_time_s) gives times that
-correspond: the path passes through every one. The status line gives the margin of the runner-up path
-and where it leaves the best one. --question also asks where an anchor would change the path the most:
-the reference time where the best path and the cheapest path at least 0.25 s away from it part most,
-with both candidate target times (put the right one in --anchors).
+correspond: the path passes through every one. A second line says where the path is least sure, the
+question a person can answer: the moment where the reference sounds (its lead-in, pauses and the ring of
+its last notes are never asked about) at which the best path and the cheapest path at least 0.25 s away
+from it part most, with both candidate target times and that path's margin (put the right one in
+--anchors).
 
 examples:
   marginalia-cli sync --reference take1.wav --target take2.wav --out take1_to_take2.csv
@@ -48,8 +49,8 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--corridor", type=float, default=None, metavar="SECONDS",
                    help="half-width of the corridor of long pairs around the coarse path (default 1)")
     p.add_argument("--out", metavar="map.csv", required=True, help="the time map to write ('-': standard output)")
-    p.add_argument("--question", action="store_true",
-                   help="also say where an anchor would change the path the most, with the two candidate times")
+    # the question is always asked now; the flag stays for the scripts that give it
+    p.add_argument("--question", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
 
@@ -181,23 +182,19 @@ def run(args) -> int:
     info(args, f"sync: reading {args.reference} and {args.target}")
     ref, tgt = _load(args.reference), _load(args.target)
     fa, fb = aligner.compute_features(*ref), aligner.compute_features(*tgt)
-    result = aligner.predict(fa, fb, anchors=anchors)
+    # the decoder's exact runner-up is not asked for: in silence every path costs the same, so it
+    # leaves the best path in a lead-in with a margin of 0, which tells a person nothing
+    result = aligner.predict(fa, fb, anchors=anchors, runner_up=False)
     lines = ["reference_time_s,target_time_s"] + [f"{a:.4f},{b:.4f}" for a, b in result.table()]
     write_text_output(args.out, "\n".join(lines) + "\n")
-    where = ""
-    if result.question_s is not None:
-        where = f"; the runner-up leaves it at {result.question_s[0]:.2f} s -> {result.question_s[1]:.2f} s"
-    margin = "" if result.margin is None else f", runner-up margin {result.margin:.4g}{where}"
     info(args, f"sync: {len(lines) - 1} path cells over {ref[0].shape[0] / ref[1]:.1f} s and "
-               f"{tgt[0].shape[0] / tgt[1]:.1f} s{margin}; wrote {args.out}")
-    if args.question:
-        q = aligner.question(fa, fb, anchors=anchors)
-        if q is None:
-            info(args, "sync: no path strays 0.25 s from this one where the reference is audible: nothing to ask")
-        else:
-            info(args, f"sync: ask about {q.reference_s:.2f} s of the reference: the path puts it at "
-                       f"{q.best_target_s:.2f} s of the target, the runner-up at {q.alternative_target_s:.2f} s "
-                       f"(margin {q.margin:.4g}); add the right one to --anchors")
+               f"{tgt[0].shape[0] / tgt[1]:.1f} s; wrote {args.out}")
+    q = aligner.question(fa, fb, anchors=anchors)
+    if q is None:
+        info(args, "sync: nothing to ask: no path strays 0.25 s from this one where the reference sounds")
+    else:
+        info(args, f"sync: least sure at {q.reference_s:.2f} s of the reference: {q.best_target_s:.2f} s of the "
+                   f"target, or {q.alternative_target_s:.2f} s (margin {q.margin:.3g}); put the right one in --anchors")
     return EXIT_OK
 
 

@@ -91,9 +91,10 @@ class SyncResult:
         Cost of the path under the metric.
     margin : float or None
         Cost of the cheapest different path minus ``cost`` (None when not computed or no other path).
+        That path may differ only in silence, where every path costs the same (margin 0): where to
+        ask a person is :meth:`SyncAligner.question`.
     question_s : tuple of float or None
-        ``(reference_s, target_s)`` of the first cell where the runner-up leaves the path: where an
-        anchor would tell the two apart.
+        ``(reference_s, target_s)`` of the first cell where the runner-up leaves the path.
     refiner : TimeRefiner or None
         Moves the times :meth:`map_times` reads off the path onto the target's matching attacks
         (:mod:`marginalia.sync.refine`); None: the path's times as they are.
@@ -550,7 +551,7 @@ class SyncAligner:
             short or silent, or anchors everywhere).
         """
         from ..decoders.warping import pairwise_cost
-        from .question import SyncQuestion, anchor_mask, ask, audible_frames, pool_factor
+        from .question import SyncQuestion, anchor_mask, ask, pool_factor, sounding_frames
         self._check_params()
         separation_s = check_scalar(separation_s, "separation_s", float, min_val=0, include_boundaries="neither",
                                     what="a finite number of seconds")
@@ -563,7 +564,7 @@ class SyncAligner:
         if cons is not None:
             anchor_mask(C, cons.anchors)
         separation = max(1, int(math.ceil(float(separation_s) / max(ga.frame_s, gb.frame_s))))
-        got = ask(C, separation, audible_frames(ga.X))
+        got = ask(C, separation, sounding_frames(ga.X))
         if got is None:
             return None
         i, j_best, j_alt, margin = got

@@ -19,8 +19,12 @@ placed in silence tells anything. So, for the question only:
   spreads the pause evenly and a path that strays from it costs more by ``eps`` times its extra
   distance, so the margin on silence is small but not 0 and grows with how far and how long the
   alternative strays; in music the descriptors' mismatch (20 times larger per cell) decides;
-* the question is asked only at audible reference frames (descriptors above a tenth of the
-  recording's loud frames), where a user can hear what to anchor.
+* the question is asked only where the reference *sounds*: at audible frames (descriptors above a
+  tenth of the recording's loud frames) from its first attack to its last (:func:`sounding_frames`).
+  As the score aligner's margins never let its rests move (:class:`marginalia.align.aligner.OnsetMoves`),
+  a lead-in, a pause or the ring of the final chord is never asked about: a tail that fades differently
+  in the two recordings is as free as silence (the tempo prior decides it), and no anchor placed there
+  tells anything.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-__all__ = ["SyncQuestion", "through_costs"]
+__all__ = ["SyncQuestion", "sounding_frames", "through_costs"]
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,35 @@ def audible_frames(X) -> np.ndarray:
     norm = np.linalg.norm(varying, axis=1)
     loud = float(np.percentile(norm, 95)) if norm.size else 0.0
     return norm >= 0.1 * loud if loud > 0 else np.zeros(norm.shape, bool)
+
+
+def attack_strength(X) -> np.ndarray:
+    """What starts in every frame: the length of the descriptors' rises from the frame before, shape (T,)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] == 0:
+        return np.zeros(0)
+    rise = np.maximum(np.diff(X, axis=0, prepend=X[:1]), 0.0)
+    return np.linalg.norm(rise, axis=1)
+
+
+def sounding_frames(X, attack_fraction: float = 0.1) -> np.ndarray:
+    """Audible frames from the recording's first attack to its last, shape (T,) of bool.
+
+    An attack is a frame whose descriptors rise by at least ``attack_fraction`` of the audible frames'
+    95th percentile of rises (:func:`attack_strength`): the lead-in before the first one and the ring
+    of the last one are left out, as is every pause (:func:`audible_frames`).
+    """
+    audible = audible_frames(X)
+    rise = attack_strength(X)
+    if not audible.any():
+        return audible
+    top = float(np.percentile(rise[audible], 95))
+    hits = np.flatnonzero(audible & (rise >= attack_fraction * top)) if top > 0 else np.zeros(0, np.int64)
+    if hits.size == 0:
+        return audible
+    span = np.zeros_like(audible)
+    span[hits[0]:hits[-1] + 1] = True
+    return audible & span
 
 
 def even_tempo_prior(TA: int, TB: int) -> np.ndarray:

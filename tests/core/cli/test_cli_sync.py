@@ -52,7 +52,7 @@ def test_sync_writes_a_time_map_that_carries_every_onset(takes, tmp_path, capsys
     assert np.all(np.diff(table, axis=0) >= 0)
     err = np.abs(carried(table, onsets["a"]) - onsets["b"])
     assert np.median(err) < 0.015 and err.max() < 0.03
-    assert "runner-up margin" in capsys.readouterr().err
+    assert "sync: least sure at " in capsys.readouterr().err
     assert main(["sync", "--reference", str(folder / "a.wav"), "--target", str(folder / "b.wav"), "--out", "-",
                  "-q"]) == 0
     assert capsys.readouterr().out.startswith("reference_time_s,target_time_s\n")
@@ -239,15 +239,30 @@ def test_sync_question_names_a_reference_time_and_two_candidates(tmp_path, capsy
     write_wav(tmp_path / "once.wav", ya, SR)
     write_wav(tmp_path / "twice.wav", yb, SR)
     assert main(["sync", "--reference", str(tmp_path / "once.wav"), "--target", str(tmp_path / "twice.wav"),
-                 "--out", str(tmp_path / "map.csv"), "--question"]) == 0
+                 "--out", str(tmp_path / "map.csv"), "--question"]) == 0   # the flag of older scripts still runs
     line = capsys.readouterr().err.strip().splitlines()[-1]
-    m = re.fullmatch(r"sync: ask about ([\d.]+) s of the reference: the path puts it at ([\d.]+) s of the target, "
-                     r"the runner-up at ([\d.]+) s \(margin [\d.e+-]+\); add the right one to --anchors", line)
+    m = re.fullmatch(r"sync: least sure at ([\d.]+) s of the reference: ([\d.]+) s of the target, "
+                     r"or ([\d.]+) s \(margin [\d.e+-]+\); put the right one in --anchors", line)
     assert m, line
     ref_s, a, b = map(float, m.groups())
     # the phrase one take repeats: asked inside it, the candidates one play apart
     assert on_a[n_a] <= ref_s <= on_a[n_a + n_p]
     assert abs(abs(a - b) - (on_b[n_a + n_p] - on_b[n_a])) < 0.05
+
+
+def test_the_status_line_asks_where_the_music_sounds_never_in_the_lead_in_or_the_ring(tmp_path, capsys):
+    from marginalia.io.audio import write_wav
+    from tests.core.sync.synthetic import ringing_pair
+    ya, yb, on_a, _ = ringing_pair()
+    write_wav(tmp_path / "a.wav", ya, SR)
+    write_wav(tmp_path / "b.wav", yb, SR)
+    assert main(["sync", "--reference", str(tmp_path / "a.wav"), "--target", str(tmp_path / "b.wav"),
+                 "--out", str(tmp_path / "map.csv")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert not any("margin 0;" in line or "margin 0," in line for line in err), err
+    m = re.fullmatch(r"sync: least sure at ([\d.]+) s of the reference: .*\(margin ([\d.e+-]+)\); .*", err[-1])
+    assert m, err[-1]
+    assert on_a[0] - 0.05 <= float(m.group(1)) <= on_a[-1] + 0.05 and float(m.group(2)) > 0
 
 
 @pytest.mark.slow

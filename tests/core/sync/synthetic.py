@@ -63,6 +63,30 @@ def pause_pair(pause_a=2.0, pause_b=3.0):
     return render(on_a, pitches, on_a[-1] + 0.6), render(on_b, pitches, on_b[-1] + 0.6), on_a, on_b
 
 
+def ringing_pair():
+    """A melody ending on a long ringing note, with another lead-in, tempo and tail in each take.
+
+    ``(ya, yb, onsets_a, onsets_b)``; the last onset is the ringing note's. The reference waits 1 s
+    and rings 4 s, the target waits 2 s, plays 1.2 times slower and rings 3 s: in the lead-in and in
+    the ring nothing tells where a moment of one take is in the other.
+    """
+    pitches, ioi = note_plan(1, 16)
+    takes = []
+    for lead, tempo, tail in ((1.0, 1.0, 4.0), (2.0, 1.2, 3.0)):
+        on = lead + np.r_[0.0, np.cumsum(ioi[:-1] * tempo)]
+        last = on[-1] + ioi[-1] * tempo
+        y = render(on, pitches, last + tail).astype(np.float64)
+        n = int(tail * SR)
+        tt = np.arange(n) / SR
+        f = 440.0 * 2 ** ((60 - 69) / 12)
+        ring = sum(a * np.sin(2 * np.pi * (h + 1) * f * tt) for h, a in enumerate((1.0, 0.5, 0.33)))
+        i = int(last * SR)
+        y[i:i + n] += 0.1 * (ring * np.exp(-1.2 * tt))[:len(y) - i]
+        takes.append((y.astype(np.float32), np.r_[on, last]))
+    (ya, on_a), (yb, on_b) = takes
+    return ya, yb, on_a, on_b
+
+
 def three_takes_project(folder):
     """Takes a, b, c of one melody (b and c at other tempi) in a new project, a with 3 boundaries at its notes
     3, 8 and 15 and a no-change region between the first two; ``(engine, item id by name, onsets by name)``."""

@@ -5,9 +5,9 @@ import pytest
 
 from marginalia.exceptions import ParameterError
 from marginalia.sync import SyncAligner, SyncQuestion
-from marginalia.sync.question import anchor_mask, ask, through_costs
+from marginalia.sync.question import anchor_mask, ask, sounding_frames, through_costs
 
-from .synthetic import SR, all_paths, pause_pair, repeat_pair
+from .synthetic import SR, all_paths, pause_pair, repeat_pair, ringing_pair
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -83,6 +83,28 @@ def test_a_pause_of_another_length_has_a_margin_and_is_asked_where_there_is_soun
     assert q.margin > 0
     # audible: within the notes' ring (0.4 s) of an onset, not in the middle of the pause
     assert np.min(np.abs(q.reference_s - on_a)[on_a <= q.reference_s + 0.05]) < 0.5
+
+
+def test_neither_the_lead_in_nor_the_ring_of_the_last_note_is_asked_about():
+    ya, yb, on_a, on_b = ringing_pair()
+    aligner = SyncAligner()
+    q = aligner.question((ya, SR), (yb, SR))
+    # the decoder's own runner-up leaves the path in the lead-in, where every path costs the same
+    assert aligner.predict((ya, SR), (yb, SR)).margin == 0
+    # the question: where the reference sounds, from its first attack to its last
+    assert on_a[0] - 0.05 <= q.reference_s <= on_a[-1] + 0.05
+    assert q.margin > 0
+
+
+def test_sounding_frames_run_from_the_first_attack_to_the_last():
+    ya, _, on_a, _ = ringing_pair()
+    f = SyncAligner().compute_features(ya, SR)
+    sounding = f.times()[sounding_frames(f.X)]
+    assert abs(sounding.min() - on_a[0]) < 0.06 and abs(sounding.max() - on_a[-1]) < 0.06  # a frame or so
+    # silence has no sounding frame, nor does a constant tone (no attack after its first frame)
+    assert not sounding_frames(np.zeros((50, 25))).any()
+    tone = np.ones((50, 25))
+    assert sounding_frames(tone).sum() <= 1
 
 
 def test_bad_separation_is_one_line(repeat):

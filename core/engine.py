@@ -1090,6 +1090,16 @@ class Engine:
         with self._lock:
             return add_anchor(self, reference_id, target_id, reference_s, target_s)
 
+    def add_sync_anchors(self, reference_id: str, target_id: str, times, *, sources=None) -> list:
+        """Store several anchors between two recordings as ONE undoable step (all or none); returns them.
+
+        ``times`` (K, 2): ``(reference_s, target_s)``; ``sources``: where each came from, named by a refusal
+        (:func:`marginalia.sync.anchors.add_anchors`). Anchors that cross each other or the pair's stored ones,
+        or lie past an end, are refused in one line and nothing is stored."""
+        from .sync.anchors import add_anchors
+        with self._lock:
+            return add_anchors(self, reference_id, target_id, times, sources=sources)
+
     def move_sync_anchor(self, anchor_id: str, reference_id: str, reference_s: float, target_s: float):
         """Move a stored anchor, seen from ``reference_id`` (one undoable step); returns it so seen."""
         from .sync.anchors import move_anchor

@@ -6,6 +6,7 @@ and ``run``) and ``run(args) -> exit code``.
 
 from . import (
     align,
+    anchor,
     batch,
     carry,
     evaluate,
@@ -21,5 +22,5 @@ from . import (
     train,
 )
 
-COMMANDS = (project, train, predict, align, sync, carry, evaluate, query, export, import_labels, history, restore, batch,
+COMMANDS = (project, train, predict, align, sync, anchor, carry, evaluate, query, export, import_labels, history, restore, batch,
             prepare)

@@ -7,7 +7,7 @@ import sys
 
 from ._common import EXIT_OK, UsageError, info, make_progress, require_file
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "find_recording"]
 
 HELP = "carry the labels of one recording onto other recordings of the same music (one undoable step)"
 EPILOG = """\
@@ -46,7 +46,8 @@ def add_parser(sub, parents) -> None:
     p.set_defaults(run=run)
 
 
-def _find(items, name: str, project: str):
+def find_recording(items, name: str, project: str, why: str = "carry maps labels between audio recordings"):
+    """The audio item of a project named by its id or its name; one line naming the fix otherwise."""
     hits = [it for it in items if it.id == name] or [it for it in items if it.name == name]
     if not hits:
         raise UsageError(f"item {name!r}: no item of {project!r} has this id or name; list them with "
@@ -55,7 +56,7 @@ def _find(items, name: str, project: str):
         raise UsageError(f"item {name!r}: {len(hits)} items have this name; give the id instead "
                          f"({', '.join(it.id for it in hits)})")
     if hits[0].kind != "audio":
-        raise UsageError(f"item {name!r} is {hits[0].kind} data; carry maps labels between audio recordings")
+        raise UsageError(f"item {name!r} is {hits[0].kind} data; {why}")
     return hits[0]
 
 
@@ -66,8 +67,8 @@ def run(args) -> int:
     aligner = load_sync_aligner(args.model) if args.model else None    # None: the project's sync model
     with Engine.open(args.project) as eng:
         items = eng.items()
-        source = _find(items, args.source, args.project)
-        targets = [_find(items, t, args.project) for t in args.targets]
+        source = find_recording(items, args.source, args.project)
+        targets = [find_recording(items, t, args.project) for t in args.targets]
         if any(t.id == source.id for t in targets):
             raise UsageError(f"--to: {args.source!r} is the source itself; name other recordings")
         if len({t.id for t in targets}) != len(targets):

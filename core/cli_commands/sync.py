@@ -75,14 +75,19 @@ def _time(value, path, line, column) -> float:
     return t
 
 
-def read_time_pairs(path) -> np.ndarray:
-    """A CSV ``reference_time_s,target_time_s`` as an array of shape (N, 2)."""
+def read_time_pairs(path, *, with_lines: bool = False):
+    """A CSV ``reference_time_s,target_time_s`` as an array of shape (N, 2).
+
+    With ``with_lines``: also the file line of every row, a list of N ints.
+    """
     from ..exceptions import DataFormatError
     p, header, rows = read_csv_table(path)
     cols = ("reference_time_s", "target_time_s")
     if not all(c in header for c in cols):
         raise DataFormatError(f"expected the columns reference_time_s,target_time_s; found {header}", path=str(p))
-    return np.array([[_time(row[c], p, line, c) for c in cols] for line, row in rows], dtype=np.float64).reshape(-1, 2)
+    times = np.array([[_time(row[c], p, line, c) for c in cols] for line, row in rows], dtype=np.float64)
+    times = times.reshape(-1, 2)
+    return (times, [line for line, _ in rows]) if with_lines else times
 
 
 #: columns an onset table may hold its times in (the first found is read; `align` writes audio_time_s)

@@ -36,7 +36,8 @@ from ..exceptions import CancelledError, InfeasibleLabelsError, ParameterError, 
 from ..types import AnchorLabel, SyncAnchorLabel
 
 __all__ = ["SyncMetricReport", "pair_anchors", "anchor_times", "past_end", "crossed_anchor", "find_crossing",
-           "recording_duration", "add_anchor", "move_anchor", "delete_anchors", "anchored_truth", "fit_from_anchors",
+           "recording_duration", "add_anchor", "add_anchors", "move_anchor", "delete_anchors", "anchored_truth",
+           "fit_from_anchors",
            "project_aligner", "sync_model_id", "sync_versions", "fitted_from", "sync_model_writer",
            "import_sync_model", "learn_sync_metric", "SYNC_MODEL_TASK", "SYNC_MODEL_ROLE", "LATENT_ROUNDS"]
 
@@ -166,14 +167,83 @@ def add_anchor(engine, reference_id: str, target_id: str, reference_s: float, ta
     InfeasibleLabelsError
         The anchor crosses another anchor of the pair.
     """
+    return add_anchors(engine, reference_id, target_id, [(reference_s, target_s)])[0]
+
+
+def add_anchors(engine, reference_id: str, target_id: str, times, *, sources=None) -> list:
+    """Store new anchors between two recordings as ONE undoable step (all or none); returns them.
+
+    Parameters
+    ----------
+    times : array_like, shape (K, 2)
+        ``(reference_s, target_s)`` of every new anchor.
+    sources : sequence of str, optional
+        Where each anchor came from (e.g. ``"anchors.csv, line 3"``), the start of a refusal's line
+        (default ``"sync anchor"``).
+
+    Raises
+    ------
+    ParameterError
+        No anchor, a time that is not a number >= 0, or a time past a recording's end.
+    InfeasibleLabelsError
+        Two of the anchors cross, or one crosses an anchor the project already has between the two
+        recordings (its id listed).
+    """
     infos = _recordings(engine, reference_id, target_id)
-    anchor = SyncAnchorLabel(item_id=reference_id, target_id=target_id, reference_s=reference_s, target_s=target_s,
-                             author=engine.session.author)
-    _check_anchor(engine, anchor, pair_anchors(engine, reference_id, target_id))
-    name = (f"sync anchor {anchor.reference_s:.2f} s of {infos[reference_id].name} \u2194 "
-            f"{anchor.target_s:.2f} s of {infos[target_id].name}")
-    engine.session.add_labels([anchor], name=name)
-    return anchor
+    try:
+        t = np.asarray(times, dtype=np.float64).reshape(-1, 2)
+    except (TypeError, ValueError):
+        raise ParameterError("times: expected (reference_s, target_s) pairs of numbers") from None
+    if not len(t):
+        raise ParameterError("times: no sync anchor to add")
+    sources = ["sync anchor"] * len(t) if sources is None else [str(x) for x in sources]
+    if len(sources) != len(t):
+        raise ParameterError(f"sources: expected {len(t)} places, one per anchor, got {len(sources)}")
+    durations: dict = {}
+
+    def duration(item_id):
+        if item_id not in durations:
+            durations[item_id] = recording_duration(engine, item_id)
+        return durations[item_id]
+
+    new = []
+    for source, (ref_s, tgt_s) in zip(sources, t):
+        try:
+            anchor = SyncAnchorLabel(item_id=reference_id, target_id=target_id, reference_s=float(ref_s),
+                                     target_s=float(tgt_s), author=engine.session.author)
+        except ParameterError as exc:
+            raise ParameterError(f"{source}: {' '.join(str(exc).split())}") from None
+        late = past_end(anchor, duration)
+        if late is not None:
+            item_id, when, end = late
+            raise ParameterError(f"{source}: {when:.3f} s lies past the end of {infos[item_id].name} "
+                                 f"({end:.3f} s); place it inside the recording")
+        new.append(anchor)
+    old = pair_anchors(engine, reference_id, target_id)
+    everything = new + old
+    crossing = find_crossing(anchor_times(everything))
+    if crossing is not None:
+        i, j = sorted(crossing)          # the new anchors come first: ``i`` is one of them
+        a, b = everything[i], everything[j]
+        if i >= len(new):
+            raise InfeasibleLabelsError(
+                f"the project's sync anchors {a.reference_s:.2f} s \u2194 {a.target_s:.2f} s and {b.reference_s:.2f} s "
+                f"\u2194 {b.target_s:.2f} s cross; delete one of them first", [a.id, b.id])
+        if j >= len(new):
+            raise InfeasibleLabelsError(
+                f"{sources[i]}: {a.reference_s:.2f} s \u2194 {a.target_s:.2f} s crosses the anchor "
+                f"{b.reference_s:.2f} s \u2194 {b.target_s:.2f} s (the music cannot go both ways); move or "
+                "delete that one first", [b.id])
+        # two new ones: the one listed later is named first
+        raise InfeasibleLabelsError(
+            f"{sources[j]}: {b.reference_s:.2f} s \u2194 {b.target_s:.2f} s crosses {sources[i]} "
+            f"({a.reference_s:.2f} s \u2194 {a.target_s:.2f} s): the music cannot go both ways; correct one of "
+            "them", [])
+    ref_name, tgt_name = infos[reference_id].name, infos[target_id].name
+    name = (f"sync anchor {new[0].reference_s:.2f} s of {ref_name} \u2194 {new[0].target_s:.2f} s of {tgt_name}"
+            if len(new) == 1 else f"{len(new)} sync anchors between {ref_name} and {tgt_name}")
+    engine.session.add_labels(new, name=name)
+    return new
 
 
 def move_anchor(engine, anchor_id: str, reference_id: str, reference_s: float, target_s: float) -> SyncAnchorLabel:

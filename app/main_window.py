@@ -1050,8 +1050,12 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
                 then = "a retrain starts from its scorers"
             else:
                 then = f"then your labels are coupled to it (\u03c1={info['rho']:g})"
-            self.statusBar().showMessage(f"Started from {name}: predictions are its own until you retrain; {then}",
-                                         20000)
+            also = ("; the sync metric is now its own too (Model \u25b8 Model versions to go back)"
+                    if info.get("sync") else "")
+            self.statusBar().showMessage(f"Started from {name}: predictions are its own until you retrain; {then}"
+                                         f"{also}", 20000)
+            if info.get("sync"):
+                self.resync_dialog()
             self._show_model_of_current("prior")
             self.refresh_items()
             self.predict_current()

@@ -25,7 +25,7 @@ from typing import Optional
 
 from . import events as ev
 from . import resources
-from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, ParameterError
+from .exceptions import CancelledError, DataFormatError, InfeasibleLabelsError, ParameterError, WrongTaskError
 from .importing import FILE_ROLES as IMPORT_FILE_ROLES
 from .items import ItemData, ItemLoader
 from .paths import state_dir
@@ -823,7 +823,9 @@ class Engine:
             A model file (``marginalia-cli train``, File ▸ Export ▸ aCGH model) or a ``.marginalia`` project.
             A sync model file (``train --task sync``, File ▸ Export ▸ sync metric) becomes the sync metric of a
             project with recordings instead (:func:`marginalia.sync.anchors.import_sync_model`; its dict has
-            ``task`` ``"sync"``).
+            ``task`` ``"sync"``). From a project with a sync metric, this project (with recordings) takes that
+            metric too, as a new version of its sync metric: the dict's ``sync`` (or, when the project has no model
+            of this project's tasks, the sync metric alone, as from a sync model file).
         rho : float, optional
             Coupling (finite, >= 0; default :data:`marginalia.prior.DEFAULT_RHO`, the recipe's coupling of platforms).
             Not used by the alignment task (stored as None).
@@ -848,7 +850,7 @@ class Engine:
 
         import numpy as np
 
-        from .prior import DEFAULT_RHO, PRIOR_SETTING, PRIOR_TASK_KEYS, read_prior
+        from .prior import DEFAULT_RHO, PRIOR_SETTING, PRIOR_TASK_KEYS, is_project_file, read_prior
         rho = DEFAULT_RHO if rho is None else rho
         try:
             rho = float(rho)
@@ -868,6 +870,11 @@ class Engine:
             _check_cancel(cancel)
             with self._lock:
                 return import_sync_model(self, path)
+        # another project's sync metric comes along with its task's model (or alone, when it has no such model)
+        sync_found = None
+        if any(r.kind == "audio" for r in self.session.items()) and is_project_file(path):
+            from .sync.anchors import read_project_sync_metric
+            sync_found = read_project_sync_metric(path)
         first = {}       # prior kind ("cgh", "audio", "series", "alignment") -> the first item of its task
         for r in self.session.items():
             first.setdefault("alignment" if r.task == "alignment" else r.kind, r)
@@ -875,7 +882,15 @@ class Engine:
         n_features = {kind: self._tasks.get(r).features(r.id).shape[1] for kind, r in first.items()
                       if kind != "alignment"}
         _check_cancel(cancel)
-        prior = read_prior(path, list(first), n_features=n_features)
+        try:
+            prior = read_prior(path, list(first), n_features=n_features)
+        except WrongTaskError:
+            if sync_found is None:
+                raise
+            from .sync.anchors import import_project_sync_metric
+            _check_cancel(cancel)
+            with self._lock:
+                return import_project_sync_metric(self, path, sync_found)
         _check_cancel(cancel)
         if prior.kind == "alignment":
             rho = None
@@ -909,7 +924,13 @@ class Engine:
             self._tasks.forget((task.name, task.kind))
             for i in ids:
                 self._predictions.pop(i, None)
+            sync = None
+            if sync_found is not None:
+                from .sync.anchors import import_project_sync_metric
+                sync = import_project_sync_metric(self, path, sync_found)
         out = dict(self.prior(task_key=task.key) or {}, version=version)
+        if sync is not None:
+            out["sync"] = sync
         return out
 
     def prior(self, item_id: Optional[str] = None, *, task_key: Optional[str] = None) -> Optional[dict]:

@@ -152,6 +152,16 @@ def coupled_ssvm_settings(w_prior, rho: float, C: float = 1.0) -> tuple:
     return C_eff, (rho / 2.0) * C_eff * p
 
 
+def is_project_file(path) -> bool:
+    """Whether ``path`` is (or says it is) a Marginalia project rather than a model file."""
+    p = Path(path)
+    if not p.is_file():
+        return False
+    with open(p, "rb") as fh:
+        head = fh.read(16)
+    return head.startswith(b"SQLite format 3") or p.suffix.lower() == PROJECT_SUFFIX
+
+
 def read_prior(path, kinds, *, n_features: Optional[dict] = None) -> PriorModel:
     """Read and check a prior for a project whose items are of ``kinds``.
 
@@ -177,9 +187,7 @@ def read_prior(path, kinds, *, n_features: Optional[dict] = None) -> PriorModel:
                          "their model from a prior")
     if p.is_dir() or not p.is_file():
         raise UsageError(f"{str(p)!r}: no such file; choose a model file or a Marginalia project")
-    with open(p, "rb") as fh:
-        head = fh.read(16)
-    if head.startswith(b"SQLite format 3") or p.suffix.lower() == PROJECT_SUFFIX:
+    if is_project_file(p):
         return _from_project(p, kinds, n_features)
     return _from_model_file(p, p.read_bytes(), kinds, n_features, "model file", {})
 

@@ -44,8 +44,8 @@ def describe_versions(versions) -> list:
             learner += f" (\u03c1={v['rho']:g})"
         if v.get("task") == "sync":     # the project's sync metric, listed after the task's versions
             src = v.get("fitted_from") or "?"
-            learner = {"ssvm": f"sync metric learned from {src}", "model-file": f"sync metric read from {src}"
-                       }.get(how, f"sync metric: {learner} ({src})")
+            learner = {"ssvm": f"sync metric learned from {src}", "model-file": f"sync metric read from {src}",
+                       "project": f"sync metric taken from {src}"}.get(how, f"sync metric: {learner} ({src})")
         previous = previous_of.get(v.get("task"))
         if previous is None or n is None or previous.get("n_labels") is None:
             delta = ""

@@ -38,8 +38,9 @@ from ..types import AnchorLabel, SyncAnchorLabel
 __all__ = ["SyncMetricReport", "pair_anchors", "anchor_times", "past_end", "crossed_anchor", "find_crossing",
            "recording_duration", "add_anchor", "add_anchors", "move_anchor", "delete_anchors", "anchored_truth",
            "fit_from_anchors",
-           "project_aligner", "sync_model_id", "sync_versions", "fitted_from", "sync_model_writer",
-           "import_sync_model", "learn_sync_metric", "SYNC_MODEL_TASK", "SYNC_MODEL_ROLE", "LATENT_ROUNDS"]
+           "project_aligner", "stored_aligner", "sync_model_id", "sync_versions", "fitted_from", "sync_model_writer",
+           "import_sync_model", "read_project_sync_metric", "import_project_sync_metric", "learn_sync_metric",
+           "SYNC_MODEL_TASK", "SYNC_MODEL_ROLE", "LATENT_ROUNDS"]
 
 #: the store's task of a project's sync model, and the role that tells it from other models of that task
 SYNC_MODEL_TASK = "warping"
@@ -412,6 +413,42 @@ def _sync_models(engine) -> list:
     return [m for m in engine.session.models(SYNC_MODEL_TASK) if (m.params or {}).get("role") == SYNC_MODEL_ROLE]
 
 
+def stored_aligner(params, model_id: str, where: str):
+    """The fitted aligner of a stored sync model's ``params``, checked as a model file's is.
+
+    A project file may come from anyone: its options must be valid and within the bounds a sync model
+    file may set (:data:`marginalia.sync.aligner.FILE_BOUNDS`, so that it cannot make a sync decode the
+    whole grid of a long pair), and its metric ``w`` must fit them.
+
+    Raises
+    ------
+    DataFormatError
+        One line naming the project (``where``), the model and the fix.
+    """
+    from ..exceptions import DataFormatError
+    from . import SyncAligner
+    try:
+        options = params.get("options") if isinstance(params, dict) else None
+        w = params.get("w") if isinstance(params, dict) else None
+        if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+            raise ParameterError("options: expected a table of the sync aligner's options")
+        try:
+            aligner = SyncAligner(**options)
+        except TypeError:
+            unknown = sorted(set(options) - set(SyncAligner().get_params()))
+            raise ParameterError(f"options: {', '.join(map(repr, unknown))[:120]} is no option of the sync aligner"
+                                 ) from None
+        if not isinstance(w, list):
+            raise ParameterError("w: expected the metric's weights, a list of numbers")
+        aligner.set_state({}, len(w))
+        return aligner.with_metric_weights(np.asarray(w, dtype=np.float64))
+    except (ParameterError, TypeError, ValueError, OverflowError) as exc:
+        text = " ".join(str(exc).split())[:300]
+        raise DataFormatError(f"its sync metric {str(model_id)[:60]} cannot be used ({text}); make an earlier "
+                              "version current (Model \u25b8 Model versions) or learn the sync metric again",
+                              path=where) from None
+
+
 def project_aligner(engine, aligner=None):
     """``aligner`` when given, else the project's learned sync aligner, else the default (Euclidean) one."""
     from . import SyncAligner
@@ -423,15 +460,15 @@ def project_aligner(engine, aligner=None):
     newest = max(models, key=lambda m: m.created)
     key = ("aligner", newest.id)
     if key not in engine._sync_memo:
-        params = newest.params
-        engine._sync_memo[key] = SyncAligner(**params["options"]).with_metric_weights(np.asarray(params["w"], float))
+        engine._sync_memo[key] = stored_aligner(newest.params, newest.id, str(engine.path))
     return engine._sync_memo[key]
 
 
 def fitted_from(params: dict) -> str:
     """What a stored sync model was fitted from, in a few words (``"5 sync anchors on 1 pair"``)."""
     if params.get("source"):
-        return f"the model file {str(params['source']).replace(chr(92), '/').rsplit('/', 1)[-1][:80]}"
+        what = "the project" if params.get("trained_by") == "project" else "the model file"
+        return f"{what} {str(params['source']).replace(chr(92), '/').rsplit('/', 1)[-1][:80]}"
     parts = []
     n_anchors, n_pairs = params.get("n_anchors") or 0, params.get("n_anchor_pairs") or 0
     if n_anchors:
@@ -447,7 +484,7 @@ def sync_versions(engine) -> list:
     """The project's stored sync models as rows of :meth:`Engine.model_versions`, oldest first.
 
     Each row has ``id``, ``task`` (``"sync"``), ``created``, ``n_labels`` (the sync anchors it was fitted
-    on), ``trained_by`` (``"ssvm"``, ``"revert"`` or ``"model-file"``), ``reverted_from``, ``rho`` (None),
+    on), ``trained_by`` (``"ssvm"``, ``"revert"``, ``"model-file"`` or ``"project"``), ``reverted_from``, ``rho`` (None),
     ``fitted_from`` (:func:`fitted_from`) and ``current`` (the newest: the one every sync and carry uses).
     """
     current = sync_model_id(engine)
@@ -611,6 +648,23 @@ def sync_model_writer(engine) -> Callable:
     return lambda path: save_model(path, trained)
 
 
+def _store_sync_metric(engine, aligner, source: str, sha256: str, counts: dict, trained_by: str) -> dict:
+    """Store a checked aligner as a new version of the project's sync metric; the dict :meth:`Engine.start_from` returns."""
+    w = [float(v) for v in aligner.metric_weights()]
+    params = {"task": "sync", "role": SYNC_MODEL_ROLE, "trained_by": trained_by, "options": aligner.get_params(),
+              "w": w, "source": source, "sha256": sha256, **counts}
+    model_id = f"sync@{time.time_ns() // 1000}"
+    engine.session.save_model(model_id, SYNC_MODEL_TASK, params, json.dumps(w).encode(), f"{trained_by}:{sha256}")
+    return {"task": "sync", "source": source, "sha256": sha256, "version": model_id, "rho": None,
+            "fitted_from": fitted_from(params)}
+
+
+def _counts(prov) -> dict:
+    prov = prov if isinstance(prov, dict) else {}
+    return {k: prov[k] for k in ("n_anchor_pairs", "n_anchors", "n_score_pairs", "n_matched")
+            if isinstance(prov.get(k), int) and not isinstance(prov.get(k), bool)}
+
+
 def import_sync_model(engine, path) -> dict:
     """Store a sync model file (``train --task sync``, File \u25b8 Export \u25b8 sync metric) as the project's sync metric.
 
@@ -626,15 +680,44 @@ def import_sync_model(engine, path) -> dict:
     """
     from ..models.files import load_model
     trained = load_model(path, task="sync")
-    aligner = trained.sync_aligner()
-    prov = trained.provenance or {}
-    counts = {k: prov[k] for k in ("n_anchor_pairs", "n_anchors", "n_score_pairs", "n_matched")
-              if isinstance(prov.get(k), int) and not isinstance(prov.get(k), bool)}
-    w = [float(v) for v in aligner.metric_weights()]
-    params = {"task": "sync", "role": SYNC_MODEL_ROLE, "trained_by": "model-file", "options": aligner.get_params(),
-              "w": w, "source": str(path), "sha256": trained.sha256, **counts}
-    model_id = f"sync@{time.time_ns() // 1000}"
-    engine.session.save_model(model_id, SYNC_MODEL_TASK, params, json.dumps(w).encode(), f"model-file:{trained.sha256}")
-    return {"task": "sync", "source": str(path), "sha256": trained.sha256, "version": model_id, "rho": None,
-            "fitted_from": fitted_from(params)}
+    return _store_sync_metric(engine, trained.sync_aligner(), str(path), trained.sha256, _counts(trained.provenance),
+                              "model-file")
 
+
+def read_project_sync_metric(path) -> Optional[tuple]:
+    """Another project's current sync metric: ``(aligner, sha256, counts)``, or None when it has none.
+
+    Its options are checked as a model file's are (:func:`stored_aligner`).
+
+    Raises
+    ------
+    DataFormatError
+        Not a readable project, or a sync metric that cannot be used (one line naming the project).
+    """
+    import hashlib
+
+    from ..exceptions import DataFormatError, MarginaliaError
+    from ..project import Session
+    try:
+        source = Session.open(str(path), read_only=True)
+    except MarginaliaError as exc:
+        from ..text import exception_text
+        raise DataFormatError(f"cannot read it as a Marginalia project ({exception_text(exc)}); choose a project "
+                              "or a model file", path=str(path)) from None
+    try:
+        models = [m for m in source.models(SYNC_MODEL_TASK) if (m.params or {}).get("role") == SYNC_MODEL_ROLE]
+        if not models:
+            return None
+        newest = source.load_model(max(models, key=lambda m: m.created).id)
+    finally:
+        source.close()
+    aligner = stored_aligner(newest.params, newest.id, str(path))
+    digest = hashlib.sha256(json.dumps({"options": aligner.get_params(), "w": list(map(float, aligner.metric_weights()))},
+                                       sort_keys=True).encode()).hexdigest()
+    return aligner, digest, _counts(newest.params)
+
+
+def import_project_sync_metric(engine, path, found: tuple) -> dict:
+    """Store another project's sync metric (:func:`read_project_sync_metric`'s ``found``) as this project's."""
+    aligner, digest, counts = found
+    return _store_sync_metric(engine, aligner, str(path), digest, counts, "project")

@@ -94,6 +94,35 @@ def test_the_sync_metric_is_exported_and_read_back_as_a_new_version(qtbot, learn
 
 
 @pytest.mark.slow
+def test_starting_from_another_project_takes_its_sync_metric(qtbot, learned, tmp_path):
+    from marginalia.engine import Engine
+    win, ids, _, _ = learned
+    _shown(qtbot, win, ids["b"])
+    # another project of one of the takes, whose sync metric weighs every descriptor 2
+    from marginalia.models.files import TrainedModel, save_model
+    from marginalia.sync import SyncAligner
+    unit = SyncAligner().with_metric_weights(np.full(SyncAligner().n_features_, 2.0))
+    save_model(tmp_path / "unit.model", TrainedModel("sync", "sync-aligner", unit, unit.metric_weights(), {}))
+    (tmp_path / "other").mkdir()
+    source = Engine.create(tmp_path / "other" / "src.marginalia")
+    try:
+        source.import_files([tmp_path / "a.wav"])
+        source.start_from(tmp_path / "unit.model")
+    finally:
+        source.close()
+    before = win.engine.sync_model_id
+    win.choose_prior_file = lambda: str(tmp_path / "other" / "src.marginalia")
+    win.actions["start_from"].trigger()
+    qtbot.waitUntil(lambda: win.engine.sync_model_id != before, timeout=60000)
+    qtbot.waitUntil(lambda: "The sync metric is now the one of src.marginalia" in win.statusBar().currentMessage(),
+                    timeout=20000)
+    assert "(fitted from the project src.marginalia)" in win.statusBar().currentMessage()
+    assert np.allclose(project_aligner(win.engine).metric_weights(), 2.0)
+    qtbot.waitUntil(lambda: any("sync metric taken from the project src.marginalia" in r[2]
+                                for r in win.model_panel.version_rows()), timeout=20000)
+
+
+@pytest.mark.slow
 def test_a_bundle_imported_while_the_compare_dialog_is_open_redraws_its_path_through_the_anchors(qtbot, takes_window,
                                                                                                 tmp_path):
     from tests.app.test_sync_anchors_gui import _compare, _settled

@@ -82,6 +82,94 @@ def test_the_sync_metric_goes_out_as_a_model_file_and_into_another_project(learn
         other.close()
 
 
+def test_starting_from_another_project_takes_its_sync_metric_too(learned, tmp_path):
+    eng, ids, folder, _, _, _ = learned
+    other = Engine.create(tmp_path / "q.marginalia")
+    try:
+        other.import_files([folder / "a.wav", folder / "b.wav"])
+        oid = {i.name: i.id for i in other.items()}
+        # the source has no model of the recordings' segmentation yet: its sync metric comes alone
+        info = other.start_from(eng.path)
+        assert info["task"] == "sync" and other.sync_model_id == info["version"]
+        assert np.allclose(project_aligner(other).metric_weights(), project_aligner(eng).metric_weights())
+        assert project_aligner(other).get_params() == project_aligner(eng).get_params()
+        [row] = _sync_rows(other.model_versions(oid["a"]))
+        assert (row["trained_by"], row["fitted_from"]) == ("project", f"the project {eng.path.name}")
+        assert other.prior(oid["a"]) is None
+        # with a model of the recordings' task: that model is the prior, and the sync metric comes along
+        eng.retrain()
+        info = other.start_from(eng.path)
+        assert info["source_kind"] == "project" and info["sync"]["task"] == "sync"
+        assert other.prior(oid["a"])["source"] == str(eng.path)
+        assert other.sync_model_id == info["sync"]["version"] and len(_sync_rows(other.model_versions())) == 2
+    finally:
+        other.close()
+
+
+def test_a_source_project_without_a_sync_metric_changes_no_sync_metric(learned, tmp_path):
+    eng, ids, folder, _, _, _ = learned
+    plain = Engine.create(tmp_path / "plain.marginalia")       # recordings, but no sync metric
+    other = Engine.create(tmp_path / "q.marginalia")
+    try:
+        plain.import_files([folder / "a.wav"])
+        other.import_files([folder / "b.wav"])
+        with pytest.raises(WrongTaskError):
+            other.start_from(plain.path)
+        assert other.sync_model_id is None
+    finally:
+        plain.close()
+        other.close()
+
+
+def _hostile_project(learned, tmp_path, params):
+    """A project whose stored sync metric has ``params`` (as a damaged or hostile file would)."""
+    _, _, folder, _, _, _ = learned
+    bad = Engine.create(tmp_path / "hostile.marginalia")
+    bad.import_files([folder / "a.wav", folder / "b.wav"])
+    bad.session.save_model("sync@1", "warping", dict({"task": "sync", "role": "sync", "trained_by": "ssvm"}, **params),
+                           b"[]", "hostile")
+    return bad
+
+
+_GOOD = {"options": SyncAligner().get_params(), "w": [1.0] * SyncAligner().n_features_}
+HOSTILE = {
+    "huge": ({"options": dict(_GOOD["options"], max_cells=10 ** 12)},
+             r"max_cells: 1000000000000 is more than a model file may set \(400000000\)"),
+    "band": ({"options": dict(_GOOD["options"], band=1.0)}, r"band: 1.0 is more than a model file may set"),
+    "pyramid": ({"options": dict(_GOOD["options"], pyramid=10 ** 9)}, "pyramid"),
+    "unknown": ({"options": dict(_GOOD["options"], rm_rf=True)}, "'rm_rf' is no option of the sync aligner"),
+    "not a table": ({"options": [1, 2]}, "options: expected a table"),
+    "bad type": ({"options": dict(_GOOD["options"], coarse="2")}, "coarse"),
+    "short w": ({"w": [1.0, 2.0]}, "n_features"),
+    "negative w": ({"w": [-1.0] * SyncAligner().n_features_}, "metric weights must be >= 0"),
+    "no w": ({"w": None}, "w: expected the metric's weights"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_a_stored_sync_metric_is_checked_as_a_model_file_is(learned, tmp_path, name):
+    change, message = HOSTILE[name]
+    bad = _hostile_project(learned, tmp_path, dict(_GOOD, **change))
+    ids = {i.name: i.id for i in bad.items()}
+    try:
+        # used by the project itself: one line naming the project, the model and the fix
+        with pytest.raises(DataFormatError, match=message) as info:
+            bad.sync_recordings(ids["a"], ids["b"])
+        text = str(info.value)
+        assert text.startswith(str(bad.path)) and "\n" not in text and "sync@1" in text and "Model versions" in text
+    finally:
+        bad.close()
+    # started from by another project: refused in one line, nothing stored
+    other = Engine.create(tmp_path / "q.marginalia")
+    try:
+        other.import_files([learned[2] / "c.wav"])
+        with pytest.raises(DataFormatError, match=message):
+            other.start_from(tmp_path / "hostile.marginalia")
+        assert other.sync_model_id is None and other.prior(other.items()[0].id) is None
+    finally:
+        other.close()
+
+
 def _rewrite(src, dst, *, w=None, params=None):
     """A copy of model file ``src`` with its ``w`` or some model options replaced (as a hostile file would)."""
     with np.load(src) as z:

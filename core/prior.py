@@ -162,6 +162,17 @@ def is_project_file(path) -> bool:
     return head.startswith(b"SQLite format 3") or p.suffix.lower() == PROJECT_SUFFIX
 
 
+def open_source_project(path):
+    """Another project's store, opened read-only to start from it; one line naming it when it cannot be read."""
+    from .project import Session
+    try:
+        return Session.open(str(path), read_only=True)
+    except MarginaliaError as exc:
+        from .text import exception_text
+        raise DataFormatError(f"cannot read it as a Marginalia project ({exception_text(exc)}); choose a project "
+                              "or a model file", path=str(path)) from None
+
+
 def read_prior(path, kinds, *, n_features: Optional[dict] = None) -> PriorModel:
     """Read and check a prior for a project whose items are of ``kinds``.
 
@@ -267,14 +278,8 @@ def _aligner_of_project(source, p: Path):
 def _from_project(p: Path, kinds, n_features) -> PriorModel:
     """The current model of another project's task of one of ``kinds``, as a model file checked by the loader."""
     from .models.persistence import to_bytes
-    from .project import Session
     from .tasks.segmentation import CGH_INPUTS
-    try:
-        source = Session.open(str(p), read_only=True)
-    except MarginaliaError as exc:
-        from .text import exception_text
-        raise DataFormatError(f"cannot read it as a Marginalia project ({exception_text(exc)}); choose a project "
-                              "or a model file", path=str(p)) from None
+    source = open_source_project(p)
     try:
         found = None
         for kind in kinds:

@@ -32,6 +32,7 @@ __all__ = [
     "file_kind",
     "require_file",
     "check_output",
+    "project_command",
 ]
 
 EXIT_OK = 0
@@ -386,3 +387,11 @@ def report_failures(failed, *, what: str = "items") -> None:
         for line in rest:
             print(f"    {line}", file=sys.stderr)
 
+
+
+def project_command(sub, name: str, help_text: str, epilog: str, parents):
+    """The parser of a subcommand ``name PROJECT ...`` (its help, its epilog kept as written, the PROJECT argument)."""
+    p = sub.add_parser(name, help=help_text, description=help_text + ".", epilog=epilog, parents=parents,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
+    return p

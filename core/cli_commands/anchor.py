@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
-
-from ._common import EXIT_OK, UsageError, info, require_file
+from ._common import EXIT_OK, UsageError, info, project_command, require_file
 
 __all__ = ["add_parser", "run", "parse_time_pair"]
 
@@ -32,9 +30,7 @@ examples:
 
 
 def add_parser(sub, parents) -> None:
-    p = sub.add_parser("anchor", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
+    p = project_command(sub, "anchor", HELP, EPILOG, parents)
     p.add_argument("--from", dest="reference", metavar="ITEM", required=True, help="the reference recording")
     p.add_argument("--to", dest="target", metavar="ITEM", required=True, help="the target recording")
     given = p.add_mutually_exclusive_group(required=True)

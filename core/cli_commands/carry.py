@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from ._common import EXIT_OK, UsageError, info, make_progress, require_file
+from ._common import EXIT_OK, UsageError, info, make_progress, project_command, require_file
 
 __all__ = ["add_parser", "run", "find_recording"]
 
@@ -33,9 +32,7 @@ examples:
 
 
 def add_parser(sub, parents) -> None:
-    p = sub.add_parser("carry", help=HELP, description=HELP + ".", epilog=EPILOG, parents=parents,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT", help="a Marginalia project file")
+    p = project_command(sub, "carry", HELP, EPILOG, parents)
     p.add_argument("--from", dest="source", metavar="ITEM", required=True, help="the labelled recording")
     p.add_argument("--to", dest="targets", metavar="ITEM", nargs="+", required=True,
                    help="the recordings that receive the labels")

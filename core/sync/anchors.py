@@ -696,14 +696,8 @@ def read_project_sync_metric(path) -> Optional[tuple]:
     """
     import hashlib
 
-    from ..exceptions import DataFormatError, MarginaliaError
-    from ..project import Session
-    try:
-        source = Session.open(str(path), read_only=True)
-    except MarginaliaError as exc:
-        from ..text import exception_text
-        raise DataFormatError(f"cannot read it as a Marginalia project ({exception_text(exc)}); choose a project "
-                              "or a model file", path=str(path)) from None
+    from ..prior import open_source_project
+    source = open_source_project(path)
     try:
         models = [m for m in source.models(SYNC_MODEL_TASK) if (m.params or {}).get("role") == SYNC_MODEL_ROLE]
         if not models:

@@ -13,15 +13,15 @@ EPILOG = """\
 Each target is aligned to the source recording (`marginalia-cli sync`; --model: a sync aligner trained
 by `train --task sync`; without it, the project's sync metric learned in the app (Model > Learn the sync
 metric) if it has one, else the Euclidean cost), through the project's sync anchors between the two
-recordings (placed in the app's View > Compare with another recording), and every label of the source
-is mapped through that path: regions and
-boundaries land on the corresponding frames of the target; score anchors and event spans on the
-corresponding times, when the target has a score with those events. Labels the target already has
-are not added twice. All carried labels are stored as ONE step of the project's history: one undo
-(or `marginalia-cli restore`) takes them all back. Nothing is stored when a carried label contradicts
-a label of a target (the message names both); the project must not be open in the app. With --suggest
-they are stored as suggestions instead: shown in the app, learned from and exported only once accepted
-(a suggestion that contradicts a target's labels is left out and counted).
+recordings (placed in the app's View > Compare with another recording, or by `marginalia-cli anchor`),
+and every label of the source is mapped through that path: regions and boundaries land on the
+corresponding frames of the target; score anchors and event spans on the corresponding times, when the
+target has a score with those events. Labels the target already has are not added twice. All carried
+labels are stored as ONE step of the project's history: one undo (or `marginalia-cli restore`) takes them
+all back. Nothing is stored when a carried label contradicts a label of a target (the message names
+both); the project must not be open in the app. With --suggest they are stored as suggestions instead:
+shown in the app, learned from and exported only once accepted (a suggestion that contradicts a
+target's labels is left out and counted).
 
 ITEM is an item's id or its name, as listed by `marginalia-cli project list PROJECT`.
 

@@ -233,6 +233,7 @@ class CarryMixin:
                                 labels, positions, self, question=compared.question, anchors=compared.anchors,
                                 model_id=compared.model_id)
             dialog.pair = (reference_id, target_id)
+            dialog.path_state, dialog.pending = compared.state, None
             dialog.carryRequested.connect(lambda: (self.carry_labels(reference_id, [target_id]), dialog.accept()))
             dialog.anchorAdded.connect(lambda r, t: self._edit_sync_anchors(
                 dialog, lambda: engine.add_sync_anchor(reference_id, target_id, r, t), "Cannot add this anchor"))
@@ -246,6 +247,7 @@ class CarryMixin:
                                           else self.runner.cancel("sync-learn"))
             self.last_sync_dialog = dialog
             dialog.show()
+            self.resync_dialog(dialog)   # anchors or a metric that changed while the pair was being aligned
 
         self.runner.submit("sync", work, on_done=done,
                            on_error=lambda exc: self._show_error("Cannot compare the recordings", exc),
@@ -268,7 +270,9 @@ class CarryMixin:
 
     def resync_dialog(self, dialog=None):
         """Recompute the compare dialog's path through the pair's stored anchors, in the background (lane "sync":
-        a newer edit cancels the older recomputation); nothing to do when its anchors did not change."""
+        a newer edit cancels the older recomputation); nothing to do when nothing the path depends on (the
+        anchors, the sync metric's version, options and weights) differs from the drawn path's or the one
+        being computed."""
         dialog = dialog if dialog is not None else getattr(self, "last_sync_dialog", None)
         if dialog is None or self.engine is None or not dialog.isVisible():
             return
@@ -276,26 +280,32 @@ class CarryMixin:
         reference_id, target_id = dialog.pair
         try:
             anchors = engine.sync_anchors(reference_id, target_id)
+            state = engine.sync_state(reference_id, target_id)
         except MarginaliaError:                  # a recording of the pair was removed
             return
-        seen = [(a.id, a.reference_s, a.target_s) for a in dialog.anchors]
-        if [(a.id, a.reference_s, a.target_s) for a in anchors] == seen and dialog.model_id == engine.sync_model_id:
+        pending = dialog.pending if dialog.pending is not None and not dialog.pending[1].is_set() else None
+        if state == (pending[0] if pending is not None else dialog.path_state):
+            if pending is None and dialog.busy:  # a recomputation that was stopped: the drawn path is current
+                dialog.set_result(dialog.result, dialog.question, dialog.anchors, dialog.model_id)
             return
         dialog.set_result(dialog.result, dialog.question, anchors, dialog.model_id)
         dialog.set_busy()
 
         def done(compared):
+            dialog.pending = None
             if self.engine is engine:
+                dialog.path_state = compared.state
                 dialog.set_result(compared.path, compared.question, compared.anchors, compared.model_id)
 
         def failed(exc):
+            dialog.pending = None
             dialog.set_result(dialog.result, dialog.question, dialog.anchors, dialog.model_id)
             dialog.say(f"Cannot recompute the path: {exc}")
 
-        self.runner.submit("sync", lambda cancel, progress: engine.sync_recordings(
+        dialog.pending = (state, self.runner.submit("sync", lambda cancel, progress: engine.sync_recordings(
             reference_id, target_id, question=True, cancel=cancel), on_done=done, on_error=failed,
             description=f"aligning {self.infos[target_id].name} to {self.infos[reference_id].name} through "
-                        f"{len(anchors)} anchor{'s' if len(anchors) != 1 else ''}")
+                        f"{len(anchors)} anchor{'s' if len(anchors) != 1 else ''}"))
 
     def learn_sync_metric(self):
         """Model > Learn the sync metric: from the project's sync anchors and score-aligned pairs, in the background

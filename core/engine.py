@@ -1091,6 +1091,13 @@ class Engine:
         from .sync.carry import sync_between_items
         return sync_between_items(self, reference_id, target_id, aligner=aligner, cancel=cancel, question=question)
 
+    def sync_state(self, reference_id: str, target_id: str) -> tuple:
+        """What :meth:`sync_recordings` of the pair depends on besides the audio (its anchors, the sync model's id,
+        options and weights), hashable; equal to the ``state`` of a comparison made since when nothing changed
+        (:func:`marginalia.sync.carry.sync_state`)."""
+        from .sync.carry import sync_state
+        return sync_state(self, reference_id, target_id)
+
     # ---------------------------------------------------------- sync anchors
     def sync_anchors(self, reference_id: str, target_id: str) -> list:
         """The stored anchors between two recordings, seen from ``reference_id``, in reference time order.

@@ -19,7 +19,7 @@ from ..exceptions import ParameterError
 from ..types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionKind, RegionLabel
 
 __all__ = ["CarriedLabels", "CarryReport", "RecordingComparison", "carry_labels", "carry_between_items",
-           "sync_between_items"]
+           "sync_between_items", "sync_state"]
 
 
 @dataclass(frozen=True)
@@ -200,12 +200,33 @@ class RecordingComparison:
         The pair's stored anchors the path passes through, seen from the reference.
     model_id : str or None
         The project's sync model the path was found with (None: the aligner given, or the Euclidean cost).
+    state : tuple
+        Everything the path was computed from (:func:`sync_state`): equal states give the same path.
     """
 
     path: object
     question: object = None
     anchors: tuple = ()
     model_id: Optional[str] = None
+    state: tuple = ()
+
+
+def _state(anchors, model_id, aligner) -> tuple:
+    import json
+    return (tuple((a.id, float(a.reference_s), float(a.target_s)) for a in anchors), model_id,
+            json.dumps(aligner.get_params(), sort_keys=True), tuple(float(v) for v in aligner.metric_weights()))
+
+
+def sync_state(engine, reference_id: str, target_id: str) -> tuple:
+    """Everything a sync of two recordings of a project depends on besides their audio, as a hashable tuple.
+
+    The pair's stored anchors (id and both times, seen from ``reference_id``), the id of the project's sync
+    model and that metric's options and weights: :func:`sync_between_items` gives the same path while it is
+    unchanged (its :attr:`RecordingComparison.state` is this tuple as the sync read it).
+    """
+    from .anchors import pair_anchors, project_aligner, sync_model_id
+    _check_recordings(engine, [reference_id, target_id])
+    return _state(pair_anchors(engine, reference_id, target_id), sync_model_id(engine), project_aligner(engine))
 
 
 def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=None, cancel=None,
@@ -246,11 +267,12 @@ def sync_between_items(engine, reference_id: str, target_id: str, *, aligner=Non
     if cancel is not None and cancel.is_set():
         raise CancelledError("cancelled")
     path = aligner.predict(ref, tgt, anchors=times, runner_up=False)
+    state = _state(anchors, model_id, aligner)
     if not question:
-        return RecordingComparison(path, anchors=anchors, model_id=model_id)
+        return RecordingComparison(path, anchors=anchors, model_id=model_id, state=state)
     if cancel is not None and cancel.is_set():
         raise CancelledError("cancelled")
-    return RecordingComparison(path, aligner.question(ref, tgt, anchors=times), anchors, model_id)
+    return RecordingComparison(path, aligner.question(ref, tgt, anchors=times), anchors, model_id, state)
 
 
 def carry_between_items(engine, source_id: str, target_ids, *, aligner=None, cancel=None,

@@ -146,3 +146,58 @@ def test_the_learning_shows_its_progress_in_the_dialog_and_its_button_stops_it(q
     qtbot.waitUntil(lambda: not win.runner.is_busy("sync-learn"), timeout=10000)
     qtbot.waitUntil(lambda: dialog.learn_button.text() == "Learn the metric", timeout=5000)
     assert win.engine.sync_model_id is None and not win.statusBar().currentMessage().startswith("Learned")
+
+
+@pytest.mark.slow
+def test_a_metric_learned_while_the_pair_is_being_aligned_reaches_the_dialog(qtbot, window, monkeypatch):
+    win, ids, onsets = window
+    eng = win.engine
+    for k in (4, 12, 20):
+        eng.add_sync_anchor(ids["a"], ids["b"], float(onsets["a"][k]), float(onsets["b"][k]))
+    aligned = eng.sync_recordings
+
+    def align_then_learn(*args, **kwargs):      # the metric changes after the compare read it, before it is shown
+        out = aligned(*args, **kwargs)
+        if not learned:
+            learned.append(eng.learn_sync_metric(options={"max_iter": 5}))
+        return out
+
+    learned = []
+    monkeypatch.setattr(eng, "sync_recordings", align_then_learn)
+    dialog = _compare(qtbot, win, ids)
+    assert learned and eng.sync_model_id == learned[0].model_id
+    qtbot.waitUntil(lambda: not win.runner.is_busy("sync") and dialog.model_id == learned[0].model_id,
+                    timeout=60000)
+    assert "with the project's learned metric" in dialog.summary.text()
+    assert dialog.path_state == eng.sync_state(ids["a"], ids["b"])
+    win.resync_dialog()                                      # nothing changed since: not recomputed
+    assert not win.runner.is_busy("sync") and not dialog.busy
+
+
+@pytest.mark.slow
+def test_a_recomputation_that_failed_or_was_stopped_is_done_again_at_the_next_change_check(qtbot, window, monkeypatch):
+    from marginalia.exceptions import DataFormatError
+    win, ids, _ = window
+    eng = win.engine
+    dialog = _compare(qtbot, win, ids)
+    aligned = eng.sync_recordings
+
+    def fail(*args, **kwargs):
+        raise DataFormatError("b.wav: cannot be read; put the file back")
+
+    monkeypatch.setattr(eng, "sync_recordings", fail)
+    eng.add_sync_anchor(ids["a"], ids["b"], 2.0, 2.9)
+    win.resync_dialog(dialog)
+    qtbot.waitUntil(lambda: "Cannot recompute the path: b.wav" in dialog.hint.text(), timeout=20000)
+    assert len(dialog.anchors) == 1 and not _passes_through(dialog, 2.0, 2.9, 0.012)
+    monkeypatch.setattr(eng, "sync_recordings", aligned)
+    win.resync_dialog()                                      # the drawn path is not the anchors': recomputed
+    _settled(qtbot, win, dialog, 1)
+    assert _passes_through(dialog, 2.0, 2.9, 0.012)
+    eng.add_sync_anchor(ids["a"], ids["b"], 4.0, 4.6)
+    win.resync_dialog()
+    assert dialog.busy
+    win.runner.cancel("sync")                                # Esc: the recomputation is dropped
+    win.resync_dialog()
+    _settled(qtbot, win, dialog, 2)
+    assert _passes_through(dialog, 4.0, 4.6, 0.012) and not dialog.busy

@@ -50,11 +50,15 @@ def test_sync_versions_are_listed_on_recordings_and_one_is_restored(learned):
         assert [(v["id"], v["trained_by"], v["reverted_from"], v["current"]) for v in rows][-1] == (
             new_id, "revert", first.model_id, True)
         assert eng.sync_model_id == new_id and np.allclose(project_aligner(eng).metric_weights(), first_w)
-        assert eng.sync_recordings(ids["a"], ids["c"]).model_id == new_id
+        compared = eng.sync_recordings(ids["a"], ids["c"])
+        assert compared.model_id == new_id and compared.state == eng.sync_state(ids["a"], ids["c"])
+        state = eng.sync_state(ids["a"], ids["b"])
+        assert state[1] == new_id and state[3] == tuple(first_w) and len(state[0]) == 4
     finally:
         eng.revert_model(second.model_id)
     assert np.allclose(project_aligner(eng).metric_weights(),
                        eng.session.load_model(second.model_id).params["w"])
+    assert eng.sync_state(ids["a"], ids["b"]) != state       # another version, other weights: another state
 
 
 def test_the_sync_metric_goes_out_as_a_model_file_and_into_another_project(learned, tmp_path):

@@ -10,6 +10,7 @@ loss (:class:`marginalia.sync.frank_wolfe.WarpingFrankWolfe`; Lajugie et al., IC
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -270,7 +271,7 @@ def _tied_model(groups, loss):
 
 #: the largest options a sync model file may set (10 to 100 times the defaults): a file may come from anyone
 FILE_BOUNDS = {"coarse": 64, "max_cells": 400_000_000, "pyramid": 256, "corridor_s": 30.0, "max_iter": 100_000,
-               "train_pool": 256, "refine_s": 1.0, "refine_window_s": 1.0}
+               "train_pool": 256, "refine_s": 1.0, "refine_window_s": 1.0, "step_cost": 100.0}
 #: the widest Sakoe-Chiba band a sync model file may set, in frames (30 s of 11.6 ms frames) or as a fraction
 FILE_BAND_FRAMES, FILE_BAND_FRACTION = 2600, 0.05
 
@@ -314,6 +315,12 @@ class SyncAligner:
         features only); 0 leaves them on the path.
     refine_window_s : float, default 0.035
         Half-width (s) of the attack pattern compared (3 frames of 11.6 ms).
+    step_cost : float, default 0.5
+        Cost of every cell of a path, as a fraction of the pair's median cell cost (:meth:`predict` and
+        :meth:`question`; :meth:`fit` learns the metric without it). A path that runs along one recording
+        and then along the other visits more cells than the diagonal steps it replaces, so this makes the
+        detour that slips by one chord of a run of repeated chords cost more than the few frames it saves;
+        0 is the plain DTW cost.
 
     Attributes
     ----------
@@ -327,7 +334,7 @@ class SyncAligner:
 
     def __init__(self, features="aligner", coarse=2, band=None, max_cells=40_000_000, pyramid=8, corridor_s=1.0,
                  metric="tied", loss="hamming", C=1.0, max_iter=100, train_pool=4, runner_up=True, refine_s=0.06,
-                 refine_window_s=0.035):
+                 refine_window_s=0.035, step_cost=0.5):
         self.features = features
         self.coarse = coarse
         self.band = band
@@ -342,6 +349,7 @@ class SyncAligner:
         self.runner_up = runner_up
         self.refine_s = refine_s
         self.refine_window_s = refine_window_s
+        self.step_cost = step_cost
 
     # ---------------------------------------------------------- parameters
     def get_params(self) -> dict:
@@ -354,7 +362,8 @@ class SyncAligner:
             check_int(getattr(self, name), name, min_val=1)
         for name in ("corridor_s", "C", "refine_window_s"):
             check_scalar(getattr(self, name), name, float, min_val=0, include_boundaries="neither")
-        check_scalar(self.refine_s, "refine_s", float, min_val=0, include_boundaries="left")
+        for name in ("refine_s", "step_cost"):
+            check_scalar(getattr(self, name), name, float, min_val=0, include_boundaries="left")
         check_choice(self.metric, "metric", ("tied", "diagonal"))
         check_choice(self.loss, "loss", ("hamming", "area"))
         if self.band is not None:
@@ -441,6 +450,20 @@ class SyncAligner:
     def _decoder_metric(self):
         return np.sqrt(np.maximum(self._w(), 0.0))
 
+    def _with_step_cost(self, fa: SyncFeatures, fb: SyncFeatures, metric):
+        """``(fa, fb, metric)`` of the decoder, whose cell costs are ``step_cost`` times the pair's median cell
+        cost more (a last descriptor ``+h`` in the reference and ``-h`` in the target, weight 1)."""
+        from ..decoders.warping import pairwise_cost
+        c = float(self.step_cost)
+        if c == 0.0:
+            return fa, fb, metric
+        # the median over a grid of up to 600 x 600 frames spread over both recordings
+        ia = np.unique(np.linspace(0, fa.n_frames - 1, min(600, fa.n_frames)).astype(np.int64))
+        ib = np.unique(np.linspace(0, fb.n_frames - 1, min(600, fb.n_frames)).astype(np.int64))
+        h = 0.5 * math.sqrt(c * float(np.median(pairwise_cost(fa.X[ia], fb.X[ib], metric=metric))))
+        return (dataclasses.replace(fa, X=np.column_stack([fa.X, np.full(fa.n_frames, h)])),
+                dataclasses.replace(fb, X=np.column_stack([fb.X, np.full(fb.n_frames, -h)])), np.r_[metric, 1.0])
+
     def _corridor(self, coarse_path, factor, TA, TB, radius):
         """Fine-grid column limits around a path of the ``factor`` times coarser grid."""
         TAc = -(-TA // factor)
@@ -486,7 +509,8 @@ class SyncAligner:
         fa = self._as_features(reference, "reference")
         fb = self._as_features(target, "target")
         second = self.runner_up if runner_up is None else check_bool(runner_up, "runner_up")
-        metric = self._decoder_metric()
+        refiner = self._refiner(fa, fb)
+        fa, fb, metric = self._with_step_cost(fa, fb, self._decoder_metric())
         TA, TB = fa.n_frames, fb.n_frames
         band = self.band
         if band is None and TA * TB > int(self.max_cells) and min(TA, TB) > 4 * int(self.pyramid):
@@ -509,7 +533,7 @@ class SyncAligner:
             if off is not None:
                 question = (float(fa.times()[off[0]]), float(fb.times()[off[1]]))
         return SyncResult(best.warping, fa.times()[path[:, 0]], fb.times()[path[:, 1]], float(best.cost),
-                          margin, question, self._refiner(fa, fb))
+                          margin, question, refiner)
 
     def _refiner(self, fa: SyncFeatures, fb: SyncFeatures):
         """The :class:`TimeRefiner` of a pair, or None (no refinement, or no onset descriptors)."""
@@ -525,11 +549,12 @@ class SyncAligner:
         """The anchor that would change the path the most: where the best path and its runner-up part most.
 
         The runner-up is the cheapest path that lies at least ``separation_s`` away from the best path
-        (in target time) at some reference time; the question is the reference time where it is
-        furthest from the best path (:mod:`marginalia.sync.question` explains the cost and why its
-        margin is not 0 on silence). Pairs whose grid exceeds ``max_cells`` are asked on frames pooled
-        as many times as needed (the answer's resolution is then the pooled frame; coarse frames blur
-        the onsets, and on the generated repeat of the tests frames pooled 3 times already made a
+        (in target time) at some reference time further than ``separation_s`` from every anchor; the
+        question is the reference time where it is furthest from the best path
+        (:mod:`marginalia.sync.question` explains the cost and why its margin is not 0 on silence). Pairs
+        whose grid exceeds ``max_cells`` are asked on frames pooled as many times as needed (the
+        answer's resolution is then the pooled frame; coarse frames blur the onsets, and on the generated
+        repeat of the tests frames pooled 3 times already made a
         0.28 s local stray the runner-up instead of the repeat).
 
         Parameters
@@ -555,16 +580,21 @@ class SyncAligner:
         self._check_params()
         separation_s = check_scalar(separation_s, "separation_s", float, min_val=0, include_boundaries="neither",
                                     what="a finite number of seconds")
-        fa = self._as_features(reference, "reference")
-        fb = self._as_features(target, "target")
+        fa, fb, metric = self._with_step_cost(self._as_features(reference, "reference"),
+                                              self._as_features(target, "target"), self._decoder_metric())
         f = pool_factor(fa.n_frames, fb.n_frames, int(max_cells))
         ga, gb = (fa.pooled(f), fb.pooled(f)) if f > 1 else (fa, fb)
-        C = pairwise_cost(ga.X, gb.X, metric=self._decoder_metric())
+        C = pairwise_cost(ga.X, gb.X, metric=metric)
         cons = self._anchor_cells(anchors, fa, fb, f)
         if cons is not None:
             anchor_mask(C, cons.anchors)
         separation = max(1, int(math.ceil(float(separation_s) / max(ga.frame_s, gb.frame_s))))
-        got = ask(C, separation, sounding_frames(ga.X))
+        askable = sounding_frames(ga.X)
+        # an anchor pins one cell, and a path may still run from it along its reference frame: without this
+        # the question comes back to the moment just answered (or the frame next to it)
+        for i in (np.asarray(cons.anchors, dtype=np.int64).reshape(-1, 2)[:, 0] if cons is not None else ()):
+            askable[max(0, i - separation):i + separation + 1] = False
+        got = ask(C, separation, askable)
         if got is None:
             return None
         i, j_best, j_alt, margin = got

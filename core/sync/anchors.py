@@ -395,7 +395,10 @@ def fit_from_anchors(learner, anchored, matched=(), *, start=None, rounds: int =
     from . import SyncAligner
     anchored, matched = list(anchored), list(matched)
     rounds = 1 if not anchored else check_int(LATENT_ROUNDS if rounds is None else rounds, "rounds", min_val=1)
-    current = SyncAligner(**learner.get_params()) if start is None else start
+    # the completions are part of the fit, which learns the metric on the plain DTW cost: without the step cost
+    plain = dict(learner.get_params(), step_cost=0.0)
+    current = (SyncAligner(**plain) if start is None else
+               SyncAligner(**dict(start.get_params(), step_cost=0.0)).with_metric_weights(start.metric_weights()))
     previous, passes, made = None, 0, 0
     for r in range(rounds):
         completed = [anchored_truth(current, fa, fb, a) for fa, fb, a in anchored]
@@ -405,7 +408,7 @@ def fit_from_anchors(learner, anchored, matched=(), *, start=None, rounds: int =
                     callback=None if callback is None else (lambda _fw, it, r=r: callback(r, it)))
         passes += int(learner.n_iter_)
         made = r + 1
-        current, previous = learner.with_metric_weights(learner.w_), completed
+        current, previous = SyncAligner(**plain).with_metric_weights(learner.w_), completed
     return learner, made, passes
 
 

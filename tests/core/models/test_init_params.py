@@ -11,7 +11,7 @@ SCORE_PARAMS = ("coarse", "onset_weight", "onset_decay_s", "silence_db", "prior_
                 "refine_frames", "runner_up", "n_iter", "ridge", "onset_bonus", "prior_shape", "count_runs",
                 "rolled_chord_s", "blend")
 SYNC_PARAMS = ("features", "coarse", "band", "max_cells", "pyramid", "corridor_s", "metric", "loss", "C",
-               "max_iter", "train_pool", "runner_up", "refine_s", "refine_window_s")
+               "max_iter", "train_pool", "runner_up", "refine_s", "refine_window_s", "step_cost")
 
 
 @pytest.mark.parametrize("cls, names, changed", [

@@ -44,23 +44,27 @@ def test_the_corridor_of_long_pairs_finds_the_whole_grid_path(pair):
     assert b.cost == pytest.approx(a.cost, rel=1e-9)
 
 
+@pytest.mark.parametrize("step_cost", [0.0, 0.5, 3.0])
 @pytest.mark.parametrize("seed", range(4))
-def test_anchors_are_obeyed_and_the_path_is_the_cheapest_through_them(seed):
+def test_anchors_are_obeyed_and_the_path_is_the_cheapest_through_them(seed, step_cost):
     rng = np.random.default_rng(seed)
     TA, TB = 5, 4
     fa = SyncFeatures(rng.normal(size=(TA, 12)), 0.1, 0.05, TA * 0.1)
     fb = SyncFeatures(rng.normal(size=(TB, 12)), 0.1, 0.05, TB * 0.1)
     w = rng.uniform(0.1, 2.0, 12)
-    aligner = SyncAligner(features="chroma").with_metric_weights(w)
+    aligner = SyncAligner(features="chroma", step_cost=step_cost).with_metric_weights(w)
     ia, ib = sorted(rng.choice(TA, 2, replace=False)), sorted(rng.choice(TB, 2, replace=True))
     anchors = np.array([[fa.times()[i], fb.times()[j]] for i, j in zip(ia, ib)])
     result = aligner.predict(fa, fb, anchors=anchors)
     cells = {tuple(c) for c in result.warping.path.tolist()}
     assert all((i, j) in cells for i, j in zip(ia, ib))
 
+    # every cell also costs step_cost times the median cell cost (the grid is small: its median is exact)
+    step = aligner.step_cost * np.median([((x - y) ** 2 * w).sum() for x in fa.X for y in fb.X])
+
     def cost(path):
         d = fa.X[path[:, 0]] - fb.X[path[:, 1]]
-        return float((d * d * w).sum())
+        return float((d * d * w).sum()) + step * len(path)
 
     through = [p for p in all_paths(TA, TB) if all((i, j) in {tuple(c) for c in p.tolist()} for i, j in zip(ia, ib))]
     costs = sorted(cost(p) for p in through)

@@ -76,6 +76,20 @@ def test_an_anchor_on_the_repeat_settles_it(repeat):
 
 
 @pytest.mark.slow
+def test_an_answered_question_is_not_asked_again(repeat):
+    ya, yb, on_a, on_b, n_a, n_p = repeat
+    aligner = SyncAligner()
+    fa, fb = aligner.compute_features(ya, SR), aligner.compute_features(yb, SR)
+    anchors = []
+    for _ in range(3):      # the person answers with a time between the two candidates, as a true onset can be
+        q = aligner.question(fa, fb, anchors=anchors or None)
+        if q is None:
+            break
+        assert all(abs(q.reference_s - r) > 0.25 for r, _ in anchors)
+        anchors = sorted(anchors + [(q.reference_s, 0.5 * (q.best_target_s + q.alternative_target_s))])
+
+
+@pytest.mark.slow
 def test_a_pause_of_another_length_has_a_margin_and_is_asked_where_there_is_sound():
     ya, yb, on_a, on_b = pause_pair()
     aligner = SyncAligner()

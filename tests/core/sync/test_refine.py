@@ -114,8 +114,9 @@ def test_refinement_takes_a_path_that_is_off_back_to_the_onsets():
     assert SyncAligner(refine_s=0, runner_up=False).predict(fa, fb).refiner is None
 
 
-@pytest.mark.parametrize("kw", [{"refine_s": -0.1}, {"refine_window_s": 0}, {"refine_s": float("nan")}])
+@pytest.mark.parametrize("kw", [{"refine_s": -0.1}, {"refine_window_s": 0}, {"refine_s": float("nan")},
+                                {"step_cost": -0.5}, {"step_cost": float("inf")}])
 def test_bad_refinement_options_are_one_line(kw):
     with pytest.raises(ParameterError) as err:
         SyncAligner(**kw).predict(np.zeros((4, 25)), np.zeros((4, 25)))
-    assert "\n" not in str(err.value) and "refine" in str(err.value)
+    assert "\n" not in str(err.value) and next(iter(kw)) in str(err.value)

@@ -141,6 +141,8 @@ HOSTILE = {
              r"max_cells: 1000000000000 is more than a model file may set \(400000000\)"),
     "band": ({"options": dict(_GOOD["options"], band=1.0)}, r"band: 1.0 is more than a model file may set"),
     "pyramid": ({"options": dict(_GOOD["options"], pyramid=10 ** 9)}, "pyramid"),
+    "step cost": ({"options": dict(_GOOD["options"], step_cost=1e300)}, r"step_cost: 1e\+300 is more than a model"),
+    "negative step cost": ({"options": dict(_GOOD["options"], step_cost=-1.0)}, "step_cost"),
     "unknown": ({"options": dict(_GOOD["options"], rm_rf=True)}, "'rm_rf' is no option of the sync aligner"),
     "not a table": ({"options": [1, 2]}, "options: expected a table"),
     "bad type": ({"options": dict(_GOOD["options"], coarse="2")}, "coarse"),

@@ -96,6 +96,10 @@ _KEY_GAIN_SHARE = 0.5  # share of the onset gain measured per piano key rather t
 _ROLL_NEAR = 0.65  # a rolled chord's note keeps a rise near the decoded onset this strong (share of its strongest)
 _HELD_WEIGHT = 0.5  # template weight of the notes an event holds from earlier events
 _UNEXPLAINED_WEIGHT = 0.5  # penalty of a strike inside a state that does not play it (share of the onset gain)
+# a recording whose key flux is this little peaky (90th percentile of a loud frame's total over its median) holds
+# sustained sounds (bowed, blown, sung: soft attacks, no decay, vibrato); pianos gave 3.8-22 (rendered dry, in a
+# room, at other tempi), four-instrument Bach chorales 2.0-2.3
+_SUSTAINED_PEAKINESS = 3.0
 _EXPLAINED_OFFSETS = (0, 12, 19, 24, 28, 31, 34, 36)  # semitones of a note's partials 1-8
 # recordings with more (frame, state) cells than this (about 30 s of piano music) decode coarse-to-fine in a band
 # (marginalia.align.banded): time and memory linear in the recording; below it the full decoder (exact, and as
@@ -144,6 +148,11 @@ class AlignmentFeatures:
     flux_bands : ndarray, shape (T_fine, 88), optional
         Per-semitone spectral flux at the fine hop (piano keys 21..108); the
         refinement then times every note of an event on its own partials.
+    sustained : bool
+        The recording holds sustained sounds (bowed, blown, sung): its key
+        flux is little peaky (:data:`_SUSTAINED_PEAKINESS`). Held notes then
+        explain the flux of their partials, and notes are timed at their
+        first strong rise rather than their strongest.
     """
 
     X: np.ndarray
@@ -154,6 +163,7 @@ class AlignmentFeatures:
     coarse: int
     duration_s: float
     flux_bands: Optional[np.ndarray] = None
+    sustained: bool = False
 
     @property
     def n_frames(self) -> int:
@@ -281,6 +291,18 @@ def _pool(A: np.ndarray, k: int, how: str = "mean") -> np.ndarray:
     return s
 
 
+def _is_sustained(total_flux: np.ndarray, quiet: np.ndarray) -> bool:
+    """Whether a recording holds sustained sounds: the total key flux of its loud fine frames, shape (T_fine,),
+    is little peaky (90th percentile over median below :data:`_SUSTAINED_PEAKINESS`; ``quiet``, shape
+    (T_fine,), in [0, 1]). Struck strings put their flux in attacks; bowed, blown and sung notes spread it
+    (soft attacks, vibrato)."""
+    loud = total_flux[quiet < 0.5]
+    if loud.shape[0] < 100:
+        return False
+    mid = float(np.median(loud))
+    return bool(mid > 0 and float(np.percentile(loud, 90)) < _SUSTAINED_PEAKINESS * mid)
+
+
 def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
     n = np.linalg.norm(A, axis=1, keepdims=True)
     return A / np.maximum(n, floor)
@@ -300,15 +322,20 @@ def _templates(score: MidiScore, held: float = None) -> np.ndarray:
     held = _HELD_WEIGHT if held is None else float(held)
     phi = score.event_matrix(12)
     if held > 0:
-        on = np.asarray(score.event_onsets_s, dtype=np.float64)
-        first = np.asarray(score.note_event) + 1
-        # events whose onset lies strictly inside a note (1 ms slack for rounding)
-        last = np.searchsorted(on, np.asarray(score.offsets_s, dtype=np.float64) - 1e-3, side="left")
         cls = np.asarray(score.pitches) % 12
-        for n in np.flatnonzero(last > first):
-            rows = phi[first[n]:last[n], cls[n]]
-            phi[first[n]:last[n], cls[n]] = np.maximum(rows, held)
+        for n, first, last in _held_spans(score):
+            rows = phi[first:last, cls[n]]
+            phi[first:last, cls[n]] = np.maximum(rows, held)
     return phi / np.linalg.norm(phi, axis=1, keepdims=True)
+
+
+def _held_spans(score: MidiScore) -> list:
+    """Notes still sounding at later events' onsets: ``(note, first, stop)``, the note held through events
+    ``first..stop-1`` (onsets strictly inside the note, 1 ms slack for rounding)."""
+    on = np.asarray(score.event_onsets_s, dtype=np.float64)
+    first = np.asarray(score.note_event) + 1
+    last = np.searchsorted(on, np.asarray(score.offsets_s, dtype=np.float64) - 1e-3, side="left")
+    return [(int(n), int(first[n]), int(last[n])) for n in np.flatnonzero(last > first)]
 
 
 def _onset_weights(score: MidiScore) -> np.ndarray:
@@ -365,7 +392,8 @@ def _strike_cover(feats, score: MidiScore, T: int) -> tuple:
     scale : float
         The 99th percentile of ``total``.
     cover : ndarray, shape (E, 88)
-        1 where a band holds one of the first eight partials of one of the event's notes.
+        1 where a band holds one of the first eight partials of one of the event's notes (in a sustained
+        recording, also of the notes it holds from earlier events).
     """
     F = _pool(feats.flux_bands.astype(np.float64), feats.coarse, how="sum")[:T]
     cover = np.zeros((score.n_events, _N_BANDS))
@@ -374,6 +402,13 @@ def _strike_cover(feats, score: MidiScore, T: int) -> tuple:
     for off in _EXPLAINED_OFFSETS:
         ok = (keys + off >= 0) & (keys + off < _N_BANDS)
         cover[ev[ok], keys[ok] + off] = 1.0
+    if feats.sustained:
+        # a sustained note still sounds through the events that hold it, and its vibrato moves flux between
+        # its partials' bands: that flux is its own, not a missed strike (a held piano note only decays)
+        for n, first, last in _held_spans(score):
+            bands = keys[n] + np.asarray(_EXPLAINED_OFFSETS)
+            bands = bands[(bands >= 0) & (bands < _N_BANDS)]
+            cover[first:last, bands] = 1.0
     total = F.sum(axis=1)
     return F, total, max(float(np.percentile(total, 99)), 1e-12), cover
 
@@ -414,6 +449,8 @@ def _weighted_median(x: np.ndarray, w: np.ndarray) -> float:
 # partials of a piano note: semitone offsets of harmonics 1-4 and their weights in the onset search
 _PARTIAL_OFFSETS = np.array([0, 12, 19, 24])
 _PARTIAL_WEIGHTS = np.array([1.0, 0.6, 0.4, 0.3])
+_RISE_SMOOTH_S = 0.03  # a note's rise is smoothed over this long before its first strong rise is taken
+_FIRST_RISE = 0.7  # ... the first local maximum of at least this share of its strongest
 _NOTE_FLOOR = 0.05  # notes whose strongest rise is below this share of the event's strongest are not timed
 
 
@@ -432,6 +469,36 @@ def _note_onset_curves(flux_bands: np.ndarray, pitches: np.ndarray, a: int, b: i
             out[:, i] = seg[:, band[ok]] @ _PARTIAL_WEIGHTS[ok]
     return out
 
+
+
+def _first_rises(curves: np.ndarray, keep: np.ndarray, width: int, peaks: np.ndarray) -> tuple:
+    """Each kept note at its first strong rise: curves smoothed over ``width`` fine frames, the earliest local
+    maximum of at least :data:`_FIRST_RISE` of the note's strongest.
+
+    A bowed, blown or sung note starts softly and then swells or wavers (vibrato moves its partials
+    between semitone bands): its strongest rise may come well after its attack, its attack is the
+    first. A struck note's attack is its strongest rise.
+
+    Returns
+    -------
+    curves : ndarray, shape (n, N)
+        The smoothed curves.
+    peaks : ndarray of int, shape (N,)
+        Each note's chosen rise (``peaks`` unchanged for the notes not in ``keep``).
+    """
+    if width > 1:
+        box = np.ones(width) / width
+        curves = np.stack([np.convolve(curves[:, i], box, mode="same") for i in range(curves.shape[1])], axis=1)
+    peaks = peaks.copy()
+    for i in keep:
+        col = curves[:, i]
+        top = float(col.max())
+        if top <= 0:
+            continue
+        mid = col[1:-1]
+        strong = np.flatnonzero((mid >= col[:-2]) & (mid >= col[2:]) & (mid >= _FIRST_RISE * top)) + 1
+        peaks[i] = int(strong[0]) if strong.size else int(np.argmax(col))
+    return curves, peaks
 
 
 # ----------------------------------------------- transposition-invariant scorers
@@ -718,7 +785,8 @@ class ScoreAligner:
         loud = (1.0 - quiet)[:, None]
         X = np.hstack([c_unit * loud, o_unit * loud, np.ones((chroma.shape[0], 1))])
         return AlignmentFeatures(X=X, quiet=quiet, onset_fine=onset_fine, sr=sr, hop_fine=hop, coarse=k,
-                                 duration_s=y.shape[0] / sr, flux_bands=flux.astype(np.float32))
+                                 duration_s=y.shape[0] / sr, flux_bands=flux.astype(np.float32),
+                                 sustained=_is_sustained(flux.sum(axis=1), np.repeat(quiet, k)[:flux.shape[0]]))
 
     # -------------------------------------------------------------- decode
     def _score_matrix(self, feats: AlignmentFeatures, score: MidiScore, W) -> np.ndarray:
@@ -1088,6 +1156,8 @@ class ScoreAligner:
                     near = lo_n + int(np.argmax(col[lo_n:hi_n]))
                     if col[near] >= _ROLL_NEAR * heights[i]:
                         peaks[i] = near
+            if not rolled and feats.sustained:
+                curves, peaks = _first_rises(curves, keep, int(round(_RISE_SMOOTH_S * sr / hop)), peaks)
             at = np.array([_peak_position(curves[:, i], peaks[i]) for i in keep])
             times[e] = (a + float(np.median(at)) - 0.5) * hop / sr
         return times

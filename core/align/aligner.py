@@ -450,7 +450,8 @@ def _weighted_median(x: np.ndarray, w: np.ndarray) -> float:
 _PARTIAL_OFFSETS = np.array([0, 12, 19, 24])
 _PARTIAL_WEIGHTS = np.array([1.0, 0.6, 0.4, 0.3])
 _RISE_SMOOTH_S = 0.03  # a note's rise is smoothed over this long before its first strong rise is taken
-_FIRST_RISE = 0.7  # ... the first local maximum of at least this share of its strongest
+_FIRST_RISE = 0.8  # ... the first local maximum of at least this share of its strongest
+_RISE_EDGE = 0.8  # ... and the note starts where that rise reaches this share of its height
 _NOTE_FLOOR = 0.05  # notes whose strongest rise is below this share of the event's strongest are not timed
 
 
@@ -471,34 +472,37 @@ def _note_onset_curves(flux_bands: np.ndarray, pitches: np.ndarray, a: int, b: i
 
 
 
-def _first_rises(curves: np.ndarray, keep: np.ndarray, width: int, peaks: np.ndarray) -> tuple:
-    """Each kept note at its first strong rise: curves smoothed over ``width`` fine frames, the earliest local
-    maximum of at least :data:`_FIRST_RISE` of the note's strongest.
+def _first_rises(curves: np.ndarray, width: int) -> np.ndarray:
+    """Where each note's first strong rise begins, in fine frames from the curves' start, shape (N,).
 
-    A bowed, blown or sung note starts softly and then swells or wavers (vibrato moves its partials
-    between semitone bands): its strongest rise may come well after its attack, its attack is the
-    first. A struck note's attack is its strongest rise.
-
-    Returns
-    -------
-    curves : ndarray, shape (n, N)
-        The smoothed curves.
-    peaks : ndarray of int, shape (N,)
-        Each note's chosen rise (``peaks`` unchanged for the notes not in ``keep``).
+    ``curves`` (n, N) are the notes' onset strengths (:func:`_note_onset_curves`). Each is smoothed over
+    ``width`` fine frames; its first strong rise is the earliest local maximum of at least
+    :data:`_FIRST_RISE` of its strongest, and the note starts where that rise reaches
+    :data:`_RISE_EDGE` of its height (linear interpolation). A bowed, blown or sung note starts softly and
+    then swells or wavers (vibrato moves its partials between semitone bands): its strongest rise may come
+    well after its attack, and the rise peaks after the sound has started. NaN for a silent curve.
     """
-    if width > 1:
+    n, N = curves.shape
+    if width > 1 and n >= width:
         box = np.ones(width) / width
-        curves = np.stack([np.convolve(curves[:, i], box, mode="same") for i in range(curves.shape[1])], axis=1)
-    peaks = peaks.copy()
-    for i in keep:
+        curves = np.stack([np.convolve(curves[:, i], box, mode="same") for i in range(N)], axis=1)
+    at = np.full(N, np.nan)
+    for i in range(N):
         col = curves[:, i]
         top = float(col.max())
         if top <= 0:
             continue
         mid = col[1:-1]
         strong = np.flatnonzero((mid >= col[:-2]) & (mid >= col[2:]) & (mid >= _FIRST_RISE * top)) + 1
-        peaks[i] = int(strong[0]) if strong.size else int(np.argmax(col))
-    return curves, peaks
+        j = int(strong[0]) if strong.size else int(np.argmax(col))
+        edge = _RISE_EDGE * col[j]
+        while j > 0 and edge <= col[j - 1] <= col[j]:
+            j -= 1
+        if j > 0 and col[j - 1] < edge < col[j]:
+            at[i] = j - 1 + (edge - col[j - 1]) / (col[j] - col[j - 1])
+        else:
+            at[i] = float(j)
+    return at
 
 
 # ----------------------------------------------- transposition-invariant scorers
@@ -1157,8 +1161,9 @@ class ScoreAligner:
                     if col[near] >= _ROLL_NEAR * heights[i]:
                         peaks[i] = near
             if not rolled and feats.sustained:
-                curves, peaks = _first_rises(curves, keep, int(round(_RISE_SMOOTH_S * sr / hop)), peaks)
-            at = np.array([_peak_position(curves[:, i], peaks[i]) for i in keep])
+                at = _first_rises(curves[:, keep], int(round(_RISE_SMOOTH_S * sr / hop)))
+            else:
+                at = np.array([_peak_position(curves[:, i], peaks[i]) for i in keep])
             times[e] = (a + float(np.median(at)) - 0.5) * hop / sr
         return times
 

@@ -50,6 +50,13 @@ One pipeline used by the engine, the command line and the benchmarks.
    it), so it lands at the median of its rolled notes. Onsets stay increasing
    and inside their anchors' tolerance.
 
+   **Sustained recordings** (bowed, blown, sung: the key flux of the loud
+   frames is little peaky, :attr:`AlignmentFeatures.sustained`) differ in
+   three ways: the notes an event holds from earlier events explain the
+   flux of their partials (vibrato, not missed strikes); a note is timed
+   where its first strong rise begins (soft attacks peak late, and vibrato
+   swells come after the attack); and no chord is taken for rolled.
+
 Weak supervision (:meth:`ScoreAligner.fit`) learns ``W`` from score/audio
 pairs without timing by alternating "align with the current scorers" and "fit
 the scorers to the aligned templates by ridge regression" (the alternating
@@ -1129,7 +1136,8 @@ class ScoreAligner:
                 b = min(b, (c + int(centre[e + 1])) // 2 + 1)
                 b_norm = min(b, Tf - 1)
                 long_s = float(self.rolled_chord_s)
-                if long_s > 0 and (int(centre[e + 1]) - c) * hop / sr > long_s and pitches_n(e) > 1:
+                rollable = long_s > 0 and not feats.sustained  # bowed and blown chords are not rolled
+                if rollable and (int(centre[e + 1]) - c) * hop / sr > long_s and pitches_n(e) > 1:
                     # a long chord may be rolled: its notes are searched over its whole span
                     b = max(b, min(int(centre[e + 1]) - 2 * k, c + int(_LONGEST_EVENT_S * sr / hop)))
                     rolled = True

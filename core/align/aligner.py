@@ -52,10 +52,12 @@ One pipeline used by the engine, the command line and the benchmarks.
 
    **Sustained recordings** (bowed, blown, sung: the key flux of the loud
    frames is little peaky, :attr:`AlignmentFeatures.sustained`) differ in
-   three ways: the notes an event holds from earlier events explain the
-   flux of their partials (vibrato, not missed strikes); a note is timed
-   where its first strong rise begins (soft attacks peak late, and vibrato
-   swells come after the attack); and no chord is taken for rolled.
+   four ways: event templates hold their notes' harmonics (bowed and blown
+   notes keep strong upper partials); the notes an event holds from earlier
+   events explain the flux of their partials (vibrato, not missed strikes);
+   a note is timed where its first strong rise begins (soft attacks peak
+   late, and vibrato swells come after the attack); and no chord is taken
+   for rolled.
 
 Weak supervision (:meth:`ScoreAligner.fit`) learns ``W`` from score/audio
 pairs without timing by alternating "align with the current scorers" and "fit
@@ -102,6 +104,7 @@ _FINAL_ROLL_S = 2.0  # the notes of the final chord are searched this long after
 _KEY_GAIN_SHARE = 0.5  # share of the onset gain measured per piano key rather than per pitch class
 _ROLL_NEAR = 0.65  # a rolled chord's note keeps a rise near the decoded onset this strong (share of its strongest)
 _HELD_WEIGHT = 0.5  # template weight of the notes an event holds from earlier events
+_HARMONIC_DECAY = 0.5  # sustained recordings: template weight of a note's harmonic h is this to the power h - 1
 _UNEXPLAINED_WEIGHT = 0.5  # penalty of a strike inside a state that does not play it (share of the onset gain)
 # a recording whose key flux is this little peaky (90th percentile of a loud frame's total over its median) holds
 # sustained sounds (bowed, blown, sung: soft attacks, no decay, vibrato); pianos gave 3.8-22 (rendered dry, in a
@@ -157,9 +160,10 @@ class AlignmentFeatures:
         refinement then times every note of an event on its own partials.
     sustained : bool
         The recording holds sustained sounds (bowed, blown, sung): its key
-        flux is little peaky (:data:`_SUSTAINED_PEAKINESS`). Held notes then
-        explain the flux of their partials, and notes are timed at their
-        first strong rise rather than their strongest.
+        flux is little peaky (:data:`_SUSTAINED_PEAKINESS`). Event templates
+        then hold their notes' harmonics, held notes explain the flux of
+        their partials, and notes are timed at their first strong rise
+        rather than their strongest.
     """
 
     X: np.ndarray
@@ -318,16 +322,26 @@ def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
 # ----------------------------------------------------------------- scores
 
 
-def _templates(score: MidiScore, held: float = None) -> np.ndarray:
+def _templates(score: MidiScore, held: float = None, harmonics: bool = False) -> np.ndarray:
     """Unit-norm pitch-class template of every event, shape (E, 12).
 
     An event sounds its own notes (weight 1) and the notes of earlier events
     still held at its onset (weight ``held``, default :data:`_HELD_WEIGHT`):
     a chord that re-strikes part of the chord before it (the other notes held)
-    sounds like that chord, not like its own notes alone.
+    sounds like that chord, not like its own notes alone. With ``harmonics``
+    its notes also sound the pitch classes of their harmonics 2-6: bowed and
+    blown notes keep strong upper partials (an A on a bassoon or a saxophone
+    holds much of its E), so a chord A-C matched A-C-E better than itself.
     """
     held = _HELD_WEIGHT if held is None else float(held)
     phi = score.event_matrix(12)
+    if harmonics:
+        # each note also sounds its upper partials (harmonics 2-6: the octave, the fifth above it, two octaves,
+        # the major third and the fifth above those), each weaker by _HARMONIC_DECAY
+        ev = np.asarray(score.note_event)
+        cls = np.asarray(score.pitches) % 12
+        for h, off in zip(range(2, 7), (0, 7, 0, 4, 7)):
+            np.maximum.at(phi, (ev, (cls + off) % 12), _HARMONIC_DECAY ** (h - 1))
     if held > 0:
         cls = np.asarray(score.pitches) % 12
         for n, first, last in _held_spans(score):
@@ -365,6 +379,16 @@ def _onset_weights_pitch(score: MidiScore) -> np.ndarray:
     M[np.asarray(score.note_event), keys] = 1.0
     prev = np.vstack([np.zeros((1, _N_BANDS)), M[:-1]])
     return M * np.where(prev > 0, 0.5, 1.0)
+
+
+def _onset_evidence(feats, T: int) -> tuple:
+    """Onset strength per decoding frame: per pitch class, shape (T, 12), and per piano key from each note's
+    partials, shape (T, 88) (None without per-band flux)."""
+    O = _pool(feats.onset_fine, feats.coarse, how="sum")[:T]
+    Fk = None
+    if feats.flux_bands is not None:
+        Fk = _pool(feats.flux_bands.astype(np.float64) @ _partial_matrix(), feats.coarse, how="sum")[:T]
+    return O, Fk
 
 
 def _partial_matrix() -> np.ndarray:
@@ -816,21 +840,20 @@ class ScoreAligner:
 
     def _frame_scores(self, feats: AlignmentFeatures, score: MidiScore, W):
         """Frame × (rest, events, rest) template scores and onset gains ``β G`` (None when off), (T, E + 2)."""
-        S_ev = feats.X @ W @ _templates(score).T
+        S_ev = feats.X @ W @ _templates(score, harmonics=feats.sustained).T
         q = 2.0 * feats.quiet - 1.0
         S = np.hstack([q[:, None], S_ev, q[:, None]])
         beta = float(self.onset_bonus)
         if beta <= 0:
             return S, None
         T = S_ev.shape[0]
-        O = _pool(feats.onset_fine, feats.coarse, how="sum")[:T]
+        O, Fk = _onset_evidence(feats, T)
         Wt = _onset_weights(score)
         Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
         G = (O @ Wt.T) / max(float(np.percentile(O.sum(axis=1), 99)), 1e-12)  # (T, E)
-        if feats.flux_bands is not None:
+        if Fk is not None:
             # half of the evidence per piano key (each note's own partials): pitch classes alone confuse
             # chords of the same harmony in other voicings (a rolled chord's notes, alternating chords)
-            Fk = _pool(feats.flux_bands.astype(np.float64) @ _partial_matrix(), feats.coarse, how="sum")[:T]
             Wk = _onset_weights_pitch(score)
             Wk = Wk / np.maximum(np.linalg.norm(Wk, axis=1, keepdims=True), 1e-9)
             Gk = (Fk @ Wk.T) / max(float(np.percentile(Fk.sum(axis=1), 99)), 1e-12)
@@ -858,20 +881,19 @@ class ScoreAligner:
         XW = feats.X @ W
         T, E = XW.shape[0], score.n_events
         q = 2.0 * feats.quiet - 1.0
-        B_ev = _templates(score)
+        B_ev = _templates(score, harmonics=feats.sustained)
         z12 = np.zeros((1, 12))
         A = np.hstack([XW, q[:, None]])
         B = np.hstack([np.vstack([z12, B_ev, z12]), np.r_[1.0, np.zeros(E), 1.0][:, None]])
         beta = float(self.onset_bonus)
         if beta <= 0:
             return A, B, None, None
-        O = _pool(feats.onset_fine, feats.coarse, how="sum")[:T]
+        O, Fk = _onset_evidence(feats, T)
         Wt = _onset_weights(score)
         Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
         C = O / max(float(np.percentile(O.sum(axis=1), 99)), 1e-12)
         D = beta * Wt
-        if feats.flux_bands is not None:
-            Fk = _pool(feats.flux_bands.astype(np.float64) @ _partial_matrix(), feats.coarse, how="sum")[:T]
+        if Fk is not None:
             Wk = _onset_weights_pitch(score)
             Wk = Wk / np.maximum(np.linalg.norm(Wk, axis=1, keepdims=True), 1e-9)
             C = np.hstack([C, Fk / max(float(np.percentile(Fk.sum(axis=1), 99)), 1e-12)])
@@ -1328,7 +1350,7 @@ class ScoreAligner:
                 ev = np.repeat(np.arange(onsets.shape[0]), np.diff(np.append(onsets, T)))
                 music = (ev > 0) & (ev < onsets.shape[0] - 1)
                 Z = _circulant_design(feats.X[music])  # (n, 12, 25)
-                target = _templates(score)[ev[music] - 1]  # (n, 12)
+                target = _templates(score, harmonics=feats.sustained)[ev[music] - 1]  # (n, 12)
                 A += np.einsum("tjd,tje->de", Z, Z)
                 b += np.einsum("tjd,tj->d", Z, target)
                 n += Z.shape[0]

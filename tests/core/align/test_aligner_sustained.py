@@ -109,3 +109,17 @@ def test_a_soft_attack_is_timed_where_its_first_strong_rise_begins():
     at = _first_rises(curve, 1)
     assert 27.5 <= at[0] <= 28.5
     assert np.isnan(_first_rises(np.zeros((10, 1)), 3)[0])
+
+
+def test_a_sustained_note_template_holds_its_harmonics_fifth_and_third():
+    # an A2 on a bassoon holds much of its E (3rd harmonic) and some C# (5th): its template says so, at
+    # 0.5 ** (h - 1); without harmonics (a piano recording) the template is the A alone
+    from marginalia.align.aligner import _templates
+    score = MidiScore(pitches=[45], onsets_s=[0.0], offsets_s=[1.0], name="a2")
+    plain = _templates(score, held=0.0)
+    rich = _templates(score, held=0.0, harmonics=True)
+    A, E, Cs = 9, 4, 1
+    assert np.flatnonzero(plain[0]).tolist() == [A]
+    expected = np.zeros(12)
+    expected[[A, E, Cs]] = [1.0, 0.25, 0.0625]
+    np.testing.assert_allclose(rich[0], expected / np.linalg.norm(expected))

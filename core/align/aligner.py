@@ -51,7 +51,8 @@ One pipeline used by the engine, the command line and the benchmarks.
    and inside their anchors' tolerance.
 
    **Sustained recordings** (bowed, blown, sung: the key flux of the loud
-   frames is little peaky, :attr:`AlignmentFeatures.sustained`) differ in
+   frames is little peaky, :attr:`AlignmentFeatures.sustained`, or the score
+   names only sustained General MIDI programs, e.g. a flute) differ in
    four ways: event templates hold their notes' harmonics (bowed and blown
    notes keep strong upper partials); the notes an event holds from earlier
    events explain the flux of their partials (vibrato, not missed strikes);
@@ -75,7 +76,7 @@ import io
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -312,6 +313,24 @@ def _is_sustained(total_flux: np.ndarray, quiet: np.ndarray) -> bool:
         return False
     mid = float(np.median(loud))
     return bool(mid > 0 and float(np.percentile(loud, 90)) < _SUSTAINED_PEAKINESS * mid)
+
+
+# General MIDI programs (0-based) of sustained instruments: organs, bowed strings (not pizzicato, harp, timpani),
+# string and voice ensembles, brass, reeds, pipes, synth leads and pads
+_SUSTAINED_PROGRAMS = frozenset([*range(16, 24), *range(40, 45), *range(48, 55), *range(56, 96)])
+
+
+def _score_is_sustained(score: MidiScore) -> bool:
+    """Whether the score names only sustained instruments: every note's channel has a General MIDI program
+    (its first program change) in :data:`_SUSTAINED_PROGRAMS` and none plays on the drum channel (10)."""
+    channels = score.meta.get("channels") if isinstance(score.meta, dict) else None
+    if not channels:
+        return False
+    programs = {}
+    for _, _, msg in score.meta.get("other_events", ()):
+        if getattr(msg, "type", "") == "program_change":
+            programs.setdefault(msg.channel, msg.program)
+    return all(c != 9 and programs.get(c, 0) in _SUSTAINED_PROGRAMS for c in set(channels))
 
 
 def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
@@ -1273,6 +1292,9 @@ class ScoreAligner:
             if fixed_events.size and not (fixed_events.min() >= 0 and fixed_events.max() < score.n_events):
                 raise ParameterError(f"fixed_events: expected events in [0, {score.n_events - 1}], got "
                                      f"{fixed_events.tolist()[:5]}")
+        if not feats.sustained and _score_is_sustained(score):
+            # a score for bowed or blown instruments: a solo flute's flux can be as peaky as a piano's
+            feats = replace(feats, sustained=True)
         onsets, moves = self._decode(feats, score, self._W(), anchors, bool(self.runner_up), fixed_events)
         runner, margin = (None, float("inf")) if moves is None else moves.closest()
         T = feats.n_frames

@@ -123,3 +123,22 @@ def test_a_sustained_note_template_holds_its_harmonics_fifth_and_third():
     expected = np.zeros(12)
     expected[[A, E, Cs]] = [1.0, 0.25, 0.0625]
     np.testing.assert_allclose(rich[0], expected / np.linalg.norm(expected))
+
+
+def test_a_score_for_a_flute_or_strings_says_sustained_and_a_piano_or_drums_do_not():
+    import mido
+
+    from marginalia.align.aligner import _score_is_sustained
+
+    def score(programs, channels):
+        n = len(channels)
+        events = tuple((1, 0.0, mido.Message("program_change", channel=c, program=p)) for c, p in programs.items())
+        return MidiScore(pitches=[60 + k for k in range(n)], onsets_s=np.arange(n, dtype=float),
+                         offsets_s=np.arange(n) + 1.0, name="p", meta={"channels": tuple(channels), "other_events": events})
+
+    assert _score_is_sustained(score({0: 73}, [0, 0]))                    # a flute
+    assert _score_is_sustained(score({0: 40, 1: 71, 2: 65, 3: 70}, [0, 1, 2, 3]))  # the Bach10 line-up
+    assert not _score_is_sustained(score({0: 40, 1: 0}, [0, 1]))          # violin and piano
+    assert not _score_is_sustained(score({0: 73}, [0, 1]))                # channel 1 names no program: a piano
+    assert not _score_is_sustained(score({9: 73}, [9]))                   # the drum channel
+    assert not _score_is_sustained(MidiScore(pitches=[60], onsets_s=[0.0], offsets_s=[1.0], name="bare"))

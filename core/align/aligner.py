@@ -333,6 +333,14 @@ def _score_is_sustained(score: MidiScore) -> bool:
     return all(c != 9 and programs.get(c, 0) in _SUSTAINED_PROGRAMS for c in set(channels))
 
 
+def _with_instruments(feats, score: MidiScore):
+    """``feats`` marked sustained when the score names only sustained instruments (a solo flute's flux can be
+    as peaky as a piano's), else unchanged."""
+    if feats.sustained or not _score_is_sustained(score):
+        return feats
+    return replace(feats, sustained=True)
+
+
 def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
     n = np.linalg.norm(A, axis=1, keepdims=True)
     return A / np.maximum(n, floor)
@@ -1292,9 +1300,7 @@ class ScoreAligner:
             if fixed_events.size and not (fixed_events.min() >= 0 and fixed_events.max() < score.n_events):
                 raise ParameterError(f"fixed_events: expected events in [0, {score.n_events - 1}], got "
                                      f"{fixed_events.tolist()[:5]}")
-        if not feats.sustained and _score_is_sustained(score):
-            # a score for bowed or blown instruments: a solo flute's flux can be as peaky as a piano's
-            feats = replace(feats, sustained=True)
+        feats = _with_instruments(feats, score)
         onsets, moves = self._decode(feats, score, self._W(), anchors, bool(self.runner_up), fixed_events)
         runner, margin = (None, float("inf")) if moves is None else moves.closest()
         T = feats.n_frames
@@ -1353,6 +1359,7 @@ class ScoreAligner:
                 raise ParameterError(f"pairs[{i}]: expected a (y, sr, score) triple or (features, score), "
                                      f"got {type(pair).__name__}") from None
             data.append((self.features(y, sr), _check_score(score)))
+        data = [(_with_instruments(feats, score), score) for feats, score in data]
         if start is None:
             W0 = self._initial_W()
         elif isinstance(start, ScoreAligner):

@@ -50,6 +50,16 @@ One pipeline used by the engine, the command line and the benchmarks.
    it), so it lands at the median of its rolled notes. Onsets stay increasing
    and inside their anchors' tolerance.
 
+   **Sustained recordings** (bowed, blown, sung: the key flux of the loud
+   frames is little peaky, :attr:`AlignmentFeatures.sustained`, or the score
+   names only sustained General MIDI programs, e.g. a flute) differ in
+   four ways: event templates hold their notes' harmonics (bowed and blown
+   notes keep strong upper partials); the notes an event holds from earlier
+   events explain the flux of their partials (vibrato, not missed strikes);
+   a note is timed where its first strong rise begins (soft attacks peak
+   late, and vibrato swells come after the attack); and no chord is taken
+   for rolled.
+
 Weak supervision (:meth:`ScoreAligner.fit`) learns ``W`` from score/audio
 pairs without timing by alternating "align with the current scorers" and "fit
 the scorers to the aligned templates by ridge regression" (the alternating
@@ -66,7 +76,7 @@ import io
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -95,7 +105,12 @@ _FINAL_ROLL_S = 2.0  # the notes of the final chord are searched this long after
 _KEY_GAIN_SHARE = 0.5  # share of the onset gain measured per piano key rather than per pitch class
 _ROLL_NEAR = 0.65  # a rolled chord's note keeps a rise near the decoded onset this strong (share of its strongest)
 _HELD_WEIGHT = 0.5  # template weight of the notes an event holds from earlier events
+_HARMONIC_DECAY = 0.5  # sustained recordings: template weight of a note's harmonic h is this to the power h - 1
 _UNEXPLAINED_WEIGHT = 0.5  # penalty of a strike inside a state that does not play it (share of the onset gain)
+# a recording whose key flux is this little peaky (90th percentile of a loud frame's total over its median) holds
+# sustained sounds (bowed, blown, sung: soft attacks, no decay, vibrato); pianos gave 3.8-22 (rendered dry, in a
+# room, at other tempi), four-instrument Bach chorales 2.0-2.3
+_SUSTAINED_PEAKINESS = 3.0
 _EXPLAINED_OFFSETS = (0, 12, 19, 24, 28, 31, 34, 36)  # semitones of a note's partials 1-8
 # recordings with more (frame, state) cells than this (about 30 s of piano music) decode coarse-to-fine in a band
 # (marginalia.align.banded): time and memory linear in the recording; below it the full decoder (exact, and as
@@ -144,6 +159,12 @@ class AlignmentFeatures:
     flux_bands : ndarray, shape (T_fine, 88), optional
         Per-semitone spectral flux at the fine hop (piano keys 21..108); the
         refinement then times every note of an event on its own partials.
+    sustained : bool
+        The recording holds sustained sounds (bowed, blown, sung): its key
+        flux is little peaky (:data:`_SUSTAINED_PEAKINESS`). Event templates
+        then hold their notes' harmonics, held notes explain the flux of
+        their partials, and notes are timed at their first strong rise
+        rather than their strongest.
     """
 
     X: np.ndarray
@@ -154,6 +175,7 @@ class AlignmentFeatures:
     coarse: int
     duration_s: float
     flux_bands: Optional[np.ndarray] = None
+    sustained: bool = False
 
     @property
     def n_frames(self) -> int:
@@ -281,6 +303,44 @@ def _pool(A: np.ndarray, k: int, how: str = "mean") -> np.ndarray:
     return s
 
 
+def _is_sustained(total_flux: np.ndarray, quiet: np.ndarray) -> bool:
+    """Whether a recording holds sustained sounds: the total key flux of its loud fine frames, shape (T_fine,),
+    is little peaky (90th percentile over median below :data:`_SUSTAINED_PEAKINESS`; ``quiet``, shape
+    (T_fine,), in [0, 1]). Struck strings put their flux in attacks; bowed, blown and sung notes spread it
+    (soft attacks, vibrato)."""
+    loud = total_flux[quiet < 0.5]
+    if loud.shape[0] < 100:
+        return False
+    mid = float(np.median(loud))
+    return bool(mid > 0 and float(np.percentile(loud, 90)) < _SUSTAINED_PEAKINESS * mid)
+
+
+# General MIDI programs (0-based) of sustained instruments: organs, bowed strings (not pizzicato, harp, timpani),
+# string and voice ensembles, brass, reeds, pipes, synth leads and pads
+_SUSTAINED_PROGRAMS = frozenset([*range(16, 24), *range(40, 45), *range(48, 55), *range(56, 96)])
+
+
+def _score_is_sustained(score: MidiScore) -> bool:
+    """Whether the score names only sustained instruments: every note's channel has a General MIDI program
+    (its first program change) in :data:`_SUSTAINED_PROGRAMS` and none plays on the drum channel (10)."""
+    channels = score.meta.get("channels") if isinstance(score.meta, dict) else None
+    if not channels:
+        return False
+    programs = {}
+    for _, _, msg in score.meta.get("other_events", ()):
+        if getattr(msg, "type", "") == "program_change":
+            programs.setdefault(msg.channel, msg.program)
+    return all(c != 9 and programs.get(c, 0) in _SUSTAINED_PROGRAMS for c in set(channels))
+
+
+def _with_instruments(feats, score: MidiScore):
+    """``feats`` marked sustained when the score names only sustained instruments (a solo flute's flux can be
+    as peaky as a piano's), else unchanged."""
+    if feats.sustained or not _score_is_sustained(score):
+        return feats
+    return replace(feats, sustained=True)
+
+
 def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
     n = np.linalg.norm(A, axis=1, keepdims=True)
     return A / np.maximum(n, floor)
@@ -289,26 +349,41 @@ def _unit_rows(A: np.ndarray, floor: float) -> np.ndarray:
 # ----------------------------------------------------------------- scores
 
 
-def _templates(score: MidiScore, held: float = None) -> np.ndarray:
+def _templates(score: MidiScore, held: float = None, harmonics: bool = False) -> np.ndarray:
     """Unit-norm pitch-class template of every event, shape (E, 12).
 
     An event sounds its own notes (weight 1) and the notes of earlier events
     still held at its onset (weight ``held``, default :data:`_HELD_WEIGHT`):
     a chord that re-strikes part of the chord before it (the other notes held)
-    sounds like that chord, not like its own notes alone.
+    sounds like that chord, not like its own notes alone. With ``harmonics``
+    its notes also sound the pitch classes of their harmonics 2-6: bowed and
+    blown notes keep strong upper partials (an A on a bassoon or a saxophone
+    holds much of its E), so a chord A-C matched A-C-E better than itself.
     """
     held = _HELD_WEIGHT if held is None else float(held)
     phi = score.event_matrix(12)
-    if held > 0:
-        on = np.asarray(score.event_onsets_s, dtype=np.float64)
-        first = np.asarray(score.note_event) + 1
-        # events whose onset lies strictly inside a note (1 ms slack for rounding)
-        last = np.searchsorted(on, np.asarray(score.offsets_s, dtype=np.float64) - 1e-3, side="left")
+    if harmonics:
+        # each note also sounds its upper partials (harmonics 2-6: the octave, the fifth above it, two octaves,
+        # the major third and the fifth above those), each weaker by _HARMONIC_DECAY
+        ev = np.asarray(score.note_event)
         cls = np.asarray(score.pitches) % 12
-        for n in np.flatnonzero(last > first):
-            rows = phi[first[n]:last[n], cls[n]]
-            phi[first[n]:last[n], cls[n]] = np.maximum(rows, held)
+        for h, off in zip(range(2, 7), (0, 7, 0, 4, 7)):
+            np.maximum.at(phi, (ev, (cls + off) % 12), _HARMONIC_DECAY ** (h - 1))
+    if held > 0:
+        cls = np.asarray(score.pitches) % 12
+        for n, first, last in _held_spans(score):
+            rows = phi[first:last, cls[n]]
+            phi[first:last, cls[n]] = np.maximum(rows, held)
     return phi / np.linalg.norm(phi, axis=1, keepdims=True)
+
+
+def _held_spans(score: MidiScore) -> list:
+    """Notes still sounding at later events' onsets: ``(note, first, stop)``, the note held through events
+    ``first..stop-1`` (onsets strictly inside the note, 1 ms slack for rounding)."""
+    on = np.asarray(score.event_onsets_s, dtype=np.float64)
+    first = np.asarray(score.note_event) + 1
+    last = np.searchsorted(on, np.asarray(score.offsets_s, dtype=np.float64) - 1e-3, side="left")
+    return [(int(n), int(first[n]), int(last[n])) for n in np.flatnonzero(last > first)]
 
 
 def _onset_weights(score: MidiScore) -> np.ndarray:
@@ -331,6 +406,16 @@ def _onset_weights_pitch(score: MidiScore) -> np.ndarray:
     M[np.asarray(score.note_event), keys] = 1.0
     prev = np.vstack([np.zeros((1, _N_BANDS)), M[:-1]])
     return M * np.where(prev > 0, 0.5, 1.0)
+
+
+def _onset_evidence(feats, T: int) -> tuple:
+    """Onset strength per decoding frame: per pitch class, shape (T, 12), and per piano key from each note's
+    partials, shape (T, 88) (None without per-band flux)."""
+    O = _pool(feats.onset_fine, feats.coarse, how="sum")[:T]
+    Fk = None
+    if feats.flux_bands is not None:
+        Fk = _pool(feats.flux_bands.astype(np.float64) @ _partial_matrix(), feats.coarse, how="sum")[:T]
+    return O, Fk
 
 
 def _partial_matrix() -> np.ndarray:
@@ -365,7 +450,8 @@ def _strike_cover(feats, score: MidiScore, T: int) -> tuple:
     scale : float
         The 99th percentile of ``total``.
     cover : ndarray, shape (E, 88)
-        1 where a band holds one of the first eight partials of one of the event's notes.
+        1 where a band holds one of the first eight partials of one of the event's notes (in a sustained
+        recording, also of the notes it holds from earlier events).
     """
     F = _pool(feats.flux_bands.astype(np.float64), feats.coarse, how="sum")[:T]
     cover = np.zeros((score.n_events, _N_BANDS))
@@ -374,6 +460,13 @@ def _strike_cover(feats, score: MidiScore, T: int) -> tuple:
     for off in _EXPLAINED_OFFSETS:
         ok = (keys + off >= 0) & (keys + off < _N_BANDS)
         cover[ev[ok], keys[ok] + off] = 1.0
+    if feats.sustained:
+        # a sustained note still sounds through the events that hold it, and its vibrato moves flux between
+        # its partials' bands: that flux is its own, not a missed strike (a held piano note only decays)
+        for n, first, last in _held_spans(score):
+            bands = keys[n] + np.asarray(_EXPLAINED_OFFSETS)
+            bands = bands[(bands >= 0) & (bands < _N_BANDS)]
+            cover[first:last, bands] = 1.0
     total = F.sum(axis=1)
     return F, total, max(float(np.percentile(total, 99)), 1e-12), cover
 
@@ -414,6 +507,9 @@ def _weighted_median(x: np.ndarray, w: np.ndarray) -> float:
 # partials of a piano note: semitone offsets of harmonics 1-4 and their weights in the onset search
 _PARTIAL_OFFSETS = np.array([0, 12, 19, 24])
 _PARTIAL_WEIGHTS = np.array([1.0, 0.6, 0.4, 0.3])
+_RISE_SMOOTH_S = 0.03  # a note's rise is smoothed over this long before its first strong rise is taken
+_FIRST_RISE = 0.8  # ... the first local maximum of at least this share of its strongest
+_RISE_EDGE = 0.8  # ... and the note starts where that rise reaches this share of its height
 _NOTE_FLOOR = 0.05  # notes whose strongest rise is below this share of the event's strongest are not timed
 
 
@@ -432,6 +528,39 @@ def _note_onset_curves(flux_bands: np.ndarray, pitches: np.ndarray, a: int, b: i
             out[:, i] = seg[:, band[ok]] @ _PARTIAL_WEIGHTS[ok]
     return out
 
+
+
+def _first_rises(curves: np.ndarray, width: int) -> np.ndarray:
+    """Where each note's first strong rise begins, in fine frames from the curves' start, shape (N,).
+
+    ``curves`` (n, N) are the notes' onset strengths (:func:`_note_onset_curves`). Each is smoothed over
+    ``width`` fine frames; its first strong rise is the earliest local maximum of at least
+    :data:`_FIRST_RISE` of its strongest, and the note starts where that rise reaches
+    :data:`_RISE_EDGE` of its height (linear interpolation). A bowed, blown or sung note starts softly and
+    then swells or wavers (vibrato moves its partials between semitone bands): its strongest rise may come
+    well after its attack, and the rise peaks after the sound has started. NaN for a silent curve.
+    """
+    n, N = curves.shape
+    if width > 1 and n >= width:
+        box = np.ones(width) / width
+        curves = np.stack([np.convolve(curves[:, i], box, mode="same") for i in range(N)], axis=1)
+    at = np.full(N, np.nan)
+    for i in range(N):
+        col = curves[:, i]
+        top = float(col.max())
+        if top <= 0:
+            continue
+        mid = col[1:-1]
+        strong = np.flatnonzero((mid >= col[:-2]) & (mid >= col[2:]) & (mid >= _FIRST_RISE * top)) + 1
+        j = int(strong[0]) if strong.size else int(np.argmax(col))
+        edge = _RISE_EDGE * col[j]
+        while j > 0 and edge <= col[j - 1] <= col[j]:
+            j -= 1
+        if j > 0 and col[j - 1] < edge < col[j]:
+            at[i] = j - 1 + (edge - col[j - 1]) / (col[j] - col[j - 1])
+        else:
+            at[i] = float(j)
+    return at
 
 
 # ----------------------------------------------- transposition-invariant scorers
@@ -718,7 +847,8 @@ class ScoreAligner:
         loud = (1.0 - quiet)[:, None]
         X = np.hstack([c_unit * loud, o_unit * loud, np.ones((chroma.shape[0], 1))])
         return AlignmentFeatures(X=X, quiet=quiet, onset_fine=onset_fine, sr=sr, hop_fine=hop, coarse=k,
-                                 duration_s=y.shape[0] / sr, flux_bands=flux.astype(np.float32))
+                                 duration_s=y.shape[0] / sr, flux_bands=flux.astype(np.float32),
+                                 sustained=_is_sustained(flux.sum(axis=1), np.repeat(quiet, k)[:flux.shape[0]]))
 
     # -------------------------------------------------------------- decode
     def _score_matrix(self, feats: AlignmentFeatures, score: MidiScore, W) -> np.ndarray:
@@ -737,21 +867,20 @@ class ScoreAligner:
 
     def _frame_scores(self, feats: AlignmentFeatures, score: MidiScore, W):
         """Frame × (rest, events, rest) template scores and onset gains ``β G`` (None when off), (T, E + 2)."""
-        S_ev = feats.X @ W @ _templates(score).T
+        S_ev = feats.X @ W @ _templates(score, harmonics=feats.sustained).T
         q = 2.0 * feats.quiet - 1.0
         S = np.hstack([q[:, None], S_ev, q[:, None]])
         beta = float(self.onset_bonus)
         if beta <= 0:
             return S, None
         T = S_ev.shape[0]
-        O = _pool(feats.onset_fine, feats.coarse, how="sum")[:T]
+        O, Fk = _onset_evidence(feats, T)
         Wt = _onset_weights(score)
         Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
         G = (O @ Wt.T) / max(float(np.percentile(O.sum(axis=1), 99)), 1e-12)  # (T, E)
-        if feats.flux_bands is not None:
+        if Fk is not None:
             # half of the evidence per piano key (each note's own partials): pitch classes alone confuse
             # chords of the same harmony in other voicings (a rolled chord's notes, alternating chords)
-            Fk = _pool(feats.flux_bands.astype(np.float64) @ _partial_matrix(), feats.coarse, how="sum")[:T]
             Wk = _onset_weights_pitch(score)
             Wk = Wk / np.maximum(np.linalg.norm(Wk, axis=1, keepdims=True), 1e-9)
             Gk = (Fk @ Wk.T) / max(float(np.percentile(Fk.sum(axis=1), 99)), 1e-12)
@@ -779,20 +908,19 @@ class ScoreAligner:
         XW = feats.X @ W
         T, E = XW.shape[0], score.n_events
         q = 2.0 * feats.quiet - 1.0
-        B_ev = _templates(score)
+        B_ev = _templates(score, harmonics=feats.sustained)
         z12 = np.zeros((1, 12))
         A = np.hstack([XW, q[:, None]])
         B = np.hstack([np.vstack([z12, B_ev, z12]), np.r_[1.0, np.zeros(E), 1.0][:, None]])
         beta = float(self.onset_bonus)
         if beta <= 0:
             return A, B, None, None
-        O = _pool(feats.onset_fine, feats.coarse, how="sum")[:T]
+        O, Fk = _onset_evidence(feats, T)
         Wt = _onset_weights(score)
         Wt = Wt / np.maximum(np.linalg.norm(Wt, axis=1, keepdims=True), 1e-9)
         C = O / max(float(np.percentile(O.sum(axis=1), 99)), 1e-12)
         D = beta * Wt
-        if feats.flux_bands is not None:
-            Fk = _pool(feats.flux_bands.astype(np.float64) @ _partial_matrix(), feats.coarse, how="sum")[:T]
+        if Fk is not None:
             Wk = _onset_weights_pitch(score)
             Wk = Wk / np.maximum(np.linalg.norm(Wk, axis=1, keepdims=True), 1e-9)
             C = np.hstack([C, Fk / max(float(np.percentile(Fk.sum(axis=1), 99)), 1e-12)])
@@ -1057,7 +1185,8 @@ class ScoreAligner:
                 b = min(b, (c + int(centre[e + 1])) // 2 + 1)
                 b_norm = min(b, Tf - 1)
                 long_s = float(self.rolled_chord_s)
-                if long_s > 0 and (int(centre[e + 1]) - c) * hop / sr > long_s and pitches_n(e) > 1:
+                rollable = long_s > 0 and not feats.sustained  # bowed and blown chords are not rolled
+                if rollable and (int(centre[e + 1]) - c) * hop / sr > long_s and pitches_n(e) > 1:
                     # a long chord may be rolled: its notes are searched over its whole span
                     b = max(b, min(int(centre[e + 1]) - 2 * k, c + int(_LONGEST_EVENT_S * sr / hop)))
                     rolled = True
@@ -1088,7 +1217,10 @@ class ScoreAligner:
                     near = lo_n + int(np.argmax(col[lo_n:hi_n]))
                     if col[near] >= _ROLL_NEAR * heights[i]:
                         peaks[i] = near
-            at = np.array([_peak_position(curves[:, i], peaks[i]) for i in keep])
+            if not rolled and feats.sustained:
+                at = _first_rises(curves[:, keep], int(round(_RISE_SMOOTH_S * sr / hop)))
+            else:
+                at = np.array([_peak_position(curves[:, i], peaks[i]) for i in keep])
             times[e] = (a + float(np.median(at)) - 0.5) * hop / sr
         return times
 
@@ -1168,6 +1300,7 @@ class ScoreAligner:
             if fixed_events.size and not (fixed_events.min() >= 0 and fixed_events.max() < score.n_events):
                 raise ParameterError(f"fixed_events: expected events in [0, {score.n_events - 1}], got "
                                      f"{fixed_events.tolist()[:5]}")
+        feats = _with_instruments(feats, score)
         onsets, moves = self._decode(feats, score, self._W(), anchors, bool(self.runner_up), fixed_events)
         runner, margin = (None, float("inf")) if moves is None else moves.closest()
         T = feats.n_frames
@@ -1226,6 +1359,7 @@ class ScoreAligner:
                 raise ParameterError(f"pairs[{i}]: expected a (y, sr, score) triple or (features, score), "
                                      f"got {type(pair).__name__}") from None
             data.append((self.features(y, sr), _check_score(score)))
+        data = [(_with_instruments(feats, score), score) for feats, score in data]
         if start is None:
             W0 = self._initial_W()
         elif isinstance(start, ScoreAligner):
@@ -1245,7 +1379,7 @@ class ScoreAligner:
                 ev = np.repeat(np.arange(onsets.shape[0]), np.diff(np.append(onsets, T)))
                 music = (ev > 0) & (ev < onsets.shape[0] - 1)
                 Z = _circulant_design(feats.X[music])  # (n, 12, 25)
-                target = _templates(score)[ev[music] - 1]  # (n, 12)
+                target = _templates(score, harmonics=feats.sustained)[ev[music] - 1]  # (n, 12)
                 A += np.einsum("tjd,tje->de", Z, Z)
                 b += np.einsum("tjd,tj->d", Z, target)
                 n += Z.shape[0]

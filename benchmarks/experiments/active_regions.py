@@ -32,9 +32,9 @@ where a strategy's test error is at most that level (censored above ``L40`` when
 seed (paired: same split, same start), with a bootstrap over seeds for their mean.
 
 Usage: ``python -m benchmarks.experiments.active_regions [--seeds 10] [--first-seed 0]
-[--fractions 0.17,0.33,0.5,0.667,0.83,1.0] [--strategies ...] [--data PATH]``. Writes
-``benchmarks/results/active_regions[_S<first seed>].json`` after every seed; ``--merge A.json B.json`` prints the
-summary of runs made in separate processes together.
+[--fractions 0.17,0.33,0.5,0.667,0.83,1.0] [--strategies ...] [--out JSON] [--data PATH]``. Writes
+``benchmarks/results/active_regions[_S<first seed>].json`` (or ``--out``) after every seed; ``--merge A.json B.json``
+prints the summary of runs made in separate processes together (other seeds, or other strategies of the same seeds).
 """
 
 from __future__ import annotations
@@ -215,6 +215,26 @@ def bootstrap_mean(values, n_boot=10_000, seed=0) -> tuple:
     return float(v.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
+def merge_runs(files) -> list:
+    """One run per seed from several result files' ``runs``: the strategies of runs of the same seed joined.
+
+    Runs of one seed must agree on the split and checkpoints (same ``L40`` and targets); a strategy present in two
+    files is taken from the first.
+    """
+    by_seed: dict = {}
+    for runs in files:
+        for r in runs:
+            have = by_seed.get(r["seed"])
+            if have is None:
+                by_seed[r["seed"]] = {**r, "paths": dict(r["paths"])}
+                continue
+            if (have["L40"], have["targets"]) != (r["L40"], r["targets"]):
+                raise SystemExit(f"--merge: seed {r['seed']} was run with other checkpoints in two files")
+            for s, v in r["paths"].items():
+                have["paths"].setdefault(s, v)
+    return [by_seed[k] for k in sorted(by_seed)]
+
+
 def summarize(runs) -> dict:
     """Print and return the per-strategy summary over ``runs`` (see the module docstring)."""
     strategies = [s for s in STRATEGIES if all(s in r["paths"] for r in runs)]
@@ -290,21 +310,23 @@ def main(argv=None):
                     help="checkpoints as shares of random's labels at 40 %% of the pool (the last must be 1.0)")
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--data", type=pathlib.Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--merge", nargs="+", type=pathlib.Path, metavar="JSON")
+    ap.add_argument("--merge", nargs="+", type=pathlib.Path, metavar="JSON",
+                    help="summarize result files together (seeds, or strategies of the same seeds, run apart)")
+    ap.add_argument("--out", type=pathlib.Path, help="result file (default: benchmarks/results/active_regions...)")
     args = ap.parse_args(argv)
     if args.merge:
-        summarize([r for f in args.merge for r in json.loads(f.read_text())["runs"]])
+        summarize(merge_runs([json.loads(f.read_text())["runs"] for f in args.merge]))
         return
     fractions = [float(f) for f in args.fractions.split(",")]
     if fractions[-1] != 1.0 or sorted(fractions) != fractions:
         ap.error("--fractions: increasing, ending at 1.0 (random's 40 %-of-pool point)")
     strategies = [s.strip() for s in args.strategies.split(",")]
     bad = [s for s in strategies if s not in STRATEGIES]
-    if bad or "random" not in strategies:
-        ap.error(f"--strategies: expected 'random' and any of {STRATEGIES}, got {bad or strategies}")
+    if bad:
+        ap.error(f"--strategies: expected any of {STRATEGIES}, got {bad}")
     seqs, by_item, _ = load_cgh(args.data)
     X = {s.name: s for s in seqs}
-    out = RESULTS / f"active_regions{'' if args.first_seed == 0 else f'_S{args.first_seed}'}.json"
+    out = args.out or RESULTS / f"active_regions{'' if args.first_seed == 0 else f'_S{args.first_seed}'}.json"
     runs = []
     t0 = time.perf_counter()
     print(f"load {os.getloadavg()}", flush=True)
@@ -313,6 +335,9 @@ def main(argv=None):
         RESULTS.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"fractions": fractions, "runs": runs}, indent=1))
         print(f"seed {seed} done ({time.perf_counter() - t0:.0f} s, load {os.getloadavg()})", flush=True)
+    if "random" not in strategies:
+        print(f"no 'random' strategy here: summarize with --merge {out} and a file that has it")
+        return
     summary = summarize(runs)
     out.write_text(json.dumps({"fractions": fractions, "runs": runs, "summary": summary,
                                "total_s": time.perf_counter() - t0, "load_end": os.getloadavg()}, indent=1))

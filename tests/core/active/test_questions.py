@@ -4,9 +4,20 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from marginalia.active.count_runner_up import PAIR_WIDTH
+from marginalia.active.parts import Part
 from marginalia.active.questions import alignment_question, count_kind, disputed_window, segmentation_question
-from marginalia.types import AnchorLabel, MidiScore, Query, RegionKind, RegionLabel
+from marginalia.active.segmentation_adapter import segmentation_part_pair
+from marginalia.decoders.brute import brute_cost, brute_force_segmentations, brute_penalized
+from marginalia.decoders.metric import metric_transform
+from marginalia.exceptions import InfeasibleLabelsError
+from marginalia.models.segmentation import SegmentationModel
+from marginalia.types import AnchorLabel, MidiScore, Query, RegionKind, RegionLabel, Segmentation
+
+from .test_count_runner_up import _neighbour_kind, _random_labels
 
 
 def _holds(label: RegionLabel, changes) -> bool:
@@ -98,3 +109,50 @@ def test_an_alignment_question_asks_about_the_one_event_that_moves_most():
     assert question.region == (20, 27) and question.view[0] <= 10 and question.view[1] >= 31
     # an anchored event is never asked about
     assert alignment_question(q, best, runner, best / fr, runner / fr, 0.3, n_frames=50, anchored=[2]) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), T=st.integers(3, 9), min_size=st.integers(1, 2), warm=st.booleans())
+def test_the_asked_region_is_where_the_best_and_its_brute_force_runner_up_differ(data, T, min_size, warm):
+    """End to end on tiny labelled problems: the region a question asks about (what the engine asks on a
+    chromosome, and what the active-learning replay's region questions ask) is the disputed window between the
+    exact constrained optimum and a cheapest feasible neighbour with one or two changes more or fewer."""
+    model = SegmentationModel(metric="diagonal", min_size=min_size)
+    model.set_state({"feature_scale": np.ones(1), "penalty_scale": np.ones(1)}, n_features=1)
+    rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
+    X = rng.normal(size=(T, 1))
+    X[T // 2:, 0] += data.draw(st.floats(0, 3))
+    w = model.join_w(np.ones(1), data.draw(st.floats(0.01, 1.0)))
+    labels = [lab for lab in _random_labels(data, T) if isinstance(lab, RegionLabel)]
+    try:
+        cons = model.constraints(labels, T)
+        if cons is not None:
+            cons.check_feasible(min_size)
+    except InfeasibleLabelsError:
+        return
+    part = Part("x", 0, T)
+    best, runner, margin = segmentation_part_pair(model, w, X, part, labels, warm=warm)
+    metric, pen = model.decoder_metric(w, T)
+    Z = metric_transform(X, metric)
+    best_cost, _ = brute_penalized(Z, pen, min_size=min_size, constraints=cons)
+    best_seg = Segmentation(changes=np.r_[best, T])
+    assert brute_cost(Z, best_seg, pen) == pytest.approx(best_cost, rel=1e-9, abs=1e-9)
+    rows = [(brute_cost(Z, s, pen), s) for s in brute_force_segmentations(T, min_size)
+            if (cons is None or cons.is_satisfied_by(s)) and _neighbour_kind(best_seg, s, PAIR_WIDTH) is not None]
+    if not rows:
+        assert runner is None
+        return
+    cheapest = min(c for c, _ in rows)
+    assert margin == pytest.approx((cheapest - best_cost) / pen, rel=1e-7, abs=1e-7)
+    windows = {_brute_window(best.tolist(), s.breakpoints.tolist(), 0, T) for c, s in rows if c <= cheapest + 1e-9}
+    question = segmentation_question(Query("x", 0, T, 0.5), best, runner, margin, positions=np.arange(T, dtype=float),
+                                     units="index", item_name="x")
+    assert question is not None and question.region in windows
+    # each answer's count label holds for its own structure only, so the answer decides between the two
+    a, b = question.region
+    differ = set(best.tolist()) ^ set(runner.tolist())
+    assert differ and all(a < c < b for c in differ)
+    model_label, = question.answers["model"]
+    runner_label, = question.answers["runner-up"]
+    assert _holds(model_label, best) and not _holds(model_label, runner)
+    assert _holds(runner_label, runner) and not _holds(runner_label, best)

@@ -883,15 +883,15 @@ class ScoreAligner:
         else:
             banded = T * E2 > _FULL_DECODE_CELLS
             factors = self._factors(feats, score, W) if banded else None
-            scores = {}
-            onsets, tables = self._decode_prior(feats, score, W, d, cons, factors, scores)
+            shared = {}
+            onsets, tables = self._decode_prior(feats, score, W, d, cons, factors, shared)
             if _TEMPO_WINDOW_S > 0:
                 # the prior again, each event's expected duration at the tempo the first path shows around it
                 local = local_expected_durations(_score_intervals(score), onsets[1:-1], onsets[-1],
                                                  _TEMPO_WINDOW_S * feats.frame_rate)
                 d = np.concatenate([[lead], local, [trail]])
-                onsets, tables = self._decode_prior(feats, score, W, d, cons, factors, scores)
-            del factors, scores
+                onsets, tables = self._decode_prior(feats, score, W, d, cons, factors, shared)
+            del factors, shared
         if not runner_up:
             return onsets, None
         if len(tables) == 6:
@@ -899,13 +899,14 @@ class ScoreAligner:
                                              factored=tables)
         return onsets, self._onset_moves(*tables, onsets, cons, feats.frame_rate, fixed_events)
 
-    def _decode_prior(self, feats, score, W, d, cons, factors, scores):
+    def _decode_prior(self, feats, score, W, d, cons, factors, shared):
         """Onsets of the E + 2 states under the robust prior with expected durations ``d`` (E + 2,), runs
         counted; and the tables of the objective (``(A, B, C, D, cost rows, limits)`` when decoded in the band,
         ``(S, gain, cost, limits)`` otherwise) for the runner-up.
 
         ``factors``: :meth:`_factors` for a long recording (decoded coarse-to-fine in a band, no T x E table),
-        or None (the full decoder). ``scores``: a dict that keeps the full decoder's frame scores between calls.
+        or None (the full decoder). ``shared``: a dict that keeps what a later decode of the same recording
+        reuses (the band's final windows, the full decoder's frame scores).
         """
         T, E2 = feats.n_frames, d.shape[0]
         onsets = None
@@ -913,12 +914,12 @@ class ScoreAligner:
             # None when the coarse decode was a poor guide (the band had to widen for many events): the full
             # decoder then
             rows, limits = self._robust_costs(d, feats.frame_rate, T, E2, rows=True)
-            onsets = self._decode_banded(*factors, rows, limits, d, cons)
+            onsets = self._decode_banded(*factors, rows, limits, d, cons, shared)
             tables = None if onsets is None else (*factors, rows, limits)
         if onsets is None:
-            if "S" not in scores:
-                scores["S"], scores["gain"] = self._frame_scores(feats, score, W)
-            S_obj, gain = scores["S"], scores["gain"]
+            if "S" not in shared:
+                shared["S"], shared["gain"] = self._frame_scores(feats, score, W)
+            S_obj, gain = shared["S"], shared["gain"]
             cost, limits = self._robust_costs(d, feats.frame_rate, T, E2)
             onsets = self._decode_robust(S_obj, gain, cost, limits, d, cons)
             tables = (S_obj, gain, cost, limits)
@@ -986,23 +987,33 @@ class ScoreAligner:
         return cost, limits
 
     @staticmethod
-    def _decode_banded(A, B, C, D, rows, limits, d, cons):
+    def _decode_banded(A, B, C, D, rows, limits, d, cons, shared=None):
         """Onsets of the E + 2 states under the robust prior, coarse-to-fine (:mod:`marginalia.align.banded`),
         or None when the band had to widen for more than :data:`_BAND_MAX_WIDENED` of the states (or there was
         no coarse path): the coarse decode was then a poor guide, and the full decoder should decide — unless
-        its tables would pass :data:`_FULL_DECODE_MAX_CELLS`, and then the band widens as far as it must."""
+        its tables would pass :data:`_FULL_DECODE_MAX_CELLS`, and then the band widens as far as it must.
+
+        ``shared``: a dict that keeps the final band between decodes of the same scores. When it holds one,
+        the first band is that band joined with the coarsest reading alone (the finer readings, most of the
+        cost, were joined into it already)."""
         lo = hi = None
         if cons is not None:
             lo, hi = cons.onset_min, cons.onset_max
         info = {}
+        shared = {} if shared is None else shared
         affordable = A.shape[0] * B.shape[0] <= _FULL_DECODE_MAX_CELLS
         try:
             factors = _BAND_FACTORS
             if A.shape[0] * B.shape[0] <= _FINEST_FACTOR * _FINEST_COARSE_CELLS:
                 factors = factors + (_FINEST_FACTOR,)
+            if "band" in shared:
+                factors = factors[:1]
             onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=factors,
                                            margin=_BAND_MARGIN, slack=_BAND_SLACK,
-                                           give_up=_BAND_MAX_WIDENED if affordable else None, info=info)
+                                           give_up=_BAND_MAX_WIDENED if affordable else None, info=info,
+                                           band=shared.get("band"))
+            if onsets is not None:
+                shared["band"] = (info["onset_min"], info["onset_max"])
             return onsets if info["coarse"] or not affordable else None
         except InfeasibleLabelsError:
             if cons is None:

@@ -4,7 +4,8 @@
   frame × event scores, decoding, onset refinement and weak supervision (:meth:`ScoreAligner.fit`);
 * :mod:`.dp` -- the monotone decoder with a per-event duration cost table, and each event's best
   one-onset move (the runner-up and the margins of the active-learning questions);
-* :mod:`.runs` -- runs of repeated notes counted onto their pitch's strikes.
+* :mod:`.runs` -- runs of repeated notes counted onto their pitch's strikes;
+* :mod:`.tempo` -- expected event durations at the local tempo of a first decoded path (the second decode).
 """
 
 from .aligner import AlignmentFeatures, AlignmentOutput, ScoreAligner, align_recording

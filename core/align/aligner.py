@@ -88,6 +88,7 @@ from ..models._params import check_param_vector, init_params
 from ..types import Alignment, AnchorLabel, MidiScore
 from .banded import align_multiresolution, duration_cost_rows, onset_moves_factored
 from .dp import align_with_duration_costs, duration_costs, onset_moves
+from .tempo import local_expected_durations
 
 __all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "align_recording", "FORMAT_VERSION"]
 
@@ -130,6 +131,9 @@ _BAND_MAX_WIDENED = 0.25
 # ... but only while its tables fit in about 1 GB (some 50 bytes a cell): beyond, the band keeps widening instead
 # (a 14-minute performance of that Ballade needed 5 GB in the full decoder)
 _FULL_DECODE_MAX_CELLS = 20_000_000
+# the duration prior is decoded twice: the second time each event expects its score interval at the tempo the
+# first path shows within this many seconds of it (marginalia.align.tempo); 0: once, at the recording's tempo
+_TEMPO_WINDOW_S = 10.0
 
 
 # ------------------------------------------------------------------ results
@@ -427,11 +431,17 @@ def _partial_matrix() -> np.ndarray:
     return P
 
 
+def _score_intervals(score: MidiScore) -> np.ndarray:
+    """Score seconds from every event's onset to the next one's (the last: to the score's end), shape (E,)."""
+    on = np.asarray(score.event_onsets_s, dtype=np.float64)
+    ends = np.append(on[1:], max(score.duration_s, on[-1]))
+    return np.maximum(ends - on, 0.0)
+
+
 def _expected_durations(score: MidiScore, n_music: float) -> np.ndarray:
     """The score's inter-onset intervals stretched to ``n_music`` frames, shape (E,)."""
     on = np.asarray(score.event_onsets_s, dtype=np.float64)
-    ends = np.append(on[1:], max(score.duration_s, on[-1]))
-    ioi = np.maximum(ends - on, 0.0)
+    ioi = _score_intervals(score)
     total = ioi.sum()
     if total <= 0:
         return np.full(on.shape[0], n_music / on.shape[0])
@@ -962,7 +972,12 @@ class ScoreAligner:
         return alignment_constraints_from_labels(shifted, T, E + 2, feats.frame_rate)
 
     def _decode(self, feats: AlignmentFeatures, score: MidiScore, W, anchors=None, runner_up=False, fixed_events=None):
-        """Best onsets of the E + 2 states; returns (onsets, OnsetMoves or None)."""
+        """Best onsets of the E + 2 states; returns (onsets, OnsetMoves or None).
+
+        The robust prior is decoded twice: first with the score's intervals stretched by one ratio (the
+        recording's music frames over the score's length), then with each event's interval at the tempo the
+        first path shows around it (:data:`_TEMPO_WINDOW_S`, :mod:`marginalia.align.tempo`).
+        """
         T, E = feats.n_frames, score.n_events
         E2 = E + 2
         if T < E2:
@@ -976,20 +991,7 @@ class ScoreAligner:
         music = max(T - lead - trail, E)
         d = np.concatenate([[lead], _expected_durations(score, music), [trail]])
         robust = float(self.prior_weight) > 0 and self.prior_shape == "robust"
-        factored = onsets = None
-        if robust and T * E2 > _FULL_DECODE_CELLS:
-            # long recordings: coarse-to-fine in a band, from the factored scores (no T x E table); None when
-            # the coarse decode was a poor guide (the band had to widen for many events): the full decoder then
-            A, B, C, D = self._factors(feats, score, W)
-            rows, limits = self._robust_costs(d, feats.frame_rate, T, E2, rows=True)
-            onsets = self._decode_banded(A, B, C, D, rows, limits, d, cons)
-            factored = None if onsets is None else (A, B, C, D, rows, limits)
-            del A, B, C, D, rows
-        if robust and onsets is None:
-            S_obj, gain = self._frame_scores(feats, score, W)
-            cost, limits = self._robust_costs(d, feats.frame_rate, T, E2)
-            onsets = self._decode_robust(S_obj, gain, cost, limits, d, cons)
-        elif not robust:
+        if not robust:
             S = self._score_matrix(feats, score, W)
             if float(self.prior_weight) > 0:
                 weight = float(self.prior_weight) / max(float(np.mean(d[1:-1])), 1.0) ** 2
@@ -1003,14 +1005,55 @@ class ScoreAligner:
             S_obj, gain = S, None
             cost, limits = np.zeros((E2, T + 1)), np.full(E2, T, np.int64)
             cost[:, 0] = np.inf
-        if self.count_runs and feats.flux_bands is not None:
-            onsets = self._fix_runs(feats, score, onsets, cons)
+            tables = (S_obj, gain, cost, limits)
+            if self.count_runs and feats.flux_bands is not None:
+                onsets = self._fix_runs(feats, score, onsets, cons)
+        else:
+            banded = T * E2 > _FULL_DECODE_CELLS
+            factors = self._factors(feats, score, W) if banded else None
+            shared = {}
+            onsets, tables = self._decode_prior(feats, score, W, d, cons, factors, shared)
+            if _TEMPO_WINDOW_S > 0:
+                # the prior again, each event's expected duration at the tempo the first path shows around it
+                local = local_expected_durations(_score_intervals(score), onsets[1:-1], onsets[-1],
+                                                 _TEMPO_WINDOW_S * feats.frame_rate)
+                d = np.concatenate([[lead], local, [trail]])
+                onsets, tables = self._decode_prior(feats, score, W, d, cons, factors, shared)
+            del factors, shared
         if not runner_up:
             return onsets, None
-        if factored is not None:
+        if len(tables) == 6:
             return onsets, self._onset_moves(None, None, None, None, onsets, cons, feats.frame_rate, fixed_events,
-                                             factored=factored)
-        return onsets, self._onset_moves(S_obj, gain, cost, limits, onsets, cons, feats.frame_rate, fixed_events)
+                                             factored=tables)
+        return onsets, self._onset_moves(*tables, onsets, cons, feats.frame_rate, fixed_events)
+
+    def _decode_prior(self, feats, score, W, d, cons, factors, shared):
+        """Onsets of the E + 2 states under the robust prior with expected durations ``d`` (E + 2,), runs
+        counted; and the tables of the objective (``(A, B, C, D, cost rows, limits)`` when decoded in the band,
+        ``(S, gain, cost, limits)`` otherwise) for the runner-up.
+
+        ``factors``: :meth:`_factors` for a long recording (decoded coarse-to-fine in a band, no T x E table),
+        or None (the full decoder). ``shared``: a dict that keeps what a later decode of the same recording
+        reuses (the band's final windows, the full decoder's frame scores).
+        """
+        T, E2 = feats.n_frames, d.shape[0]
+        onsets = None
+        if factors is not None:
+            # None when the coarse decode was a poor guide (the band had to widen for many events): the full
+            # decoder then
+            rows, limits = self._robust_costs(d, feats.frame_rate, T, E2, rows=True)
+            onsets = self._decode_banded(*factors, rows, limits, d, cons, shared)
+            tables = None if onsets is None else (*factors, rows, limits)
+        if onsets is None:
+            if "S" not in shared:
+                shared["S"], shared["gain"] = self._frame_scores(feats, score, W)
+            S_obj, gain = shared["S"], shared["gain"]
+            cost, limits = self._robust_costs(d, feats.frame_rate, T, E2)
+            onsets = self._decode_robust(S_obj, gain, cost, limits, d, cons)
+            tables = (S_obj, gain, cost, limits)
+        if self.count_runs and feats.flux_bands is not None:
+            onsets = self._fix_runs(feats, score, onsets, cons)
+        return onsets, tables
 
     def _fix_runs(self, feats, score, onsets, cons):
         from .runs import place_run, repeated_runs
@@ -1054,15 +1097,17 @@ class ScoreAligner:
         """Duration cost table and limits of the robust prior (see :mod:`marginalia.align.dp`).
 
         The rests and the last event (a final chord is held as long as the
-        player likes) have no prior; music events may last up to
-        ``prior_span`` times the longest expected duration, and at least
-        :data:`_LONGEST_EVENT_S`. With ``rows``, the table as
+        player likes) have no prior; a music event may last up to
+        ``prior_span`` times its own expected duration, and at least
+        :data:`_LONGEST_EVENT_S` (a limit from the longest expected duration
+        lets every event of a score with one long pause last as long, and the
+        decoder's work grows with the limits). With ``rows``, the table as
         :func:`marginalia.align.banded.duration_cost_rows` (each event's row as
         long as its limit: the dense table is ``E × T`` because of the three
         states allowed the whole recording).
         """
-        d_max = int(max(float(self.prior_span) * float(d[1:-1].max()) + 8, _LONGEST_EVENT_S * frame_rate))
-        limits = np.full(E2, min(d_max, T), np.int64)
+        own = np.maximum(float(self.prior_span) * np.asarray(d, dtype=np.float64) + 8, _LONGEST_EVENT_S * frame_rate)
+        limits = np.minimum(own, T).astype(np.int64)
         limits[[0, E2 - 2, E2 - 1]] = T
         make = duration_cost_rows if rows else duration_costs
         cost = make(d, weight=float(self.prior_weight), max_frames=limits,
@@ -1070,23 +1115,33 @@ class ScoreAligner:
         return cost, limits
 
     @staticmethod
-    def _decode_banded(A, B, C, D, rows, limits, d, cons):
+    def _decode_banded(A, B, C, D, rows, limits, d, cons, shared=None):
         """Onsets of the E + 2 states under the robust prior, coarse-to-fine (:mod:`marginalia.align.banded`),
         or None when the band had to widen for more than :data:`_BAND_MAX_WIDENED` of the states (or there was
         no coarse path): the coarse decode was then a poor guide, and the full decoder should decide — unless
-        its tables would pass :data:`_FULL_DECODE_MAX_CELLS`, and then the band widens as far as it must."""
+        its tables would pass :data:`_FULL_DECODE_MAX_CELLS`, and then the band widens as far as it must.
+
+        ``shared``: a dict that keeps the final band between decodes of the same scores. When it holds one,
+        the first band is that band joined with the coarsest reading alone (the finer readings, most of the
+        cost, were joined into it already)."""
         lo = hi = None
         if cons is not None:
             lo, hi = cons.onset_min, cons.onset_max
         info = {}
+        shared = {} if shared is None else shared
         affordable = A.shape[0] * B.shape[0] <= _FULL_DECODE_MAX_CELLS
         try:
             factors = _BAND_FACTORS
             if A.shape[0] * B.shape[0] <= _FINEST_FACTOR * _FINEST_COARSE_CELLS:
                 factors = factors + (_FINEST_FACTOR,)
+            if "band" in shared:
+                factors = factors[:1]
             onsets = align_multiresolution(A, B, rows, limits, lo, hi, C=C, D=D, factor=factors,
                                            margin=_BAND_MARGIN, slack=_BAND_SLACK,
-                                           give_up=_BAND_MAX_WIDENED if affordable else None, info=info)
+                                           give_up=_BAND_MAX_WIDENED if affordable else None, info=info,
+                                           band=shared.get("band"))
+            if onsets is not None:
+                shared["band"] = (info["onset_min"], info["onset_max"])
             return onsets if info["coarse"] or not affordable else None
         except InfeasibleLabelsError:
             if cons is None:

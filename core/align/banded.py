@@ -446,7 +446,7 @@ def _coarse_windows(centre, near_lo, near_hi, reach, lo0, hi0, T):
 
 def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max=None, *, C=None, D=None,
                           factor=8, margin: int = 4, radius: int = None, slack: float = 0.0,
-                          give_up: float = None, info: dict = None) -> np.ndarray:
+                          give_up: float = None, info: dict = None, band: tuple = None) -> np.ndarray:
     """The alignment of :func:`align_in_band` found coarse-to-fine: a coarse pass of ``E × T / factor`` cells,
     then about ``T + E × band`` at full resolution.
 
@@ -486,6 +486,9 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
     give_up : float, optional
         Stop and return None as soon as the windows of more than this share of the events had to widen after
         the first decode (the coarse decode is then a poor guide, and the widening would cost time and memory).
+    band : (ndarray, ndarray) of int, shape (E,) each, optional
+        Onset windows that the first band also holds (the final windows ``info`` gave for an earlier decode of
+        the same scores with other duration costs: its readings need not be made again).
     info : dict, optional
         Filled with ``rounds`` (fine decodes), ``cells`` (score cells of the last), ``widened`` (events
         whose windows widened after the first decode), ``coarse`` (False with ``factor`` 1, or when no
@@ -534,6 +537,11 @@ def align_multiresolution(A, B, cost_rows, max_frames, onset_min=None, onset_max
         else:
             centre, lo, hi = coarse[0], g_lo, g_hi
             stats["coarse"] = True
+    if band is not None:
+        b_lo, b_hi = (np.asarray(x, dtype=np.int64) for x in band)
+        if b_lo.shape != (E,) or b_hi.shape != (E,):
+            raise ParameterError(f"band: expected two windows of {E} onsets, got shapes {b_lo.shape} and {b_hi.shape}")
+        lo, hi = _strict_windows(np.maximum(np.minimum(lo, b_lo), lo0), np.minimum(np.maximum(hi, b_hi), hi0), T)
     widened = np.zeros(E, bool)
     while True:
         stats["rounds"] += 1

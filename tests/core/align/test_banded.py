@@ -164,8 +164,21 @@ def test_a_fast_passage_misread_at_one_resolution_is_found_in_the_union_with_a_f
     best = objective(S, cost, full, gain)
     one = align_multiresolution(A, B, rows, limits, C=C, D=D, factor=8, margin=4, slack=5.0)
     assert objective(S, cost, one, gain) < best - 100 and np.abs(one - full).max() > 50
-    both = align_multiresolution(A, B, rows, limits, C=C, D=D, factor=(8, 4), margin=4, slack=5.0)
+    info = {}
+    both = align_multiresolution(A, B, rows, limits, C=C, D=D, factor=(8, 4), margin=4, slack=5.0, info=info)
     np.testing.assert_array_equal(both, full)
+    # a later decode of the same scores under other duration costs reads at 8 frames only, its first band
+    # joined with this final band: the passage is still found
+    kw2 = dict(kw, weight=1.0)
+    cost2, rows2 = duration_costs(durations * 1.2, **kw2), duration_cost_rows(durations * 1.2, **kw2)
+    full2 = align_with_duration_costs(S, cost2, limits, onset_gain=gain)
+    alone = align_multiresolution(A, B, rows2, limits, C=C, D=D, factor=8, margin=4, slack=5.0)
+    assert np.abs(alone - full2).max() > 50
+    seeded = align_multiresolution(A, B, rows2, limits, C=C, D=D, factor=8, margin=4, slack=5.0,
+                                   band=(info["onset_min"], info["onset_max"]))
+    np.testing.assert_array_equal(seeded, full2)
+    with pytest.raises(ParameterError, match="band"):
+        align_multiresolution(A, B, rows2, limits, C=C, D=D, band=(info["onset_min"][:3], info["onset_max"]))
 
 
 def test_anchors_bind_the_band_and_an_empty_window_is_infeasible():

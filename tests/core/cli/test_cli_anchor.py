@@ -87,3 +87,90 @@ def test_refusals_are_one_line_and_store_nothing(project, capsys, argv, expected
     after = _anchors(path, ids["a"], ids["b"])
     assert after[0] == before[0] == [] and len(after[1]) == len(before[1])
 
+
+
+def _last_line(capsys):
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_the_first_anchor_of_a_project_without_history_says_how_to_take_it_back(project, capsys):
+    path, ids = project
+    assert _anchors(path, ids["a"], ids["b"]) == ([], [])
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--times", "1.0:1.2", "3.0:3.5"]) == 0
+    line = _last_line(capsys)
+    (first, second), _ = _anchors(path, ids["a"], ids["b"])
+    with Engine.open(path, read_only=True) as eng:
+        new_ids = [x.id for x in eng.sync_anchors(ids["a"], ids["b"])]
+    hint = f"marginalia-cli anchor {path} --from a --to b --delete {new_ids[0]} {new_ids[1]}"
+    assert line.endswith(f"(2 in all); to take them back: {hint}"), line
+    assert main(hint.split()[1:] + ["-q"]) == 0
+    got, steps = _anchors(path, ids["a"], ids["b"])
+    assert got == [] and len(steps) == 2
+
+
+def test_list_then_delete_by_id_and_by_times_as_one_step(project, capsys):
+    path, ids = project
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--times", "0.5:0.6", "1.0:1.2", "3.0:3.5",
+                 "-q"]) == 0
+    capsys.readouterr()
+    assert main(["anchor", str(path), "--from", "b", "--to", "a", "--list"]) == 0
+    rows = [r.split() for r in capsys.readouterr().out.strip().splitlines()]
+    assert rows[0] == ["id", "b", "(s)", "a", "(s)"]
+    listed = {(float(r), float(t)): i for i, r, t in rows[2:]}
+    assert sorted(listed) == [(0.6, 0.5), (1.2, 1.0), (3.5, 3.0)]       # seen from b's side
+    n_steps = len(_anchors(path, ids["a"], ids["b"])[1])
+    # one by its id, one by its times (0.02 s off, within the default tolerance), one named twice
+    assert main(["anchor", str(path), "--from", "b", "--to", "a", "--delete", listed[(0.6, 0.5)], "3.52:2.99",
+                 listed[(0.6, 0.5)]]) == 0
+    line = _last_line(capsys)
+    assert line.startswith("anchor: 2 sync anchors deleted between b and a as one step (1 left); to take them "
+                           f"back: marginalia-cli restore {path} --to "), line
+    got, steps = _anchors(path, ids["a"], ids["b"])
+    assert got == [(1.0, 1.2)] and len(steps) == n_steps + 1
+    assert main(["restore", str(path), "--to", line.rsplit(" ", 1)[1], "-q"]) == 0
+    assert _anchors(path, ids["a"], ids["b"])[0] == [(0.5, 0.6), (1.0, 1.2), (3.0, 3.5)]
+    assert main(["anchor", str(path), "--from", "a", "--to", "c", "--list"]) == 0
+    assert capsys.readouterr().out.strip() == "(no sync anchors between a and c)"
+
+
+def test_move_is_one_step_checked_like_a_new_anchor_and_taken_back_by_its_hint(project, capsys):
+    path, ids = project
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--times", "1.0:1.2", "3.0:3.5", "-q"]) == 0
+    with Engine.open(path, read_only=True) as eng:
+        first = eng.sync_anchors(ids["a"], ids["b"])[0].id
+    n_steps = len(_anchors(path, ids["a"], ids["b"])[1])
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--move", first, "--times", "2.0:2.5"]) == 0
+    line = _last_line(capsys)
+    assert line.startswith("anchor: sync anchor moved from 1 s \u2194 1.2 s to 2 s \u2194 2.5 s between a and b as "
+                           f"one step; to take it back: marginalia-cli restore {path} --to "), line
+    got, steps = _anchors(path, ids["a"], ids["b"])
+    assert got == [(2.0, 2.5), (3.0, 3.5)] and len(steps) == n_steps + 1
+    # seen from b's side, the same anchor moves with its times swapped
+    assert main(["anchor", str(path), "--from", "b", "--to", "a", "--move", first, "--times", "0.8:0.7", "-q"]) == 0
+    assert _anchors(path, ids["a"], ids["b"])[0] == [(0.7, 0.8), (3.0, 3.5)]
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--move", "FIRST", "--times", "4.0:3.0"],
+     "--move FIRST --times 4.0:3.0: 4.00 s \u2194 3.00 s crosses the anchor 3.00 s \u2194 3.50 s"),
+    (["--move", "FIRST", "--times", "1.0:99"], "--move FIRST --times 1.0:99: 99.000 s lies past the end of b"),
+    (["--move", "nobody", "--times", "1.0:1.1"], "--move nobody: no sync anchor between a and b has this id"),
+    (["--move", "FIRST", "--times", "1.0:1.1", "2:2"], "give the anchor's new times as ONE --times"),
+    (["--move", "FIRST", "--times", "1.0"], "--times '1.0': expected REFERENCE_S:TARGET_S"),
+    (["--delete", "FIRST", "nobody"], "--delete nobody: no sync anchor between a and b has this id"),
+    (["--delete", "FIRST", "2.0:2.0"], "--delete 2.0:2.0: no sync anchor between a and b lies within 0.05 s"),
+    (["--delete", "2.0:2.3", "--tolerance", "2"], "--delete 2.0:2.3: 2 sync anchors lie within 2 s of it (1:1.2, "
+                                                  "3:3.5); name one by its id"),
+    (["--delete", "1.0:x"], "--delete '1.0:x': expected REFERENCE_S:TARGET_S"),
+    (["--delete", "1.0:1.2", "--tolerance", "-1"], "--tolerance -1: expected a number of seconds >= 0"),
+])
+def test_move_and_delete_refusals_are_one_line_and_change_nothing(project, capsys, argv, expected):
+    path, ids = project
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--times", "1.0:1.2", "3.0:3.5", "-q"]) == 0
+    with Engine.open(path, read_only=True) as eng:
+        first = eng.sync_anchors(ids["a"], ids["b"])[0].id
+    before = _anchors(path, ids["a"], ids["b"])
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", *(first if x == "FIRST" else x for x in argv)]) != 0
+    assert expected.replace("FIRST", first) in _one_error_line(capsys)
+    after = _anchors(path, ids["a"], ids["b"])
+    assert after[0] == before[0] == [(1.0, 1.2), (3.0, 3.5)] and len(after[1]) == len(before[1])

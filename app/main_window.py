@@ -25,7 +25,7 @@ from .labelling import provisional_onsets
 from .panels.active_panel import ActivePanel
 from .panels.dataset_browser import DatasetBrowser
 from .panels.label_list import LabelList
-from .panels.model_panel import ModelPanel, version_choices
+from .panels.model_panel import ModelPanel, short_id, version_choices
 from .start_page import StartPage
 from .views.profile_view import ProfileView
 from .views.spectrogram_view import SpectrogramView
@@ -1005,7 +1005,7 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
             return
         picked = next(v for v in versions if v["id"] == chosen)
         if picked["current"]:
-            self.statusBar().showMessage(f"Model {chosen[:12]} is already the current one", 6000)
+            self.statusBar().showMessage(f"Model {short_id(chosen)} is already the current one", 6000)
             return
         previous = next((v["id"] for v in versions if v["current"] and v["task"] == picked["task"]), None)
         try:
@@ -1013,16 +1013,16 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
         except MarginaliaError as exc:
             self._show_error("Cannot revert to this model", exc)
             return
-        back = f"; to go back, revert to {previous[:12]}" if previous else ""
+        back = f"; to go back, revert to {short_id(previous)}" if previous else ""
         if picked["task"] == "sync":   # the metric of comparisons and carries: nothing of this item to redraw
-            self.statusBar().showMessage(f"Restored the sync metric {chosen[:12]} (fitted from "
-                                         f"{picked['fitted_from']}) as {new_id[:12]}: later comparisons and carries "
-                                         f"use it{back}", 20000)
+            self.statusBar().showMessage(f"Restored the sync metric {short_id(chosen)} (fitted from "
+                                         f"{picked['fitted_from']}) as {short_id(new_id)}: later comparisons and "
+                                         f"carries use it{back}", 20000)
             self._versions_timer.start()
             self.resync_dialog()         # an open compare dialog redraws its path with the restored metric
             return
-        self.statusBar().showMessage(f"Reverted to model {chosen[:12]} (fitted on {picked['n_labels']} labels) as "
-                                     f"{new_id[:12]}{back}", 20000)
+        self.statusBar().showMessage(f"Reverted to model {short_id(chosen)} (fitted on {picked['n_labels']} labels) "
+                                     f"as {short_id(new_id)}{back}", 20000)
         self._show_model_of_current("revert")
         self.predict_current()
 
@@ -1154,7 +1154,8 @@ class MainWindow(WholeProfileMixin, ActiveQueriesMixin, ProjectFilesMixin, Carry
                 self.statusBar().showMessage("model retrained", 3000)
             else:   # never silently: the model fitted on more labels is kept and one click away
                 self.statusBar().showMessage(
-                    f"Model retrained on fewer labels than model {better['id'][:12]} ({better['n_labels']} labels), "
+                    f"Model retrained on fewer labels than model {short_id(better['id'])} "
+                    f"({better['n_labels']} labels), "
                     "which is kept: Model \u25b8 Model versions to revert to it", 20000)
             self.refresh_items()
             self._refresh_curve()

@@ -17,6 +17,38 @@ LEARNERS = {"initial": "untrained first model", "perceptron": "quick update",
 SHOWN_VERSIONS = 12
 
 
+def short_id(model_id: str) -> str:
+    """A model id short enough for a status line yet telling versions apart: ``"ali-d7e4d97d"``, ``"sync@…8255810"``.
+
+    The sync metric's ids (``"sync@"`` and a microsecond clock) share their leading digits for days, so they keep
+    their last digits instead of their first.
+    """
+    model_id = str(model_id or "")
+    head, at, tail = model_id.partition("@")
+    if at and len(tail) > 7:
+        return f"{head}@\u2026{tail[-7:]}"
+    return model_id[:12]
+
+
+def learner_text(v) -> str:
+    """What made a model version, as the panel and the Model versions dialog name it.
+
+    ``v`` is an ``engine.model_versions`` row; the sync metric's (``task`` ``"sync"``) say what they were fitted
+    from: ``"sync metric learned from 3 sync anchors on 1 pair"``.
+    """
+    how = v.get("trained_by") or ""
+    learner = LEARNERS.get(how, how or "model")
+    if how == "revert" and v.get("reverted_from"):
+        learner = f"revert to {short_id(v['reverted_from'])}"
+    if how == "coupled" and v.get("rho") is not None:
+        learner += f" (\u03c1={v['rho']:g})"
+    if v.get("task") == "sync":
+        src = v.get("fitted_from") or "?"
+        learner = {"ssvm": f"sync metric learned from {src}", "model-file": f"sync metric read from {src}",
+                   "project": f"sync metric taken from {src}"}.get(how, f"sync metric: {learner} ({src})")
+    return learner
+
+
 def describe_versions(versions) -> list:
     """What each model version changed, newest first.
 
@@ -36,25 +68,18 @@ def describe_versions(versions) -> list:
     rows, previous_of = [], {}
     for v in versions:
         n = v.get("n_labels")
-        how = v.get("trained_by") or ""
-        learner = LEARNERS.get(how, how or "model")
-        if how == "revert" and v.get("reverted_from"):
-            learner = f"revert to {v['reverted_from'][:12]}"
-        if how == "coupled" and v.get("rho") is not None:
-            learner += f" (\u03c1={v['rho']:g})"
-        if v.get("task") == "sync":     # the project's sync metric, listed after the task's versions
-            src = v.get("fitted_from") or "?"
-            learner = {"ssvm": f"sync metric learned from {src}", "model-file": f"sync metric read from {src}",
-                       "project": f"sync metric taken from {src}"}.get(how, f"sync metric: {learner} ({src})")
+        learner = learner_text(v)
+        sync = v.get("task") == "sync"     # the project's sync metric: its anchors are named in ``learner``
         previous = previous_of.get(v.get("task"))
-        if previous is None or n is None or previous.get("n_labels") is None:
+        if sync or previous is None or n is None or previous.get("n_labels") is None:
             delta = ""
         else:
             d = n - previous["n_labels"]
             delta = (f"+{d} label{'s' if d != 1 else ''}" if d > 0 else
                      f"\u2212{-d} label{'s' if d != -1 else ''}" if d < 0 else "same labels")
         rows.append({"id": v["id"], "when": datetime.datetime.fromtimestamp(v["created"]).strftime("%H:%M:%S"),
-                     "labels": "?" if n is None else str(n), "change": " \u00b7 ".join(p for p in (delta, learner) if p),
+                     "labels": "" if sync else "?" if n is None else str(n),
+                     "change": " \u00b7 ".join(p for p in (delta, learner) if p),
                      "errors": errors_text(v.get("errors")), "current": bool(v.get("current"))})
         previous_of[v.get("task")] = v
     return rows[::-1][:SHOWN_VERSIONS]
@@ -70,9 +95,9 @@ def version_choices(versions) -> list:
     for v in reversed(versions):
         when = datetime.datetime.fromtimestamp(v["created"]).strftime("%Y-%m-%d %H:%M:%S")
         n = "?" if v["n_labels"] is None else v["n_labels"]
-        what = f"sync metric, fitted from {v.get('fitted_from') or '?'}" if v["task"] == "sync" else f"{n} labels"
-        out.append((f"{v['id'][:24]}  \u00b7  {when}  \u00b7  {what}  \u00b7  {v['trained_by'] or 'model'}"
-                    + ("  (current)" if v["current"] else ""), v["id"]))
+        what = learner_text(v) if v["task"] == "sync" else f"{n} labels \u00b7 {learner_text(v)}"
+        out.append((f"{when}  \u00b7  {what}  \u00b7  {short_id(v['id'])}" + ("  (current)" if v["current"] else ""),
+                    v["id"]))
     return out
 
 
@@ -209,7 +234,7 @@ class ModelPanel(QtWidgets.QWidget):
         self.live.toggled.connect(lambda on: self.liveToggled.emit(int(on)))
 
     def set_model(self, model_id, kind: str = ""):
-        self.model_label.setText("no model yet" if not model_id else f"{model_id[:12]} {('(' + kind + ')') if kind else ''}")
+        self.model_label.setText("no model yet" if not model_id else f"{short_id(model_id)} {('(' + kind + ')') if kind else ''}")
         self.model_label.setToolTip(model_id or "")
 
     def set_activity(self, text: str, stoppable: bool = False):

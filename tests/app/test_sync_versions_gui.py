@@ -7,7 +7,35 @@ import numpy as np
 import pytest
 from PySide6 import QtWidgets
 
+from marginalia.app.panels.model_panel import describe_versions, short_id, version_choices
 from marginalia.sync.anchors import project_aligner
+
+
+def test_sync_versions_read_apart_in_the_panel_and_the_dialog():
+    """Sync metric ids share their leading digits (a microsecond clock): every place that names one tells them
+    apart, and a sync row counts anchors in its own words, not as labels of the task."""
+    versions = [
+        {"id": "ali-d7e4d97dca85e4ff", "task": "align", "created": 0.0, "n_labels": 0, "trained_by": "initial",
+         "current": True},
+        {"id": "sync@1795986586565092", "task": "sync", "created": 1.0, "n_labels": 2, "trained_by": "ssvm",
+         "fitted_from": "2 sync anchors on 1 pair", "current": False},
+        {"id": "sync@1795986588255810", "task": "sync", "created": 2.0, "n_labels": 3, "trained_by": "ssvm",
+         "fitted_from": "3 sync anchors on 1 pair", "current": False},
+        {"id": "sync@1795986592213099", "task": "sync", "created": 3.0, "n_labels": 2, "trained_by": "revert",
+         "reverted_from": "sync@1795986586565092", "fitted_from": "2 sync anchors on 1 pair", "current": True}]
+    assert short_id("sync@1795986586565092") == "sync@\u20266565092"
+    assert short_id("ali-d7e4d97dca85e4ff") == "ali-d7e4d97d"
+    rows = describe_versions(versions)
+    assert [(r["labels"], r["change"]) for r in rows] == [
+        ("", "sync metric: revert to sync@\u20266565092 (2 sync anchors on 1 pair)"),
+        ("", "sync metric learned from 3 sync anchors on 1 pair"),
+        ("", "sync metric learned from 2 sync anchors on 1 pair"),
+        ("0", "untrained first model")]
+    texts = [text for text, _ in version_choices(versions)]
+    assert len(set(texts)) == 4
+    assert texts[0].endswith("  \u00b7  sync@\u20262213099  (current)")
+    assert texts[-1].endswith("  \u00b7  0 labels \u00b7 untrained first model  \u00b7  ali-d7e4d97d  (current)")
+    assert not any("ssvm" in t or "initial" in t for t in texts)
 
 
 @pytest.fixture
@@ -36,8 +64,8 @@ def test_the_sync_metric_versions_are_listed_and_one_is_restored_from_the_dialog
     win._versions_timer.start()
     qtbot.waitUntil(lambda: any("sync metric" in r[2] for r in win.model_panel.version_rows()), timeout=20000)
     sync_rows = [r for r in win.model_panel.version_rows() if "sync metric" in r[2]]
-    assert [r[1:3] for r in sync_rows] == [["4", "+1 label \u00b7 sync metric learned from 4 sync anchors on 1 pair"],
-                                           ["3", "sync metric learned from 3 sync anchors on 1 pair"]]
+    assert [r[1:3] for r in sync_rows] == [["", "sync metric learned from 4 sync anchors on 1 pair"],
+                                           ["", "sync metric learned from 3 sync anchors on 1 pair"]]
     offered, shots = [], []
 
     def exec_(dialog):        # what the person sees, then picks the first sync metric
@@ -46,15 +74,16 @@ def test_the_sync_metric_versions_are_listed_and_one_is_restored_from_the_dialog
         shot = tmp_path / "versions.png"
         dialog.grab().save(str(shot))
         shots.append(shot)
-        dialog.setTextValue(next(t for t in items if t.startswith(first.model_id)))
+        dialog.setTextValue(next(t for t in items if t.endswith(short_id(first.model_id))))
         return QtWidgets.QDialog.DialogCode.Accepted
 
     monkeypatch.setattr(QtWidgets.QInputDialog, "exec", exec_)
     win.actions["model_versions"].trigger()
     assert [t for t in offered if "sync metric" in t] == [
-        t for t in offered if t.startswith((second.model_id, first.model_id))]
-    assert offered[0].startswith(second.model_id)         # newest first: the current sync metric on top
-    assert offered[0].endswith("sync metric, fitted from 4 sync anchors on 1 pair  \u00b7  ssvm  (current)")
+        t for t in offered if short_id(second.model_id) in t or short_id(first.model_id) in t]
+    # newest first: the current sync metric on top, named by what it was learned from and told apart by its id
+    assert offered[0].endswith(f"  \u00b7  sync metric learned from 4 sync anchors on 1 pair  \u00b7  "
+                               f"{short_id(second.model_id)}  (current)")
     assert os.path.getsize(shots[0]) > 1000
     restored = win.engine.sync_model_id
     assert restored not in (first.model_id, second.model_id)
@@ -62,8 +91,10 @@ def test_the_sync_metric_versions_are_listed_and_one_is_restored_from_the_dialog
     assert np.allclose(project_aligner(win.engine).metric_weights(), win.engine.session.load_model(
         first.model_id).params["w"])
     assert win.statusBar().currentMessage().startswith(
-        f"Restored the sync metric {first.model_id[:12]} (fitted from 3 sync anchors on 1 pair) as {restored[:12]}: "
-        f"later comparisons and carries use it; to go back, revert to {second.model_id[:12]}")
+        f"Restored the sync metric {short_id(first.model_id)} (fitted from 3 sync anchors on 1 pair) as "
+        f"{short_id(restored)}: later comparisons and carries use it; to go back, revert to "
+        f"{short_id(second.model_id)}")
+    assert len({short_id(first.model_id), short_id(second.model_id), short_id(restored)}) == 3
 
 
 @pytest.mark.slow

@@ -18,8 +18,8 @@ reference_time_s,target_time_s (--csv; the format of the `sync --out` time map a
 Times are seconds of --from (the reference) and of --to (the target).
 
 --list prints the pair's anchors (id, reference time, target time). --delete takes anchors away, each
-named by its id or by its two times REFERENCE_S:TARGET_S (the one anchor within --tolerance seconds of
-both); --move ID --times R:T puts one anchor at new times.
+named by its id (or the id's first 4 or more characters) or by its two times REFERENCE_S:TARGET_S (the
+one anchor within --tolerance seconds of both); --move ID --times R:T puts one anchor at new times.
 
 Every change is stored at once as ONE step of the project's history (one undo, or `marginalia-cli
 restore`, takes it back; the line printed says how), or not at all: an anchor past the end of a
@@ -53,8 +53,11 @@ def add_parser(sub, parents) -> None:
     given.add_argument("--csv", metavar="CSV", help="anchors as a CSV with the columns reference_time_s,target_time_s")
     given.add_argument("--list", action="store_true", help="print the pair's anchors: id, reference and target time")
     given.add_argument("--delete", metavar="ANCHOR", nargs="+",
-                       help="delete anchors, each named by its id (--list) or by its times REFERENCE_S:TARGET_S")
-    p.add_argument("--move", metavar="ID", help="move the anchor with this id (--list) to the one --times given")
+                       help="delete anchors, each named by its id (--list; its first 4 or more characters do) or by its "
+                            "times REFERENCE_S:TARGET_S")
+    p.add_argument("--move", metavar="ID",
+                   help="move the anchor with this id (--list; its first 4 or more characters do) to the one --times "
+                        "given")
     p.add_argument("--tolerance", metavar="S", type=float, default=TOLERANCE_S,
                    help=f"how far (s) a --delete R:T may be from an anchor's times (default {TOLERANCE_S:g})")
     p.set_defaults(run=run)
@@ -151,14 +154,31 @@ def _add(args, eng, reference, target) -> int:
     return EXIT_OK
 
 
+#: the fewest leading characters of an id that name an anchor (as ``git`` takes a commit's)
+MIN_ID_PREFIX = 4
+
+
+def _by_id(anchors, which: str, option: str, reference, target):
+    """The anchor of the pair whose id is ``which`` or starts with it (at least :data:`MIN_ID_PREFIX` characters,
+    naming one anchor only), else a one-line :class:`UsageError` that says how to name it."""
+    found = [a for a in anchors if a.id == which]
+    if not found and len(which) >= MIN_ID_PREFIX:
+        found = [a for a in anchors if a.id.startswith(which)]
+    if not found:
+        raise UsageError(f"{option} {which}: no sync anchor between {reference.name} and {target.name} has this "
+                         f"id{' (or an id starting with it)' if len(which) >= MIN_ID_PREFIX else ''}; list them "
+                         "with --list")
+    if len(found) > 1:
+        raise UsageError(f"{option} {which}: {len(found)} sync anchors have an id starting with it ("
+                         + ", ".join(a.id for a in found) + "); give more of the id")
+    return found[0]
+
+
 def _find(anchors, which: str, tolerance: float, reference, target):
-    """The anchor of the pair named by ``which``: its id, or its times R:T within ``tolerance``."""
+    """The anchor of the pair named by ``which``: its id (or the id's start), or its times R:T within
+    ``tolerance``."""
     if ":" not in which:
-        found = next((a for a in anchors if a.id == which), None)
-        if found is None:
-            raise UsageError(f"--delete {which}: no sync anchor between {reference.name} and {target.name} has this "
-                             "id; list them with --list")
-        return found
+        return _by_id(anchors, which, "--delete", reference, target)
     r, t = parse_time_pair(which, "--delete")
     near = [a for a in anchors if abs(a.reference_s - r) <= tolerance and abs(a.target_s - t) <= tolerance]
     if not near:
@@ -188,10 +208,7 @@ def _delete(args, eng, reference, target) -> int:
 
 def _move(args, eng, reference, target) -> int:
     from ..exceptions import InfeasibleLabelsError, ParameterError
-    old = next((a for a in eng.sync_anchors(reference.id, target.id) if a.id == args.move), None)
-    if old is None:
-        raise UsageError(f"--move {args.move}: no sync anchor between {reference.name} and {target.name} has this "
-                         "id; list them with --list")
+    old = _by_id(eng.sync_anchors(reference.id, target.id), args.move, "--move", reference, target)
     r, t = parse_time_pair(args.times[0])
     steps = eng.history()
     where = f"--move {args.move} --times {args.times[0]}"

@@ -150,14 +150,46 @@ def test_move_is_one_step_checked_like_a_new_anchor_and_taken_back_by_its_hint(p
     assert _anchors(path, ids["a"], ids["b"])[0] == [(0.7, 0.8), (3.0, 3.5)]
 
 
+def test_an_id_is_named_by_its_first_characters_as_long_as_they_name_one_anchor(project, capsys):
+    path, ids = project
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--times", "1.0:1.2", "3.0:3.5", "5.0:5.6",
+                 "-q"]) == 0
+    with Engine.open(path, read_only=True) as eng:
+        first, second, third = (a.id for a in eng.sync_anchors(ids["a"], ids["b"]))
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--move", first[:6], "--times", "2.0:2.5",
+                 "-q"]) == 0
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--delete", third[:4], "-q"]) == 0
+    assert _anchors(path, ids["a"], ids["b"])[0] == [(2.0, 2.5), (3.0, 3.5)]
+    # fewer than 4 characters, or a start two ids share, name nothing: refused in one line
+    assert main(["anchor", str(path), "--from", "a", "--to", "b", "--delete", second[:3]]) != 0
+    assert f"--delete {second[:3]}: no sync anchor between a and b has this id; list them" in _one_error_line(capsys)
+    from marginalia.cli_commands._common import UsageError
+    from marginalia.cli_commands.anchor import _by_id
+
+    class _A:
+        def __init__(self, i):
+            self.id = i
+
+    class _R:
+        name = "a"
+
+    with pytest.raises(UsageError, match="--move abcd: 2 sync anchors have an id starting with it "
+                                         r"\(abcd01, abcd02\); give more of the id"):
+        _by_id([_A("abcd01"), _A("abcd02")], "abcd", "--move", _R, _R)
+    assert _by_id([_A("abcd01"), _A("abcd02")], "abcd02", "--move", _R, _R).id == "abcd02"
+    assert _anchors(path, ids["a"], ids["b"])[0] == [(2.0, 2.5), (3.0, 3.5)]
+
+
 @pytest.mark.parametrize("argv, expected", [
     (["--move", "FIRST", "--times", "4.0:3.0"],
      "--move FIRST --times 4.0:3.0: 4.00 s \u2194 3.00 s crosses the anchor 3.00 s \u2194 3.50 s"),
     (["--move", "FIRST", "--times", "1.0:99"], "--move FIRST --times 1.0:99: 99.000 s lies past the end of b"),
-    (["--move", "nobody", "--times", "1.0:1.1"], "--move nobody: no sync anchor between a and b has this id"),
+    (["--move", "nobody", "--times", "1.0:1.1"], "--move nobody: no sync anchor between a and b has this id (or an id starting "
+                                                "with it)"),
     (["--move", "FIRST", "--times", "1.0:1.1", "2:2"], "give the anchor's new times as ONE --times"),
     (["--move", "FIRST", "--times", "1.0"], "--times '1.0': expected REFERENCE_S:TARGET_S"),
-    (["--delete", "FIRST", "nobody"], "--delete nobody: no sync anchor between a and b has this id"),
+    (["--delete", "FIRST", "nobody"], "--delete nobody: no sync anchor between a and b has this id (or an id "
+                                            "starting with it)"),
     (["--delete", "FIRST", "2.0:2.0"], "--delete 2.0:2.0: no sync anchor between a and b lies within 0.05 s"),
     (["--delete", "2.0:2.3", "--tolerance", "2"], "--delete 2.0:2.3: 2 sync anchors lie within 2 s of it (1:1.2, "
                                                   "3:3.5); name one by its id"),

@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from marginalia.types import AnchorLabel, BoundaryLabel, EventSpanLabel, RegionLabel
 
 from . import theme
+from .panels.model_panel import short_id
 from .views.spectrogram_view import COLOR_MAPS, FrequencyAxis
 
 __all__ = ["SyncDialog", "label_times", "grid_step", "GRID_STEPS_S", "GRID_LINES"]
@@ -253,7 +254,9 @@ class SyncDialog(QtWidgets.QDialog):
         n = len(self.anchors)
         text += (f"The path passes through {n} sync anchor{'s' if n != 1 else ''} (thick lines)" if n else
                  "No sync anchor yet")
-        text += (", with the project's learned metric. " if self.model_id else ", with the Euclidean cost. ")
+        # the metric's id, as Model > Model versions and its status lines name it: a restore shows here
+        text += (f", with the project's learned metric {short_id(self.model_id)}. " if self.model_id else
+                 ", with the Euclidean cost. ")
         if self.label_pairs:
             shift = np.array([b - a for a, b, _ in self.label_pairs])
             text += (f"Its {len(self.label_pairs)} labelled moments would land {shift.min():+.2f} to "

@@ -170,3 +170,20 @@ def test_a_bundle_imported_while_the_compare_dialog_is_open_redraws_its_path_thr
     _settled(qtbot, win, dialog, 1)
     assert [(a.reference_s, a.target_s) for a in dialog.anchors] == [(2.0, 2.9)]
     assert "passes through 1 sync anchor" in dialog.summary.text()
+
+
+@pytest.mark.slow
+def test_restoring_an_older_sync_metric_redraws_the_open_compare_dialog_with_it(qtbot, learned, monkeypatch):
+    from tests.app.test_sync_anchors_gui import _compare, _settled
+    win, ids, first, second = learned
+    dialog = _compare(qtbot, win, ids)
+    _settled(qtbot, win, dialog, 4)
+    assert dialog.model_id == second.model_id
+    assert f"with the project's learned metric {short_id(second.model_id)}." in dialog.summary.text()
+    win.choose_model_version = lambda versions: first.model_id
+    win.actions["model_versions"].trigger()
+    restored = win.engine.sync_model_id
+    assert restored not in (first.model_id, second.model_id)
+    qtbot.waitUntil(lambda: dialog.model_id == restored and not dialog.busy and not win.runner.is_busy("sync"),
+                    timeout=60000)
+    assert f"with the project's learned metric {short_id(restored)}." in dialog.summary.text()

@@ -61,9 +61,10 @@ def describe_versions(versions) -> list:
     Returns
     -------
     list of dict
-        ``id``, ``when`` (``"14:02:31"``), ``labels`` (``"12"`` or ``"?"``), ``change`` (``"+3 labels ·
-        quick update"``), ``errors`` (label errors on today's labelled regions, ``"2 / 12"``; ``""`` when
-        not measured) and ``current``; at most :data:`SHOWN_VERSIONS` rows.
+        ``id``, ``when`` (``"14:02:31"``), ``labels`` (``"12"`` or ``"?"``; ``""`` for the sync metric's),
+        ``change`` (``"+3 labels · quick update"``, ``"sync metric, 3 anchors"``), ``detail`` (``change`` in full:
+        ``"sync metric learned from 3 sync anchors on 1 pair"``), ``errors`` (label errors on today's labelled
+        regions, ``"2 / 12"``; ``""`` when not measured) and ``current``; at most :data:`SHOWN_VERSIONS` rows.
     """
     rows, previous_of = [], {}
     for v in versions:
@@ -77,9 +78,12 @@ def describe_versions(versions) -> list:
             d = n - previous["n_labels"]
             delta = (f"+{d} label{'s' if d != 1 else ''}" if d > 0 else
                      f"\u2212{-d} label{'s' if d != -1 else ''}" if d < 0 else "same labels")
+        change = " \u00b7 ".join(p for p in (delta, learner) if p)
+        short = change
+        if sync and v.get("trained_by") == "ssvm" and n is not None:   # the panel's column is narrow
+            short = f"sync metric, {n} anchor{'s' if n != 1 else ''}"
         rows.append({"id": v["id"], "when": datetime.datetime.fromtimestamp(v["created"]).strftime("%H:%M:%S"),
-                     "labels": "" if sync else "?" if n is None else str(n),
-                     "change": " \u00b7 ".join(p for p in (delta, learner) if p),
+                     "labels": "" if sync else "?" if n is None else str(n), "change": short, "detail": change,
                      "errors": errors_text(v.get("errors")), "current": bool(v.get("current"))})
         previous_of[v.get("task")] = v
     return rows[::-1][:SHOWN_VERSIONS]
@@ -250,7 +254,7 @@ class ModelPanel(QtWidgets.QWidget):
         self.versions.clear()
         for row in describe_versions(versions or []):
             it = QtWidgets.QTreeWidgetItem([row["when"], row["labels"], row["change"], row["errors"]])
-            it.setToolTip(2, f"{row['change']}\nmodel {row['id']}" + (" (current)" if row["current"] else ""))
+            it.setToolTip(2, f"{row['detail']}\nmodel {row['id']}" + (" (current)" if row["current"] else ""))
             if row["errors"]:
                 it.setToolTip(3, f"{row['errors']} labelled regions wrong when this version draws them without "
                                  "their labels")

@@ -28,9 +28,10 @@ def test_sync_versions_read_apart_in_the_panel_and_the_dialog():
     rows = describe_versions(versions)
     assert [(r["labels"], r["change"]) for r in rows] == [
         ("", "sync metric: revert to sync@\u20266565092 (2 sync anchors on 1 pair)"),
-        ("", "sync metric learned from 3 sync anchors on 1 pair"),
-        ("", "sync metric learned from 2 sync anchors on 1 pair"),
+        ("", "sync metric, 3 anchors"),           # the panel's narrow column; the tooltip says it in full
+        ("", "sync metric, 2 anchors"),
         ("0", "untrained first model")]
+    assert rows[1]["detail"] == "sync metric learned from 3 sync anchors on 1 pair"
     texts = [text for text, _ in version_choices(versions)]
     assert len(set(texts)) == 4
     assert texts[0].endswith("  \u00b7  sync@\u20262213099  (current)")
@@ -64,8 +65,9 @@ def test_the_sync_metric_versions_are_listed_and_one_is_restored_from_the_dialog
     win._versions_timer.start()
     qtbot.waitUntil(lambda: any("sync metric" in r[2] for r in win.model_panel.version_rows()), timeout=20000)
     sync_rows = [r for r in win.model_panel.version_rows() if "sync metric" in r[2]]
-    assert [r[1:3] for r in sync_rows] == [["", "sync metric learned from 4 sync anchors on 1 pair"],
-                                           ["", "sync metric learned from 3 sync anchors on 1 pair"]]
+    assert [r[1:3] for r in sync_rows] == [["", "sync metric, 4 anchors"], ["", "sync metric, 3 anchors"]]
+    tips = [win.model_panel.versions.topLevelItem(i).toolTip(2) for i in range(2)]
+    assert tips[0].startswith("sync metric learned from 4 sync anchors on 1 pair\nmodel sync@")
     offered, shots = [], []
 
     def exec_(dialog):        # what the person sees, then picks the first sync metric

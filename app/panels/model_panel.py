@@ -80,8 +80,9 @@ def describe_versions(versions) -> list:
                      f"\u2212{-d} label{'s' if d != -1 else ''}" if d < 0 else "same labels")
         change = " \u00b7 ".join(p for p in (delta, learner) if p)
         short = change
-        if sync and v.get("trained_by") == "ssvm" and n is not None:   # the panel's column is narrow
-            short = f"sync metric, {n} anchor{'s' if n != 1 else ''}"
+        if sync and v.get("trained_by") in ("ssvm", "revert") and n is not None:   # the panel's column is narrow
+            short = f"sync metric, {n} anchor{'s' if n != 1 else ''}" + (
+                " (restored)" if v.get("trained_by") == "revert" else "")
         rows.append({"id": v["id"], "when": datetime.datetime.fromtimestamp(v["created"]).strftime("%H:%M:%S"),
                      "labels": "" if sync else "?" if n is None else str(n), "change": short, "detail": change,
                      "errors": errors_text(v.get("errors")), "current": bool(v.get("current"))})

@@ -27,11 +27,12 @@ def test_sync_versions_read_apart_in_the_panel_and_the_dialog():
     assert short_id("ali-d7e4d97dca85e4ff") == "ali-d7e4d97d"
     rows = describe_versions(versions)
     assert [(r["labels"], r["change"]) for r in rows] == [
-        ("", "sync metric: revert to sync@\u20266565092 (2 sync anchors on 1 pair)"),
+        ("", "sync metric, 2 anchors (restored)"),
         ("", "sync metric, 3 anchors"),           # the panel's narrow column; the tooltip says it in full
         ("", "sync metric, 2 anchors"),
         ("0", "untrained first model")]
     assert rows[1]["detail"] == "sync metric learned from 3 sync anchors on 1 pair"
+    assert rows[0]["detail"] == "sync metric: revert to sync@\u20266565092 (2 sync anchors on 1 pair)"
     texts = [text for text, _ in version_choices(versions)]
     assert len(set(texts)) == 4
     assert texts[0].endswith("  \u00b7  sync@\u20262213099  (current)")

@@ -5,7 +5,8 @@ One pipeline used by the engine, the command line and the benchmarks.
 1. **Features** (:meth:`ScoreAligner.features`). A short-time spectrum with a
    fine hop (``≈ 5.8 ms`` at 22.05 kHz) is summed into the 88 piano semitone
    bands and log-compressed. From it: *chroma* (the bands folded into 12 pitch
-   classes) and *onset chroma* (per-semitone positive spectral flux, folded
+   classes; the bands up to B3 from a 4 times longer window, whose bins are
+   narrower than a semitone) and *onset chroma* (per-semitone positive spectral flux, folded
    into pitch classes). Both are pooled to decoding frames (``coarse`` fine
    frames each); the onset chroma is smeared by a decaying causal filter and
    normalised with a floor (a DLNCO-like feature: right after an event's onset
@@ -95,6 +96,10 @@ __all__ = ["AlignmentFeatures", "AlignmentOutput", "ScoreAligner", "align_record
 FORMAT_VERSION = 1
 _LOW_PITCH, _HIGH_PITCH = 21, 108  # piano range
 _N_BANDS = _HIGH_PITCH - _LOW_PITCH + 1
+#: bands up to this pitch (B3, 247 Hz) are measured with a longer window that resolves their semitones
+_LOW_SPLIT_PITCH = 59
+#: that window is this many times ``_fft_size`` long (8192 samples, 372 ms at 22.05 kHz)
+_LOW_FFT_FACTOR = 4
 _FEATURE_NAMES = tuple([f"chroma{k}" for k in range(12)] + [f"onset{k}" for k in range(12)] + ["bias"])
 _N_FEATURES = len(_FEATURE_NAMES)
 _CHROMA_GAMMA = 100.0  # log(1 + γ power / peak power): chroma compression
@@ -256,13 +261,17 @@ def _fft_size(sr: int) -> int:
     return int(2 ** round(math.log2(0.0929 * sr)))
 
 
-def _band_matrix(n_fft: int, sr: int) -> np.ndarray:
-    """Bin → piano semitone band assignment, shape (n_fft // 2 + 1, 88), 0/1."""
+def _band_matrix(n_fft: int, sr: int, pitches=(_LOW_PITCH, _HIGH_PITCH)) -> np.ndarray:
+    """Bin → piano semitone band assignment, shape (n_fft // 2 + 1, 88), 0/1.
+
+    Only bins between 50 Hz and 5.5 kHz whose nearest semitone is within ``pitches`` (inclusive MIDI range)
+    are assigned.
+    """
     freqs = np.arange(n_fft // 2 + 1) * sr / n_fft
     with np.errstate(divide="ignore"):
         pitch = np.round(69.0 + 12.0 * np.log2(np.maximum(freqs, 1e-9) / 440.0)).astype(np.int64)
     M = np.zeros((freqs.shape[0], _N_BANDS))
-    ok = (pitch >= _LOW_PITCH) & (pitch <= _HIGH_PITCH) & (freqs > 50.0) & (freqs < 5500.0)
+    ok = (pitch >= pitches[0]) & (pitch <= pitches[1]) & (freqs > 50.0) & (freqs < 5500.0)
     M[np.flatnonzero(ok), pitch[ok] - _LOW_PITCH] = 1.0
     return M
 
@@ -276,19 +285,49 @@ def _fold_matrix() -> np.ndarray:
 
 def _band_power(y: np.ndarray, sr: int, n_fft: int, hop: int) -> np.ndarray:
     """Power in the 88 semitone bands of centred Hann frames, shape (T_fine, 88), float32."""
+    return _spectral_bands(y, n_fft, hop, _band_matrix(n_fft, sr))
+
+
+def _pitch_band_power(y: np.ndarray, sr: int, n_fft: int, hop: int, P: np.ndarray) -> np.ndarray:
+    """``P`` (from ``_band_power``) with its bands up to ``_LOW_SPLIT_PITCH`` measured over a longer window.
+
+    An ``n_fft`` window's bins are wider than a semitone below about 180 Hz, so there a note's power falls in
+    its neighbours' bands; a ``_LOW_FFT_FACTOR`` times longer one gives each semitone its own bins down to about C2 (65 Hz).
+    It is computed every ``_LOW_FFT_FACTOR`` fine frames, linearly interpolated to the fine frames and rescaled
+    to the short window's power (a partial's and noise's band power both grow with the square of the window).
+    Only the pitch content uses it: onsets keep the short window's timing.
+
+    Returns
+    -------
+    ndarray, shape (T_fine, 88), float32
+    """
+    f = _LOW_FFT_FACTOR
+    low = _spectral_bands(y, f * n_fft, f * hop, _band_matrix(f * n_fft, sr, pitches=(_LOW_PITCH, _LOW_SPLIT_PITCH)))
+    out = P.copy()
+    t_fine = np.arange(out.shape[0], dtype=np.float64)
+    t_low = np.arange(low.shape[0], dtype=np.float64) * f
+    for j in range(_LOW_SPLIT_PITCH - _LOW_PITCH + 1):
+        out[:, j] = np.interp(t_fine, t_low, low[:, j]) / float(f * f)
+    return out
+
+
+def _spectral_bands(y: np.ndarray, n_fft: int, hop: int, M: np.ndarray) -> np.ndarray:
+    """Band powers ``|rfft(frame · Hann)|² @ M`` of centred frames, shape (1 + len(y) // hop, bands), float32."""
     pad = n_fft // 2
     yp = np.pad(y.astype(np.float32), (pad, pad))
     n_frames = 1 + (yp.shape[0] - n_fft) // hop if yp.shape[0] >= n_fft else 1
     if yp.shape[0] < n_fft:
         yp = np.pad(yp, (0, n_fft - yp.shape[0]))
     window = np.hanning(n_fft + 1)[:-1].astype(np.float32)
-    M = _band_matrix(n_fft, sr).astype(np.float32)
-    out = np.empty((n_frames, _N_BANDS), np.float32)
+    used = np.flatnonzero(M.any(axis=1))
+    lo, hi = (int(used[0]), int(used[-1]) + 1) if used.size else (0, 1)
+    M = M[lo:hi].astype(np.float32)
+    out = np.empty((n_frames, M.shape[1]), np.float32)
     frames = np.lib.stride_tricks.as_strided(yp, shape=(n_frames, n_fft),
                                              strides=(yp.strides[0] * hop, yp.strides[0]), writeable=False)
-    block = 1024
+    block = max(1, 2 ** 21 // n_fft)
     for a in range(0, n_frames, block):
-        spec = np.fft.rfft(frames[a:a + block] * window, axis=1)
+        spec = np.fft.rfft(frames[a:a + block] * window, axis=1)[:, lo:hi]
         out[a:a + block] = (spec.real ** 2 + spec.imag ** 2) @ M
     return out
 
@@ -830,8 +869,8 @@ class ScoreAligner:
         peak = float(P.max())
         if peak <= 0:
             peak = 1.0
+        L = np.log1p(_pitch_band_power(y, sr, n_fft, hop, P).astype(np.float64) / peak * _CHROMA_GAMMA)  # (Tf, 88)
         P = P.astype(np.float64) / peak
-        L = np.log1p(P * _CHROMA_GAMMA)  # (Tf, 88)
         fold = _fold_matrix()
         # rises of the band magnitudes: their peak sits at the attack (a log rise peaks earlier)
         A = np.sqrt(P)

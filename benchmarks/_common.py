@@ -8,10 +8,13 @@ module as ``benchmarks._common``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import pathlib
+import shutil
+import tempfile
 
-__all__ = ["ROOT", "result_row", "reference", "format_row", "write_rows"]
+__all__ = ["ROOT", "result_row", "reference", "format_row", "write_rows", "scratch"]
 
 #: the repository root (results go to ``ROOT / "benchmarks" / "results"``, the shared data is ``ROOT.parent``)
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -130,3 +133,17 @@ def write_rows(path, payload: dict, *, width: int = 70) -> None:
     for r in payload["rows"]:
         print(format_row(r, width=width))
     print(f"\nwrote {path}")
+
+
+@contextlib.contextmanager
+def scratch(prefix: str):
+    """A new scratch folder (``pathlib.Path``) for the files one script makes (projects, settings, models).
+
+    It is made by ``tempfile.mkdtemp`` and removed at the end, even when the script fails; nothing outside it is
+    touched.
+    """
+    work = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

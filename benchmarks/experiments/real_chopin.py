@@ -123,16 +123,14 @@ def window_shot(folder: Path, png, times_s, events) -> None:
     """The app's window on the first performer's recording with its score, framed on ``events``."""
     import os
     import shutil
-    import tempfile
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from benchmarks._common import themed_app
+    from benchmarks._common import scratch, themed_app
     from benchmarks.images._shots import main_window, save_grab, wait
     from marginalia.engine import Engine
 
     app = themed_app()
-    work = Path(tempfile.mkdtemp(prefix="real-chopin-"))
-    try:
+    with scratch("real-chopin-") as work:
         wav = shutil.copy2(folder / f"Chopin_Op010-03-Measures1-8_{PERFORMERS[0]}.wav", work)
         mid = shutil.copy2(folder / "Chopin_Op010-03-Measures1-8_MIDI.mid", work)
         engine = Engine.create(work / "chopin.marginalia")
@@ -148,8 +146,6 @@ def window_shot(folder: Path, png, times_s, events) -> None:
         save_grab(win, png)
         win.close()
         engine.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -7,13 +7,11 @@ Every script runs offscreen (it sets ``QT_QPA_PLATFORM`` before Qt is imported) 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import pathlib
 import shutil
 import sys
-import tempfile
 
-from benchmarks._common import ROOT, pump
+from benchmarks._common import ROOT, pump, scratch
 
 __all__ = ["parser", "neuroblastoma", "neuroblastoma_project", "main_window", "wait", "retrain", "print_versions",
            "save_grab", "finish", "scratch"]
@@ -114,11 +112,3 @@ def finish(widget, out, *closing) -> None:
         thing.close()
 
 
-@contextlib.contextmanager
-def scratch(prefix: str):
-    """A scratch folder (``pathlib.Path``) for the project and settings of one script, deleted at the end."""
-    work = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
-    try:
-        yield work
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

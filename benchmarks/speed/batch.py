@@ -34,13 +34,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._common import ROOT, format_row, result_row, save_rows  # noqa: E402
+from benchmarks._common import ROOT, format_row, result_row, save_rows, scratch  # noqa: E402
 
 SPEEDUP_TARGET = 1.7
 
@@ -68,10 +66,10 @@ def build_model(profiles: Path, out: Path) -> tuple:
     return out, sha
 
 
-def _warm(model_path, sha, profiles, key, scratch):
+def _warm(model_path, sha, profiles, key, out_dir):
     """Run one item on a worker: imports, numba caches, model and table loaded."""
     from marginalia.cli_commands._work import predict_profile
-    predict_profile(model_path, sha, profiles, key[0], key[1], out_dir=scratch)
+    predict_profile(model_path, sha, profiles, key[0], key[1], out_dir=out_dir)
     return os.getpid()
 
 
@@ -91,8 +89,8 @@ def run_cluster(n_workers: int, model_path, sha, profiles: Path, tasks, work: Pa
     with opened as client:
         client.wait_for_workers(n_workers, timeout=120)
         first = tasks[0].args
-        scratch = work / f"warm{tag}"
-        client.run(_warm, str(model_path), sha, str(profiles), (first[3], first[4]), str(scratch))
+        warm_dir = work / f"warm{tag}"
+        client.run(_warm, str(model_path), sha, str(profiles), (first[3], first[4]), str(warm_dir))
         best, busy = float("inf"), 0.0
         for r in range(repeat):
             out = work / f"w{tag}_{r}"
@@ -170,11 +168,10 @@ def main(argv=None) -> int:
     from marginalia.cli_commands._work import profile_keys, profile_tasks
 
     rows = []
-    work = Path(tempfile.mkdtemp(prefix="marginalia-bench-batch-"))
     load_before = os.getloadavg()
     print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f} "
           f"on {os.cpu_count()} cores; best of {repeat}")
-    try:
+    with scratch("marginalia-bench-batch-") as work:
         for name in tables:
             profiles = folder / f"{name}.csv.gz"
             model_path, sha = build_model(profiles, work / f"{name}.model")
@@ -221,8 +218,6 @@ def main(argv=None) -> int:
                 result_row(f"{name}: 2-worker outputs identical to 1-worker outputs", float(same), "bool", 1.0,
                            "higher", meets=same),
             ] + external
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
     width = max(len(r["case"]) for r in rows)
     for r in rows:

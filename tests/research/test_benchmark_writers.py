@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-from benchmarks.images import _shots
+from benchmarks import _common
 from benchmarks.quality.quality_alignment_tools import sync_toolbox_process as stp
 
 
@@ -17,7 +17,7 @@ def test_a_screenshot_scratch_folder_is_removed_and_nothing_beside_it(tmp_path, 
     neighbour.mkdir()
     (neighbour / "p.marginalia").write_text("keep")
     with pytest.raises(RuntimeError):
-        with _shots.scratch("shot-") as work:
+        with _common.scratch("shot-") as work:
             (work / "settings").mkdir()
             (work / "settings" / "x.ini").write_text("scratch")
             raise RuntimeError("a script that fails half-way")
